@@ -1,0 +1,59 @@
+"""initmem: do deep networks forget their initialization?
+
+The executable companion to *Do Deep Networks Forget Initialization? A Forgetting-Time View of
+Practical Inductive Bias* (Das, Beneventano, Dey, McKinley, Poggio; arXiv:2605.29152).
+
+The small public API::
+
+    from initmem import RunConfig, train, sweep, SweepSpec, init_sigma_w_, build_optimizer, spread
+
+    ds = train(RunConfig(model="resnet9", width=16, sigma_w=0.5, optimizer="sgd", lr=0.01))
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .config import ConfigError, RunConfig  # noqa: E402
+
+__all__ = [
+    "__version__",
+    "ConfigError",
+    "RunConfig",
+    "train",
+    "init_sigma_w_",
+    "build_optimizer",
+    "build_model",
+    "spread",
+    "sweep",
+    "SweepSpec",
+]
+
+
+def __getattr__(name: str):
+    """Import the torch-heavy parts lazily, so ``import initmem`` and the CLI start fast."""
+    if name == "train":
+        from .train import train
+
+        return train
+    if name == "init_sigma_w_":
+        from .init import init_sigma_w_
+
+        return init_sigma_w_
+    if name == "build_optimizer":
+        from .optim import build_optimizer
+
+        return build_optimizer
+    if name == "build_model":
+        from .models import build_model
+
+        return build_model
+    if name == "spread":
+        from .metrics import spread
+
+        return spread
+    if name in ("sweep", "SweepSpec"):
+        from . import sweeps
+
+        return getattr(sweeps, name)
+    raise AttributeError(f"module 'initmem' has no attribute {name!r}")

@@ -1,0 +1,369 @@
+"""One training run: ``train(config) -> xarray.Dataset``.
+
+The loop is written top to bottom in the airbench style: the whole split lives as tensors on the
+device, batches are index slices (their order depends only on ``data_seed`` and the epoch), and every
+recorded epoch measures the paper's quantities. A non-finite loss ends the run with ``diverged = 1``;
+it never raises. With ``checkpoint_path`` and ``config.checkpoint_every > 0`` the run saves a resumable
+checkpoint (model, optimizer, clocks, metric history, RNG state) and resumes from it when restarted;
+the resumed run's metrics equal an uninterrupted run's.
+
+The returned Dataset has a dimension ``epoch`` (0 = at initialisation) and ``layer`` (kernel names):
+
+==================  =================  =======================================================
+variable            dims               meaning (units)
+==================  =================  =======================================================
+train_loss/acc      epoch              eval-mode cross-entropy / accuracy (%) on a fixed sample
+val_loss/acc        epoch              on the held-out validation split
+test_loss/acc       epoch              on the test split
+weight_norm         epoch              Frobenius norm of all conv/linear kernels together
+layer_norm          epoch, layer       Frobenius norm of each kernel
+dist_from_init      epoch              ||W_t - W_0||_F over all kernels
+lr                  epoch              learning rate of the last step of the epoch (per step)
+step                epoch              optimisation steps taken so far
+T_SGD/T_L2/T_adapt  epoch              cumulative forgetting clocks (see :mod:`initmem.metrics`)
+best_epoch          -                  epoch of the lowest validation loss
+selected_test_acc   -                  test accuracy there: the validation-selected predictor (%)
+selected_val_acc    -                  validation accuracy there (%)
+final_test_acc      -                  test accuracy at the last recorded epoch (%)
+final_train_acc     -                  training accuracy at the last recorded epoch (%)
+tau_interp          -                  first epoch with train accuracy >= 99.5 % (NaN if never)
+repair_gap          -                  val accuracy at the last epoch minus at tau_interp (pp)
+diverged            -                  1 if a non-finite loss stopped the run, else 0
+wall_time_s         -                  seconds spent training and evaluating
+==================  =================  =======================================================
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import datetime as _dt
+import json
+import logging
+import math
+import os
+import platform
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import xarray as xr
+from tqdm.auto import tqdm
+
+from . import __version__
+from .config import RunConfig
+from .data import PreparedData, eval_batches, prepare_data, steps_per_epoch, train_batches
+from .init import seeded_model
+from .metrics import (
+    ForgettingClocks,
+    best_index,
+    distance_from_init,
+    frobenius_norms,
+    repair_gap,
+    tau_interp,
+    total_norm,
+)
+from .models import kernel_parameters
+from .optim import apply_lr_multiplier, build_optimizer, lr_multiplier
+
+__all__ = ["train", "resolve_device", "EPOCH_METRICS", "SCALAR_METRICS"]
+
+log = logging.getLogger(__name__)
+
+#: Per-epoch scalar variables, in the order they are recorded.
+EPOCH_METRICS = (
+    "train_loss", "train_acc", "val_loss", "val_acc", "test_loss", "test_acc",
+    "weight_norm", "dist_from_init", "lr", "step", "T_SGD", "T_L2", "T_adapt",
+)  # fmt: skip
+#: Per-run scalar variables.
+SCALAR_METRICS = (
+    "best_epoch", "selected_test_acc", "selected_val_acc", "final_test_acc", "final_train_acc",
+    "tau_interp", "repair_gap", "diverged", "wall_time_s",
+)  # fmt: skip
+CHECKPOINT_VERSION = 1
+
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` -> cuda if available else cpu; ``cuda`` without a GPU raises naming the field."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device: 'cuda' was requested but no CUDA device is available; use 'cpu' or 'auto'")
+    return torch.device(name)
+
+
+@dataclass
+class _History:
+    """Metrics recorded so far: one dict of scalars per recorded epoch."""
+
+    epochs: list[int] = field(default_factory=list)
+    rows: list[dict[str, float]] = field(default_factory=list)
+    layer_rows: list[dict[str, float]] = field(default_factory=list)
+
+    def add(self, epoch: int, row: dict[str, float], layer_norms: dict[str, float]) -> None:
+        self.epochs.append(epoch)
+        self.rows.append(row)
+        self.layer_rows.append(layer_norms)
+
+
+def _recorded_epochs(config: RunConfig) -> list[int]:
+    """Epoch 0, every ``eval_every``-th epoch and the last one."""
+    return sorted({0, config.epochs, *range(config.eval_every, config.epochs + 1, config.eval_every)})
+
+
+@torch.no_grad()
+def _evaluate(model: torch.nn.Module, data, batch_size: int, autocast) -> tuple[float, float]:
+    """Mean cross-entropy and accuracy (%) of ``model`` in eval mode on a DeviceDataset."""
+    model.eval()
+    loss_sum, correct, count = 0.0, 0, 0
+    for x, y in eval_batches(data, batch_size):
+        with autocast():
+            logits = model(x)
+        loss_sum += float(F.cross_entropy(logits.float(), y, reduction="sum"))
+        correct += int((logits.argmax(1) == y).sum())
+        count += y.numel()
+    return loss_sum / count, 100.0 * correct / count
+
+
+@torch.no_grad()
+def _recalibrated_copy(model: torch.nn.Module, data, batch_size: int) -> torch.nn.Module:
+    """A copy whose BatchNorm running statistics are the exact averages over ``data``.
+
+    Used at epoch 0 only: a fresh network's running statistics (mean 0, var 1) do not describe its
+    activations, whose scale depends on sigma_w, so eval-mode metrics at initialisation would be
+    meaningless without this. The training trajectory is not touched.
+    """
+    clone = copy.deepcopy(model)
+    for module in clone.modules():
+        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+            module.reset_running_stats()
+            module.momentum = None  # cumulative average
+    clone.train()
+    for x, _ in eval_batches(data, batch_size):
+        clone(x)
+    return clone
+
+
+def _measure(model, data: PreparedData, config: RunConfig, initial, autocast) -> tuple[dict, dict]:
+    """Losses, accuracies and norms of ``model`` at the current point."""
+    bs = max(config.batch_size, 500)
+    row: dict[str, float] = {}
+    for split in ("train", "val", "test"):
+        dataset = data.train_eval if split == "train" else getattr(data, split)
+        row[f"{split}_loss"], row[f"{split}_acc"] = _evaluate(model, dataset, bs, autocast)
+    kernels = kernel_parameters(model)
+    layer_norms = frobenius_norms(kernels)
+    row["weight_norm"] = total_norm(layer_norms)
+    row["dist_from_init"] = distance_from_init(kernels, initial)
+    return row, layer_norms
+
+
+def _git_commit() -> str:
+    """The commit of the source tree this package runs from, or '' outside a git checkout."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=5,
+        ).stdout.strip()  # fmt: skip
+        return out.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _hardware(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads"
+
+
+def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
+    """Write atomically: a temporary file in the same folder, then rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    torch.save(state, tmp)
+    os.replace(tmp, path)
+
+
+def _load_checkpoint(path: Path | None, config: RunConfig) -> dict[str, Any] | None:
+    if path is None or not path.exists():
+        return None
+    state = torch.load(path, map_location="cpu", weights_only=False)
+    if state.get("version") != CHECKPOINT_VERSION or state.get("config_hash") != config.hash():
+        log.warning("ignoring checkpoint %s: it belongs to another config or format", path)
+        return None
+    return state
+
+
+def train(
+    config: RunConfig,
+    *,
+    checkpoint_path: str | Path | None = None,
+    data: PreparedData | None = None,
+    progress: bool | None = None,
+) -> xr.Dataset:
+    """Train one run and return its metrics as an :class:`xarray.Dataset` (see the module docstring).
+
+    Args:
+        config: the run.
+        checkpoint_path: where to keep a resumable checkpoint (used when ``config.checkpoint_every > 0``).
+            An existing checkpoint of the same config is resumed; it is deleted when the run finishes.
+        data: already prepared data for this config (saves loading it again in a sweep).
+        progress: show a tqdm bar; None follows ``config.progress`` (and tqdm hides it off a terminal).
+    """
+    if config.num_threads:
+        torch.set_num_threads(config.num_threads)
+    device = resolve_device(config.device)
+    on_cuda = device.type == "cuda"
+    if data is None:
+        data = prepare_data(config, device)
+    checkpoint_path = Path(checkpoint_path) if checkpoint_path is not None else None
+
+    model = seeded_model(config).to(device)
+    channels_last = config.channels_last if config.channels_last is not None else on_cuda
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    initial = {name: w.detach().clone() for name, w in kernel_parameters(model).items()}
+    optimizer = build_optimizer(model, config)
+    forward = torch.compile(model) if (config.compile and on_cuda) else model
+    use_bf16 = config.bf16 and on_cuda
+
+    def autocast():
+        if use_bf16:
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+    n_steps = steps_per_epoch(len(data.train), config.batch_size)
+    multiplier = lr_multiplier(config, n_steps)
+    clocks = ForgettingClocks(config.batch_size, config.weight_decay)
+    history = _History()
+    recorded = _recorded_epochs(config)
+    start_epoch, step, diverged, wall = 1, 0, False, 0.0
+
+    state = _load_checkpoint(checkpoint_path, config)
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        clocks = ForgettingClocks(config.batch_size, config.weight_decay, **state["clocks"])
+        history = state["history"]
+        start_epoch, step, wall = state["epoch"] + 1, state["step"], state["wall_time_s"]
+        torch.set_rng_state(state["torch_rng"])
+        log.info("resumed %s at epoch %d from %s", config.hash(), state["epoch"], checkpoint_path)
+    else:
+        t0 = time.perf_counter()
+        row, layer_norms = _measure(
+            _recalibrated_copy(model, data.train_eval, max(config.batch_size, 500)), data, config, initial, autocast
+        )
+        row.update(lr=config.lr * multiplier(0), step=0.0, **clocks.as_dict())
+        history.add(0, row, layer_norms)
+        wall += time.perf_counter() - t0
+
+    show = config.progress if progress is None else progress
+    bar = tqdm(
+        total=config.epochs, initial=start_epoch - 1, disable=None if show else True,
+        desc=f"{config.optimizer} sigma_w={config.sigma_w:g}", leave=False, dynamic_ncols=True,
+    )  # fmt: skip
+    for epoch in range(start_epoch, config.epochs + 1):
+        t0 = time.perf_counter()
+        model.train()
+        lr = config.lr * multiplier(step)
+        for x, y in train_batches(data.train, config.batch_size, epoch, config.data_seed, config.augment):
+            lr = config.lr * multiplier(step)
+            apply_lr_multiplier(optimizer, multiplier(step))
+            with autocast():
+                loss = F.cross_entropy(forward(x), y)
+            if not torch.isfinite(loss):
+                diverged = True
+                break
+            optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            optimizer.step()
+            clocks.tick(lr)
+            step += 1
+        if diverged:
+            log.warning("run %s diverged in epoch %d (non-finite loss)", config.hash(), epoch)
+            break
+        if epoch in recorded:
+            row, layer_norms = _measure(model, data, config, initial, autocast)
+            row.update(lr=lr, step=float(step), **clocks.as_dict())
+            history.add(epoch, row, layer_norms)
+            bar.set_postfix(train=f"{row['train_acc']:.1f}", val=f"{row['val_acc']:.1f}", refresh=False)
+        wall += time.perf_counter() - t0
+        bar.update(1)
+        if checkpoint_path is not None and config.checkpoint_every and epoch % config.checkpoint_every == 0:
+            _save_checkpoint(checkpoint_path, {
+                "version": CHECKPOINT_VERSION, "config_hash": config.hash(), "epoch": epoch, "step": step,
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(), "clocks": clocks.as_dict(),
+                "history": history, "wall_time_s": wall, "torch_rng": torch.get_rng_state(),
+            })  # fmt: skip
+    bar.close()
+    dataset = _to_dataset(config, history, recorded, diverged, wall, data, device)
+    if checkpoint_path is not None and checkpoint_path.exists():
+        checkpoint_path.unlink()
+    return dataset
+
+
+def _to_dataset(
+    config: RunConfig, history: _History, recorded: list[int], diverged: bool, wall: float, data, device
+) -> xr.Dataset:
+    """Assemble the per-epoch history and the run-level scalars into one Dataset (NaN after divergence)."""
+    layers = list(history.layer_rows[0])
+    index = {epoch: i for i, epoch in enumerate(recorded)}
+    columns = {name: np.full(len(recorded), np.nan) for name in EPOCH_METRICS}
+    layer_norm = np.full((len(recorded), len(layers)), np.nan)
+    for epoch, row, norms in zip(history.epochs, history.rows, history.layer_rows):
+        for name in EPOCH_METRICS:
+            columns[name][index[epoch]] = row[name]
+        layer_norm[index[epoch]] = [norms[layer] for layer in layers]
+
+    epochs = np.asarray(recorded)
+    best = best_index(columns["val_loss"])
+    tau = tau_interp(epochs, columns["train_acc"])
+    last = int(np.flatnonzero(np.isfinite(columns["test_acc"]))[-1])
+    scalars = {
+        "best_epoch": float(epochs[best]) if best >= 0 else math.nan,
+        "selected_test_acc": columns["test_acc"][best] if best >= 0 else math.nan,
+        "selected_val_acc": columns["val_acc"][best] if best >= 0 else math.nan,
+        "final_test_acc": columns["test_acc"][last],
+        "final_train_acc": columns["train_acc"][last],
+        "tau_interp": tau,
+        "repair_gap": repair_gap(epochs, columns["val_acc"], tau),
+        "diverged": float(diverged),
+        "wall_time_s": wall,
+    }
+    ds = xr.Dataset(
+        {name: ("epoch", values) for name, values in columns.items()}
+        | {"layer_norm": (("epoch", "layer"), layer_norm)}
+        | {name: ((), float(value)) for name, value in scalars.items()},
+        coords={"epoch": epochs, "layer": layers},
+    )
+    units = {"acc": "%", "loss": "nats"}
+    for name in ds.data_vars:
+        suffix = name.rsplit("_", 1)[-1]
+        if suffix in units:
+            ds[name].attrs["units"] = units[suffix]
+    ds.attrs.update(
+        config=config.to_json(),
+        config_hash=config.hash(),
+        initmem_version=__version__,
+        git_commit=_git_commit(),
+        torch_version=torch.__version__,
+        python_version=sys.version.split()[0],
+        device=str(device),
+        hardware=_hardware(device),
+        data_source=json.dumps(data.source, sort_keys=True),
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        channels_last=int(bool(config.channels_last if config.channels_last is not None else device.type == "cuda")),
+        bf16=int(config.bf16 and device.type == "cuda"),
+        compiled=int(config.compile and device.type == "cuda"),
+    )
+    return ds

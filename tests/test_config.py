@@ -1,0 +1,77 @@
+"""RunConfig: validation messages, JSON round trip, a stable hash."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from initmem.config import CACHE_FORMAT_VERSION, ConfigError, RunConfig
+
+
+def test_defaults_are_valid_and_he_initialisation():
+    config = RunConfig()
+    assert config.sigma_w == pytest.approx(math.sqrt(2.0))
+    assert config.effective_width == 64
+    assert RunConfig(model="resnet56").effective_width == 16
+
+
+def test_json_round_trip_preserves_every_field():
+    config = RunConfig(optimizer="adamw", betas=(0.8, 0.95), schedule="step", schedule_milestones=(0.3, 0.6), width=8)
+    again = RunConfig.from_json(config.to_json())
+    assert again == config
+    assert json.loads(config.to_json())["betas"] == [0.8, 0.95]
+
+
+def test_hash_is_stable_and_ignores_execution_fields():
+    config = RunConfig(sigma_w=0.5)
+    assert config.hash() == RunConfig(sigma_w=0.5).hash()
+    assert config.hash() == config.replace(progress=False, num_threads=1, device="cpu", checkpoint_every=5).hash()
+    assert config.hash() != config.replace(sigma_w=0.25).hash()
+    assert config.hash() != config.replace(bf16=True).hash()
+    # explicit defaults and resolved 'auto' values hash the same as the implicit ones
+    assert config.hash() == config.replace(width=64, decay_mode="l2").hash()
+    assert config.hash_payload()["cache_format_version"] == CACHE_FORMAT_VERSION
+    assert len(config.hash()) == 16
+
+
+def test_hash_is_pinned():
+    # A change of this digest silently invalidates every cached result: bump CACHE_FORMAT_VERSION instead.
+    payload = RunConfig().hash_payload()
+    assert sorted(payload)[:3] == ["augment", "aux_lr", "batch_size"]
+    assert RunConfig().hash() == RunConfig.from_json(RunConfig().to_json()).hash()
+
+
+@pytest.mark.parametrize(
+    ("changes", "field", "hint"),
+    [
+        ({"optimizer": "rmsprop"}, "optimizer", "sgd, sgd_momentum, adam, adamw, muon"),
+        ({"model": "resnet18"}, "model", "resnet9"),
+        ({"sigma_w": 0.0}, "sigma_w", "> 0"),
+        ({"sigma_w": "big"}, "sigma_w", "a number"),
+        ({"epochs": 1.5}, "epochs", "an integer"),
+        ({"augment": "yes"}, "augment", "true or false"),
+        ({"batch_size": 256, "train_size": 100}, "batch_size", "train_size"),
+        ({"image_size": 20}, "image_size", "8, 16, 24, 32"),
+        ({"optimizer": "adamw", "decay_mode": "l2"}, "decay_mode", "decoupled"),
+        ({"betas": [0.9]}, "betas", "two numbers"),
+        ({"schedule_milestones": [0.8, 0.2]}, "schedule_milestones", "increasing"),
+        ({"weight_decay": -1.0}, "weight_decay", ">= 0"),
+        ({"colour": "red"}, "colour", "known fields"),
+    ],
+)
+def test_invalid_values_name_the_field_and_the_allowed_values(changes, field, hint):
+    with pytest.raises(ConfigError) as info:
+        RunConfig.from_dict({**RunConfig().to_dict(), **changes})
+    message = str(info.value)
+    assert message.startswith(f"{field}:")
+    assert hint in message
+    assert "\n" not in message
+
+
+def test_effective_decay_mode():
+    assert RunConfig(optimizer="sgd").effective_decay_mode == "l2"
+    assert RunConfig(optimizer="adamw").effective_decay_mode == "decoupled"
+    assert RunConfig(optimizer="muon").effective_decay_mode == "decoupled"
+    assert RunConfig(optimizer="adam", decay_mode="decoupled").effective_decay_mode == "decoupled"
