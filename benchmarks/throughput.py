@@ -26,7 +26,7 @@ from initmem import RunConfig
 from initmem.data import CIFAR10_MEAN, CIFAR10_STD, load_cifar10, prepare_data, synthetic_cifar, train_batches
 from initmem.init import seeded_model
 from initmem.optim import build_optimizer
-from initmem.train import resolve_device
+from initmem.training import resolve_device
 
 
 class ConventionalCIFAR(Dataset):

@@ -33,7 +33,7 @@ __all__ = [
 def __getattr__(name: str):
     """Import the torch-heavy parts lazily, so ``import initmem`` and the CLI start fast."""
     if name == "train":
-        from .train import train
+        from .training import train
 
         return train
     if name == "init_sigma_w_":

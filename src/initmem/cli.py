@@ -87,7 +87,7 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from .train import train
+    from .training import train
 
     config = config_from_args(args)
     out = Path(args.out)

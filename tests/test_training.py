@@ -10,7 +10,7 @@ import pytest
 import xarray as xr
 
 from initmem.data import steps_per_epoch
-from initmem.train import EPOCH_METRICS, SCALAR_METRICS, train
+from initmem.training import EPOCH_METRICS, SCALAR_METRICS, train
 
 
 def _metrics_only(ds: xr.Dataset) -> xr.Dataset:
@@ -70,7 +70,7 @@ def test_sigma_w_changes_the_run_but_not_the_batches(tiny_config):
 def test_divergence_is_recorded_not_raised(tiny_config, monkeypatch):
     # BatchNorm makes most kernels scale-invariant, so even huge learning rates rarely produce NaN on a
     # toy; make the logits non-finite from the 6th training forward pass (epoch 2) on instead.
-    import initmem.train as train_module
+    import initmem.training as train_module
 
     real_model = train_module.seeded_model
     calls = {"n": 0}
@@ -106,7 +106,7 @@ def test_resumed_run_equals_uninterrupted(tiny_config, tmp_path, monkeypatch):
     reference = train(config)
 
     # Interrupt the run after epoch 2 by making the 3rd epoch's data raise.
-    import initmem.train as train_module
+    import initmem.training as train_module
 
     calls = {"n": 0}
     real_batches = train_module.train_batches

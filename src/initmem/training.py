@@ -344,7 +344,7 @@ def _to_dataset(
         {name: ("epoch", values) for name, values in columns.items()}
         | {"layer_norm": (("epoch", "layer"), layer_norm)}
         | {name: ((), float(value)) for name, value in scalars.items()},
-        coords={"epoch": epochs, "layer": layers},
+        coords={"epoch": epochs, "layer": np.array(layers, dtype=object)},
     )
     units = {"acc": "%", "loss": "nats"}
     for name in ds.data_vars:
@@ -356,7 +356,7 @@ def _to_dataset(
         config_hash=config.hash(),
         initmem_version=__version__,
         git_commit=_git_commit(),
-        torch_version=torch.__version__,
+        torch_version=str(torch.__version__),
         python_version=sys.version.split()[0],
         device=str(device),
         hardware=_hardware(device),

@@ -1,0 +1,73 @@
+"""The ``initmem`` command: flags for every RunConfig field, config files, clear errors with exit code 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from dataclasses import fields
+
+import pytest
+import xarray as xr
+
+from initmem.cli import build_parser, config_from_args, main
+from initmem.config import RunConfig
+
+TINY = [
+    "--data", "synthetic", "--width", "4", "--image-size", "16", "--train-size", "200", "--val-size", "100",
+    "--test-size", "100", "--train-eval-size", "100", "--batch-size", "50", "--epochs", "1", "--no-progress",
+    "--num-threads", "1",
+]  # fmt: skip
+
+
+def test_every_field_is_a_flag():
+    parser = build_parser()
+    train = parser._subparsers._group_actions[0].choices["train"]
+    flags = {option for action in train._actions for option in action.option_strings}
+    for f in fields(RunConfig):
+        assert "--" + f.name.replace("_", "-") in flags, f.name
+
+
+def test_flags_override_the_config_file(tmp_path):
+    config_file = tmp_path / "run.yaml"
+    config_file.write_text("optimizer: adam\nlr: 0.001\nsigma_w: 2.0\nbetas: [0.9, 0.99]\n")
+    args = build_parser().parse_args(["train", "--config", str(config_file), "--sigma-w", "0.5", "--out", "x.nc", "--width", "none"])
+    config = config_from_args(args)
+    assert (config.optimizer, config.lr, config.sigma_w, config.betas, config.width) == ("adam", 0.001, 0.5, (0.9, 0.99), None)
+
+
+@pytest.mark.parametrize(
+    ("flags", "field"),
+    [
+        (["--optimizer", "rmsprop"], "optimizer"),
+        (["--sigma-w", "big"], "sigma_w"),
+        (["--epochs", "0"], "epochs"),
+        (["--betas", "[0.9]"], "betas"),
+    ],
+)
+def test_invalid_value_prints_one_line_and_exits_2(flags, field, capsys, tmp_path):
+    code = main(["train", *TINY, *flags, "--out", str(tmp_path / "run.nc")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2
+    assert len(err.splitlines()) == 1
+    assert f"error: {field}:" in err
+    assert not (tmp_path / "run.nc").exists()
+
+
+def test_unknown_field_in_config_file_names_it(tmp_path, capsys):
+    config_file = tmp_path / "run.json"
+    config_file.write_text('{"sigma": 1.0}')
+    assert main(["train", "--config", str(config_file), "--out", str(tmp_path / "x.nc")]) == 2
+    assert "sigma: unknown field" in capsys.readouterr().err
+
+
+def test_python_m_initmem_trains_one_run(tmp_path):
+    out = tmp_path / "run.nc"
+    result = subprocess.run(
+        [sys.executable, "-m", "initmem", "train", *TINY, "--sigma-w", "0.5", "--optimizer", "sgd", "--out", str(out)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "selected test acc" in result.stdout
+    ds = xr.load_dataset(out, engine="h5netcdf")
+    assert RunConfig.from_json(ds.attrs["config"]).sigma_w == 0.5
+    assert list(ds.epoch.values) == [0, 1]
