@@ -117,15 +117,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_experiments(args: argparse.Namespace) -> int:
-    from .experiments import parse_parameter_value, run_notebooks
+    from .experiments import main as run_experiments
 
-    parameters = {name: parse_parameter_value(value) for name, value in (args.parameter or [])}
-    only = [part.strip() for part in args.only.split(",")] if args.only else None
-    results = run_notebooks(preset=args.preset, only=only, parameters=parameters, force=args.force)
-    failed = [r for r in results if not r.ok]
-    for r in results:
-        print(r.summary())
-    return 1 if failed else 0
+    return run_experiments(args)
 
 
 def _cmd_book(args: argparse.Namespace) -> int:
@@ -141,6 +135,12 @@ def _cmd_download(args: argparse.Namespace) -> int:
 
     print(f"CIFAR-10 is in {download_cifar10(args.root)}")
     return 0
+
+
+def _add_experiment_flags(parser: argparse.ArgumentParser) -> None:
+    from .experiments import add_arguments
+
+    add_arguments(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -164,10 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_cmd_sweep)
 
     p = sub.add_parser("experiments", help="execute the notebooks with papermill at a preset")
-    p.add_argument("--preset", default="smoke", help="smoke, cpu or paper")
-    p.add_argument("--only", help="comma-separated notebook name prefixes, e.g. 01,04")
-    p.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"), help="override a parameter (JSON value)")
-    p.add_argument("--force", action="store_true", help="re-execute even if results and code are unchanged")
+    _add_experiment_flags(p)
     p.set_defaults(handler=_cmd_experiments)
 
     p = sub.add_parser("book", help="execute what changed and build the jupyter-book")

@@ -96,16 +96,16 @@ class Residual9(nn.Module):
 class ResNet9(nn.Module):
     """BatchNorm ResNet-9 (Page's DAWNBench network) with base width ``w``.
 
-    ======  ====================================================  ===========================
-    stage   modules                                               output (input 32x32)
-    ======  ====================================================  ===========================
-    prep    conv(3 -> w) BN ReLU                                  (N, w, 32, 32)
-    layer1  conv(w -> 2w) BN ReLU, maxpool 2, residual(2w)        (N, 2w, 16, 16)
-    layer2  conv(2w -> 4w) BN ReLU, maxpool 2                     (N, 4w, 8, 8)
-    layer3  conv(4w -> 8w) BN ReLU, maxpool 2, residual(8w)       (N, 8w, 4, 4)
-    pool    adaptive max pool to 1x1, flatten                     (N, 8w)
-    head    Linear(8w -> num_classes, no bias), times logit_scale (N, num_classes)
-    ======  ====================================================  ===========================
+    ======  =====================================================  ===========================
+    stage   modules                                                output (input 32x32)
+    ======  =====================================================  ===========================
+    prep    conv(3 -> w) BN ReLU                                   (N, w, 32, 32)
+    layer1  conv(w -> 2w) BN ReLU, maxpool 2, residual(2w)         (N, 2w, 16, 16)
+    layer2  conv(2w -> 4w) BN ReLU, maxpool 2                      (N, 4w, 8, 8)
+    layer3  conv(4w -> 8w) BN ReLU, maxpool 2, residual(8w)        (N, 8w, 4, 4)
+    pool    adaptive max pool to 1x1, flatten                      (N, 8w)
+    head    Linear(8w -> num_classes, no bias), times logit_scale  (N, num_classes)
+    ======  =====================================================  ===========================
 
     Inputs of side 32, 24, 16 or 8 work (8 -> 4 -> 2 -> 1 through the three max pools).
     The kernel names (:func:`kernel_parameters`) are ``prep.conv``, ``layer1.conv``,

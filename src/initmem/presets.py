@@ -1,0 +1,389 @@
+"""Presets: the per-notebook parameters for each hardware budget.
+
+A *preset* names a compute budget. Every experiment notebook has a cell tagged ``parameters`` whose
+values are the defaults; a preset overrides some of them. The runner
+(:func:`initmem.experiments.run_notebooks`) starts from :func:`notebook_parameters` and then applies the
+user's ``-p NAME VALUE`` overrides.
+
+``smoke``
+    Seconds to a few minutes on a laptop CPU. Tiny networks, a few hundred images, a handful of
+    steps. It checks that every notebook runs end to end; its numbers mean nothing.
+``cpu``
+    Hours on a laptop-class CPU. Small networks and a subset of CIFAR-10, with step counts and learning
+    rates chosen so that the forgetting clocks reach the regime the paper studies.
+``paper``
+    The paper's protocol (full CIFAR-10, full-width ResNet-9, ResNet-20/56/110). A GPU job.
+
+How to add an entry
+-------------------
+``NOTEBOOK_PARAMETERS`` holds one dict per preset, keyed by the notebook's name (the file name in
+``notebooks/`` without ``.py``). Each value maps parameter names, which must be defined in that
+notebook's ``parameters`` cell, to JSON-like values (numbers, strings, booleans, lists, dicts).
+A notebook missing from a preset's dict runs with its own defaults. The measured cost of each preset
+belongs in ``PRESET_COSTS``.
+
+Example::
+
+    NOTEBOOK_PARAMETERS["cpu"]["04_batch_size"] = {"batch_sizes": [32, 128, 512], "width": 8}
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+__all__ = [
+    "PRESETS",
+    "BOOK_PRESET",
+    "PRESET_DESCRIPTIONS",
+    "PRESET_COSTS",
+    "NOTEBOOK_PARAMETERS",
+    "NOTEBOOK_READS",
+    "PRESET_NOTES",
+    "CPU_THROUGHPUT",
+    "estimate_cost",
+    "check_preset",
+    "notebook_parameters",
+]
+
+#: The presets, from cheapest to most expensive.
+PRESETS: tuple[str, ...] = ("smoke", "cpu", "paper")
+
+#: The preset whose results are committed and rendered by ``initmem book``.
+BOOK_PRESET: str = "smoke"
+
+#: One line per preset, shown by the CLI and the book.
+PRESET_DESCRIPTIONS: dict[str, str] = {
+    "smoke": "end-to-end check in minutes on a CPU; the numbers mean nothing",
+    "cpu": "small networks and a CIFAR-10 subset, sized for a laptop CPU (hours)",
+    "paper": "the paper's protocol: full CIFAR-10 and full-width networks (a GPU job)",
+}
+
+#: Measured wall-clock cost per preset and notebook, e.g. ``{"cpu": {"01_optimizers": "40 min, 2 cores"}}``.
+#: Filled in when a preset is run; empty until then.
+PRESET_COSTS: dict[str, dict[str, str]] = {preset: {} for preset in PRESETS}
+
+# ==============================================================================================
+# The experiment notebooks (01-07, 99): their parameters at each preset
+# ==============================================================================================
+# Every value the paper does not state is a choice; each is listed with its reason in PRESET_NOTES
+# below (rendered as a table in the book's Setup chapter). The notebooks' own defaults are the smoke
+# values (tests/test_notebooks_smoke.py checks that they agree).
+
+# --- smoke: seconds per notebook on a CPU; synthetic data, a width-4 ResNet-9 ------------------
+_SMOKE_RUN = {"executor": "serial", "workers": None, "num_threads": 1}
+_SMOKE_DATA = {
+    "data": "synthetic", "image_size": 16, "train_size": 200, "val_size": 100, "test_size": 100,
+    "train_eval_size": 100, "augment": False,
+}  # fmt: skip
+_SMOKE_OPTIMIZERS = {
+    "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
+    "lrs": [0.05, 0.005, 0.005, 0.005, 0.02],
+    "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
+    "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.005],
+}
+_SMOKE_01 = {
+    **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "batch_size": 50, "epochs": 3, "eval_every": 1,
+    "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], **_SMOKE_OPTIMIZERS,
+}  # fmt: skip
+_SMOKE = {
+    "01_optimizers": _SMOKE_01,
+    "02_long_training": {
+        **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "batch_size": 50, "lr": 0.05, "epochs": 6,
+        "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], "horizons": [2, 4, 6],
+        "reference_horizon": 2,
+    },
+    "03_lr_and_l2": {
+        **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "batch_size": 50, "epochs": 3, "eval_every": 1,
+        "warmup_epochs": 0.0, "schedule": "step", "schedule_milestones": [0.8, 0.9], "schedule_gamma": 0.1,
+        "sigma_ws": [0.5, 2.0], "seeds": [0], "lrs": [0.02, 0.1], "weight_decays": [0.0, 0.01],
+    },
+    # train_size 640 so that `-p batch_sizes "[32, 512]"` works at every preset.
+    "04_batch_size": {
+        **_SMOKE_RUN, **_SMOKE_DATA, "train_size": 640, "model": "resnet9", "width": 4, "lr": 0.05, "epochs": 2,
+        "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], "batch_sizes": [32, 128],
+    },
+    "05_depth": {
+        **_SMOKE_RUN, **_SMOKE_DATA, "models": ["resnet9", "resnet20"], "widths": [4, 4], "batch_size": 50,
+        "lr": 0.05, "epochs": 3, "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0],
+    },
+    "06_norms": _SMOKE_01,  # the same runs as 01 (read from 01's cache)
+    "07_clocks": {},
+    "99_reproduction": {},
+}  # fmt: skip
+
+# --- cpu: a reduced-scale reproduction for a 2-core CPU, about 6 hours for all notebooks ----------
+_CPU_RUN = {"executor": "processes", "workers": 2, "num_threads": 1}
+_CPU_DATA = {
+    "data": None, "image_size": 16, "train_size": 5000, "val_size": 2500, "test_size": 2500,
+    "train_eval_size": 2000, "augment": True,
+}  # fmt: skip
+_CPU_01 = {
+    **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 128, "epochs": 100, "eval_every": 4,
+    "warmup_epochs": 1.0, "sigma_ws": [0.25, 0.5, 1.0, 2.5], "seeds": [0, 1],
+    "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
+    "lrs": [0.02, 0.002, 0.008, 0.008, 0.02],
+    "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
+    "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.008],
+}  # fmt: skip
+_CPU = {
+    "01_optimizers": _CPU_01,
+    "02_long_training": {
+        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 128, "lr": 0.02, "epochs": 400,
+        "eval_every": 5, "warmup_epochs": 1.0, "sigma_ws": [0.25, 1.0, 2.5], "seeds": [0, 1],
+        "horizons": [25, 50, 100, 200, 400], "reference_horizon": 100,
+    },
+    "03_lr_and_l2": {
+        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 128, "epochs": 100, "eval_every": 4,
+        "warmup_epochs": 1.0, "schedule": "step", "schedule_milestones": [0.8, 0.9], "schedule_gamma": 0.1,
+        "sigma_ws": [0.25, 1.0, 2.5], "seeds": [0, 1], "lrs": [0.02, 0.1], "weight_decays": [0.0, 0.001, 0.01],
+    },
+    "04_batch_size": {
+        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "lr": 0.02, "epochs": 40, "eval_every": 2,
+        "warmup_epochs": 1.0, "sigma_ws": [0.25, 1.0, 2.5], "seeds": [0, 1], "batch_sizes": [16, 32, 64, 128, 256],
+    },
+    "05_depth": {
+        **_CPU_RUN, **_CPU_DATA, "augment": False, "train_size": 2000, "val_size": 1000, "test_size": 1000,
+        "train_eval_size": 1000, "models": ["resnet9", "resnet20", "resnet56", "resnet110"], "widths": [8, 8, 8, 8],
+        "batch_size": 64, "lr": 0.02, "epochs": 40, "eval_every": 2, "warmup_epochs": 1.0,
+        "sigma_ws": [0.25, 1.0, 2.5], "seeds": [0],
+    },
+    "06_norms": _CPU_01,
+    "07_clocks": {},
+    "99_reproduction": {},
+}  # fmt: skip
+
+# --- paper: the paper's protocol as far as it is known; a GPU job ---------------------------------
+_PAPER_RUN = {"executor": "serial", "workers": None, "num_threads": None}
+_PAPER_DATA = {
+    "data": None, "image_size": 32, "train_size": None, "val_size": 5000, "test_size": None,
+    "train_eval_size": 5000, "augment": False,
+}  # fmt: skip
+_PAPER_SIGMAS = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5]
+_PAPER_01 = {
+    **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "batch_size": 128, "epochs": 200,
+    "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1, 2],
+    "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
+    "lrs": [0.01, 0.001, 0.001, 0.001, 0.02],
+    "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
+    "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.001],
+}  # fmt: skip
+_PAPER = {
+    "01_optimizers": _PAPER_01,
+    "02_long_training": {
+        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "batch_size": 128, "lr": 0.01, "epochs": 5000,
+        "eval_every": 25, "warmup_epochs": 0.0, "sigma_ws": [0.1, 0.5, 1.0, 1.5, 2.5], "seeds": [0, 1],
+        "horizons": [50, 100, 200, 500, 1000, 2000, 5000], "reference_horizon": 200,
+    },
+    "03_lr_and_l2": {
+        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "batch_size": 128, "epochs": 200,
+        "eval_every": 1, "warmup_epochs": 0.0, "schedule": "step", "schedule_milestones": [0.8, 0.9],
+        "schedule_gamma": 0.1, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1, 2], "lrs": [0.01, 0.05, 0.1],
+        "weight_decays": [0.0, 0.0005, 0.005],
+    },
+    "04_batch_size": {
+        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "lr": 0.01, "epochs": 200, "eval_every": 1,
+        "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1, 2], "batch_sizes": [16, 32, 64, 128, 256],
+    },
+    "05_depth": {
+        **_PAPER_RUN, **_PAPER_DATA, "models": ["resnet9", "resnet20", "resnet56", "resnet110"],
+        "widths": [64, 16, 16, 16], "batch_size": 128, "lr": 0.01, "epochs": 200, "eval_every": 1,
+        "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1],
+    },
+    "06_norms": _PAPER_01,
+    "07_clocks": {},
+    "99_reproduction": {},
+}  # fmt: skip
+
+#: Per-preset parameter overrides, keyed by notebook name. Theory notebooks (``T*``) have none:
+#: they are cheap at every preset.
+NOTEBOOK_PARAMETERS: dict[str, dict[str, dict[str, Any]]] = {
+    "smoke": _SMOKE,
+    "cpu": _CPU,
+    "paper": _PAPER,
+}
+
+#: Notebooks that read the results of other notebooks (besides their own): the runner's digest of a
+#: reader should cover these results too, so that it re-executes when they change.
+NOTEBOOK_READS: dict[str, tuple[str, ...]] = {
+    "06_norms": ("01_optimizers",),
+    "07_clocks": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
+    "99_reproduction": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
+}
+
+#: Every choice the paper does not state, per preset, with its reason: rows of
+#: ``{"setting", "value", "notebooks", "reason"}`` (the book's Setup chapter renders them as a table).
+PRESET_NOTES: dict[str, list[dict[str, str]]] = {
+    "smoke": [
+        {"setting": "data", "value": "synthetic, 200 train / 100 val / 100 test images, 16 px", "notebooks": "all",
+         "reason": "no dataset needed: the preset checks that every notebook runs end to end in seconds"},
+        {"setting": "network", "value": "ResNet-9 width 4 (05: also ResNet-20 width 4)", "notebooks": "all",
+         "reason": "the smallest networks that exercise every code path"},
+        {"setting": "budget", "value": "2-6 epochs, 1 seed, sigma_w in {0.5, 2}", "notebooks": "all",
+         "reason": "seconds per run; the numbers mean nothing and no verdict should be read from them"},
+        {"setting": "train_size (04)", "value": "640", "notebooks": "04",
+         "reason": "at least 512 so that the documented example -p batch_sizes '[32, 512]' runs at every preset"},
+    ],
+    "cpu": [
+        {"setting": "network", "value": "ResNet-9, width 8 (~0.1 M parameters)", "notebooks": "01-04, 06",
+         "reason": "width 64 trains at ~120 img/s on 2 cores; width 8 at ~2,000 img/s on one core, and still "
+                   "interpolates 5,000 images"},
+        {"setting": "image_size", "value": "16 px (area-downsampled)", "notebooks": "all",
+         "reason": "4x fewer pixels: ~3.7x faster than 32 px at width 8 (measured: 1,965 vs 525 img/s, 1 thread)"},
+        {"setting": "train_size", "value": "5,000 images (class-balanced)", "notebooks": "01-04, 06",
+         "reason": "the guide's pilots; the budget is counted in steps (clocks), not in images"},
+        {"setting": "val_size / test_size / train_eval_size", "value": "2,500 / 2,500 / 2,000",
+         "notebooks": "01-04, 06",
+         "reason": "evaluation is forward-only but costs as much as ~0.4 epoch per measurement on a CPU; 2,500 "
+                   "test images give a standard error of ~1 pp per accuracy, well below the spreads of interest; "
+                   "a 2,500-image validation split makes the best-validation-loss selection stable"},
+        {"setting": "eval_every", "value": "4 epochs (02: 5, 04/05: 2)", "notebooks": "01-05",
+         "reason": "~25-80 measurements per run keep evaluation below ~20 % of the cost; the selected checkpoint "
+                   "is then the best of the measured epochs"},
+        {"setting": "augment", "value": "random crop (2 px) + horizontal flip (05: off)", "notebooks": "01-04, 06",
+         "reason": "without augmentation Adam's validation loss bottoms out after 4-13 epochs on 5,000 images (pilot), "
+                   "so the selected predictor would be an early-stopped model that has not had time to forget; 05 "
+                   "measures interpolation, which augmentation would delay beyond the budget"},
+        {"setting": "batch_size", "value": "128 (05: 64)", "notebooks": "01-03, 06",
+         "reason": "the paper's b = 128; 05 uses 64 for twice as many steps on its 2,000 images"},
+        {"setting": "steps", "value": "100 epochs = 3,900 steps at b = 128", "notebooks": "01, 03, 06",
+         "reason": "budgeted by the clocks: Adam at lr 8e-3 reaches T_adapt ~ 31 (the pilots saw Adam's spread "
+                   "shrink from 14 to 6 pp between T_adapt 12.6 and 31.6); Muon T_adapt ~ 78"},
+        {"setting": "learning rates (01)", "value": "SGD 0.02; SGD+momentum 0.002 (momentum 0.9); Adam 8e-3; "
+                   "AdamW 8e-3; Muon 0.02 (its AdamW group 8e-3)", "notebooks": "01, 06",
+         "reason": "SGD 0.02 is the pilots' low-lr SGD (interpolates, keeps a large spread); momentum 0.9 at 0.002 has "
+                   "the same effective step lr/(1-mu) = 0.02, so it isolates momentum from step size; Adam/AdamW at 8e-3 "
+                   "reach T_adapt ~ 31 in the budget; 0.02 is Muon's customary rate"},
+        {"setting": "AdamW decay / Muon decay", "value": "0.05 decoupled / 0", "notebooks": "01, 06",
+         "reason": "0.05 is a common AdamW setting (pilot: T_L2 0.63 at 6,300 steps); Muon without decay isolates "
+                   "the orthogonalised update from norm decay"},
+        {"setting": "warmup_epochs", "value": "1", "notebooks": "01-05",
+         "reason": "a short linear warm-up keeps the first steps of small-sigma_w runs (effective lr eta/sigma_w^2) "
+                   "stable; it does not depend on the run length, so 02's horizons remain exact prefixes"},
+        {"setting": "sigma_w grid", "value": "{0.25, 0.5, 1, 2.5} (02-05: {0.25, 1, 2.5})", "notebooks": "01-06",
+         "reason": "spans the paper's 0.1-2.5 on a log scale; fewer points where runs are long or numerous"},
+        {"setting": "seeds", "value": "2 (05: 1)", "notebooks": "01-05",
+         "reason": "two seeds give a 95 % interval for every reported spread; 05 reports training accuracy and "
+                   "tau_interp, not a spread, and its deep networks dominate the cost"},
+        {"setting": "02 length", "value": "400 epochs (15,600 steps), horizons 25-400, reference 100",
+         "notebooks": "02", "reason": "4x the length of 01 at the same recipe (so its 100-epoch horizon is 01's SGD "
+                                     "run); the paper's 5,000 epochs are out of reach on a CPU"},
+        {"setting": "03 schedule and grid", "value": "step decay x0.1 at 80 % and 90 % of training; lr {0.02, 0.1}, "
+                   "L2 {0, 1e-3, 1e-2}", "notebooks": "03",
+         "reason": "constant lr 0.1 was unstable at the end in the pilots; the grid spans T_L2 from 0 to ~3 "
+                   "(the pilots needed ln(43/12) = 1.3 for the norms to relax)"},
+        {"setting": "04 length", "value": "40 epochs, lr 0.02, b in {16, ..., 256}", "notebooks": "04",
+         "reason": "fixed epochs and lr as in the paper's design; 40 epochs because small batches cost ~2x per image"},
+        {"setting": "05 models and budget", "value": "ResNet-9/20/56/110 at width 8, 2,000 images, b = 64, 40 epochs",
+         "notebooks": "05", "reason": "ResNet-110 trains at ~60-100 img/s on one core even at width 8 and 16 px: "
+                                     "the deep networks get 1,250 steps, enough for ResNet-9 to interpolate at small "
+                                     "sigma_w"},
+        {"setting": "executor", "value": "2 worker processes x 1 thread", "notebooks": "01-06",
+         "reason": "on 2 cores two single-thread runs beat one two-thread run (and stacking models is slower on CPUs)"},
+    ],
+    "paper": [
+        {"setting": "data", "value": "CIFAR-10, 45,000 train / 5,000 val / 10,000 test, 32 px, no augmentation",
+         "notebooks": "all", "reason": "the paper's split size is not stated; 5,000 validation images is the usual "
+                                      "hold-out; the summary mentions no augmentation"},
+        {"setting": "epochs", "value": "200 (02: 5,000)", "notebooks": "01, 03-06",
+         "reason": "not stated; 200 epochs = 70,000 steps at b = 128, which puts Adam at lr 1e-3 at T_adapt = 70, "
+                   "the order the paper's Adam runs must reach"},
+        {"setting": "learning rates", "value": "SGD 0.01; SGD+momentum 1e-3; Adam/AdamW 1e-3; Muon 0.02",
+         "notebooks": "01, 06", "reason": "the summary says 'low learning rate' for SGD and uses 1e-2 in the L2 "
+                                         "experiment; the adaptive rates are the usual defaults"},
+        {"setting": "03 grid", "value": "lr {0.01, 0.05, 0.1} x L2 {0, 5e-4, 5e-3}, step decay at 80 %/90 %",
+         "notebooks": "03", "reason": "not stated; spans the usual CIFAR recipes"},
+        {"setting": "seeds", "value": "3 (02, 05: 2)", "notebooks": "01-06",
+         "reason": "not stated; three seeds give intervals for the headline spreads"},
+        {"setting": "executor", "value": "serial, on one GPU", "notebooks": "01-06",
+         "reason": "use executor 'dask' or 'processes' to spread runs over several GPUs or machines"},
+    ],
+}  # fmt: skip
+
+
+# ==============================================================================================
+# Cost estimates
+# ==============================================================================================
+#: Training throughput (images/s, ONE thread, batch 128, augmentation off) measured on the 2-core development
+#: machine while other jobs shared it (load 3-4), keyed by (model, width, image_size). Evaluation (forward only)
+#: ran ~2.3x faster per image. Batch sizes change the per-image cost: see :data:`BATCH_FACTOR`.
+CPU_THROUGHPUT: dict[tuple[str, int, int], float] = {
+    ("resnet9", 4, 16): 3500.0,  # estimated (width 4 is overhead-bound); used by smoke only
+    ("resnet9", 8, 16): 1965.0,
+    ("resnet9", 8, 32): 525.0,
+    ("resnet9", 16, 16): 544.0,
+    ("resnet20", 4, 16): 1800.0,  # estimated
+    ("resnet20", 8, 16): 1250.0,
+    ("resnet20", 16, 16): 273.0,
+    ("resnet56", 8, 16): 267.0,
+    ("resnet110", 8, 16): 64.0,
+}
+#: Relative training throughput per image against batch 128 (measured, ResNet-9 width 8, 16 px, 1 thread).
+BATCH_FACTOR: dict[int, float] = {16: 0.45, 32: 0.67, 64: 0.85, 128: 1.0, 256: 1.05, 512: 1.08}
+_EVAL_SPEEDUP = 2.3
+
+
+def _runs(name: str, p: dict[str, Any]) -> list[dict[str, Any]]:
+    """One dict per run of notebook ``name`` with parameters ``p`` (model, width, batch_size)."""
+    n = len(p.get("sigma_ws", [])) * len(p.get("seeds", []))
+    if name in ("01_optimizers",):
+        return [{"model": p["model"], "width": p["width"], "batch_size": p["batch_size"]}] * n * len(p["optimizers"])
+    if name == "02_long_training":
+        return [{"model": p["model"], "width": p["width"], "batch_size": p["batch_size"]}] * n
+    if name == "03_lr_and_l2":
+        k = len(p["lrs"]) * len(p["weight_decays"])
+        return [{"model": p["model"], "width": p["width"], "batch_size": p["batch_size"]}] * n * k
+    if name == "04_batch_size":
+        return [{"model": p["model"], "width": p["width"], "batch_size": b} for b in p["batch_sizes"] for _ in range(n)]
+    if name == "05_depth":
+        return [{"model": m, "width": w, "batch_size": p["batch_size"]}
+                for m, w in zip(p["models"], p["widths"]) for _ in range(n)]  # fmt: skip
+    return []  # 06 reuses 01's runs; 07 and 99 train nothing
+
+
+def estimate_cost(preset: str, name: str) -> dict[str, Any]:
+    """Runs and estimated single-core seconds of notebook ``name`` at ``preset``, from :data:`CPU_THROUGHPUT`.
+
+    Returns ``{"runs", "train_images", "eval_images", "core_seconds", "wall_seconds"}``; ``wall_seconds``
+    divides by the preset's ``workers`` (at least 1). Meaningful for CPU presets; for ``paper`` the images
+    are right and the seconds are what a CPU would need (NaN where the table has no entry).
+    """
+    import math
+
+    p = notebook_parameters(preset, name)
+    if not p:
+        return {"runs": 0, "train_images": 0, "eval_images": 0, "core_seconds": 0.0, "wall_seconds": 0.0}
+    n_train = p.get("train_size") or 45_000
+    n_eval = p.get("val_size", 0) + (p.get("test_size") or 10_000) + p.get("train_eval_size", 0)
+    epochs, every = p["epochs"], p.get("eval_every", 1)
+    evals = len({0, epochs, *range(every, epochs + 1, every)})
+    total_train = total_eval = seconds = 0.0
+    for run in _runs(name, p):
+        b = run["batch_size"]
+        images = epochs * (n_train // b) * b
+        rate = CPU_THROUGHPUT.get((run["model"], run["width"], p.get("image_size", 32)), math.nan)
+        rate *= BATCH_FACTOR.get(b, 1.0)
+        eval_images = evals * n_eval + p.get("train_eval_size", 0)
+        total_train += images
+        total_eval += eval_images
+        seconds += images / rate + eval_images / (rate * _EVAL_SPEEDUP / BATCH_FACTOR.get(b, 1.0))
+    workers = max(1, p.get("workers") or 1)
+    return {"runs": len(_runs(name, p)), "train_images": int(total_train), "eval_images": int(total_eval),
+            "core_seconds": seconds, "wall_seconds": seconds / workers}  # fmt: skip
+
+
+def check_preset(preset: str) -> str:
+    """Return ``preset`` if it is known, else raise ``ValueError`` naming the allowed presets."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; allowed presets: {', '.join(PRESETS)}")
+    return preset
+
+
+def notebook_parameters(preset: str, name: str) -> dict[str, Any]:
+    """The parameter overrides of notebook ``name`` under ``preset`` (a fresh copy; may be empty).
+
+    >>> notebook_parameters("smoke", "T1_scale_invariance")
+    {}
+    """
+    check_preset(preset)
+    return copy.deepcopy(NOTEBOOK_PARAMETERS.get(preset, {}).get(name, {}))

@@ -1,0 +1,180 @@
+"""The notebook runner (initmem.experiments) on tiny temporary notebooks."""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+
+pytest.importorskip("papermill")
+pytest.importorskip("jupytext")
+nbformat = pytest.importorskip("nbformat")
+
+from initmem import experiments, presets  # noqa: E402
+from initmem.experiments import ParameterError, parse_parameter_value, run_notebooks  # noqa: E402
+
+GOOD = """\
+# %% [markdown]
+# # A tiny notebook
+
+# %% tags=["parameters"]
+scale = 2
+items = [1, 2]
+preset = "none"
+results_dir = "none"
+
+# %%
+from pathlib import Path
+total = scale * sum(items)
+n_results = len(list((Path(results_dir) / preset).glob("*/*")))
+print(f"TOTAL={total} PRESET={preset} N={n_results}")
+"""
+
+FAILING = """\
+# %% tags=["parameters"]
+x = 1
+
+# %%
+y = x + 1
+
+# %%
+raise RuntimeError("boom")
+"""
+
+NO_PARAMS = """\
+# %%
+print("hello")
+"""
+
+
+def _write(d, name, text):
+    d.mkdir(parents=True, exist_ok=True)
+    (d / f"{name}.py").write_text(text)
+
+
+@pytest.fixture()
+def layout(tmp_path):
+    nbs = tmp_path / "notebooks"
+    _write(nbs, "01_good", GOOD)
+    return {
+        "notebooks_dir": nbs,
+        "out_dir": tmp_path / "generated",
+        "results_dir": tmp_path / "results",
+        "cwd": tmp_path,
+        "progress": False,
+    }
+
+
+def _stdout(path) -> str:
+    nb = nbformat.read(path, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+def test_parse_parameter_value():
+    assert parse_parameter_value("[32, 512]") == [32, 512]
+    assert parse_parameter_value("0.5") == 0.5
+    assert parse_parameter_value("1e-3") == pytest.approx(1e-3)
+    assert parse_parameter_value("true") is True
+    assert parse_parameter_value('{"a": [1, 2]}') == {"a": [1, 2]}
+    assert parse_parameter_value("[sgd, adam]") == ["sgd", "adam"]  # YAML fallback
+    assert parse_parameter_value("sgd") == "sgd"
+    assert parse_parameter_value("2024-01-01") == "2024-01-01"  # YAML date -> raw string
+    assert parse_parameter_value("[unclosed") == "[unclosed"
+
+
+def test_select_notebooks():
+    names = ["01_optimizers", "04_batch_size", "T1_scale_invariance", "T2_x"]
+    assert experiments.select_notebooks("01,04", names) == ["01_optimizers", "04_batch_size"]
+    assert experiments.select_notebooks("T", names) == ["T1_scale_invariance", "T2_x"]
+    assert experiments.select_notebooks(None, names) == names
+    with pytest.raises(ValueError, match="available notebooks"):
+        experiments.select_notebooks("99", names)
+
+
+def test_unknown_preset():
+    with pytest.raises(ValueError, match="smoke, cpu, paper"):
+        presets.notebook_parameters("laptop", "01_optimizers")
+    assert presets.BOOK_PRESET in presets.PRESETS
+
+
+def test_parameters_injected_and_digest_reuse(layout):
+    res = run_notebooks(preset="cpu", parameters={"scale": "3", "items": [4, 5]}, **layout)
+    assert [r.status for r in res] == ["executed"]
+    out = layout["out_dir"] / "01_good.ipynb"
+    assert res[0].output == out
+    assert "TOTAL=27 PRESET=cpu N=0" in _stdout(out)
+    meta = nbformat.read(out, as_version=4).metadata["initmem"]
+    assert meta["parameters"]["results_dir"] == str(layout["results_dir"].resolve())
+    assert meta["parameters"]["scale"] == 3 and meta["digest"] == res[0].digest
+
+    # Same inputs: reused, not executed.
+    again = run_notebooks(preset="cpu", parameters={"scale": 3, "items": [4, 5]}, **layout)
+    assert [r.status for r in again] == ["reused"]
+    # A result file appears, then changes: executed each time.
+    rdir = layout["results_dir"] / "cpu" / "01_good"
+    rdir.mkdir(parents=True)
+    (rdir / "a.nc").write_bytes(b"one")
+    assert run_notebooks(preset="cpu", parameters={"scale": 3, "items": [4, 5]}, **layout)[0].status == "executed"
+    assert "N=1" in _stdout(out)
+    assert run_notebooks(preset="cpu", parameters={"scale": 3, "items": [4, 5]}, **layout)[0].status == "reused"
+    (rdir / "a.nc").write_bytes(b"two")
+    assert run_notebooks(preset="cpu", parameters={"scale": 3, "items": [4, 5]}, **layout)[0].status == "executed"
+    # Other parameters, and force, execute too.
+    assert run_notebooks(preset="cpu", parameters={"scale": 4, "items": [4, 5]}, **layout)[0].status == "executed"
+    assert run_notebooks(preset="cpu", parameters={"scale": 4, "items": [4, 5]}, force=True, **layout)[0].status == "executed"
+
+
+def test_preset_registry_parameters(layout, monkeypatch):
+    monkeypatch.setitem(presets.NOTEBOOK_PARAMETERS["smoke"], "01_good", {"scale": 10, "items": (1, 1)})
+    res = run_notebooks(preset="smoke", **layout)
+    assert res[0].parameters["items"] == [1, 1]  # tuple -> JSON list
+    assert "TOTAL=20 PRESET=smoke" in _stdout(res[0].output)
+    # the user's value wins over the preset's
+    res = run_notebooks(preset="smoke", parameters={"scale": 1}, **layout)
+    assert "TOTAL=2 PRESET=smoke" in _stdout(res[0].output)
+
+
+def test_unknown_parameter_is_an_error_before_running(layout):
+    _write(layout["notebooks_dir"], "02_noparams", NO_PARAMS)
+    with pytest.raises(ParameterError) as info:
+        run_notebooks(parameters={"scael": 3}, **layout)
+    msg = str(info.value)
+    assert "scael" in msg and "01_good" in msg and "scale, items" in msg
+    assert not (layout["out_dir"] / "01_good.ipynb").exists()  # nothing ran
+    with pytest.raises(ParameterError, match="no parameters cell"):
+        run_notebooks(only="02", parameters={"scale": 3}, **layout)
+    with pytest.raises(ParameterError, match="set by the runner"):
+        run_notebooks(only="01", parameters={"preset": "paper"}, **layout)
+    with pytest.raises(ParameterError, match="not JSON-like"):
+        run_notebooks(only="01", parameters={"scale": object()}, **layout)
+
+
+def test_failing_notebook_reported_and_next_still_runs(layout, caplog):
+    _write(layout["notebooks_dir"], "00_fails", FAILING)
+    with caplog.at_level(logging.ERROR, logger="initmem.experiments"):
+        res = run_notebooks(**layout)
+    assert [r.name for r in res] == ["00_fails", "01_good"]
+    bad, good = res
+    assert not bad.ok and bad.status == "failed"
+    assert bad.cell_index == 2 and bad.error.startswith("RuntimeError: boom")
+    assert bad.output is not None and bad.output.exists()
+    assert not (layout["out_dir"] / "00_fails.ipynb").exists()
+    assert "00_fails" in caplog.text and "cell 2" in caplog.text
+    assert good.ok and good.status == "executed"
+    # a failure is never reused
+    assert run_notebooks(only="00", **layout)[0].status == "failed"
+
+
+def test_cli_main(layout, monkeypatch, capsys):
+    monkeypatch.setattr(experiments, "NOTEBOOKS_DIR", layout["notebooks_dir"])
+    monkeypatch.setattr(experiments, "REPO_ROOT", layout["cwd"])
+    argv = [
+        "--preset", "smoke", "--only", "01", "-p", "items", "[3, 4]",
+        "--out-dir", str(layout["out_dir"]), "--results-dir", str(layout["results_dir"]),
+    ]
+    assert experiments.main(argv) == 0
+    assert "01_good: executed" in capsys.readouterr().out
+    assert "TOTAL=14" in _stdout(layout["out_dir"] / "01_good.ipynb")
+    assert experiments.main(argv[:4] + ["-p", "nope", "1"]) == 2
+    assert json.loads(json.dumps(parse_parameter_value("[32, 512]"))) == [32, 512]
