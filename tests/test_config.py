@@ -37,10 +37,9 @@ def test_hash_is_stable_and_ignores_execution_fields():
 
 
 def test_hash_is_pinned():
-    # A change of this digest silently invalidates every cached result: bump CACHE_FORMAT_VERSION instead.
-    payload = RunConfig().hash_payload()
-    assert sorted(payload)[:3] == ["augment", "aux_lr", "batch_size"]
-    assert RunConfig().hash() == RunConfig.from_json(RunConfig().to_json()).hash()
+    # A change of this digest silently orphans every cached result (results/ holds committed ones):
+    # when the meaning of a run changes on purpose, bump CACHE_FORMAT_VERSION and update this value.
+    assert RunConfig().hash() == "1e281954dced88dc"
 
 
 @pytest.mark.parametrize(
@@ -75,3 +74,8 @@ def test_effective_decay_mode():
     assert RunConfig(optimizer="adamw").effective_decay_mode == "decoupled"
     assert RunConfig(optimizer="muon").effective_decay_mode == "decoupled"
     assert RunConfig(optimizer="adam", decay_mode="decoupled").effective_decay_mode == "decoupled"
+
+
+def test_integer_for_a_float_field_is_the_same_run():
+    assert RunConfig(sigma_w=1).hash() == RunConfig(sigma_w=1.0).hash()
+    assert isinstance(RunConfig(lr=1).lr, float)

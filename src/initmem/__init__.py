@@ -25,6 +25,7 @@ __all__ = [
     "build_optimizer",
     "build_model",
     "spread",
+    "summary_table",
     "sweep",
     "SweepSpec",
 ]
@@ -48,11 +49,7 @@ def __getattr__(name: str):
         from .models import build_model
 
         return build_model
-    if name == "spread":
-        from .metrics import spread
-
-        return spread
-    if name in ("sweep", "SweepSpec"):
+    if name in ("sweep", "SweepSpec", "spread", "summary_table"):
         from . import sweeps
 
         return getattr(sweeps, name)

@@ -139,6 +139,11 @@ class RunConfig:
 
     # ------------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
+        # Integers given for float fields become floats, so sigma_w=1 and sigma_w=1.0 are the same run.
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if str(f.type).startswith("float") and isinstance(value, int) and not isinstance(value, bool):
+                object.__setattr__(self, f.name, float(value))
         # Normalise list-like fields so that JSON/YAML input (lists) and Python input (tuples) agree.
         object.__setattr__(self, "betas", tuple(float(b) for b in _as_sequence("betas", self.betas)))
         object.__setattr__(

@@ -1,0 +1,97 @@
+"""A synthetic sweep Dataset shaped like initmem.sweeps.sweep() output, for tests that must not train."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import xarray as xr
+
+EPOCHS = np.array([0, 2, 4, 6, 8, 10])
+LAYERS = ["conv0", "conv1", "head"]
+
+
+def fake_sweep(grid: dict, zipped: dict | None = None, base: dict | None = None, seed: int = 0) -> xr.Dataset:
+    """A Dataset shaped like initmem.sweeps.sweep() output: sweep dims, then epoch and layer.
+
+    Accuracy falls with sigma_w for SGD-like optimizers and stays flat for adaptive ones; clocks grow with
+    the epoch; the kernel norm follows sigma_w for SGD and converges for the others.
+    """
+    rng = np.random.default_rng(seed)
+    zipped = zipped or {}
+    base = {"model": "resnet9", "width": 8, "train_size": 500, "image_size": 16, "batch_size": 50, "epochs": 10,
+            "data": "synthetic", "eval_every": 2, **(base or {})}  # fmt: skip
+    dims = [*grid, *list(zipped)[:1]]
+    coords: dict = {d: np.asarray(grid[d]) for d in grid}
+    if zipped:
+        first = list(zipped)[0]
+        coords[first] = np.asarray(zipped[first])
+        for k in list(zipped)[1:]:
+            coords[k] = (first, np.asarray(zipped[k]))
+    shape = tuple(len(coords[d]) if not isinstance(coords[d], tuple) else len(coords[d][1]) for d in dims)
+    sigma = np.asarray(grid.get("sigma_w", [1.0]), float)
+    s_axis = dims.index("sigma_w") if "sigma_w" in dims else None
+
+    def along_sigma(values):
+        out = np.ones(shape)
+        if s_axis is not None:
+            view = [1] * len(shape)
+            view[s_axis] = len(sigma)
+            out = out * np.asarray(values).reshape(view)
+        return out
+
+    adaptive = np.zeros(shape, bool)
+    if "optimizer" in dims:
+        axis = dims.index("optimizer")
+        view = [1] * len(shape)
+        view[axis] = shape[axis]
+        adaptive = adaptive | np.isin(np.asarray(coords["optimizer"]), ["adam", "adamw", "muon"]).reshape(view)
+    acc = np.where(adaptive, 60.0, 60.0 - 8 * np.log(along_sigma(sigma) / sigma.min() + 1e-9)) + rng.normal(0, 1, shape)
+    n_e = len(EPOCHS)
+    frac = EPOCHS / EPOCHS[-1]
+    curve = acc[..., None] * (0.3 + 0.7 * frac)
+    init_norm = along_sigma(sigma * 10)
+    final_norm = np.where(adaptive, 50.0, init_norm * 1.5)
+    norm = init_norm[..., None] + (final_norm - init_norm)[..., None] * frac
+    lr = 0.05
+    steps = EPOCHS * 10.0
+    full = lambda v: np.broadcast_to(v, shape + (n_e,)).copy()  # noqa: E731
+    data = {
+        "train_loss": full(2.3 * (1 - 0.9 * frac)),
+        "train_acc": full(np.minimum(100.0, 20 + 85 * frac)),
+        "val_loss": full(2.3 - 1.2 * frac + 0.8 * frac**2) + rng.normal(0, 0.01, shape + (n_e,)),
+        "val_acc": curve + 1,
+        "test_acc": curve,
+        "test_loss": full(2.3 - frac),
+        "weight_norm": norm,
+        "dist_from_init": np.abs(norm - init_norm[..., None]) + 1.0 * frac,
+        "scheduled_lr": full(np.full(n_e, lr)),
+        "step": full(steps),
+        "T_SGD": full(steps * lr**2 / 50),
+        "T_L2": full(steps * lr * 1e-3),
+        "T_adapt": full(steps * lr),
+    }
+    variables = {k: ((*dims, "epoch"), v) for k, v in data.items()}
+    variables["layer_norm"] = ((*dims, "epoch", "layer"), np.repeat(norm[..., None], len(LAYERS), -1) / 2)
+    scalars = {
+        "best_epoch": np.full(shape, 8.0),
+        "selected_test_acc": curve[..., -2],
+        "selected_val_acc": curve[..., -2] + 1,
+        "final_test_acc": curve[..., -1],
+        "final_train_acc": np.full(shape, 100.0),
+        "tau_interp": np.where(along_sigma(sigma) > 2, np.nan, 8.0),
+        "repair_gap": np.zeros(shape),
+        "diverged": np.zeros(shape),
+        "wall_time_s": np.ones(shape),
+    }
+    variables.update({k: (tuple(dims), v) for k, v in scalars.items()})
+    variables["run_hash"] = (tuple(dims), np.full(shape, "0123456789abcdef"))
+    spec = {"base": base, "grid": {k: list(map(_py, v)) for k, v in grid.items()},
+            "zip": {k: list(map(_py, v)) for k, v in zipped.items()}}  # fmt: skip
+    ds = xr.Dataset(variables, coords={**coords, "epoch": EPOCHS, "layer": LAYERS})
+    ds.attrs.update(spec=json.dumps(spec), preset="test", experiment="fake")
+    return ds
+
+
+def _py(v):
+    return v.item() if hasattr(v, "item") else v

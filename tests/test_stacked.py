@@ -1,0 +1,133 @@
+"""Stacked training: K sigma_w values as one vmapped model equal K separate runs."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+import torch
+import xarray as xr
+
+import initmem.stacked as stacked_module
+from initmem.config import RunConfig
+from initmem.stacked import group_hash, stack_groups, stack_key, train_stacked
+from initmem.sweeps import prepared_data, run_path, sweep
+from initmem.training import train
+
+BASE = RunConfig(
+    data="synthetic", model="resnet9", width=4, image_size=16, train_size=200, val_size=100, test_size=100,
+    train_eval_size=100, batch_size=50, epochs=2, progress=False, device="cpu", num_threads=1,
+)  # fmt: skip
+SIGMAS = (0.5, 1.0, 2.0)
+CONTINUOUS = ("train_loss", "val_loss", "test_loss", "weight_norm", "dist_from_init", "layer_norm")
+
+
+def _comparable(ds: xr.Dataset) -> xr.Dataset:
+    return ds.drop_vars("wall_time_s").drop_attrs()
+
+
+@pytest.mark.parametrize(("optimizer", "lr", "extra"), [("sgd", 0.05, {}), ("adam", 5e-3, {"weight_decay": 1e-3})])
+def test_stacked_equals_separate_runs(optimizer, lr, extra):
+    configs = [BASE.replace(sigma_w=s, optimizer=optimizer, lr=lr, **extra) for s in SIGMAS]
+    data = prepared_data(configs[0])
+    stacked = train_stacked(configs, data=data)
+    for config, ds in zip(configs, stacked):
+        alone = train(config, data=data)
+        # same structure: variables, dims, coordinates, attributes (plus stacked=K)
+        assert set(ds.data_vars) == set(alone.data_vars)
+        assert dict(ds.sizes) == dict(alone.sizes) and list(ds.layer.values) == list(alone.layer.values)
+        assert set(ds.attrs) == set(alone.attrs) | {"stacked"} and ds.attrs["stacked"] == len(SIGMAS)
+        assert ds.attrs["config_hash"] == config.hash()
+        for name in CONTINUOUS:
+            np.testing.assert_allclose(ds[name], alone[name], rtol=1e-4, err_msg=name)
+        # accuracies count images: identical unless a logit sits within rounding of a tie
+        for name in ("train_acc", "val_acc", "test_acc"):
+            np.testing.assert_allclose(ds[name], alone[name], atol=1.0, err_msg=name)
+        for name in ("lr", "step", "T_SGD", "T_L2", "T_adapt", "diverged"):
+            np.testing.assert_array_equal(ds[name], alone[name], err_msg=name)
+        # epoch 0 is measured on the real modules, exactly as train() does
+        xr.testing.assert_identical(_comparable(ds.sel(epoch=0)), _comparable(alone.sel(epoch=0)))
+
+
+def test_groups_share_everything_but_the_initialisation():
+    a, b = BASE.replace(sigma_w=0.5), BASE.replace(sigma_w=2.0, seed=1)
+    other_lr = BASE.replace(lr=0.5)
+    muon = [BASE.replace(optimizer="muon", sigma_w=s) for s in SIGMAS]
+    assert stack_key(a) == stack_key(b) != stack_key(other_lr)
+    groups = stack_groups([a, other_lr, b, *muon])
+    assert groups[:2] == [[a, b], [other_lr]]
+    assert groups[2:] == [[m] for m in muon]  # muon is trained one by one
+    five = [BASE.replace(sigma_w=s) for s in (0.1, 0.2, 0.3, 0.4, 0.5)]
+    assert stack_groups(five, max_size=2) == [five[:2], five[2:4], five[4:]]
+    assert group_hash([a, b]) != group_hash([b, a])
+    with pytest.raises(ValueError, match="may differ only in"):
+        train_stacked([a, other_lr])
+
+
+def test_a_diverging_member_stops_alone(monkeypatch):
+    configs = [BASE.replace(sigma_w=s) for s in (0.5, 2.0)]
+    real_losses = stacked_module._member_losses
+    calls = {"n": 0}
+
+    def poisoned(logits, y, reduction):
+        losses = real_losses(logits, y, reduction)
+        if reduction == "mean":  # a training step; the 6th and later are in epoch 2 (4 steps per epoch)
+            calls["n"] += 1
+            if calls["n"] >= 6:
+                losses = losses * torch.tensor([1.0, float("nan")])
+        return losses
+
+    monkeypatch.setattr(stacked_module, "_member_losses", poisoned)
+    healthy, sick = train_stacked(configs)
+    assert sick["diverged"].item() == 1.0 and healthy["diverged"].item() == 0.0
+    assert np.isfinite(sick["test_acc"].sel(epoch=1).item()) and np.isnan(sick["test_acc"].sel(epoch=2).item())
+    assert np.isfinite(healthy["test_acc"].sel(epoch=2).item())
+
+
+def test_stacked_resume_equals_uninterrupted(tmp_path, monkeypatch):
+    configs = [BASE.replace(sigma_w=s, epochs=3, checkpoint_every=1, optimizer="sgd_momentum") for s in (0.5, 2.0)]
+    data = prepared_data(configs[0])
+    reference = train_stacked(configs, data=data)
+
+    calls = {"n": 0}
+    real_batches = stacked_module.train_batches
+
+    def failing_batches(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real_batches(*args, **kwargs)
+
+    checkpoint = tmp_path / "stack.ckpt"
+    monkeypatch.setattr(stacked_module, "train_batches", failing_batches)
+    with pytest.raises(KeyboardInterrupt):
+        train_stacked(configs, data=data, checkpoint_path=checkpoint)
+    assert checkpoint.exists()
+    monkeypatch.setattr(stacked_module, "train_batches", real_batches)
+    resumed = train_stacked(configs, data=data, checkpoint_path=checkpoint)
+    assert not checkpoint.exists()
+    for a, b in zip(reference, resumed):
+        xr.testing.assert_identical(_comparable(a), _comparable(b))
+
+
+def test_stacked_sweep_fills_the_cache_for_later_sweeps(tmp_path, monkeypatch, caplog):
+    base = {**BASE.to_dict(), "epochs": 1}
+    spec = {"base": base, "grid": {"sigma_w": [0.5, 2.0]}, "zip": {"optimizer": ["sgd", "muon"], "lr": [0.05, 0.02]}}
+    with caplog.at_level(logging.INFO, logger="initmem"):
+        ds = sweep(spec, tmp_path, executor="stacked", progress=False)
+    assert ds["test_acc"].dims == ("sigma_w", "optimizer", "epoch")
+    sgd_config = RunConfig.from_dict({**base, "sigma_w": 0.5, "lr": 0.05})
+    sgd_run = xr.load_dataset(run_path(tmp_path, sgd_config), engine="h5netcdf")
+    assert sgd_run.attrs["stacked"] == 2
+    muon_config = RunConfig.from_dict({**base, "sigma_w": 0.5, "optimizer": "muon", "lr": 0.02})
+    muon_run = xr.load_dataset(run_path(tmp_path, muon_config), engine="h5netcdf")
+    assert "stacked" not in muon_run.attrs  # muon was trained by train() one run at a time
+    assert "one at a time" in caplog.text
+
+    import initmem.training
+
+    monkeypatch.setattr(initmem.training, "train", lambda *a, **k: pytest.fail("a cached run was trained again"))
+    again = sweep(spec, tmp_path, executor="serial", progress=False)
+    assert again.attrs["n_cached"] == 4
+    xr.testing.assert_identical(_comparable(again), _comparable(ds))

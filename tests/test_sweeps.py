@@ -1,0 +1,305 @@
+"""Sweeps: spec validation, combine, cache and resume (SIGKILL), executors, spread and summary table."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import xarray as xr
+
+import initmem.data
+import initmem.sweeps as sweeps
+import initmem.training
+from initmem.config import ConfigError, RunConfig
+from initmem.sweeps import SweepSpec, combine_runs, run_path, spread, summary_table, sweep
+
+BASE = dict(
+    data="synthetic", model="resnet9", width=4, image_size=16, train_size=200, val_size=100, test_size=100,
+    train_eval_size=100, batch_size=50, epochs=2, progress=False, device="cpu", num_threads=1,
+)  # fmt: skip
+#: 4 runs: 2 sigma_w x (sgd at lr 0.05, adam at lr 0.005).
+SPEC = {"base": BASE, "grid": {"sigma_w": [0.5, 2.0]}, "zip": {"optimizer": ["sgd", "adam"], "lr": [0.05, 0.005]}}
+
+
+def _comparable(ds: xr.Dataset) -> xr.Dataset:
+    """Without the timing variable and the provenance attributes."""
+    return ds.drop_vars("wall_time_s").drop_attrs()
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """The uninterrupted serial sweep of SPEC: (dataset, cache dir, prepare_data calls)."""
+    cache = tmp_path_factory.mktemp("reference-cache")
+    calls = []
+    real = initmem.data.prepare_data
+    sweeps._DATA_CACHE.clear()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(initmem.data, "prepare_data", lambda *a, **k: calls.append(1) or real(*a, **k))
+        ds = sweep(SweepSpec.from_dict(SPEC), cache, progress=False)
+    return ds, cache, len(calls)
+
+
+# --- the spec ------------------------------------------------------------------------------------
+def test_spec_points_dims_and_round_trip(tmp_path):
+    spec = SweepSpec.from_dict(SPEC)
+    assert spec.dims == ["sigma_w", "optimizer"] and spec.shape == (2, 2) and spec.n_runs == 4
+    coords, config = spec.configs()[1]
+    assert coords == {"sigma_w": 0.5, "optimizer": "adam", "lr": 0.005}
+    assert (config.sigma_w, config.optimizer, config.lr, config.width) == (0.5, "adam", 0.005, 4)
+    assert SweepSpec.from_dict(spec.to_dict()) == spec
+    (tmp_path / "spec.json").write_text(json.dumps(SPEC))
+    yaml_text = "base: {width: 4}\ngrid:\n  sigma_w: [1, 2]\n  seed: [0, 1, 2]\n"
+    (tmp_path / "spec.yaml").write_text(yaml_text)
+    assert SweepSpec.from_file(tmp_path / "spec.json") == spec
+    from_yaml = SweepSpec.from_file(tmp_path / "spec.yaml")
+    assert from_yaml.n_runs == 6 and from_yaml.dims == ["sigma_w", "seed"]
+    # integers given for a float field are the same runs as the floats
+    assert from_yaml.configs()[0][1].hash() == RunConfig(width=4, sigma_w=1.0, seed=0).hash()
+    assert SweepSpec(base=RunConfig(width=4), grid={"seed": [0]}).n_runs == 1
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ({"grid": {"sigma_ww": [1.0]}}, "grid.sigma_ww: unknown field"),
+        ({"base": {"widht": 4}}, "base.widht: unknown field"),
+        ({"grids": {}}, "grids: unknown sweep spec key"),
+        ({"grid": {"sigma_w": []}}, "grid.sigma_w: empty list"),
+        ({"grid": {"sigma_w": 0.5}}, "grid.sigma_w: must be a list"),
+        ({"zip": {"optimizer": ["sgd", "adam"], "lr": [0.1]}}, "zip: the zipped lists must have equal lengths"),
+        ({"grid": {"sigma_w": ["big"]}}, "sigma_w: must be a number"),
+        ({"grid": {"optimizer": ["sgd", "rmsprop"]}}, "optimizer: allowed values"),
+        ({"grid": {"seed": [0, 0]}}, "grid.seed: duplicate value"),
+        ({"grid": {"num_threads": [1, 2]}}, "grid.num_threads: an execution field"),
+        ({"grid": {"lr": [0.1]}, "zip": {"lr": [0.1]}}, "zip.lr: already a grid field"),
+        ({"grid": {"betas": [[0.9, 0.99]]}}, "grid.betas: swept values must be numbers"),
+        ({"grid": {"decay_mode": ["auto", "l2"]}}, "are the same run"),
+        ({"grid": {"batch_size": [10_000]}}, "batch_size: must be at most train_size"),
+    ],
+)
+def test_invalid_specs_raise_one_clear_line(spec, message):
+    with pytest.raises(ConfigError, match=message) as info:
+        SweepSpec.from_dict(spec)
+    assert "\n" not in str(info.value)
+
+
+def test_cli_reports_a_bad_spec_with_exit_code_2(tmp_path, capsys):
+    from initmem.cli import main
+
+    path = tmp_path / "bad.yaml"
+    path.write_text("grid: {sigma_w: []}\n")
+    assert main(["sweep", str(path), "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "o.nc")]) == 2
+    assert "grid.sigma_w: empty list" in capsys.readouterr().err
+
+
+# --- combining -----------------------------------------------------------------------------------
+def _fake_run(layers, epochs, value):
+    return xr.Dataset(
+        {
+            "lr": ("epoch", np.full(len(epochs), 0.1)),
+            "test_acc": ("epoch", np.full(len(epochs), value)),
+            "layer_norm": (("epoch", "layer"), np.full((len(epochs), len(layers)), value)),
+            "selected_test_acc": ((), value),
+        },
+        coords={"epoch": epochs, "layer": layers},
+        attrs={"config_hash": f"h{value}", "hardware": "cpu", "data_source": "{}"},
+    )
+
+
+def test_combine_runs_nan_fills_other_layers_and_epochs():
+    spec = SweepSpec.from_dict({"grid": {"model": ["resnet20", "resnet32"]}, "zip": {"lr": [0.1, 0.2], "seed": [3, 4]}})
+    short = ["conv1", "layer1.0.conv1", "layer2.0.conv1", "head"]
+    long = ["conv1", "layer1.0.conv1", "layer1.1.conv1", "layer2.0.conv1", "layer2.1.conv1", "head"]
+    runs = [_fake_run(short, [0, 1], 1.0), _fake_run(short, [0, 1], 2.0)]
+    runs += [_fake_run(long, [0, 1, 2], 3.0), _fake_run(long, [0, 1, 2], 4.0)]
+    ds = combine_runs(spec, runs)
+    assert ds["layer_norm"].dims == ("model", "lr", "epoch", "layer")
+    assert list(ds.layer.values) == long  # the union keeps the network order
+    assert list(ds.epoch.values) == [0, 1, 2]
+    assert list(ds["seed"].values) == [3, 4] and ds["seed"].dims == ("lr",)
+    assert "scheduled_lr" in ds and "lr" in ds.coords  # the per-epoch lr makes way for the coordinate
+    short_run = ds["layer_norm"].sel(model="resnet20", lr=0.2)
+    assert np.isnan(short_run.sel(layer="layer1.1.conv1")).all() and np.isnan(short_run.sel(epoch=2)).all()
+    assert short_run.sel(layer="head", epoch=1).item() == 2.0
+    assert ds["selected_test_acc"].sel(model="resnet32", lr=0.1).item() == 3.0
+    assert ds["run_hash"].sel(model="resnet32", lr=0.2).item() == "h4.0"
+
+
+# --- serial sweep, cache and resume -----------------------------------------------------------------
+def test_serial_sweep_builds_a_dense_grid(reference):
+    ds, cache, prepare_calls = reference
+    table = summary_table(ds)
+    assert list(table.index) == ["sgd", "adam"] and list(table["lr"]) == [0.05, 0.005]
+    assert table.loc["sgd", "selected_spread_pp"] == spread(ds).sel(optimizer="sgd").item()
+    assert ds["test_acc"].dims == ("sigma_w", "optimizer", "epoch")
+    assert ds["layer_norm"].dims == ("sigma_w", "optimizer", "epoch", "layer")
+    assert list(ds.optimizer.values) == ["sgd", "adam"] and list(ds["lr"].values) == [0.05, 0.005]
+    assert ds.attrs["n_runs"] == 4 and ds.attrs["n_cached"] == 0
+    assert json.loads(ds.attrs["spec"])["zip"]["lr"] == [0.05, 0.005]
+    for key in ("git_commit", "initmem_version", "hardware", "data_source", "created", "wall_time_s"):
+        assert key in ds.attrs, key
+    assert json.loads(ds.attrs["data_source"])["format"] == "synthetic"
+    assert prepare_calls == 1  # all four runs share their data
+    for coords, config in SweepSpec.from_dict(SPEC).configs():
+        assert run_path(cache, config).exists()
+        assert ds["run_hash"].sel(sigma_w=coords["sigma_w"], optimizer=coords["optimizer"]).item() == config.hash()
+    assert not list(cache.glob(".*.tmp"))
+
+
+def test_cached_run_equals_a_direct_train_call(reference):
+    ds, cache, _ = reference
+    config = RunConfig(**BASE, sigma_w=2.0, optimizer="adam", lr=0.005)
+    direct = initmem.training.train(config)
+    cached = xr.load_dataset(run_path(cache, config), engine="h5netcdf")
+    xr.testing.assert_identical(_comparable(cached), _comparable(direct))
+    from_sweep = ds.sel(sigma_w=2.0, optimizer="adam").drop_vars(["sigma_w", "optimizer", "lr", "run_hash"])
+    np.testing.assert_array_equal(from_sweep["test_loss"], direct["test_loss"])
+    assert from_sweep["selected_test_acc"].item() == direct["selected_test_acc"].item()
+
+
+def test_rerun_trains_nothing_that_is_cached(reference, monkeypatch):
+    ds, cache, _ = reference
+    stale = cache / f".x.nc.{socket.gethostname()}.{_dead_pid()}.tmp"
+    stale.write_text("left by a killed sweep")
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("a cached run was trained again")
+
+    monkeypatch.setattr(initmem.training, "train", no_training)
+    again = sweep(SPEC, cache, progress=False)
+    assert again.attrs["n_cached"] == 4
+    xr.testing.assert_identical(_comparable(again), _comparable(ds))
+    assert not stale.exists()
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def test_failed_runs_are_reported_after_the_others_are_cached(reference, tmp_path, caplog):
+    ds, cache, _ = reference
+    grid = {"data": ["synthetic", str(tmp_path / "missing")], "sigma_w": [0.5, 2.0]}
+    spec = {"base": {**BASE, "optimizer": "sgd", "lr": 0.05}, "grid": grid}
+    with pytest.raises(RuntimeError, match="2 of 4 runs failed") as info:
+        sweep(spec, cache, progress=False)
+    bad = SweepSpec.from_dict(spec).configs()[2][1]
+    assert bad.hash() in str(info.value) and "DataError" in str(info.value)
+    assert "config:" in caplog.text and str(tmp_path / "missing") in caplog.text
+    assert not run_path(cache, bad).exists()
+
+
+def test_killed_sweep_resumes_without_losing_finished_runs(reference, tmp_path):
+    ds, _, _ = reference
+    cache = tmp_path / "cache"
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(json.dumps(SPEC))
+    command = [sys.executable, "-m", "initmem", "sweep", str(spec_file), "--cache", str(cache)]
+    command += ["--out", str(tmp_path / "out.nc")]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    try:
+        while not list(cache.glob("*.nc")):
+            assert process.poll() is None, f"the sweep ended before it was killed: {process.stderr.read().decode()}"
+            assert time.monotonic() < deadline, "no run finished within 120 s"
+            time.sleep(0.02)
+        os.kill(process.pid, signal.SIGKILL)
+    finally:
+        process.kill()
+        process.wait()
+        process.stderr.close()
+    finished = {path.name: (path.stat().st_mtime_ns, path.read_bytes()) for path in cache.glob("*.nc")}
+    assert 1 <= len(finished) < 4
+
+    resumed = sweep(SPEC, cache, progress=False)
+    assert resumed.attrs["n_cached"] == len(finished)
+    for name, (mtime, content) in finished.items():
+        assert (cache / name).stat().st_mtime_ns == mtime and (cache / name).read_bytes() == content
+    assert not list(cache.glob(".*.tmp"))
+    xr.testing.assert_identical(_comparable(resumed), _comparable(ds))
+
+
+# --- parallel executors ------------------------------------------------------------------------------
+@pytest.mark.parametrize("executor", ["dask", "processes"])
+def test_parallel_executors_equal_serial(reference, tmp_path, executor):
+    if executor == "dask":
+        pytest.importorskip("distributed")
+    ds, _, _ = reference
+    sgd_only = {**SPEC, "zip": {"optimizer": ["sgd"], "lr": [0.05]}}  # two of the reference's runs
+    parallel = sweep(sgd_only, tmp_path / "cache", executor=executor, workers=2, progress=False)
+    assert parallel.attrs["executor"] == executor and parallel.attrs["n_cached"] == 0
+    xr.testing.assert_identical(_comparable(parallel), _comparable(ds.isel(optimizer=[0])))
+
+
+def test_dask_accepts_a_client_and_reports_failed_runs(reference, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    _, cache, _ = reference
+    grid = {"sigma_w": [0.5, 2.0], "data": ["synthetic", str(tmp_path / "missing")]}
+    spec = {"base": {**BASE, "optimizer": "sgd", "lr": 0.05}, "grid": grid}
+    cluster_options = dict(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    with distributed.LocalCluster(**cluster_options) as cluster:
+        with distributed.Client(cluster) as client:
+            with pytest.raises(RuntimeError, match="2 of 4 runs failed"):
+                sweep(spec, cache, executor="dask", client=client, progress=False)
+            assert client.status == "running"  # a client passed in is left open
+
+
+# --- spread and summary table -------------------------------------------------------------------------
+def _accuracy_grid():
+    """selected/final test accuracy over sigma_w (3) x seed (2) x optimizer (2), with known spreads."""
+    selected = np.array([
+        [[60.0, 50.0], [62.0, 51.0]],   # sigma_w 0.5: seeds 0, 1; optimizers sgd, adam
+        [[50.0, 52.0], [54.0, 50.0]],   # sigma_w 1.0
+        [[40.0, 49.0], [38.0, 53.0]],   # sigma_w 2.0
+    ])  # fmt: skip
+    coords = {"sigma_w": [0.5, 1.0, 2.0], "seed": [0, 1], "optimizer": ["sgd", "adam"]}
+    dims = ("sigma_w", "seed", "optimizer")
+    return xr.Dataset({"selected_test_acc": (dims, selected), "final_test_acc": (dims, selected + 1.0)}, coords=coords)
+
+
+def test_spread_accepts_a_dataset_or_a_dataarray():
+    ds = _accuracy_grid()
+    per_seed = spread(ds)
+    assert per_seed.dims == ("seed", "optimizer")
+    assert per_seed.sel(seed=0, optimizer="sgd").item() == 20.0
+    xr.testing.assert_identical(spread(ds["selected_test_acc"]), per_seed)
+    with pytest.raises(ValueError, match="over"):
+        spread(ds, over="depth")
+
+
+def test_summary_table_treats_seeds_as_documented():
+    table = summary_table(_accuracy_grid())
+    assert list(table.index) == ["sgd", "adam"] and table.index.name == "optimizer"
+    sgd = table.loc["sgd"]
+    # seed-mean curve 61, 52, 39 -> spread 22; per-seed spreads 20 and 24
+    assert sgd["selected_spread_pp"] == pytest.approx(22.0)
+    assert sgd["selected_best_sigma_w"] == 0.5 and sgd["selected_worst_sigma_w"] == 2.0
+    assert sgd["selected_seed_spread_mean"] == pytest.approx(22.0)
+    assert sgd["selected_seed_spread_std"] == pytest.approx(math.sqrt(8.0))
+    half = 12.706 * math.sqrt(8.0) / math.sqrt(2.0)
+    assert sgd["selected_ci95_low"] == pytest.approx(22.0 - half, rel=1e-3)
+    assert sgd["selected_ci95_high"] == pytest.approx(22.0 + half, rel=1e-3)
+    assert sgd["selected_n_seeds"] == 2
+    adam = table.loc["adam"]  # seed-mean curve 50.5, 51, 51 -> 0.5; per-seed spreads 3 and 3
+    assert adam["selected_spread_pp"] == pytest.approx(0.5)
+    assert adam["selected_worst_sigma_w"] == 0.5
+    assert adam["selected_seed_spread_mean"] == pytest.approx(3.0) and adam["selected_seed_spread_std"] == 0.0
+    assert table.loc["sgd", "final_spread_pp"] == pytest.approx(22.0)
+
+
+def test_summary_table_with_one_seed_and_explicit_by():
+    one_seed = _accuracy_grid().isel(seed=0)
+    table = summary_table(one_seed, by="optimizer")
+    assert table.loc["sgd", "selected_spread_pp"] == 20.0
+    assert math.isnan(table.loc["sgd", "selected_ci95_low"]) and table.loc["sgd", "selected_n_seeds"] == 1
+    with pytest.raises(ValueError, match="optimizer"):
+        summary_table(_accuracy_grid(), by=[])
