@@ -284,6 +284,15 @@ def _sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
+def _portable(path: Path, root: Path) -> Path:
+    """``path`` relative to ``root`` when inside it (notebooks run with cwd=root), so that executed
+    notebooks and their digests do not depend on where the repository is checked out."""
+    try:
+        return path.relative_to(root)
+    except ValueError:
+        return path
+
+
 def _result_files(results_dir: Path, preset: str, name: str) -> list[Path]:
     files: list[Path] = []
     d = results_dir / preset / name
@@ -436,7 +445,7 @@ def run_notebooks(
         nb = jupytext.reads(text, fmt="py:percent")
         declared = notebook_parameter_names(nb)
         final = _final_parameters(
-            name, declared, preset, _presets.notebook_parameters(preset, name), user_params, results_dir
+            name, declared, preset, _presets.notebook_parameters(preset, name), user_params, _portable(results_dir, root)
         )
         digest = notebook_digest(text, final, _result_files(results_dir, preset, name), root)
         plans.append((name, path, nb, final, digest))

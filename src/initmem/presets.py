@@ -115,12 +115,12 @@ _SMOKE = {
 # --- cpu: a reduced-scale reproduction for a 2-core CPU, about 6 hours for all notebooks ----------
 _CPU_RUN = {"executor": "processes", "workers": 2, "num_threads": 1}
 _CPU_DATA = {
-    "data": None, "image_size": 16, "train_size": 5000, "val_size": 2500, "test_size": 2500,
-    "train_eval_size": 2000, "augment": True,
+    "data": None, "image_size": 32, "train_size": 5000, "val_size": 2000, "test_size": 2000,
+    "train_eval_size": 1000, "augment": False,
 }  # fmt: skip
 _CPU_01 = {
-    **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 128, "epochs": 100, "eval_every": 4,
-    "warmup_epochs": 1.0, "sigma_ws": [0.25, 0.5, 1.0, 2.5], "seeds": [0, 1],
+    **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 64, "epochs": 50, "eval_every": 2,
+    "warmup_epochs": 1.0, "sigma_ws": [0.25, 1.0, 2.5], "seeds": [0, 1],
     "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
     "lrs": [0.02, 0.002, 0.008, 0.008, 0.02],
     "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
@@ -129,21 +129,21 @@ _CPU_01 = {
 _CPU = {
     "01_optimizers": _CPU_01,
     "02_long_training": {
-        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 128, "lr": 0.02, "epochs": 400,
-        "eval_every": 5, "warmup_epochs": 1.0, "sigma_ws": [0.25, 1.0, 2.5], "seeds": [0, 1],
-        "horizons": [25, 50, 100, 200, 400], "reference_horizon": 100,
+        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 64, "lr": 0.02, "epochs": 200,
+        "eval_every": 2, "warmup_epochs": 1.0, "sigma_ws": [0.25, 2.5], "seeds": [0, 1],
+        "horizons": [10, 25, 50, 100, 200], "reference_horizon": 50,
     },
     "03_lr_and_l2": {
-        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 128, "epochs": 100, "eval_every": 4,
+        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 64, "epochs": 50, "eval_every": 2,
         "warmup_epochs": 1.0, "schedule": "step", "schedule_milestones": [0.8, 0.9], "schedule_gamma": 0.1,
-        "sigma_ws": [0.25, 1.0, 2.5], "seeds": [0, 1], "lrs": [0.02, 0.1], "weight_decays": [0.0, 0.001, 0.01],
+        "sigma_ws": [0.25, 2.5], "seeds": [0, 1], "lrs": [0.02, 0.1], "weight_decays": [0.0, 0.01],
     },
     "04_batch_size": {
-        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "lr": 0.02, "epochs": 40, "eval_every": 2,
-        "warmup_epochs": 1.0, "sigma_ws": [0.25, 1.0, 2.5], "seeds": [0, 1], "batch_sizes": [16, 32, 64, 128, 256],
+        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "lr": 0.02, "epochs": 20, "eval_every": 1,
+        "warmup_epochs": 1.0, "sigma_ws": [0.25, 2.5], "seeds": [0, 1], "batch_sizes": [16, 32, 64, 128, 256],
     },
     "05_depth": {
-        **_CPU_RUN, **_CPU_DATA, "augment": False, "train_size": 2000, "val_size": 1000, "test_size": 1000,
+        **_CPU_RUN, **_CPU_DATA, "image_size": 16, "train_size": 2000, "val_size": 1000, "test_size": 1000,
         "train_eval_size": 1000, "models": ["resnet9", "resnet20", "resnet56", "resnet110"], "widths": [8, 8, 8, 8],
         "batch_size": 64, "lr": 0.02, "epochs": 40, "eval_every": 2, "warmup_epochs": 1.0,
         "sigma_ws": [0.25, 1.0, 2.5], "seeds": [0],
@@ -226,60 +226,71 @@ PRESET_NOTES: dict[str, list[dict[str, str]]] = {
     ],
     "cpu": [
         {"setting": "network", "value": "ResNet-9, width 8 (~0.1 M parameters)", "notebooks": "01-04, 06",
-         "reason": "width 64 trains at ~120 img/s on 2 cores; width 8 at ~2,000 img/s on one core, and still "
-                   "interpolates 5,000 images"},
-        {"setting": "image_size", "value": "16 px (area-downsampled)", "notebooks": "all",
-         "reason": "4x fewer pixels: ~3.7x faster than 32 px at width 8 (measured: 1,965 vs 525 img/s, 1 thread)"},
-        {"setting": "train_size", "value": "5,000 images (class-balanced)", "notebooks": "01-04, 06",
+         "reason": "width 64 trains at ~120 img/s on 2 cores; width 8 at ~520 img/s on one core at 32 px, and "
+                   "still interpolates 5,000 images"},
+        {"setting": "image_size", "value": "32 px (05: 16 px)", "notebooks": "01-04, 06",
+         "reason": "measured here: at 16 px (3.4x cheaper) the effect all but vanished: low-lr SGD's test accuracy "
+                   "was 48.8 % at sigma_w 0.25 and 46.7 % at 2.5 (a 2 pp spread, sigma_w 2.5 not interpolating), "
+                   "whereas the guide's 32-px pilot with the same recipe gave 61.8 / 32.9 % (29 pp) with "
+                   "interpolation at every sigma_w. 05 measures interpolation only and keeps 16 px for its deep "
+                   "networks"},
+        {"setting": "train_size", "value": "5,000 images (class-balanced; 05: 2,000)", "notebooks": "01-06",
          "reason": "the guide's pilots; the budget is counted in steps (clocks), not in images"},
-        {"setting": "val_size / test_size / train_eval_size", "value": "2,500 / 2,500 / 2,000",
+        {"setting": "val_size / test_size / train_eval_size", "value": "2,000 / 2,000 / 1,000",
          "notebooks": "01-04, 06",
-         "reason": "evaluation is forward-only but costs as much as ~0.4 epoch per measurement on a CPU; 2,500 "
-                   "test images give a standard error of ~1 pp per accuracy, well below the spreads of interest; "
-                   "a 2,500-image validation split makes the best-validation-loss selection stable"},
-        {"setting": "eval_every", "value": "4 epochs (02: 5, 04/05: 2)", "notebooks": "01-05",
-         "reason": "~25-80 measurements per run keep evaluation below ~20 % of the cost; the selected checkpoint "
-                   "is then the best of the measured epochs"},
-        {"setting": "augment", "value": "random crop (2 px) + horizontal flip (05: off)", "notebooks": "01-04, 06",
-         "reason": "without augmentation Adam's validation loss bottoms out after 4-13 epochs on 5,000 images (pilot), "
-                   "so the selected predictor would be an early-stopped model that has not had time to forget; 05 "
-                   "measures interpolation, which augmentation would delay beyond the budget"},
-        {"setting": "batch_size", "value": "128 (05: 64)", "notebooks": "01-03, 06",
-         "reason": "the paper's b = 128; 05 uses 64 for twice as many steps on its 2,000 images"},
-        {"setting": "steps", "value": "100 epochs = 3,900 steps at b = 128", "notebooks": "01, 03, 06",
-         "reason": "budgeted by the clocks: Adam at lr 8e-3 reaches T_adapt ~ 31 (the pilots saw Adam's spread "
-                   "shrink from 14 to 6 pp between T_adapt 12.6 and 31.6); Muon T_adapt ~ 78"},
+         "reason": "evaluation is forward-only but still ~1/3 of a training image each; 2,000 test images give a "
+                   "standard error of ~1.1 pp per accuracy, well below the spreads of interest, and 2,000 "
+                   "validation images make the best-validation-loss selection stable"},
+        {"setting": "eval_every", "value": "2 epochs (04: 1)", "notebooks": "01-05",
+         "reason": "25-50 measurements per run: evaluation stays below ~15 % of the cost, and Adam's validation "
+                   "loss, which bottoms out within a few epochs, is still resolved"},
+        {"setting": "augment", "value": "off (as in the paper preset)", "notebooks": "all",
+         "reason": "measured here (16 px, b = 128, 3,900 steps): with random crops and flips low-lr SGD reached only "
+                   "72 % (sigma_w 0.25) and 47 % (sigma_w 2.5) training accuracy, so C1 ('interpolates yet keeps a "
+                   "spread') could not be tested and a spread would be plain undertraining. The price of no "
+                   "augmentation: Adam's validation loss bottoms out after ~4 epochs, so its selected predictor is an "
+                   "early checkpoint; every figure and table therefore shows the final-epoch accuracy beside the "
+                   "selected one"},
+        {"setting": "batch_size", "value": "64 (the paper: 128)", "notebooks": "01-03, 05, 06",
+         "reason": "twice the steps per image: the budget's 3,900 steps reach interpolation at sigma_w 2.5 (guide "
+                   "pilot: epoch 38 of 80) and T_adapt ~ 31 for Adam; at b = 128 the same cost gave 1,950 steps"},
+        {"setting": "steps", "value": "50 epochs = 3,900 steps", "notebooks": "01, 03, 06",
+         "reason": "budgeted by the clocks: Adam at lr 8e-3 reaches T_adapt ~ 31 (guide pilots: Adam's spread shrank "
+                   "from 14 to 6 pp between T_adapt 12.6 and 31.6); Muon reaches T_adapt ~ 78"},
         {"setting": "learning rates (01)", "value": "SGD 0.02; SGD+momentum 0.002 (momentum 0.9); Adam 8e-3; "
                    "AdamW 8e-3; Muon 0.02 (its AdamW group 8e-3)", "notebooks": "01, 06",
          "reason": "SGD 0.02 is the pilots' low-lr SGD (interpolates, keeps a large spread); momentum 0.9 at 0.002 has "
                    "the same effective step lr/(1-mu) = 0.02, so it isolates momentum from step size; Adam/AdamW at 8e-3 "
                    "reach T_adapt ~ 31 in the budget; 0.02 is Muon's customary rate"},
         {"setting": "AdamW decay / Muon decay", "value": "0.05 decoupled / 0", "notebooks": "01, 06",
-         "reason": "0.05 is a common AdamW setting (pilot: T_L2 0.63 at 6,300 steps); Muon without decay isolates "
-                   "the orthogonalised update from norm decay"},
+         "reason": "0.05 is a common AdamW setting (T_L2 ~ 1.6 here); Muon without decay isolates the orthogonalised "
+                   "update from norm decay"},
         {"setting": "warmup_epochs", "value": "1", "notebooks": "01-05",
          "reason": "a short linear warm-up keeps the first steps of small-sigma_w runs (effective lr eta/sigma_w^2) "
                    "stable; it does not depend on the run length, so 02's horizons remain exact prefixes"},
-        {"setting": "sigma_w grid", "value": "{0.25, 0.5, 1, 2.5} (02-05: {0.25, 1, 2.5})", "notebooks": "01-06",
-         "reason": "spans the paper's 0.1-2.5 on a log scale; fewer points where runs are long or numerous"},
+        {"setting": "sigma_w grid", "value": "{0.25, 1, 2.5} (02-04: {0.25, 2.5})", "notebooks": "01-06",
+         "reason": "spans the paper's 0.1-2.5 on a log scale; 02-04 keep the two ends, which bound the spread since "
+                   "accuracy falls monotonically with sigma_w under SGD (guide pilots)"},
         {"setting": "seeds", "value": "2 (05: 1)", "notebooks": "01-05",
-         "reason": "two seeds give a 95 % interval for every reported spread; 05 reports training accuracy and "
-                   "tau_interp, not a spread, and its deep networks dominate the cost"},
-        {"setting": "02 length", "value": "400 epochs (15,600 steps), horizons 25-400, reference 100",
-         "notebooks": "02", "reason": "4x the length of 01 at the same recipe (so its 100-epoch horizon is 01's SGD "
-                                     "run); the paper's 5,000 epochs are out of reach on a CPU"},
+         "reason": "two seeds give a 95 % interval for every reported spread (wide with two); 05 reports training "
+                   "accuracy and tau_interp, not a spread, and its deep networks dominate its cost"},
+        {"setting": "02 length", "value": "200 epochs (15,600 steps), horizons 10-200, reference 50",
+         "notebooks": "02", "reason": "4x the length of 01 with 01's SGD recipe, so its 50-epoch horizon is exactly "
+                                     "01's SGD run; the paper's 5,000 epochs are out of reach on a CPU"},
         {"setting": "03 schedule and grid", "value": "step decay x0.1 at 80 % and 90 % of training; lr {0.02, 0.1}, "
-                   "L2 {0, 1e-3, 1e-2}", "notebooks": "03",
-         "reason": "constant lr 0.1 was unstable at the end in the pilots; the grid spans T_L2 from 0 to ~3 "
-                   "(the pilots needed ln(43/12) = 1.3 for the norms to relax)"},
-        {"setting": "04 length", "value": "40 epochs, lr 0.02, b in {16, ..., 256}", "notebooks": "04",
-         "reason": "fixed epochs and lr as in the paper's design; 40 epochs because small batches cost ~2x per image"},
-        {"setting": "05 models and budget", "value": "ResNet-9/20/56/110 at width 8, 2,000 images, b = 64, 40 epochs",
-         "notebooks": "05", "reason": "ResNet-110 trains at ~60-100 img/s on one core even at width 8 and 16 px: "
-                                     "the deep networks get 1,250 steps, enough for ResNet-9 to interpolate at small "
-                                     "sigma_w"},
+                   "L2 {0, 0.01}", "notebooks": "03",
+         "reason": "constant lr 0.1 was unstable at the end in the guide's pilots; the grid spans T_L2 from 0 to ~3 "
+                   "(the pilots' norms relaxed to one equilibrium once T_L2 > ln(43/12) = 1.3)"},
+        {"setting": "04 length", "value": "20 epochs, lr 0.02, b in {16, ..., 256}", "notebooks": "04",
+         "reason": "fixed epochs and lr as in the paper's design; 20 epochs because b = 16 costs ~2x per image. Large "
+                   "batches are then undertrained (380 steps at b = 256), as in any fixed-epoch comparison"},
+        {"setting": "05 models and budget", "value": "ResNet-9/20/56/110 at width 8, 16 px, 2,000 images, b = 64, "
+                   "40 epochs", "notebooks": "05",
+         "reason": "ResNet-110 trains at ~180 img/s on one core even at width 8 and 16 px; 1,250 steps are enough "
+                   "for ResNet-9 to interpolate 2,000 images at small sigma_w"},
         {"setting": "executor", "value": "2 worker processes x 1 thread", "notebooks": "01-06",
-         "reason": "on 2 cores two single-thread runs beat one two-thread run (and stacking models is slower on CPUs)"},
+         "reason": "on 2 cores two single-thread runs beat one two-thread run (and stacking models is slower on CPUs); "
+                   "under contention a two-thread run was ~9x slower than a one-thread run"},
     ],
     "paper": [
         {"setting": "data", "value": "CIFAR-10, 45,000 train / 5,000 val / 10,000 test, 32 px, no augmentation",
@@ -304,23 +315,27 @@ PRESET_NOTES: dict[str, list[dict[str, str]]] = {
 # ==============================================================================================
 # Cost estimates
 # ==============================================================================================
-#: Training throughput (images/s, ONE thread, batch 128, augmentation off) measured on the 2-core development
-#: machine while other jobs shared it (load 3-4), keyed by (model, width, image_size). Evaluation (forward only)
-#: ran ~2.3x faster per image. Batch sizes change the per-image cost: see :data:`BATCH_FACTOR`.
+#: Training throughput (images/s, ONE thread, batch 64, no augmentation) measured on the 2-core development
+#: machine (torch 2.14.1, x86_64) while it was nearly idle (load ~1), keyed by (model, width, image_size).
+#: Forward-only evaluation ran ~2.8x faster per image. Other batch sizes: see :data:`BATCH_FACTOR`. Under heavy
+#: sharing (load 4-10 on 2 cores) the same runs took 2-3x longer.
 CPU_THROUGHPUT: dict[tuple[str, int, int], float] = {
-    ("resnet9", 4, 16): 3500.0,  # estimated (width 4 is overhead-bound); used by smoke only
-    ("resnet9", 8, 16): 1965.0,
-    ("resnet9", 8, 32): 525.0,
-    ("resnet9", 16, 16): 544.0,
-    ("resnet20", 4, 16): 1800.0,  # estimated
-    ("resnet20", 8, 16): 1250.0,
-    ("resnet20", 16, 16): 273.0,
-    ("resnet56", 8, 16): 267.0,
-    ("resnet110", 8, 16): 64.0,
+    ("resnet9", 4, 16): 3000.0,  # estimated (width 4 is overhead-bound); smoke only
+    ("resnet9", 8, 16): 1761.0,
+    ("resnet9", 8, 24): 1013.0,
+    ("resnet9", 8, 32): 517.0,
+    ("resnet9", 16, 16): 500.0,  # measured at batch 128 under load, scaled
+    ("resnet20", 4, 16): 1500.0,  # estimated; smoke only
+    ("resnet20", 8, 16): 911.0,
+    ("resnet56", 8, 16): 399.0,
+    ("resnet110", 8, 16): 182.0,
 }
-#: Relative training throughput per image against batch 128 (measured, ResNet-9 width 8, 16 px, 1 thread).
-BATCH_FACTOR: dict[int, float] = {16: 0.45, 32: 0.67, 64: 0.85, 128: 1.0, 256: 1.05, 512: 1.08}
-_EVAL_SPEEDUP = 2.3
+#: Relative training throughput per image against batch 64 (ResNet-9 width 8, 1 thread; 32 and 512 interpolated).
+BATCH_FACTOR: dict[int, float] = {16: 0.54, 32: 0.78, 64: 1.0, 128: 1.15, 256: 1.03, 512: 1.05}
+_EVAL_SPEEDUP = 2.8
+#: Whole run against the tight-loop benchmark (optimizer, data movement, bookkeeping): measured ~1.0 for a
+#: ResNet-9 width-8 run (about 250 s against 258 s estimated); 1.05 leaves room for Adam/Muon.
+_OVERHEAD = 1.05
 
 
 def _runs(name: str, p: dict[str, Any]) -> list[dict[str, Any]]:
@@ -362,11 +377,10 @@ def estimate_cost(preset: str, name: str) -> dict[str, Any]:
         b = run["batch_size"]
         images = epochs * (n_train // b) * b
         rate = CPU_THROUGHPUT.get((run["model"], run["width"], p.get("image_size", 32)), math.nan)
-        rate *= BATCH_FACTOR.get(b, 1.0)
         eval_images = evals * n_eval + p.get("train_eval_size", 0)
         total_train += images
         total_eval += eval_images
-        seconds += images / rate + eval_images / (rate * _EVAL_SPEEDUP / BATCH_FACTOR.get(b, 1.0))
+        seconds += _OVERHEAD * (images / (rate * BATCH_FACTOR.get(b, 1.0)) + eval_images / (rate * _EVAL_SPEEDUP))
     workers = max(1, p.get("workers") or 1)
     return {"runs": len(_runs(name, p)), "train_images": int(total_train), "eval_images": int(total_eval),
             "core_seconds": seconds, "wall_seconds": seconds / workers}  # fmt: skip

@@ -21,7 +21,7 @@ Why this is exactly K separate runs (up to float rounding):
   element independently, so this equals K separate optimizers. Muon orthogonalises per matrix, which
   a stacked (K, out, in, ...) tensor would mix: ``muon`` runs fall back to sequential :func:`train`
   calls (logged).
-* Epoch 0 is measured on each member's real module with :func:`initmem.training._measure` after the same
+* Epoch 0 is measured on each member's real module with ``initmem.training._measure`` after the same
   BatchNorm recalibration as :func:`train`; later epochs are evaluated with the vmapped model (eval
   mode, running statistics), per member.
 * Divergence: a member whose loss is not finite is marked diverged at that step and recorded no further

@@ -1,0 +1,137 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06. Radial memory: the final weight norm
+#
+# **Claim C7.** Under BatchNorm the norm of a kernel does not change the function, only the effective learning
+# rate of its direction (theory chapter T1). Where the norm ends up is therefore a direct record of what the
+# optimizer did with the initialization. The paper finds that under SGD the **final kernel norm stays coupled
+# to the initial one** (radial memory), whereas the adaptive optimizers **converge to a common norm scale**
+# whatever $\sigma_w$ was.
+#
+# This notebook reuses the runs of notebook 01 (same parameters, same run cache: nothing is retrained when 01
+# has run) and plots, per optimizer, the final total Frobenius norm of the kernels against the initial one on
+# log-log axes with the identity line, and the distance travelled from the initialization,
+# $\|W_T - W_0\|_F$, relative to the initial norm. One number summarises the coupling: the slope $s$ of
+# $\log\|W_T\|$ against $\log\|W_0\|$ across $\sigma_w$ (`initmem.analysis.norm_coupling`): $s = 1$ means the
+# final norm is proportional to the initial one, $s = 0$ a common final norm.
+
+# %% tags=["parameters"]
+preset = "smoke"
+results_dir = "results"
+executor = "serial"
+workers = None
+num_threads = 1
+model = "resnet9"
+width = 4
+data = "synthetic"
+image_size = 16
+train_size = 200
+val_size = 100
+test_size = 100
+train_eval_size = 100
+augment = False
+batch_size = 50
+epochs = 3
+eval_every = 1
+warmup_epochs = 0.0
+sigma_ws = [0.5, 2.0]
+seeds = [0]
+optimizers = ["sgd", "sgd_momentum", "adam", "adamw", "muon"]
+lrs = [0.05, 0.005, 0.005, 0.005, 0.02]
+weight_decays = [0.0, 0.0, 0.0, 0.05, 0.0]
+aux_lrs = [0.001, 0.001, 0.001, 0.001, 0.005]
+
+# %%
+import matplotlib.pyplot as plt
+from myst_nb import glue
+
+from initmem import analysis, plots
+
+# The same spec as notebook 01, run through 01's cache: the runs are read, not retrained, when 01 has run.
+spec = {
+    "base": {
+        "model": model, "width": width, "data": data, "image_size": image_size, "train_size": train_size,
+        "val_size": val_size, "test_size": test_size, "train_eval_size": train_eval_size, "augment": augment,
+        "batch_size": batch_size, "epochs": epochs, "eval_every": eval_every, "warmup_epochs": warmup_epochs,
+        "schedule": "constant", "progress": False, "num_threads": num_threads,
+    },
+    "grid": {"sigma_w": sigma_ws, "seed": seeds},
+    "zip": {"optimizer": optimizers, "lr": lrs, "weight_decay": weight_decays, "aux_lr": aux_lrs},
+}  # fmt: skip
+ds = analysis.run_experiment(
+    "06_norms", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers,
+    runs_from="01_optimizers",
+)  # fmt: skip
+print(plots.caption(ds), f"| runs read from the cache: {ds.attrs.get('n_cached', '?')} of {ds.attrs.get('n_runs', '?')}")
+
+# %%
+fig = plots.norm_scatter(ds, hue="optimizer")
+glue("e06_fig_norm_scatter", fig, display=False)
+plt.show()
+
+# %% [markdown]
+# ## The coupling slope per optimizer
+#
+# Mean over seeds of the per-seed slope, with its 95 % interval (two or more seeds), and the ratio of the
+# largest to the smallest final norm across $\sigma_w$ next to the same ratio of the initial norms.
+
+# %%
+import pandas as pd  # noqa: E402
+
+slopes = analysis.norm_coupling(ds)
+initial = ds["weight_norm"].isel(epoch=0)
+final = analysis.last_finite(ds["weight_norm"])
+rows = []
+for opt in ds["optimizer"].values:
+    mean, low, high, n = analysis.t_interval(slopes.sel(optimizer=opt).values)
+    f = final.sel(optimizer=opt)
+    i = initial.sel(optimizer=opt)
+    f = f.mean("seed") if "seed" in f.dims else f
+    i = i.mean("seed") if "seed" in i.dims else i
+    rows.append({
+        "optimizer": str(opt), "slope": mean, "slope_ci95_low": low, "slope_ci95_high": high,
+        "initial_norm_ratio": float(i.max() / i.min()), "final_norm_ratio": float(f.max() / f.min()),
+        "final_norm_min": float(f.min()), "final_norm_max": float(f.max()),
+    })  # fmt: skip
+table = pd.DataFrame(rows).set_index("optimizer")
+glue("e06_table", table.round(3))
+for opt in ("sgd", "sgd_momentum", "adam", "adamw", "muon"):
+    present = opt in table.index
+    glue(f"e06_slope_{opt}", float(table.loc[opt, "slope"]) if present else float("nan"), display=False)
+    glue(f"e06_final_ratio_{opt}", float(table.loc[opt, "final_norm_ratio"]) if present else float("nan"), display=False)
+glue("e06_initial_ratio", float(table["initial_norm_ratio"].iloc[0]), display=False)
+
+# %% [markdown]
+# The initial norms differ by a factor {glue:text}`e06_initial_ratio:.1f` across the $\sigma_w$ grid. At the end
+# of training SGD's final norms still differ by a factor {glue:text}`e06_final_ratio_sgd:.1f` (coupling slope
+# {glue:text}`e06_slope_sgd:.2f`); Adam's by {glue:text}`e06_final_ratio_adam:.1f` (slope
+# {glue:text}`e06_slope_adam:.2f`), AdamW's by {glue:text}`e06_final_ratio_adamw:.1f` (slope
+# {glue:text}`e06_slope_adamw:.2f`) and Muon's by {glue:text}`e06_final_ratio_muon:.1f` (slope
+# {glue:text}`e06_slope_muon:.2f`). The paper's SGD keeps the coupling and its adaptive optimizers lose it.
+#
+# Under plain SGD with BatchNorm the gradient is orthogonal to each scale-invariant kernel, so every step can
+# only *grow* the norm, by $\eta^2\|\nabla L\|^2$: a kernel that starts large stays large, and its effective learning
+# rate $\eta/\|W\|^2$ stays small. Adam's steps have a size set by $\eta$ rather than by the gradient, so the norm
+# grows like the accumulated step length, $\sum_k\eta_k$, until it dwarfs the initial norm: the $T_{adapt}$ clock.
+
+# %% [markdown]
+# ## Norms against the clocks
+#
+# Kernel norm during training with the adaptive clock $T_{adapt} = \sum_k\eta_k$ on the horizontal axis.
+
+# %%
+fig = plots.norm_trajectories(ds, col="optimizer", x="T_adapt", title="Kernel norm against the T_adapt clock")
+glue("e06_fig_norm_vs_T_adapt", fig, display=False)
+plt.show()

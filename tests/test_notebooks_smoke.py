@@ -1,0 +1,243 @@
+"""Every notebook (experiments 01-07, the reproduction ledger 99 and the theory notebooks T*) executes at the
+``smoke`` preset through the runner, shows its figures and glues the values its text refers to.
+
+One session-scoped execution of all notebooks (a few minutes on 2 cores) feeds most tests here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("papermill")
+pytest.importorskip("myst_nb")
+jupytext = pytest.importorskip("jupytext")
+nbformat = pytest.importorskip("nbformat")
+
+from initmem import experiments, presets  # noqa: E402
+
+pytestmark = pytest.mark.slow
+
+NOTEBOOKS = experiments.discover_notebooks()
+EXPERIMENTS = [n for n in NOTEBOOKS if n[:2].isdigit()]
+GLUE_PREFIX = "application/papermill.record/"
+GLUE_REF = re.compile(r"\{glue(?::\w+)?\}`([^`:]+)(?::[^`]*)?`|```\{glue(?::\w+)?\}\s+([^\s`]+)")
+
+#: Names each experiment notebook must glue (figures and the numbers the book and the ledger use).
+REQUIRED_GLUE = {
+    "01_optimizers": ["e01_fig_acc_vs_sigma", "e01_fig_spread", "e01_table", "e01_spread_sgd", "e01_spread_muon",
+                      "e01_final_spread_sgd", "e01_T_adapt_adam"],
+    "02_long_training": ["e02_fig_spread_vs_horizon", "e02_table", "e02_spread_reference", "e02_spread_longest",
+                         "e02_ratio"],
+    "03_lr_and_l2": ["e03_fig_heatmap", "e03_table", "e03_spread_base", "e03_spread_high_lr_l2", "e03_T_L2_high_lr_l2"],
+    "04_batch_size": ["e04_fig_spread_vs_batch", "e04_table", "e04_spread_small_b", "e04_spread_large_b"],
+    "05_depth": ["e05_fig_depth", "e05_table", "e05_train_deepest_high_sigma"],
+    "06_norms": ["e06_fig_norm_scatter", "e06_table", "e06_slope_sgd", "e06_slope_adam"],
+    "07_clocks": ["e07_fig_spread_vs_clocks", "e07_collapse", "e07_table"],
+    "99_reproduction": ["r_table", "r_c1_spread_sgd", "r_c2_spread_muon", "r_c1_verdict", "r_c7_verdict"],
+}  # fmt: skip
+#: Notebooks that draw figures (99 is a table).
+WITH_FIGURES = [n for n in NOTEBOOKS if n != "99_reproduction"]
+
+
+@pytest.fixture(scope="session")
+def smoke_run(tmp_path_factory):
+    """Run every notebook once at the smoke preset; returns (results by name, results_dir)."""
+    root = tmp_path_factory.mktemp("smoke")
+    results = experiments.run_notebooks(
+        preset="smoke", results_dir=root / "results", out_dir=root / "executed", force=True, progress=False
+    )
+    return {r.name: r for r in results}, root / "results"
+
+
+def _outputs(path: Path):
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            yield from cell.get("outputs", [])
+
+
+def _glued(path: Path) -> dict[str, dict]:
+    out = {}
+    for output in _outputs(path):
+        meta = output.get("metadata", {}).get("scrapbook")
+        if meta:
+            out[meta["name"]] = output.get("data", {})
+    return out
+
+
+def _images(path: Path) -> int:
+    count = 0
+    for output in _outputs(path):
+        data = output.get("data", {})
+        count += sum(1 for key in data if key.endswith("image/png"))
+    return count
+
+
+def _referenced(name: str) -> set[str]:
+    nb = jupytext.read(experiments.NOTEBOOKS_DIR / f"{name}.py")
+    names = set()
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for a, b in GLUE_REF.findall(cell.source):
+                names.add(a or b)
+    return {n for n in names if "::" not in n}
+
+
+def test_all_notebooks_are_discovered():
+    for name in ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth", "06_norms",
+                 "07_clocks", "99_reproduction"):  # fmt: skip
+        assert name in NOTEBOOKS
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_executes(smoke_run, name):
+    result = smoke_run[0][name]
+    assert result.ok, str(result)
+
+
+@pytest.mark.parametrize("name", WITH_FIGURES)
+def test_notebook_shows_figures(smoke_run, name):
+    result = smoke_run[0][name]
+    assert result.ok, str(result)
+    assert _images(result.output) >= 1, f"{name} produced no image/png output"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_referenced_glue_names_exist(smoke_run, name):
+    """Every {glue:...}`name` in the notebook's markdown is glued by the notebook itself."""
+    result = smoke_run[0][name]
+    assert result.ok, str(result)
+    missing = _referenced(name) - set(_glued(result.output))
+    assert not missing, f"{name} refers to glue names it never glues: {sorted(missing)}"
+
+
+@pytest.mark.parametrize("name", sorted(REQUIRED_GLUE))
+def test_required_glue(smoke_run, name):
+    result = smoke_run[0][name]
+    assert result.ok, str(result)
+    glued = _glued(result.output)
+    missing = [n for n in REQUIRED_GLUE[name] if n not in glued]
+    assert not missing, f"{name} does not glue {missing}"
+    for key, data in glued.items():
+        assert data and all(k.startswith(GLUE_PREFIX) or k in ("text/plain", "text/html", "image/png") for k in data)
+        if "_fig_" in key:
+            assert any(k.endswith("image/png") for k in data), f"{name}: figure glue {key} has no PNG"
+    if name == "99_reproduction":
+        assert any(k.endswith("text/html") for k in glued["r_table"]), "r_table is not a DataFrame"
+
+
+def test_results_files_written(smoke_run):
+    results, results_dir = smoke_run
+    for name in ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth", "06_norms"):
+        assert (results_dir / "smoke" / f"{name}.nc").is_file(), name
+        if name != "06_norms":
+            assert any((results_dir / "smoke" / name / "runs").glob("*.nc")), name
+    assert not (results_dir / "smoke" / "06_norms" / "runs").exists(), "06 must reuse 01's run cache"
+
+
+def test_norms_notebook_reuses_01(smoke_run):
+    import xarray as xr
+
+    _, results_dir = smoke_run
+    with xr.open_dataset(results_dir / "smoke" / "06_norms.nc", engine="h5netcdf") as ds:
+        assert int(ds.attrs["n_cached"]) == int(ds.attrs["n_runs"]), "06 retrained runs that 01 had cached"
+
+
+def test_ledger_has_every_claim(smoke_run):
+    result = smoke_run[0]["99_reproduction"]
+    data = _glued(result.output)["r_table"]
+    html = data.get(GLUE_PREFIX + "text/html") or data["text/html"]  # glue(display=True) has no prefix
+    for claim in ("C1", "C2", "C3", "C4", "C5", "C6", "C7"):
+        assert claim in html
+
+
+def test_batch_size_override_as_documented(tmp_path):
+    """`initmem experiments --only 04 -p batch_sizes "[32, 512]"` works at the smoke preset ..."""
+    results = experiments.run_notebooks(
+        preset="smoke", only="04", parameters={"batch_sizes": "[32, 512]"}, results_dir=tmp_path / "results",
+        out_dir=tmp_path / "executed", force=True, progress=False,
+    )  # fmt: skip
+    assert results[0].ok, str(results[0])
+    assert results[0].parameters["batch_sizes"] == [32, 512]
+
+
+def test_batch_size_larger_than_train_size_is_a_clear_error(tmp_path):
+    """... and a batch larger than the training set stops with a message naming both."""
+    results = experiments.run_notebooks(
+        preset="smoke", only="04", parameters={"batch_sizes": [32, 100000]}, results_dir=tmp_path / "results",
+        out_dir=tmp_path / "executed", force=True, progress=False,
+    )  # fmt: skip
+    assert not results[0].ok
+    assert "exceed train_size" in results[0].error and "100000" in results[0].error
+
+
+# --------------------------------------------------------------------------- parameters vs presets (no execution)
+
+
+def _defaults(name: str) -> dict:
+    nb = jupytext.read(experiments.NOTEBOOKS_DIR / f"{name}.py")
+    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    scope: dict = {}
+    exec(cell.source, scope)  # noqa: S102 - our own parameters cell: literals only
+    return {k: v for k, v in scope.items() if not k.startswith("__")}
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_parameters_cell_is_json_like_and_matches_smoke(name):
+    import json
+
+    defaults = _defaults(name)
+    assert defaults["preset"] == "smoke" and defaults["results_dir"] == "results"
+    json.dumps(defaults)  # papermill parameters must be JSON-like
+    smoke = presets.notebook_parameters("smoke", name)
+    for key, value in smoke.items():
+        assert key in defaults, f"{name}: preset parameter {key!r} is not in the parameters cell"
+        assert defaults[key] == value, f"{name}: default {key}={defaults[key]!r} differs from smoke {value!r}"
+
+
+@pytest.mark.parametrize("preset", presets.PRESETS)
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_every_preset_parameter_is_declared(preset, name):
+    declared = set(_defaults(name))
+    unknown = set(presets.notebook_parameters(preset, name)) - declared
+    assert not unknown, f"{preset}/{name}: {sorted(unknown)} are not parameters of the notebook"
+
+
+@pytest.mark.parametrize("preset", presets.PRESETS)
+def test_batch_sizes_fit_the_training_set(preset):
+    p = presets.notebook_parameters(preset, "04_batch_size")
+    size = p.get("train_size") or 45_000
+    assert max(p["batch_sizes"]) <= size and 512 <= size
+
+
+@pytest.mark.parametrize("preset", presets.PRESETS)
+def test_preset_sweeps_are_valid_specs(preset):
+    """Every experiment's sweep at every preset builds valid RunConfigs (no training)."""
+    from initmem.sweeps import SweepSpec
+
+    p = presets.notebook_parameters(preset, "01_optimizers")
+    data = {k: p[k] for k in ("data", "image_size", "train_size", "val_size", "test_size", "train_eval_size", "augment")}
+    SweepSpec.from_dict({
+        "base": {**data, "model": p["model"], "width": p["width"], "batch_size": p["batch_size"], "epochs": p["epochs"]},
+        "grid": {"sigma_w": p["sigma_ws"], "seed": p["seeds"]},
+        "zip": {"optimizer": p["optimizers"], "lr": p["lrs"], "weight_decay": p["weight_decays"], "aux_lr": p["aux_lrs"]},
+    })  # fmt: skip
+    p = presets.notebook_parameters(preset, "05_depth")
+    SweepSpec.from_dict({
+        "base": {"batch_size": p["batch_size"], "epochs": p["epochs"], "train_size": p["train_size"]},
+        "grid": {"sigma_w": p["sigma_ws"], "seed": p["seeds"]},
+        "zip": {"model": p["models"], "width": p["widths"]},
+    })  # fmt: skip
+    p = presets.notebook_parameters(preset, "02_long_training")
+    assert p["reference_horizon"] in p["horizons"] and max(p["horizons"]) <= p["epochs"]
+
+
+def test_cpu_preset_notes_and_costs():
+    assert presets.PRESET_NOTES["cpu"] and all(
+        set(row) == {"setting", "value", "notebooks", "reason"} for rows in presets.PRESET_NOTES.values() for row in rows
+    )
+    total = sum(presets.estimate_cost("cpu", n)["wall_seconds"] for n in presets.NOTEBOOK_PARAMETERS["cpu"])
+    assert 2 * 3600 < total < 8 * 3600
