@@ -21,7 +21,7 @@ from initmem import experiments, presets  # noqa: E402
 pytestmark = pytest.mark.slow
 
 NOTEBOOKS = experiments.discover_notebooks()
-EXPERIMENTS = [n for n in NOTEBOOKS if n[:2].isdigit()]
+EXPERIMENTS = [n for n in NOTEBOOKS if n[:2].isdigit() and n != "00_presets"]  # 00 renders tables only
 GLUE_PREFIX = "application/papermill.record/"
 GLUE_REF = re.compile(r"\{glue(?::\w+)?\}`([^`:]+)(?::[^`]*)?`|```\{glue(?::\w+)?\}\s+([^\s`]+)")
 
@@ -38,8 +38,8 @@ REQUIRED_GLUE = {
     "07_clocks": ["e07_fig_spread_vs_clocks", "e07_collapse", "e07_table"],
     "99_reproduction": ["r_table", "r_c1_spread_sgd", "r_c2_spread_muon", "r_c1_verdict", "r_c7_verdict"],
 }  # fmt: skip
-#: Notebooks that draw figures (99 is a table).
-WITH_FIGURES = [n for n in NOTEBOOKS if n != "99_reproduction"]
+#: Notebooks that draw figures (00 and 99 are tables).
+WITH_FIGURES = [n for n in NOTEBOOKS if n not in ("00_presets", "99_reproduction")]
 
 
 @pytest.fixture(scope="session")
