@@ -92,6 +92,13 @@ def test_select_notebooks():
         experiments.select_notebooks("99", names)
 
 
+def test_results_dir_outside_the_working_directory_stays_absolute(layout, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("elsewhere") / "results"
+    res = run_notebooks(preset="cpu", **{**layout, "results_dir": elsewhere})
+    meta = nbformat.read(res[0].output, as_version=4).metadata["initmem"]
+    assert meta["parameters"]["results_dir"] == str(elsewhere.resolve())
+
+
 def test_unknown_preset():
     with pytest.raises(ValueError, match="smoke, cpu, paper"):
         presets.notebook_parameters("laptop", "01_optimizers")
@@ -105,7 +112,9 @@ def test_parameters_injected_and_digest_reuse(layout):
     assert res[0].output == out
     assert "TOTAL=27 PRESET=cpu N=0" in _stdout(out)
     meta = nbformat.read(out, as_version=4).metadata["initmem"]
-    assert meta["parameters"]["results_dir"] == str(layout["results_dir"].resolve())
+    # inside the working directory the results folder is injected relative to it, so that executed
+    # notebooks and their digests do not depend on where the repository is checked out
+    assert meta["parameters"]["results_dir"] == "results"
     assert meta["parameters"]["scale"] == 3 and meta["digest"] == res[0].digest
 
     # Same inputs: reused, not executed.
