@@ -187,3 +187,13 @@ def test_cli_main(layout, monkeypatch, capsys):
     assert "TOTAL=14" in _stdout(layout["out_dir"] / "01_good.ipynb")
     assert experiments.main(argv[:4] + ["-p", "nope", "1"]) == 2
     assert json.loads(json.dumps(parse_parameter_value("[32, 512]"))) == [32, 512]
+
+
+def test_a_reader_notebook_depends_on_the_results_it_reads(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    (results / "smoke" / "01_src" / "runs").mkdir(parents=True)
+    run = results / "smoke" / "01_src" / "runs" / "a.nc"
+    run.write_bytes(b"x")
+    monkeypatch.setitem(presets.NOTEBOOK_READS, "07_reader", ("01_src",))
+    assert experiments._result_files(results, "smoke", "07_reader") == [run]
+    assert experiments._result_files(results, "smoke", "01_other") == []

@@ -294,14 +294,17 @@ def _portable(path: Path, root: Path) -> Path:
 
 
 def _result_files(results_dir: Path, preset: str, name: str) -> list[Path]:
+    """The result files a notebook depends on: its own and those of the notebooks it reads
+    (``presets.NOTEBOOK_READS``), so that 06, 07 and 99 re-execute when 01-05 change."""
     files: list[Path] = []
-    d = results_dir / preset / name
-    if d.is_dir():
-        files.extend(p for p in d.rglob("*") if p.is_file())
-    nc = results_dir / preset / f"{name}.nc"
-    if nc.is_file():
-        files.append(nc)
-    return sorted(files)
+    for source in (name, *_presets.NOTEBOOK_READS.get(name, ())):
+        d = results_dir / preset / source
+        if d.is_dir():
+            files.extend(p for p in d.rglob("*") if p.is_file())
+        nc = results_dir / preset / f"{source}.nc"
+        if nc.is_file():
+            files.append(nc)
+    return sorted(set(files))
 
 
 _MODULE_RE = re.compile(r"\binitmem\.([A-Za-z_]\w*)")
