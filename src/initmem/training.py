@@ -277,8 +277,9 @@ def train(
         model.train()
         lr = config.lr * multiplier(step)
         for x, y in train_batches(data.train, config.batch_size, epoch, config.data_seed, config.augment):
-            lr = config.lr * multiplier(step)
-            apply_lr_multiplier(optimizer, multiplier(step))
+            factor = multiplier(step)
+            lr = config.lr * factor
+            apply_lr_multiplier(optimizer, factor)
             with autocast():
                 loss = F.cross_entropy(forward(x), y)
             if not torch.isfinite(loss):
