@@ -33,7 +33,7 @@ def test_stacked_equals_separate_runs(optimizer, lr, extra):
     data = prepared_data(configs[0])
     stacked = train_stacked(configs, data=data)
     for config, ds in zip(configs, stacked):
-        alone = train(config, data=data)
+        alone = train(config.replace(channels_last=False), data=data)  # the stacked model is NCHW
         # same structure: variables, dims, coordinates, attributes (plus stacked=K)
         assert set(ds.data_vars) == set(alone.data_vars)
         assert dict(ds.sizes) == dict(alone.sizes) and list(ds.layer.values) == list(alone.layer.values)

@@ -132,8 +132,10 @@ class RunConfig:
     """Save a resumable checkpoint every this many epochs (0: never). Needs a checkpoint path in train()."""
     compile: bool = False
     """torch.compile the model (CUDA only; ignored on CPU)."""
-    channels_last: bool | None = None
-    """channels-last memory format; None means on for CUDA, off for CPU."""
+    channels_last: bool = True
+    """channels-last (NHWC) memory format for the model and the training batches. On the 2-core development CPU
+    it trained ResNet-9 (width 8, 32 px) 1.4x faster and evaluated it 1.6x faster (benchmarks/throughput.py
+    reports both layouts); it is the fast layout for cuDNN too. Results differ only by floating-point rounding."""
     bf16: bool = False
     """bf16 autocast (CUDA only). Changes the numbers, so it is part of the hash."""
 

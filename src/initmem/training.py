@@ -229,8 +229,7 @@ def train(
     checkpoint_path = Path(checkpoint_path) if checkpoint_path is not None else None
 
     model = seeded_model(config).to(device)
-    channels_last = config.channels_last if config.channels_last is not None else on_cuda
-    if channels_last:
+    if config.channels_last:
         model = model.to(memory_format=torch.channels_last)
     initial = {name: w.detach().clone() for name, w in kernel_parameters(model).items()}
     optimizer = build_optimizer(model, config)
@@ -280,6 +279,8 @@ def train(
             factor = multiplier(step)
             lr = config.lr * factor
             apply_lr_multiplier(optimizer, factor)
+            if config.channels_last:
+                x = x.contiguous(memory_format=torch.channels_last)
             with autocast():
                 loss = F.cross_entropy(forward(x), y)
             if not torch.isfinite(loss):
@@ -363,7 +364,7 @@ def _to_dataset(
         hardware=_hardware(device),
         data_source=json.dumps(data.source, sort_keys=True),
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        channels_last=int(bool(config.channels_last if config.channels_last is not None else device.type == "cuda")),
+        channels_last=int(config.channels_last),
         bf16=int(config.bf16 and device.type == "cuda"),
         compiled=int(config.compile and device.type == "cuda"),
     )
