@@ -20,9 +20,10 @@
 # to the initial one** (radial memory), whereas the adaptive optimizers **converge to a common norm scale**
 # whatever $\sigma_w$ was.
 #
-# This notebook reuses the runs of notebook 01 (same parameters, same run cache: nothing is retrained when 01
-# has run) and plots, per optimizer, the final total Frobenius norm of the kernels against the initial one on
-# log-log axes with the identity line, and the distance travelled from the initialization,
+# This notebook analyses the runs of notebook 01 at the same preset: it reads 01's results file and trains
+# nothing (re-execute 01 with new parameters, then this notebook, to see those). It plots, per optimizer, the
+# final total Frobenius norm of the kernels against the initial one on log-log axes with the identity line,
+# and the distance travelled from the initialization,
 # $\|W_T - W_0\|_F$, relative to the initial norm. One number summarises the coupling: the slope $s$ of
 # $\log\|W_T\|$ against $\log\|W_0\|$ across $\sigma_w$ (`initmem.analysis.norm_coupling`): $s = 1$ means the
 # final norm is proportional to the initial one, $s = 0$ a common final norm.
@@ -30,28 +31,6 @@
 # %% tags=["parameters"]
 preset = "smoke"
 results_dir = "results"
-executor = "serial"
-workers = None
-num_threads = 1
-model = "resnet9"
-width = 4
-data = "synthetic"
-image_size = 16
-train_size = 200
-val_size = 100
-test_size = 100
-train_eval_size = 100
-augment = False
-batch_size = 50
-epochs = 3
-eval_every = 1
-warmup_epochs = 0.0
-sigma_ws = [0.5, 2.0]
-seeds = [0]
-optimizers = ["sgd", "sgd_momentum", "adam", "adamw", "muon"]
-lrs = [0.05, 0.005, 0.005, 0.005, 0.02]
-weight_decays = [0.0, 0.0, 0.0, 0.05, 0.0]
-aux_lrs = [0.001, 0.001, 0.001, 0.001, 0.005]
 
 # %%
 import matplotlib.pyplot as plt
@@ -59,22 +38,9 @@ from myst_nb import glue
 
 from initmem import analysis, plots
 
-# The same spec as notebook 01, run through 01's cache: the runs are read, not retrained, when 01 has run.
-spec = {
-    "base": {
-        "model": model, "width": width, "data": data, "image_size": image_size, "train_size": train_size,
-        "val_size": val_size, "test_size": test_size, "train_eval_size": train_eval_size, "augment": augment,
-        "batch_size": batch_size, "epochs": epochs, "eval_every": eval_every, "warmup_epochs": warmup_epochs,
-        "schedule": "constant", "progress": False, "num_threads": num_threads,
-    },
-    "grid": {"sigma_w": sigma_ws, "seed": seeds},
-    "zip": {"optimizer": optimizers, "lr": lrs, "weight_decay": weight_decays, "aux_lr": aux_lrs},
-}  # fmt: skip
-ds = analysis.run_experiment(
-    "06_norms", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers,
-    runs_from="01_optimizers",
-)  # fmt: skip
-print(plots.caption(ds), f"| runs read from the cache: {ds.attrs.get('n_cached', '?')} of {ds.attrs.get('n_runs', '?')}")
+# Notebook 01's runs at this preset (run 01 first; nothing is trained here).
+ds = analysis.read_results(results_dir, preset, "01_optimizers", reader="06_norms")
+print(plots.caption(ds))
 
 # %%
 fig = plots.norm_scatter(ds, hue="optimizer")

@@ -128,9 +128,11 @@ def test_run_experiment_keeps_an_unchanged_file(tmp_path):
     again = analysis.run_experiment("01_optimizers", spec, preset="test", results_dir=tmp_path, progress=False)
     assert out.read_bytes() == before, "re-running a cached sweep must not rewrite the combined file"
     xr.testing.assert_equal(again["selected_test_acc"], ds["selected_test_acc"])
-    other = analysis.run_experiment("06_norms", spec, preset="test", results_dir=tmp_path, runs_from="01_optimizers",
-                                    progress=False, attrs={"note": [1, 2]})  # fmt: skip
-    assert int(other.attrs["n_cached"]) == 2 and json.loads(other.attrs["note"]) == [1, 2]
-    assert not (tmp_path / "test" / "06_norms" / "runs").exists()
-    assert set(analysis.load_results(tmp_path, "test", ["01_optimizers", "06_norms", "02_long_training"])) == {
-        "01_optimizers", "06_norms"}  # fmt: skip
+    noted = analysis.run_experiment("01_optimizers", spec, preset="test", results_dir=tmp_path, progress=False,
+                                    attrs={"note": [1, 2]})  # fmt: skip
+    assert int(noted.attrs["n_cached"]) == 2 and json.loads(noted.attrs["note"]) == [1, 2]
+    xr.testing.assert_identical(analysis.read_results(tmp_path, "test", "01_optimizers", reader="06_norms"), noted)
+    assert set(analysis.load_results(tmp_path, "test", ["01_optimizers", "02_long_training"])) == {"01_optimizers"}
+    with pytest.raises(FileNotFoundError, match=r"06_norms reads the results of 02_long_training at preset 'test'.*"
+                                                r"initmem experiments --preset test --only 02"):
+        analysis.read_results(tmp_path, "test", "02_long_training", reader="06_norms")

@@ -44,6 +44,7 @@ __all__ = [
     "SGD_FAMILY",
     "results_paths",
     "run_experiment",
+    "read_results",
     "load_results",
     "horizons_of",
     "spec_of",
@@ -117,14 +118,13 @@ def run_experiment(
     results_dir: str | os.PathLike = "results",
     executor: str = "serial",
     workers: int | None = None,
-    runs_from: str | None = None,
     progress: bool = True,
     attrs: Mapping[str, Any] | None = None,
 ) -> xr.Dataset:
     """Load-or-run the sweep ``spec`` of experiment ``name`` and save the combined Dataset.
 
-    Runs are cached in ``results/<preset>/<runs_from or name>/runs/``: a run already there is read, not
-    trained (so ``runs_from="01_optimizers"`` lets another notebook reuse 01's runs). The combined Dataset
+    Runs are cached in ``results/<preset>/<name>/runs/``: a run already there is read, not trained. The
+    combined Dataset
     gets the attributes ``preset`` and ``experiment`` and is written to ``results/<preset>/<name>.nc``,
     unless that file already holds exactly these runs (then the stored file is returned unchanged).
 
@@ -138,8 +138,6 @@ def run_experiment(
     from .sweeps import sweep
 
     runs_dir, out = results_paths(results_dir, preset, name)
-    if runs_from is not None:
-        runs_dir = results_paths(results_dir, preset, runs_from)[0]
     with warnings.catch_warnings():  # tqdm.auto warns at import when ipywidgets is missing (executed notebooks)
         warnings.filterwarnings("ignore", message="IProgress not found")
         ds = sweep(spec, runs_dir, executor=executor, workers=workers, progress=progress)
@@ -152,6 +150,22 @@ def run_experiment(
         return stored
     _write_atomic(ds, out)
     return ds
+
+
+def read_results(results_dir: str | os.PathLike, preset: str, name: str, *, reader: str) -> xr.Dataset:
+    """The combined Dataset of experiment ``name`` at ``preset``, for the notebook ``reader`` that analyses it.
+
+    Raises:
+        FileNotFoundError: naming the missing file and the command that makes it (nothing is trained here).
+    """
+    path = results_paths(results_dir, preset, name)[1]
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{reader} reads the results of {name} at preset {preset!r}, but {path} does not exist; "
+            f"make them first with: initmem experiments --preset {preset} --only {name[:2]}"
+        )
+    with xr.open_dataset(path, engine="h5netcdf") as ds:
+        return ds.load()
 
 
 def load_results(

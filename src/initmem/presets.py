@@ -107,7 +107,7 @@ _SMOKE = {
         **_SMOKE_RUN, **_SMOKE_DATA, "models": ["resnet9", "resnet20"], "widths": [4, 4], "batch_size": 50,
         "lr": 0.05, "epochs": 3, "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0],
     },
-    "06_norms": _SMOKE_01,  # the same runs as 01 (read from 01's cache)
+    "06_norms": {},  # reads 01's results
     "07_clocks": {},
     "99_reproduction": {},
 }  # fmt: skip
@@ -148,7 +148,7 @@ _CPU = {
         "batch_size": 64, "lr": 0.02, "epochs": 40, "eval_every": 2, "warmup_epochs": 1.0,
         "sigma_ws": [0.25, 1.0, 2.5], "seeds": [0],
     },
-    "06_norms": _CPU_01,
+    "06_norms": {},
     "07_clocks": {},
     "99_reproduction": {},
 }  # fmt: skip
@@ -190,7 +190,7 @@ _PAPER = {
         "widths": [64, 16, 16, 16], "batch_size": 128, "lr": 0.01, "epochs": 200, "eval_every": 1,
         "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1],
     },
-    "06_norms": _PAPER_01,
+    "06_norms": {},
     "07_clocks": {},
     "99_reproduction": {},
 }  # fmt: skip
