@@ -15,31 +15,52 @@
 # # Presets and the choices the paper does not state
 #
 # Every experiment runs at a **preset**, a compute budget. The tables below are generated from
-# `initmem.presets` (the one place where presets are defined), so they always show what the code does:
-# first the presets and their measured costs, then, for the preset selected by the `notes_preset` parameter, every
-# setting the paper does not state, the value chosen and the reason for it.
+# `initmem.presets` (the one place where presets are defined) and from the result files, so they always show
+# what the code does and what it cost: first the presets, then the measured cost of the results this book
+# renders, then, for the preset selected by the `notes_preset` parameter, the estimated cost of each notebook and
+# every setting the paper does not state, with the value chosen and the reason for it.
 
 # %% tags=["parameters"]
 notes_preset = "cpu"
+preset = "smoke"
+results_dir = "results"
 
 # %%
 import pandas as pd
 from IPython.display import Markdown, display
 
-from initmem import presets
+from initmem import analysis, presets
 
 overview = pd.DataFrame(
-    {
-        "preset": list(presets.PRESETS),
-        "what it is": [presets.PRESET_DESCRIPTIONS[p] for p in presets.PRESETS],
-        "measured cost": [
-            "; ".join(f"{nb}: {cost}" for nb, cost in presets.PRESET_COSTS[p].items()) or "not measured yet"
-            for p in presets.PRESETS
-        ],
-    }
+    {"preset": list(presets.PRESETS), "what it is": [presets.PRESET_DESCRIPTIONS[p] for p in presets.PRESETS]}
 ).set_index("preset")
 display(overview)
-display(Markdown(f"The book renders the results of the **{presets.BOOK_PRESET}** preset."))
+
+# %% [markdown]
+# ## What the rendered results cost
+#
+# Read from the provenance of every cached run of the preset this book renders: the number of runs, the sum of
+# their training wall times (each CPU run uses one thread, so this is core-hours; with two worker processes the
+# wall-clock time is about half) and the hardware they ran on.
+
+# %%
+costs = analysis.measured_costs(results_dir, preset)
+display(Markdown(f"The book renders the results of the **{preset}** preset."))
+display(costs.round(3) if len(costs) else Markdown("No runs of this preset are cached yet."))
+
+# %% [markdown]
+# ## Estimated cost at the selected preset
+#
+# `initmem.presets.estimate_cost` from single-thread throughputs measured on the 2-core development machine
+# (`initmem.presets.CPU_THROUGHPUT`): runs, images trained and evaluated, and hours with the preset's worker
+# processes. Re-measure `CPU_THROUGHPUT` on another machine before trusting the hours there.
+
+# %%
+estimates = pd.DataFrame({name: presets.estimate_cost(notes_preset, name) for name in analysis.EXPERIMENTS}).T
+estimates["wall_hours"] = estimates.pop("wall_seconds") / 3600.0
+estimates["core_hours"] = estimates.pop("core_seconds") / 3600.0
+display(Markdown(f"Preset **{notes_preset}**: about {estimates['wall_hours'].sum():.1f} h in all."))
+display(estimates.astype({"runs": int, "train_images": int, "eval_images": int}).round(2))
 
 # %% [markdown]
 # ## Choices at the selected preset

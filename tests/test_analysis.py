@@ -133,6 +133,12 @@ def test_run_experiment_keeps_an_unchanged_file(tmp_path):
     assert int(noted.attrs["n_cached"]) == 2 and json.loads(noted.attrs["note"]) == [1, 2]
     xr.testing.assert_identical(analysis.read_results(tmp_path, "test", "01_optimizers", reader="06_norms"), noted)
     assert set(analysis.load_results(tmp_path, "test", ["01_optimizers", "02_long_training"])) == {"01_optimizers"}
+    costs = analysis.measured_costs(tmp_path, "test")
+    seconds = [float(xr.open_dataset(f, engine="h5netcdf")["wall_time_s"]) for f in sorted(runs.glob("*.nc"))]
+    assert list(costs.index) == ["01_optimizers"] and int(costs.loc["01_optimizers", "runs"]) == 2
+    assert costs.loc["01_optimizers", "core_hours"] == pytest.approx(sum(seconds) / 3600.0)
+    assert costs.loc["01_optimizers", "minutes_per_run"] == pytest.approx(sum(seconds) / 2 / 60.0)
+    assert "threads" in costs.loc["01_optimizers", "hardware"]
     with pytest.raises(FileNotFoundError, match=r"06_norms reads the results of 02_long_training at preset 'test'.*"
                                                 r"initmem experiments --preset test --only 02"):
         analysis.read_results(tmp_path, "test", "02_long_training", reader="06_norms")

@@ -46,6 +46,7 @@ __all__ = [
     "run_experiment",
     "read_results",
     "load_results",
+    "measured_costs",
     "horizons_of",
     "spec_of",
     "field_value",
@@ -179,6 +180,35 @@ def load_results(
             with xr.open_dataset(path, engine="h5netcdf") as ds:
                 found[name] = ds.load()
     return found
+
+
+def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[str] = EXPERIMENTS):
+    """What the cached runs of ``preset`` cost, per experiment, read from the run files' provenance.
+
+    Returns a :class:`pandas.DataFrame` indexed by experiment with columns ``runs``, ``core_hours`` (the sum of
+    the runs' training wall times; every CPU-preset run uses one thread), ``minutes_per_run`` (their mean),
+    ``hardware`` and ``torch`` (the distinct values recorded, joined by "; "). Experiments without runs are
+    left out.
+    """
+    import pandas as pd
+
+    rows = []
+    for name in names:
+        runs_dir = results_paths(results_dir, preset, name)[0]
+        seconds, hardware, torch_versions = [], set(), set()
+        for path in sorted(runs_dir.glob("*.nc")):
+            with xr.open_dataset(path, engine="h5netcdf") as ds:
+                seconds.append(float(ds["wall_time_s"]))
+                hardware.add(str(ds.attrs.get("hardware", "?")))
+                torch_versions.add(str(ds.attrs.get("torch_version", "?")))
+        if seconds:
+            rows.append({
+                "experiment": name, "runs": len(seconds), "core_hours": sum(seconds) / 3600.0,
+                "minutes_per_run": float(np.mean(seconds)) / 60.0, "hardware": "; ".join(sorted(hardware)),
+                "torch": "; ".join(sorted(torch_versions)),
+            })  # fmt: skip
+    columns = ["experiment", "runs", "core_hours", "minutes_per_run", "hardware", "torch"]
+    return pd.DataFrame(rows, columns=columns).set_index("experiment")
 
 
 # ----------------------------------------------------------------------------------------------

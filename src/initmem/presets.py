@@ -19,8 +19,8 @@ How to add an entry
 ``NOTEBOOK_PARAMETERS`` holds one dict per preset, keyed by the notebook's name (the file name in
 ``notebooks/`` without ``.py``). Each value maps parameter names, which must be defined in that
 notebook's ``parameters`` cell, to JSON-like values (numbers, strings, booleans, lists, dicts).
-A notebook missing from a preset's dict runs with its own defaults. The measured cost of each preset
-belongs in ``PRESET_COSTS``.
+A notebook missing from a preset's dict runs with its own defaults. What a preset's runs cost is read from
+their result files (:func:`initmem.analysis.measured_costs`) and shown in the book's Setup chapter.
 
 Example::
 
@@ -36,7 +36,6 @@ __all__ = [
     "PRESETS",
     "BOOK_PRESET",
     "PRESET_DESCRIPTIONS",
-    "PRESET_COSTS",
     "NOTEBOOK_PARAMETERS",
     "NOTEBOOK_READS",
     "PRESET_NOTES",
@@ -58,10 +57,6 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
     "cpu": "small networks and a CIFAR-10 subset, sized for a laptop CPU (hours)",
     "paper": "the paper's protocol: full CIFAR-10 and full-width networks (a GPU job)",
 }
-
-#: Measured wall-clock cost per preset and notebook, e.g. ``{"cpu": {"01_optimizers": "40 min, 2 cores"}}``.
-#: Filled in when a preset is run; empty until then.
-PRESET_COSTS: dict[str, dict[str, str]] = {preset: {} for preset in PRESETS}
 
 # ==============================================================================================
 # The experiment notebooks (01-07, 99): their parameters at each preset
@@ -206,6 +201,7 @@ NOTEBOOK_PARAMETERS: dict[str, dict[str, dict[str, Any]]] = {
 #: Notebooks that read the results of other notebooks (besides their own): the runner's digest of a
 #: reader should cover these results too, so that it re-executes when they change.
 NOTEBOOK_READS: dict[str, tuple[str, ...]] = {
+    "00_presets": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
     "06_norms": ("01_optimizers",),
     "07_clocks": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
     "99_reproduction": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
