@@ -10,7 +10,8 @@ import pytest
 import xarray as xr
 
 from initmem.data import steps_per_epoch
-from initmem.training import EPOCH_METRICS, SCALAR_METRICS, train
+from initmem.records import EPOCH_METRICS, SCALAR_METRICS
+from initmem.training import train
 
 
 def _metrics_only(ds: xr.Dataset) -> xr.Dataset:

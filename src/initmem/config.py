@@ -14,7 +14,7 @@ import dataclasses
 import hashlib
 import json
 import math
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import Any, Mapping
 
 __all__ = [

@@ -21,7 +21,7 @@ Why this is exactly K separate runs (up to float rounding):
   element independently, so this equals K separate optimizers. Muon orthogonalises per matrix, which
   a stacked (K, out, in, ...) tensor would mix: ``muon`` runs fall back to sequential :func:`train`
   calls (logged).
-* Epoch 0 is measured on each member's real module with ``initmem.training._measure`` after the same
+* Epoch 0 is measured on each member's real module with ``initmem.records.measure`` after the same
   BatchNorm recalibration as :func:`train`; later epochs are evaluated with the vmapped model (eval
   mode, running statistics), per member.
 * Divergence: a member whose loss is not finite is marked diverged at that step and recorded no further
@@ -65,16 +65,8 @@ from .init import seeded_model
 from .metrics import ForgettingClocks, distance_from_init, frobenius_norms, total_norm
 from .models import kernel_parameters
 from .optim import apply_lr_multiplier, build_optimizer, lr_multiplier
-from .training import (
-    _History,
-    _measure,
-    _recalibrated_copy,
-    _recorded_epochs,
-    _save_checkpoint,
-    _to_dataset,
-    resolve_device,
-    train,
-)
+from .records import RunHistory, measure, recalibrated_copy, recorded_epochs, to_dataset
+from .training import resolve_device, save_checkpoint, train
 
 __all__ = ["INIT_FIELDS", "SEQUENTIAL_OPTIMIZERS", "stack_key", "stack_groups", "group_hash", "train_stacked"]
 
@@ -169,7 +161,7 @@ def _member_losses(logits: torch.Tensor, y: torch.Tensor, reduction: str) -> tor
 def _evaluate_stacked(stack: _Stack, data, batch_size: int, autocast) -> tuple[np.ndarray, np.ndarray]:
     """Per-member mean cross-entropy (nats) and accuracy (%) in eval mode: two arrays of shape (K,).
 
-    The vmapped counterpart of ``initmem.training._evaluate`` (per-batch float32 sums, float64 totals)."""
+    The vmapped counterpart of ``initmem.records.evaluate`` (per-batch float32 sums, float64 totals)."""
     loss_sum = torch.zeros(stack.k, dtype=torch.float64)
     correct = torch.zeros(stack.k, dtype=torch.int64)
     count = 0
@@ -185,7 +177,7 @@ def _evaluate_stacked(stack: _Stack, data, batch_size: int, autocast) -> tuple[n
 def _measure_stacked(
     stack: _Stack, data: PreparedData, config: RunConfig, initial: list[dict], autocast
 ) -> list[tuple[dict, dict]]:
-    """The ``_measure`` rows of every member: [(row, layer_norms)] * K (see ``initmem.training._measure``)."""
+    """The ``measure`` rows of every member: [(row, layer_norms)] * K (see ``initmem.records.measure``)."""
     bs = max(config.batch_size, 500)
     rows: list[dict[str, float]] = [{} for _ in range(stack.k)]
     for split in ("train", "val", "test"):
@@ -263,9 +255,9 @@ def train_stacked(
     n_steps = steps_per_epoch(len(data.train), ref.batch_size)
     multiplier = lr_multiplier(ref, n_steps)
     clocks = ForgettingClocks(ref.batch_size, ref.weight_decay)
-    recorded = _recorded_epochs(ref)
+    recorded = recorded_epochs(ref)
     k_total = len(configs)
-    histories = [_History() for _ in configs]
+    histories = [RunHistory() for _ in configs]
     alive = [True] * k_total
     walls = [0.0] * k_total
     start_epoch, step = 1, 0
@@ -283,8 +275,8 @@ def train_stacked(
         bs = max(ref.batch_size, 500)
         for k, (member, config) in enumerate(zip(members, configs)):
             t0 = time.perf_counter()
-            recalibrated = _recalibrated_copy(member, data.train_eval, bs)
-            row, layer_norms = _measure(recalibrated, data, config, initial[k], autocast)
+            recalibrated = recalibrated_copy(member, data.train_eval, bs)
+            row, layer_norms = measure(recalibrated, data, config, initial[k], autocast)
             row.update(lr=ref.lr * multiplier(0), step=0.0, **clocks.as_dict())
             histories[k].add(0, row, layer_norms)
             walls[k] += time.perf_counter() - t0
@@ -328,7 +320,7 @@ def train_stacked(
             walls[k] += share
         bar.update(1)
         if checkpoint_path is not None and ref.checkpoint_every and epoch % ref.checkpoint_every == 0:
-            _save_checkpoint(checkpoint_path, {
+            save_checkpoint(checkpoint_path, {
                 "version": STACKED_CHECKPOINT_VERSION, "hashes": [c.hash() for c in configs], "epoch": epoch,
                 "step": step, "stack": stack.state_dict(), "optimizer": optimizer.state_dict(),
                 "clocks": clocks.as_dict(), "histories": histories, "alive": alive, "walls": walls,
@@ -338,7 +330,7 @@ def train_stacked(
 
     datasets = []
     for k, config in enumerate(configs):
-        ds = _to_dataset(config, histories[k], recorded, not alive[k], walls[k], data, device)
+        ds = to_dataset(config, histories[k], recorded, not alive[k], walls[k], data, device)
         ds.attrs.update(stacked=k_total, channels_last=0, compiled=0)
         datasets.append(ds)
     if checkpoint_path is not None and checkpoint_path.exists():

@@ -709,12 +709,12 @@ def _distinct(runs: Sequence[xr.Dataset], attr: str) -> str:
 
 
 def _provenance(spec: SweepSpec, runs: Sequence[xr.Dataset]) -> dict[str, Any]:
-    from .training import _git_commit
+    from .records import git_commit
 
     return {
         "spec": spec.to_json(),
         "initmem_version": __version__,
-        "git_commit": _git_commit(),
+        "git_commit": git_commit(),
         "torch_version": _distinct(runs, "torch_version"),
         "python_version": sys.version.split()[0],
         "hardware": _distinct(runs, "hardware"),

@@ -7,7 +7,7 @@ it never raises. With ``checkpoint_path`` and ``config.checkpoint_every > 0`` th
 checkpoint (model, optimizer, clocks, metric history, RNG state) and resumes from it when restarted;
 the resumed run's metrics equal an uninterrupted run's.
 
-The returned Dataset has a dimension ``epoch`` (0 = at initialisation) and ``layer`` (kernel names):
+The returned Dataset (assembled by :mod:`initmem.records`) has a dimension ``epoch`` (0 = at initialisation) and ``layer`` (kernel names):
 
 ==================  =================  =======================================================
 variable            dims               meaning (units)
@@ -36,56 +36,29 @@ wall_time_s         -                  seconds spent training and evaluating
 from __future__ import annotations
 
 import contextlib
-import copy
-import datetime as _dt
-import json
 import logging
-import math
 import os
-import platform
-import subprocess
-import sys
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 import xarray as xr
 from tqdm.auto import tqdm
 
-from . import __version__
 from .config import RunConfig
-from .data import PreparedData, eval_batches, prepare_data, steps_per_epoch, train_batches
+from .data import PreparedData, prepare_data, steps_per_epoch, train_batches
 from .init import seeded_model
-from .metrics import (
-    ForgettingClocks,
-    best_index,
-    distance_from_init,
-    frobenius_norms,
-    repair_gap,
-    tau_interp,
-    total_norm,
-)
+from .metrics import ForgettingClocks
 from .models import kernel_parameters
 from .optim import apply_lr_multiplier, build_optimizer, lr_multiplier
+from .records import RunHistory, measure, recalibrated_copy, recorded_epochs, to_dataset
 
-__all__ = ["train", "resolve_device", "EPOCH_METRICS", "SCALAR_METRICS"]
+__all__ = ["train", "resolve_device", "save_checkpoint", "load_checkpoint"]
 
 log = logging.getLogger(__name__)
 
-#: Per-epoch scalar variables, in the order they are recorded.
-EPOCH_METRICS = (
-    "train_loss", "train_acc", "val_loss", "val_acc", "test_loss", "test_acc",
-    "weight_norm", "dist_from_init", "lr", "step", "T_SGD", "T_L2", "T_adapt",
-)  # fmt: skip
-#: Per-run scalar variables.
-SCALAR_METRICS = (
-    "best_epoch", "selected_test_acc", "selected_val_acc", "final_test_acc", "final_train_acc",
-    "tau_interp", "repair_gap", "diverged", "wall_time_s",
-)  # fmt: skip
 CHECKPOINT_VERSION = 1
 
 
@@ -98,95 +71,7 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
-@dataclass
-class _History:
-    """Metrics recorded so far: one dict of scalars per recorded epoch."""
-
-    epochs: list[int] = field(default_factory=list)
-    rows: list[dict[str, float]] = field(default_factory=list)
-    layer_rows: list[dict[str, float]] = field(default_factory=list)
-
-    def add(self, epoch: int, row: dict[str, float], layer_norms: dict[str, float]) -> None:
-        self.epochs.append(epoch)
-        self.rows.append(row)
-        self.layer_rows.append(layer_norms)
-
-
-def _recorded_epochs(config: RunConfig) -> list[int]:
-    """Epoch 0, every ``eval_every``-th epoch and the last one."""
-    return sorted({0, config.epochs, *range(config.eval_every, config.epochs + 1, config.eval_every)})
-
-
-@torch.no_grad()
-def _evaluate(model: torch.nn.Module, data, batch_size: int, autocast) -> tuple[float, float]:
-    """Mean cross-entropy and accuracy (%) of ``model`` in eval mode on a DeviceDataset."""
-    model.eval()
-    loss_sum, correct, count = 0.0, 0, 0
-    for x, y in eval_batches(data, batch_size):
-        with autocast():
-            logits = model(x)
-        loss_sum += float(F.cross_entropy(logits.float(), y, reduction="sum"))
-        correct += int((logits.argmax(1) == y).sum())
-        count += y.numel()
-    return loss_sum / count, 100.0 * correct / count
-
-
-@torch.no_grad()
-def _recalibrated_copy(model: torch.nn.Module, data, batch_size: int) -> torch.nn.Module:
-    """A copy whose BatchNorm running statistics are the exact averages over ``data``.
-
-    Used at epoch 0 only: a fresh network's running statistics (mean 0, var 1) do not describe its
-    activations, whose scale depends on sigma_w, so eval-mode metrics at initialisation would be
-    meaningless without this. The training trajectory is not touched.
-    """
-    clone = copy.deepcopy(model)
-    for module in clone.modules():
-        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
-            module.reset_running_stats()
-            module.momentum = None  # cumulative average
-    clone.train()
-    for x, _ in eval_batches(data, batch_size):
-        clone(x)
-    return clone
-
-
-def _measure(model, data: PreparedData, config: RunConfig, initial, autocast) -> tuple[dict, dict]:
-    """Losses, accuracies and norms of ``model`` at the current point."""
-    bs = max(config.batch_size, 500)
-    row: dict[str, float] = {}
-    for split in ("train", "val", "test"):
-        dataset = data.train_eval if split == "train" else getattr(data, split)
-        row[f"{split}_loss"], row[f"{split}_acc"] = _evaluate(model, dataset, bs, autocast)
-    kernels = kernel_parameters(model)
-    layer_norms = frobenius_norms(kernels)
-    row["weight_norm"] = total_norm(layer_norms)
-    row["dist_from_init"] = distance_from_init(kernels, initial)
-    return row, layer_norms
-
-
-def _git_commit() -> str:
-    """The commit of the source tree this package runs from, or '' outside a git checkout."""
-    root = Path(__file__).resolve().parents[2]
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
-        )
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
-            capture_output=True, text=True, timeout=5,
-        ).stdout.strip()  # fmt: skip
-        return out.stdout.strip() + ("-dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return ""
-
-
-def _hardware(device: torch.device) -> str:
-    if device.type == "cuda":
-        return torch.cuda.get_device_name(device)
-    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads"
-
-
-def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
+def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     """Write atomically: a temporary file in the same folder, then rename."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -194,7 +79,7 @@ def _save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
-def _load_checkpoint(path: Path | None, config: RunConfig) -> dict[str, Any] | None:
+def load_checkpoint(path: Path | None, config: RunConfig) -> dict[str, Any] | None:
     if path is None or not path.exists():
         return None
     state = torch.load(path, map_location="cpu", weights_only=False)
@@ -244,11 +129,11 @@ def train(
     n_steps = steps_per_epoch(len(data.train), config.batch_size)
     multiplier = lr_multiplier(config, n_steps)
     clocks = ForgettingClocks(config.batch_size, config.weight_decay)
-    history = _History()
-    recorded = _recorded_epochs(config)
+    history = RunHistory()
+    recorded = recorded_epochs(config)
     start_epoch, step, diverged, wall = 1, 0, False, 0.0
 
-    state = _load_checkpoint(checkpoint_path, config)
+    state = load_checkpoint(checkpoint_path, config)
     if state is not None:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
@@ -259,8 +144,8 @@ def train(
         log.info("resumed %s at epoch %d from %s", config.hash(), state["epoch"], checkpoint_path)
     else:
         t0 = time.perf_counter()
-        row, layer_norms = _measure(
-            _recalibrated_copy(model, data.train_eval, max(config.batch_size, 500)), data, config, initial, autocast
+        row, layer_norms = measure(
+            recalibrated_copy(model, data.train_eval, max(config.batch_size, 500)), data, config, initial, autocast
         )
         row.update(lr=config.lr * multiplier(0), step=0.0, **clocks.as_dict())
         history.add(0, row, layer_norms)
@@ -295,77 +180,22 @@ def train(
             log.warning("run %s diverged in epoch %d (non-finite loss)", config.hash(), epoch)
             break
         if epoch in recorded:
-            row, layer_norms = _measure(model, data, config, initial, autocast)
+            row, layer_norms = measure(model, data, config, initial, autocast)
             row.update(lr=lr, step=float(step), **clocks.as_dict())
             history.add(epoch, row, layer_norms)
             bar.set_postfix(train=f"{row['train_acc']:.1f}", val=f"{row['val_acc']:.1f}", refresh=False)
         wall += time.perf_counter() - t0
         bar.update(1)
         if checkpoint_path is not None and config.checkpoint_every and epoch % config.checkpoint_every == 0:
-            _save_checkpoint(checkpoint_path, {
+            save_checkpoint(checkpoint_path, {
                 "version": CHECKPOINT_VERSION, "config_hash": config.hash(), "epoch": epoch, "step": step,
                 "model": model.state_dict(), "optimizer": optimizer.state_dict(), "clocks": clocks.as_dict(),
                 "history": history, "wall_time_s": wall, "torch_rng": torch.get_rng_state(),
             })  # fmt: skip
     bar.close()
-    dataset = _to_dataset(config, history, recorded, diverged, wall, data, device)
+    dataset = to_dataset(config, history, recorded, diverged, wall, data, device)
     if checkpoint_path is not None and checkpoint_path.exists():
         checkpoint_path.unlink()
     return dataset
 
 
-def _to_dataset(
-    config: RunConfig, history: _History, recorded: list[int], diverged: bool, wall: float, data, device
-) -> xr.Dataset:
-    """Assemble the per-epoch history and the run-level scalars into one Dataset (NaN after divergence)."""
-    layers = list(history.layer_rows[0])
-    index = {epoch: i for i, epoch in enumerate(recorded)}
-    columns = {name: np.full(len(recorded), np.nan) for name in EPOCH_METRICS}
-    layer_norm = np.full((len(recorded), len(layers)), np.nan)
-    for epoch, row, norms in zip(history.epochs, history.rows, history.layer_rows):
-        for name in EPOCH_METRICS:
-            columns[name][index[epoch]] = row[name]
-        layer_norm[index[epoch]] = [norms[layer] for layer in layers]
-
-    epochs = np.asarray(recorded)
-    best = best_index(columns["val_loss"])
-    tau = tau_interp(epochs, columns["train_acc"])
-    last = int(np.flatnonzero(np.isfinite(columns["test_acc"]))[-1])
-    scalars = {
-        "best_epoch": float(epochs[best]) if best >= 0 else math.nan,
-        "selected_test_acc": columns["test_acc"][best] if best >= 0 else math.nan,
-        "selected_val_acc": columns["val_acc"][best] if best >= 0 else math.nan,
-        "final_test_acc": columns["test_acc"][last],
-        "final_train_acc": columns["train_acc"][last],
-        "tau_interp": tau,
-        "repair_gap": repair_gap(epochs, columns["val_acc"], tau),
-        "diverged": float(diverged),
-        "wall_time_s": wall,
-    }
-    ds = xr.Dataset(
-        {name: ("epoch", values) for name, values in columns.items()}
-        | {"layer_norm": (("epoch", "layer"), layer_norm)}
-        | {name: ((), float(value)) for name, value in scalars.items()},
-        coords={"epoch": epochs, "layer": np.array(layers, dtype=object)},
-    )
-    units = {"acc": "%", "loss": "nats"}
-    for name in ds.data_vars:
-        suffix = name.rsplit("_", 1)[-1]
-        if suffix in units:
-            ds[name].attrs["units"] = units[suffix]
-    ds.attrs.update(
-        config=config.to_json(),
-        config_hash=config.hash(),
-        initmem_version=__version__,
-        git_commit=_git_commit(),
-        torch_version=str(torch.__version__),
-        python_version=sys.version.split()[0],
-        device=str(device),
-        hardware=_hardware(device),
-        data_source=json.dumps(data.source, sort_keys=True),
-        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
-        channels_last=int(config.channels_last),
-        bf16=int(config.bf16 and device.type == "cuda"),
-        compiled=int(config.compile and device.type == "cuda"),
-    )
-    return ds
