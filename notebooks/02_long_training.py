@@ -51,6 +51,7 @@ sigma_ws = [0.5, 2.0]
 seeds = [0]
 horizons = [2, 4, 6]
 reference_horizon = 2
+checkpoint_every = 0  # epochs between resumable checkpoints (0: none); long runs survive an interrupted session
 
 # %%
 import matplotlib.pyplot as plt
@@ -68,6 +69,7 @@ spec = {
         "val_size": val_size, "test_size": test_size, "train_eval_size": train_eval_size, "augment": augment,
         "batch_size": batch_size, "epochs": epochs, "eval_every": eval_every, "warmup_epochs": warmup_epochs,
         "optimizer": "sgd", "lr": lr, "schedule": "constant", "progress": False, "num_threads": num_threads,
+        "checkpoint_every": checkpoint_every,
     },
     "grid": {"sigma_w": sigma_ws, "seed": seeds},
 }  # fmt: skip
