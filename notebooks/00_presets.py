@@ -16,9 +16,10 @@
 #
 # Every experiment runs at a **preset**, a compute budget. The tables below are generated from
 # `initmem.presets` (the one place where presets are defined) and from the result files, so they always show
-# what the code does and what it cost: first the presets, then the measured cost of the results this book
-# renders, then, for the preset selected by the `notes_preset` parameter, the estimated cost of each notebook and
-# every setting the paper does not state, with the value chosen and the reason for it.
+# what the code does and what it cost: first the presets and the preset each chapter is rendered at, then the
+# measured cost of this page's preset, then, for the preset selected by the `notes_preset` parameter, the
+# estimated cost of each notebook and every setting the paper does not state, with the value chosen and the
+# reason for it.
 
 # %% tags=["parameters"]
 notes_preset = "cpu"
@@ -30,6 +31,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 
 from initmem import analysis, presets
+from initmem.experiments import discover_notebooks
 
 overview = pd.DataFrame(
     {"preset": list(presets.PRESETS), "what it is": [presets.PRESET_DESCRIPTIONS[p] for p in presets.PRESETS]}
@@ -37,16 +39,28 @@ overview = pd.DataFrame(
 display(overview)
 
 # %% [markdown]
-# ## What the rendered results cost
+# ## Which preset each chapter shows
 #
-# Read from the provenance of every cached run of the preset this book renders: the number of runs, the sum of
-# their training wall times (each CPU run uses one thread, so this is core-hours; with two worker processes the
-# wall-clock time is about half) and the hardware they ran on.
+# A chapter is rendered at the `cpu` preset once all of its `cpu` runs are committed; until then it shows the
+# `smoke` preset, whose numbers mean nothing. Every chapter also prints its preset at the top.
+
+# %%
+chapters = pd.DataFrame(
+    {"chapter": list(discover_notebooks()), "preset": [presets.book_preset(n) for n in discover_notebooks()]}
+).set_index("chapter")
+display(chapters.T)
+
+# %% [markdown]
+# ## What the results of this preset cost
+#
+# Read from the provenance of every cached run of the preset this page was executed at: the number of runs, the
+# sum of their training wall times (each CPU run uses one thread, so this is core-hours; with two worker
+# processes the wall-clock time is about half) and the hardware they ran on.
 
 # %%
 costs = analysis.measured_costs(results_dir, preset)
-display(Markdown(f"The book renders the results of the **{preset}** preset."))
-display(costs.round(3) if len(costs) else Markdown("No runs of this preset are cached yet."))
+display(Markdown(f"Runs of the **{preset}** preset cached in `{results_dir}`:"))
+display(costs.round(3) if len(costs) else Markdown("none yet."))
 
 # %% [markdown]
 # ## Estimated cost at the selected preset

@@ -3,8 +3,8 @@
 :func:`build_book` does three things:
 
 1. makes sure MathJax is served from ``book/_static/mathjax/`` (no CDN; see :func:`ensure_mathjax`);
-2. executes the notebooks with :func:`initmem.experiments.run_notebooks` at the book's preset
-   (:data:`initmem.presets.BOOK_PRESET`); unchanged notebooks are reused, so a rebuild with nothing new
+2. executes the notebooks with :func:`initmem.experiments.run_notebooks`, each at the preset the book renders it
+   at (:func:`initmem.presets.book_preset`); unchanged notebooks are reused, so a rebuild with nothing new
    executes nothing;
 3. runs ``jupyter-book build <repo> --builder html -W -n --keep-going`` (warnings are errors,
    nitpicky cross-references) and returns the path of ``_build/html/index.html``.
@@ -12,7 +12,7 @@
 Example::
 
     from initmem.book import build_book
-    index = build_book()          # at presets.BOOK_PRESET
+    index = build_book()          # each notebook at presets.book_preset(name)
     print(index)                  # .../_build/html/index.html
 """
 
@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from . import presets as _presets
-from .experiments import REPO_ROOT, NotebookResult, run_notebooks
+from .experiments import REPO_ROOT, NotebookResult, discover_notebooks, run_notebooks
 
 __all__ = ["BookBuildError", "MATHJAX_VERSION", "MATHJAX_FILES", "ensure_mathjax", "build_book"]
 
@@ -124,7 +124,7 @@ def build_book(
     Parameters
     ----------
     preset
-        The preset whose results the book shows; default :data:`initmem.presets.BOOK_PRESET`.
+        Render every notebook at this preset; default: each at :func:`initmem.presets.book_preset`.
     force
         Re-execute every notebook, and rebuild every page (``--all``).
     root
@@ -145,11 +145,14 @@ def build_book(
         message ends with the tail of the build log, also saved as ``_build/book-build.log``).
     """
     root = Path(root).resolve() if root is not None else REPO_ROOT
-    preset = _presets.check_preset(preset or _presets.BOOK_PRESET)
+    if preset is not None:
+        _presets.check_preset(preset)
     ensure_mathjax(root / "book" / "_static")
 
     if execute:
-        results: list[NotebookResult] = run_notebooks(preset=preset, force=force, cwd=root)
+        results: list[NotebookResult] = []
+        for group_preset, names in _notebooks_by_preset(preset).items():
+            results += run_notebooks(preset=group_preset, only=names, force=force, cwd=root)
         failed = [r for r in results if not r.ok]
         if failed:
             raise BookBuildError(
@@ -189,6 +192,14 @@ def build_book(
         tail = "\n".join(output.splitlines()[-60:])
         raise BookBuildError(f"jupyter-book build failed (exit {proc.returncode}); log: {log_path}\n{tail}")
     return index
+
+
+def _notebooks_by_preset(preset: str | None) -> dict[str, list[str]]:
+    """The book's notebooks grouped by the preset they are rendered at (all at ``preset`` when given)."""
+    groups: dict[str, list[str]] = {}
+    for name in discover_notebooks():
+        groups.setdefault(preset or _presets.book_preset(name), []).append(name)
+    return groups
 
 
 def setup(app):  # pragma: no cover - called by Sphinx

@@ -35,6 +35,8 @@ from typing import Any
 __all__ = [
     "PRESETS",
     "BOOK_PRESET",
+    "BOOK_PRESET_BY_NOTEBOOK",
+    "book_preset",
     "PRESET_DESCRIPTIONS",
     "NOTEBOOK_PARAMETERS",
     "NOTEBOOK_READS",
@@ -48,8 +50,14 @@ __all__ = [
 #: The presets, from cheapest to most expensive.
 PRESETS: tuple[str, ...] = ("smoke", "cpu", "paper")
 
-#: The preset whose results are committed and rendered by ``initmem book``.
+#: The preset ``initmem book`` renders a notebook at, unless :data:`BOOK_PRESET_BY_NOTEBOOK` names another.
 BOOK_PRESET: str = "smoke"
+
+#: Notebooks the book renders at another preset than :data:`BOOK_PRESET`. A notebook moves to ``cpu`` only once
+#: every run of its ``cpu`` sweep (and of the sweeps it reads) is committed under ``results/cpu/``, so that
+#: building the book reads results and never trains (tests/test_book_presets.py checks this). Every page prints
+#: the preset it was executed at.
+BOOK_PRESET_BY_NOTEBOOK: dict[str, str] = {}
 
 #: One line per preset, shown by the CLI and the book.
 PRESET_DESCRIPTIONS: dict[str, str] = {
@@ -385,6 +393,11 @@ def estimate_cost(preset: str, name: str) -> dict[str, Any]:
     workers = max(1, p.get("workers") or 1)
     return {"runs": len(_runs(name, p)), "train_images": int(total_train), "eval_images": int(total_eval),
             "core_seconds": seconds, "wall_seconds": seconds / workers}  # fmt: skip
+
+
+def book_preset(name: str) -> str:
+    """The preset the book renders notebook ``name`` at."""
+    return BOOK_PRESET_BY_NOTEBOOK.get(name, BOOK_PRESET)
 
 
 def check_preset(preset: str) -> str:

@@ -1,0 +1,36 @@
+"""The book renders a notebook at the ``cpu`` preset only when building it reads results and never trains."""
+
+from __future__ import annotations
+
+import pytest
+import xarray as xr
+
+from initmem import analysis, presets
+from initmem.experiments import DEFAULT_RESULTS_DIR, discover_notebooks
+
+#: Experiments whose complete results a reader notebook needs (07 and 99 tolerate missing experiments).
+REQUIRES = {"06_norms": ("01_optimizers",)}
+RENDERED_ELSEWHERE = [n for n in discover_notebooks() if presets.book_preset(n) != presets.BOOK_PRESET]
+
+
+def test_book_presets_are_known_notebooks_and_presets():
+    notebooks = set(discover_notebooks())
+    for name, preset in presets.BOOK_PRESET_BY_NOTEBOOK.items():
+        assert name in notebooks, f"BOOK_PRESET_BY_NOTEBOOK names {name!r}, which is not a notebook"
+        assert preset in presets.PRESETS and preset != presets.BOOK_PRESET, (name, preset)
+    assert presets.book_preset("T1_scale_invariance") == presets.BOOK_PRESET
+
+
+@pytest.mark.parametrize("name", RENDERED_ELSEWHERE)
+def test_every_run_is_committed(name):
+    preset = presets.book_preset(name)
+    needed = [name] if name in analysis.EXPERIMENTS else []
+    for experiment in (*needed, *REQUIRES.get(name, ())):
+        runs_dir, combined = analysis.results_paths(DEFAULT_RESULTS_DIR, preset, experiment)
+        assert combined.is_file(), f"{name} is rendered at {preset} but {combined} is missing"
+        with xr.open_dataset(combined, engine="h5netcdf") as ds:
+            hashes = {str(h) for h in ds["run_hash"].values.ravel()}
+        expected = presets.estimate_cost(preset, experiment)["runs"]
+        assert len(hashes) == expected, f"{combined} holds {len(hashes)} runs; the {preset} sweep has {expected}"
+        missing = sorted(h for h in hashes if not (runs_dir / f"{h}.nc").is_file())
+        assert not missing, f"run files of {experiment} at {preset} are not committed: {missing}"
