@@ -341,7 +341,8 @@ CPU_THROUGHPUT: dict[tuple[str, int, int], float] = {
 }
 #: Relative training throughput per image against batch 64 (ResNet-9 width 8, 1 thread; 32 and 512 interpolated).
 BATCH_FACTOR: dict[int, float] = {16: 0.54, 32: 0.78, 64: 1.0, 128: 1.15, 256: 1.03, 512: 1.05}
-_EVAL_SPEEDUP = 2.8
+#: How many times cheaper one evaluated (forward-only) image is than one trained image.
+EVAL_SPEEDUP = 2.8
 #: Whole run against the tight-loop benchmark (optimizer, data movement, bookkeeping): measured ~1.0 for a
 #: ResNet-9 width-8 run (about 250 s against 258 s estimated); 1.05 leaves room for Adam/Muon.
 _OVERHEAD = 1.05
@@ -389,7 +390,7 @@ def estimate_cost(preset: str, name: str) -> dict[str, Any]:
         eval_images = evals * n_eval + p.get("train_eval_size", 0)
         total_train += images
         total_eval += eval_images
-        seconds += _OVERHEAD * (images / (rate * BATCH_FACTOR.get(b, 1.0)) + eval_images / (rate * _EVAL_SPEEDUP))
+        seconds += _OVERHEAD * (images / (rate * BATCH_FACTOR.get(b, 1.0)) + eval_images / (rate * EVAL_SPEEDUP))
     workers = max(1, p.get("workers") or 1)
     return {"runs": len(_runs(name, p)), "train_images": int(total_train), "eval_images": int(total_eval),
             "core_seconds": seconds, "wall_seconds": seconds / workers}  # fmt: skip
