@@ -79,3 +79,24 @@ def test_effective_decay_mode():
 def test_integer_for_a_float_field_is_the_same_run():
     assert RunConfig(sigma_w=1).hash() == RunConfig(sigma_w=1.0).hash()
     assert isinstance(RunConfig(lr=1).lr, float)
+
+
+def test_read_mapping_file_names_the_option_and_the_problem(tmp_path):
+    from initmem.config import read_mapping_file
+
+    good = tmp_path / "run.yaml"
+    good.write_text("lr: 0.05\nsigma_w: 2\n")
+    assert read_mapping_file(good, "--config") == {"lr": 0.05, "sigma_w": 2}
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("")
+    assert read_mapping_file(empty, "sweep spec") == {}
+    with pytest.raises(ConfigError, match=r"^--config: no such file .*missing\.yaml"):
+        read_mapping_file(tmp_path / "missing.yaml", "--config")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("lr: [0.05\n")
+    with pytest.raises(ConfigError, match=r"^sweep spec: .*broken\.yaml is not valid JSON/YAML"):
+        read_mapping_file(broken, "sweep spec")
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- 1\n- 2\n")
+    with pytest.raises(ConfigError, match=r"^--config: .*list\.yaml must hold a mapping, not a list"):
+        read_mapping_file(listed, "--config")

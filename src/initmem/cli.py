@@ -23,9 +23,8 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, Sequence
 
-import yaml
 
-from .config import ConfigError, RunConfig
+from .config import ConfigError, RunConfig, read_mapping_file
 
 __all__ = ["main", "load_config_file", "parse_field_value"]
 
@@ -34,16 +33,7 @@ USAGE_ERROR = 2
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
     """Read a JSON or YAML mapping of RunConfig fields."""
-    path = Path(path)
-    if not path.exists():
-        raise ConfigError(f"--config: no such file {path}")
-    try:
-        values = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"--config: {path} is not valid JSON/YAML ({exc.__class__.__name__})") from exc
-    if not isinstance(values, dict):
-        raise ConfigError(f"--config: {path} must hold a mapping of RunConfig fields")
-    return values
+    return read_mapping_file(path, "--config")
 
 
 def parse_field_value(name: str, text: str) -> Any:

@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any, Mapping
 
 __all__ = [
@@ -322,3 +323,26 @@ def _positive(name: str, value: float) -> None:
 def _positive_int(name: str, value: int, allow_zero: bool = False) -> None:
     if value < 0 or (value == 0 and not allow_zero):
         raise ConfigError(f"{name}: must be a positive integer, got {value!r}")
+
+
+def read_mapping_file(path: str | Path, what: str) -> dict[str, Any]:
+    """The mapping held by a JSON or YAML file (an empty file is an empty mapping).
+
+    Raises:
+        ConfigError: starting with ``what`` (the option or object being read) when the file is missing, is not
+            valid JSON/YAML, or holds something other than a mapping.
+    """
+    import yaml
+
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"{what}: no such file {path}")
+    try:
+        values = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{what}: {path} is not valid JSON/YAML ({exc.__class__.__name__})") from exc
+    if values is None:
+        return {}
+    if not isinstance(values, dict):
+        raise ConfigError(f"{what}: {path} must hold a mapping, not a {type(values).__name__}")
+    return values

@@ -63,10 +63,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
-import yaml
 
 from . import __version__
-from .config import EXECUTION_FIELDS, ConfigError, RunConfig
+from .config import EXECUTION_FIELDS, ConfigError, RunConfig, read_mapping_file
 from .metrics import spread as _spread
 
 if TYPE_CHECKING:
@@ -143,14 +142,7 @@ class SweepSpec:
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> "SweepSpec":
         """Read a YAML or JSON spec file."""
-        path = Path(path)
-        if not path.is_file():
-            raise ConfigError(f"sweep spec: no such file {path}")
-        try:
-            values = yaml.safe_load(path.read_text())
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"sweep spec: {path} is not valid YAML/JSON ({exc.__class__.__name__})") from exc
-        return cls.from_dict(values if values is not None else {})
+        return cls.from_dict(read_mapping_file(path, "sweep spec"))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict that :meth:`from_dict` turns back into an equal spec."""
