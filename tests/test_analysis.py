@@ -142,3 +142,16 @@ def test_run_experiment_keeps_an_unchanged_file(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"06_norms reads the results of 02_long_training at preset 'test'.*"
                                                 r"initmem experiments --preset test --only 02"):
         analysis.read_results(tmp_path, "test", "02_long_training", reader="06_norms")
+
+
+def test_c2_needs_sgd_to_remember_more_than_the_noise_floor_beyond_adaptive():
+    results = _results()
+    opt = results["01_optimizers"]
+    acc = opt["selected_test_acc"]
+    acc.loc[{"optimizer": ["adam", "adamw", "muon"]}] = 60.0  # no spread at all
+    acc.loc[{"optimizer": "sgd"}] = 60.0
+    acc.loc[{"optimizer": "sgd", "sigma_w": 2.5}] = 56.0  # SGD: 4 pp, below the 5 pp margin
+    row = analysis.reproduction_table(results).loc["C2"]
+    assert row["verdict"] == analysis.NOT_REPRODUCED and "noise floor" in row["note"]
+    acc.loc[{"optimizer": "sgd", "sigma_w": 2.5}] = 44.0  # SGD: 16 pp, adaptive 0 pp
+    assert analysis.reproduction_table(results).loc["C2", "verdict"] == analysis.IN_SIZE

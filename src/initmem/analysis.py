@@ -488,8 +488,9 @@ PAPER: dict[str, dict[str, Any]] = {
 VERDICT_RULES: dict[str, str] = {
     "C1": "direction: SGD spread >= 5 pp; size: also within a factor 2 of 26.5 pp (13.25-53 pp) and every "
     "SGD run reaches >= 99.5 % training accuracy",
-    "C2": "direction: each adaptive optimizer's spread < SGD's; size: also the largest adaptive spread "
-    "<= 8 pp (twice the paper's ~4 pp) and <= half of SGD's",
+    "C2": "direction: SGD's spread exceeds every adaptive optimizer's by >= 5 pp (the noise floor; the paper: "
+    "26.5 against ~4 pp); size: also the largest adaptive spread <= 8 pp (twice the paper's ~4 pp) and <= half "
+    "of SGD's",
     "C3": "r = spread at the longest horizon / spread at the reference length; direction: r >= 0.5 (most of the "
     "memory survives); size: r >= 0.75 with a horizon ratio >= 4",
     "C4": "r = spread of the highest-lr, strongest-L2 cell / spread of the lowest-lr, no-L2 cell; direction: "
@@ -604,12 +605,15 @@ def _claim_c2(ds: xr.Dataset) -> dict:
     adaptive = {o: float(spreads.sel(optimizer=o)) for o in present}
     worst = max(adaptive, key=adaptive.get)
     _, low, high, _ = t_interval(_seed_spreads(ds).sel(optimizer=worst).values)
-    direction = all(v < sgd for v in adaptive.values())
+    direction = sgd - adaptive[worst] >= _NOISE_FLOOR_PP
     size = direction and adaptive[worst] <= 2 * PAPER["C2"]["value"] and adaptive[worst] <= 0.5 * sgd
     ours = "; ".join(f"{o} {v:.1f} pp" for o, v in adaptive.items()) + f" (SGD {sgd:.1f} pp; largest {worst}"
     ours += f" 95 % CI [{low:.1f}, {high:.1f}])" if np.isfinite(low) else ")"
     clocks = {f"T_adapt({o})": _clocks_of(ds, optimizer=o).get("T_adapt", math.nan) for o in present}
-    note = "" if sgd >= _NOISE_FLOOR_PP else "SGD's own spread is below the 5 pp noise floor: little to erase"
+    note = ""
+    if sgd < 2 * _NOISE_FLOOR_PP:
+        note = (f"SGD's own spread ({sgd:.1f} pp) is within twice the 5 pp noise floor: at this budget SGD keeps too "
+                "little memory for the adaptive optimizers to be seen erasing it")  # fmt: skip
     return _row("C2", ours, adaptive[worst], _verdict(direction, size), _scale(ds), _fmt_clocks(clocks), note)
 
 

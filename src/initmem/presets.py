@@ -57,7 +57,9 @@ BOOK_PRESET: str = "smoke"
 #: every run of its ``cpu`` sweep (and of the sweeps it reads) is committed under ``results/cpu/``, so that
 #: building the book reads results and never trains (tests/test_book_presets.py checks this). Every page prints
 #: the preset it was executed at.
-BOOK_PRESET_BY_NOTEBOOK: dict[str, str] = {}
+BOOK_PRESET_BY_NOTEBOOK: dict[str, str] = {
+    "00_presets": "cpu", "01_optimizers": "cpu", "06_norms": "cpu", "07_clocks": "cpu", "99_reproduction": "cpu",
+}  # fmt: skip
 
 #: One line per preset, shown by the CLI and the book.
 PRESET_DESCRIPTIONS: dict[str, str] = {
