@@ -706,7 +706,14 @@ def _claim_c6(ds: xr.Dataset) -> dict:
     ours = (f"{deepest}: final train acc {deep_lo:.1f} % at sigma_w {sig[0]:g}, {deep_hi:.1f} % at {sig[-1]:g}; "
             f"reference ({ref_label}) {ref_hi:.1f} %")  # fmt: skip
     clocks = _clocks_of(ds, model=deepest)
-    return _row("C6", ours, deep_hi, _verdict(direction, size), _scale(ds), _fmt_clocks(clocks))
+    notes = []
+    if ref_name and float(train.sel(model=ref_name, sigma_w=sig[0])) < 99.5:
+        notes.append(f"the reference ResNet-9 does not interpolate even at sigma_w {sig[0]:g} "
+                     f"({float(train.sel(model=ref_name, sigma_w=sig[0])):.1f} %): this budget is too small for it, "
+                     "so the depth contrast cannot show")  # fmt: skip
+    failing = [m for m in models if float(train.sel(model=m, sigma_w=sig[-1])) < 99.5]
+    notes.append(f"below 99.5 % train accuracy at sigma_w {sig[-1]:g}: {', '.join(failing) or 'none'}")
+    return _row("C6", ours, deep_hi, _verdict(direction, size), _scale(ds), _fmt_clocks(clocks), "; ".join(notes))
 
 
 def _depth(model: str) -> int:

@@ -58,7 +58,8 @@ BOOK_PRESET: str = "smoke"
 #: building the book reads results and never trains (tests/test_book_presets.py checks this). Every page prints
 #: the preset it was executed at.
 BOOK_PRESET_BY_NOTEBOOK: dict[str, str] = {
-    "00_presets": "cpu", "01_optimizers": "cpu", "06_norms": "cpu", "07_clocks": "cpu", "99_reproduction": "cpu",
+    "00_presets": "cpu", "01_optimizers": "cpu", "05_depth": "cpu", "06_norms": "cpu", "07_clocks": "cpu",
+    "99_reproduction": "cpu",
 }  # fmt: skip
 
 #: One line per preset, shown by the CLI and the book.
@@ -232,8 +233,8 @@ PRESET_NOTES: dict[str, list[dict[str, str]]] = {
     ],
     "cpu": [
         {"setting": "network", "value": "ResNet-9, width 8 (~0.1 M parameters)", "notebooks": "01-04, 06",
-         "reason": "width 64 trains at ~120 img/s on 2 cores; width 8 at ~520 img/s on one core at 32 px, and "
-                   "still interpolates 5,000 images"},
+         "reason": "width 64 trains at ~120 img/s on 2 cores; width 8 at ~720 img/s per core at 32 px, and "
+                   "still interpolates 5,000 images (SGD at sigma_w 0.25, Adam at every sigma_w)"},
         {"setting": "image_size", "value": "32 px (05: 16 px)", "notebooks": "01-04, 06",
          "reason": "measured here (seed 0, b = 64, 6,240 steps): at 16 px (3.4x cheaper) the effect all but "
                    "vanished: low-lr SGD's selected test accuracy was 48.8 % at sigma_w 0.25 and 46.7 % at 2.5. At "
@@ -297,8 +298,10 @@ PRESET_NOTES: dict[str, list[dict[str, str]]] = {
                    "batches are then undertrained (380 steps at b = 256), as in any fixed-epoch comparison"},
         {"setting": "05 models and budget", "value": "ResNet-9/20/56/110 at width 8, 16 px, 2,000 images, b = 64, "
                    "40 epochs", "notebooks": "05",
-         "reason": "ResNet-110 trains at ~180 img/s on one core even at width 8 and 16 px; 1,250 steps are enough "
-                   "for ResNet-9 to interpolate 2,000 images at small sigma_w"},
+         "reason": "ResNet-110 trains at ~260 img/s on one core even at width 8 and 16 px. Measured here: in these "
+                   "1,250 steps the deep nets interpolate at sigma_w 0.25 but ResNet-9 reaches only 84 % training "
+                   "accuracy, so the depth contrast of C6 needs a longer ResNet-9 "
+                   "budget or 32 px: the first knob to try"},
         {"setting": "executor", "value": "2 worker processes x 1 thread", "notebooks": "01-06",
          "reason": "on 2 cores two single-thread runs beat one two-thread run (and stacking models is slower on CPUs); "
                    "under contention a two-thread run was ~9x slower than a one-thread run"},
@@ -326,20 +329,22 @@ PRESET_NOTES: dict[str, list[dict[str, str]]] = {
 # ==============================================================================================
 # Cost estimates
 # ==============================================================================================
-#: Training throughput (images/s, ONE thread, batch 64, no augmentation) measured on the 2-core development
-#: machine (torch 2.14.1, x86_64) while it was nearly idle (load ~1), keyed by (model, width, image_size).
-#: Forward-only evaluation ran ~2.8x faster per image. Other batch sizes: see :data:`BATCH_FACTOR`. Under heavy
-#: sharing (load 4-10 on 2 cores) the same runs took 2-3x longer.
+#: Training throughput (images/s per core, ONE thread per run, batch 64, no augmentation, channels-last) on the
+#: 2-core development machine (torch 2.14.1, x86_64), keyed by (model, width, image_size). Measured from the
+#: committed cpu-preset runs with two runs side by side (``python benchmarks/run_throughput.py``: training images
+#: plus evaluated images / EVAL_SPEEDUP, over each run's wall time; medians of 3-24 runs). Entries marked
+#: "estimated" were not run. Other batch sizes: see :data:`BATCH_FACTOR`. Under heavy sharing (load 4-10 on
+#: 2 cores) runs took 2-3x longer.
 CPU_THROUGHPUT: dict[tuple[str, int, int], float] = {
     ("resnet9", 4, 16): 3000.0,  # estimated (width 4 is overhead-bound); smoke only
-    ("resnet9", 8, 16): 1761.0,
-    ("resnet9", 8, 24): 1013.0,
-    ("resnet9", 8, 32): 517.0,
-    ("resnet9", 16, 16): 500.0,  # measured at batch 128 under load, scaled
+    ("resnet9", 8, 16): 2811.0,
+    ("resnet9", 8, 24): 1400.0,  # estimated: 1,013 img/s measured in NCHW x 1.38 (the layout's gain at 32 px)
+    ("resnet9", 8, 32): 716.0,
+    ("resnet9", 16, 16): 690.0,  # estimated: measured at batch 128 under load, scaled, x 1.38
     ("resnet20", 4, 16): 1500.0,  # estimated; smoke only
-    ("resnet20", 8, 16): 911.0,
-    ("resnet56", 8, 16): 399.0,
-    ("resnet110", 8, 16): 182.0,
+    ("resnet20", 8, 16): 1453.0,
+    ("resnet56", 8, 16): 446.0,
+    ("resnet110", 8, 16): 261.0,
 }
 #: Relative training throughput per image against batch 64 (ResNet-9 width 8, 1 thread; 32 and 512 interpolated).
 BATCH_FACTOR: dict[int, float] = {16: 0.54, 32: 0.78, 64: 1.0, 128: 1.15, 256: 1.03, 512: 1.05}
