@@ -1,7 +1,7 @@
 """Effective single-thread training throughput of finished runs, read from their result files.
 
-For every cached run under ``results/<preset>/*/runs/`` it counts the images trained (epochs x full batches) and
-evaluated (train-eval, validation and test splits at every recorded epoch), converts the evaluated ones into
+For every cached run under ``results/<preset>/*/runs/`` it counts the images trained and evaluated
+(:func:`initmem.presets.run_images`, the count the cost estimate uses), converts the evaluated ones into
 training-image equivalents (evaluation is forward-only, :data:`initmem.presets.EVAL_SPEEDUP` times cheaper per
 image) and divides by the run's wall time. The medians per (model, width, image size, batch size) are what
 :data:`initmem.presets.CPU_THROUGHPUT` (x :data:`initmem.presets.BATCH_FACTOR`) should hold for this machine.
@@ -25,9 +25,11 @@ from initmem import presets
 def effective_rate(ds: xr.Dataset) -> tuple[tuple[str, int, int, int], float]:
     """((model, width, image_size, batch_size), training-image equivalents per second) of one run."""
     c = json.loads(ds.attrs["config"])
-    n_train, b = c["train_size"], c["batch_size"]
-    trained = c["epochs"] * (n_train // b) * b
-    evaluated = ds.sizes["epoch"] * (c["train_eval_size"] + c["val_size"] + c["test_size"])
+    b = c["batch_size"]
+    eval_size = c["train_eval_size"] + c["val_size"] + c["test_size"]
+    trained, evaluated = presets.run_images(
+        c["epochs"], c["train_size"], b, ds.sizes["epoch"], eval_size, c["train_eval_size"]
+    )
     work = trained + evaluated / presets.EVAL_SPEEDUP
     return (c["model"], c["width"], c["image_size"], b), work / float(ds["wall_time_s"])
 

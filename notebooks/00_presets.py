@@ -45,9 +45,8 @@ display(overview)
 # `smoke` preset, whose numbers mean nothing. Every chapter also prints its preset at the top.
 
 # %%
-chapters = pd.DataFrame(
-    {"chapter": list(discover_notebooks()), "preset": [presets.book_preset(n) for n in discover_notebooks()]}
-).set_index("chapter")
+names = list(discover_notebooks())
+chapters = pd.DataFrame({"chapter": names, "preset": [presets.book_preset(n) for n in names]}).set_index("chapter")
 display(chapters.T)
 
 # %% [markdown]

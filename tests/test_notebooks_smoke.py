@@ -233,3 +233,11 @@ def test_cpu_preset_notes_and_costs():
     )
     total = sum(presets.estimate_cost("cpu", n)["wall_seconds"] for n in presets.NOTEBOOK_PARAMETERS["cpu"])
     assert 2 * 3600 < total < 8 * 3600
+
+
+def test_run_images_counts_full_batches_and_every_evaluation():
+    # 5,000 images at b = 64: 78 full batches (4,992 images) an epoch; 26 recorded epochs of 5,000 evaluation
+    # images (1,000 train-eval + 2,000 val + 2,000 test), plus the epoch-0 recalibration over the 1,000 train-eval.
+    assert presets.run_images(50, 5000, 64, 26, 5000, 1000) == (249_600, 131_000)
+    cost = presets.estimate_cost("cpu", "01_optimizers")  # 30 runs of exactly that shape
+    assert (cost["runs"], cost["train_images"], cost["eval_images"]) == (30, 30 * 249_600, 30 * 131_000)

@@ -43,6 +43,7 @@ __all__ = [
     "PRESET_NOTES",
     "CPU_THROUGHPUT",
     "estimate_cost",
+    "run_images",
     "check_preset",
     "notebook_parameters",
 ]
@@ -373,6 +374,19 @@ def _runs(name: str, p: dict[str, Any]) -> list[dict[str, Any]]:
     return []  # 06 reuses 01's runs; 07 and 99 train nothing
 
 
+def run_images(
+    epochs: int, train_size: int, batch_size: int, evaluations: int, eval_size: int, recalibration_size: int
+) -> tuple[int, int]:
+    """(trained, evaluated) images of one run, as :func:`initmem.training.train` reads them.
+
+    Training reads ``epochs`` passes of full batches (the last partial batch is dropped). Evaluation reads
+    ``eval_size`` images (train-eval + validation + test splits) at each of ``evaluations`` recorded epochs, plus
+    one forward pass over ``recalibration_size`` images (the train-eval split) that recalibrates BatchNorm at
+    epoch 0.
+    """
+    return epochs * (train_size // batch_size) * batch_size, evaluations * eval_size + recalibration_size
+
+
 def estimate_cost(preset: str, name: str) -> dict[str, Any]:
     """Runs and estimated single-core seconds of notebook ``name`` at ``preset``, from :data:`CPU_THROUGHPUT`.
 
@@ -392,9 +406,8 @@ def estimate_cost(preset: str, name: str) -> dict[str, Any]:
     total_train = total_eval = seconds = 0.0
     for run in _runs(name, p):
         b = run["batch_size"]
-        images = epochs * (n_train // b) * b
+        images, eval_images = run_images(epochs, n_train, b, evals, n_eval, p.get("train_eval_size", 0))
         rate = CPU_THROUGHPUT.get((run["model"], run["width"], p.get("image_size", 32)), math.nan)
-        eval_images = evals * n_eval + p.get("train_eval_size", 0)
         total_train += images
         total_eval += eval_images
         seconds += _OVERHEAD * (images / (rate * BATCH_FACTOR.get(b, 1.0)) + eval_images / (rate * EVAL_SPEEDUP))
