@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import xarray as xr
 
 from initmem import analysis, presets
+from initmem.config import EXECUTION_FIELDS, RunConfig
 from initmem.experiments import DEFAULT_RESULTS_DIR, discover_notebooks
 
 #: Experiments whose complete results a reader notebook needs (07 and 99 tolerate missing experiments).
@@ -34,3 +37,16 @@ def test_every_run_is_committed(name):
         assert len(hashes) == expected, f"{combined} holds {len(hashes)} runs; the {preset} sweep has {expected}"
         missing = sorted(h for h in hashes if not (runs_dir / f"{h}.nc").is_file())
         assert not missing, f"run files of {experiment} at {preset} are not committed: {missing}"
+
+
+def test_committed_runs_keep_their_hashes():
+    """A run file is found by the hash of its config: a new RunConfig field must not change old hashes."""
+    files = sorted(DEFAULT_RESULTS_DIR.glob("*/*/runs/*.nc"))
+    if not files:
+        pytest.skip("no committed run files")
+    for path in files:
+        with xr.open_dataset(path, engine="h5netcdf") as ds:
+            recorded = json.loads(ds.attrs["config"])
+        # execution fields are not hashed, and older runs recorded some of them as null
+        config = RunConfig.from_dict({k: v for k, v in recorded.items() if k not in EXECUTION_FIELDS})
+        assert config.hash() == path.stem, f"{path} was cached as {path.stem}; its config now hashes differently"

@@ -17,6 +17,18 @@ def test_defaults_are_valid_and_he_initialisation():
     assert RunConfig(model="resnet56").effective_width == 16
 
 
+def test_logit_scale_defaults_to_the_architectures_and_keeps_old_hashes():
+    assert RunConfig().effective_logit_scale == 0.125 and RunConfig(model="resnet56").effective_logit_scale == 1.0
+    # the architecture's own factor, implicit or explicit, leaves the (pinned) hash as it was before the field
+    assert RunConfig(logit_scale=0.125).hash() == RunConfig().hash() == "1e281954dced88dc"
+    assert RunConfig(model="resnet56", logit_scale=1).hash() == RunConfig(model="resnet56").hash()
+    assert RunConfig(logit_scale=1.0).hash() != RunConfig().hash()
+    assert RunConfig(model="resnet56", logit_scale=0.125).hash() != RunConfig(model="resnet56").hash()
+    for bad in (0.0, -1.0):
+        with pytest.raises(ConfigError, match="logit_scale: must be > 0"):
+            RunConfig(logit_scale=bad)
+
+
 def test_json_round_trip_preserves_every_field():
     config = RunConfig(optimizer="adamw", betas=(0.8, 0.95), schedule="step", schedule_milestones=(0.3, 0.6), width=8)
     again = RunConfig.from_json(config.to_json())

@@ -167,6 +167,19 @@ def test_build_model(name, width, params):
     assert model.head.out_features == 10
 
 
+def test_build_model_logit_scale():
+    torch.manual_seed(0)
+    x = torch.randn(2, 3, 16, 16)
+    assert build_model(RunConfig(model="resnet9", width=4)).logit_scale == 0.125
+    assert build_model(RunConfig(model="resnet9", width=4, logit_scale=1.0)).logit_scale == 1.0
+    plain = build_model(RunConfig(model="resnet20", width=4))
+    halved = build_model(RunConfig(model="resnet20", width=4, logit_scale=0.5))
+    halved.load_state_dict(plain.state_dict())
+    plain.eval(), halved.eval()
+    assert plain.logit_scale == 1.0
+    torch.testing.assert_close(halved(x), plain(x) * 0.5)
+
+
 def test_build_model_unknown_name():
     class Fake:
         model, effective_width = "resnet18", 16

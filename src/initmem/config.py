@@ -67,6 +67,10 @@ class RunConfig:
     """Init scale: every conv/linear kernel ~ N(0, sigma_w^2 / fan_in). sqrt(2) is He initialisation."""
     init_head: bool = True
     """Whether sigma_w also sets the classifier head (False: the head keeps sigma_w = 1)."""
+    logit_scale: float | None = None
+    """Fixed (untrained) factor on the logits; None means the architecture's own: 0.125 for ResNet-9 (Page's
+    DAWNBench net), 1 for the CIFAR ResNets. It multiplies every gradient too, so under plain SGD a smaller
+    factor trains more slowly at the same ``lr``; adaptive optimizers are nearly insensitive to it."""
     seed: int = 0
     """Seed of the initialisation (model weights) only."""
 
@@ -170,6 +174,8 @@ class RunConfig:
         if self.width is not None:
             _positive_int("width", self.width)
         _positive("sigma_w", self.sigma_w)
+        if self.logit_scale is not None:
+            _positive("logit_scale", self.logit_scale)
         _positive("lr", self.lr)
         _positive("aux_lr", self.aux_lr)
         _positive_int("batch_size", self.batch_size)
@@ -225,6 +231,16 @@ class RunConfig:
         return 64 if self.model == "resnet9" else 16
 
     @property
+    def default_logit_scale(self) -> float:
+        """The architecture's own logit factor: 0.125 for ResNet-9, 1 for the CIFAR ResNets."""
+        return 0.125 if self.model == "resnet9" else 1.0
+
+    @property
+    def effective_logit_scale(self) -> float:
+        """The logit factor actually used."""
+        return self.default_logit_scale if self.logit_scale is None else self.logit_scale
+
+    @property
     def effective_decay_mode(self) -> str:
         """``l2`` or ``decoupled`` after resolving ``auto``."""
         if self.decay_mode != "auto":
@@ -267,6 +283,11 @@ class RunConfig:
         payload = {k: v for k, v in self.to_dict().items() if k not in EXECUTION_FIELDS}
         payload["width"] = self.effective_width
         payload["decay_mode"] = self.effective_decay_mode
+        # logit_scale came after the first cached results: the architecture's own factor stays out of the
+        # payload, so that those runs keep their hashes (and an explicit default hashes like the implicit one).
+        payload.pop("logit_scale")
+        if self.effective_logit_scale != self.default_logit_scale:
+            payload["logit_scale"] = self.effective_logit_scale
         payload["cache_format_version"] = CACHE_FORMAT_VERSION
         return payload
 

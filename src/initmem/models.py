@@ -24,7 +24,9 @@ rate eta / sigma^2). These are the scale-invariant kernels: all kernels except t
 
 The **classifier head** (the last ``Linear``, :func:`head_name`) is *not* scale invariant: scaling
 it scales the logits. ResNet-9's head has no bias and its logits are multiplied by a fixed
-``logit_scale`` (0.125); the CIFAR ResNets' head has a bias and no output scale.
+``logit_scale`` (0.125); the CIFAR ResNets' head has a bias and no output scale (``logit_scale`` 1). The factor
+also multiplies every gradient that reaches the network, so under plain SGD it acts much like a smaller
+learning rate (``RunConfig.logit_scale`` sets it per run).
 
 Shapes: inputs are ``(N, 3, H, W)`` with H = W in {32, 24, 16, 8}; outputs are logits ``(N, num_classes)``.
 """
@@ -208,14 +210,15 @@ class CifarResNet(nn.Module):
     w, 2w, 4w channels (the 2nd and 3rd start with stride 2), global average pool, Linear head with bias.
 
     Shapes (input 32x32): stem (N, w, 32, 32) -> layer1 (N, w, 32, 32) -> layer2 (N, 2w, 16, 16)
-    -> layer3 (N, 4w, 8, 8) -> pool (N, 4w) -> head (N, num_classes).
+    -> layer3 (N, 4w, 8, 8) -> pool (N, 4w) -> head (N, num_classes), times ``logit_scale`` (1 in the original).
     Kernel names: ``conv1``, ``layer{1,2,3}.{i}.conv{1,2}``, ``head``.
     """
 
-    def __init__(self, depth: int, width: int = 16, num_classes: int = 10) -> None:
+    def __init__(self, depth: int, width: int = 16, num_classes: int = 10, logit_scale: float = 1.0) -> None:
         super().__init__()
         n = (depth - 2) // 6
         self.depth = depth
+        self.logit_scale = float(logit_scale)
         self.conv1 = _conv3x3(3, width)
         self.bn1 = nn.BatchNorm2d(width)
         self.layer1 = self._stage(width, width, n, stride=1)
@@ -233,13 +236,13 @@ class CifarResNet(nn.Module):
         """``(N, 3, H, W) -> (N, num_classes)`` logits."""
         x = F.relu(self.bn1(self.conv1(x)))
         x = self.layer3(self.layer2(self.layer1(x)))
-        return self.head(torch.flatten(self.pool(x), 1))
+        return self.head(torch.flatten(self.pool(x), 1)) * self.logit_scale
 
     def extra_repr(self) -> str:
-        return f"depth={self.depth}"
+        return f"depth={self.depth}, logit_scale={self.logit_scale}"
 
 
-def cifar_resnet(depth: int, width: int = 16, num_classes: int = 10) -> CifarResNet:
+def cifar_resnet(depth: int, width: int = 16, num_classes: int = 10, logit_scale: float = 1.0) -> CifarResNet:
     """ResNet-``depth`` for CIFAR (He et al. 2016, section 4.2), option-A shortcuts.
 
     ``depth`` counts the weighted layers (convs + head) and must be 6n + 2 (20, 32, 44, 56, 110, ...).
@@ -248,6 +251,8 @@ def cifar_resnet(depth: int, width: int = 16, num_classes: int = 10) -> CifarRes
     ResNet-20: 269,722 (0.27 M); ResNet-32: 464,154; ResNet-44: 658,586;
     ResNet-56: 853,018 (0.85 M); ResNet-110: 1,727,962 (1.7 M).
 
+    ``logit_scale`` is a fixed factor on the head's output (1, i.e. none, in the original).
+
     Returns:
         The model with PyTorch's default initialisation; apply :func:`initmem.init.init_sigma_w_`.
     """
@@ -255,12 +260,13 @@ def cifar_resnet(depth: int, width: int = 16, num_classes: int = 10) -> CifarRes
         raise ValueError(f"depth: must be 6n + 2 with n >= 1 (20, 32, 44, 56, 110), got {depth!r}")
     if width < 1:
         raise ValueError(f"width: must be a positive integer, got {width!r}")
-    return CifarResNet(depth=depth, width=width, num_classes=num_classes)
+    return CifarResNet(depth=depth, width=width, num_classes=num_classes, logit_scale=logit_scale)
 
 
 # --- dispatch and helpers -------------------------------------------------------------------------
 def build_model(config: RunConfig) -> nn.Module:
-    """The network named by ``config.model`` at ``config.effective_width``, 10 classes.
+    """The network named by ``config.model`` at ``config.effective_width`` and ``config.effective_logit_scale``,
+    10 classes.
 
     ``resnet9`` -> :func:`resnet9`; ``resnet20`` ... ``resnet110`` -> :func:`cifar_resnet`. The model
     keeps PyTorch's default initialisation (use :func:`initmem.init.seeded_model` for a run's model).
@@ -268,9 +274,9 @@ def build_model(config: RunConfig) -> nn.Module:
     name, width = config.model, config.effective_width
     depths = {f"resnet{d}": d for d in CIFAR_RESNET_DEPTHS}
     if name == "resnet9":
-        model: nn.Module = resnet9(width=width, num_classes=10)
+        model: nn.Module = resnet9(width=width, num_classes=10, logit_scale=config.effective_logit_scale)
     elif name in depths:
-        model = cifar_resnet(depths[name], width=width, num_classes=10)
+        model = cifar_resnet(depths[name], width=width, num_classes=10, logit_scale=config.effective_logit_scale)
     else:
         raise ValueError(f"model: allowed values are {', '.join(['resnet9', *depths])}; got {name!r}")
     logger.debug("built %s (width %d, %d parameters)", name, width, sum(p.numel() for p in model.parameters()))
