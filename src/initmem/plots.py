@@ -337,7 +337,8 @@ def acc_vs_sigma(
             ax.axvline(np.sqrt(2), color="0.7", lw=0.8, ls="--")
         ax.set_title(_VAR_LABELS.get(var, var).replace(" (%)", ""))
     if hue is not None and hue in ds.dims:
-        axes.flat[0].legend()
+        # accuracy falls with sigma_w, so the lower left corner is the one the curves leave free
+        axes.flat[0].legend(loc="lower left", fontsize="small", framealpha=0.9)
     return _finish(fig, ds, title, "dashed: He init. (sqrt 2); dotted: chance")
 
 
