@@ -94,12 +94,12 @@ for verdict, key in ((analysis.IN_SIZE, "in_size"), (analysis.IN_DIRECTION, "in_
 # %% [markdown]
 # ## What limits the `cpu` preset
 #
-# Plain SGD keeps less memory at `cpu` than in the paper, and the main reason was found after the runs: ResNet-9
-# multiplies its logits by a fixed 0.125 (Page's DAWNBench network, `RunConfig.logit_scale`). That factor also
-# multiplies every gradient, so plain SGD at the preset's learning rate moves several times more slowly than the
-# nominal rate suggests. At $\sigma_w \geq 1$ it then does not interpolate in 50 epochs, so its spread mixes
-# memory with plain undertraining, and C1 can only be judged in direction. The Setup chapter gives the measured comparison (row
-# `logit_scale`): the same 12 epochs with `logit_scale` 1 reach far higher training accuracy at both ends of the
-# $\sigma_w$ grid. Adaptive optimizers barely feel the factor, because they normalise the gradient's scale.
-# A next `cpu` preset should therefore use `logit_scale` 1, or an SGD learning rate about 8 times larger, before
-# it spends hours on C1, C2, C5 and C6.
+# Plain SGD keeps less memory at `cpu` than in the paper. A likely main reason was measured after the runs:
+# ResNet-9 multiplies its logits by a fixed 0.125 (Page's DAWNBench network, `RunConfig.logit_scale`). That factor
+# also multiplies every gradient, so plain SGD at the preset's learning rate moves much more slowly than the
+# nominal rate suggests. At $\sigma_w \geq 1$ it then does not interpolate in 50 epochs, so its spread mixes memory
+# with plain undertraining, and C1 can only be judged in direction. The Setup chapter gives the measured
+# comparison (row `logit_scale`): the same 12 epochs with `logit_scale` 1 reach far higher training accuracy at
+# both ends of the $\sigma_w$ grid. Adaptive optimizers barely feel the factor, since they normalise the
+# gradient's scale. A next `cpu` preset should therefore try `logit_scale` 1 (or an SGD learning rate about 8
+# times larger) before it spends hours on C1, C2, C5 and C6 again.
