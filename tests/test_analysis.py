@@ -93,6 +93,7 @@ def test_reproduction_table_rules():
     assert v["C6"] == analysis.IN_SIZE  # ResNet-56 at 60 % where ResNet-9 interpolates
     assert v["C7"] == analysis.IN_SIZE
     assert v["C3"] == analysis.IN_SIZE  # the spread grows from horizon 2 to 10 (5x longer)
+    assert table.loc["C3", "note"] == "lowest final train accuracy at 10 epochs 100.0 %"
     assert "T_SGD" in table.loc["C1", "clocks_reached"] and "T_adapt" in table.loc["C2", "clocks_reached"]
     assert "95 % CI" in table.loc["C1", "ours"]
 
@@ -113,6 +114,17 @@ def test_reproduction_verdicts_need_more_than_the_noise_floor():
     assert table.loc["C3", "verdict"] == analysis.NOT_REPRODUCED and "noise floor" in table.loc["C3", "note"]
     assert table.loc["C4", "verdict"] == analysis.NOT_REPRODUCED  # 3 pp less spread is within the noise floor
     assert table.loc["C5", "verdict"] == analysis.NOT_REPRODUCED
+
+
+def test_a_small_memory_that_is_erased_gets_no_excuse():
+    results = _results()
+    lr = results["03_lr_and_l2"]
+    base = lr["selected_test_acc"].sel(lr=0.02, weight_decay=0.0)
+    low = base.sel(sigma_w=0.25)
+    lr["selected_test_acc"].loc[{"lr": 0.02, "weight_decay": 0.0}] = low - (low - base) * 0.5  # ~8 pp to erase
+    row = analysis.reproduction_table(results).loc["C4"]
+    assert 5.0 < float(row["ours"].split(" vs ")[1].split(" pp")[0]) < 10.0
+    assert row["verdict"] == analysis.IN_SIZE and row["note"] == ""
 
 
 def test_reproduction_table_without_results():
