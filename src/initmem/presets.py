@@ -239,9 +239,10 @@ PRESET_NOTES: dict[str, list[dict[str, str]]] = {
         {"setting": "logit_scale", "value": "0.125, ResNet-9's own (CIFAR ResNets: 1)", "notebooks": "01-06",
          "reason": "Page's ResNet-9 as published. The factor also multiplies every gradient, so plain SGD at lr 0.02 "
                    "moves slowly. Measured here (SGD lr 0.02, b = 64, seed 0, after 12 epochs): training accuracy "
-                   "57 / 42 % at sigma_w 0.25 / 2.5 with 0.125, against 93 / 81 % with logit_scale 1 (test accuracy "
-                   "49 / 36 % against 56 / 41 %). This is why SGD does not interpolate at sigma_w >= 1 in this "
-                   "preset; the next cpu preset should use logit_scale 1 (or an SGD lr about 8x larger)"},
+                   "57 / 42 % at sigma_w 0.25 / 2.5 with 0.125 (01's runs), against 93 / 81 % with logit_scale 1 (test "
+                   "accuracy 49 / 36 % against 56 / 41 %; two diagnostic runs, not committed). It is the likely "
+                   "reason SGD does not interpolate at sigma_w >= 1 in this preset; the next cpu preset should try "
+                   "logit_scale 1 (or an SGD lr about 8x larger)"},
         {"setting": "image_size", "value": "32 px (05: 16 px)", "notebooks": "01-04, 06",
          "reason": "measured here (seed 0, b = 64, 6,240 steps): at 16 px (3.4x cheaper) the effect all but "
                    "vanished: low-lr SGD's selected test accuracy was 48.8 % at sigma_w 0.25 and 46.7 % at 2.5. At "
