@@ -78,7 +78,7 @@ def test_spec_points_dims_and_round_trip(tmp_path):
         ({"grid": {"sigma_w": ["big"]}}, "sigma_w: must be a number"),
         ({"grid": {"optimizer": ["sgd", "rmsprop"]}}, "optimizer: allowed values"),
         ({"grid": {"seed": [0, 0]}}, "grid.seed: duplicate value"),
-        ({"grid": {"num_threads": [1, 2]}}, "grid.num_threads: an execution field"),
+        ({"grid": {"progress": [True, False]}}, "grid.progress: an execution field"),
         ({"grid": {"lr": [0.1]}, "zip": {"lr": [0.1]}}, "zip.lr: already a grid field"),
         ({"grid": {"betas": [[0.9, 0.99]]}}, "grid.betas: swept values must be numbers"),
         ({"grid": {"decay_mode": ["auto", "l2"]}}, "are the same run"),

@@ -45,6 +45,30 @@ def test_clocks_match_the_constant_lr_schedule(tiny_config):
     assert ds["T_SGD"].isel(epoch=-1).item() == pytest.approx(steps * config.lr**2 / config.batch_size)
     assert ds["T_L2"].isel(epoch=-1).item() == pytest.approx(steps * config.lr * 5e-3)
     assert ds["T_adapt"].sel(epoch=0).item() == 0.0
+    for clock in ("T_SGD", "T_L2", "T_adapt"):
+        assert ds[f"final_{clock}"].item() == ds[clock].isel(epoch=-1).item()
+
+
+def test_clocks_at_the_selected_checkpoint(tiny_config):
+    """The clock printed beside the selected predictor is the clock at its epoch: steps so far times lr."""
+    ds = train(tiny_config.replace(epochs=4))
+    best = int(ds["best_epoch"].item())
+    steps = steps_per_epoch(tiny_config.train_size, tiny_config.batch_size) * best  # 4 steps per epoch
+    assert ds["selected_T_adapt"].item() == pytest.approx(steps * 0.05)
+    assert ds["selected_T_SGD"].item() == pytest.approx(steps * 0.05**2 / 50)
+    assert ds["selected_train_acc"].item() == ds["train_acc"].sel(epoch=best).item()
+    assert ds["final_epoch"].item() == 4
+
+
+def test_momentum_clocks_count_the_effective_step(tiny_config):
+    """Heavy-ball SGD with momentum mu moves lr/(1 - mu) per step at steady state: its clocks count that step."""
+    ds = train(tiny_config.replace(optimizer="sgd_momentum", lr=0.01, momentum=0.9, weight_decay=1e-2, epochs=2))
+    steps = 8  # 2 epochs of 200 // 50 steps
+    eta = 0.01 / (1 - 0.9)  # = 0.1
+    assert ds["T_adapt"].isel(epoch=-1).item() == pytest.approx(steps * eta)
+    assert ds["T_SGD"].isel(epoch=-1).item() == pytest.approx(steps * eta**2 / 50)
+    assert ds["T_L2"].isel(epoch=-1).item() == pytest.approx(steps * eta * 1e-2)
+    assert "lr/(1-momentum)" in ds["T_SGD"].attrs["description"]
 
 
 def test_selected_predictor_is_at_the_lowest_validation_loss(tiny_config):
@@ -95,6 +119,10 @@ def test_divergence_is_recorded_not_raised(tiny_config, monkeypatch):
     assert np.isnan(ds["test_acc"].isel(epoch=-1).item())
     assert np.isfinite(ds["test_acc"].sel(epoch=1).item())  # what was measured before is kept
     assert np.isnan(ds["test_acc"].sel(epoch=2).item())
+    # a diverged run has no selected or final predictor: it drops out of every mean and spread
+    for name in ("selected_test_acc", "selected_val_acc", "selected_train_acc", "best_epoch", "final_test_acc",
+                 "final_train_acc", "selected_T_adapt", "final_T_adapt"):  # fmt: skip
+        assert np.isnan(ds[name].item()), name
 
 
 def test_eval_every_records_first_and_last(tiny_config):

@@ -30,7 +30,9 @@ __all__ = [
 ]
 
 #: Bumped whenever the content of a cached run file changes meaning; part of every run hash.
-CACHE_FORMAT_VERSION = 1
+#: 2: the floating-point path (memory layout, threads, compilation) and the data seed's default enter the hash;
+#: runs record their clocks at the selected checkpoint; sgd_momentum's clocks use its effective step.
+CACHE_FORMAT_VERSION = 2
 
 MODELS = ("resnet9", "resnet20", "resnet32", "resnet44", "resnet56", "resnet110")
 OPTIMIZERS = ("sgd", "sgd_momentum", "adam", "adamw", "muon")
@@ -39,10 +41,12 @@ DECAY_MODES = ("auto", "l2", "decoupled")
 DEVICES = ("auto", "cpu", "cuda")
 MUON_LR_ADJUST = ("original", "match_rms_adamw")
 
-#: Fields that change how a run executes but not what it computes; excluded from the hash.
-EXECUTION_FIELDS = frozenset(
-    {"device", "num_threads", "progress", "checkpoint_every", "compile", "channels_last"}
-)
+#: Fields that change how a run executes but not what it computes; excluded from the hash. Training is chaotic:
+#: whatever changes the floating-point path (memory layout, thread count, compilation, precision) moves results by
+#: points, so those fields are hashed. The device is not a field of the hash ("auto" resolves at run time): each
+#: run file records the device it ran on, and combining runs from different device types (or stacked with
+#: sequential runs) is refused (:func:`initmem.sweeps.combine_runs`).
+EXECUTION_FIELDS = frozenset({"device", "progress", "checkpoint_every"})
 
 
 class ConfigError(ValueError):
@@ -72,13 +76,14 @@ class RunConfig:
     DAWNBench net), 1 for the CIFAR ResNets. It multiplies every gradient too, so under plain SGD a smaller
     factor trains more slowly at the same ``lr``; adaptive optimizers are nearly insensitive to it."""
     seed: int = 0
-    """Seed of the initialisation (model weights) only."""
+    """Seed of the initialisation (model weights)."""
 
     # --- data ---------------------------------------------------------------------------------
     data: str | None = None
     """CIFAR-10 location (torchvision batches folder, image folder or .tar.gz), ``synthetic``, or None (search)."""
-    data_seed: int = 0
-    """Seed of the train/val split, the batch order and the augmentation."""
+    data_seed: int | None = None
+    """Seed of the train/val split, the batch order and the augmentation; None means ``seed``, so that a seed
+    varies the data order as well as the weights (runs of one seed at different sigma_w still share their data)."""
     train_size: int | None = 5000
     """Training images (class-balanced, from the 50,000); None means all that the validation split leaves."""
     val_size: int = 5000
@@ -132,15 +137,18 @@ class RunConfig:
     # --- execution (not part of the hash) -----------------------------------------------------
     device: str = "auto"
     num_threads: int | None = None
+    """torch CPU threads of the run (None: torch's default). Part of the hash: the thread count changes the order
+    of floating-point reductions, hence the numbers."""
     progress: bool = True
     checkpoint_every: int = 0
     """Save a resumable checkpoint every this many epochs (0: never). Needs a checkpoint path in train()."""
     compile: bool = False
-    """torch.compile the model (CUDA only; ignored on CPU)."""
+    """torch.compile the model (CUDA only; ignored on CPU). Part of the hash (fused kernels round differently)."""
     channels_last: bool = True
     """channels-last (NHWC) memory format for the model and the training batches. On the 2-core development CPU
     it trained ResNet-9 (width 8, 32 px) 1.4x faster and evaluated it 1.6x faster (benchmarks/throughput.py
-    reports both layouts); it is the fast layout for cuDNN too. Results differ only by floating-point rounding."""
+    reports both layouts); it is the fast layout for cuDNN too. Part of the hash: the same seed's curves differed by
+    up to 6 pp between the two layouts (training is chaotic)."""
     bf16: bool = False
     """bf16 autocast (CUDA only). Changes the numbers, so it is part of the hash."""
 
@@ -218,7 +226,7 @@ class RunConfig:
             _positive_int("num_threads", self.num_threads)
         if self.checkpoint_every < 0:
             raise ConfigError(f"checkpoint_every: must be >= 0 (0 = never), got {self.checkpoint_every!r}")
-        if self.seed < 0 or self.data_seed < 0:
+        if self.seed < 0 or self.effective_data_seed < 0:
             name = "seed" if self.seed < 0 else "data_seed"
             raise ConfigError(f"{name}: must be >= 0, got {getattr(self, name)!r}")
 
@@ -229,6 +237,11 @@ class RunConfig:
         if self.width is not None:
             return self.width
         return 64 if self.model == "resnet9" else 16
+
+    @property
+    def effective_data_seed(self) -> int:
+        """The data seed actually used: ``data_seed``, or ``seed`` when it is None."""
+        return self.seed if self.data_seed is None else self.data_seed
 
     @property
     def default_logit_scale(self) -> float:
@@ -283,11 +296,8 @@ class RunConfig:
         payload = {k: v for k, v in self.to_dict().items() if k not in EXECUTION_FIELDS}
         payload["width"] = self.effective_width
         payload["decay_mode"] = self.effective_decay_mode
-        # logit_scale came after the first cached results: the architecture's own factor stays out of the
-        # payload, so that those runs keep their hashes (and an explicit default hashes like the implicit one).
-        payload.pop("logit_scale")
-        if self.effective_logit_scale != self.default_logit_scale:
-            payload["logit_scale"] = self.effective_logit_scale
+        payload["data_seed"] = self.effective_data_seed
+        payload["logit_scale"] = self.effective_logit_scale
         payload["cache_format_version"] = CACHE_FORMAT_VERSION
         return payload
 

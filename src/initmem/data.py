@@ -772,14 +772,14 @@ def prepare_data(config: RunConfig, device: torch.device | str) -> PreparedData:
     else:
         arrays = load_cifar10(config.data)
     split = make_split(
-        arrays.train_labels, arrays.test_labels, config.train_size, config.val_size, config.test_size, config.data_seed
+        arrays.train_labels, arrays.test_labels, config.train_size, config.val_size, config.test_size, config.effective_data_seed
     )
 
     def on_device(images: np.ndarray, labels: np.ndarray, index: np.ndarray) -> DeviceDataset:
         return DeviceDataset.from_uint8(images[index], labels[index], device, config.image_size)
 
     train = on_device(arrays.train_images, arrays.train_labels, split.train)
-    positions = _train_eval_positions(arrays.train_labels[split.train], config.train_eval_size, config.data_seed)
+    positions = _train_eval_positions(arrays.train_labels[split.train], config.train_eval_size, config.effective_data_seed)
     prepared = PreparedData(
         train=train,
         train_eval=train.subset(positions),

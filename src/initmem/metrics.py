@@ -43,19 +43,33 @@ INTERPOLATION_THRESHOLD = 99.5
 
 @dataclass
 class ForgettingClocks:
-    """Running sums of the three clocks; call :meth:`tick` once per optimisation step."""
+    """Running sums of the three clocks; call :meth:`tick` once per optimisation step.
+
+    ``step_scale`` converts the scheduled learning rate into the effective step the clocks count: 1 for plain
+    SGD, Adam, AdamW and Muon; ``1 / (1 - mu)`` for heavy-ball SGD with momentum ``mu`` (its steady-state step,
+    see :meth:`for_config`). Under Muon, ``lr`` is the learning rate of the orthogonalised hidden kernels: the
+    clocks do not cover its auxiliary AdamW group (BatchNorm, biases, head), whose rate is ``aux_lr``.
+    """
 
     batch_size: int
     weight_decay: float
     T_SGD: float = 0.0
     T_L2: float = 0.0
     T_adapt: float = 0.0
+    step_scale: float = 1.0
+
+    @classmethod
+    def for_config(cls, config, **sums: float) -> "ForgettingClocks":
+        """The clocks of run ``config`` (a :class:`initmem.config.RunConfig`), starting from ``sums`` (resume)."""
+        scale = 1.0 / (1.0 - config.momentum) if config.optimizer == "sgd_momentum" else 1.0
+        return cls(config.batch_size, config.weight_decay, step_scale=scale, **sums)
 
     def tick(self, lr: float) -> None:
-        """Account for one step taken with learning rate ``lr``."""
-        self.T_SGD += lr * lr / self.batch_size
-        self.T_L2 += self.weight_decay * lr
-        self.T_adapt += lr
+        """Account for one step taken with scheduled learning rate ``lr`` (effective step ``lr * step_scale``)."""
+        eta = lr * self.step_scale
+        self.T_SGD += eta * eta / self.batch_size
+        self.T_L2 += self.weight_decay * eta
+        self.T_adapt += eta
 
     def as_dict(self) -> dict[str, float]:
         return {"T_SGD": self.T_SGD, "T_L2": self.T_L2, "T_adapt": self.T_adapt}

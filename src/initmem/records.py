@@ -32,6 +32,8 @@ from .models import kernel_parameters
 __all__ = [
     "EPOCH_METRICS",
     "SCALAR_METRICS",
+    "CLOCKS",
+    "CLOCK_DESCRIPTIONS",
     "RunHistory",
     "recorded_epochs",
     "evaluate",
@@ -49,9 +51,20 @@ EPOCH_METRICS = (
 )  # fmt: skip
 #: Per-run scalar variables.
 SCALAR_METRICS = (
-    "best_epoch", "selected_test_acc", "selected_val_acc", "final_test_acc", "final_train_acc",
-    "tau_interp", "repair_gap", "diverged", "wall_time_s",
+    "best_epoch", "selected_test_acc", "selected_val_acc", "selected_train_acc", "selected_T_SGD",
+    "selected_T_L2", "selected_T_adapt", "final_epoch", "final_test_acc", "final_train_acc", "final_T_SGD",
+    "final_T_L2", "final_T_adapt", "tau_interp", "repair_gap", "diverged", "wall_time_s",
 )  # fmt: skip
+#: The clocks, each recorded per epoch and at the selected and the final checkpoint.
+CLOCKS = ("T_SGD", "T_L2", "T_adapt")
+#: What each clock counts (stored as the variables' ``description`` attribute).
+CLOCK_DESCRIPTIONS = {
+    "T_SGD": "(1/b) sum_k eta_k^2 over the steps so far; eta_k is the effective step (lr/(1-momentum) for "
+             "sgd_momentum; under muon the lr of the orthogonalised hidden kernels, not aux_lr)",
+    "T_L2": "lambda sum_k eta_k over the steps so far (eta_k as for T_SGD)",
+    "T_adapt": "sum_k eta_k over the steps so far (eta_k as for T_SGD; under muon it covers the orthogonalised "
+               "hidden kernels only, not the auxiliary AdamW group of BatchNorm, biases and head)",
+}  # fmt: skip
 
 
 @dataclass
@@ -146,7 +159,10 @@ def hardware_description(device: torch.device) -> str:
 def to_dataset(
     config: RunConfig, history: RunHistory, recorded: list[int], diverged: bool, wall: float, data, device
 ) -> xr.Dataset:
-    """Assemble the per-epoch history and the run-level scalars into one Dataset (NaN after divergence)."""
+    """Assemble the per-epoch history and the run-level scalars into one Dataset.
+
+    Per-epoch values are NaN after a divergence; a diverged run's selected and final scalars are NaN.
+    """
     layers = list(history.layer_rows[0])
     index = {epoch: i for i, epoch in enumerate(recorded)}
     columns = {name: np.full(len(recorded), np.nan) for name in EPOCH_METRICS}
@@ -157,15 +173,25 @@ def to_dataset(
         layer_norm[index[epoch]] = [norms[layer] for layer in layers]
 
     epochs = np.asarray(recorded)
-    best = best_index(columns["val_loss"])
+    # A diverged run has no selected or final predictor: its checkpoints stop at an arbitrary epoch (often 0),
+    # so the run-level numbers are NaN and it drops out of every seed mean and spread.
+    best = -1 if diverged else best_index(columns["val_loss"])
+    last = -1 if diverged else int(np.flatnonzero(np.isfinite(columns["test_acc"]))[-1])
     tau = tau_interp(epochs, columns["train_acc"])
-    last = int(np.flatnonzero(np.isfinite(columns["test_acc"]))[-1])
+
+    def at(index: int, name: str) -> float:
+        return float(columns[name][index]) if index >= 0 else math.nan
+
     scalars = {
         "best_epoch": float(epochs[best]) if best >= 0 else math.nan,
-        "selected_test_acc": columns["test_acc"][best] if best >= 0 else math.nan,
-        "selected_val_acc": columns["val_acc"][best] if best >= 0 else math.nan,
-        "final_test_acc": columns["test_acc"][last],
-        "final_train_acc": columns["train_acc"][last],
+        "selected_test_acc": at(best, "test_acc"),
+        "selected_val_acc": at(best, "val_acc"),
+        "selected_train_acc": at(best, "train_acc"),
+        **{f"selected_{clock}": at(best, clock) for clock in CLOCKS},
+        "final_epoch": float(epochs[last]) if last >= 0 else math.nan,
+        "final_test_acc": at(last, "test_acc"),
+        "final_train_acc": at(last, "train_acc"),
+        **{f"final_{clock}": at(last, clock) for clock in CLOCKS},
         "tau_interp": tau,
         "repair_gap": repair_gap(epochs, columns["val_acc"], tau),
         "diverged": float(diverged),
@@ -182,6 +208,9 @@ def to_dataset(
         suffix = name.rsplit("_", 1)[-1]
         if suffix in units:
             ds[name].attrs["units"] = units[suffix]
+        clock = name.removeprefix("selected_").removeprefix("final_")
+        if clock in CLOCK_DESCRIPTIONS:
+            ds[name].attrs["description"] = CLOCK_DESCRIPTIONS[clock]
     ds.attrs.update(
         config=config.to_json(),
         config_hash=config.hash(),
@@ -193,6 +222,8 @@ def to_dataset(
         hardware=hardware_description(device),
         data_source=json.dumps(data.source, sort_keys=True),
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        num_threads=torch.get_num_threads(),
+        stacked=0,
         channels_last=int(config.channels_last),
         bf16=int(config.bf16 and device.type == "cuda"),
         compiled=int(config.compile and device.type == "cuda"),

@@ -42,6 +42,7 @@ of convolution algorithm, not of the stacking. On a CPU stacking is slower than 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import copy
 import hashlib
 import json
@@ -66,7 +67,7 @@ from .metrics import ForgettingClocks, distance_from_init, frobenius_norms, tota
 from .models import kernel_parameters
 from .optim import apply_lr_multiplier, build_optimizer, lr_multiplier
 from .records import RunHistory, measure, recalibrated_copy, recorded_epochs, to_dataset
-from .training import resolve_device, save_checkpoint, train
+from .training import read_checkpoint, resolve_device, save_checkpoint, train
 
 __all__ = ["INIT_FIELDS", "SEQUENTIAL_OPTIMIZERS", "stack_key", "stack_groups", "group_hash", "train_stacked"]
 
@@ -76,7 +77,7 @@ log = logging.getLogger(__name__)
 INIT_FIELDS = ("sigma_w", "seed", "init_head")
 #: Optimizers whose update is not elementwise (per-matrix orthogonalisation): trained sequentially.
 SEQUENTIAL_OPTIMIZERS = ("muon",)
-STACKED_CHECKPOINT_VERSION = 1
+STACKED_CHECKPOINT_VERSION = 2
 
 
 # --- grouping -----------------------------------------------------------------------------------
@@ -254,7 +255,7 @@ def train_stacked(
     optimizer = build_optimizer(stack, ref)
     n_steps = steps_per_epoch(len(data.train), ref.batch_size)
     multiplier = lr_multiplier(ref, n_steps)
-    clocks = ForgettingClocks(ref.batch_size, ref.weight_decay)
+    clocks = ForgettingClocks.for_config(ref)
     recorded = recorded_epochs(ref)
     k_total = len(configs)
     histories = [RunHistory() for _ in configs]
@@ -266,7 +267,7 @@ def train_stacked(
     if state is not None:
         stack.load_state_dict(state["stack"])
         optimizer.load_state_dict(state["optimizer"])
-        clocks = ForgettingClocks(ref.batch_size, ref.weight_decay, **state["clocks"])
+        clocks = ForgettingClocks.for_config(ref, **state["clocks"])
         histories, alive, walls = state["histories"], state["alive"], state["walls"]
         start_epoch, step = state["epoch"] + 1, state["step"]
         torch.set_rng_state(state["torch_rng"])
@@ -289,7 +290,7 @@ def train_stacked(
         t0 = time.perf_counter()
         running = [k for k in range(k_total) if alive[k]]
         lr = ref.lr * multiplier(step)
-        for x, y in train_batches(data.train, ref.batch_size, epoch, ref.data_seed, ref.augment):
+        for x, y in train_batches(data.train, ref.batch_size, epoch, ref.effective_data_seed, ref.augment):
             lr = ref.lr * multiplier(step)
             apply_lr_multiplier(optimizer, multiplier(step))
             with autocast():
@@ -323,7 +324,7 @@ def train_stacked(
             save_checkpoint(checkpoint_path, {
                 "version": STACKED_CHECKPOINT_VERSION, "hashes": [c.hash() for c in configs], "epoch": epoch,
                 "step": step, "stack": stack.state_dict(), "optimizer": optimizer.state_dict(),
-                "clocks": clocks.as_dict(), "histories": histories, "alive": alive, "walls": walls,
+                "clocks": clocks.as_dict(), "histories": [dataclasses.asdict(h) for h in histories], "alive": alive, "walls": walls,
                 "torch_rng": torch.get_rng_state(),
             })  # fmt: skip
     bar.close()
@@ -339,10 +340,11 @@ def train_stacked(
 
 
 def _load_stack_checkpoint(path: Path | None, configs: Sequence[RunConfig]) -> dict[str, Any] | None:
-    if path is None or not path.exists():
-        return None
-    state = torch.load(path, map_location="cpu", weights_only=False)
-    if state.get("version") != STACKED_CHECKPOINT_VERSION or state.get("hashes") != [c.hash() for c in configs]:
-        log.warning("ignoring checkpoint %s: it belongs to another stack or format", path)
-        return None
+    hashes = [c.hash() for c in configs]
+    state = read_checkpoint(
+        path, f"stack {group_hash(configs)}",
+        lambda s: s.get("version") == STACKED_CHECKPOINT_VERSION and s.get("hashes") == hashes,
+    )  # fmt: skip
+    if state is not None:
+        state["histories"] = [RunHistory(**h) for h in state["histories"]]
     return state

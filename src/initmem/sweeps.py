@@ -13,7 +13,7 @@ A :class:`SweepSpec` is a base :class:`~initmem.config.RunConfig` plus the field
 Only one ``zip`` group is supported (enough for "optimizer with its own learning rate"); put a second
 co-varying set in the grid or run a second sweep. The first zipped field names the dimension, so its
 values must all differ. Swept values must be numbers, strings or booleans (they become coordinates);
-execution fields (``device``, ``num_threads``, ``progress``, ...) cannot be swept, since they are not
+execution fields (``device``, ``progress``, ``checkpoint_every``) cannot be swept, since they are not
 part of a run's hash.
 
 :func:`sweep` trains every point that is not cached yet and returns the combined Dataset:
@@ -29,9 +29,12 @@ part of a run's hash.
   (this call, seconds), ``n_runs``, ``n_cached`` (runs read from the cache instead of trained) and
   ``executor``. Per-run provenance stays in the cached files.
 
-Cache: ``<cache_dir>/<config.hash()>.nc``, one netCDF per run (h5netcdf), written atomically (a
-temporary file in the same folder, fsync, ``os.replace``), so a killed sweep never leaves half a
-file; re-running trains only what is missing. Runs with ``checkpoint_every > 0`` also keep
+Cache: ``<cache_dir>/<config.hash()>.nc`` (``<hash>.stacked<K>.nc`` for runs trained in a stack of K), one
+netCDF per run (h5netcdf) with a checksum of its content, written atomically (a temporary file in the same
+folder, fsync, ``os.replace``), so a killed sweep never leaves half a file; re-running trains only what is
+missing, and a corrupt or foreign file is moved aside and trained again. The hash covers every field that
+changes the numbers, the thread count and memory layout included; stacked runs have files of their own, and
+combining runs from different device types is refused. Runs with ``checkpoint_every > 0`` also keep
 ``<hash>.ckpt`` there and resume from it. With several machines the cache must be a shared folder.
 
 Executors: ``serial`` (in this process), ``processes`` (a spawn-context ``ProcessPoolExecutor``),
@@ -46,6 +49,7 @@ Seeds in :func:`summary_table`: see its docstring.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import itertools
 import json
 import logging
@@ -90,8 +94,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 EXECUTORS = ("serial", "processes", "dask", "stacked")
-#: The RunConfig fields that decide what :func:`initmem.data.prepare_data` returns (with the device).
-DATA_FIELDS = ("data", "data_seed", "train_size", "val_size", "test_size", "train_eval_size", "image_size")
+#: The RunConfig fields (and properties) that decide what :func:`initmem.data.prepare_data` returns (with the device).
+DATA_FIELDS = ("data", "effective_data_seed", "train_size", "val_size", "test_size", "train_eval_size", "image_size")
 #: Run variables renamed in a sweep Dataset because their name is a RunConfig field (a sweep coordinate).
 RENAMED_VARIABLES = {"lr": "scheduled_lr"}
 _SPEC_KEYS = ("base", "grid", "zip")
@@ -273,9 +277,16 @@ def _as_spec(spec: SweepSpec | Mapping[str, Any] | str | os.PathLike) -> SweepSp
 # ----------------------------------------------------------------------------------------------
 # The run cache
 # ----------------------------------------------------------------------------------------------
-def run_path(cache_dir: str | os.PathLike, config: RunConfig) -> Path:
-    """``cache_dir/<config.hash()>.nc``: where a run's Dataset is cached."""
-    return Path(cache_dir) / f"{config.hash()}.nc"
+#: The run-file attribute holding :func:`content_digest`, verified by :func:`load_run`.
+CHECKSUM_ATTR = "content_sha256"
+
+
+def run_path(cache_dir: str | os.PathLike, config: RunConfig, stacked: int = 0) -> Path:
+    """Where a run's Dataset is cached: ``cache_dir/<config.hash()>.nc``, or ``<hash>.stacked<K>.nc`` for a run
+    trained in a stack of K models (``stacked=K``): stacking changes the floating-point path, so a stacked and a
+    sequential run of one config never share a file."""
+    suffix = f".stacked{stacked}" if stacked > 1 else ""
+    return Path(cache_dir) / f"{config.hash()}{suffix}.nc"
 
 
 def _checkpoint_path(cache_dir: str | os.PathLike, config: RunConfig) -> Path | None:
@@ -286,13 +297,40 @@ def _temp_name(path: Path) -> Path:
     return path.with_name(f".{path.name}.{socket.gethostname()}.{os.getpid()}.tmp")
 
 
+def content_digest(ds: xr.Dataset) -> str:
+    """SHA-256 of a Dataset's variables (names, dims, dtypes kinds, values) and attributes, except
+    :data:`CHECKSUM_ATTR`; equal before writing and after reading back a netCDF file."""
+    digest = hashlib.sha256()
+    for name in sorted(map(str, ds.variables)):
+        var = ds.variables[name]
+        values = np.asarray(var.values)
+        digest.update(f"{name}{tuple(var.dims)}{values.shape}".encode())
+        if values.dtype.kind in "fiub":
+            digest.update(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+        else:
+            digest.update(json.dumps(values.astype(str).tolist()).encode())
+    attrs = {str(k): _plain_value(v) for k, v in ds.attrs.items() if k != CHECKSUM_ATTR}
+    digest.update(json.dumps(attrs, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
+
+
+def _plain_value(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
 def write_run(ds: xr.Dataset, path: str | os.PathLike) -> None:
-    """Write ``ds`` to ``path`` atomically: a temporary file in the same folder, fsync, rename."""
+    """Write ``ds`` to ``path`` atomically (a temporary file in the same folder, fsync, rename), with its
+    :func:`content_digest` in the attribute :data:`CHECKSUM_ATTR`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = _temp_name(path)
     ds = ds.copy(deep=False)
     ds.attrs = _plain_attrs(ds.attrs)
+    ds.attrs[CHECKSUM_ATTR] = content_digest(ds)
     try:
         ds.to_netcdf(tmp, engine="h5netcdf")
         with open(tmp, "rb") as handle:
@@ -318,22 +356,41 @@ def _plain_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def load_run(path: str | os.PathLike, config: RunConfig | None = None) -> xr.Dataset | None:
-    """A cached run, fully in memory with the file closed; None (and a warning) if it is unreadable
-    or, given ``config``, belongs to another config."""
+    """A cached run, fully in memory with the file closed; None if there is none.
+
+    A file that cannot be read, whose :data:`CHECKSUM_ATTR` does not match its content (corrupt, truncated or
+    written by something else), or that belongs to another config than ``config`` is reported in one warning
+    line and moved aside to ``<path>.rejected``, so that the run is trained again and the file can be inspected.
+    """
     path = Path(path)
+    if not path.exists():
+        return None
     try:
         ds = xr.load_dataset(path, engine="h5netcdf")
-    except FileNotFoundError:
-        return None
+        stored = ds.attrs.get(CHECKSUM_ATTR)
+        if stored is None:
+            reason = "it has no checksum (not a run file of this version)"
+        elif stored != content_digest(ds):
+            reason = "its content does not match its checksum (corrupt)"
+        elif config is not None and ds.attrs.get("config_hash") != config.hash():
+            reason = f"its config_hash {ds.attrs.get('config_hash')!r} is not the run's {config.hash()}"
+        else:
+            return ds
     except Exception as exc:  # noqa: BLE001 - a corrupt file of any kind is re-trained
-        log.warning("ignoring the unreadable cached run %s (%s: %s); it will be trained again",
-                    path, type(exc).__name__, exc)  # fmt: skip
-        return None
-    if config is not None and ds.attrs.get("config_hash") != config.hash():
-        log.warning("ignoring %s: its config_hash %r is not the run's %s",
-                    path, ds.attrs.get("config_hash"), config.hash())  # fmt: skip
-        return None
-    return ds
+        reason = f"it is unreadable ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+    _reject(path, reason)
+    return None
+
+
+def _reject(path: Path, reason: str) -> None:
+    """Move a cached file that cannot be used aside (``<path>.rejected``), with one warning line."""
+    rejected = path.with_name(path.name + ".rejected")
+    try:
+        os.replace(path, rejected)
+        where = f"moved to {rejected.name}"
+    except OSError as exc:
+        where = f"could not be moved aside ({type(exc).__name__})"
+    log.warning("ignoring the cached run %s: %s; %s, it will be trained again", path, reason, where)
 
 
 def _remove_stale_temp_files(cache_dir: Path) -> None:
@@ -382,14 +439,6 @@ def _data_key(config: RunConfig) -> tuple:
     return tuple(json.dumps(getattr(config, name)) for name in (*DATA_FIELDS, "device"))
 
 
-def _init_worker(threads: int | None) -> None:
-    """Process-pool initializer: the torch thread count of this worker."""
-    if threads:
-        import torch
-
-        torch.set_num_threads(threads)
-
-
 def _execute(config: RunConfig, cache_dir: str, progress: bool) -> str:
     """Train one run (unless its file appeared meanwhile) and cache it; returns its hash."""
     from .training import train
@@ -418,9 +467,9 @@ def _run_serial(configs: list[RunConfig], cache_dir: str, progress: bool, done: 
             done(config, None)
 
 
-def _run_processes(configs: list[RunConfig], cache_dir: str, workers: int, threads: int, done: Done) -> None:
+def _run_processes(configs: list[RunConfig], cache_dir: str, workers: int, done: Done) -> None:
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(threads,))
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
     try:
         futures = {pool.submit(_execute, config, cache_dir, False): config for config in configs}
         for future in as_completed(futures):
@@ -451,12 +500,11 @@ def _run_dask(configs: list[RunConfig], cache_dir: str, workers: int, client: An
             cluster.close()
 
 
-def _run_stacked(
-    configs: list[RunConfig], cache_dir: str, progress: bool, stack_size: int | None, done: Done
-) -> None:
-    from .stacked import group_hash, stack_groups, train_stacked
+def _run_stacked(groups: list[list[RunConfig]], cache_dir: str, progress: bool, done: Done) -> None:
+    """Train each group of :func:`initmem.stacked.stack_groups` as one stack (a group of one: sequentially)."""
+    from .stacked import group_hash, train_stacked
 
-    for group in stack_groups(configs, stack_size):
+    for group in groups:
         checkpoint = Path(cache_dir) / f"stacked-{group_hash(group)}.ckpt" if group[0].checkpoint_every else None
         if len(group) == 1:
             _run_serial(group, cache_dir, progress, done)
@@ -467,7 +515,7 @@ def _run_stacked(
                 checkpoint_path=checkpoint,
             )  # fmt: skip
             for config, ds in zip(group, datasets):
-                write_run(ds, run_path(cache_dir, config))
+                write_run(ds, run_path(cache_dir, config, stacked=len(group)))
         except Exception as exc:  # noqa: BLE001 - reported, the sweep goes on
             for config in group:
                 done(config, exc)
@@ -485,8 +533,26 @@ def _default_workers(n_pending: int, workers: int | None) -> int:
 
 
 def _with_threads(config: RunConfig, threads: int | None) -> RunConfig:
-    """``threads`` (if given) as the run's torch thread count (an execution field: same hash)."""
+    """``threads`` (if given) as the run's torch thread count (part of its hash)."""
     return config.replace(num_threads=threads) if threads else config
+
+
+def _resolve_threads(
+    configs: list[RunConfig], executor: str, workers: int | None, client: Any, threads_per_worker: int | None
+) -> list[RunConfig]:
+    """The configs with the torch thread count each will run with, decided before any hash is taken.
+
+    The thread count changes the numbers, so it is part of a run's hash and must not depend on how many runs
+    happen to be cached. ``threads_per_worker`` wins when given; otherwise a config's own ``num_threads``; a
+    config without one gets, under ``processes`` (or ``dask`` without a client), ``cpu_count // workers`` with
+    ``workers`` defaulting to ``min(runs in the sweep, cpu_count)``, and otherwise keeps torch's default (None).
+    """
+    if threads_per_worker is not None:
+        return [_with_threads(c, threads_per_worker) for c in configs]
+    if executor == "processes" or (executor == "dask" and client is None):
+        threads = max(1, (os.cpu_count() or 1) // _default_workers(len(configs), workers))
+        return [c if c.num_threads else _with_threads(c, threads) for c in configs]
+    return configs
 
 
 # ----------------------------------------------------------------------------------------------
@@ -510,15 +576,16 @@ def sweep(
         executor: ``serial``, ``processes``, ``dask`` or ``stacked`` (see the module docstring). The parallel
             executors start fresh (spawned) Python processes that import torch (seconds each): worth it for
             runs of minutes, not for toy runs. Called from a script, they need ``if __name__ == "__main__":``.
+            ``stacked`` runs are cached as ``<hash>.stacked<K>.nc``: they are other numbers than sequential ones.
         workers: parallel workers (processes, or a LocalCluster's worker processes); default
-            ``min(runs to train, os.cpu_count())``. Ignored by ``serial``/``stacked`` and with ``client``.
+            ``min(runs in the sweep, os.cpu_count())``. Ignored by ``serial``/``stacked`` and with ``client``.
         client: a ``distributed.Client`` for ``dask`` (its workers must see ``cache_dir``); None starts a
             ``LocalCluster(n_workers=workers, threads_per_worker=1, processes=True)`` and closes it afterwards.
         progress: an overall bar (runs done of total, ETA); ``serial``/``stacked`` also show each run's bar
             (where the config's ``progress`` allows). tqdm hides both off a terminal.
-        threads_per_worker: torch threads of each parallel worker. Default: the config's ``num_threads`` if
-            set, else ``max(1, os.cpu_count() // workers)``. For ``serial``/``stacked``, overrides
-            ``num_threads`` when given.
+        threads_per_worker: torch threads of each run, overriding the configs' ``num_threads``. Default: a
+            config's own ``num_threads``; under ``processes`` a config without one gets
+            ``max(1, os.cpu_count() // workers)``. The thread count is part of each run's hash.
         stack_size: ``stacked`` only: at most this many models per stack (GPU memory); None stacks every
             run that differs only in sigma_w/seed/init_head.
 
@@ -541,56 +608,67 @@ def sweep(
     cache.mkdir(parents=True, exist_ok=True)
     _remove_stale_temp_files(cache)
 
-    points = spec.configs()
+    configs = _resolve_threads([c for _, c in spec.configs()], executor, workers, client, threads_per_worker)
+    stacked = _stack_sizes(configs, executor, stack_size)
+    paths = {c.hash(): run_path(cache, c, stacked.get(c.hash(), 0)) for c in configs}
     runs: dict[str, xr.Dataset] = {}
-    for _, config in points:
-        ds = load_run(run_path(cache, config), config)
+    for config in configs:
+        ds = load_run(paths[config.hash()], config)
         if ds is not None:
             runs[config.hash()] = ds
     n_cached = len(runs)
-    pending = [config for _, config in points if config.hash() not in runs]
+    pending = [config for config in configs if config.hash() not in runs]
     pending.sort(key=_data_key)  # runs sharing their data run back to back (one prepare_data each)
-    log.info("sweep: %d runs, %d cached, %d to train with %s", len(points), n_cached, len(pending), executor)
+    log.info("sweep: %d runs, %d cached, %d to train with %s", len(configs), n_cached, len(pending), executor)
 
-    failures = _train_pending(
-        pending, cache, executor, workers, client, progress, threads_per_worker, stack_size, n_cached, len(points)
-    )
-    for _, config in points:
+    failures = _train_pending(pending, configs, cache, executor, workers, client, progress, stack_size, n_cached)
+    for config in configs:
         digest = config.hash()
         if digest not in runs and digest not in failures:
-            ds = load_run(run_path(cache, config), config)
+            ds = load_run(paths[digest], config)
             if ds is None:
-                failures[digest] = f"no readable run file {run_path(cache, config)} after training"
+                failures[digest] = f"no readable run file {paths[digest]} after training"
             else:
                 runs[digest] = ds
     if failures:
         listing = "; ".join(f"{digest}: {error}" for digest, error in failures.items())
         raise RuntimeError(
-            f"{len(failures)} of {len(points)} runs failed (the others are cached in {cache}): {listing}"
+            f"{len(failures)} of {len(configs)} runs failed (the others are cached in {cache}): {listing}"
         )
 
-    combined = combine_runs(spec, [runs[config.hash()] for _, config in points])
+    combined = combine_runs(spec, [runs[config.hash()] for config in configs])
     combined.attrs.update(
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         wall_time_s=time.perf_counter() - t0,
-        n_runs=len(points),
+        n_runs=len(configs),
         n_cached=n_cached,
         executor=executor,
     )
     return combined
 
 
+def _stack_sizes(configs: list[RunConfig], executor: str, stack_size: int | None) -> dict[str, int]:
+    """{hash: K} for runs that the ``stacked`` executor trains in a stack of K > 1 models (from the whole
+    sweep's grouping, so a run's file name does not depend on what is cached)."""
+    if executor != "stacked":
+        return {}
+    from .stacked import stack_groups
+
+    return {c.hash(): len(g) for g in stack_groups(configs, stack_size) if len(g) > 1 for c in g}
+
+
 def _train_pending(
-    pending: list[RunConfig], cache: Path, executor: str, workers: int | None, client: Any, progress: bool,
-    threads_per_worker: int | None, stack_size: int | None, n_cached: int, n_total: int,
+    pending: list[RunConfig], configs: list[RunConfig], cache: Path, executor: str, workers: int | None,
+    client: Any, progress: bool, stack_size: int | None, n_cached: int,
 ) -> dict[str, str]:  # fmt: skip
-    """Run ``pending`` with ``executor``; returns {hash: one-line error} of the runs that raised."""
+    """Run ``pending`` (of the sweep's ``configs``) with ``executor``; returns {hash: one-line error} of the
+    runs that raised. Under ``stacked``, every group with a pending member is trained whole."""
     from tqdm.auto import tqdm
 
     failures: dict[str, str] = {}
     if not pending:
         return failures
-    bar = tqdm(total=n_total, initial=n_cached, desc="sweep", unit="run", disable=None if progress else True,
+    bar = tqdm(total=len(configs), initial=n_cached, desc="sweep", unit="run", disable=None if progress else True,
                dynamic_ncols=True, smoothing=0)  # fmt: skip
 
     def done(config: RunConfig, error: BaseException | None) -> None:
@@ -598,27 +676,25 @@ def _train_pending(
             failures[config.hash()] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
             log.error("run %s failed (%s: %s); config: %s",
                       config.hash(), type(error).__name__, error, config.to_json())  # fmt: skip
-        bar.update(1)
+        if config in pending_set:
+            bar.update(1)
 
+    pending_set = set(pending)
     folder = str(cache)
     try:
-        if executor in ("serial", "stacked"):
-            configs = [_with_threads(c, threads_per_worker) for c in pending]
-            if executor == "serial":
-                _run_serial(configs, folder, progress, done)
-            else:
-                _run_stacked(configs, folder, progress, stack_size, done)
+        if executor == "serial":
+            _run_serial(pending, folder, progress, done)
+        elif executor == "stacked":
+            from .stacked import stack_groups
+
+            groups = [g for g in stack_groups(configs, stack_size) if pending_set.intersection(g)]
+            _run_stacked(groups, folder, progress, done)
         else:
-            n_workers = _default_workers(len(pending), workers)
-            threads = threads_per_worker
-            if threads is None and (executor == "processes" or client is None):
-                threads = max(1, (os.cpu_count() or 1) // n_workers)
-            keep_own = threads_per_worker is None  # then a config's own num_threads wins
-            configs = [c if (keep_own and c.num_threads) else _with_threads(c, threads) for c in pending]
+            n_workers = min(_default_workers(len(configs), workers), len(pending))
             if executor == "processes":
-                _run_processes(configs, folder, n_workers, threads or 0, done)
+                _run_processes(pending, folder, n_workers, done)
             else:
-                _run_dask(configs, folder, n_workers, client, done)
+                _run_dask(pending, folder, n_workers, client, done)
     finally:
         bar.close()
     return failures
@@ -700,8 +776,25 @@ def _distinct(runs: Sequence[xr.Dataset], attr: str) -> str:
     return values[0] if len(values) == 1 else json.dumps(values)
 
 
+#: Run attributes recording a floating-point path that neither the hash nor the file name covers; one sweep may
+#: not mix them (stacked runs have files of their own, see :func:`run_path`).
+NUMERICS_ATTRS = ("device_type",)
+
+
+def _numerics(ds: xr.Dataset) -> dict[str, str]:
+    return {"device_type": str(ds.attrs.get("device", "")).split(":")[0]}
+
+
 def _provenance(spec: SweepSpec, runs: Sequence[xr.Dataset]) -> dict[str, Any]:
     from .records import git_commit
+
+    for name in NUMERICS_ATTRS:
+        values = sorted({_numerics(ds)[name] for ds in runs})
+        if len(values) > 1:
+            raise ValueError(
+                f"runs: one sweep may not mix runs with different {name} ({', '.join(values)}): they follow "
+                "different floating-point paths; combine them in separate sweeps"
+            )
 
     return {
         "spec": spec.to_json(),

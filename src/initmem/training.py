@@ -20,15 +20,21 @@ layer_norm          epoch, layer       Frobenius norm of each kernel
 dist_from_init      epoch              ||W_t - W_0||_F over all kernels
 lr                  epoch              learning rate of the last step of the epoch (per step)
 step                epoch              optimisation steps taken so far
-T_SGD/T_L2/T_adapt  epoch              cumulative forgetting clocks (see :mod:`initmem.metrics`)
+T_SGD/T_L2/T_adapt  epoch              cumulative forgetting clocks of the effective step (see
+                                       :class:`initmem.metrics.ForgettingClocks`)
 best_epoch          -                  epoch of the lowest validation loss
 selected_test_acc   -                  test accuracy there: the validation-selected predictor (%)
 selected_val_acc    -                  validation accuracy there (%)
+selected_train_acc  -                  training accuracy there (%)
+selected_T_*        -                  the three clocks there
+final_epoch         -                  the last recorded epoch
 final_test_acc      -                  test accuracy at the last recorded epoch (%)
 final_train_acc     -                  training accuracy at the last recorded epoch (%)
+final_T_*           -                  the three clocks there
 tau_interp          -                  first epoch with train accuracy >= 99.5 % (NaN if never)
 repair_gap          -                  val accuracy at the last epoch minus at tau_interp (pp)
-diverged            -                  1 if a non-finite loss stopped the run, else 0
+diverged            -                  1 if a non-finite loss stopped the run, else 0 (then the
+                                       selected_* and final_* scalars are NaN)
 wall_time_s         -                  seconds spent training and evaluating
 ==================  =================  =======================================================
 """
@@ -36,6 +42,7 @@ wall_time_s         -                  seconds spent training and evaluating
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import time
@@ -55,11 +62,12 @@ from .models import kernel_parameters
 from .optim import apply_lr_multiplier, build_optimizer, lr_multiplier
 from .records import RunHistory, measure, recalibrated_copy, recorded_epochs, to_dataset
 
-__all__ = ["train", "resolve_device", "save_checkpoint", "load_checkpoint"]
+__all__ = ["train", "resolve_device", "save_checkpoint", "read_checkpoint", "load_checkpoint"]
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_VERSION = 1
+#: 2: loadable with ``weights_only=True`` (the history as a plain dict).
+CHECKPOINT_VERSION = 2
 
 
 def resolve_device(name: str) -> torch.device:
@@ -72,20 +80,60 @@ def resolve_device(name: str) -> torch.device:
 
 
 def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
-    """Write atomically: a temporary file in the same folder, then rename."""
+    """Write atomically: a temporary file in the same folder, then rename.
+
+    ``state`` must hold only what ``torch.load(weights_only=True)`` reads back: tensors, numbers, strings,
+    and lists, tuples and dicts of them (a :class:`RunHistory` is stored as its dict).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    torch.save(state, tmp)
-    os.replace(tmp, path)
+    try:
+        torch.save(state, tmp)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def read_checkpoint(path: Path | None, owner: str, matches) -> dict[str, Any] | None:
+    """The state saved at ``path`` if it is a readable checkpoint for which ``matches(state)`` holds, else None.
+
+    Loads with ``weights_only=True``: a file holding anything but tensors and plain containers (for example a
+    planted object whose unpickling would run code) is refused without executing it. A refused, corrupt or
+    foreign file is reported in one warning line and moved aside to ``<path>.rejected`` (so the run starts
+    fresh and the file can be inspected); ``owner`` names the run or stack in that line.
+    """
+    if path is None or not path.exists():
+        return None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(state, dict):
+            raise TypeError(f"holds a {type(state).__name__}, not a checkpoint dict")
+        reason = None if matches(state) else "it belongs to another config or checkpoint format"
+    except Exception as exc:  # noqa: BLE001 - anything unreadable is set aside, never executed or trusted
+        reason = f"unreadable or unsafe ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+    if reason is None:
+        return state
+    rejected = path.with_name(path.name + ".rejected")
+    try:
+        if path.is_dir():
+            raise IsADirectoryError(path)
+        os.replace(path, rejected)
+        where = f"moved to {rejected}"
+    except OSError:
+        where = "left in place"
+    log.warning("ignoring checkpoint %s of %s: %s; %s, training starts fresh", path, owner, reason, where)
+    return None
 
 
 def load_checkpoint(path: Path | None, config: RunConfig) -> dict[str, Any] | None:
-    if path is None or not path.exists():
-        return None
-    state = torch.load(path, map_location="cpu", weights_only=False)
-    if state.get("version") != CHECKPOINT_VERSION or state.get("config_hash") != config.hash():
-        log.warning("ignoring checkpoint %s: it belongs to another config or format", path)
-        return None
+    """The checkpoint of run ``config`` at ``path`` (see :func:`read_checkpoint`), or None."""
+    digest = config.hash()
+    state = read_checkpoint(
+        path, f"run {digest}",
+        lambda s: s.get("version") == CHECKPOINT_VERSION and s.get("config_hash") == digest,
+    )  # fmt: skip
+    if state is not None:
+        state["history"] = RunHistory(**state["history"])
     return state
 
 
@@ -128,7 +176,7 @@ def train(
 
     n_steps = steps_per_epoch(len(data.train), config.batch_size)
     multiplier = lr_multiplier(config, n_steps)
-    clocks = ForgettingClocks(config.batch_size, config.weight_decay)
+    clocks = ForgettingClocks.for_config(config)
     history = RunHistory()
     recorded = recorded_epochs(config)
     start_epoch, step, diverged, wall = 1, 0, False, 0.0
@@ -137,7 +185,7 @@ def train(
     if state is not None:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
-        clocks = ForgettingClocks(config.batch_size, config.weight_decay, **state["clocks"])
+        clocks = ForgettingClocks.for_config(config, **state["clocks"])
         history = state["history"]
         start_epoch, step, wall = state["epoch"] + 1, state["step"], state["wall_time_s"]
         torch.set_rng_state(state["torch_rng"])
@@ -160,7 +208,7 @@ def train(
         t0 = time.perf_counter()
         model.train()
         lr = config.lr * multiplier(step)
-        for x, y in train_batches(data.train, config.batch_size, epoch, config.data_seed, config.augment):
+        for x, y in train_batches(data.train, config.batch_size, epoch, config.effective_data_seed, config.augment):
             factor = multiplier(step)
             lr = config.lr * factor
             apply_lr_multiplier(optimizer, factor)
@@ -190,7 +238,7 @@ def train(
             save_checkpoint(checkpoint_path, {
                 "version": CHECKPOINT_VERSION, "config_hash": config.hash(), "epoch": epoch, "step": step,
                 "model": model.state_dict(), "optimizer": optimizer.state_dict(), "clocks": clocks.as_dict(),
-                "history": history, "wall_time_s": wall, "torch_rng": torch.get_rng_state(),
+                "history": dataclasses.asdict(history), "wall_time_s": wall, "torch_rng": torch.get_rng_state(),
             })  # fmt: skip
     bar.close()
     dataset = to_dataset(config, history, recorded, diverged, wall, data, device)
