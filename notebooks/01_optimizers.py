@@ -39,6 +39,7 @@ workers = None
 num_threads = 1
 model = "resnet9"
 width = 4
+logit_scale = None
 data = "synthetic"
 image_size = 16
 train_size = 200
@@ -61,18 +62,9 @@ aux_lrs = [0.001, 0.001, 0.001, 0.001, 0.005]
 import matplotlib.pyplot as plt
 from myst_nb import glue
 
-from initmem import analysis, plots
+from initmem import analysis, plots, registry
 
-spec = {
-    "base": {
-        "model": model, "width": width, "data": data, "image_size": image_size, "train_size": train_size,
-        "val_size": val_size, "test_size": test_size, "train_eval_size": train_eval_size, "augment": augment,
-        "batch_size": batch_size, "epochs": epochs, "eval_every": eval_every, "warmup_epochs": warmup_epochs,
-        "schedule": "constant", "progress": False, "num_threads": num_threads,
-    },
-    "grid": {"sigma_w": sigma_ws, "seed": seeds},
-    "zip": {"optimizer": optimizers, "lr": lrs, "weight_decay": weight_decays, "aux_lr": aux_lrs},
-}  # fmt: skip
+spec = registry.experiment_spec("01_optimizers", globals())  # this notebook's parameters -> its sweep
 ds = analysis.run_experiment(
     "01_optimizers", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers
 )

@@ -35,6 +35,7 @@ workers = None
 num_threads = 1
 model = "resnet9"
 width = 4
+logit_scale = None
 data = "synthetic"
 image_size = 16
 train_size = 200
@@ -57,22 +58,13 @@ checkpoint_every = 0  # epochs between resumable checkpoints (0: none); long run
 import matplotlib.pyplot as plt
 from myst_nb import glue
 
-from initmem import analysis, plots
+from initmem import analysis, plots, registry
 
 if reference_horizon not in horizons or max(horizons) > epochs:
     raise ValueError(
         f"horizons must contain reference_horizon={reference_horizon} and lie within epochs={epochs}; got {horizons}"
     )
-spec = {
-    "base": {
-        "model": model, "width": width, "data": data, "image_size": image_size, "train_size": train_size,
-        "val_size": val_size, "test_size": test_size, "train_eval_size": train_eval_size, "augment": augment,
-        "batch_size": batch_size, "epochs": epochs, "eval_every": eval_every, "warmup_epochs": warmup_epochs,
-        "optimizer": "sgd", "lr": lr, "schedule": "constant", "progress": False, "num_threads": num_threads,
-        "checkpoint_every": checkpoint_every,
-    },
-    "grid": {"sigma_w": sigma_ws, "seed": seeds},
-}  # fmt: skip
+spec = registry.experiment_spec("02_long_training", globals())  # this notebook's parameters -> its sweep
 ds = analysis.run_experiment(
     "02_long_training", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers,
     attrs={"horizons": horizons, "reference_horizon": reference_horizon},

@@ -41,6 +41,7 @@ workers = None
 num_threads = 1
 model = "resnet9"
 width = 4
+logit_scale = None
 data = "synthetic"
 image_size = 16
 train_size = 200
@@ -64,18 +65,9 @@ weight_decays = [0.0, 0.01]
 import matplotlib.pyplot as plt
 from myst_nb import glue
 
-from initmem import analysis, plots
+from initmem import analysis, plots, registry
 
-spec = {
-    "base": {
-        "model": model, "width": width, "data": data, "image_size": image_size, "train_size": train_size,
-        "val_size": val_size, "test_size": test_size, "train_eval_size": train_eval_size, "augment": augment,
-        "batch_size": batch_size, "epochs": epochs, "eval_every": eval_every, "warmup_epochs": warmup_epochs,
-        "optimizer": "sgd", "decay_mode": "l2", "schedule": schedule, "schedule_milestones": schedule_milestones,
-        "schedule_gamma": schedule_gamma, "progress": False, "num_threads": num_threads,
-    },
-    "grid": {"lr": lrs, "weight_decay": weight_decays, "sigma_w": sigma_ws, "seed": seeds},
-}  # fmt: skip
+spec = registry.experiment_spec("03_lr_and_l2", globals())  # this notebook's parameters -> its sweep
 ds = analysis.run_experiment(
     "03_lr_and_l2", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers
 )

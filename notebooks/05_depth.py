@@ -33,6 +33,7 @@ workers = None
 num_threads = 1
 models = ["resnet9", "resnet20"]
 widths = [4, 4]
+logit_scale = None
 data = "synthetic"
 image_size = 16
 train_size = 200
@@ -53,18 +54,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 from myst_nb import glue
 
-from initmem import analysis, plots
+from initmem import analysis, plots, registry
 
-spec = {
-    "base": {
-        "data": data, "image_size": image_size, "train_size": train_size, "val_size": val_size,
-        "test_size": test_size, "train_eval_size": train_eval_size, "augment": augment, "batch_size": batch_size,
-        "epochs": epochs, "eval_every": eval_every, "warmup_epochs": warmup_epochs, "optimizer": "sgd", "lr": lr,
-        "schedule": "constant", "progress": False, "num_threads": num_threads,
-    },
-    "grid": {"sigma_w": sigma_ws, "seed": seeds},
-    "zip": {"model": models, "width": widths},
-}  # fmt: skip
+spec = registry.experiment_spec("05_depth", globals())  # this notebook's parameters -> its sweep
 ds = analysis.run_experiment("05_depth", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers)
 print(plots.caption(ds))
 

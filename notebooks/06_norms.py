@@ -36,7 +36,7 @@ results_dir = "results"
 import matplotlib.pyplot as plt
 from myst_nb import glue
 
-from initmem import analysis, plots
+from initmem import analysis, plots, stats
 
 # Notebook 01's runs at this preset (run 01 first; nothing is trained here).
 ds = analysis.read_results(results_dir, preset, "01_optimizers", reader="06_norms")
@@ -61,13 +61,13 @@ initial = ds["weight_norm"].isel(epoch=0)
 final = analysis.last_finite(ds["weight_norm"])
 rows = []
 for opt in ds["optimizer"].values:
-    mean, low, high, n = analysis.t_interval(slopes.sel(optimizer=opt).values)
+    slope = stats.mean_interval(slopes.sel(optimizer=opt))
     f = final.sel(optimizer=opt)
     i = initial.sel(optimizer=opt)
     f = f.mean("seed") if "seed" in f.dims else f
     i = i.mean("seed") if "seed" in i.dims else i
     rows.append({
-        "optimizer": str(opt), "slope": mean, "slope_ci95_low": low, "slope_ci95_high": high,
+        "optimizer": str(opt), "slope": slope.estimate, "slope_ci95_low": slope.low, "slope_ci95_high": slope.high,
         "initial_norm_ratio": float(i.max() / i.min()), "final_norm_ratio": float(f.max() / f.min()),
         "final_norm_min": float(f.min()), "final_norm_max": float(f.max()),
     })  # fmt: skip

@@ -41,7 +41,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from myst_nb import glue
 
-from initmem import analysis, plots
+from initmem import analysis, plots, stats
 
 results = analysis.load_results(results_dir, preset)
 print(f"preset {preset}: results of {', '.join(results) or 'no experiment'}")
@@ -69,7 +69,7 @@ for family, own in analysis.FAMILY_CLOCK.items():
     sub = table[table["family"] == family] if len(table) else table
     row = {"family": family, "own clock": own, "configurations": len(sub)}
     for clock in analysis.CLOCKS:
-        row[f"rho({clock})"] = analysis.spearman(sub[clock], sub["selected_spread_pp"]) if len(sub) else np.nan
+        row[f"rho({clock})"] = stats.rank_correlation(sub[clock], sub["selected_spread_pp"]) if len(sub) else np.nan
     rows.append(row)
 collapse = pd.DataFrame(rows).set_index("family")
 glue("e07_collapse", collapse.round(2))

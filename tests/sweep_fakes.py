@@ -77,8 +77,12 @@ def fake_sweep(grid: dict, zipped: dict | None = None, base: dict | None = None,
         "best_epoch": np.full(shape, 8.0),
         "selected_test_acc": curve[..., -2],
         "selected_val_acc": curve[..., -2] + 1,
+        "selected_train_acc": data["train_acc"][..., -2],
+        **{f"selected_{c}": data[c][..., -2] for c in ("T_SGD", "T_L2", "T_adapt")},
+        "final_epoch": np.full(shape, float(EPOCHS[-1])),
         "final_test_acc": curve[..., -1],
         "final_train_acc": np.full(shape, 100.0),
+        **{f"final_{c}": data[c][..., -1] for c in ("T_SGD", "T_L2", "T_adapt")},
         "tau_interp": np.where(along_sigma(sigma) > 2, np.nan, 8.0),
         "repair_gap": np.zeros(shape),
         "diverged": np.zeros(shape),
@@ -95,3 +99,25 @@ def fake_sweep(grid: dict, zipped: dict | None = None, base: dict | None = None,
 
 def _py(v):
     return v.item() if hasattr(v, "item") else v
+
+
+def ledger_results(seeds=(0, 1, 2)) -> dict[str, xr.Dataset]:
+    """Fake results of experiments 01-05 in which every claim of the paper holds clearly (3 seeds)."""
+    seeds = list(seeds)
+    opt = fake_sweep(
+        {"sigma_w": [0.25, 1.0, 2.5], "seed": seeds},
+        {"optimizer": ["sgd", "adam", "adamw", "muon"], "lr": [0.02, 0.005, 0.005, 0.02]},
+    )
+    long = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": seeds})
+    long.attrs.update(horizons=json.dumps([2, 10]), reference_horizon=2)
+    long["train_acc"].loc[{"epoch": slice(2, None)}] = 100.0  # interpolates from epoch 2 on
+    long["val_loss"] = long["val_loss"] * 0 + 3.0 - long["epoch"] / 10  # the last epoch within a horizon is the best
+    lr = fake_sweep({"lr": [0.02, 0.1], "weight_decay": [0.0, 0.01], "sigma_w": [0.25, 2.5], "seed": seeds})
+    lr["selected_test_acc"].loc[{"lr": 0.1, "weight_decay": 0.01}] = 60.0  # the forgetting cell: no spread
+    bs = fake_sweep({"sigma_w": [0.25, 2.5], "seed": seeds}, {"batch_size": [16, 64, 256], "epochs": [2, 8, 32]})
+    scale = xr.DataArray([0.2, 0.5, 1.0], dims="batch_size", coords={"batch_size": [16, 64, 256]})
+    low = bs["selected_test_acc"].sel(sigma_w=0.25)
+    bs["selected_test_acc"] = low - (low - bs["selected_test_acc"]) * scale  # spread grows with b
+    depth = fake_sweep({"sigma_w": [0.25, 2.5], "seed": seeds}, {"model": ["resnet9", "resnet56"]})
+    depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 2.5}] = 60.0
+    return {"01_optimizers": opt, "02_long_training": long, "03_lr_and_l2": lr, "04_batch_size": bs, "05_depth": depth}

@@ -1,4 +1,4 @@
-"""initmem.analysis: the helpers behind notebooks 02, 06, 07 and the reproduction ledger (99)."""
+"""initmem.analysis: the helpers behind notebooks 02, 06, 07 and 08."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import xarray as xr
 
 from initmem import analysis
 
-from sweep_fakes import fake_sweep  # tests/ is on sys.path under pytest
+from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 
 
 def test_last_finite_skips_trailing_nan():
@@ -31,7 +31,9 @@ def test_within_horizons_is_selection_on_a_prefix():
     at6 = ds["test_acc"].sel(epoch=4)
     xr.testing.assert_allclose(h["selected_test_acc"].sel(horizon=6, drop=True), at6.drop_vars("epoch"))
     xr.testing.assert_allclose(h["final_test_acc"].sel(horizon=6, drop=True), ds["test_acc"].sel(epoch=6, drop=True))
-    np.testing.assert_allclose(h["T_SGD"].sel(horizon=10).values, ds["T_SGD"].sel(epoch=10).values)
+    np.testing.assert_allclose(h["final_T_SGD"].sel(horizon=10).values, ds["T_SGD"].sel(epoch=10).values)
+    np.testing.assert_allclose(h["selected_T_SGD"].sel(horizon=6).values, ds["T_SGD"].sel(epoch=4).values)
+    assert h["final_epoch"].sel(horizon=6, sigma_w=0.25, seed=0).item() == 6.0
     with pytest.raises(ValueError, match="horizons"):
         analysis.within_horizons(ds, [11])
 
@@ -40,7 +42,11 @@ def test_horizon_table_rows():
     ds = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1]})
     table = analysis.horizon_table(ds, [4, 10])
     assert list(table.index) == [4, 10]
-    assert {"selected_spread_pp", "final_spread_pp", "T_SGD", "min_final_train_acc"} <= set(table.columns)
+    assert {"selected_spread_pp", "final_spread_pp", "T_SGD", "final_T_SGD", "min_final_train_acc"} <= set(table.columns)
+    # the clock printed beside the selected spread is the clock at the selected checkpoint within the horizon
+    h = analysis.within_horizons(ds, [4, 10])
+    assert table.loc[10, "T_SGD"] == pytest.approx(float(h["selected_T_SGD"].sel(horizon=10).mean()))
+    assert table.loc[4, "final_T_SGD"] == pytest.approx(float(ds["T_SGD"].sel(epoch=4).mean()))
     assert (table["epochs"] == [4, 10]).all()
 
 
@@ -54,90 +60,8 @@ def test_norm_coupling_slopes():
     np.testing.assert_allclose(slopes.sel(optimizer="adam").values, 0.0, atol=1e-9)  # common final norm
 
 
-def test_t_interval_and_spearman():
-    mean, low, high, n = analysis.t_interval([1.0, 2.0, 3.0, np.nan])
-    assert (mean, n) == (2.0, 3) and low < 2.0 < high
-    assert math.isnan(analysis.t_interval([1.0])[1])
-    assert analysis.spearman([16, 32, 64, 128], [1.0, 2.0, 3.0, 5.0]) == pytest.approx(1.0)
-    assert math.isnan(analysis.spearman([1, 2], [1, 2]))
-
-
-def _results():
-    opt = fake_sweep(
-        {"sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1]},
-        {"optimizer": ["sgd", "adam", "adamw", "muon"], "lr": [0.02, 0.005, 0.005, 0.02]},
-    )
-    long = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1]})
-    long.attrs.update(horizons=json.dumps([2, 10]), reference_horizon=2)
-    lr = fake_sweep({"lr": [0.02, 0.1], "weight_decay": [0.0, 0.01], "sigma_w": [0.25, 2.5], "seed": [0, 1]})
-    lr["selected_test_acc"].loc[{"lr": 0.1, "weight_decay": 0.01}] = 60.0  # the forgetting cell: no spread
-    bs = fake_sweep({"batch_size": [16, 64, 256], "sigma_w": [0.25, 2.5], "seed": [0, 1]})
-    bs["selected_test_acc"] = bs["selected_test_acc"] * (1 + 0 * bs["batch_size"])
-    scale = xr.DataArray([0.2, 0.5, 1.0], dims="batch_size", coords={"batch_size": [16, 64, 256]})
-    low = bs["selected_test_acc"].sel(sigma_w=0.25)
-    bs["selected_test_acc"] = low - (low - bs["selected_test_acc"]) * scale  # spread grows with b
-    depth = fake_sweep({"sigma_w": [0.25, 2.5], "seed": [0]}, {"model": ["resnet9", "resnet56"]})
-    depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 2.5}] = 60.0
-    return {"01_optimizers": opt, "02_long_training": long, "03_lr_and_l2": lr, "04_batch_size": bs, "05_depth": depth}
-
-
-def test_reproduction_table_rules():
-    table = analysis.reproduction_table(_results())
-    assert list(table.index) == ["C1", "C2", "C3", "C4", "C5", "C6", "C7"]
-    assert set(table.columns) >= {"paper", "ours", "scale", "verdict", "rule", "clocks_reached", "paper_source"}
-    v = table["verdict"]
-    assert v["C1"] == analysis.IN_SIZE  # ~16 pp spread, interpolating: within a factor 2 of 26.5
-    assert v["C2"] == analysis.IN_SIZE  # adaptive spreads ~1 pp
-    assert v["C4"] == analysis.IN_SIZE  # the (0.1, 0.01) cell has no spread
-    assert v["C5"] == analysis.IN_SIZE
-    assert v["C6"] == analysis.IN_SIZE  # ResNet-56 at 60 % where ResNet-9 interpolates
-    assert v["C7"] == analysis.IN_SIZE
-    assert v["C3"] == analysis.IN_SIZE  # the spread grows from horizon 2 to 10 (5x longer)
-    assert table.loc["C3", "note"] == "lowest final train accuracy at 10 epochs 100.0 %"
-    assert "T_SGD" in table.loc["C1", "clocks_reached"] and "T_adapt" in table.loc["C2", "clocks_reached"]
-    assert "95 % CI" in table.loc["C1", "ours"]
-
-
-def test_reproduction_verdicts_need_more_than_the_noise_floor():
-    results = _results()
-    long = results["02_long_training"]
-    long["test_acc"] = long["test_acc"].sel(sigma_w=0.25, drop=True).broadcast_like(long["test_acc"])  # no spread
-    lr = results["03_lr_and_l2"]
-    base = lr["selected_test_acc"].sel(lr=0.02, weight_decay=0.0)
-    lr["selected_test_acc"].loc[{"lr": 0.1, "weight_decay": 0.01}] = base + 3.0 * (base["sigma_w"] == 2.5)
-    bs = results["04_batch_size"]
-    low = bs["selected_test_acc"].sel(sigma_w=0.25)
-    scale = xr.DataArray([0.9, 0.95, 1.0], dims="batch_size", coords={"batch_size": [16, 64, 256]})
-    full = bs["selected_test_acc"].sel(batch_size=256, drop=True)
-    bs["selected_test_acc"] = low - (low - full) * scale  # rho = 1 but a gap of ~2 pp
-    table = analysis.reproduction_table(results)
-    assert table.loc["C3", "verdict"] == analysis.NOT_REPRODUCED and "noise floor" in table.loc["C3", "note"]
-    assert table.loc["C4", "verdict"] == analysis.NOT_REPRODUCED  # 3 pp less spread is within the noise floor
-    assert table.loc["C5", "verdict"] == analysis.NOT_REPRODUCED
-
-
-def test_a_small_memory_that_is_erased_gets_no_excuse():
-    results = _results()
-    lr = results["03_lr_and_l2"]
-    base = lr["selected_test_acc"].sel(lr=0.02, weight_decay=0.0)
-    low = base.sel(sigma_w=0.25)
-    lr["selected_test_acc"].loc[{"lr": 0.02, "weight_decay": 0.0}] = low - (low - base) * 0.5  # ~8 pp to erase
-    row = analysis.reproduction_table(results).loc["C4"]
-    assert 5.0 < float(row["ours"].split(" vs ")[1].split(" pp")[0]) < 10.0
-    assert row["verdict"] == analysis.IN_SIZE and row["note"] == ""
-
-
-def test_reproduction_table_without_results():
-    table = analysis.reproduction_table({})
-    assert (table["verdict"] == analysis.NOT_MEASURED).all()
-    results = _results()
-    results["01_optimizers"] = results["01_optimizers"].sel(optimizer=["sgd"])
-    table = analysis.reproduction_table(results)
-    assert table.loc["C2", "verdict"] == analysis.NOT_MEASURED
-
-
 def test_clock_table_families():
-    table = analysis.clock_table(_results())
+    table = analysis.clock_table(ledger_results())
     assert set(table["experiment"]) == {"01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"}
     assert set(table["family"]) == {"SGD", "SGD+L2", "adaptive"}
     assert (table[table["experiment"] == "02_long_training"]["epochs"].tolist()) == [2, 10]
@@ -172,16 +96,3 @@ def test_run_experiment_keeps_an_unchanged_file(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"06_norms reads the results of 02_long_training at preset 'test'.*"
                                                 r"initmem experiments --preset test --only 02"):
         analysis.read_results(tmp_path, "test", "02_long_training", reader="06_norms")
-
-
-def test_c2_needs_sgd_to_remember_more_than_the_noise_floor_beyond_adaptive():
-    results = _results()
-    opt = results["01_optimizers"]
-    acc = opt["selected_test_acc"]
-    acc.loc[{"optimizer": ["adam", "adamw", "muon"]}] = 60.0  # no spread at all
-    acc.loc[{"optimizer": "sgd"}] = 60.0
-    acc.loc[{"optimizer": "sgd", "sigma_w": 2.5}] = 56.0  # SGD: 4 pp, below the 5 pp margin
-    row = analysis.reproduction_table(results).loc["C2"]
-    assert row["verdict"] == analysis.NOT_REPRODUCED and "noise floor" in row["note"]
-    acc.loc[{"optimizer": "sgd", "sigma_w": 2.5}] = 44.0  # SGD: 16 pp, adaptive 0 pp
-    assert analysis.reproduction_table(results).loc["C2", "verdict"] == analysis.IN_SIZE

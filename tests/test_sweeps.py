@@ -280,19 +280,19 @@ def test_summary_table_treats_seeds_as_documented():
     table = summary_table(_accuracy_grid())
     assert list(table.index) == ["sgd", "adam"] and table.index.name == "optimizer"
     sgd = table.loc["sgd"]
-    # seed-mean curve 61, 52, 39 -> spread 22; per-seed spreads 20 and 24
+    # per-seed spreads 20 and 24 -> mean 22 (the printed estimator); seed-mean curve 61, 52, 39 -> 22 as well
     assert sgd["selected_spread_pp"] == pytest.approx(22.0)
+    assert sgd["selected_spread_of_mean_pp"] == pytest.approx(22.0)
     assert sgd["selected_best_sigma_w"] == 0.5 and sgd["selected_worst_sigma_w"] == 2.0
-    assert sgd["selected_seed_spread_mean"] == pytest.approx(22.0)
-    assert sgd["selected_seed_spread_std"] == pytest.approx(math.sqrt(8.0))
-    half = 12.706 * math.sqrt(8.0) / math.sqrt(2.0)
+    half = 12.706 * math.sqrt(8.0) / math.sqrt(2.0)  # t_{0.975, 1} * sd(20, 24) / sqrt(2): the estimator's interval
     assert sgd["selected_ci95_low"] == pytest.approx(22.0 - half, rel=1e-3)
     assert sgd["selected_ci95_high"] == pytest.approx(22.0 + half, rel=1e-3)
     assert sgd["selected_n_seeds"] == 2
-    adam = table.loc["adam"]  # seed-mean curve 50.5, 51, 51 -> 0.5; per-seed spreads 3 and 3
-    assert adam["selected_spread_pp"] == pytest.approx(0.5)
+    adam = table.loc["adam"]  # per-seed spreads 3 and 3 -> 3 with a zero-width interval; seed-mean curve -> 0.5
+    assert adam["selected_spread_pp"] == pytest.approx(3.0)
+    assert adam["selected_ci95_low"] == pytest.approx(3.0) and adam["selected_ci95_high"] == pytest.approx(3.0)
+    assert adam["selected_spread_of_mean_pp"] == pytest.approx(0.5)
     assert adam["selected_worst_sigma_w"] == 0.5
-    assert adam["selected_seed_spread_mean"] == pytest.approx(3.0) and adam["selected_seed_spread_std"] == 0.0
     assert table.loc["sgd", "final_spread_pp"] == pytest.approx(22.0)
 
 

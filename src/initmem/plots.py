@@ -259,16 +259,14 @@ def _log_axis(ax, axis: str = "x", ticks: Sequence[float] | None = None, base: f
 # Statistics helpers
 # ----------------------------------------------------------------------------------------------
 def _mean_ci(da: xr.DataArray, seed_dim: str = "seed") -> tuple[xr.DataArray, xr.DataArray]:
-    """Seed mean and the half-width of its 95 % t-interval (NaN with < 2 finite seeds)."""
+    """Seed mean and the half-width of its 95 % t-interval (NaN with < 2 finite seeds; see :mod:`initmem.stats`)."""
+    from .stats import mean_interval
+
     if seed_dim not in da.dims:
         return da, xr.full_like(da, np.nan, dtype=float)
-    mean = da.mean(seed_dim, skipna=True)
-    n = da.notnull().sum(seed_dim)
-    std = da.std(seed_dim, ddof=1, skipna=True)
-    from .sweeps import _t975
-
-    t = xr.apply_ufunc(np.vectorize(lambda k: _t975(int(k) - 1) if k >= 2 else np.nan), n)
-    return mean, (t * std / np.sqrt(n)).where(n >= 2)
+    intervals = xr.apply_ufunc(lambda x: mean_interval(x).high - mean_interval(x).estimate, da,
+                               input_core_dims=[[seed_dim]], vectorize=True)  # fmt: skip
+    return da.mean(seed_dim, skipna=True), intervals
 
 
 def _iter_hue(da: xr.DataArray, hue: str | None):
@@ -349,9 +347,8 @@ def spread_bars(
     title: str | None = "Initialization memory: spread over sigma_w",
     paper: Mapping[str, float] | None = None,
 ):
-    """Bars of the spread (max - min over sigma_w of the seed-mean accuracy) per ``by`` value, for the
-    selected and the final-epoch test accuracy, with the 95 % interval of the per-seed spreads
-    (:func:`initmem.sweeps.summary_table`). ``paper``: optional reference values per ``by`` value (drawn as
+    """Bars of the spread (the mean over seeds of the per-seed max - min over sigma_w) per ``by`` value, for the
+    selected and the final-epoch test accuracy, with its 95 % t-interval (:func:`initmem.sweeps.summary_table`). ``paper``: optional reference values per ``by`` value (drawn as
     black ticks)."""
     from .sweeps import summary_table
 
@@ -367,7 +364,7 @@ def spread_bars(
         heights = table[f"{p}_spread_pp"].to_numpy(float)
         low = table[f"{p}_ci95_low"].to_numpy(float)
         high = table[f"{p}_ci95_high"].to_numpy(float)
-        centre = table[f"{p}_seed_spread_mean"].to_numpy(float)
+        centre = heights
         colors = [_color(n, i) for i, n in enumerate(names)]
         bars = ax.bar(x + (j - (len(variables) - 1) / 2) * w, heights, w * 0.95, color=colors,
                       alpha=1.0 if j == 0 else 0.45, label=_VAR_LABELS.get(var, var).replace(" (%)", ""),
@@ -386,7 +383,7 @@ def spread_bars(
     ax.set_ylabel("spread over $\\sigma_w$ (pp)")
     ax.set_xlabel(by)
     ax.legend()
-    extra = "bars: spread of the seed mean; whiskers: 95 % CI of per-seed spreads"
+    extra = "bars: mean over seeds of the per-seed spread; whiskers: its 95 % t-interval"
     if paper:
         extra += "; black: paper"
     return _finish(fig, ds, title, extra)
@@ -508,21 +505,20 @@ def spread_heatmap(
 ):
     """One heatmap per variable: the spread (seed mean, pp) in each (``x``, ``y``) cell, annotated with
     the spread and (``clock``) the clock the cell's runs reached."""
-    from .analysis import final_clocks
     from .metrics import spread
 
     _check_dims(ds, "sigma_w", x, y)
     fig, axes = _figure(len(variables), width=4.4, height=3.6)
-    clocks = final_clocks(ds)
     for ax, var in zip(axes.flat, variables):
+        clock_var = f"{var.split('_')[0]}_{clock}" if clock else None  # the clock of the predictor shown
         values = ds[var].mean("seed") if "seed" in ds[var].dims else ds[var]
         grid = _reduce_other(spread(values, "sigma_w"), (x, y)).transpose(y, x)
         im = ax.imshow(grid.values, origin="lower", cmap="viridis", aspect="auto",
                        vmin=0, vmax=max(1.0, float(np.nanmax(grid.values)) if np.isfinite(grid.values).any() else 1.0))  # fmt: skip
         for (iy, ix), v in np.ndenumerate(grid.values):
             text = "n/a" if not np.isfinite(v) else f"{v:.1f}"
-            if clock and clock in clocks:
-                c = clocks[clock].sel({x: grid[x].values[ix], y: grid[y].values[iy]})
+            if clock_var in ds:
+                c = ds[clock_var].sel({x: grid[x].values[ix], y: grid[y].values[iy]})
                 c = float(c.mean(skipna=True))
                 text += f"\n{clock}={c:.2g}"
             ax.text(ix, iy, text, ha="center", va="center", fontsize=7.5,
@@ -548,9 +544,9 @@ def spread_vs(
     title: str | None = None,
     logx: bool = True,
 ):
-    """Spread over sigma_w (seed mean; whiskers: 95 % CI of per-seed spreads) against ``dim``; with
-    ``clock``, a second panel shows the spread against that clock (one point per ``dim`` value)."""
-    from .analysis import final_clocks
+    """Spread over sigma_w (mean of the per-seed spreads, whiskers: its 95 % t-interval) against ``dim``; with
+    ``clock``, a second panel shows each spread against the clock of its predictor (at the selected checkpoint for
+    the selected predictor, at the end for the final one), one point per ``dim`` value."""
     from .sweeps import summary_table
 
     _check_dims(ds, "sigma_w", dim)
@@ -558,18 +554,17 @@ def spread_vs(
     n = 2 if clock else 1
     fig, axes = _figure(n)
     xs = np.asarray(table.index, dtype=float)
-    clock_values = None
-    if clock:
-        c = final_clocks(ds)[clock]
-        clock_values = np.array([float(c.sel({dim: v}).mean(skipna=True)) for v in table.index])
-    for k, xvals in enumerate([xs] + ([clock_values] if clock else [])):
+    for k in range(n):
         ax = axes[0, k]
         for j, var in enumerate(variables):
             p = var.removesuffix("_test_acc")
-            centre = table[f"{p}_seed_spread_mean"].to_numpy(float)
+            xvals = xs
+            if k == 1:
+                c = ds[f"{var.split('_')[0]}_{clock}"]
+                xvals = np.array([float(c.sel({dim: v}).mean(skipna=True)) for v in table.index])
+            centre = table[f"{p}_spread_pp"].to_numpy(float)
             low, high = table[f"{p}_ci95_low"].to_numpy(float), table[f"{p}_ci95_high"].to_numpy(float)
-            ax.plot(xvals, table[f"{p}_spread_pp"].to_numpy(float), marker="o", color=f"C{j}",
-                    label=_VAR_LABELS.get(var, var).replace(" (%)", ""))  # fmt: skip
+            ax.plot(xvals, centre, marker="o", color=f"C{j}", label=_VAR_LABELS.get(var, var).replace(" (%)", ""))
             ok = np.isfinite(low) & np.isfinite(high)
             if ok.any():
                 ax.errorbar(xvals[ok], centre[ok], yerr=[centre[ok] - low[ok], high[ok] - centre[ok]], fmt="none",

@@ -90,44 +90,60 @@ _SMOKE_OPTIMIZERS = {
     "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.005],
 }
 _SMOKE_01 = {
-    **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "batch_size": 50, "epochs": 3, "eval_every": 1,
+    **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50, "epochs": 3, "eval_every": 1,
     "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], **_SMOKE_OPTIMIZERS,
 }  # fmt: skip
 _SMOKE = {
     "01_optimizers": _SMOKE_01,
     "02_long_training": {
-        **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "batch_size": 50, "lr": 0.05, "epochs": 6,
+        **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50,
+        "lr": 0.05, "epochs": 6, "checkpoint_every": 0,
         "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], "horizons": [2, 4, 6],
         "reference_horizon": 2,
     },
     "03_lr_and_l2": {
-        **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "batch_size": 50, "epochs": 3, "eval_every": 1,
-        "warmup_epochs": 0.0, "schedule": "step", "schedule_milestones": [0.8, 0.9], "schedule_gamma": 0.1,
+        **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50,
+        "epochs": 3, "eval_every": 1, "warmup_epochs": 0.0, "schedule": "step", "schedule_milestones": [0.8, 0.9], "schedule_gamma": 0.1,
         "sigma_ws": [0.5, 2.0], "seeds": [0], "lrs": [0.02, 0.1], "weight_decays": [0.0, 0.01],
     },
     # train_size 640 so that `-p batch_sizes "[32, 512]"` works at every preset.
     "04_batch_size": {
-        **_SMOKE_RUN, **_SMOKE_DATA, "train_size": 640, "model": "resnet9", "width": 4, "lr": 0.05, "epochs": 2,
-        "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], "batch_sizes": [32, 128],
+        **_SMOKE_RUN, **_SMOKE_DATA, "train_size": 640, "model": "resnet9", "width": 4, "logit_scale": None,
+        "lr": 0.05, "steps": 10, "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0],
+        "batch_sizes": [32, 128],
     },
     "05_depth": {
-        **_SMOKE_RUN, **_SMOKE_DATA, "models": ["resnet9", "resnet20"], "widths": [4, 4], "batch_size": 50,
+        **_SMOKE_RUN, **_SMOKE_DATA, "models": ["resnet9", "resnet20"], "widths": [4, 4], "logit_scale": None,
+        "batch_size": 50,
         "lr": 0.05, "epochs": 3, "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0],
     },
     "06_norms": {},  # reads 01's results
     "07_clocks": {},
+    "08_calibration": {
+        **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "batch_size": 50, "eval_every": 1,
+        "warmup_epochs": 0.0, "lr": 0.05, "epochs": 3, "logit_scales": [0.125, 1.0], "sigma_ws": [0.5, 2.0],
+        "seeds": [0],
+    },
     "99_reproduction": {},
 }  # fmt: skip
 
-# --- cpu: a reduced-scale reproduction for a 2-core CPU, about 6 hours for all notebooks ----------
+# --- cpu: a reduced-scale reproduction for a 2-core CPU, about 15 core-hours for all notebooks -----
+# Every run of this preset comes from one clean commit, run from a separate git worktree (see book/reproduce.md).
 _CPU_RUN = {"executor": "processes", "workers": 2, "num_threads": 1}
 _CPU_DATA = {
     "data": None, "image_size": 32, "train_size": 5000, "val_size": 2000, "test_size": 2000,
     "train_eval_size": 1000, "augment": False,
 }  # fmt: skip
+#: The sigma_w grid of the cpu preset: the paper's range [0.1, 2.5] in roughly equal ratios (x3).
+_CPU_SIGMAS = [0.1, 0.3, 0.9, 2.5]
+_CPU_SEEDS = [0, 1, 2]
+#: ResNet-9's logit factor for this preset, chosen by 08_calibration (plain SGD does not interpolate at large
+#: sigma_w within the budget with the architecture's own 0.125).
+_CPU_LOGIT_SCALE = 1.0
+_CPU_NET = {"model": "resnet9", "width": 8, "logit_scale": _CPU_LOGIT_SCALE, "batch_size": 64, "eval_every": 2,
+            "warmup_epochs": 1.0}  # fmt: skip
 _CPU_01 = {
-    **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 64, "epochs": 50, "eval_every": 2,
-    "warmup_epochs": 1.0, "sigma_ws": [0.25, 1.0, 2.5], "seeds": [0, 1],
+    **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "epochs": 40, "sigma_ws": _CPU_SIGMAS, "seeds": _CPU_SEEDS,
     "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
     "lrs": [0.02, 0.002, 0.008, 0.008, 0.02],
     "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
@@ -136,27 +152,31 @@ _CPU_01 = {
 _CPU = {
     "01_optimizers": _CPU_01,
     "02_long_training": {
-        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 64, "lr": 0.02, "epochs": 200,
-        "eval_every": 2, "warmup_epochs": 1.0, "sigma_ws": [0.25, 2.5], "seeds": [0, 1],
-        "horizons": [10, 25, 50, 100, 200], "reference_horizon": 50, "checkpoint_every": 10,
+        **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "lr": 0.02, "epochs": 160, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS,
+        "horizons": [10, 20, 40, 80, 160], "reference_horizon": 40, "checkpoint_every": 10,
     },
     "03_lr_and_l2": {
-        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 64, "epochs": 50, "eval_every": 2,
-        "warmup_epochs": 1.0, "schedule": "step", "schedule_milestones": [0.8, 0.9], "schedule_gamma": 0.1,
-        "sigma_ws": [0.25, 2.5], "seeds": [0, 1], "lrs": [0.02, 0.1], "weight_decays": [0.0, 0.01],
+        **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "epochs": 40, "schedule": "step", "schedule_milestones": [0.8, 0.9],
+        "schedule_gamma": 0.1, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS, "lrs": [0.02, 0.1],
+        "weight_decays": [0.0, 0.01],
     },
     "04_batch_size": {
-        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "lr": 0.02, "epochs": 20, "eval_every": 1,
-        "warmup_epochs": 1.0, "sigma_ws": [0.25, 2.5], "seeds": [0, 1], "batch_sizes": [16, 32, 64, 128, 256],
+        **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "lr": 0.02, "steps": 2340, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS,
+        "batch_sizes": [16, 64, 256],
     },
     "05_depth": {
         **_CPU_RUN, **_CPU_DATA, "image_size": 16, "train_size": 2000, "val_size": 1000, "test_size": 1000,
         "train_eval_size": 1000, "models": ["resnet9", "resnet20", "resnet56", "resnet110"], "widths": [8, 8, 8, 8],
-        "batch_size": 64, "lr": 0.02, "epochs": 40, "eval_every": 2, "warmup_epochs": 1.0,
-        "sigma_ws": [0.25, 1.0, 2.5], "seeds": [0],
+        "logit_scale": _CPU_LOGIT_SCALE, "batch_size": 64, "lr": 0.02, "epochs": 40, "eval_every": 2,
+        "warmup_epochs": 1.0, "sigma_ws": [0.1, 0.9, 2.5], "seeds": _CPU_SEEDS,
     },
     "06_norms": {},
     "07_clocks": {},
+    "08_calibration": {
+        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 64, "eval_every": 2,
+        "warmup_epochs": 1.0, "lr": 0.02, "epochs": 50, "logit_scales": [0.125, 1.0], "sigma_ws": [0.1, 2.5],
+        "seeds": [0],
+    },
     "99_reproduction": {},
 }  # fmt: skip
 
@@ -167,8 +187,12 @@ _PAPER_DATA = {
     "train_eval_size": 5000, "augment": False,
 }  # fmt: skip
 _PAPER_SIGMAS = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5]
+#: ResNet-9's logit factor at paper scale: the cpu calibration's choice (08_calibration), not yet checked at
+#: full scale.
+_PAPER_LOGIT_SCALE = 1.0
 _PAPER_01 = {
-    **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "batch_size": 128, "epochs": 200,
+    **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "logit_scale": _PAPER_LOGIT_SCALE,
+    "batch_size": 128, "epochs": 200,
     "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1, 2],
     "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
     "lrs": [0.01, 0.001, 0.001, 0.001, 0.02],
@@ -178,27 +202,34 @@ _PAPER_01 = {
 _PAPER = {
     "01_optimizers": _PAPER_01,
     "02_long_training": {
-        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "batch_size": 128, "lr": 0.01, "epochs": 5000,
+        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "logit_scale": _PAPER_LOGIT_SCALE,
+        "batch_size": 128, "lr": 0.01, "epochs": 5000,
         "eval_every": 25, "warmup_epochs": 0.0, "sigma_ws": [0.1, 0.5, 1.0, 1.5, 2.5], "seeds": [0, 1],
         "horizons": [50, 100, 200, 500, 1000, 2000, 5000], "reference_horizon": 200, "checkpoint_every": 50,
     },
     "03_lr_and_l2": {
-        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "batch_size": 128, "epochs": 200,
-        "eval_every": 1, "warmup_epochs": 0.0, "schedule": "step", "schedule_milestones": [0.8, 0.9],
+        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "logit_scale": _PAPER_LOGIT_SCALE,
+        "batch_size": 128, "epochs": 200, "eval_every": 1, "warmup_epochs": 0.0, "schedule": "step", "schedule_milestones": [0.8, 0.9],
         "schedule_gamma": 0.1, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1, 2], "lrs": [0.01, 0.05, 0.1],
         "weight_decays": [0.0, 0.0005, 0.005],
     },
     "04_batch_size": {
-        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "lr": 0.01, "epochs": 200, "eval_every": 1,
-        "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1, 2], "batch_sizes": [16, 32, 64, 128, 256],
+        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "logit_scale": _PAPER_LOGIT_SCALE, "lr": 0.01,
+        "steps": 70_200, "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1, 2],
+        "batch_sizes": [16, 32, 64, 128, 256],
     },
     "05_depth": {
         **_PAPER_RUN, **_PAPER_DATA, "models": ["resnet9", "resnet20", "resnet56", "resnet110"],
-        "widths": [64, 16, 16, 16], "batch_size": 128, "lr": 0.01, "epochs": 200, "eval_every": 1,
-        "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1],
+        "widths": [64, 16, 16, 16], "logit_scale": _PAPER_LOGIT_SCALE, "batch_size": 128, "lr": 0.01, "epochs": 200,
+        "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1],
     },
     "06_norms": {},
     "07_clocks": {},
+    "08_calibration": {
+        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "batch_size": 128, "eval_every": 1,
+        "warmup_epochs": 0.0, "lr": 0.01, "epochs": 100, "logit_scales": [0.125, 1.0], "sigma_ws": [0.1, 2.5],
+        "seeds": [0],
+    },
     "99_reproduction": {},
 }  # fmt: skip
 
@@ -363,24 +394,6 @@ EVAL_SPEEDUP = 2.8
 _OVERHEAD = 1.05
 
 
-def _runs(name: str, p: dict[str, Any]) -> list[dict[str, Any]]:
-    """One dict per run of notebook ``name`` with parameters ``p`` (model, width, batch_size)."""
-    n = len(p.get("sigma_ws", [])) * len(p.get("seeds", []))
-    if name in ("01_optimizers",):
-        return [{"model": p["model"], "width": p["width"], "batch_size": p["batch_size"]}] * n * len(p["optimizers"])
-    if name == "02_long_training":
-        return [{"model": p["model"], "width": p["width"], "batch_size": p["batch_size"]}] * n
-    if name == "03_lr_and_l2":
-        k = len(p["lrs"]) * len(p["weight_decays"])
-        return [{"model": p["model"], "width": p["width"], "batch_size": p["batch_size"]}] * n * k
-    if name == "04_batch_size":
-        return [{"model": p["model"], "width": p["width"], "batch_size": b} for b in p["batch_sizes"] for _ in range(n)]
-    if name == "05_depth":
-        return [{"model": m, "width": w, "batch_size": p["batch_size"]}
-                for m, w in zip(p["models"], p["widths"]) for _ in range(n)]  # fmt: skip
-    return []  # 06 reuses 01's runs; 07 and 99 train nothing
-
-
 def run_images(
     epochs: int, train_size: int, batch_size: int, evaluations: int, eval_size: int, recalibration_size: int
 ) -> tuple[int, int]:
@@ -397,29 +410,32 @@ def run_images(
 def estimate_cost(preset: str, name: str) -> dict[str, Any]:
     """Runs and estimated single-core seconds of notebook ``name`` at ``preset``, from :data:`CPU_THROUGHPUT`.
 
-    Returns ``{"runs", "train_images", "eval_images", "core_seconds", "wall_seconds"}``; ``wall_seconds``
-    divides by the preset's ``workers`` (at least 1). Meaningful for CPU presets; for ``paper`` the images
-    are right and the seconds are what a CPU would need (NaN where the table has no entry).
+    The runs are those of the experiment's sweep (:func:`initmem.registry.experiment_spec`). Returns
+    ``{"runs", "train_images", "eval_images", "core_seconds", "wall_seconds"}``; ``wall_seconds`` divides by the
+    preset's ``workers`` (at least 1). Meaningful for CPU presets; for ``paper`` the images are right and the
+    seconds are what a CPU would need (NaN where the table has no entry).
     """
     import math
 
+    from .registry import EXPERIMENT_SPECS, experiment_spec
+    from .sweeps import SweepSpec
+
     p = notebook_parameters(preset, name)
-    if not p:
+    if not p or name not in EXPERIMENT_SPECS:
         return {"runs": 0, "train_images": 0, "eval_images": 0, "core_seconds": 0.0, "wall_seconds": 0.0}
-    n_train = p.get("train_size") or 45_000
-    n_eval = p.get("val_size", 0) + (p.get("test_size") or 10_000) + p.get("train_eval_size", 0)
-    epochs, every = p["epochs"], p.get("eval_every", 1)
-    evals = len({0, epochs, *range(every, epochs + 1, every)})
+    configs = [config for _, config in SweepSpec.from_dict(experiment_spec(name, p)).configs()]
     total_train = total_eval = seconds = 0.0
-    for run in _runs(name, p):
-        b = run["batch_size"]
-        images, eval_images = run_images(epochs, n_train, b, evals, n_eval, p.get("train_eval_size", 0))
-        rate = CPU_THROUGHPUT.get((run["model"], run["width"], p.get("image_size", 32)), math.nan)
+    for c in configs:
+        n_train = c.train_size or 50_000 - c.val_size
+        n_eval = c.val_size + (c.test_size or 10_000) + c.train_eval_size
+        evals = len({0, c.epochs, *range(c.eval_every, c.epochs + 1, c.eval_every)})
+        images, eval_images = run_images(c.epochs, n_train, c.batch_size, evals, n_eval, c.train_eval_size)
+        rate = CPU_THROUGHPUT.get((c.model, c.effective_width, c.image_size), math.nan)
         total_train += images
         total_eval += eval_images
-        seconds += _OVERHEAD * (images / (rate * BATCH_FACTOR.get(b, 1.0)) + eval_images / (rate * EVAL_SPEEDUP))
+        seconds += _OVERHEAD * (images / (rate * BATCH_FACTOR.get(c.batch_size, 1.0)) + eval_images / (rate * EVAL_SPEEDUP))
     workers = max(1, p.get("workers") or 1)
-    return {"runs": len(_runs(name, p)), "train_images": int(total_train), "eval_images": int(total_eval),
+    return {"runs": len(configs), "train_images": int(total_train), "eval_images": int(total_eval),
             "core_seconds": seconds, "wall_seconds": seconds / workers}  # fmt: skip
 
 

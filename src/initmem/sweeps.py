@@ -818,21 +818,6 @@ def spread(ds: xr.Dataset | xr.DataArray, over: str = "sigma_w", var: str = "sel
     return _spread(values, over)
 
 
-#: Two-sided 95 % Student-t quantiles t_{0.975, df} for df = 1..30 (used when scipy is absent).
-_T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160, 2.145,
-         2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048,
-         2.045, 2.042)  # fmt: skip
-
-
-def _t975(df: int) -> float:
-    try:
-        from scipy.stats import t
-
-        return float(t.ppf(0.975, df))
-    except ImportError:
-        return _T975[df - 1] if df <= len(_T975) else 1.96
-
-
 def summary_table(
     ds: xr.Dataset,
     over: str = "sigma_w",
@@ -842,19 +827,17 @@ def summary_table(
 ) -> "pd.DataFrame":
     """The spread over ``over`` per combination of the ``by`` dims, as a pandas DataFrame (one row each).
 
-    Seeds: for each row and variable ``v`` (``selected`` = selected_test_acc, ``final`` = final_test_acc),
+    Seeds (see :mod:`initmem.stats`): for each row and variable ``v`` (``selected`` = selected_test_acc,
+    ``final`` = final_test_acc),
 
-    * ``{v}_spread_pp``: max - min over ``over`` of the **seed-mean** accuracy (mean over ``seed_dim``,
-      NaN ignored, so a diverged seed drops out of its sigma_w's mean) -- the headline number;
-    * ``{v}_best_{over}`` / ``{v}_worst_{over}``: where that seed-mean is highest / lowest;
-    * ``{v}_seed_spread_mean`` / ``_std``: mean and sample std (ddof 1) of the **per-seed** spreads
-      (each seed's max - min over ``over``; a seed's models at different sigma_w share their directions,
-      so this is a paired comparison); ``_std`` is NaN with one seed;
-    * ``{v}_ci95_low`` / ``_high``: the 95 % Student-t interval ``mean +- t_{0.975, n-1} std / sqrt(n)``
-      of the per-seed spreads, NaN with fewer than 2 seeds;
-    * ``{v}_n_seeds``: seeds with a finite spread.
-
-    The spread of the mean is at most the mean of the per-seed spreads (seed noise inflates the latter).
+    * ``{v}_spread_pp``: the mean over seeds of the **per-seed** spread (each seed's max - min over ``over``; a
+      seed's runs at different sigma_w share their directions and data order, so this is a paired comparison; a
+      seed with a diverged run drops out) -- the headline number;
+    * ``{v}_ci95_low`` / ``_high``: the 95 % Student-t interval of that mean over seeds (NaN with one seed);
+    * ``{v}_n_seeds``: seeds with a spread;
+    * ``{v}_spread_of_mean_pp``: max - min over ``over`` of the seed-mean accuracy (no interval; at most the mean
+      of per-seed spreads, since seed noise inflates the latter);
+    * ``{v}_best_{over}`` / ``{v}_worst_{over}``: where that seed-mean is highest / lowest.
 
     Args:
         ds: a sweep Dataset with dimension ``over``.
@@ -892,24 +875,19 @@ def summary_table(
 
 def _spread_stats(values: xr.DataArray, over: str, seed_dim: str, prefix: str) -> dict[str, Any]:
     """The summary_table columns of one variable (``values`` has dims ``over`` and maybe ``seed_dim``)."""
+    from .stats import mean_interval, seed_mean, seed_spreads
+
     per_seed = values if seed_dim in values.dims else values.expand_dims(seed_dim)
-    mean_curve = per_seed.mean(seed_dim, skipna=True)
-    seed_spreads = _spread(per_seed, over).values
-    seed_spreads = seed_spreads[np.isfinite(seed_spreads)]
-    n = len(seed_spreads)
-    std = float(np.std(seed_spreads, ddof=1)) if n >= 2 else math.nan
-    mean = float(np.mean(seed_spreads)) if n else math.nan
-    half = _t975(n - 1) * std / math.sqrt(n) if n >= 2 else math.nan
-    curve = mean_curve.values
-    has_values = bool(np.isfinite(curve).any())
-    sigmas = mean_curve[over].values
+    interval = mean_interval(seed_spreads(per_seed, over).values)
+    curve = seed_mean(per_seed, seed_dim)
+    finite = bool(np.isfinite(curve.values).any())
+    sigmas = curve[over].values
     return {
-        f"{prefix}_spread_pp": float(np.nanmax(curve) - np.nanmin(curve)) if has_values else math.nan,
-        f"{prefix}_best_{over}": sigmas[np.nanargmax(curve)].item() if has_values else math.nan,
-        f"{prefix}_worst_{over}": sigmas[np.nanargmin(curve)].item() if has_values else math.nan,
-        f"{prefix}_seed_spread_mean": mean,
-        f"{prefix}_seed_spread_std": std,
-        f"{prefix}_ci95_low": mean - half,
-        f"{prefix}_ci95_high": mean + half,
-        f"{prefix}_n_seeds": n,
+        f"{prefix}_spread_pp": interval.estimate,
+        f"{prefix}_ci95_low": interval.low,
+        f"{prefix}_ci95_high": interval.high,
+        f"{prefix}_n_seeds": interval.n,
+        f"{prefix}_spread_of_mean_pp": float(np.nanmax(curve) - np.nanmin(curve)) if finite else math.nan,
+        f"{prefix}_best_{over}": sigmas[np.nanargmax(curve.values)].item() if finite else math.nan,
+        f"{prefix}_worst_{over}": sigmas[np.nanargmin(curve.values)].item() if finite else math.nan,
     }
