@@ -758,15 +758,35 @@ def _normalise_(images: torch.Tensor) -> torch.Tensor:
     return images.sub_(mean).div_(std)
 
 
+#: Synthetic data is bounded like CIFAR-10 (50,000 training + validation images, 10,000 test images), so that a
+#: mistyped size fails at once instead of trying to allocate tens of gigabytes.
+SYNTHETIC_MAX_TRAIN = 50_000
+SYNTHETIC_MAX_TEST = 10_000
+
+
+def check_synthetic_sizes(config: RunConfig) -> None:
+    """Raise :class:`DataError` naming the field when synthetic sizes exceed CIFAR-10's."""
+    n_train = (config.train_size or 2000) + config.val_size
+    if n_train > SYNTHETIC_MAX_TRAIN:
+        name = "train_size" if (config.train_size or 0) > config.val_size else "val_size"
+        raise DataError(f"{name}: synthetic data has at most {SYNTHETIC_MAX_TRAIN} training + validation images "
+                        f"(as CIFAR-10), got train_size + val_size = {n_train}")  # fmt: skip
+    if (config.test_size or 0) > SYNTHETIC_MAX_TEST:
+        raise DataError(f"test_size: synthetic data has at most {SYNTHETIC_MAX_TEST} test images (as CIFAR-10), "
+                        f"got {config.test_size}")  # fmt: skip
+
+
 def prepare_data(config: RunConfig, device: torch.device | str) -> PreparedData:
     """Load (or synthesise) the data of ``config``, split it, and put it on ``device``.
 
     Uses ``config.data`` (a path, ``"synthetic"`` or None to search), ``data_seed``,
     ``train_size``, ``val_size``, ``test_size``, ``train_eval_size`` and ``image_size``. For
     ``"synthetic"``, :func:`synthetic_cifar` (seed 0) makes ``(train_size or 2000) + val_size``
-    training and ``test_size or 1000`` test images, each rounded up to a multiple of 10.
+    training and ``test_size or 1000`` test images, each rounded up to a multiple of 10, at most as many as
+    CIFAR-10 has (:func:`check_synthetic_sizes`).
     """
     if config.data == SYNTHETIC:
+        check_synthetic_sizes(config)
         n_train = _round_up((config.train_size or 2000) + config.val_size, 10)
         arrays = synthetic_cifar(n_train=n_train, n_test=_round_up(config.test_size or 1000, 10))
     else:
