@@ -35,13 +35,21 @@ folder, fsync, ``os.replace``), so a killed sweep never leaves half a file; re-r
 missing, and a corrupt or foreign file is moved aside and trained again. The hash covers every field that
 changes the numbers, the thread count and memory layout included; stacked runs have files of their own, and
 combining runs from different device types is refused. Runs with ``checkpoint_every > 0`` also keep
-``<hash>.ckpt`` there and resume from it. With several machines the cache must be a shared folder.
+``<hash>.ckpt`` there and resume from it; it is deleted only after the run file is written. With several
+machines the cache must be a shared folder. The cache folder is checked writable before anything trains.
+
+Concurrent sweeps over one cache: a run is trained under a claim file ``<hash>.claim`` beside it
+(:class:`initmem.fileio.RunClaim`: host, pid, start time; stale when its process is gone, or on another host
+when it has not been refreshed for :data:`initmem.fileio.CLAIM_TIMEOUT_S`). A run claimed by another live
+sweep is left for last and then awaited (its file is read), so each run is trained once.
 
 Executors: ``serial`` (in this process), ``processes`` (a spawn-context ``ProcessPoolExecutor``),
 ``dask`` (a ``distributed.Client``, or a LocalCluster started and closed here) and ``stacked``
 (:mod:`initmem.stacked`: runs differing only in sigma_w/seed trained as one vmapped model, for GPUs).
 Each worker writes its own run files; the parent reads them back. A run that raises is logged with its
-config, the others go on, and :func:`sweep` raises :class:`RuntimeError` listing the failures at the end.
+config, the others go on, and :func:`sweep` raises :class:`SweepFailed` (a :class:`RuntimeError`) listing the
+failures at the end. Workers of ``processes`` (and of a LocalCluster started here) watch the sweep process and
+exit within a second when it is killed; a rerun trains only the runs without a file.
 
 Seeds in :func:`summary_table`: see its docstring.
 """
@@ -493,9 +501,9 @@ def _run_serial(configs: list[RunConfig], cache_dir: str, progress: bool, done: 
 def _watch_parent(parent_pid: int) -> None:
     """Start a daemon thread that ends this worker process (``os._exit``) as soon as its parent is gone.
 
-    A worker exits when its own parent changes (it was re-parented: the sweep, or a dask nanny, was killed) or
+    A worker exits when its own parent changes (it was re-parented: the process that started it was killed) or
     when ``parent_pid`` (the sweep process) no longer exists, so that killing a sweep never leaves workers
-    training on. Used as a process-pool initializer and run on dask workers and nannies.
+    training on. Used as a process-pool initializer and run on the workers of a LocalCluster started here.
     """
     own_parent = os.getppid()
 
@@ -531,8 +539,7 @@ def _run_dask(configs: list[RunConfig], cache_dir: str, workers: int, client: An
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
         )
         client = Client(cluster)
-        client.run(_watch_parent, os.getpid(), nanny=True)  # nannies and workers of our own cluster
-        client.run(_watch_parent, os.getpid())
+        client.run(_watch_parent, os.getpid())  # the workers of our own cluster (its nannies live in this process)
     try:
         futures = {client.submit(_execute, config, cache_dir, False, pure=False): config for config in configs}
         for future in dask_completed(list(futures)):
