@@ -443,3 +443,22 @@ _TINY = dict(
     data="synthetic", width=4, image_size=16, train_size=200, val_size=100, test_size=100, train_eval_size=100,
     batch_size=50, epochs=1, progress=False, device="cpu", num_threads=1,
 )  # fmt: skip
+
+
+# --- 2: a planted CIFAR-10 batch file is refused, nothing executed -------------------------------------------
+def test_a_planted_cifar_batch_pickle_is_refused_without_running_it(tmp_path):
+    import pickle
+
+    from initmem import data
+
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    _Payload.marker = tmp_path / "executed"
+    for name in data.BATCH_FILES:
+        with open(folder / name, "wb") as handle:
+            pickle.dump({b"labels": [0], b"data": np.zeros((1, 3072), np.uint8), b"x": _Payload()}, handle)
+    with open(folder / "batches.meta", "wb") as handle:
+        pickle.dump({b"label_names": [b"c"] * 10}, handle)
+    with pytest.raises(data.DataError, match="refused to load posix.system|refused to load os.system"):
+        data._decode_batches(folder)
+    assert not _Payload.marker.exists()

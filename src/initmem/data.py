@@ -3,8 +3,9 @@
 Sources (one loader for all of them, see :func:`load_cifar10`):
 
 * ``torchvision-batches``: torchvision's ``cifar-10-batches-py`` folder (the folder itself or its
-  parent, e.g. the ``root`` given to :func:`download_cifar10`). The batch files are pickles:
-  only load files you trust.
+  parent, e.g. the ``root`` given to :func:`download_cifar10`). The batch files are pickles; they are
+  read with an unpickler that builds only numpy arrays and plain containers (:func:`_unpickle`), so a
+  planted batch file is refused instead of running code.
 * ``image-folder``: ``train/<class>/*.jpg`` and ``test/<class>/*.jpg`` (``.jpeg``/``.png`` too);
   the sorted class names give the labels (the standard CIFAR-10 order).
 * ``image-folder-tar.gz``: the same tree inside a ``.tar.gz`` (members read directly, nothing is
@@ -469,10 +470,27 @@ def _decode_batches(root: Path) -> _Decoded:
     )
 
 
+#: The only globals a CIFAR-10 batch pickle may reference (numpy arrays; numpy 1 and 2 module paths).
+_BATCH_GLOBALS = frozenset({
+    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
+    ("numpy", "ndarray"), ("numpy", "dtype"),
+})  # fmt: skip
+
+
+class _BatchUnpickler(pickle.Unpickler):
+    """An unpickler that refuses every global outside :data:`_BATCH_GLOBALS`: nothing in the file is executed."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _BATCH_GLOBALS:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refused to load {module}.{name}: a CIFAR-10 batch holds only arrays")
+
+
 def _unpickle(file: Path) -> dict:
     try:
         with open(file, "rb") as handle:
-            return pickle.load(handle, encoding="latin1")
+            return _BatchUnpickler(handle, encoding="latin1").load()
     except (OSError, EOFError, pickle.UnpicklingError, ValueError) as error:
         raise DataError(f"{file}: not a readable CIFAR-10 batch file ({error})") from error
 
