@@ -165,7 +165,8 @@ class RunClaim:
             return
         self._stop.set()
         self._stop = None
-        if self.holder().get("pid") == os.getpid() and self.holder().get("host") == socket.gethostname():
+        holder = self.holder()
+        if holder.get("pid") == os.getpid() and holder.get("host") == socket.gethostname():
             self.path.unlink(missing_ok=True)
 
     def holder(self) -> dict:
