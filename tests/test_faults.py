@@ -133,7 +133,8 @@ def test_unwritable_out_fails_before_training(tmp_path, monkeypatch, capsys):
     _forbid_training(monkeypatch)
     (tmp_path / "f").write_text("a file, not a folder")
     out = tmp_path / "f" / "o.nc"
-    code = main(["train", *TINY_FLAGS, "--out", str(out), "--checkpoint", str(tmp_path / "ck"), "--checkpoint-every", "1"])
+    checkpoint = ["--checkpoint", str(tmp_path / "ck"), "--checkpoint-every", "1"]
+    code = main(["train", *TINY_FLAGS, "--out", str(out), *checkpoint])
     assert code == 2
     assert f"error: --out: cannot write to {out} ({tmp_path / 'f'} is a file)" in _one_error_line(capsys)
     assert main(["train", *TINY_FLAGS, "--out", str(tmp_path), "--epochs", "1"]) == 2
@@ -219,7 +220,8 @@ import sys
 from initmem.sweeps import sweep
 if __name__ == "__main__":
     base = dict(data="synthetic", width=4, image_size=16, train_size=200, val_size=100, test_size=100,
-                train_eval_size=100, batch_size=50, epochs=int(sys.argv[3]), progress=False, device="cpu", num_threads=1)
+                train_eval_size=100, batch_size=50, epochs=int(sys.argv[3]), progress=False, device="cpu",
+                num_threads=1)
     sweep({"base": base, "grid": {"sigma_w": [0.5, 1.0, 2.0, 2.5]}}, sys.argv[1], executor=sys.argv[2], workers=2,
           progress=False)
 """
@@ -391,7 +393,8 @@ def test_cuda_without_a_gpu_is_one_line(tmp_path, capsys, monkeypatch):
 def test_failed_runs_of_a_sweep_are_one_line_and_finished_runs_are_kept(tmp_path, capsys):
     base = {k: v for k, v in RunConfig(**_TINY).to_dict().items() if k != "data"}
     spec = tmp_path / "spec.json"
-    spec.write_text(json.dumps({"base": {**base, "epochs": 1}, "grid": {"data": ["synthetic", str(tmp_path / "nothing")]}}))
+    grid = {"data": ["synthetic", str(tmp_path / "nothing")]}  # the second run cannot find its data
+    spec.write_text(json.dumps({"base": {**base, "epochs": 1}, "grid": grid}))
     assert main(["sweep", str(spec), "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "s.nc")]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err[-1].startswith("initmem sweep: error: 1 of 2 runs failed") and "DataError" in err[-1]

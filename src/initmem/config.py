@@ -369,7 +369,8 @@ def yaml_loader() -> type:
     global _YAML_LOADER
     if _YAML_LOADER is None:
         loader = type("InitmemSafeLoader", (yaml.SafeLoader,), {})
-        loader.yaml_implicit_resolvers = {key: list(value) for key, value in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+        resolvers = yaml.SafeLoader.yaml_implicit_resolvers
+        loader.yaml_implicit_resolvers = {key: list(value) for key, value in resolvers.items()}  # a copy
         loader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789."))
         _YAML_LOADER = loader
     return _YAML_LOADER
