@@ -1,16 +1,33 @@
-"""Faults around training: corrupt or foreign cache files, unsafe checkpoints (issue: nothing lost, nothing
-executed, nothing stuck)."""
+"""Faults around training (issue 12: nothing lost, nothing executed, nothing stuck): corrupt or foreign cache
+files, unsafe checkpoints, unwritable outputs, runs killed at a random step, killed parallel sweeps, concurrent
+sweeps over one cache, diverged runs, and the one-line errors of the command line."""
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import numpy as np
+import psutil
 import pytest
 import torch
 import xarray as xr
+from sweep_fakes import fake_sweep
 
-from initmem.sweeps import CHECKSUM_ATTR, load_run, run_path, sweep, write_run
+import initmem.sweeps
+import initmem.sweeps as sweeps
+import initmem.training
+from initmem.cli import main
+from initmem.config import ConfigError, RunConfig, read_mapping_file
+from initmem.fileio import OutputError, RunClaim, temp_name
+from initmem.sweeps import CHECKSUM_ATTR, SweepSpec, load_run, run_path, spread, summary_table, sweep, write_run
 from initmem.training import load_checkpoint, train
 
 
@@ -73,3 +90,376 @@ def test_unsafe_or_corrupt_checkpoints_are_refused_and_training_starts_fresh(tin
         ds = train(config, checkpoint_path=checkpoint)
         reference = train(config)
         np.testing.assert_array_equal(ds["test_acc"], reference["test_acc"])
+
+
+# --- helpers for the tests below ----------------------------------------------------------------------
+TINY_FLAGS = [
+    "--data", "synthetic", "--width", "4", "--image-size", "16", "--train-size", "200", "--val-size", "100",
+    "--test-size", "100", "--train-eval-size", "100", "--batch-size", "50", "--no-progress", "--num-threads", "1",
+    "--device", "cpu",
+]  # fmt: skip
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def _one_error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    return err
+
+
+def _forbid_training(monkeypatch):
+    """Make any training attempt fail the test loudly."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("training started although an output location was unusable")
+
+    monkeypatch.setattr(initmem.training, "train", refuse)
+    monkeypatch.setattr(sweeps, "_execute", refuse)
+
+
+def _data_vars_equal(a: xr.Dataset, b: xr.Dataset) -> None:
+    """Every variable but the wall time equal, bit for bit."""
+    xr.testing.assert_identical(a.drop_vars("wall_time_s").drop_attrs(), b.drop_vars("wall_time_s").drop_attrs())
+
+
+# --- 1: nothing lost when an output cannot be written ---------------------------------------------------
+def test_unwritable_out_fails_before_training(tmp_path, monkeypatch, capsys):
+    _forbid_training(monkeypatch)
+    (tmp_path / "f").write_text("a file, not a folder")
+    out = tmp_path / "f" / "o.nc"
+    checkpoint = ["--checkpoint", str(tmp_path / "ck"), "--checkpoint-every", "1"]
+    code = main(["train", *TINY_FLAGS, "--out", str(out), *checkpoint])
+    assert code == 2
+    assert f"error: --out: cannot write to {out} ({tmp_path / 'f'} is a file)" in _one_error_line(capsys)
+    assert main(["train", *TINY_FLAGS, "--out", str(tmp_path), "--epochs", "1"]) == 2
+    assert "--out: cannot write" in _one_error_line(capsys)
+    assert main(["train", *TINY_FLAGS, "--out", str(tmp_path / "o.nc"), "--checkpoint", str(tmp_path / "f" / "ck"),
+                 "--checkpoint-every", "1"]) == 2  # fmt: skip
+    assert "error: --checkpoint: cannot write" in _one_error_line(capsys)
+
+
+@pytest.mark.parametrize("cache", ["file", "below-a-file", "empty"])
+def test_unusable_sweep_cache_fails_before_training(tmp_path, monkeypatch, capsys, cache):
+    _forbid_training(monkeypatch)
+    (tmp_path / "f").write_text("a file")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("base: {data: synthetic, width: 4}\ngrid: {sigma_w: [0.5, 2.0]}\n")
+    folder = {"file": tmp_path / "f", "below-a-file": tmp_path / "f" / "cache", "empty": ""}[cache]
+    assert main(["sweep", str(spec), "--cache", str(folder), "--out", str(tmp_path / "s.nc")]) == 2
+    assert "error: --cache:" in _one_error_line(capsys)
+    if cache != "empty":
+        with pytest.raises(OutputError, match="cache_dir: cannot write"):
+            sweep(str(spec), folder, progress=False)
+    assert not (tmp_path / "s.nc").exists()
+
+
+def test_checkpoint_is_removed_only_after_the_result_is_written(tmp_path, monkeypatch, capsys):
+    out, checkpoint = tmp_path / "run.nc", tmp_path / "run.ckpt"
+    flags = ["train", *TINY_FLAGS, "--epochs", "2", "--out", str(out), "--checkpoint", str(checkpoint),
+             "--checkpoint-every", "1"]  # fmt: skip
+
+    def full_disk(ds, path):
+        raise OSError(28, "No space left on device")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(initmem.sweeps, "write_run", full_disk)
+        assert main(flags) == 2
+    assert "error: --out: cannot write to" in _one_error_line(capsys)
+    assert checkpoint.exists() and not out.exists()  # the finished run survives in its checkpoint
+    assert main(flags) == 0  # resumes from the final checkpoint: nothing to train again
+    assert out.exists() and not checkpoint.exists()
+    reference = train(RunConfig.from_json(xr.load_dataset(out, engine="h5netcdf").attrs["config"]))
+    _data_vars_equal(xr.load_dataset(out, engine="h5netcdf").drop_attrs(), reference.drop_attrs())
+
+
+# --- kill at a random step, resume -> identical ----------------------------------------------------------
+def test_run_killed_at_a_random_step_resumes_to_the_identical_result(tiny_config, tmp_path, monkeypatch):
+    config = tiny_config.replace(epochs=3, checkpoint_every=1)
+    reference = train(config)
+    n_steps = 3 * 4  # 200 images / batch 50, 3 epochs
+    kill_at = int(np.random.default_rng().integers(1, n_steps))
+    calls = []
+    real = initmem.training.apply_lr_multiplier
+
+    def killed(optimizer, factor):
+        calls.append(1)
+        if len(calls) == kill_at:
+            raise KeyboardInterrupt(f"killed at step {kill_at}")
+        real(optimizer, factor)
+
+    checkpoint = tmp_path / "run.ckpt"
+    with monkeypatch.context() as patch:
+        patch.setattr(initmem.training, "apply_lr_multiplier", killed)
+        with pytest.raises(KeyboardInterrupt):
+            train(config, checkpoint_path=checkpoint)
+    assert checkpoint.exists() == (kill_at > 4), kill_at  # a checkpoint exists once the first epoch is done
+    resumed = train(config, checkpoint_path=checkpoint)
+    _data_vars_equal(resumed, reference)
+    assert not checkpoint.exists()
+
+
+def test_stale_checkpoint_temp_files_are_removed(tiny_config, tmp_path):
+    checkpoint = tmp_path / "run.ckpt"
+    stale = temp_name(checkpoint).with_name(f".run.ckpt.{socket.gethostname()}.{_dead_pid()}.tmp")
+    stale.write_bytes(b"half a checkpoint")
+    live = stale.with_name(f".run.ckpt.{socket.gethostname()}.{os.getppid()}.tmp")  # a live writer's: kept
+    live.write_bytes(b"being written")
+    train(tiny_config.replace(epochs=1, checkpoint_every=1), checkpoint_path=checkpoint)
+    assert not stale.exists() and live.exists()
+
+
+# --- 5: killing a processes sweep stops its workers --------------------------------------------------------
+_SWEEP_SCRIPT = """
+import sys
+from initmem.sweeps import sweep
+if __name__ == "__main__":
+    base = dict(data="synthetic", width=4, image_size=16, train_size=200, val_size=100, test_size=100,
+                train_eval_size=100, batch_size=50, epochs=int(sys.argv[3]), progress=False, device="cpu",
+                num_threads=1)
+    sweep({"base": base, "grid": {"sigma_w": [0.5, 1.0, 2.0, 2.5]}}, sys.argv[1], executor=sys.argv[2], workers=2,
+          progress=False)
+"""
+
+
+def _descendants(pid: int) -> list[psutil.Process]:
+    try:
+        return psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+@pytest.mark.parametrize("executor", ["processes", "dask"])
+def test_killing_a_parallel_sweep_stops_its_workers(tmp_path, executor):
+    if executor == "dask":
+        pytest.importorskip("distributed")
+    script = tmp_path / "sweep_script.py"
+    script.write_text(_SWEEP_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    parent = subprocess.Popen([sys.executable, str(script), str(tmp_path / "cache"), executor, "500"],
+                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 120
+        workers: list[psutil.Process] = []
+        while len(workers) < 2:  # both workers started (they import torch: seconds)
+            assert parent.poll() is None, "the sweep ended before it was killed"
+            assert time.monotonic() < deadline, "the workers did not start within 120 s"
+            workers = [p for p in _descendants(parent.pid) if "resource_tracker" not in " ".join(p.cmdline())]
+            time.sleep(0.2)
+        time.sleep(1.0)  # let them start training
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait()
+        deadline = time.monotonic() + 10
+        while any(_running(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        alive = [w.pid for w in workers if _running(w)]
+    finally:
+        for worker in _descendants(parent.pid) + workers:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                if _running(worker):
+                    worker.kill()
+        parent.kill()
+    assert not alive, f"workers {alive} outlived the killed sweep"
+
+
+# --- 8: concurrent sweeps over one cache train each run once -----------------------------------------------
+_COUNTING_SCRIPT = """
+import logging, sys
+from initmem.sweeps import sweep
+logging.basicConfig(level=logging.WARNING, format="%(message)s")
+logging.getLogger("initmem.sweeps").setLevel(logging.INFO)
+base = dict(data="synthetic", width=4, image_size=16, train_size=200, val_size=100, test_size=100,
+            train_eval_size=100, batch_size=50, epochs=2, progress=False, device="cpu", num_threads=1)
+ds = sweep({"base": base, "grid": {"sigma_w": [0.5, 1.0, 2.0, 2.5]}}, sys.argv[1], progress=False)
+print("selected", list(ds["selected_test_acc"].values))
+"""
+
+
+def test_concurrent_sweeps_over_one_cache_train_each_run_once(tmp_path):
+    script = tmp_path / "count.py"
+    script.write_text(_COUNTING_SCRIPT)
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    processes = [
+        subprocess.Popen([sys.executable, str(script), str(cache)], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)  # fmt: skip
+        for _ in range(2)
+    ]
+    outputs = [p.communicate(timeout=300) for p in processes]
+    for process, (out, err) in zip(processes, outputs):
+        assert process.returncode == 0, err
+    trained = [line for _, err in outputs for line in err.splitlines() if line.startswith("trained run ")]
+    assert len(trained) == 4 and len(set(trained)) == 4, trained  # each of the 4 runs trained exactly once
+    assert outputs[0][0] == outputs[1][0]  # both sweeps return the same numbers
+    assert sorted(p.name for p in cache.iterdir() if not p.name.startswith(".")) == sorted(
+        f"{line.split()[-1]}.nc" for line in trained
+    )  # no claim left behind
+
+
+def test_a_claim_of_a_killed_holder_is_taken_over(tiny_config, tmp_path):
+    config = tiny_config.replace(epochs=1)
+    claim = RunClaim(run_path(tmp_path, config))
+    claim.path.write_text(json.dumps({"host": socket.gethostname(), "pid": _dead_pid(), "started": time.time()}))
+    assert claim.is_stale()
+    ds = sweep({"base": config.to_dict()}, tmp_path, progress=False)
+    assert ds.attrs["n_cached"] == 0 and run_path(tmp_path, config).exists() and not claim.path.exists()
+
+
+def test_a_claim_of_another_host_is_stale_only_after_the_timeout(tmp_path):
+    claim = RunClaim(tmp_path / "0123456789abcdef.nc", timeout_s=60)
+    assert claim.path.name == "0123456789abcdef.claim"
+    claim.path.write_text(json.dumps({"host": "another-host", "pid": 1, "started": time.time()}))
+    assert not claim.is_stale() and not claim.acquire()
+    old = time.time() - 120
+    os.utime(claim.path, (old, old))
+    assert claim.is_stale() and claim.acquire()
+    assert claim.holder()["pid"] == os.getpid()
+    claim.release()
+    assert not claim.path.exists()
+
+
+def test_a_live_claim_holder_keeps_its_claim(tmp_path):
+    with RunClaim(tmp_path / "run.nc") as held:
+        assert held.acquire()
+        other = RunClaim(tmp_path / "run.nc")
+        assert not other.is_stale() and not other.acquire()
+    assert not held.path.exists()
+
+
+# --- 6: diverged runs are excluded and counted ---------------------------------------------------------------
+def test_summary_table_excludes_diverged_runs_and_counts_them():
+    ds = fake_sweep({"sigma_w": [0.5, 1.0, 2.0], "seed": [0, 1, 2]})
+    clean = summary_table(ds)
+    assert clean["n_diverged"].item() == 0
+    # seed 2 at sigma_w 2.0 diverged; an old file recorded its epoch-0 accuracy (10 %) instead of NaN
+    diverged = ds.copy(deep=True)
+    diverged["diverged"].loc[{"sigma_w": 2.0, "seed": 2}] = 1.0
+    diverged["selected_test_acc"].loc[{"sigma_w": 2.0, "seed": 2}] = 10.0
+    diverged["final_test_acc"].loc[{"sigma_w": 2.0, "seed": 2}] = 10.0
+    table = summary_table(diverged)
+    assert table["n_diverged"].item() == 1
+    kept = ds["selected_test_acc"].sel(seed=[0, 1])
+    per_seed = kept.max("sigma_w") - kept.min("sigma_w")  # seed 2 has no complete spread: it drops out
+    assert table["selected_spread_pp"].item() == pytest.approx(float(per_seed.mean()))
+    assert table["selected_n_seeds"].item() == 2
+    assert spread(diverged).sel(seed=2).item() == pytest.approx(
+        float(np.ptp(ds["selected_test_acc"].sel(seed=2, sigma_w=[0.5, 1.0]).values))
+    )
+
+
+# --- 7 and 10: one-line errors with exit 2 ---------------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("flags", "expected", "before_training"),
+    [
+        (["--data", "/nonexistent/cifar"], "error: data: CIFAR-10 not found: /nonexistent/cifar does not exist", False),
+        (["--train-size", "10000000"], "error: train_size: synthetic data has at most 50000", False),
+        (["--test-size", "20000"], "error: test_size: synthetic data has at most 10000", False),
+        (["--checkpoint", "CKPT"], "error: --checkpoint: needs --checkpoint-every", True),
+        (["--checkpoint-every", "1"], "error: --checkpoint-every: needs --checkpoint FILE", True),
+        (["--config", "BINARY"], "error: --config: ", True),
+    ],
+)
+def test_recognised_errors_are_one_line_with_exit_2(flags, expected, before_training, tmp_path, capsys, monkeypatch):
+    if before_training:
+        _forbid_training(monkeypatch)
+    (tmp_path / "binary.yaml").write_bytes(b"\x7fELF\x02\x01\x01\x00\x00binary")
+    flags = [{"CKPT": str(tmp_path / "ck"), "BINARY": str(tmp_path / "binary.yaml")}.get(f, f) for f in flags]
+    assert main(["train", *TINY_FLAGS, "--epochs", "1", *flags, "--out", str(tmp_path / "o.nc")]) == 2
+    assert expected in _one_error_line(capsys)
+    assert not (tmp_path / "o.nc").exists()
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_cuda_without_a_gpu_is_one_line(tmp_path, capsys, monkeypatch):
+    _forbid_training(monkeypatch)
+    assert main(["train", *TINY_FLAGS[:-2], "--device", "cuda", "--out", str(tmp_path / "o.nc")]) == 2
+    assert "error: device: 'cuda' was requested but no CUDA device is available" in _one_error_line(capsys)
+
+
+def test_failed_runs_of_a_sweep_are_one_line_and_finished_runs_are_kept(tmp_path, capsys):
+    base = {k: v for k, v in RunConfig(**_TINY).to_dict().items() if k != "data"}
+    spec = tmp_path / "spec.json"
+    grid = {"data": ["synthetic", str(tmp_path / "nothing")]}  # the second run cannot find its data
+    spec.write_text(json.dumps({"base": {**base, "epochs": 1}, "grid": grid}))
+    assert main(["sweep", str(spec), "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "s.nc")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("initmem sweep: error: 1 of 2 runs failed") and "DataError" in err[-1]
+    assert "CIFAR-10 not found" in err[-1]
+    assert len(list((tmp_path / "cache").glob("*.nc"))) == 1  # the finished run is kept
+    assert not (tmp_path / "s.nc").exists()
+
+
+# --- 10: config files: 1e-3, pipes, replay of a result file ------------------------------------------------------
+def test_yaml_and_json_configs_accept_exponent_floats(tmp_path):
+    (tmp_path / "run.yaml").write_text("optimizer: adam\nlr: 1e-3\neps: 1e-08\nweight_decay: 5E-4\nseed: 3\n")
+    values = read_mapping_file(tmp_path / "run.yaml", "--config")
+    assert values == {"optimizer": "adam", "lr": 0.001, "eps": 1e-8, "weight_decay": 5e-4, "seed": 3}
+    assert isinstance(values["seed"], int)
+    assert RunConfig.from_dict(values).lr == 0.001
+    (tmp_path / "run.json").write_text(RunConfig(eps=1e-8, lr=1e-3).to_json())
+    assert RunConfig.from_dict(read_mapping_file(tmp_path / "run.json", "--config")) == RunConfig(eps=1e-8, lr=1e-3)
+    (tmp_path / "evil.yaml").write_text("lr: !!python/object/apply:os.system ['touch EXECUTED']\n")
+    with pytest.raises(ConfigError, match="not valid JSON/YAML"):
+        read_mapping_file(tmp_path / "evil.yaml", "--config")
+    assert not (tmp_path / "EXECUTED").exists() and not Path("EXECUTED").exists()
+
+
+def test_a_spec_can_come_from_a_pipe():
+    read, write = os.pipe()
+    os.write(write, b"base: {data: synthetic, lr: 1e-3}\ngrid: {sigma_w: [0.5, 1]}\n")
+    os.close(write)
+    try:
+        spec = SweepSpec.from_file(f"/dev/fd/{read}")
+    finally:
+        os.close(read)
+    assert spec.n_runs == 2 and spec.configs()[0][1].lr == 0.001
+
+
+def test_train_config_result_file_replays_the_run_bit_for_bit(tmp_path, capsys):
+    first, again = tmp_path / "first.nc", tmp_path / "again.nc"
+    assert main(["train", *TINY_FLAGS, "--epochs", "2", "--optimizer", "adam", "--lr", "1e-3", "--sigma-w", "0.7",
+                 "--out", str(first)]) == 0  # fmt: skip
+    assert main(["train", "--config", str(first), "--out", str(again)]) == 0
+    a, b = (xr.load_dataset(p, engine="h5netcdf") for p in (first, again))
+    assert a.attrs["config"] == b.attrs["config"] and a.attrs["config_hash"] == b.attrs["config_hash"]
+    _data_vars_equal(a, b)
+    # flags still override the replayed config
+    assert main(["train", "--config", str(first), "--sigma-w", "0.9", "--out", str(tmp_path / "other.nc")]) == 0
+    assert RunConfig.from_json(xr.load_dataset(tmp_path / "other.nc", engine="h5netcdf").attrs["config"]).sigma_w == 0.9
+
+
+_TINY = dict(
+    data="synthetic", width=4, image_size=16, train_size=200, val_size=100, test_size=100, train_eval_size=100,
+    batch_size=50, epochs=1, progress=False, device="cpu", num_threads=1,
+)  # fmt: skip
+
+
+# --- 2: a planted CIFAR-10 batch file is refused, nothing executed -------------------------------------------
+def test_a_planted_cifar_batch_pickle_is_refused_without_running_it(tmp_path):
+    import pickle
+
+    from initmem import data
+
+    folder = tmp_path / "cifar-10-batches-py"
+    folder.mkdir()
+    _Payload.marker = tmp_path / "executed"
+    for name in data.BATCH_FILES:
+        with open(folder / name, "wb") as handle:
+            pickle.dump({b"labels": [0], b"data": np.zeros((1, 3072), np.uint8), b"x": _Payload()}, handle)
+    with open(folder / "batches.meta", "wb") as handle:
+        pickle.dump({b"label_names": [b"c"] * 10}, handle)
+    with pytest.raises(data.DataError, match="refused to load posix.system|refused to load os.system"):
+        data._decode_batches(folder)
+    assert not _Payload.marker.exists()

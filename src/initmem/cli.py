@@ -9,8 +9,14 @@ Sub-commands::
     initmem download-data DIR
 
 Every RunConfig field is a ``train`` flag (``--sigma-w 0.5``; booleans as ``--augment``/``--no-augment``;
-lists as JSON, e.g. ``--betas "[0.9, 0.99]"``; ``none`` for optional fields). An invalid value prints one
-line naming the field and what is allowed, and exits with code 2.
+lists as JSON, e.g. ``--betas "[0.9, 0.99]"``; ``none`` for optional fields). ``--config`` takes a JSON or YAML
+file of fields, or a run's result file (``run.nc``, or a cached ``<hash>.nc``): ``initmem train --config
+run.nc --out again.nc`` replays the recorded config (bit for bit on the same machine).
+
+Every error the tool recognises (an invalid value, data that cannot be read, a device that is missing, an output
+that cannot be written, failed runs of a sweep) prints one line naming the cause and the option or field, and
+exits with code 2. Output locations are checked before anything trains; a checkpoint is deleted only after the
+result is written.
 """
 
 from __future__ import annotations
@@ -25,15 +31,56 @@ from typing import Any, Sequence
 
 
 from .config import ConfigError, RunConfig, read_mapping_file
+from .fileio import OutputError, check_output_dir, check_output_file
 
 __all__ = ["main", "load_config_file", "parse_field_value"]
 
 USAGE_ERROR = 2
+log = logging.getLogger("initmem.cli")
+
+#: The first bytes of a netCDF-4 (HDF5) or classic netCDF file: a result file given to ``--config``.
+_NETCDF_MAGIC = (b"\x89HDF\r\n\x1a\n", b"CDF\x01", b"CDF\x02")
 
 
 def load_config_file(path: str | Path) -> dict[str, Any]:
-    """Read a JSON or YAML mapping of RunConfig fields."""
+    """Read a JSON or YAML mapping of RunConfig fields, or the recorded config of a run's result file."""
+    path = Path(path)
+    if _is_netcdf(path):
+        return recorded_config(path)
     return read_mapping_file(path, "--config")
+
+
+def _is_netcdf(path: Path) -> bool:
+    """Whether ``path`` is a regular file starting like a netCDF file (pipes are never peeked at)."""
+    if not path.is_file():
+        return False
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(8)
+    except OSError:
+        return False
+    return head.startswith(_NETCDF_MAGIC)
+
+
+def recorded_config(path: str | Path) -> dict[str, Any]:
+    """The RunConfig fields recorded in a run's result file (its ``config`` attribute, written by ``train``)."""
+    import xarray as xr
+
+    try:
+        with xr.open_dataset(path, engine="h5netcdf") as ds:
+            attrs = dict(ds.attrs)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file is one line
+        raise ConfigError(f"--config: cannot read the result file {path} ({type(exc).__name__})") from None
+    if "config" not in attrs:
+        hint = "; it is a sweep result: give one of its runs (<cache>/<run_hash>.nc)" if "spec" in attrs else ""
+        raise ConfigError(f"--config: {path} records no run config{hint}")
+    try:
+        values = json.loads(attrs["config"])
+    except ValueError:
+        raise ConfigError(f"--config: the config recorded in {path} is not valid JSON") from None
+    if not isinstance(values, dict):
+        raise ConfigError(f"--config: the config recorded in {path} is not a mapping")
+    return values
 
 
 def parse_field_value(name: str, text: str) -> Any:
@@ -76,14 +123,42 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
     return RunConfig.from_dict(values)
 
 
+def _checkpoint_option(args: argparse.Namespace, config: RunConfig) -> Path | None:
+    """The checked ``--checkpoint`` file, or None; ``--checkpoint`` and ``--checkpoint-every`` go together."""
+    every_flag = "checkpoint_every" in vars(args)  # given on the command line (not only in --config)
+    if args.checkpoint is None:
+        if every_flag and config.checkpoint_every:
+            raise ConfigError("--checkpoint-every: needs --checkpoint FILE (where to keep the checkpoint)")
+        if config.checkpoint_every:
+            log.warning("checkpoint_every=%d (from --config) has no effect without --checkpoint FILE",
+                        config.checkpoint_every)  # fmt: skip
+        return None
+    if not config.checkpoint_every:
+        raise ConfigError("--checkpoint: needs --checkpoint-every N (epochs between checkpoints, N > 0)")
+    return check_output_file(args.checkpoint, "--checkpoint")
+
+
+def _write_result(ds: Any, out: Path, option: str) -> None:
+    """Write a result atomically (:func:`initmem.sweeps.write_run`); an I/O failure is an OutputError."""
+    from .sweeps import write_run
+
+    try:
+        write_run(ds, out)
+    except OSError as exc:
+        raise OutputError(f"{option}: cannot write to {out} ({exc.strerror or type(exc).__name__})") from None
+
+
 def _cmd_train(args: argparse.Namespace) -> int:
-    from .training import train
+    from .training import resolve_device, train
 
     config = config_from_args(args)
-    out = Path(args.out)
-    ds = train(config, checkpoint_path=args.checkpoint)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    ds.to_netcdf(out, engine="h5netcdf")
+    out = check_output_file(args.out, "--out")
+    checkpoint = _checkpoint_option(args, config)
+    resolve_device(config.device)  # a missing GPU is reported before any data is read
+    ds = train(config, checkpoint_path=checkpoint, keep_checkpoint=True)
+    _write_result(ds, out, "--out")
+    if checkpoint is not None:  # only now that the result is safe
+        checkpoint.unlink(missing_ok=True)
     best = ds["best_epoch"].item()
     print(
         f"{out}: selected test acc {ds['selected_test_acc'].item():.2f} % (best val epoch {best:g}), "
@@ -98,10 +173,10 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     from .sweeps import SweepSpec, sweep
 
     spec = SweepSpec.from_file(args.spec)
+    check_output_dir(args.cache, "--cache")
+    out = check_output_file(args.out, "--out")
     ds = sweep(spec, cache_dir=args.cache, executor=args.executor, workers=args.workers)
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    ds.to_netcdf(out, engine="h5netcdf")
+    _write_result(ds, out, "--out")
     print(f"{out}: {spec.n_runs} runs, dims {dict(ds['selected_test_acc'].sizes)}")
     return 0
 
@@ -139,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("train", help="train one run and write its metrics as netCDF")
-    p.add_argument("--config", help="JSON or YAML file of RunConfig fields (flags override it)")
+    p.add_argument("--config", help="JSON or YAML file of RunConfig fields, or a run's result .nc to replay "
+                   "(flags override it)")
     p.add_argument("--out", required=True, help="output .nc file")
     p.add_argument("--checkpoint", help="resumable checkpoint file (with --checkpoint-every N)")
     _add_config_flags(p)
@@ -174,6 +250,33 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     try:
         return args.handler(args)
-    except ConfigError as exc:
-        print(f"initmem {args.command}: error: {exc}", file=sys.stderr)
+    except Exception as exc:
+        line = error_line(exc)
+        if line is None:
+            raise
+        print(f"initmem {args.command}: error: {line}", file=sys.stderr)
         return USAGE_ERROR
+
+
+def error_line(exc: BaseException) -> str | None:
+    """One line for an error the tool recognises (None for anything else: a bug, shown as a traceback)."""
+    if isinstance(exc, (ConfigError, OutputError)):
+        return _one_line(str(exc))
+    data = sys.modules.get("initmem.data")  # imported only if the command got that far
+    if data is not None and isinstance(exc, data.DataError):
+        message = _one_line(str(exc))
+        return message if message.split(":", 1)[0] in _FIELD_NAMES else f"data: {message}"
+    sweeps = sys.modules.get("initmem.sweeps")
+    if sweeps is not None and isinstance(exc, sweeps.SweepFailed):
+        digest, error = next(iter(exc.failures.items()))
+        return (f"{len(exc.failures)} of {exc.n_runs} runs failed; finished runs are kept in the cache, a rerun "
+                f"trains only the others (first failure: run {digest}: {_one_line(error)}; see the log above)")
+    return None
+
+
+_FIELD_NAMES = frozenset(f.name for f in fields(RunConfig))
+
+
+def _one_line(text: str) -> str:
+    """``text`` with its lines joined by spaces."""
+    return " ".join(line.strip() for line in text.splitlines() if line.strip())

@@ -14,6 +14,7 @@ import dataclasses
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any, Mapping
@@ -356,20 +357,46 @@ def _positive_int(name: str, value: int, allow_zero: bool = False) -> None:
         raise ConfigError(f"{name}: must be a positive integer, got {value!r}")
 
 
+def yaml_loader() -> type:
+    """A ``yaml.SafeLoader`` subclass that reads YAML 1.2 / JSON floats such as ``1e-3`` and ``1e-08`` as floats.
+
+    PyYAML follows YAML 1.1, whose float pattern needs a dot (``1.0e-3``), so ``lr: 1e-3`` would be the string
+    ``'1e-3'``, and the JSON that ``json.dumps`` writes for small numbers (``1e-08``) could not be read back.
+    Only the resolver changes: the loader stays a safe loader (no object construction, nothing executed).
+    """
+    import yaml
+
+    global _YAML_LOADER
+    if _YAML_LOADER is None:
+        loader = type("InitmemSafeLoader", (yaml.SafeLoader,), {})
+        resolvers = yaml.SafeLoader.yaml_implicit_resolvers
+        loader.yaml_implicit_resolvers = {key: list(value) for key, value in resolvers.items()}  # a copy
+        loader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789."))
+        _YAML_LOADER = loader
+    return _YAML_LOADER
+
+
+#: Floats YAML 1.1 misses: an exponent without a dot (``1e-3``, ``-2E+5``) and ``1.e3``-style forms.
+_YAML12_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$")
+_YAML_LOADER: type | None = None
+
+
 def read_mapping_file(path: str | Path, what: str) -> dict[str, Any]:
     """The mapping held by a JSON or YAML file (an empty file is an empty mapping).
 
+    ``path`` may be any readable file-like path, ``/dev/stdin`` and process substitutions (``<(...)``)
+    included. Numbers such as ``1e-3`` are floats (:func:`yaml_loader`); nothing in the file is executed.
+
     Raises:
-        ConfigError: starting with ``what`` (the option or object being read) when the file is missing, is not
-            valid JSON/YAML, or holds something other than a mapping.
+        ConfigError: starting with ``what`` (the option or object being read) when the file is missing, is a
+            folder, is unreadable or binary, is not valid JSON/YAML, or holds something other than a mapping.
     """
     import yaml
 
     path = Path(path)
-    if not path.is_file():
-        raise ConfigError(f"{what}: no such file {path}")
+    text = _read_text(path, what)
     try:
-        values = yaml.safe_load(path.read_text())
+        values = yaml.load(text, Loader=yaml_loader())  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         raise ConfigError(f"{what}: {path} is not valid JSON/YAML ({exc.__class__.__name__})") from exc
     if values is None:
@@ -377,3 +404,22 @@ def read_mapping_file(path: str | Path, what: str) -> dict[str, Any]:
     if not isinstance(values, dict):
         raise ConfigError(f"{what}: {path} must hold a mapping, not a {type(values).__name__}")
     return values
+
+
+def _read_text(path: Path, what: str) -> str:
+    """The text of ``path`` (a file, a pipe or a device), or :class:`ConfigError` naming ``what``."""
+    if not path.exists():
+        raise ConfigError(f"{what}: no such file {path}")
+    if path.is_dir():
+        raise ConfigError(f"{what}: {path} is a folder, not a file")
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise ConfigError(f"{what}: cannot read {path} ({exc.strerror or type(exc).__name__})") from exc
+    if b"\x00" in data:
+        raise ConfigError(f"{what}: {path} is a binary file, not JSON/YAML text")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{what}: {path} is not UTF-8 text (JSON/YAML expected)") from exc

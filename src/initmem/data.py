@@ -3,8 +3,9 @@
 Sources (one loader for all of them, see :func:`load_cifar10`):
 
 * ``torchvision-batches``: torchvision's ``cifar-10-batches-py`` folder (the folder itself or its
-  parent, e.g. the ``root`` given to :func:`download_cifar10`). The batch files are pickles:
-  only load files you trust.
+  parent, e.g. the ``root`` given to :func:`download_cifar10`). The batch files are pickles; they are
+  read with an unpickler that builds only numpy arrays and plain containers (:func:`_unpickle`), so a
+  planted batch file is refused instead of running code.
 * ``image-folder``: ``train/<class>/*.jpg`` and ``test/<class>/*.jpg`` (``.jpeg``/``.png`` too);
   the sorted class names give the labels (the standard CIFAR-10 order).
 * ``image-folder-tar.gz``: the same tree inside a ``.tar.gz`` (members read directly, nothing is
@@ -469,10 +470,27 @@ def _decode_batches(root: Path) -> _Decoded:
     )
 
 
+#: The only globals a CIFAR-10 batch pickle may reference (numpy arrays; numpy 1 and 2 module paths).
+_BATCH_GLOBALS = frozenset({
+    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
+    ("numpy", "ndarray"), ("numpy", "dtype"),
+})  # fmt: skip
+
+
+class _BatchUnpickler(pickle.Unpickler):
+    """An unpickler that refuses every global outside :data:`_BATCH_GLOBALS`: nothing in the file is executed."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        if (module, name) in _BATCH_GLOBALS:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refused to load {module}.{name}: a CIFAR-10 batch holds only arrays")
+
+
 def _unpickle(file: Path) -> dict:
     try:
         with open(file, "rb") as handle:
-            return pickle.load(handle, encoding="latin1")
+            return _BatchUnpickler(handle, encoding="latin1").load()
     except (OSError, EOFError, pickle.UnpicklingError, ValueError) as error:
         raise DataError(f"{file}: not a readable CIFAR-10 batch file ({error})") from error
 
@@ -758,15 +776,35 @@ def _normalise_(images: torch.Tensor) -> torch.Tensor:
     return images.sub_(mean).div_(std)
 
 
+#: Synthetic data is bounded like CIFAR-10 (50,000 training + validation images, 10,000 test images), so that a
+#: mistyped size fails at once instead of trying to allocate tens of gigabytes.
+SYNTHETIC_MAX_TRAIN = 50_000
+SYNTHETIC_MAX_TEST = 10_000
+
+
+def check_synthetic_sizes(config: RunConfig) -> None:
+    """Raise :class:`DataError` naming the field when synthetic sizes exceed CIFAR-10's."""
+    n_train = (config.train_size or 2000) + config.val_size
+    if n_train > SYNTHETIC_MAX_TRAIN:
+        name = "train_size" if (config.train_size or 0) > config.val_size else "val_size"
+        raise DataError(f"{name}: synthetic data has at most {SYNTHETIC_MAX_TRAIN} training + validation images "
+                        f"(as CIFAR-10), got train_size + val_size = {n_train}")  # fmt: skip
+    if (config.test_size or 0) > SYNTHETIC_MAX_TEST:
+        raise DataError(f"test_size: synthetic data has at most {SYNTHETIC_MAX_TEST} test images (as CIFAR-10), "
+                        f"got {config.test_size}")  # fmt: skip
+
+
 def prepare_data(config: RunConfig, device: torch.device | str) -> PreparedData:
     """Load (or synthesise) the data of ``config``, split it, and put it on ``device``.
 
     Uses ``config.data`` (a path, ``"synthetic"`` or None to search), ``data_seed``,
     ``train_size``, ``val_size``, ``test_size``, ``train_eval_size`` and ``image_size``. For
     ``"synthetic"``, :func:`synthetic_cifar` (seed 0) makes ``(train_size or 2000) + val_size``
-    training and ``test_size or 1000`` test images, each rounded up to a multiple of 10.
+    training and ``test_size or 1000`` test images, each rounded up to a multiple of 10, at most as many as
+    CIFAR-10 has (:func:`check_synthetic_sizes`).
     """
     if config.data == SYNTHETIC:
+        check_synthetic_sizes(config)
         n_train = _round_up((config.train_size or 2000) + config.val_size, 10)
         arrays = synthetic_cifar(n_train=n_train, n_test=_round_up(config.test_size or 1000, 10))
     else:

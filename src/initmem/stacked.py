@@ -217,6 +217,7 @@ def train_stacked(
     data: PreparedData | None = None,
     progress: bool | None = None,
     checkpoint_path: str | Path | None = None,
+    keep_checkpoint: bool = False,
 ) -> list[xr.Dataset]:
     """Train ``configs`` (equal except for :data:`INIT_FIELDS`) as one stacked model.
 
@@ -225,7 +226,8 @@ def train_stacked(
         data: prepared data of these configs (they share it).
         progress: one tqdm bar for the stack; None follows ``configs[0].progress``.
         checkpoint_path: resumable checkpoint of the whole stack, saved every ``checkpoint_every`` epochs
-            (as in :func:`train`) and deleted at the end.
+            (as in :func:`train`) and deleted at the end, unless ``keep_checkpoint`` (then the caller deletes it
+            once the results are safely written).
 
     Returns:
         One Dataset per config, in order, each like :func:`train`'s plus ``attrs["stacked"] = K``.
@@ -334,8 +336,8 @@ def train_stacked(
         ds = to_dataset(config, histories[k], recorded, not alive[k], walls[k], data, device)
         ds.attrs.update(stacked=k_total, channels_last=0, compiled=0)
         datasets.append(ds)
-    if checkpoint_path is not None and checkpoint_path.exists():
-        checkpoint_path.unlink()
+    if checkpoint_path is not None and not keep_checkpoint:
+        checkpoint_path.unlink(missing_ok=True)
     return datasets
 
 

@@ -35,13 +35,21 @@ folder, fsync, ``os.replace``), so a killed sweep never leaves half a file; re-r
 missing, and a corrupt or foreign file is moved aside and trained again. The hash covers every field that
 changes the numbers, the thread count and memory layout included; stacked runs have files of their own, and
 combining runs from different device types is refused. Runs with ``checkpoint_every > 0`` also keep
-``<hash>.ckpt`` there and resume from it. With several machines the cache must be a shared folder.
+``<hash>.ckpt`` there and resume from it; it is deleted only after the run file is written. With several
+machines the cache must be a shared folder. The cache folder is checked writable before anything trains.
+
+Concurrent sweeps over one cache: a run is trained under a claim file ``<hash>.claim`` beside it
+(:class:`initmem.fileio.RunClaim`: host, pid, start time; stale when its process is gone, or on another host
+when it has not been refreshed for :data:`initmem.fileio.CLAIM_TIMEOUT_S`). A run claimed by another live
+sweep is left for last and then awaited (its file is read), so each run is trained once.
 
 Executors: ``serial`` (in this process), ``processes`` (a spawn-context ``ProcessPoolExecutor``),
 ``dask`` (a ``distributed.Client``, or a LocalCluster started and closed here) and ``stacked``
 (:mod:`initmem.stacked`: runs differing only in sigma_w/seed trained as one vmapped model, for GPUs).
 Each worker writes its own run files; the parent reads them back. A run that raises is logged with its
-config, the others go on, and :func:`sweep` raises :class:`RuntimeError` listing the failures at the end.
+config, the others go on, and :func:`sweep` raises :class:`SweepFailed` (a :class:`RuntimeError`) listing the
+failures at the end. Workers of ``processes`` (and of a LocalCluster started here) watch the sweep process and
+exit within a second when it is killed; a rerun trains only the runs without a file.
 
 Seeds in :func:`summary_table`: see its docstring.
 """
@@ -56,8 +64,8 @@ import logging
 import math
 import multiprocessing
 import os
-import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -70,6 +78,7 @@ import xarray as xr
 
 from . import __version__
 from .config import EXECUTION_FIELDS, ConfigError, RunConfig, read_mapping_file
+from .fileio import RunClaim, check_output_dir, process_alive, remove_stale_temp_files, temp_name
 from .metrics import spread as _spread
 
 if TYPE_CHECKING:
@@ -82,8 +91,11 @@ __all__ = [
     "DATA_FIELDS",
     "SweepSpec",
     "sweep",
+    "SweepFailed",
     "spread",
     "summary_table",
+    "finite_runs",
+    "n_diverged",
     "run_path",
     "load_run",
     "write_run",
@@ -293,10 +305,6 @@ def _checkpoint_path(cache_dir: str | os.PathLike, config: RunConfig) -> Path | 
     return Path(cache_dir) / f"{config.hash()}.ckpt" if config.checkpoint_every else None
 
 
-def _temp_name(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{socket.gethostname()}.{os.getpid()}.tmp")
-
-
 def content_digest(ds: xr.Dataset) -> str:
     """SHA-256 of a Dataset's variables (names, dims, dtypes kinds, values) and attributes, except
     :data:`CHECKSUM_ATTR`; equal before writing and after reading back a netCDF file."""
@@ -327,7 +335,7 @@ def write_run(ds: xr.Dataset, path: str | os.PathLike) -> None:
     :func:`content_digest` in the attribute :data:`CHECKSUM_ATTR`."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = _temp_name(path)
+    tmp = temp_name(path)
     ds = ds.copy(deep=False)
     ds.attrs = _plain_attrs(ds.attrs)
     ds.attrs[CHECKSUM_ATTR] = content_digest(ds)
@@ -393,28 +401,6 @@ def _reject(path: Path, reason: str) -> None:
     log.warning("ignoring the cached run %s: %s; %s, it will be trained again", path, reason, where)
 
 
-def _remove_stale_temp_files(cache_dir: Path) -> None:
-    """Delete temporary files left by killed sweeps of this host (their process no longer exists)."""
-    host = socket.gethostname()
-    for tmp in cache_dir.glob(".*.tmp"):
-        parts = tmp.name.rsplit(".", 3)  # .<name>.<host>.<pid>.tmp
-        if len(parts) != 4 or parts[1] != host or not parts[2].isdigit():
-            continue
-        if not _process_alive(int(parts[2])):
-            log.info("removing %s, left by a killed process", tmp)
-            tmp.unlink(missing_ok=True)
-
-
-def _process_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 # ----------------------------------------------------------------------------------------------
 # One run in a worker
 # ----------------------------------------------------------------------------------------------
@@ -439,16 +425,54 @@ def _data_key(config: RunConfig) -> tuple:
     return tuple(json.dumps(getattr(config, name)) for name in (*DATA_FIELDS, "device"))
 
 
-def _execute(config: RunConfig, cache_dir: str, progress: bool) -> str:
-    """Train one run (unless its file appeared meanwhile) and cache it; returns its hash."""
+#: Seconds between two looks at a run that another process has claimed.
+CLAIM_POLL_S = 1.0
+#: Seconds between two looks of a worker's watchdog at its parent.
+WATCHDOG_POLL_S = 0.5
+
+
+def _execute(config: RunConfig, cache_dir: str, progress: bool, wait: bool = True) -> str:
+    """Train one run and cache it, unless its file exists or another process trains it (its claim).
+
+    Returns ``"cached"`` (the file exists, maybe written meanwhile by another sweep), ``"trained"``, or, with
+    ``wait=False``, ``"claimed"`` when a live holder has the run's claim; with ``wait=True`` it waits for that
+    holder's file (or takes over a claim gone stale). The checkpoint is deleted only after the file is written.
+    """
     from .training import train
 
     path = run_path(cache_dir, config)
-    if not path.exists():
+    claim = RunClaim(path)
+    if not _claim_or_wait([path], [claim], wait):
+        return "cached" if path.exists() else "claimed"
+    with claim:
         checkpoint = _checkpoint_path(cache_dir, config)
-        ds = train(config, checkpoint_path=checkpoint, data=prepared_data(config), progress=progress)
+        ds = train(config, checkpoint_path=checkpoint, data=prepared_data(config), progress=progress,
+                   keep_checkpoint=True)  # fmt: skip
         write_run(ds, path)
-    return config.hash()
+        if checkpoint is not None:
+            checkpoint.unlink(missing_ok=True)
+    log.info("trained run %s", config.hash())
+    return "trained"
+
+
+def _claim_or_wait(paths: list[Path], claims: list[RunClaim], wait: bool) -> bool:
+    """Hold every claim of the runs ``paths`` (all of them, or none); False once every file exists, or when a
+    claim is held elsewhere and ``wait`` is False. A file that appears after its claim is taken counts as done."""
+    while True:
+        if all(path.exists() for path in paths):
+            return False
+        taken = [claim for claim in claims if claim.acquire()]
+        if len(taken) == len(claims):
+            if all(path.exists() for path in paths):  # finished by the holder between the look and the claim
+                for claim in taken:
+                    claim.release()
+                return False
+            return True
+        for claim in taken:
+            claim.release()
+        if not wait:
+            return False
+        time.sleep(CLAIM_POLL_S)
 
 
 # ----------------------------------------------------------------------------------------------
@@ -458,18 +482,43 @@ Done = Callable[[RunConfig, BaseException | None], None]
 
 
 def _run_serial(configs: list[RunConfig], cache_dir: str, progress: bool, done: Done) -> None:
-    for config in configs:
-        try:
-            _execute(config, cache_dir, progress and config.progress)
-        except Exception as exc:  # noqa: BLE001 - reported, the sweep goes on
-            done(config, exc)
-        else:
-            done(config, None)
+    """Train ``configs`` in turn; runs that another sweep has claimed come last (then this one waits for them)."""
+    deferred = []
+    for wait, batch in ((False, configs), (True, deferred)):
+        for config in batch:
+            try:
+                outcome = _execute(config, cache_dir, progress and config.progress, wait=wait)
+            except Exception as exc:  # noqa: BLE001 - reported, the sweep goes on
+                done(config, exc)
+                continue
+            if outcome == "claimed":
+                log.info("run %s is being trained by another process; coming back to it", config.hash())
+                deferred.append(config)
+            else:
+                done(config, None)
+
+
+def _watch_parent(parent_pid: int) -> None:
+    """Start a daemon thread that ends this worker process (``os._exit``) as soon as its parent is gone.
+
+    A worker exits when its own parent changes (it was re-parented: the process that started it was killed) or
+    when ``parent_pid`` (the sweep process) no longer exists, so that killing a sweep never leaves workers
+    training on. Used as a process-pool initializer and run on the workers of a LocalCluster started here.
+    """
+    own_parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == own_parent and process_alive(parent_pid):
+            time.sleep(WATCHDOG_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="initmem-parent-watchdog", daemon=True).start()
 
 
 def _run_processes(configs: list[RunConfig], cache_dir: str, workers: int, done: Done) -> None:
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_watch_parent,
+                               initargs=(os.getpid(),))  # fmt: skip
     try:
         futures = {pool.submit(_execute, config, cache_dir, False): config for config in configs}
         for future in as_completed(futures):
@@ -490,6 +539,7 @@ def _run_dask(configs: list[RunConfig], cache_dir: str, workers: int, client: An
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
         )
         client = Client(cluster)
+        client.run(_watch_parent, os.getpid())  # the workers of our own cluster (its nannies live in this process)
     try:
         futures = {client.submit(_execute, config, cache_dir, False, pure=False): config for config in configs}
         for future in dask_completed(list(futures)):
@@ -502,26 +552,45 @@ def _run_dask(configs: list[RunConfig], cache_dir: str, workers: int, client: An
 
 def _run_stacked(groups: list[list[RunConfig]], cache_dir: str, progress: bool, done: Done) -> None:
     """Train each group of :func:`initmem.stacked.stack_groups` as one stack (a group of one: sequentially)."""
+    deferred = []
+    for wait, batch in ((False, groups), (True, deferred)):
+        for group in batch:
+            if len(group) == 1:
+                _run_serial(group, cache_dir, progress, done)
+            elif _train_stack(group, cache_dir, progress, done, wait) == "claimed":
+                deferred.append(group)
+
+
+def _train_stack(group: list[RunConfig], cache_dir: str, progress: bool, done: Done, wait: bool) -> str:
+    """Train one stack of K > 1 runs under the claims of all its members (see :func:`_execute`)."""
     from .stacked import group_hash, train_stacked
 
-    for group in groups:
-        checkpoint = Path(cache_dir) / f"stacked-{group_hash(group)}.ckpt" if group[0].checkpoint_every else None
-        if len(group) == 1:
-            _run_serial(group, cache_dir, progress, done)
-            continue
+    paths = [run_path(cache_dir, config, stacked=len(group)) for config in group]
+    claims = [RunClaim(path) for path in paths]
+    checkpoint = Path(cache_dir) / f"stacked-{group_hash(group)}.ckpt" if group[0].checkpoint_every else None
+    if not _claim_or_wait(paths, claims, wait):
+        if not all(path.exists() for path in paths):
+            return "claimed"
+        outcome, error = "cached", None
+    else:
+        outcome, error = "trained", None
         try:
             datasets = train_stacked(
                 group, data=prepared_data(group[0]), progress=progress and group[0].progress,
-                checkpoint_path=checkpoint,
+                checkpoint_path=checkpoint, keep_checkpoint=True,
             )  # fmt: skip
-            for config, ds in zip(group, datasets):
-                write_run(ds, run_path(cache_dir, config, stacked=len(group)))
+            for path, ds in zip(paths, datasets):
+                write_run(ds, path)
+            if checkpoint is not None:
+                checkpoint.unlink(missing_ok=True)
         except Exception as exc:  # noqa: BLE001 - reported, the sweep goes on
-            for config in group:
-                done(config, exc)
-        else:
-            for config in group:
-                done(config, None)
+            error = exc
+        finally:
+            for claim in claims:
+                claim.release()
+    for config in group:
+        done(config, error)
+    return outcome
 
 
 def _default_workers(n_pending: int, workers: int | None) -> int:
@@ -558,6 +627,17 @@ def _resolve_threads(
 # ----------------------------------------------------------------------------------------------
 # sweep()
 # ----------------------------------------------------------------------------------------------
+class SweepFailed(RuntimeError):
+    """Some runs of a sweep raised; the others are cached. ``failures`` maps each failed run's hash to its
+    one-line error; the message is one line (the count, the cache, then each failure)."""
+
+    def __init__(self, failures: Mapping[str, str], n_runs: int, cache: Path) -> None:
+        self.failures = dict(failures)
+        self.n_runs = n_runs
+        listing = "; ".join(f"{digest}: {error}" for digest, error in self.failures.items())
+        super().__init__(f"{len(self.failures)} of {n_runs} runs failed (the others are cached in {cache}): {listing}")
+
+
 def sweep(
     spec: SweepSpec | Mapping[str, Any] | str | os.PathLike,
     cache_dir: str | os.PathLike,
@@ -594,7 +674,9 @@ def sweep(
 
     Raises:
         ConfigError: an invalid spec or argument (before anything runs).
-        RuntimeError: some runs raised; it lists their hashes. Every other run is cached first.
+        initmem.fileio.OutputError: ``cache_dir`` cannot be written (before anything runs).
+        SweepFailed: some runs raised (a :class:`RuntimeError` listing their hashes). Every other run is
+            cached first, so a rerun trains only the failed ones.
     """
     t0 = time.perf_counter()
     spec = _as_spec(spec)
@@ -604,9 +686,8 @@ def sweep(
         raise ConfigError(f"threads_per_worker: must be a positive integer, got {threads_per_worker!r}")
     if stack_size is not None and stack_size < 1:
         raise ConfigError(f"stack_size: must be a positive integer, got {stack_size!r}")
-    cache = Path(cache_dir)
-    cache.mkdir(parents=True, exist_ok=True)
-    _remove_stale_temp_files(cache)
+    cache = check_output_dir(cache_dir, "cache_dir")  # before anything trains
+    remove_stale_temp_files(cache)
 
     configs = _resolve_threads([c for _, c in spec.configs()], executor, workers, client, threads_per_worker)
     stacked = _stack_sizes(configs, executor, stack_size)
@@ -631,10 +712,7 @@ def sweep(
             else:
                 runs[digest] = ds
     if failures:
-        listing = "; ".join(f"{digest}: {error}" for digest, error in failures.items())
-        raise RuntimeError(
-            f"{len(failures)} of {len(configs)} runs failed (the others are cached in {cache}): {listing}"
-        )
+        raise SweepFailed(failures, len(configs), cache)
 
     combined = combine_runs(spec, [runs[config.hash()] for config in configs])
     combined.attrs.update(
@@ -813,9 +891,24 @@ def _provenance(spec: SweepSpec, runs: Sequence[xr.Dataset]) -> dict[str, Any]:
 # ----------------------------------------------------------------------------------------------
 def spread(ds: xr.Dataset | xr.DataArray, over: str = "sigma_w", var: str = "selected_test_acc") -> xr.DataArray:
     """Max - min over ``over`` (NaN ignored) of ``ds[var]`` (or of the DataArray ``ds``), in the variable's
-    units (percentage points for accuracies); every other dimension is kept (seeds included)."""
-    values = ds[var] if isinstance(ds, xr.Dataset) else ds
+    units (percentage points for accuracies); every other dimension is kept (seeds included). Given a Dataset,
+    diverged runs (``diverged == 1``) are left out (:func:`finite_runs`)."""
+    values = finite_runs(ds, var) if isinstance(ds, xr.Dataset) else ds
     return _spread(values, over)
+
+
+def finite_runs(ds: xr.Dataset, var: str) -> xr.DataArray:
+    """``ds[var]`` with the diverged runs (``ds.diverged == 1``) set to NaN, so that they drop out of every
+    spread and mean; files written before diverged runs recorded NaN predictors still held epoch-0 values."""
+    values = ds[var]
+    if "diverged" not in ds:
+        return values
+    return values.where(ds["diverged"] != 1)
+
+
+def n_diverged(ds: xr.Dataset) -> int:
+    """How many runs of ``ds`` diverged (0 when it has no ``diverged`` variable)."""
+    return int((ds["diverged"] == 1).sum()) if "diverged" in ds else 0
 
 
 def summary_table(
@@ -838,6 +931,8 @@ def summary_table(
     * ``{v}_spread_of_mean_pp``: max - min over ``over`` of the seed-mean accuracy (no interval; at most the mean
       of per-seed spreads, since seed noise inflates the latter);
     * ``{v}_best_{over}`` / ``{v}_worst_{over}``: where that seed-mean is highest / lowest.
+    * ``n_diverged``: runs of the row that diverged. They are left out of every column above (their selected and
+      final accuracies are NaN; :func:`finite_runs`).
 
     Args:
         ds: a sweep Dataset with dimension ``over``.
@@ -866,8 +961,10 @@ def summary_table(
         for dim in by:  # zipped fields along a row dim, e.g. lr(optimizer)
             along = [name for name, c in ds.coords.items() if c.dims == (dim,) and name != dim]
             row.update({name: selection[name].item() for name in along})
+        row["n_diverged"] = n_diverged(selection)
         for var in variables:
-            row.update(_spread_stats(selection[var].squeeze(drop=True), over, seed_dim, var.removesuffix("_test_acc")))
+            values = finite_runs(selection, var).squeeze(drop=True)
+            row.update(_spread_stats(values, over, seed_dim, var.removesuffix("_test_acc")))
         rows.append(row)
     table = pd.DataFrame(rows)
     return table.set_index(by) if by else table

@@ -54,8 +54,9 @@ import torch.nn.functional as F
 import xarray as xr
 from tqdm.auto import tqdm
 
-from .config import RunConfig
+from .config import ConfigError, RunConfig
 from .data import PreparedData, prepare_data, steps_per_epoch, train_batches
+from .fileio import remove_stale_temp_files, temp_name
 from .init import seeded_model
 from .metrics import ForgettingClocks
 from .models import kernel_parameters
@@ -71,22 +72,22 @@ CHECKPOINT_VERSION = 2
 
 
 def resolve_device(name: str) -> torch.device:
-    """``auto`` -> cuda if available else cpu; ``cuda`` without a GPU raises naming the field."""
+    """``auto`` -> cuda if available else cpu; ``cuda`` without a GPU raises :class:`ConfigError` naming the field."""
     if name == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device: 'cuda' was requested but no CUDA device is available; use 'cpu' or 'auto'")
+        raise ConfigError("device: 'cuda' was requested but no CUDA device is available; use 'cpu' or 'auto'")
     return torch.device(name)
 
 
 def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
-    """Write atomically: a temporary file in the same folder, then rename.
+    """Write atomically: a temporary file in the same folder (:func:`initmem.fileio.temp_name`), then rename.
 
     ``state`` must hold only what ``torch.load(weights_only=True)`` reads back: tensors, numbers, strings,
     and lists, tuples and dicts of them (a :class:`RunHistory` is stored as its dict).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = temp_name(path)
     try:
         torch.save(state, tmp)
         os.replace(tmp, path)
@@ -143,13 +144,16 @@ def train(
     checkpoint_path: str | Path | None = None,
     data: PreparedData | None = None,
     progress: bool | None = None,
+    keep_checkpoint: bool = False,
 ) -> xr.Dataset:
     """Train one run and return its metrics as an :class:`xarray.Dataset` (see the module docstring).
 
     Args:
         config: the run.
         checkpoint_path: where to keep a resumable checkpoint (used when ``config.checkpoint_every > 0``).
-            An existing checkpoint of the same config is resumed; it is deleted when the run finishes.
+            An existing checkpoint of the same config is resumed; it is deleted when the run finishes, unless
+            ``keep_checkpoint`` (then the caller deletes it once the result is safely written). Temporary files
+            that killed runs left beside it are removed.
         data: already prepared data for this config (saves loading it again in a sweep).
         progress: show a tqdm bar; None follows ``config.progress`` (and tqdm hides it off a terminal).
     """
@@ -160,6 +164,8 @@ def train(
     if data is None:
         data = prepare_data(config, device)
     checkpoint_path = Path(checkpoint_path) if checkpoint_path is not None else None
+    if checkpoint_path is not None and checkpoint_path.parent.is_dir():
+        remove_stale_temp_files(checkpoint_path.parent)
 
     model = seeded_model(config).to(device)
     if config.channels_last:
@@ -242,8 +248,8 @@ def train(
             })  # fmt: skip
     bar.close()
     dataset = to_dataset(config, history, recorded, diverged, wall, data, device)
-    if checkpoint_path is not None and checkpoint_path.exists():
-        checkpoint_path.unlink()
+    if checkpoint_path is not None and not keep_checkpoint:
+        checkpoint_path.unlink(missing_ok=True)
     return dataset
 
 
