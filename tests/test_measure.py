@@ -145,3 +145,30 @@ def test_clear_one_line_errors(kwargs, error, message):
     with pytest.raises(error, match=message) as info:
         small(**kwargs)
     assert "\n" not in str(info.value)
+
+
+# --- the book page "Measure it on your own model" executes -------------------------------------
+@pytest.mark.slow
+def test_book_page_executes_in_15_lines(tmp_path):
+    """notebooks/U1_own_model.py runs as the book runs it; its example is at most 15 lines of user code and
+    shows the paper's ordering (SGD remembers sigma_w more than Adam)."""
+    pytest.importorskip("papermill")
+    nbformat = pytest.importorskip("nbformat")
+    from initmem import experiments
+
+    [result] = experiments.run_notebooks(preset="smoke", only="U1", results_dir=tmp_path / "results",
+                                         out_dir=tmp_path / "executed", force=True, progress=False)  # fmt: skip
+    assert result.ok, str(result)
+    nb = nbformat.read(result.output, as_version=4)
+    example = next(c for c in nb.cells if c.cell_type == "code" and "measure_init_memory(" in c.source)
+    assert len([line for line in example.source.splitlines() if line.strip()]) <= 15
+    glued = {}
+    for cell in nb.cells:
+        for output in cell.get("outputs", []):
+            name = output.get("metadata", {}).get("scrapbook", {}).get("name")
+            if name:
+                glued[name] = output["data"]
+    assert any(key.endswith("image/png") for key in glued["u1_fig_acc_vs_sigma"])
+    value = lambda name: float(next(v for k, v in glued[name].items() if k.endswith("text/plain")))  # noqa: E731
+    assert value("u1_spread_sgd") > value("u1_spread_adam")
+    assert "IProgress" not in json.dumps(example.get("outputs", []))  # no stray warning on the page

@@ -25,11 +25,13 @@ this way gives the numbers of the same configuration run by :func:`initmem.sweep
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import logging
 import math
 import numbers
+import warnings
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,6 +45,11 @@ from .data import PreparedData, SplitData, prepare_tensors
 from .init import init_sigma_w_, sigma_w_kernels
 from .optim import OPTIMIZER_FIELDS
 from .records import LOSSES
+from .sweeps import SweepSpec, combine_runs, load_run, write_run
+
+with warnings.catch_warnings():  # tqdm.auto warns at import when ipywidgets is missing (executed notebooks)
+    warnings.filterwarnings("ignore", message="IProgress not found")
+    from .training import resolve_device, train
 
 __all__ = ["measure_init_memory", "MEASURE_FIELDS", "MEASURE_FORMAT_VERSION", "run_digest"]
 
@@ -135,9 +142,6 @@ def measure_init_memory(
         ValueError: mismatched data shapes (:class:`initmem.data.DataError`), a model whose output does not
             fit the targets, or an unknown ``loss``.
     """
-    from .sweeps import SweepSpec, combine_runs
-    from .training import resolve_device
-
     sigma_ws, seeds = _check_grid("sigma_ws", sigma_ws, _is_positive), _check_grid("seeds", seeds, _is_seed)
     if not callable(model_fn):
         raise TypeError(f"model_fn: must be a callable () -> torch.nn.Module, got {type(model_fn).__name__}")
@@ -228,8 +232,6 @@ def _build(model_fn: Callable[[], nn.Module], config: RunConfig, include: list[s
 @torch.no_grad()
 def _check_model(model: nn.Module, data: PreparedData) -> None:
     """A copy of ``model`` must map two training inputs to logits (2, C) with C above every target."""
-    import copy
-
     probe = copy.deepcopy(model).to(data.train.device).eval()
     x = data.train.images[:2]
     try:
@@ -264,9 +266,6 @@ def _one_run(
 ) -> tuple[xr.Dataset, dict[str, Any]]:
     """The Dataset of one (sigma_w, seed), read from ``cache_dir`` or trained, and the :func:`_skeleton` of its
     model. ``check``: first test that the model fits the data (:func:`_check_model`)."""
-    from .sweeps import load_run, write_run
-    from .training import train
-
     with torch.random.fork_rng(devices=[]):
         model = _build(model_fn, config, include, exclude)
         if check:

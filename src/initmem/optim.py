@@ -503,7 +503,7 @@ def build_optimizer(model: nn.Module, config: RunConfig | str, **settings: Any) 
         build_optimizer(model, config)                                  # a RunConfig
         build_optimizer(model, "adamw", lr=1e-3, weight_decay=0.05)     # plain arguments
 
-    The plain form takes the optimizer's name (one of :data:`~initmem.config.OPTIMIZERS`) and any of
+    The plain form takes the optimizer's name (``sgd``, ``sgd_momentum``, ``adam``, ``adamw`` or ``muon``) and any of
     :data:`OPTIMIZER_FIELDS` as keywords, with RunConfig's defaults and validation for the rest; nothing
     unrelated (batch size, data sizes) is checked. Both forms build the same optimizer for the same settings.
 
