@@ -122,9 +122,51 @@ def test_numpy_sigma_w_accepted():
     assert all(torch.equal(a[name], b[name]) for name in a)
 
 
-def test_unknown_parametrised_module_raises():
-    with pytest.raises(TypeError, match="LayerNorm"):
-        init_sigma_w_(nn.Sequential(nn.Linear(4, 4), nn.LayerNorm(4)), 1.0)
+class _Tagger(nn.Module):
+    """A toy sequence model: an embedding, a LayerNorm, a GroupNorm, a free parameter and a linear head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(20, 6)
+        self.norm = nn.LayerNorm(6)
+        self.group = nn.GroupNorm(2, 6)
+        self.gate = nn.Parameter(torch.full((6,), 0.3))
+        self.head = nn.Linear(6, 3)
+
+
+def test_other_layers_are_left_alone_by_default():
+    model = _Tagger()
+    with torch.no_grad():
+        model.norm.weight.fill_(4.0)
+        model.group.bias.fill_(2.0)
+    embed = model.embed.weight.detach().clone()
+    init(model, 2.0)
+    assert torch.equal(model.embed.weight, embed)  # not a kernel: as constructed
+    assert torch.equal(model.gate, torch.full((6,), 0.3))
+    assert torch.all(model.norm.weight == 1) and torch.all(model.group.bias == 0)  # normalization: identity
+    assert model.head.weight.std().item() == pytest.approx(2.0 / math.sqrt(6), rel=0.5)
+    assert torch.all(model.head.bias == 0)
+
+
+def test_include_and_exclude_named_parameters():
+    model = init(_Tagger(), 0.5, include=["embed.weight"], exclude=["head.weight"])
+    reference = init(_Tagger(), 0.5, include=["embed.weight"])
+    draws = torch.randn(20, 6, generator=torch.Generator().manual_seed(0))
+    assert torch.allclose(model.embed.weight, draws * 0.5 / math.sqrt(6))
+    assert torch.equal(model.embed.weight, reference.embed.weight)
+    assert not torch.equal(model.head.weight, reference.head.weight)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [({"include": ["nope.weight"]}, "include: 'nope.weight' is not a parameter"),
+     ({"exclude": ["head"]}, "exclude: 'head' is not a parameter"),
+     ({"include": ["gate"]}, "include: 'gate' has shape"),
+     ({"include": ["head.weight"], "exclude": ["head.weight"]}, "also in exclude")],
+)  # fmt: skip
+def test_include_exclude_errors_name_the_option(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        init_sigma_w_(_Tagger(), 1.0, **kwargs)
 
 
 def test_seeds():

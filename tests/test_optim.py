@@ -343,3 +343,31 @@ def test_apply_lr_multiplier_scales_every_group_from_its_peak():
     assert [g["lr"] for g in opt.param_groups] == [0.01, 5e-4]
     apply_lr_multiplier(opt, 1.0)
     assert [g["lr"] for g in opt.param_groups] == [0.02, 1e-3]
+
+
+# --- plain-argument form ----------------------------------------------------------------------
+@pytest.mark.parametrize("name", OPTIMIZER_NAMES)
+def test_plain_arguments_build_the_same_optimizer_as_a_config(name):
+    settings = {"lr": 0.03, "weight_decay": 1e-3, "eps": 1e-7}
+    a, b = make_net(), make_net()
+    b.load_state_dict(a.state_dict())
+    plain = build_optimizer(a, name, **settings)
+    from_config = build_optimizer(b, config(name, **settings))
+    assert type(plain) is type(from_config)
+    for model, optimizer in ((a, plain), (b, from_config)):
+        compute_grads(model, 0)
+        optimizer.step()
+    assert max_diff(a, b) == 0.0
+
+
+def test_plain_arguments_skip_unrelated_checks_and_reject_unknown_keywords():
+    opt = build_optimizer(make_net(), "adamw", lr=1e-3, weight_decay=0.05)
+    assert type(opt) is torch.optim.AdamW and opt.param_groups[0]["weight_decay"] == 0.05
+    with pytest.raises(ConfigError, match="batch_size: not an optimizer setting; allowed: lr, momentum"):
+        build_optimizer(make_net(), "sgd", batch_size=8192)
+    with pytest.raises(ConfigError, match="optimizer: allowed values are sgd"):
+        build_optimizer(make_net(), "lbfgs")
+    with pytest.raises(ConfigError, match="lr: must be > 0"):
+        build_optimizer(make_net(), "sgd", lr=-1.0)
+    with pytest.raises(TypeError, match="go with an optimizer name"):
+        build_optimizer(make_net(), config("sgd"), lr=0.1)

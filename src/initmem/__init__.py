@@ -5,9 +5,10 @@ Practical Inductive Bias* (Das, Beneventano, Dey, McKinley, Poggio; arXiv:2605.2
 
 The small public API::
 
-    from initmem import RunConfig, train, sweep, SweepSpec, init_sigma_w_, build_optimizer, spread
+    from initmem import measure_init_memory, RunConfig, train, sweep, SweepSpec, init_sigma_w_, build_optimizer, spread
 
-    ds = train(RunConfig(model="resnet9", width=16, sigma_w=0.5, optimizer="sgd", lr=0.01))
+    ds = measure_init_memory(my_model_fn, (x_train, y_train), (x_val, y_val), (x_test, y_test))  # your own model
+    ds = train(RunConfig(model="resnet9", width=16, sigma_w=0.5, optimizer="sgd", lr=0.01))     # a built-in run
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from .config import ConfigError, RunConfig  # noqa: E402
 __all__ = [
     "__version__",
     "ConfigError",
+    "measure_init_memory",
     "RunConfig",
     "train",
     "init_sigma_w_",
@@ -33,6 +35,10 @@ __all__ = [
 
 def __getattr__(name: str):
     """Import the torch-heavy parts lazily, so ``import initmem`` and the CLI start fast."""
+    if name == "measure_init_memory":
+        from .measure import measure_init_memory
+
+        return measure_init_memory
     if name == "train":
         from .training import train
 

@@ -73,6 +73,8 @@ __all__ = [
     "synthetic_cifar",
     "make_split",
     "prepare_data",
+    "prepare_tensors",
+    "tensor_fingerprint",
     "steps_per_epoch",
     "train_batches",
     "eval_batches",
@@ -828,6 +830,74 @@ def prepare_data(config: RunConfig, device: torch.device | str) -> PreparedData:
     )
     logger.info("data %s (%s) on %s: %s", arrays.source["path"], arrays.source["format"], device, prepared.sizes)
     return prepared
+
+
+#: What :func:`prepare_tensors` accepts for one split.
+SplitData = Any  # tuple[torch.Tensor, torch.Tensor] | torch.utils.data.Dataset
+
+
+def _as_pair(name: str, split: SplitData) -> tuple[torch.Tensor, torch.Tensor]:
+    """(inputs, targets) of one split given as a pair of tensors/arrays or as a map-style Dataset of pairs."""
+    if isinstance(split, (tuple, list)) and len(split) == 2:
+        inputs, targets = (torch.as_tensor(np.asarray(v)) if not isinstance(v, torch.Tensor) else v for v in split)
+    elif hasattr(split, "__getitem__") and hasattr(split, "__len__"):
+        if len(split) == 0:
+            raise DataError(f"{name}: the dataset is empty")
+        items = [split[i] for i in range(len(split))]
+        inputs = torch.stack([torch.as_tensor(x) for x, _ in items])
+        targets = torch.as_tensor([int(y) for _, y in items])
+    else:
+        raise DataError(f"{name}: expected an (inputs, targets) pair of tensors or a torch Dataset, got {type(split).__name__}")
+    if targets.ndim != 1 or targets.dtype.is_floating_point or targets.dtype == torch.bool:
+        raise DataError(f"{name}: targets must be a 1-D tensor of integer class indices, got {targets.dtype} of shape {tuple(targets.shape)}")
+    if inputs.shape[0] != targets.shape[0] or inputs.shape[0] == 0:
+        raise DataError(f"{name}: inputs have {inputs.shape[0]} rows and targets {targets.shape[0]}; they must match and be > 0")
+    return inputs, targets.long()
+
+
+def tensor_fingerprint(*tensors: torch.Tensor) -> str:
+    """sha256 of the tensors' shapes, dtypes and values (in order): a key for data given as tensors."""
+    digest = hashlib.sha256()
+    for tensor in tensors:
+        t = tensor.detach().cpu().contiguous()
+        digest.update(f"{tuple(t.shape)}{t.dtype}".encode())
+        digest.update(t.view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+    return digest.hexdigest()
+
+
+def prepare_tensors(
+    train: SplitData, val: SplitData, test: SplitData, device: torch.device | str, train_eval_size: int, data_seed: int
+) -> PreparedData:
+    """Your own data as a :class:`PreparedData`, for :func:`initmem.training.train`.
+
+    Each split is an ``(inputs, targets)`` pair (tensors or arrays; inputs (N, ...) of any trailing shape and
+    dtype, e.g. (N, D) vectors, (N, T) token ids or (N, C, H, W) images; targets (N,) integer class indices) or a
+    map-style Dataset yielding such pairs. Nothing is normalised or reordered. ``train_eval`` is the same fixed
+    class-balanced sample of ``train_eval_size`` training examples (by ``data_seed``) that :func:`prepare_data`
+    takes; the split indices are ``arange`` of each size; ``source`` records the format ``tensors`` and a
+    :func:`tensor_fingerprint` of everything.
+
+    Raises:
+        DataError: a split that is not a pair or Dataset, inputs and targets of different lengths, non-integer
+            targets, or splits whose inputs differ in trailing shape or dtype.
+    """
+    pairs = {name: _as_pair(name, split) for name, split in (("train", train), ("val", val), ("test", test))}
+    shape, dtype = pairs["train"][0].shape[1:], pairs["train"][0].dtype
+    for name in ("val", "test"):
+        inputs = pairs[name][0]
+        if inputs.shape[1:] != shape or inputs.dtype != dtype:
+            raise DataError(
+                f"{name}: inputs are {inputs.dtype} (N, {', '.join(map(str, inputs.shape[1:]))}) but train's are "
+                f"{dtype} (N, {', '.join(map(str, shape))}); every split needs the same example shape and dtype"
+            )
+    sets = {name: DeviceDataset(images=x.to(device), labels=y.to(device)) for name, (x, y) in pairs.items()}
+    positions = _train_eval_positions(pairs["train"][1].cpu().numpy(), train_eval_size, data_seed)
+    sizes = {name: np.arange(len(sets[name]), dtype=np.int64) for name in sets}
+    fingerprint = tensor_fingerprint(*(t for pair in pairs.values() for t in pair))
+    return PreparedData(
+        train=sets["train"], train_eval=sets["train"].subset(positions), val=sets["val"], test=sets["test"],
+        split=Split(**sizes), source={"path": "tensors", "format": "tensors", "sha256": fingerprint},
+    )  # fmt: skip
 
 
 def _round_up(n: int, multiple: int) -> int:

@@ -15,6 +15,11 @@ seed the kernels of different sigma_w are exact multiples of each other: the sta
 drawn in a fixed order (module order, one draw per kernel, independent of sigma_w and of
 ``include_head``) and then multiplied by ``sigma_w / sqrt(fan_in)``. A sweep over sigma_w at a
 fixed seed therefore compares the *same directions* at different radii.
+
+The rule applies to any ``nn.Module`` (:func:`init_sigma_w_`, :func:`sigma_w_kernels`): the convolution and
+linear kernels are rescaled; normalization layers are set to their identity; embeddings, biases and every other
+parameter are not rescaled (biases of convolution/linear layers are 0, the rest keeps its constructor's values);
+``include=[...]`` / ``exclude=[...]`` add or remove named parameters.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from __future__ import annotations
 import logging
 import math
 import numbers
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import torch
@@ -32,12 +38,16 @@ from initmem.models import build_model, head_name
 if TYPE_CHECKING:
     from initmem.config import RunConfig
 
-__all__ = ["init_sigma_w_", "seeded_model", "fan_in"]
+__all__ = ["init_sigma_w_", "seeded_model", "fan_in", "sigma_w_kernels"]
 
 logger = logging.getLogger(__name__)
 
 _KERNEL_MODULES = (nn.modules.conv._ConvNd, nn.Linear)
-_NORM_MODULES = (nn.modules.batchnorm._BatchNorm,)
+#: Normalization layers: set to their identity (gain 1, shift 0, fresh running statistics), never rescaled.
+_NORM_MODULES = (
+    nn.modules.batchnorm._BatchNorm, nn.modules.instancenorm._InstanceNorm, nn.LayerNorm, nn.GroupNorm,
+    *((nn.RMSNorm,) if hasattr(nn, "RMSNorm") else ()),
+)  # fmt: skip
 
 
 def fan_in(module: nn.Module) -> int:
@@ -48,23 +58,67 @@ def fan_in(module: nn.Module) -> int:
     return module.weight[0].numel()
 
 
+def sigma_w_kernels(
+    model: nn.Module,
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
+) -> dict[str, nn.Parameter]:
+    """The parameters that sigma_w sets, keyed by their ``named_parameters`` name, in module order.
+
+    The rule: the ``weight`` of every convolution and ``nn.Linear`` (its fan-in is the size of one output
+    unit's slice, ``weight[0].numel()``), minus the names in ``exclude``, plus the names in ``include``
+    (any parameter with at least 2 dimensions, e.g. an ``nn.Embedding`` table, fan-in ``weight[0].numel()``,
+    the embedding dimension). Names are full parameter names such as ``"0.weight"`` or ``"encoder.embed.weight"``.
+
+    Raises:
+        ValueError: a name in ``include``/``exclude`` is not a parameter of ``model``, appears in both, or an
+            included parameter has fewer than 2 dimensions.
+    """
+    params = dict(model.named_parameters())
+    include, exclude = list(include), list(exclude)
+    for option, names in (("include", include), ("exclude", exclude)):
+        unknown = [n for n in names if n not in params]
+        if unknown:
+            raise ValueError(f"{option}: {unknown[0]!r} is not a parameter of the model; parameters: {', '.join(params)}")
+    both = sorted(set(include) & set(exclude))
+    if both:
+        raise ValueError(f"include: {both[0]!r} is also in exclude; name each parameter in one of them")
+    flat = [n for n in include if params[n].ndim < 2]
+    if flat:
+        raise ValueError(f"include: {flat[0]!r} has shape {tuple(params[flat[0]].shape)}; a kernel has >= 2 dims")
+    chosen = {f"{name}.weight" if name else "weight" for name, m in model.named_modules() if isinstance(m, _KERNEL_MODULES)}
+    chosen = (chosen | set(include)) - set(exclude)
+    return {name: p for name, p in params.items() if name in chosen}
+
+
 @torch.no_grad()
 def init_sigma_w_(
     model: nn.Module,
     sigma_w: float,
     include_head: bool = True,
     generator: torch.Generator | None = None,
+    *,
+    include: Iterable[str] = (),
+    exclude: Iterable[str] = (),
 ) -> nn.Module:
-    """Initialise ``model`` in place at scale ``sigma_w`` and return it.
+    """Initialise ``model`` in place at scale ``sigma_w`` and return it. Works on any ``nn.Module``.
 
-    * every convolution and linear kernel W: N(0, sigma_w^2 / fan_in) (see :func:`fan_in`);
+    The one definition of sigma_w (:func:`sigma_w_kernels` says which parameters are kernels):
+
+    * every kernel W (by default the weight of every convolution and ``nn.Linear``):
+      N(0, sigma_w^2 / fan_in) with ``fan_in = W[0].numel()`` (see :func:`fan_in`);
       ``sigma_w = sqrt(2)`` is He (Kaiming normal, fan_in, ReLU) initialisation;
-    * every convolution and linear bias: 0;
-    * every BatchNorm: weight (gamma) 1, bias (beta) 0, running mean 0, running variance 1,
-      batch counter 0.
+    * the bias of every convolution and linear layer: 0;
+    * every normalization layer (BatchNorm, InstanceNorm, LayerNorm, GroupNorm, RMSNorm): its identity,
+      weight (gamma) 1 and bias (beta) 0, running mean 0, running variance 1, batch counter 0;
+    * every other parameter (embeddings, recurrent or attention weights, your own ``nn.Parameter``) is left as
+      the model's constructor made it, and so are kernels named in ``exclude``; name a parameter in ``include``
+      to have sigma_w set it too (for example an embedding table, ``include=["embed.weight"]``).
+
+    Nothing but the kernels depends on sigma_w.
 
     Args:
-        model: a network whose parameters all belong to convolutions, linear layers or BatchNorms.
+        model: any network.
         sigma_w: the init scale, a finite number > 0.
         include_head: if False, the classifier head (:func:`initmem.models.head_name`, the last
             Linear) is drawn with sigma_w = 1 whatever ``sigma_w`` is. The head is the one kernel that
@@ -72,45 +126,47 @@ def init_sigma_w_(
             ``include_head=False`` that size is held fixed while the hidden kernels vary.
         generator: source of the standard normals (a CPU ``torch.Generator`` unless its device
             matches). None uses PyTorch's global generator.
+        include: names of further parameters (``model.named_parameters()`` names) that sigma_w sets.
+        exclude: names of convolution/linear weights that sigma_w leaves alone.
 
-    Determinism: the standard normals are drawn kernel by kernel in module order, one tensor per
+    Determinism: the standard normals are drawn kernel by kernel in parameter order, one tensor per
     kernel, whatever ``sigma_w`` and ``include_head`` are. With generators seeded alike, the kernels
     at ``sigma_w = s1`` and ``s2`` satisfy ``W2 = W1 * s2 / s1`` up to float rounding (exactly when
     ``s2 / s1`` is a power of two).
 
     Raises:
-        ValueError: ``sigma_w`` is not a finite number > 0.
-        TypeError: ``model`` has parameters outside convolutions, linear layers and BatchNorms.
+        ValueError: ``sigma_w`` is not a finite number > 0, or ``include``/``exclude`` name no parameter
+            (see :func:`sigma_w_kernels`).
     """
     if isinstance(sigma_w, bool) or not isinstance(sigma_w, numbers.Real) or not (
         math.isfinite(sigma_w) and sigma_w > 0
     ):
         raise ValueError(f"sigma_w: must be a finite number > 0, got {sigma_w!r}")
-    unsupported = [
-        f"{name or '<root>'} ({type(module).__name__})"
-        for name, module in model.named_modules()
-        if not isinstance(module, _KERNEL_MODULES + _NORM_MODULES)
-        and next(module.parameters(recurse=False), None) is not None
-    ]
-    if unsupported:
-        raise TypeError(f"model: init_sigma_w_ cannot initialise the parameters of {', '.join(unsupported)}")
-
+    kernels = sigma_w_kernels(model, include, exclude)
     head = head_name(model) if any(isinstance(m, nn.Linear) for m in model.modules()) else None
-    for name, module in model.named_modules():
-        if isinstance(module, _KERNEL_MODULES):
-            weight = module.weight
-            device = generator.device if generator is not None else weight.device
-            z = torch.randn(weight.shape, generator=generator, dtype=weight.dtype, device=device)
-            scale = 1.0 if (name == head and not include_head) else float(sigma_w)
-            weight.copy_(z.mul_(scale / math.sqrt(fan_in(module))))
-            if module.bias is not None:
-                module.bias.zero_()
+    head_weight = f"{head}.weight" if head else None
+    for name, weight in kernels.items():
+        device = generator.device if generator is not None else weight.device
+        z = torch.randn(weight.shape, generator=generator, dtype=weight.dtype, device=device)
+        scale = 1.0 if (name == head_weight and not include_head) else float(sigma_w)
+        weight.copy_(z.mul_(scale / math.sqrt(weight[0].numel())))
+    for module in model.modules():
+        if isinstance(module, _KERNEL_MODULES) and module.bias is not None:
+            module.bias.zero_()
         elif isinstance(module, _NORM_MODULES):
             module.reset_parameters()
+    untouched = [n for n, _ in model.named_parameters() if n not in kernels and not _is_reset(model, n)]
     logger.debug(
-        "initialised %s at sigma_w=%g (head at %s)", type(model).__name__, sigma_w, "sigma_w" if include_head else "1"
-    )
+        "initialised %s at sigma_w=%g (head at %s); left as constructed: %s",
+        type(model).__name__, sigma_w, "sigma_w" if include_head else "1", ", ".join(untouched) or "nothing",
+    )  # fmt: skip
     return model
+
+
+def _is_reset(model: nn.Module, name: str) -> bool:
+    """Whether parameter ``name`` is a conv/linear bias or belongs to a normalization layer (set, not drawn)."""
+    owner = model.get_submodule(name.rpartition(".")[0])
+    return isinstance(owner, _NORM_MODULES) or (isinstance(owner, _KERNEL_MODULES) and name.endswith("bias"))
 
 
 def seeded_model(config: RunConfig) -> nn.Module:

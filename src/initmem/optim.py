@@ -1,6 +1,7 @@
 """Optimizers, weight decay and learning-rate schedules: the exact variants every run uses.
 
-:func:`build_optimizer` turns a :class:`~initmem.config.RunConfig` into ONE ``torch.optim.Optimizer``
+:func:`build_optimizer` turns a :class:`~initmem.config.RunConfig` (or an optimizer name and keyword settings,
+``build_optimizer(model, "adamw", lr=1e-3, weight_decay=0.05)``) into ONE ``torch.optim.Optimizer``
 (``.step()``, ``.zero_grad()``, ``state_dict()`` / ``load_state_dict()``), whatever the optimizer.
 Learning rates are per step; ``lr`` below is the group's current (scheduled) learning rate.
 
@@ -114,6 +115,8 @@ __all__ = [
     "SGDW",
     "apply_lr_multiplier",
     "build_optimizer",
+    "optimizer_config",
+    "OPTIMIZER_FIELDS",
     "lr_multiplier",
     "split_muon_params",
     "zeropower_via_newtonschulz5",
@@ -472,13 +475,49 @@ _BUILDERS: dict[str, Callable[[nn.Module, RunConfig], torch.optim.Optimizer]] = 
 }
 
 
-def build_optimizer(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
-    """The optimizer of ``config`` over the trainable parameters of ``model`` (see the module docstring).
+#: The RunConfig fields that :func:`build_optimizer`'s plain-argument form accepts as keywords.
+OPTIMIZER_FIELDS = (
+    "lr", "momentum", "nesterov", "betas", "eps", "weight_decay", "decay_mode", "muon_momentum", "muon_nesterov",
+    "muon_ns_steps", "muon_lr_adjust", "aux_lr", "bf16",
+)  # fmt: skip
+
+
+def optimizer_config(optimizer: str, **settings: Any) -> RunConfig:
+    """A :class:`RunConfig` carrying only optimizer settings (every other field at its default, no training
+    set size), validated as RunConfig validates them.
+
+    Raises:
+        ConfigError: an unknown keyword (naming the allowed ones) or an invalid value.
+    """
+    unknown = sorted(set(settings) - set(OPTIMIZER_FIELDS))
+    if unknown:
+        raise ConfigError(f"{unknown[0]}: not an optimizer setting; allowed: {', '.join(OPTIMIZER_FIELDS)}")
+    return RunConfig(optimizer=optimizer, train_size=None, **settings)
+
+
+def build_optimizer(model: nn.Module, config: RunConfig | str, **settings: Any) -> torch.optim.Optimizer:
+    """The optimizer over the trainable parameters of ``model`` (see the module docstring).
+
+    Two forms::
+
+        build_optimizer(model, config)                                  # a RunConfig
+        build_optimizer(model, "adamw", lr=1e-3, weight_decay=0.05)     # plain arguments
+
+    The plain form takes the optimizer's name (``sgd``, ``sgd_momentum``, ``adam``, ``adamw`` or ``muon``) and any of
+    :data:`OPTIMIZER_FIELDS` as keywords, with RunConfig's defaults and validation for the rest; nothing
+    unrelated (batch size, data sizes) is checked. Both forms build the same optimizer for the same settings.
 
     Every parameter group gets ``group["initial_lr"]``, its peak learning rate; the training loop drives the
-    schedule with :func:`apply_lr_multiplier`. Raises :class:`~initmem.config.ConfigError` for an unknown
-    ``config.optimizer``.
+    schedule with :func:`apply_lr_multiplier`.
+
+    Raises:
+        ConfigError: an unknown optimizer (naming the allowed ones), an unknown keyword or an invalid value.
+        TypeError: keywords given together with a RunConfig.
     """
+    if isinstance(config, str):
+        config = optimizer_config(config, **settings)
+    elif settings:
+        raise TypeError(f"build_optimizer: keywords ({', '.join(settings)}) go with an optimizer name, not a RunConfig")
     if config.optimizer not in _BUILDERS:
         raise ConfigError(f"optimizer: allowed values are {', '.join(OPTIMIZERS)}; got {config.optimizer!r}")
     optimizer = _BUILDERS[config.optimizer](model, config)

@@ -30,6 +30,7 @@ from .metrics import best_index, distance_from_init, frobenius_norms, repair_gap
 from .models import kernel_parameters
 
 __all__ = [
+    "LOSSES",
     "EPOCH_METRICS",
     "SCALAR_METRICS",
     "CLOCKS",
@@ -67,6 +68,18 @@ CLOCK_DESCRIPTIONS = {
 }  # fmt: skip
 
 
+def mse_one_hot(logits: torch.Tensor, targets: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
+    """Squared error between the logits (N, C) and the one-hot targets (N,) (class indices), summed over the C
+    classes and averaged (``reduction="mean"``) or summed (``"sum"``) over the N examples."""
+    errors = (logits - F.one_hot(targets, logits.shape[-1]).to(logits.dtype)).square().sum(-1)
+    return errors.sum() if reduction == "sum" else errors.mean()
+
+
+#: Training losses by name, each ``loss(logits (N, C), targets (N,) class indices, reduction="mean"|"sum")``.
+#: Accuracy is always ``argmax(logits) == target``.
+LOSSES = {"cross_entropy": F.cross_entropy, "mse": mse_one_hot}
+
+
 @dataclass
 class RunHistory:
     """Metrics recorded so far: one dict of scalars per recorded epoch."""
@@ -87,14 +100,18 @@ def recorded_epochs(config: RunConfig) -> list[int]:
 
 
 @torch.no_grad()
-def evaluate(model: torch.nn.Module, data, batch_size: int, autocast) -> tuple[float, float]:
-    """Mean cross-entropy and accuracy (%) of ``model`` in eval mode on a DeviceDataset."""
+def evaluate(
+    model: torch.nn.Module, data, batch_size: int, autocast, loss: str = "cross_entropy"
+) -> tuple[float, float]:
+    """Mean loss (default cross-entropy; see :data:`LOSSES`) and accuracy (%) of ``model`` in eval mode on a
+    DeviceDataset."""
     model.eval()
+    loss_fn = LOSSES[loss]
     loss_sum, correct, count = 0.0, 0, 0
     for x, y in eval_batches(data, batch_size):
         with autocast():
             logits = model(x)
-        loss_sum += float(F.cross_entropy(logits.float(), y, reduction="sum"))
+        loss_sum += float(loss_fn(logits.float(), y, reduction="sum"))
         correct += int((logits.argmax(1) == y).sum())
         count += y.numel()
     return loss_sum / count, 100.0 * correct / count
@@ -119,13 +136,15 @@ def recalibrated_copy(model: torch.nn.Module, data, batch_size: int) -> torch.nn
     return clone
 
 
-def measure(model, data: PreparedData, config: RunConfig, initial, autocast) -> tuple[dict, dict]:
-    """Losses, accuracies and norms of ``model`` at the current point."""
+def measure(
+    model, data: PreparedData, config: RunConfig, initial, autocast, loss: str = "cross_entropy"
+) -> tuple[dict, dict]:
+    """Losses (``loss``, see :data:`LOSSES`), accuracies and norms of ``model`` at the current point."""
     bs = max(config.batch_size, 500)
     row: dict[str, float] = {}
     for split in ("train", "val", "test"):
         dataset = data.train_eval if split == "train" else getattr(data, split)
-        row[f"{split}_loss"], row[f"{split}_acc"] = evaluate(model, dataset, bs, autocast)
+        row[f"{split}_loss"], row[f"{split}_acc"] = evaluate(model, dataset, bs, autocast, loss)
     kernels = kernel_parameters(model)
     layer_norms = frobenius_norms(kernels)
     row["weight_norm"] = total_norm(layer_norms)

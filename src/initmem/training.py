@@ -50,7 +50,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 import xarray as xr
 from tqdm.auto import tqdm
 
@@ -61,7 +60,7 @@ from .init import seeded_model
 from .metrics import ForgettingClocks
 from .models import kernel_parameters
 from .optim import apply_lr_multiplier, build_optimizer, lr_multiplier
-from .records import RunHistory, measure, recalibrated_copy, recorded_epochs, to_dataset
+from .records import LOSSES, RunHistory, measure, recalibrated_copy, recorded_epochs, to_dataset
 
 __all__ = ["train", "resolve_device", "save_checkpoint", "read_checkpoint", "load_checkpoint"]
 
@@ -145,6 +144,8 @@ def train(
     data: PreparedData | None = None,
     progress: bool | None = None,
     keep_checkpoint: bool = False,
+    model: torch.nn.Module | None = None,
+    loss: str = "cross_entropy",
 ) -> xr.Dataset:
     """Train one run and return its metrics as an :class:`xarray.Dataset` (see the module docstring).
 
@@ -156,7 +157,14 @@ def train(
             that killed runs left beside it are removed.
         data: already prepared data for this config (saves loading it again in a sweep).
         progress: show a tqdm bar; None follows ``config.progress`` (and tqdm hides it off a terminal).
+        model: an initialised network to train instead of ``seeded_model(config)`` (the config's model fields
+            are then ignored; :func:`initmem.measure.measure_init_memory` passes your own model here). Trained in
+            place.
+        loss: the training and evaluation loss, a key of :data:`initmem.records.LOSSES`.
     """
+    if loss not in LOSSES:
+        raise ValueError(f"loss: allowed values are {', '.join(LOSSES)}; got {loss!r}")
+    loss_fn = LOSSES[loss]
     if config.num_threads:
         torch.set_num_threads(config.num_threads)
     device = resolve_device(config.device)
@@ -167,7 +175,7 @@ def train(
     if checkpoint_path is not None and checkpoint_path.parent.is_dir():
         remove_stale_temp_files(checkpoint_path.parent)
 
-    model = seeded_model(config).to(device)
+    model = (seeded_model(config) if model is None else model).to(device)
     if config.channels_last:
         model = model.to(memory_format=torch.channels_last)
     initial = {name: w.detach().clone() for name, w in kernel_parameters(model).items()}
@@ -199,7 +207,8 @@ def train(
     else:
         t0 = time.perf_counter()
         row, layer_norms = measure(
-            recalibrated_copy(model, data.train_eval, max(config.batch_size, 500)), data, config, initial, autocast
+            recalibrated_copy(model, data.train_eval, max(config.batch_size, 500)), data, config, initial, autocast,
+            loss,
         )
         row.update(lr=config.lr * multiplier(0), step=0.0, **clocks.as_dict())
         history.add(0, row, layer_norms)
@@ -221,12 +230,12 @@ def train(
             if config.channels_last:
                 x = x.contiguous(memory_format=torch.channels_last)
             with autocast():
-                loss = F.cross_entropy(forward(x), y)
-            if not torch.isfinite(loss):
+                batch_loss = loss_fn(forward(x), y)
+            if not torch.isfinite(batch_loss):
                 diverged = True
                 break
             optimizer.zero_grad(set_to_none=True)
-            loss.backward()
+            batch_loss.backward()
             optimizer.step()
             clocks.tick(lr)
             step += 1
@@ -234,7 +243,7 @@ def train(
             log.warning("run %s diverged in epoch %d (non-finite loss)", config.hash(), epoch)
             break
         if epoch in recorded:
-            row, layer_norms = measure(model, data, config, initial, autocast)
+            row, layer_norms = measure(model, data, config, initial, autocast, loss)
             row.update(lr=lr, step=float(step), **clocks.as_dict())
             history.add(epoch, row, layer_norms)
             bar.set_postfix(train=f"{row['train_acc']:.1f}", val=f"{row['val_acc']:.1f}", refresh=False)
