@@ -57,7 +57,7 @@ display(chapters.T)
 # processes the wall-clock time is about half) and the hardware they ran on.
 
 # %%
-costs = analysis.measured_costs(results_dir, preset)
+costs = analysis.measured_costs(results_dir, preset, (*analysis.EXPERIMENTS, "08_calibration"))
 display(Markdown(f"Runs of the **{preset}** preset cached in `{results_dir}`:"))
 display(costs.round(3) if len(costs) else Markdown("none yet."))
 
@@ -69,7 +69,7 @@ display(costs.round(3) if len(costs) else Markdown("none yet."))
 # processes. Re-measure `CPU_THROUGHPUT` on another machine before trusting the hours there.
 
 # %%
-estimates = pd.DataFrame({name: presets.estimate_cost(notes_preset, name) for name in analysis.EXPERIMENTS}).T
+estimates = pd.DataFrame({name: presets.estimate_cost(notes_preset, name) for name in (*analysis.EXPERIMENTS, "08_calibration")}).T
 estimates["wall_hours"] = estimates.pop("wall_seconds") / 3600.0
 estimates["core_hours"] = estimates.pop("core_seconds") / 3600.0
 display(Markdown(f"Preset **{notes_preset}**: about {estimates['wall_hours'].sum():.1f} h in all."))

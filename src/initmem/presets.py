@@ -59,8 +59,7 @@ BOOK_PRESET: str = "smoke"
 #: building the book reads results and never trains (tests/test_book_presets.py checks this). Every page prints
 #: the preset it was executed at.
 BOOK_PRESET_BY_NOTEBOOK: dict[str, str] = {
-    "00_presets": "cpu", "01_optimizers": "cpu", "02_long_training": "cpu", "03_lr_and_l2": "cpu",
-    "04_batch_size": "cpu", "05_depth": "cpu", "06_norms": "cpu", "07_clocks": "cpu", "99_reproduction": "cpu",
+    "00_presets": "cpu", "08_calibration": "cpu",
 }  # fmt: skip
 
 #: One line per preset, shown by the CLI and the book.
@@ -244,7 +243,7 @@ NOTEBOOK_PARAMETERS: dict[str, dict[str, dict[str, Any]]] = {
 #: Notebooks that read the results of other notebooks (besides their own): the runner's digest of a
 #: reader should cover these results too, so that it re-executes when they change.
 NOTEBOOK_READS: dict[str, tuple[str, ...]] = {
-    "00_presets": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
+    "00_presets": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth", "08_calibration"),
     "06_norms": ("01_optimizers",),
     "07_clocks": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
     "99_reproduction": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
@@ -264,86 +263,74 @@ PRESET_NOTES: dict[str, list[dict[str, str]]] = {
          "reason": "at least 512 so that the documented example -p batch_sizes '[32, 512]' runs at every preset"},
     ],
     "cpu": [
-        {"setting": "network", "value": "ResNet-9, width 8 (~0.1 M parameters)", "notebooks": "01-04, 06",
-         "reason": "width 64 trains at ~120 img/s on 2 cores; width 8 at ~720 img/s per core at 32 px, and "
-                   "still interpolates 5,000 images (SGD at sigma_w 0.25, Adam at every sigma_w)"},
-        {"setting": "logit_scale", "value": "0.125, ResNet-9's own (CIFAR ResNets: 1)", "notebooks": "01-06",
-         "reason": "Page's ResNet-9 as published. The factor also multiplies every gradient, so plain SGD at lr 0.02 "
-                   "moves slowly. Measured here (SGD lr 0.02, b = 64, seed 0, after 12 epochs): training accuracy "
-                   "57 / 42 % at sigma_w 0.25 / 2.5 with 0.125 (01's runs), against 93 / 81 % with logit_scale 1 (test "
-                   "accuracy 49 / 36 % against 56 / 41 %; two diagnostic runs, not committed). It is the likely "
-                   "reason SGD does not interpolate at sigma_w >= 1 in this preset; the next cpu preset should try "
-                   "logit_scale 1 (or an SGD lr about 8x larger)"},
-        {"setting": "image_size", "value": "32 px (05: 16 px)", "notebooks": "01-04, 06",
-         "reason": "measured here (seed 0, b = 64, 6,240 steps): at 16 px (3.4x cheaper) the effect all but "
-                   "vanished: low-lr SGD's selected test accuracy was 48.8 % at sigma_w 0.25 and 46.7 % at 2.5. At "
-                   "32 px with this preset's budget it was 54.8 % and 48.8 % (final epoch 57.0 / 48.8 %), against "
-                   "54.5 / 54.8 % for Adam (final 63.1 / 60.4 %). 05 measures interpolation only and keeps 16 px "
-                   "for its deep networks"},
-        {"setting": "train_size", "value": "5,000 images (class-balanced; 05: 2,000)", "notebooks": "01-06",
-         "reason": "the guide's pilots; the budget is counted in steps (clocks), not in images"},
+        {"setting": "provenance", "value": "every run from one clean commit", "notebooks": "01-05, 08",
+         "reason": "training is chaotic: memory layout, thread count or code changes move a seed's accuracy by points, "
+                   "so the preset's runs are produced by one commit, run from a separate git worktree while work "
+                   "goes on (the commit is in every run file)"},
+        {"setting": "network", "value": "ResNet-9, width 8 (~0.1 M parameters)", "notebooks": "01-04, 06, 08",
+         "reason": "width 64 is a GPU job; width 8 still interpolates 5,000 images under every optimizer"},
+        {"setting": "logit_scale", "value": "1 (ResNet-9's own is 0.125; CIFAR ResNets: 1)", "notebooks": "01-05",
+         "reason": "chosen by 08_calibration (committed runs): the factor multiplies every gradient, and with 0.125 plain "
+                   "SGD at the headline learning rate does not interpolate at sigma_w 2.5 within 50 epochs, while "
+                   "with 1 it does at both ends of the grid. C1's premise needs interpolation; adaptive optimizers "
+                   "normalise the gradient's scale and barely feel the factor"},
+        {"setting": "image_size", "value": "32 px (05: 16 px)", "notebooks": "01-04, 06, 08",
+         "reason": "CIFAR-10's own size; 05 measures interpolation only and keeps 16 px for its deep networks"},
+        {"setting": "train_size", "value": "5,000 images (class-balanced; 05: 2,000)", "notebooks": "01-06, 08",
+         "reason": "the budget is counted in steps (clocks), not in images; 5,000 images still take tens of epochs to "
+                   "interpolate"},
         {"setting": "val_size / test_size / train_eval_size", "value": "2,000 / 2,000 / 1,000",
-         "notebooks": "01-04, 06",
-         "reason": "evaluation is forward-only but still ~1/3 of a training image each; 2,000 test images give a "
-                   "standard error of ~1.1 pp per accuracy, well below the spreads of interest, and 2,000 "
-                   "validation images make the best-validation-loss selection stable"},
-        {"setting": "eval_every", "value": "2 epochs (04: 1)", "notebooks": "01-05",
-         "reason": "25-50 measurements per run: evaluation stays below ~15 % of the cost, and Adam's validation "
-                   "loss, which bottoms out within a few epochs, is still resolved"},
+         "notebooks": "01-04, 06, 08",
+         "reason": "2,000 test images give a standard error of about 1 pp per accuracy, below the spreads of interest; "
+                   "2,000 validation images make the best-validation-loss selection stable"},
+        {"setting": "eval_every", "value": "2 epochs", "notebooks": "01-05, 08",
+         "reason": "20-80 measurements per run keep evaluation a small part of the cost and still resolve early "
+                   "selected checkpoints"},
         {"setting": "augment", "value": "off (as in the paper preset)", "notebooks": "all",
-         "reason": "measured here (16 px, b = 128, 3,900 steps): with random crops and flips low-lr SGD reached only "
-                   "72 % (sigma_w 0.25) and 47 % (sigma_w 2.5) training accuracy, so C1 ('interpolates yet keeps a "
-                   "spread') could not be tested and a spread would be plain undertraining. The price of no "
-                   "augmentation: Adam's validation loss bottoms out after ~4 epochs, so its selected predictor is an "
-                   "early checkpoint; every figure and table therefore shows the final-epoch accuracy beside the "
-                   "selected one"},
-        {"setting": "batch_size", "value": "64 (the paper: 128)", "notebooks": "01-03, 05, 06",
-         "reason": "twice the steps per image at the same cost. Measured at this budget (seed 0): SGD interpolates "
-                   "at sigma_w 0.25 (epoch 42) but reaches only 67 % training accuracy at sigma_w 2.5 (its "
-                   "effective rate eta/sigma_w^2 is 100x smaller); Adam interpolates at both by epoch 16. Raising "
-                   "01's epochs to 80 (+~1.5 h) is the first thing to try if interpolation at sigma_w 2.5 matters "
-                   "more than the budget"},
-        {"setting": "steps", "value": "50 epochs = 3,900 steps", "notebooks": "01, 03, 06",
-         "reason": "budgeted by the clocks: Adam at lr 8e-3 reaches T_adapt ~ 31 (guide pilots: Adam's spread shrank "
-                   "from 14 to 6 pp between T_adapt 12.6 and 31.6); Muon reaches T_adapt ~ 78"},
+         "reason": "the paper's summary mentions none; without it every optimizer interpolates 5,000 images, so a "
+                   "spread is memory, not plain undertraining. The price: validation losses bottom out early, so "
+                   "every table shows the final predictor beside the selected one"},
+        {"setting": "batch_size", "value": "64 (the paper: 128; 04: 16, 64, 256)", "notebooks": "01-03, 05, 06, 08",
+         "reason": "twice the steps per image at the same cost"},
+        {"setting": "epochs (01, 03)", "value": "40 = 3,120 steps", "notebooks": "01, 03, 06",
+         "reason": "08_calibration's table gives the epoch at which plain SGD interpolated at sigma_w 2.5 (the slowest "
+                   "end); 40 leaves a margin above it for the other seeds. Adam/AdamW at 8e-3 then reach T_adapt = "
+                   "3,120 x 0.008 = 25, Muon 62"},
         {"setting": "learning rates (01)", "value": "SGD 0.02; SGD+momentum 0.002 (momentum 0.9); Adam 8e-3; "
                    "AdamW 8e-3; Muon 0.02 (its AdamW group 8e-3)", "notebooks": "01, 06",
-         "reason": "SGD 0.02 is the pilots' low-lr SGD (interpolates, keeps a large spread); momentum 0.9 at 0.002 has "
-                   "the same effective step lr/(1-mu) = 0.02, so it isolates momentum from step size; Adam/AdamW at 8e-3 "
-                   "reach T_adapt ~ 31 in the budget; 0.02 is Muon's customary rate"},
+         "reason": "SGD 0.02 is low-lr SGD that interpolates in the budget (08_calibration); momentum 0.9 at 0.002 has "
+                   "the same effective step lr/(1-mu) = 0.02, so it isolates momentum from step size; 0.02 is Muon's "
+                   "customary rate"},
         {"setting": "AdamW decay / Muon decay", "value": "0.05 decoupled / 0", "notebooks": "01, 06",
-         "reason": "0.05 is a common AdamW setting (T_L2 ~ 1.6 here); Muon without decay isolates the orthogonalised "
-                   "update from norm decay"},
-        {"setting": "warmup_epochs", "value": "1", "notebooks": "01-05",
+         "reason": "0.05 is a common AdamW setting; Muon without decay isolates the orthogonalised update from norm "
+                   "decay"},
+        {"setting": "warmup_epochs", "value": "1", "notebooks": "01-05, 08",
          "reason": "a short linear warm-up keeps the first steps of small-sigma_w runs (effective lr eta/sigma_w^2) "
                    "stable; it does not depend on the run length, so 02's horizons remain exact prefixes"},
-        {"setting": "sigma_w grid", "value": "{0.25, 1, 2.5} (02-04: {0.25, 2.5})", "notebooks": "01-06",
-         "reason": "spans the paper's 0.1-2.5 on a log scale; 02-04 keep the two ends, which bound the spread since "
-                   "accuracy falls monotonically with sigma_w under SGD (guide pilots)"},
-        {"setting": "seeds", "value": "2 (05: 1)", "notebooks": "01-05",
-         "reason": "two seeds give a 95 % interval for every reported spread (wide with two); 05 reports training "
-                   "accuracy and tau_interp, not a spread, and its deep networks dominate its cost"},
-        {"setting": "02 length", "value": "200 epochs (15,600 steps), horizons 10-200, reference 50",
-         "notebooks": "02", "reason": "4x the length of 01 with 01's SGD recipe, so its 50-epoch horizon is exactly "
-                                     "01's SGD run; the paper's 5,000 epochs are out of reach on a CPU. A resumable "
-                                     "checkpoint every 10 epochs lets the ~30-minute runs survive an interrupted "
-                                     "session"},
+        {"setting": "sigma_w grid", "value": "{0.1, 0.3, 0.9, 2.5} (02-04, 08: {0.1, 2.5}; 05: {0.1, 0.9, 2.5})",
+         "notebooks": "01-06, 08",
+         "reason": "the paper's range 0.1-2.5 in steps of about x3; 02-04 keep the two ends, which bound the spread "
+                   "where accuracy falls monotonically with sigma_w (01 shows whether it does)"},
+        {"setting": "seeds", "value": "3 (08: 1)", "notebooks": "01-05",
+         "reason": "three seeds give a Student-t interval for every effect (t_0.975,2 = 4.3, so intervals are still "
+                   "wide); a seed sets the initial directions and the data order (data_seed = seed)"},
+        {"setting": "02 length", "value": "160 epochs, horizons 10-160", "notebooks": "02",
+         "reason": "4x the length of 01 with 01's SGD recipe; the paper's 5,000 epochs are out of reach on a CPU. A "
+                   "resumable checkpoint every 10 epochs lets the long runs survive an interrupted session"},
         {"setting": "03 schedule and grid", "value": "step decay x0.1 at 80 % and 90 % of training; lr {0.02, 0.1}, "
                    "L2 {0, 0.01}", "notebooks": "03",
-         "reason": "constant lr 0.1 was unstable at the end in the guide's pilots; the grid spans T_L2 from 0 to ~3 "
-                   "(the pilots' norms relaxed to one equilibrium once T_L2 > ln(43/12) = 1.3)"},
-        {"setting": "04 length", "value": "20 epochs, lr 0.02, b in {16, ..., 256}", "notebooks": "04",
-         "reason": "fixed epochs and lr as in the paper's design; 20 epochs because b = 16 costs ~2x per image. Large "
-                   "batches are then undertrained (380 steps at b = 256), as in any fixed-epoch comparison"},
+         "reason": "constant lr 0.1 was unstable at the end in the guide's pilots; the grid spans T_L2 from 0 to ~3, "
+                   "around ln(||W_0|| / ||W*||), the relaxation the L2 clock must cover (theory T5)"},
+        {"setting": "04 design", "value": "b in {16, 64, 256} at about 2,340 steps each, lr 0.02", "notebooks": "04",
+         "reason": "equal steps, not equal epochs: at equal epochs a large batch is also less trained; at equal steps "
+                   "the batch sizes differ only in their noise, T_SGD = S eta^2 / b"},
         {"setting": "05 models and budget", "value": "ResNet-9/20/56/110 at width 8, 16 px, 2,000 images, b = 64, "
                    "40 epochs", "notebooks": "05",
-         "reason": "ResNet-110 trains at ~260 img/s on one core even at width 8 and 16 px. Measured here: in these "
-                   "1,250 steps the deep nets interpolate at sigma_w 0.25 but ResNet-9 reaches only 84 % training "
-                   "accuracy, so the depth contrast of C6 needs a longer ResNet-9 "
-                   "budget or 32 px: the first knob to try"},
-        {"setting": "executor", "value": "2 worker processes x 1 thread", "notebooks": "01-06",
-         "reason": "on 2 cores two single-thread runs beat one two-thread run (and stacking models is slower on CPUs); "
-                   "under contention a two-thread run was ~9x slower than a one-thread run"},
+         "reason": "the deep networks dominate the cost; with logit_scale 1 the ResNet-9 reference is meant to "
+                   "interpolate at every sigma_w (C6's rule checks it)"},
+        {"setting": "executor", "value": "2 worker processes x 1 thread", "notebooks": "01-06, 08",
+         "reason": "on 2 cores two single-thread runs beat one two-thread run; the thread count is part of every run's "
+                   "hash, so a run with another count is another run"},
     ],
     "paper": [
         {"setting": "data", "value": "CIFAR-10, 45,000 train / 5,000 val / 10,000 test, 32 px, no augmentation",
@@ -357,6 +344,10 @@ PRESET_NOTES: dict[str, list[dict[str, str]]] = {
                                          "experiment; the adaptive rates are the usual defaults"},
         {"setting": "03 grid", "value": "lr {0.01, 0.05, 0.1} x L2 {0, 5e-4, 5e-3}, step decay at 80 %/90 %",
          "notebooks": "03", "reason": "not stated; spans the usual CIFAR recipes"},
+        {"setting": "logit_scale", "value": "1 for ResNet-9", "notebooks": "01-05",
+         "reason": "the cpu calibration's choice (08_calibration), not yet checked at full scale"},
+        {"setting": "04 design", "value": "b in {16, ..., 256} at 70,200 steps each", "notebooks": "04",
+         "reason": "equal steps (200 epochs at b = 128), so the batch sizes differ only in their noise"},
         {"setting": "seeds", "value": "3 (02, 05: 2)", "notebooks": "01-06",
          "reason": "not stated; three seeds give intervals for the headline spreads"},
         {"setting": "executor", "value": "serial, on one GPU", "notebooks": "01-06",
