@@ -89,8 +89,11 @@ glue("e06_initial_ratio", float(table["initial_norm_ratio"].iloc[0]), display=Fa
 #
 # Under plain SGD with BatchNorm the gradient is orthogonal to each scale-invariant kernel, so every step can
 # only *grow* the norm, by $\eta^2\|\nabla L\|^2$: a kernel that starts large stays large, and its effective learning
-# rate $\eta/\|W\|^2$ stays small. Adam's steps have a size set by $\eta$ rather than by the gradient, so the norm
-# grows like the accumulated step length, $\sum_k\eta_k$, until it dwarfs the initial norm: the $T_{adapt}$ clock.
+# rate $\eta/\|W\|^2$ stays small. Adam's steps have a size set by $\eta$ rather than by the gradient, so the kernels move
+# by up to $T_{adapt} = \sum_k\eta_k$ per coordinate. In practice the steps are mostly noise, and the norm grows like a
+# random walk, $\sqrt{\sum_k\eta_k^2}$ per coordinate (theory T6): on the log-log axes below its slope against $T_{adapt}$ is
+# well below 1. Either way it soon dwarfs the initial norm, and the final norm no longer follows $\sigma_w$. AdamW's
+# decoupled decay adds an equilibrium norm set by $\eta$ and $\lambda$ (T6, check 3).
 
 # %% [markdown]
 # ## Norms against the clocks

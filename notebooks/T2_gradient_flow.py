@@ -17,9 +17,11 @@
 #
 # T1 reduced initialization memory, for BatchNorm-fed weights, to memory of an effective learning rate. This
 # notebook looks at the idealized limit: **gradient flow**, the $\eta\to0$ limit of gradient descent at fixed total time
-# $t=\sum_k\eta_k$. Gradient flow never forgets the initialization scale, for two reasons. It conserves the norm of
-# every scale-invariant block. And even where nothing is conserved, the point it converges to can depend on the
-# initial scale forever. A diagonal linear network shows the second effect explicitly. The notebooks that follow
+# $t=\sum_k\eta_k$. Gradient flow never forgets the initialization scale, in two different senses. It conserves the norm
+# of every scale-invariant block: for a BatchNorm-fed block $\sigma_w$ then only rescales time (the same directions are
+# traced, slower from a larger $\sigma_w$), so what is kept forever is the norm and the effective learning rate, and
+# the memory shows in what a finite budget reaches. And where nothing is conserved and no BatchNorm follows, the point
+# it converges to can depend on the initial scale forever. A diagonal linear network shows the second effect explicitly. The notebooks that follow
 # ask what *breaks* these conservation laws in a discrete, stochastic, regularized optimizer, and how fast.
 #
 # ## The norm is a conserved quantity

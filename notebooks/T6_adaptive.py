@@ -341,5 +341,6 @@ plt.show()
 # standard Adam run, with $\eta=10^{-3}$ and tens of thousands of steps, has $T_{\rm adapt}$ of order 10–100, far larger than
 # $\sigma_w/\sqrt n$ for any $\sigma_w$ in the sweep. SGD at the same $\sum\eta$ is still in the regime where its effective learning
 # rate $\eta/\sigma_w^2$ separates the runs. This is the mechanism behind claims C2 and C7: adaptive methods erase the
-# spread across $\sigma_w$, and their final weight norms converge to a common scale set by $\eta$, $\lambda$ and the size of each
-# block, not by $\sigma_w$.
+# spread across $\sigma_w$, and their final weight norms stop following $\sigma_w$. With decoupled decay (AdamW) they converge to
+# the equilibrium of check 3, set by $\eta$, $\lambda$ and the size of each block; plain Adam has no equilibrium, and its norm
+# grows like a random walk of its steps (the noise-dominated regime above) to a scale that dwarfs $\sigma_w$.

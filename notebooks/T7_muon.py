@@ -242,8 +242,9 @@ plt.show()
 # * **Larger learning rates with L2 forget** (C4). $T_{L_2}$ is linear in $\eta$, and the forgetting threshold is only
 #   logarithmic in $\sigma_w$ (T5).
 # * **Adaptive methods forget** (C2). Their step does not shrink with the norm, and $T_{\rm adapt}$ is linear in $\eta$. A typical
-#   run's $T_{\rm adapt}$ dwarfs the scale of the initial coordinates (T6, T7). Their final norms are set by $\eta$, $\lambda$ and the
-#   block size, not by $\sigma_w$ (C7).
+#   run's $T_{\rm adapt}$ dwarfs the scale of the initial coordinates (T6, T7). With decoupled decay (AdamW, Muon with
+#   $\lambda>0$) their final norms settle at equilibria set by $\eta$, $\lambda$ and the block size; without decay (Adam) the norm
+#   grows like a random walk of the steps, to a size that dwarfs $\sigma_w$. Either way it no longer follows $\sigma_w$ (C7).
 #
 # A direct test on the ResNet runs is to compute all three clocks for every configuration of the sweep and plot the
 # spread across $\sigma_w$ against each. Each optimizer family should collapse when plotted against *its* clock, with the
