@@ -51,15 +51,26 @@ batch_sizes = [32, 128]
 
 # %%
 import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem import analysis, plots, registry, stats
+from initmem import analysis, claims, plots, registry, stats
 
 spec = registry.experiment_spec("04_batch_size", globals())  # this notebook's parameters -> its sweep
 ds = analysis.run_experiment(
     "04_batch_size", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers
 )
 print(plots.caption(ds))
+
+# %% [markdown]
+# ## The verdict at this preset
+#
+# The claim, the paper's number, ours (the mean over seeds with its 95 % t-interval, for the validation-selected and
+# the final predictor) and the verdict by the rule printed below it: the same numbers and rules as the ledger
+# (Paper vs this reproduction).
+
+# %%
+display(Markdown(claims.chapter_box("04_batch_size", ds)))
 
 # %% [markdown]
 # ## The spread against the batch size
@@ -74,7 +85,7 @@ plt.show()
 # %%
 table = analysis.spread_points(ds, "04_batch_size").set_index("batch_size")
 columns = ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "final_spread_pp", "final_ci95_low",
-           "final_ci95_high", "min_final_train_acc", "T_SGD", "T_adapt"]  # fmt: skip
+           "final_ci95_high", "selected_train_acc", "final_train_acc", "min_final_train_acc", "T_SGD", "final_T_SGD", "T_adapt", "final_T_adapt"]  # fmt: skip
 table = table[[c for c in columns if c in table]]
 glue("e04_table", table.round(4))
 b_small, b_large = min(batch_sizes), max(batch_sizes)

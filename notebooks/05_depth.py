@@ -52,13 +52,24 @@ seeds = [0]
 # %%
 import matplotlib.pyplot as plt
 import numpy as np
+from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem import analysis, plots, registry
+from initmem import analysis, claims, plots, registry
 
 spec = registry.experiment_spec("05_depth", globals())  # this notebook's parameters -> its sweep
 ds = analysis.run_experiment("05_depth", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers)
 print(plots.caption(ds))
+
+# %% [markdown]
+# ## The verdict at this preset
+#
+# The claim, the paper's number, ours (the mean over seeds with its 95 % t-interval, for the validation-selected and
+# the final predictor) and the verdict by the rule printed below it: the same numbers and rules as the ledger
+# (Paper vs this reproduction).
+
+# %%
+display(Markdown(claims.chapter_box("05_depth", ds)))
 
 # %%
 fig = plots.depth_panels(ds)

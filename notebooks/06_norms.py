@@ -34,13 +34,24 @@ results_dir = "results"
 
 # %%
 import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem import analysis, plots, stats
+from initmem import analysis, claims, plots, stats
 
 # Notebook 01's runs at this preset (run 01 first; nothing is trained here).
 ds = analysis.read_results(results_dir, preset, "01_optimizers", reader="06_norms")
 print(plots.caption(ds))
+
+# %% [markdown]
+# ## The verdict at this preset
+#
+# The claim, the paper's number, ours (the mean over seeds with its 95 % t-interval, for the validation-selected and
+# the final predictor) and the verdict by the rule printed below it: the same numbers and rules as the ledger
+# (Paper vs this reproduction).
+
+# %%
+display(Markdown(claims.chapter_box("01_optimizers", ds, ["C7"])))
 
 # %%
 fig = plots.norm_scatter(ds, hue="optimizer")

@@ -46,6 +46,7 @@ __all__ = [
     "l2_cells",
     "reproduction_table",
     "verdict_box",
+    "chapter_box",
 ]
 
 IN_SIZE, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE = (
@@ -401,3 +402,11 @@ def verdict_box(table: "Any", claims: str | list[str]) -> str:
         lines.append(f"- Rule: {row['rule']}.")
         lines.append("")
     return "\n".join(lines).strip()
+
+
+def chapter_box(experiment: str, ds: xr.Dataset, claims: list[str] | None = None) -> str:
+    """The verdict box of the claims that ``experiment``'s results ``ds`` decide (all of them, or ``claims``), for
+    the top of its chapter; the same rules and numbers as the ledger."""
+    own = [claim for claim, name, _ in _CLAIMS if name == experiment]
+    table = reproduction_table({experiment: ds})
+    return verdict_box(table, claims or own)
