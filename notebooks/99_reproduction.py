@@ -35,10 +35,14 @@ results_dir = "results"
 import pandas as pd
 from myst_nb import glue
 
-from initmem import analysis, claims
+from initmem import analysis, claims, gpu_results
 
 results = analysis.load_results(results_dir, preset)
 table = claims.reproduction_table(results)
+# The paper-scale check on one GPU (benchmarks/gpu_oneshot.py): C1 and C2 only, one seed; "not run yet" until
+# results/gpu/ holds its results.
+gpu = gpu_results.paper_scale_column(f"{results_dir}/{gpu_results.GPU_PRESET}")
+table["paper scale (GPU)"] = [gpu.get(claim, "not measured by the GPU check") for claim in table.index]
 glue("r_preset", preset, display=False)
 glue("r_experiments", ", ".join(results) or "none", display=False)
 definitions = pd.DataFrame({"verdict": list(claims.VERDICT_DEFINITIONS),
@@ -55,7 +59,7 @@ with pd.option_context("display.max_colwidth", None):
 
 # %%
 with pd.option_context("display.max_colwidth", None):
-    glue("r_table", table[["paper", "ours", "verdict", "clocks", "scale"]])
+    glue("r_table", table[["paper", "ours", "verdict", "clocks", "scale", "paper scale (GPU)"]])
 
 # %% [markdown]
 # ## The rules, the sources and the notes
