@@ -50,3 +50,15 @@ def test_committed_runs_keep_their_hashes():
         # execution fields are not hashed, and older runs recorded some of them as null
         config = RunConfig.from_dict({k: v for k, v in recorded.items() if k not in EXECUTION_FIELDS})
         assert config.hash() == path.stem, f"{path} was cached as {path.stem}; its config now hashes differently"
+
+
+def test_cpu_runs_come_from_one_clean_commit():
+    """Training is chaotic: the cpu preset's committed runs are all produced by one commit with a clean tree."""
+    files = sorted(DEFAULT_RESULTS_DIR.glob("cpu/*/runs/*.nc"))
+    if not files:
+        pytest.skip("no committed cpu runs")
+    commits = set()
+    for path in files:
+        with xr.open_dataset(path, engine="h5netcdf") as ds:
+            commits.add(str(ds.attrs["git_commit"]))
+    assert len(commits) == 1 and not next(iter(commits)).endswith("-dirty"), commits

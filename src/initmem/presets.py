@@ -160,8 +160,8 @@ _CPU = {
         "weight_decays": [0.0, 0.01],
     },
     "04_batch_size": {
-        **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "lr": 0.02, "steps": 2340, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS,
-        "batch_sizes": [16, 64, 256],
+        **_CPU_RUN, **_CPU_DATA, **{k: v for k, v in _CPU_NET.items() if k != "batch_size"}, "lr": 0.02,
+        "steps": 2340, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS, "batch_sizes": [16, 64, 256],
     },
     "05_depth": {
         **_CPU_RUN, **_CPU_DATA, "image_size": 16, "train_size": 2000, "val_size": 1000, "test_size": 1000,

@@ -84,16 +84,17 @@ def _batch_size(p: Mapping[str, Any]) -> dict[str, Any]:
     """04: SGD over the batch size at (about) equal steps. Extra: ``lr, batch_sizes, steps`` (each batch size
     trains :func:`batch_size_epochs` epochs)."""
     sizes = sorted(p["batch_sizes"])
-    too_large = [b for b in sizes if b > p["train_size"]]
+    train_size = p["train_size"] or 50_000 - p["val_size"]  # None: all that the validation split leaves
+    too_large = [b for b in sizes if b > train_size]
     if too_large:
         raise ValueError(
-            f"batch_sizes: {too_large} exceed train_size = {p['train_size']}; every batch must fit in the training "
+            f"batch_sizes: {too_large} exceed train_size = {train_size}; every batch must fit in the training "
             f"set (use smaller batches or e.g. -p train_size {max(too_large)})"
         )
     return {
         "base": _base(p, "model", "width", "logit_scale", "lr", optimizer="sgd", schedule="constant"),
         "grid": {"sigma_w": p["sigma_ws"], "seed": p["seeds"]},
-        "zip": {"batch_size": sizes, "epochs": batch_size_epochs(sizes, p["steps"], p["train_size"])},
+        "zip": {"batch_size": sizes, "epochs": batch_size_epochs(sizes, p["steps"], train_size)},
     }
 
 
