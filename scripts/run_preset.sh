@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Train a preset's runs with the package of one frozen commit, into this checkout's results/ (resumable).
+#
+#   bash scripts/run_preset.sh PRESET COMMIT [WORKTREE]
+#
+# Every run of a preset must come from one commit with a clean tree (training is chaotic: code, memory layout or
+# thread changes move results by points). This script keeps a git worktree at COMMIT (default ../initmem-frozen),
+# writes the preset's sweep specs from THIS checkout's registry (scripts/preset_specs.py) and trains them with the
+# worktree's package, so the run files record COMMIT while work on this checkout goes on. Finished runs are cached
+# per run: rerun the same command after an interruption and only the missing runs train. Run it in the background:
+#   nohup bash scripts/run_preset.sh cpu 534d4b2 > preset.log 2>&1 &
+set -euo pipefail
+preset=${1:?usage: run_preset.sh PRESET COMMIT [WORKTREE]}
+commit=${2:?usage: run_preset.sh PRESET COMMIT [WORKTREE]}
+root=$(cd "$(dirname "$0")/.." && pwd)
+worktree=${3:-$root/../initmem-frozen}
+python=${PYTHON:-$root/.venv/bin/python}
+if [ ! -d "$worktree" ]; then
+  git -C "$root" worktree add --detach "$worktree" "$commit"
+fi
+[ "$(git -C "$worktree" rev-parse HEAD)" = "$(git -C "$root" rev-parse "$commit")" ] || {
+  echo "error: $worktree is not at $commit" >&2; exit 2; }
+specs=$(mktemp -d)
+PYTHONPATH="$root/src" "$python" "$root/scripts/preset_specs.py" "$preset" "$specs"
+cd "$worktree"  # the data search (../shared/data) and git_commit() look from here
+for spec in "$specs"/*.json; do
+  echo "=== $(date -u +%FT%TZ) $(basename "$spec")"
+  PYTHONPATH="$worktree/src" "$python" "$root/scripts/sweep_job.py" "$spec" "$root/results" "$preset"
+done
+echo "=== $(date -u +%FT%TZ) all specs done"
