@@ -84,11 +84,10 @@ def test_scale_invariance_identities(toy):
     assert cos.max() < 1e-12
     np.testing.assert_allclose(toy.grad(5.0 * w, idx), g / 5.0, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(toy.loss(5.0 * w, idx), toy.loss(w, idx), rtol=1e-13)
-    # gradient matches finite differences of the loss
-    e = np.random.default_rng(0).standard_normal(toy.shape)
-    h = 1e-6
-    fd = (toy.loss(w[0] + h * e, idx) - toy.loss(w[0] - h * e, idx)) / (2 * h)
-    assert fd == pytest.approx(g[0] @ e, rel=1e-6)
+    # the closed-form gradient matches finite differences of the loss (the independent check T1 shows)
+    for wr in w:
+        assert theory.fd_gradient_error(toy, wr, idx) < 1e-6
+        assert theory.fd_gradient_error(toy, wr) < 1e-6
 
 
 def test_unit_grad_stats_match_minibatch_expectation(toy):
@@ -108,10 +107,8 @@ def test_normalized_softmax_row_invariance():
     assert problem.loss(scaled) == pytest.approx(problem.loss(W), rel=1e-13)
     g = problem.grad(W)
     assert np.abs(np.sum(g * W, -1)).max() < 1e-13
-    e = np.random.default_rng(0).standard_normal(W.shape)
-    h = 1e-6
-    fd = (problem.loss(W + h * e) - problem.loss(W - h * e)) / (2 * h)
-    assert fd == pytest.approx(np.sum(g * e), rel=1e-6)
+    assert theory.fd_gradient_error(problem, W) < 1e-6
+    assert theory.fd_gradient_error(problem, scaled, np.arange(8)) < 1e-6
 
 
 def test_exact_norm_identity_for_sgd(toy):
@@ -121,11 +118,57 @@ def test_exact_norm_identity_for_sgd(toy):
     np.testing.assert_allclose(sq[1:] - sq[:-1], 0.3**2 * tr.G / sq[:-1], rtol=1e-10)
 
 
+def test_norm_step_residual(toy):
+    w0 = theory.init_scaled(toy.shape, [1.0, 4.0], seed=0)
+    tr = theory.sgd(toy, w0, 0.3, 8, 50, seed=0)
+    sq = tr.sq_norm()
+    grad_sq = tr.G / sq[:-1]                     # ||g_k||^2 from G_k = ||g_k||^2 ||w_k||^2
+    assert theory.norm_step_residual(sq, grad_sq, 0.3).max() < 1e-12
+    assert theory.norm_step_residual(sq, grad_sq, np.full(50, 0.3)).shape == (50, 2)
+    # with decay the norm step is not Pythagoras: the residual is visible
+    tr_wd = theory.sgd(toy, w0, 0.3, 8, 50, lam=0.1, seed=0)
+    sq_wd = tr_wd.sq_norm()
+    assert theory.norm_step_residual(sq_wd, tr_wd.G / sq_wd[:-1], 0.3).min() > 1e-3
+
+
 def test_norm4_law(toy):
     w0 = theory.init_scaled(toy.shape, [2.0, 4.0], seed=0)
     tr = theory.sgd(toy, w0, 0.1, 8, 500, seed=0, record_every=500)
     n4 = tr.sq_norm() ** 2
     np.testing.assert_allclose((n4[-1] - n4[0]) / theory.norm4_law_rhs(tr), 1.0, atol=1e-2)
+
+
+# ------------------------------------------------------------------------------------------------
+# independent checks: finite differences, a PyTorch BatchNorm network
+
+
+def test_fd_gradient_of_a_known_function():
+    A = np.array([[2.0, 1.0], [1.0, 3.0]])
+    W = np.array([[0.5, -1.0], [2.0, 0.25]])
+    fd = theory.fd_gradient(lambda V: 0.5 * np.sum(V * (A @ V)) + np.sum(np.sin(V)), W)
+    np.testing.assert_allclose(fd, A @ W + np.cos(W), rtol=1e-8)
+
+
+def test_bn_mlp_kernels_follow_the_norm_law():
+    import torch
+
+    from initmem.init import init_sigma_w_
+
+    torch.set_num_threads(1)
+    X, y = theory.bn_mlp_data(64, 8, 3, seed=0)
+    eta = 0.1
+    model = init_sigma_w_(theory.bn_mlp(8, 16, 3), 0.5, generator=torch.Generator().manual_seed(0))
+    rec = theory.bn_mlp_sgd_record(model, X, y, eta, 16, 20, seed=0)
+    assert set(rec) == {"0.weight", "3.weight", "6.weight"}
+    for name, r in rec.items():
+        assert r["sq_norm"].shape == (21,) and r["inner"].shape == r["grad_sq"].shape == (20,)
+        cos = np.abs(r["inner"]) / np.sqrt(r["sq_norm"][:-1] * r["grad_sq"])
+        residual = theory.norm_step_residual(r["sq_norm"], r["grad_sq"], eta)
+        if name == "6.weight":      # the head is not scale invariant
+            assert cos.max() > 1e-2 and residual.max() > 1e-3
+        else:                       # BN-fed kernels: g orthogonal to W, so ||W||^2 grows by eta^2 ||g||^2
+            assert cos.max() < 1e-9 and residual.max() < 1e-10
+            assert r["sq_norm"][-1] > r["sq_norm"][0]
 
 
 # ------------------------------------------------------------------------------------------------

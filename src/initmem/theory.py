@@ -27,6 +27,9 @@ Sections
    laws they are checked against (norm law, equilibria, Adam's step bound)
 4. diagonal linear networks and Woodworth et al.'s ``Q_alpha``
 5. backward error analysis: modified flows, the Smith et al. SGD modified loss, heavy-ball roots
+6. independent checks: finite-difference gradients (:func:`fd_gradient_error`) and a small PyTorch
+   BatchNorm MLP trained by ``torch.optim.SGD`` (:func:`bn_mlp`, :func:`bn_mlp_sgd_record`), against which the
+   toys' laws are tested without relying on the toys' closed-form gradients
 """
 
 from __future__ import annotations
@@ -613,6 +616,18 @@ def muon(
     return traj
 
 
+def norm_step_residual(sq_norm: Array, grad_sq: Array, eta: float | Array) -> Array:
+    """Relative residual of the exact SGD norm step ``||w_{k+1}||^2 = ||w_k||^2 + eta_k^2 ||g_k||^2`` per step.
+
+    ``sq_norm``: ``||w_k||^2`` for ``k = 0 .. K``, shape ``(K+1, ...)``; ``grad_sq``: ``||g_k||^2``, shape ``(K, ...)``;
+    ``eta``: a float or shape ``(K,)``. Returns ``|(||w_{k+1}||^2 - ||w_k||^2) - eta_k^2 ||g_k||^2| / ||w_{k+1}||^2``,
+    shape ``(K, ...)``: zero (to rounding) for plain SGD on a weight whose gradient is orthogonal to it.
+    """
+    sq, gsq = np.asarray(sq_norm, dtype=np.float64), np.asarray(grad_sq, dtype=np.float64)
+    lrs = as_schedule(eta, gsq.shape[0]).reshape((-1,) + (1,) * (gsq.ndim - 1))
+    return np.abs(sq[1:] - sq[:-1] - lrs**2 * gsq) / sq[1:]
+
+
 def norm4_law_rhs(traj: Trajectory) -> Array:
     """``2 sum_{k<K} eta_k^2 G_k`` per run, shape ``(R,)``: the predicted ``||w_K||^4 - ||w_0||^4`` without decay."""
     return 2.0 * np.sum(traj.eta[:, None] ** 2 * traj.G, axis=0)
@@ -897,3 +912,97 @@ def heavy_ball_rate_prediction(eta_lam: float | Array, beta: float) -> Array:
     """Per-step decay rate ``-ln mu`` predicted by the modified flow, divided by ``eta lam``:
     ``1 + (eta lam / 2) (1 + beta)/(1 - beta)``."""
     return 1 + 0.5 * np.asarray(eta_lam) * (1 + beta) / (1 - beta)
+
+
+# --------------------------------------------------------------------------------------------
+# 6. Independent checks: finite differences and a PyTorch BatchNorm network
+# --------------------------------------------------------------------------------------------
+
+
+def fd_gradient(loss: Callable[[Array], float], w: Array, h: float = 1e-6) -> Array:
+    """Central finite-difference gradient ``(L(w + h e_j) - L(w - h e_j)) / 2h`` of a scalar loss, every coordinate.
+
+    ``w``: any shape (one run, not a batch of runs); returns an array of the same shape. Error: ``O(h^2)``
+    truncation plus ``O(eps_machine |L| / h)`` rounding.
+    """
+    w = np.asarray(w, dtype=np.float64)
+    out = np.empty(w.shape)
+    for j in np.ndindex(w.shape):
+        e = np.zeros(w.shape)
+        e[j] = h
+        out[j] = (float(loss(w + e)) - float(loss(w - e))) / (2 * h)
+    return out
+
+
+def fd_gradient_error(problem, w: Array, idx: Array | None = None, h: float = 1e-6) -> float:
+    """``||g_fd - g|| / ||g||``: the toy's closed-form minibatch gradient ``problem.grad(w, idx)`` against central
+    differences of its loss ``problem.loss(., idx)`` (:func:`fd_gradient`). ``w``: one run, shape ``problem.shape``.
+
+    An independent check of the gradient code: the identities of a scale-invariant loss (orthogonality,
+    ``-1``-homogeneity, ``H w = -g``) hold for the closed-form gradient by construction, and they are statements
+    about the loss only if that gradient is the loss's gradient.
+    """
+    g = np.asarray(problem.grad(w, idx), dtype=np.float64)
+    fd = fd_gradient(lambda v: problem.loss(v, idx), w, h)
+    return float(np.linalg.norm(fd - g) / np.linalg.norm(g))
+
+
+def bn_mlp(n_in: int = 16, width: int = 32, n_cls: int = 4, bn_eps: float = 1e-12):
+    """A float64 PyTorch MLP ``Linear -> BN -> ReLU -> Linear -> BN -> ReLU -> Linear(head)``.
+
+    The two hidden kernels (``"0.weight"``, ``"3.weight"``) have no bias and feed a BatchNorm, so in training
+    mode the loss is invariant to scaling each of their rows (up to BatchNorm's ``bn_eps``; the PyTorch default
+    ``1e-5`` is a small non-invariance). The head (``"6.weight"``, with a bias) is not scale invariant.
+    Initialize it with :func:`initmem.init.init_sigma_w_`.
+    """
+    from torch import nn
+
+    return nn.Sequential(
+        nn.Linear(n_in, width, bias=False), nn.BatchNorm1d(width, eps=bn_eps), nn.ReLU(),
+        nn.Linear(width, width, bias=False), nn.BatchNorm1d(width, eps=bn_eps), nn.ReLU(),
+        nn.Linear(width, n_cls),
+    ).double()
+
+
+def bn_mlp_data(n: int = 256, n_in: int = 16, n_cls: int = 4, seed: int = 0):
+    """Teacher data for :func:`bn_mlp`: ``X ~ N(0, I)`` of shape ``(n, n_in)`` (float64 tensor) and labels
+    ``argmax(tanh(X T) + 0.3 noise)`` in ``0 .. n_cls-1`` (int64 tensor), for a Gaussian teacher ``T``."""
+    import torch
+
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, n_in))
+    teacher = rng.standard_normal((n_in, n_cls))
+    y = np.argmax(np.tanh(X @ teacher) + 0.3 * rng.standard_normal((n, n_cls)), 1)
+    return torch.tensor(X), torch.tensor(y)
+
+
+def bn_mlp_sgd_record(model, X, y, eta: float, b: int, steps: int, seed: int = 0) -> dict[str, dict[str, Array]]:
+    """Train ``model`` (training mode) with ``torch.optim.SGD(lr=eta)`` (no momentum, no decay) on cross-entropy over
+    the minibatches :func:`batch_indices` ``(len(X), b, steps, seed)``; record every 2-d weight (the kernels).
+
+    Returns ``{name: {"sq_norm": ||W_k||^2 (steps+1,), "inner": <W_k, g_k> (steps,), "grad_sq": ||g_k||^2 (steps,)}}``
+    with ``g_k`` the autograd gradient at step ``k`` (Frobenius norms and inner products). Nothing here uses the
+    toys' formulas: the norm law is tested on what PyTorch computes (:func:`norm_step_residual`).
+    """
+    import torch
+
+    model.train()
+    kernels = {name: p for name, p in model.named_parameters() if p.ndim == 2}
+    opt = torch.optim.SGD(model.parameters(), lr=eta)
+    order = batch_indices(len(X), b, steps, seed)
+    rec = {name: {"sq_norm": [float(p.detach().pow(2).sum())], "inner": [], "grad_sq": []}
+           for name, p in kernels.items()}
+    for k in range(steps):
+        idx = torch.as_tensor(order[k])
+        loss = torch.nn.functional.cross_entropy(model(X[idx]), y[idx])
+        opt.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for name, p in kernels.items():
+                rec[name]["inner"].append(float((p * p.grad).sum()))
+                rec[name]["grad_sq"].append(float(p.grad.pow(2).sum()))
+        opt.step()
+        with torch.no_grad():
+            for name, p in kernels.items():
+                rec[name]["sq_norm"].append(float(p.pow(2).sum()))
+    return {name: {key: np.array(v) for key, v in r.items()} for name, r in rec.items()}
