@@ -121,13 +121,26 @@ problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
 w_unit = theory.init_scaled(problem.shape, [1.0], seed=seed)[0]     # ||w|| ~ 1
 
 # %% [markdown]
-# ## Check 1: the identities on a toy
+# ## Identities and independent checks
+#
+# The numbers below are of two kinds, and the headings say which.
+#
+# * An **identity** compares two computations that are algebraically the same, so it holds by construction. It is
+#   shown to make the formula concrete, and the only thing it can catch is an error in the code or in float rounding.
+# * An **independent check** compares two computations that could disagree: a finite-difference derivative of the loss
+#   against its closed-form gradient, or a PyTorch network with real BatchNorm layers, trained by
+#   `torch.optim.SGD`, against the prediction of the toy's law.
+#
+# ## The three identities on a toy (identities: they hold by construction)
 #
 # The toy is logistic regression on the direction of $w$ (Appendix A of the theory notes):
 # $L(w)=\frac1N\sum_i\log\big(1+e^{-s\,y_i\langle x_i,w/\|w\|\rangle}\big)$, with Gaussian inputs, teacher labels with
 # label noise, and a fixed temperature $s$. It is the one-vector model of a kernel that feeds a BatchNorm. Its gradient is
-# computed in closed form (`theory.NormalizedLogistic.grad`). We check the three identities directly, the Hessian by
-# central differences of the gradient.
+# computed in closed form (`theory.NormalizedLogistic.grad`), as the gradient at $w/\|w\|$ projected by
+# $I-\hat w\hat w^\top$ and divided by $\|w\|$. Identities 1 and 2 are therefore built into the code. Identity 3 follows
+# from identity 2 (the Hessian applied to $w$ is the derivative of the gradient along $w$), so with the Hessian taken by
+# central differences of the gradient it holds up to the finite-difference error. All three are identities: they hold
+# by construction; shown to make the formula concrete.
 
 # %%
 batch0 = np.arange(batch)
@@ -140,16 +153,43 @@ H = np.stack([(problem.grad(w_unit + h * e, batch0) - problem.grad(w_unit - h * 
               for e in np.eye(d)], axis=1)
 hess_identity = np.linalg.norm(H @ w_unit + g) / np.linalg.norm(g)
 
-print(f"|<w, g>| / (|w| |g|)          = {inner:.1e}   (identity 1; pass: < 1e-12)")
-print(f"|g(3w) - g(w)/3| / |g(w)/3|  = {homog:.1e}   (identity 2; pass: < 1e-12)")
-print(f"|H w + g| / |g|  (H by FD)    = {hess_identity:.1e}   (identity 3; pass: < 1e-6, finite-difference error)")
+print(f"|<w, g>| / (|w| |g|)          = {inner:.1e}   (identity 1, by construction; pass: < 1e-12)")
+print(f"|g(3w) - g(w)/3| / |g(w)/3|  = {homog:.1e}   (identity 2, by construction; pass: < 1e-12)")
+print(f"|H w + g| / |g|  (H by FD)    = {hess_identity:.1e}   (identity 3, by construction; pass: < 1e-6, FD error)")
 assert inner < 1e-12 and homog < 1e-12 and hess_identity < 1e-6
 glue("t1_inner_product", float(inner), display=False)
 glue("t1_hessian_identity", float(hess_identity), display=False)
 
 # %% [markdown]
-# ## Check 2: $\mathrm{SGD}(\sigma,\eta,\lambda)\equiv\mathrm{SGD}(1,\eta/\sigma^2,\sigma^2\lambda)$ and its Adam analogue
+# ## Independent check: the closed-form gradient against finite differences
 #
+# The identities above are statements about the loss only if the closed-form gradient is the gradient of the loss.
+# That is checked independently: `theory.fd_gradient_error` takes central differences of the loss $L$ itself
+# ($h=10^{-6}$, one coordinate at a time) and compares them with the closed-form gradient, as
+# $\|g_{\rm FD}-g\|/\|g\|$. We do this on the minibatch above and on the whole data set, at $\|w\|\approx1$ and at
+# $\|w\|\approx\sigma$. The pass criterion is $10^{-6}$, well above the finite-difference error and far below any
+# real mistake in the formula.
+
+# %%
+fd_errors = {(s, name): theory.fd_gradient_error(problem, s * w_unit, idx)
+             for s in (1.0, sigma) for name, idx in (("minibatch", batch0), ("full data", None))}
+for (s, name), err in fd_errors.items():
+    print(f"||w|| ~ {s:g}, {name:9s}: |g_FD - g| / |g| = {err:.1e}")
+fd_max = max(fd_errors.values())
+print(f"pass: max relative error {fd_max:.1e} < 1e-6")
+assert fd_max < 1e-6
+glue("t1_fd_grad_rel_err", fd_max, display=False)
+
+# %% [markdown]
+# The closed-form gradient and the finite-difference gradient of the loss agree to a relative error of at most
+# {glue:text}`t1_fd_grad_rel_err:.2g`. That is the size of the finite-difference error itself, so the identities
+# shown above are properties of the loss and not only of the code.
+
+# %% [markdown]
+# ## $\mathrm{SGD}(\sigma,\eta,\lambda)\equiv\mathrm{SGD}(1,\eta/\sigma^2,\sigma^2\lambda)$ and its Adam analogue (an identity)
+#
+# On the toy this is an identity: it holds by construction; shown to make the formula concrete. The toy's gradient
+# satisfies identity 2 exactly, so the $\sigma$-run and its twin perform the same arithmetic up to the factor $\sigma$.
 # Each pair of runs starts from $\sigma\tilde w_0$ and $\tilde w_0$ and uses the same minibatch sequence (`seed`). We compare
 # the *directions* $w_k/\|w_k\|$ at every step. The pass criterion is a maximum difference below $10^{-10}$ over the
 # whole run. The last pair is a control: it keeps Adam's $\epsilon$ *unscaled* (at a visible value,
@@ -192,9 +232,11 @@ glue("t1_adam_unscaled_eps_diff", max_control, display=False)
 # {glue:text}`t1_adam_unscaled_eps_diff:.1e`. At the default $\epsilon=10^{-8}$ the mismatch would be far smaller but
 # still not zero. $\epsilon$ is the one place where Adam sees the absolute scale of the gradient.
 #
-# ## Check 3: how the angular step scales with $\sigma$
+# ## How the angular step scales with $\sigma$ (a consequence of the identities)
 #
-# The equivalence predicts the size of the first steps. Under SGD the direction moves by $\eta\sqrt{G}/\|w\|^2\propto\sigma^{-2}$ per
+# The equivalence predicts the size of the first steps. On the toy this is again not an independent test: it follows
+# from identity 2 (and, for Adam, from its normalized step), up to the small-angle approximation and the drift of the
+# gradient statistics over the few steps averaged. It is shown for the size of the effect. Under SGD the direction moves by $\eta\sqrt{G}/\|w\|^2\propto\sigma^{-2}$ per
 # step, with $G=\|\nabla\hat L(\hat w)\|^2$. Under Adam the update has a fixed size $\approx\eta$ per coordinate, so the
 # direction moves by $\propto\eta/\|w\|\propto\sigma^{-1}$. We measure the mean angle between consecutive iterates over the first few steps (`angle_steps`), before learning
 # changes the gradient statistics.
@@ -237,12 +279,14 @@ plt.show()
 # (measured exponent {glue:text}`t1_sgd_angle_slope:.2f`), but only tenfold under Adam
 # (exponent {glue:text}`t1_adam_angle_slope:.2f`).
 #
-# ## Check 4: a BatchNorm MLP, and the layer that breaks the equivalence
+# ## Independent check: a BatchNorm MLP, and the layer that breaks the equivalence
 #
 # A real network is not entirely scale invariant. Its classifier head (and the BatchNorm affine parameters
 # $\gamma,\beta$, and biases) act on the function directly. The equivalence is a statement about the BN-fed kernels only. We
-# check it on a small PyTorch MLP, `Linear → BN → ReLU → Linear → BN → ReLU → Linear(head)`, in float64, initialized by
-# the package's one definition of $\sigma_w$ (`initmem.init.init_sigma_w_`). Two cases:
+# check it on a small PyTorch MLP (`theory.bn_mlp`), `Linear → BN → ReLU → Linear → BN → ReLU → Linear(head)`, in float64,
+# initialized by the package's one definition of $\sigma_w$ (`initmem.init.init_sigma_w_`). This check is independent of
+# the toy: the gradients are PyTorch's autograd through real BatchNorm layers and the steps are `torch.optim.SGD`'s,
+# so nothing in it builds the scale invariance in. Two cases:
 #
 # * **Head excluded** (`include_head=False`: hidden kernels at $\sigma$, head at 1). The twin starts at $\sigma=1$ and trains
 #   its hidden kernels at $\eta/\sigma^2$; everything else uses $\eta$. The prediction: identical functions at every step.
@@ -261,26 +305,14 @@ from torch import nn
 from initmem.init import init_sigma_w_
 
 torch.set_num_threads(1)
-rng = np.random.default_rng(seed)
 n_in, width, n_cls, n_bn = 16, 32, 4, 256
-Xbn = rng.standard_normal((n_bn, n_in))
-teacher = rng.standard_normal((n_in, n_cls))
-ybn = np.argmax(np.tanh(Xbn @ teacher) + 0.3 * rng.standard_normal((n_bn, n_cls)), 1)
-Xt, yt = torch.tensor(Xbn), torch.tensor(ybn)
+Xt, yt = theory.bn_mlp_data(n_bn, n_in, n_cls, seed)     # Gaussian inputs, labels of a noisy tanh teacher
 order = theory.batch_indices(n_bn, 32, bn_steps, seed)
-
-
-def bn_mlp() -> nn.Sequential:
-    return nn.Sequential(
-        nn.Linear(n_in, width, bias=False), nn.BatchNorm1d(width, eps=1e-12), nn.ReLU(),
-        nn.Linear(width, width, bias=False), nn.BatchNorm1d(width, eps=1e-12), nn.ReLU(),
-        nn.Linear(width, n_cls),
-    ).double()
 
 
 def train_bn_mlp(sigma_w: float, include_head: bool, hidden_lr: float) -> nn.Sequential:
     """SGD with the same batches; hidden kernels at hidden_lr, head and BN affine at bn_eta."""
-    model = init_sigma_w_(bn_mlp(), sigma_w, include_head=include_head, generator=torch.Generator().manual_seed(seed))
+    model = init_sigma_w_(theory.bn_mlp(n_in, width, n_cls, bn_eps=1e-12), sigma_w, include_head=include_head, generator=torch.Generator().manual_seed(seed))
     hidden = [model[0].weight, model[3].weight]
     rest = [p for p in model.parameters() if all(p is not q for q in hidden)]
     opt = torch.optim.SGD([{"params": hidden, "lr": hidden_lr}, {"params": rest, "lr": bn_eta}])

@@ -41,7 +41,7 @@
 # Multiplying every gradient by $c>0$ multiplies $\hat m$ by $c$ and $\sqrt{\hat v}$ by $c$, so $u$ is unchanged when $\epsilon\to0$.
 # Kingma & Ba point out this invariance to gradient rescaling. For a scale-invariant block the gradient is $\propto1/\|w\|$
 # (T1), so **the update does not depend on $\|w\|$**. The direction moves by $\approx\eta\|u\|/\|w\|\propto1/\sigma$ per step, not
-# $\propto1/\sigma^2$ as under SGD (T1, check 3). T1 also gives the exact form: $\mathrm{Adam}(\sigma,\eta,\epsilon)\equiv\mathrm{Adam}(1,\eta/\sigma,\sigma\epsilon)$.
+# $\propto1/\sigma^2$ as under SGD (T1, the angular step). T1 also gives the exact form: $\mathrm{Adam}(\sigma,\eta,\epsilon)\equiv\mathrm{Adam}(1,\eta/\sigma,\sigma\epsilon)$.
 #
 # ## A rigorous step bound, and $T_{\rm adapt}$ as a displacement budget
 #
