@@ -63,7 +63,7 @@ def load_paper_scale(results_dir: str | os.PathLike = "results/gpu") -> xr.Datas
     ``epoch``, ``layer``), fully in memory; None if there is none.
 
     ``results_dir`` is the GPU folder itself (``results/gpu``), not ``results``. The Dataset can be passed to
-    :func:`initmem.analysis.reproduction_table` as ``{"01_optimizers": ds}`` for the ledger's verdicts.
+    :func:`initmem.claims.reproduction_table` as ``{"01_optimizers": ds}`` for the ledger's verdicts.
     """
     path = Path(results_dir) / f"{EXPERIMENT}.nc"
     if not path.is_file():
