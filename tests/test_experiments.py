@@ -60,7 +60,7 @@ def layout(tmp_path):
     return {
         "notebooks_dir": nbs,
         "out_dir": tmp_path / "generated",
-        "results_dir": tmp_path / "results",
+        "results_dir": tmp_path / "res",
         "cwd": tmp_path,
         "progress": False,
     }
@@ -114,7 +114,7 @@ def test_parameters_injected_and_digest_reuse(layout):
     meta = nbformat.read(out, as_version=4).metadata["initmem"]
     # inside the working directory the results folder is injected relative to it, so that executed
     # notebooks and their digests do not depend on where the repository is checked out
-    assert meta["parameters"]["results_dir"] == "results"
+    assert meta["parameters"]["results_dir"] == "res"
     assert meta["parameters"]["scale"] == 3 and meta["digest"] == res[0].digest
 
     # Same inputs: reused, not executed.
@@ -175,11 +175,9 @@ def test_failing_notebook_reported_and_next_still_runs(layout, caplog):
     assert run_notebooks(only="00", **layout)[0].status == "failed"
 
 
-def test_cli_main(layout, monkeypatch, capsys):
-    monkeypatch.setattr(experiments, "NOTEBOOKS_DIR", layout["notebooks_dir"])
-    monkeypatch.setattr(experiments, "REPO_ROOT", layout["cwd"])
+def test_cli_main(layout, capsys):
     argv = [
-        "--preset", "smoke", "--only", "01", "-p", "items", "[3, 4]",
+        "--preset", "smoke", "--only", "01", "-p", "items", "[3, 4]", "--root", str(layout["cwd"]),
         "--out-dir", str(layout["out_dir"]), "--results-dir", str(layout["results_dir"]),
     ]
     assert experiments.main(argv) == 0

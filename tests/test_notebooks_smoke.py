@@ -158,13 +158,15 @@ def test_batch_size_override_as_documented(tmp_path):
 
 
 def test_batch_size_larger_than_train_size_is_a_clear_error(tmp_path):
-    """... and a batch larger than the training set stops with a message naming both."""
-    results = experiments.run_notebooks(
-        preset="smoke", only="04", parameters={"batch_sizes": [32, 100000]}, results_dir=tmp_path / "results",
-        out_dir=tmp_path / "executed", force=True, progress=False,
-    )  # fmt: skip
-    assert not results[0].ok
-    assert "exceed train_size" in results[0].error and "100000" in results[0].error
+    """... and a batch larger than the training set stops, before anything runs, with a message naming both."""
+    with pytest.raises(experiments.ParameterError) as info:
+        experiments.run_notebooks(
+            preset="smoke", only="04", parameters={"batch_sizes": [32, 100000]}, results_dir=tmp_path / "results",
+            out_dir=tmp_path / "executed", force=True, progress=False,
+        )  # fmt: skip
+    assert "parameter 'batch_sizes'" in str(info.value)
+    assert "exceed train_size" in str(info.value) and "100000" in str(info.value)
+    assert not (tmp_path / "executed").exists()
 
 
 # --------------------------------------------------------------------------- parameters vs presets (no execution)

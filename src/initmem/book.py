@@ -9,11 +9,17 @@
 3. runs ``jupyter-book build <repo> --builder html -W -n --keep-going`` (warnings are errors,
    nitpicky cross-references) and returns the path of ``_build/html/index.html``.
 
+Explorations (runs with ``-p`` overrides or at another preset, see :mod:`initmem.experiments`) are never written
+into ``book/generated``. ``build_book(from_dir=FOLDER)`` (``initmem book --from FOLDER``) renders one: the book's
+sources are copied to ``_build/explore/<name>/`` with the exploration's executed notebooks in place of the
+record's, and built there (``_build/explore/<name>/_build/html/index.html``); the committed files are untouched.
+
 Example::
 
     from initmem.book import build_book
     index = build_book()          # each notebook at presets.book_preset(name)
     print(index)                  # .../_build/html/index.html
+    build_book(from_dir="results/explore/cpu-defaults")   # an exploration, in _build/explore/cpu-defaults/
 """
 
 from __future__ import annotations
@@ -29,10 +35,18 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from . import experiments as _experiments
 from . import presets as _presets
-from .experiments import REPO_ROOT, NotebookResult, discover_notebooks, run_notebooks
+from .config import ConfigError
+from .experiments import EXPLORE_NOTEBOOKS, RECORD_OUT_DIR, NotebookResult, discover_notebooks, run_notebooks
+from .paths import find_repo_root
 
-__all__ = ["BookBuildError", "MATHJAX_VERSION", "MATHJAX_FILES", "ensure_mathjax", "build_book"]
+__all__ = ["BookBuildError", "MATHJAX_VERSION", "MATHJAX_FILES", "ensure_mathjax", "build_book", "explore_source"]
+
+#: Where ``build_book(from_dir=...)`` copies the book's sources and builds them, relative to the root.
+EXPLORE_BUILD_DIR = Path("_build") / "explore"
+#: The book's sources at the root (everything ``_config.yml`` and ``_toc.yml`` refer to is under ``book/``).
+BOOK_SOURCES = ("_config.yml", "_toc.yml", "book")
 
 log = logging.getLogger("initmem.book")
 
@@ -58,7 +72,7 @@ def ensure_mathjax(static_dir: str | Path | None = None, *, npm: str | None = No
     downloads the package from the npm registry and the subset in :data:`MATHJAX_FILES` is copied.
     Returns the path of the script.
     """
-    static = Path(static_dir) if static_dir is not None else REPO_ROOT / "book" / "_static"
+    static = Path(static_dir) if static_dir is not None else _experiments.REPO_ROOT / "book" / "_static"
     target = static / "mathjax"
     script = static / MATHJAX_SCRIPT
     fonts = target / "output" / "chtml" / "fonts" / "woff-v2"
@@ -113,6 +127,7 @@ def build_book(
     *,
     root: str | Path | None = None,
     execute: bool = True,
+    from_dir: str | Path | None = None,
     toc: str | Path | None = None,
     config: str | Path | None = None,
     strict: bool = True,
@@ -124,13 +139,19 @@ def build_book(
     Parameters
     ----------
     preset
-        Render every notebook at this preset; default: each at :func:`initmem.presets.book_preset`.
+        Render every notebook at this preset; default: each at :func:`initmem.presets.book_preset`. Notebooks whose
+        book preset differs are explorations: executed into ``results/explore/<preset>-defaults/`` and rendered
+        from there (as with ``from_dir``), never into ``book/generated``.
     force
         Re-execute every notebook, and rebuild every page (``--all``).
     root
-        The book's root (the repository, where ``_config.yml`` and ``_toc.yml`` are).
+        The book's root (the repository, where ``_config.yml`` and ``_toc.yml`` are); default: found from the
+        working directory (:func:`initmem.paths.find_repo_root`).
     execute
         Run the notebooks first (set False to render the executed notebooks already in ``book/generated``).
+    from_dir
+        Render an exploration: a folder of executed notebooks (or an exploration folder with a ``notebooks/``
+        subfolder) whose pages replace the record's, built in ``_build/explore/<name>/``; nothing is executed.
     toc, config
         Other ``_toc.yml`` / ``_config.yml`` files (for tests); paths relative to ``root`` as usual.
     strict
@@ -144,21 +165,68 @@ def build_book(
         If a notebook fails (its name, failing cell and error are listed) or jupyter-book fails (the
         message ends with the tail of the build log, also saved as ``_build/book-build.log``).
     """
-    root = Path(root).resolve() if root is not None else REPO_ROOT
+    root = find_repo_root(root) if root is not None else _experiments.REPO_ROOT
     if preset is not None:
         _presets.check_preset(preset)
     ensure_mathjax(root / "book" / "_static")
 
-    if execute:
+    if execute and from_dir is None:
         results: list[NotebookResult] = []
-        for group_preset, names in _notebooks_by_preset(preset).items():
+        for group_preset, names in _notebooks_by_preset(preset, root).items():
             results += run_notebooks(preset=group_preset, only=names, force=force, cwd=root)
         failed = [r for r in results if not r.ok]
         if failed:
             raise BookBuildError(
                 "notebooks failed, the book was not built:\n" + "\n".join(f"  {r}" for r in failed)
             )
+        explored = {r.output.parent for r in results if r.output.parent.resolve() != (root / RECORD_OUT_DIR).resolve()}
+        from_dir = next(iter(explored), None)  # one preset: at most one exploration folder
+    if from_dir is not None:
+        root = explore_source(root, from_dir)
+    return _jupyter_book_build(root, force=force, toc=toc, config=config, strict=strict, extra_args=extra_args,
+                               timeout=timeout)
 
+
+def explore_source(root: str | Path, from_dir: str | Path) -> Path:
+    """Copy the book's sources to ``<root>/_build/explore/<name>/`` with ``from_dir``'s executed notebooks in place
+    of the record's (``book/generated/<notebook>.ipynb``); return that folder, the root of the exploration's book.
+
+    ``from_dir`` is a folder of executed ``.ipynb`` files, or an exploration folder holding them in ``notebooks/``.
+    ``<name>`` is the exploration folder's name (e.g. ``cpu-1a2b3c4d5e``). Nothing under ``root`` but that build
+    folder is written.
+
+    Raises:
+        ConfigError: ``from_dir`` holds no executed notebook.
+    """
+    root = Path(root).resolve()
+    folder = Path(from_dir).resolve()
+    if (folder / EXPLORE_NOTEBOOKS).is_dir():
+        folder = folder / EXPLORE_NOTEBOOKS
+    notebooks = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
+    if not notebooks:
+        raise ConfigError(f"--from: {from_dir} holds no executed notebook (.ipynb); run initmem experiments first")
+    name = folder.parent.name if folder.name == EXPLORE_NOTEBOOKS else folder.name
+    source = root / EXPLORE_BUILD_DIR / name
+    for item in BOOK_SOURCES:
+        target = source / item
+        if target.is_dir():
+            shutil.rmtree(target)
+        if (root / item).is_dir():
+            shutil.copytree(root / item, target, ignore=shutil.ignore_patterns("_build", "_failed", ".*.running.ipynb"))
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / item, target)
+    generated = source / RECORD_OUT_DIR
+    generated.mkdir(parents=True, exist_ok=True)
+    for notebook in notebooks:
+        shutil.copy2(notebook, generated / notebook.name)
+    log.info("rendering %d notebooks of %s in %s", len(notebooks), folder, source)
+    return source
+
+
+def _jupyter_book_build(root: Path, *, force: bool, toc, config, strict: bool, extra_args: Sequence[str],
+                        timeout: float | None) -> Path:
+    """Run jupyter-book on ``root``; return ``root/_build/html/index.html`` (BookBuildError with the log tail)."""
     cmd = [*_jupyter_book_command(), "build", str(root), "--builder", "html"]
     if strict:
         cmd += ["-W", "-n", "--keep-going"]
@@ -194,10 +262,10 @@ def build_book(
     return index
 
 
-def _notebooks_by_preset(preset: str | None) -> dict[str, list[str]]:
+def _notebooks_by_preset(preset: str | None, root: Path) -> dict[str, list[str]]:
     """The book's notebooks grouped by the preset they are rendered at (all at ``preset`` when given)."""
     groups: dict[str, list[str]] = {}
-    for name in discover_notebooks():
+    for name in discover_notebooks(root / "notebooks"):
         groups.setdefault(preset or _presets.book_preset(name), []).append(name)
     return groups
 

@@ -4,8 +4,8 @@ Sub-commands::
 
     initmem train   [--config FILE] [--FIELD VALUE ...] --out run.nc
     initmem sweep   SPEC.yaml --cache DIR [--executor serial|processes|dask] [--workers N] --out sweep.nc
-    initmem experiments [--preset smoke|cpu|paper] [--only 01,04] [-p NAME VALUE ...] [--force]
-    initmem book    [--preset PRESET] [--force]
+    initmem experiments [--preset smoke|cpu|paper] [--only 01,04] [-p NAME VALUE ...] [--force] [--root DIR]
+    initmem book    [--preset PRESET] [--force] [--from DIR] [--root DIR]
     initmem download-data DIR
 
 Every RunConfig field is a ``train`` flag (``--sigma-w 0.5``; booleans as ``--augment``/``--no-augment``;
@@ -22,6 +22,9 @@ result is written.
 from __future__ import annotations
 
 import argparse
+import ast
+import functools
+import inspect
 import json
 import logging
 import sys
@@ -30,10 +33,12 @@ from pathlib import Path
 from typing import Any, Sequence
 
 
+from . import __version__
+from . import config as _config
 from .config import ConfigError, RunConfig, read_mapping_file
 from .fileio import OutputError, check_output_dir, check_output_file
 
-__all__ = ["main", "load_config_file", "parse_field_value"]
+__all__ = ["main", "load_config_file", "parse_field_value", "field_docs", "FIELD_CHOICES"]
 
 USAGE_ERROR = 2
 log = logging.getLogger("initmem.cli")
@@ -102,15 +107,58 @@ def parse_field_value(name: str, text: str) -> Any:
     return text
 
 
+#: The RunConfig fields that take one of a fixed set of values, and those values.
+FIELD_CHOICES: dict[str, tuple[str, ...]] = {
+    "model": _config.MODELS,
+    "optimizer": _config.OPTIMIZERS,
+    "schedule": _config.SCHEDULES,
+    "decay_mode": _config.DECAY_MODES,
+    "device": _config.DEVICES,
+    "muon_lr_adjust": _config.MUON_LR_ADJUST,
+}
+_METAVARS = {"int": "N", "float": "X", "str": "TEXT"}
+
+
+@functools.lru_cache(maxsize=1)
+def field_docs() -> dict[str, str]:
+    """Each RunConfig field's attribute docstring (the string literal after it in config.py), as plain text.
+
+    Read with :mod:`ast` from the source of :mod:`initmem.config`; RST markup (````x````) is dropped.
+    """
+    tree = ast.parse(inspect.getsource(_config))
+    body = next(n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RunConfig")
+    docs: dict[str, str] = {}
+    for node, after in zip(body, body[1:]):
+        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
+                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+            docs[node.target.id] = " ".join(after.value.value.replace("``", "").split())
+    return docs
+
+
+def _field_help(f) -> str:
+    """The help of one RunConfig flag: its docstring, its allowed values and its default (``%`` escaped)."""
+    parts = [field_docs().get(f.name, "").rstrip(".") + "."] if field_docs().get(f.name) else []
+    if f.name in FIELD_CHOICES:
+        parts.append(f"Allowed: {', '.join(FIELD_CHOICES[f.name])}.")
+    default = "none" if f.default is None else json.dumps(list(f.default) if isinstance(f.default, tuple) else f.default)
+    parts.append(f"Default: {default}.")
+    return " ".join(parts).replace("%", "%%")
+
+
 def _add_config_flags(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("run configuration (RunConfig fields)")
+    group = parser.add_argument_group("run configuration (RunConfig fields; 'none' for an optional field)")
     for f in fields(RunConfig):
         flag = "--" + f.name.replace("_", "-")
-        doc = f"default: {f.default!r}"
+        doc = _field_help(f)
         if str(f.type) == "bool":
             group.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=doc)
+            continue
+        base = str(f.type).replace(" | None", "")
+        if f.name in FIELD_CHOICES:
+            metavar = "{" + ",".join(FIELD_CHOICES[f.name]) + "}"
         else:
-            group.add_argument(flag, dest=f.name, metavar="VALUE", default=argparse.SUPPRESS, help=doc)
+            metavar = "JSON_LIST" if base.startswith("tuple") else _METAVARS.get(base, "VALUE")
+        group.add_argument(flag, dest=f.name, metavar=metavar, default=argparse.SUPPRESS, help=doc)
 
 
 def config_from_args(args: argparse.Namespace) -> RunConfig:
@@ -178,7 +226,28 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     ds = sweep(spec, cache_dir=args.cache, executor=args.executor, workers=args.workers)
     _write_result(ds, out, "--out")
     print(f"{out}: {spec.n_runs} runs, dims {dict(ds['selected_test_acc'].sizes)}")
+    print(spread_summary(ds))
     return 0
+
+
+#: The summary_table columns ``initmem sweep`` prints, and their short names.
+_SUMMARY_COLUMNS = {
+    "selected_spread_pp": "selected spread (pp)", "selected_ci95_low": "ci95 low", "selected_ci95_high": "ci95 high",
+    "selected_n_seeds": "seeds", "final_spread_pp": "final spread (pp)", "n_diverged": "diverged",
+}  # fmt: skip
+
+
+def spread_summary(ds: Any) -> str:
+    """A few lines on what a sweep produced: the spread over sigma_w (:func:`initmem.sweeps.summary_table`) per
+    combination of the other dims, or why there is none."""
+    from .sweeps import summary_table
+
+    if "sigma_w" not in ds.dims or ds.sizes["sigma_w"] < 2:
+        return "no spread: the sweep has no sigma_w dimension with two or more values"
+    table = summary_table(ds, over="sigma_w")
+    table = table[[c for c in _SUMMARY_COLUMNS if c in table.columns]].rename(columns=_SUMMARY_COLUMNS)
+    text = table.to_string(float_format=lambda v: f"{v:.1f}")
+    return "spread over sigma_w of the test accuracy (mean of per-seed max - min; 95 % t-interval):\n" + text
 
 
 def _cmd_experiments(args: argparse.Namespace) -> int:
@@ -189,8 +258,10 @@ def _cmd_experiments(args: argparse.Namespace) -> int:
 
 def _cmd_book(args: argparse.Namespace) -> int:
     from .book import build_book
+    from .paths import find_repo_root
 
-    index = build_book(preset=args.preset, force=args.force)
+    root = find_repo_root(args.root)
+    index = build_book(preset=args.preset, force=args.force, root=root, from_dir=args.from_dir)
     print(f"book built: {index}")
     return 0
 
@@ -208,12 +279,48 @@ def _add_experiment_flags(parser: argparse.ArgumentParser) -> None:
     add_arguments(parser)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="initmem", description=__doc__.split("\n\n")[0])
-    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
-    sub = parser.add_subparsers(dest="command", required=True)
+_DESCRIPTION = """initmem: the executable companion to "Do Deep Networks Forget Initialization?" (arXiv:2605.29152).
+Train runs over the initialization scale sigma_w, sweep grids of them, re-execute the book's notebooks, build the book."""
 
-    p = sub.add_parser("train", help="train one run and write its metrics as netCDF")
+_EPILOG = """examples:
+  initmem train --optimizer sgd --lr 0.01 --sigma-w 0.5 --width 16 --epochs 30 --out run.nc
+  initmem sweep spec.yaml --cache results/cache --executor processes --workers 2 --out sweep.nc
+  initmem experiments --preset cpu --only 04 -p batch_sizes "[32, 512]"
+  initmem book --from results/explore/cpu-defaults
+
+Errors the tool recognises print one line and exit with status 2. Run "initmem COMMAND --help" for details."""
+
+_EXAMPLES = {
+    "train": "example:\n  initmem train --model resnet9 --width 16 --optimizer adam --lr 1e-3 --sigma-w 2.5 --epochs 30 "
+             "--out run.nc\n  initmem train --config run.nc --out again.nc     # replay a recorded run",
+    "sweep": "example spec.yaml:\n  base: {model: resnet9, width: 8, optimizer: sgd, lr: 0.02, epochs: 20}\n"
+             "  grid: {sigma_w: [0.25, 1.0, 2.5], seed: [0, 1, 2]}\n"
+             "example:\n  initmem sweep spec.yaml --cache results/cache --executor processes --workers 2 --out sweep.nc",
+    "experiments": "examples:\n  initmem experiments --preset smoke                      # the committed record, book/generated\n"
+                   "  initmem experiments --only 04 -p batch_sizes \"[32, 512]\"  # an exploration: "
+                   "results/explore/smoke-<digest>/\n  initmem book --from results/explore/smoke-<digest>     "
+                   "# render it in _build/explore/",
+    "book": "examples:\n  initmem book                                   # = make book: _build/html/index.html\n"
+            "  initmem book --from results/explore/cpu-defaults  # an exploration, in _build/explore/cpu-defaults/",
+    "download-data": "example:\n  initmem download-data ~/data   # then --data ~/data/cifar-10-batches-py",
+}  # fmt: skip
+
+
+def _subparser(sub, name: str, help: str) -> argparse.ArgumentParser:
+    return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".", epilog=_EXAMPLES[name],
+                          formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from .experiments import add_root_argument
+
+    parser = argparse.ArgumentParser(prog="initmem", description=_DESCRIPTION, epilog=_EPILOG,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version", version=f"initmem {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = _subparser(sub, "train", "train one run and write its metrics as netCDF")
     p.add_argument("--config", help="JSON or YAML file of RunConfig fields, or a run's result .nc to replay "
                    "(flags override it)")
     p.add_argument("--out", required=True, help="output .nc file")
@@ -221,24 +328,30 @@ def build_parser() -> argparse.ArgumentParser:
     _add_config_flags(p)
     p.set_defaults(handler=_cmd_train)
 
-    p = sub.add_parser("sweep", help="run a grid of runs (cached, resumable) into one Dataset")
+    p = _subparser(sub, "sweep", "run a grid of runs (cached, resumable) into one Dataset")
     p.add_argument("spec", help="sweep spec (YAML or JSON): base, grid, zip")
     p.add_argument("--cache", required=True, help="run cache directory (one .nc per run)")
-    p.add_argument("--executor", default="serial", choices=("serial", "processes", "dask", "stacked"))
+    p.add_argument("--executor", default="serial", choices=("serial", "processes", "dask", "stacked"),
+                   help="how runs are executed (default: serial)")
     p.add_argument("--workers", type=int, default=None, help="parallel workers (processes/dask)")
     p.add_argument("--out", required=True, help="output .nc file")
     p.set_defaults(handler=_cmd_sweep)
 
-    p = sub.add_parser("experiments", help="execute the notebooks with papermill at a preset")
+    p = _subparser(sub, "experiments", "execute the notebooks with papermill at a preset")
     _add_experiment_flags(p)
     p.set_defaults(handler=_cmd_experiments)
 
-    p = sub.add_parser("book", help="execute what changed and build the jupyter-book")
-    p.add_argument("--preset", default=None, help="preset whose results the book renders (default: the committed one)")
+    p = _subparser(sub, "book", "execute what changed and build the jupyter-book")
+    p.add_argument("--preset", default=None, help="render every notebook at this preset; notebooks the book renders "
+                   "at another preset become an exploration (default: each notebook at its committed preset)")
     p.add_argument("--force", action="store_true", help="re-execute every notebook")
+    p.add_argument("--from", dest="from_dir", default=None, metavar="DIR",
+                   help="render an exploration (results/explore/<preset>-<digest>, or a folder of executed notebooks) "
+                        "into _build/explore/<name>/ instead of the committed pages; executes nothing")
+    add_root_argument(p)
     p.set_defaults(handler=_cmd_book)
 
-    p = sub.add_parser("download-data", help="download CIFAR-10 with torchvision (needs internet)")
+    p = _subparser(sub, "download-data", "download CIFAR-10 with torchvision (needs internet)")
     p.add_argument("root", help="folder to download into")
     p.set_defaults(handler=_cmd_download)
     return parser
@@ -261,6 +374,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def error_line(exc: BaseException) -> str | None:
     """One line for an error the tool recognises (None for anything else: a bug, shown as a traceback)."""
     if isinstance(exc, (ConfigError, OutputError)):
+        return _one_line(str(exc))
+    paths = sys.modules.get("initmem.paths")
+    if paths is not None and isinstance(exc, paths.RootError):
         return _one_line(str(exc))
     data = sys.modules.get("initmem.data")  # imported only if the command got that far
     if data is not None and isinstance(exc, data.DataError):

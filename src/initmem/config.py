@@ -100,34 +100,44 @@ class RunConfig:
 
     # --- optimisation -------------------------------------------------------------------------
     optimizer: str = "sgd"
+    """The optimizer: plain SGD, SGD with heavy-ball momentum, Adam, AdamW or Muon (hybrid with AdamW)."""
     lr: float = 0.01
     """Peak learning rate (for Muon: of the orthogonalised hidden kernels)."""
     batch_size: int = 128
+    """Images per optimisation step (the last partial batch of an epoch is dropped)."""
     epochs: int = 30
+    """Passes over the ``train_size`` training images."""
     momentum: float = 0.9
     """Heavy-ball momentum of ``sgd_momentum`` (PyTorch convention)."""
     nesterov: bool = False
+    """Nesterov momentum for ``sgd_momentum``."""
     betas: tuple[float, float] = (0.9, 0.999)
     """Adam/AdamW (and Muon's auxiliary Adam) moment decay rates."""
     eps: float = 1e-8
+    """Adam/AdamW denominator epsilon."""
     weight_decay: float = 0.0
     """lambda: strength of the L2 penalty (coupled) or of the decoupled decay."""
     decay_mode: str = "auto"
     """``l2`` (lambda*w added to the gradient), ``decoupled`` (w <- (1 - lr*lambda) w), or ``auto``
     (decoupled for adamw and muon, l2 otherwise)."""
     muon_momentum: float = 0.95
+    """Muon's momentum on the hidden kernels."""
     muon_nesterov: bool = True
+    """Nesterov momentum in Muon."""
     muon_ns_steps: int = 5
+    """Newton-Schulz iterations of Muon's orthogonalisation."""
     muon_lr_adjust: str = "original"
     """Muon's per-matrix scale: ``original`` sqrt(max(1, rows/cols)) or ``match_rms_adamw`` 0.2 sqrt(max(rows, cols))."""
     aux_lr: float = 1e-3
     """Learning rate of the AdamW group (BatchNorm, biases, head) under Muon."""
     schedule: str = "constant"
+    """Learning-rate schedule after the warm-up: constant, step (milestones), cosine or linear decay."""
     warmup_epochs: float = 0.0
     """Linear warm-up length in epochs (may be fractional)."""
     schedule_milestones: tuple[float, ...] = (0.5, 0.75)
     """``step`` schedule: fractions of training at which lr is multiplied by ``schedule_gamma``."""
     schedule_gamma: float = 0.1
+    """``step`` schedule: the factor applied at each milestone."""
     final_lr_fraction: float = 0.0
     """``cosine``/``linear``: the lr at the end as a fraction of the peak."""
 
@@ -137,10 +147,12 @@ class RunConfig:
 
     # --- execution (not part of the hash) -----------------------------------------------------
     device: str = "auto"
+    """Where to train: ``auto`` (CUDA when available, else the CPU), ``cpu`` or ``cuda``."""
     num_threads: int | None = None
     """torch CPU threads of the run (None: torch's default). Part of the hash: the thread count changes the order
     of floating-point reductions, hence the numbers."""
     progress: bool = True
+    """Show a progress bar."""
     checkpoint_every: int = 0
     """Save a resumable checkpoint every this many epochs (0: never). Needs a checkpoint path in train()."""
     compile: bool = False

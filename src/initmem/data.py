@@ -54,6 +54,8 @@ import torch
 import torch.nn.functional as F
 from PIL import Image, UnidentifiedImageError
 
+from .paths import default_root
+
 if TYPE_CHECKING:
     from initmem.config import RunConfig
 
@@ -99,8 +101,9 @@ BATCH_FILES = ("data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4", "
 BATCHES_DIR = "cifar-10-batches-py"
 ARCHIVE_NAME = "cifar10-jpeg.tar.gz"
 SYNTHETIC = "synthetic"
-#: Used by :func:`find_cifar10`; the parent of ``src/`` in a source checkout.
-_REPO_ROOT = Path(__file__).resolve().parents[2]
+#: Used by :func:`find_cifar10`: the repository found from the working directory (:mod:`initmem.paths`), never
+#: the folder the package is installed in.
+_REPO_ROOT = default_root()
 _HOW_TO_GET = (
     "Get CIFAR-10 with `initmem download-data DIR` (needs internet; then pass --data DIR or set "
     "INITMEM_DATA=DIR), or pass --data PATH to a cifar-10-batches-py folder, an image folder "

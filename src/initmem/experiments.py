@@ -5,6 +5,14 @@ The notebooks are jupytext *percent* ``.py`` files. Each may have a cell tagged 
 user's overrides, executes the notebook in the repository root and writes the executed ``.ipynb``
 to ``book/generated/``, which jupyter-book renders without executing anything itself.
 
+The record and explorations. ``book/generated/`` and ``results/<preset>/`` hold the committed record: each
+notebook at the preset the book renders it at (:func:`initmem.presets.book_preset`), without overrides. A run
+with ``-p`` overrides or at another preset is an *exploration*: it goes to
+``results/explore/<preset>-<digest of the overrides>/`` (git-ignored; executed notebooks in its ``notebooks/``),
+or to folders the user names, never to the record; its pages open with a banner listing every parameter that
+differs from the record, and ``initmem book --from FOLDER`` renders them into a separate ``_build`` folder.
+Every experiment's sweep is built and validated (:func:`validate_experiment`) before the first notebook runs.
+
 Reuse. The executed notebook's metadata stores a digest (``metadata["initmem"]["digest"]``) of
 
 * the notebook's source text,
@@ -36,12 +44,14 @@ import logging
 import os
 import re
 import shutil
+import sys
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from . import presets as _presets
+from .paths import default_root, find_repo_root
 
 __all__ = [
     "REPO_ROOT",
@@ -54,6 +64,12 @@ __all__ = [
     "notebook_parameter_names",
     "parse_parameter_value",
     "notebook_digest",
+    "parameter_defaults",
+    "validate_experiment",
+    "exploration_tag",
+    "is_exploration",
+    "explore_folder",
+    "record_differences",
     "run_notebooks",
     "add_arguments",
     "main",
@@ -65,21 +81,20 @@ log = logging.getLogger("initmem.experiments")
 INJECTED = ("preset", "results_dir")
 
 
-def _find_repo_root() -> Path:
-    env = os.environ.get("INITMEM_ROOT")
-    if env:
-        return Path(env).resolve()
-    here = Path(__file__).resolve().parents[2]  # src/initmem/experiments.py -> repository root
-    if (here / "notebooks").is_dir() or (here / "pyproject.toml").is_file():
-        return here
-    return Path.cwd().resolve()
-
-
-#: The repository root (override with the environment variable ``INITMEM_ROOT``).
-REPO_ROOT: Path = _find_repo_root()
+#: The repository root found from the working directory when this module was imported (``$INITMEM_ROOT``, else the
+#: nearest folder at or above it whose pyproject.toml names the project initmem; see :mod:`initmem.paths`).
+#: Functions take an explicit ``cwd``/``root`` instead; the command line resolves ``--root`` itself.
+REPO_ROOT: Path = default_root()
 NOTEBOOKS_DIR: Path = REPO_ROOT / "notebooks"
-DEFAULT_OUT_DIR: Path = REPO_ROOT / "book" / "generated"
-DEFAULT_RESULTS_DIR: Path = REPO_ROOT / "results"
+#: The committed record, relative to the root: the executed notebooks the book renders and the results they read.
+RECORD_OUT_DIR = Path("book") / "generated"
+RECORD_RESULTS_DIR = Path("results")
+#: Where explorations go, relative to the root (git-ignored): ``results/explore/<preset>-<digest>/``.
+EXPLORE_DIR = Path("results") / "explore"
+#: Inside an exploration folder: the executed notebooks (its results sit beside, under ``<preset>/<name>/``).
+EXPLORE_NOTEBOOKS = "notebooks"
+DEFAULT_OUT_DIR: Path = REPO_ROOT / RECORD_OUT_DIR
+DEFAULT_RESULTS_DIR: Path = REPO_ROOT / RECORD_RESULTS_DIR
 #: Where a failed notebook's partially executed copy goes, inside ``out_dir``.
 FAILED_SUBDIR = "_failed"
 
@@ -273,6 +288,136 @@ def _final_parameters(
     return {k: _jsonable(v, f"notebook {name!r}, parameter {k!r}") for k, v in final.items()}
 
 
+def parameter_defaults(nb) -> dict[str, Any]:
+    """The literal values assigned in the notebook's ``parameters`` cell (names with non-literal values are left out)."""
+    cell = _parameters_cell(nb)
+    if cell is None:
+        return {}
+    source = cell.source if isinstance(cell.source, str) else "".join(cell.source)
+    source = "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    values: dict[str, Any] = {}
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            with contextlib.suppress(ValueError, SyntaxError, TypeError):
+                values[node.targets[0].id] = _jsonable(ast.literal_eval(node.value), node.targets[0].id)
+    return values
+
+
+def validate_experiment(name: str, parameters: Mapping[str, Any], overridden: Iterable[str] = ()) -> None:
+    """Build experiment ``name``'s sweep from ``parameters`` and validate every run's config, before anything runs.
+
+    Only the experiments of :data:`initmem.registry.EXPERIMENT_SPECS` are checked (the others build no sweep).
+    Raises :class:`ParameterError` with one line naming the notebook and the parameter, e.g.
+    ``notebook '01_optimizers', parameter 'sigma_ws': sigma_w: must be > 0, got -1.0 (sweep point ...)``.
+    """
+    from .registry import EXPERIMENT_SPECS, experiment_spec
+    from .sweeps import SweepSpec
+
+    if name not in EXPERIMENT_SPECS:
+        return
+    spec: dict[str, Any] = {}
+    try:
+        spec = experiment_spec(name, parameters)
+        SweepSpec.from_dict(spec)
+    except (ValueError, TypeError) as exc:
+        message = " ".join(str(exc).split())
+        param = _parameter_behind(message, spec, parameters, list(overridden))
+        where = f"notebook {name!r}" + (f", parameter {param!r}" if param else "")
+        raise ParameterError(f"{where}: {message}") from None
+
+
+def _parameter_behind(message: str, spec: Mapping[str, Any], parameters: Mapping[str, Any],
+                      overridden: Sequence[str]) -> str | None:
+    """The notebook parameter that an error about a sweep field (``sigma_w: ...``, ``grid.seed: ...``) came from."""
+    field = message.split(":", 1)[0].strip().split(".", 1)[-1]  # "grid.seed" -> "seed"
+    axes = {**spec.get("grid", {}), **spec.get("zip", {})}
+    if field in axes:
+        for name in (*overridden, *parameters):
+            value = parameters.get(name)
+            if isinstance(value, (list, tuple)) and list(value) == list(axes[field]):
+                return name
+    return field if field in parameters else None
+
+
+# --------------------------------------------------------------------------- exploration vs the record
+
+
+def exploration_tag(preset: str, parameters: Mapping[str, Any] | None) -> str:
+    """``<preset>-defaults``, or ``<preset>-<10 hex digits of the overrides' digest>``: an exploration's folder."""
+    if not parameters:
+        return f"{preset}-defaults"
+    blob = json.dumps(_jsonable(dict(parameters), "parameters"), sort_keys=True, separators=(",", ":"))
+    return f"{preset}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+
+
+def is_exploration(name: str, preset: str, parameters: Mapping[str, Any] | None) -> bool:
+    """Whether running ``name`` at ``preset`` with these overrides departs from the committed record
+    (any override, or a preset other than :func:`initmem.presets.book_preset`)."""
+    return bool(parameters) or preset != _presets.book_preset(name)
+
+
+def explore_folder(root: str | Path, preset: str, parameters: Mapping[str, Any] | None) -> Path:
+    """``<root>/results/explore/<tag>``: an exploration's results; its executed notebooks are in ``notebooks/``."""
+    return Path(root) / EXPLORE_DIR / exploration_tag(preset, parameters)
+
+
+def _destinations(name: str, preset: str, user_params: Mapping[str, Any], root: Path,
+                  out_dir: Path | None, results_dir: Path | None) -> tuple[Path, Path, bool]:
+    """(executed-notebook folder, results folder, exploring) for one notebook; never the record when exploring."""
+    exploring = is_exploration(name, preset, user_params)
+    record_out, record_results = root / RECORD_OUT_DIR, root / RECORD_RESULTS_DIR
+    if not exploring:
+        return (out_dir or record_out), (results_dir or record_results), False
+    explore = explore_folder(root, preset, user_params)
+    out = out_dir or explore / EXPLORE_NOTEBOOKS
+    results = results_dir or explore
+    why = "parameter overrides (-p)" if user_params else f"preset {preset!r} (the book renders it at {_presets.book_preset(name)!r})"
+    for chosen, record, option in ((out, record_out, "--out-dir"), (results, record_results, "--results-dir")):
+        if chosen.resolve() == record.resolve():
+            raise ParameterError(
+                f"{option}: {name} with {why} is an exploration and may not write into {record} (the committed "
+                f"record); leave {option} out (default: {explore}) or choose another folder"
+            )
+    return out, results, True
+
+
+def record_differences(name: str, defaults: Mapping[str, Any], preset: str,
+                       final: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """``{parameter: (committed value, this run's value)}`` for every parameter that differs from the record
+    (the notebook's defaults and its book preset's values); ``preset`` is listed when it differs."""
+    book = _presets.book_preset(name)
+    record = {**defaults, **_presets.notebook_parameters(book, name), "preset": book}
+    here = {**defaults, **final, "preset": preset}
+    return {k: (record.get(k), v) for k, v in here.items() if k != "results_dir" and record.get(k) != v}
+
+
+def exploration_banner(name: str, differences: Mapping[str, tuple[Any, Any]], results_dir: str) -> str:
+    """The markdown cell put at the top of an exploration's executed notebook."""
+    lines = [
+        "```{warning}",
+        f"**Exploration, not the committed record.** This page was executed with values that differ from those "
+        f"the book renders `{name}` with; its numbers are not the ones of the reproduction ledger. "
+        f"Results: `{results_dir}`.",
+        "",
+        "| parameter | committed | this run |",
+        "|---|---|---|",
+    ]
+    for key, (record, here) in differences.items():
+        lines.append(f"| `{key}` | `{json.dumps(record)}` | `{json.dumps(here)}` |")
+    lines.append("```")
+    return "\n".join(lines)
+
+
+def _add_banner(nb, text: str) -> None:
+    """Insert ``text`` as a markdown cell after the notebook's title cell (the first cell, when it is markdown)."""
+    import nbformat
+
+    cell = nbformat.v4.new_markdown_cell(text)
+    cell.metadata["tags"] = ["initmem-exploration"]
+    at = 1 if nb.cells and nb.cells[0].get("cell_type") == "markdown" else 0
+    nb.cells.insert(at, cell)
+
+
 # --------------------------------------------------------------------------- digest
 
 
@@ -396,7 +541,7 @@ def run_notebooks(
     execution_timeout: float | None = None,
     progress: bool = True,
 ) -> list[NotebookResult]:
-    """Execute the selected notebooks at ``preset`` and write them to ``out_dir/<name>.ipynb``.
+    """Execute the selected notebooks at ``preset`` and write them to ``<out folder>/<name>.ipynb``.
 
     Parameters
     ----------
@@ -406,16 +551,21 @@ def run_notebooks(
         Names or prefixes (``"01,04"``, ``["T1", "T2"]``); ``None`` runs every notebook.
     parameters
         Overrides applied on top of the preset's parameters, for every selected notebook. Each name must
-        be defined in the parameters cell of every selected notebook; otherwise a :class:`ParameterError`
-        is raised before anything runs. ``preset`` and ``results_dir`` are injected by the runner when a
-        notebook declares them.
+        be defined in the parameters cell of every selected notebook, and every run of an experiment's sweep
+        (:data:`initmem.registry.EXPERIMENT_SPECS`) must be a valid config; otherwise a :class:`ParameterError`
+        naming the parameter is raised before anything runs. ``preset`` and ``results_dir`` are injected by the
+        runner when a notebook declares them.
     out_dir, results_dir
-        Default to ``book/generated`` and ``results`` in the repository.
+        The committed record, ``book/generated`` and ``results``, for a notebook run at its book preset
+        (:func:`initmem.presets.book_preset`) without overrides. Any other run is an *exploration*: by default
+        it goes to ``results/explore/<preset>-<digest of the overrides>/`` (:func:`explore_folder`; executed
+        notebooks in its ``notebooks/``), its executed notebooks open with a banner listing what differs from the
+        record, and an explicit folder may not be the record's.
     force
         Execute even when the executed notebook's digest is unchanged.
     notebooks_dir, cwd
-        Where the ``.py`` notebooks are (default ``notebooks/``) and where they run (default: the
-        repository root).
+        Where the ``.py`` notebooks are (default ``<root>/notebooks``) and the repository root where they run
+        (default: :data:`REPO_ROOT`, found from the working directory).
 
     Returns
     -------
@@ -428,10 +578,10 @@ def run_notebooks(
     from tqdm.auto import tqdm
 
     _presets.check_preset(preset)
-    nb_dir = Path(notebooks_dir) if notebooks_dir is not None else NOTEBOOKS_DIR
-    out_dir = Path(out_dir) if out_dir is not None else DEFAULT_OUT_DIR
-    results_dir = (Path(results_dir) if results_dir is not None else DEFAULT_RESULTS_DIR).resolve()
     root = Path(cwd).resolve() if cwd is not None else REPO_ROOT
+    nb_dir = Path(notebooks_dir) if notebooks_dir is not None else root / "notebooks"
+    out_choice = Path(out_dir) if out_dir is not None else None
+    results_choice = Path(results_dir).resolve() if results_dir is not None else None
     user_params = {k: parse_parameter_value(v) if isinstance(v, str) else v for k, v in (parameters or {}).items()}
 
     available = discover_notebooks(nb_dir)
@@ -447,26 +597,34 @@ def run_notebooks(
         text = path.read_text(encoding="utf-8")
         nb = jupytext.reads(text, fmt="py:percent")
         declared = notebook_parameter_names(nb)
+        out, res, exploring = _destinations(name, preset, user_params, root, out_choice, results_choice)
+        res = res.resolve()
         final = _final_parameters(
-            name, declared, preset, _presets.notebook_parameters(preset, name), user_params, _portable(results_dir, root)
+            name, declared, preset, _presets.notebook_parameters(preset, name), user_params, _portable(res, root)
         )
-        digest = notebook_digest(text, final, _result_files(results_dir, preset, name), root)
-        plans.append((name, path, nb, final, digest))
+        defaults = parameter_defaults(nb)
+        validate_experiment(name, {**defaults, **final}, overridden=list(user_params))
+        if exploring:
+            banner = exploration_banner(name, record_differences(name, defaults, preset, final), _relative(res, root))
+            _add_banner(nb, banner)
+            text += "\n# exploration banner\n" + banner  # the banner is part of what the digest covers
+        digest = notebook_digest(text, final, _result_files(res, preset, name), root)
+        plans.append((name, path, nb, final, digest, out, exploring))
 
-    out_dir.mkdir(parents=True, exist_ok=True)
     results: list[NotebookResult] = []
     bar = tqdm(plans, desc=f"notebooks ({preset})", unit="nb", disable=not progress)
-    for name, path, nb, final, digest in bar:
+    for name, path, nb, final, digest, out, exploring in bar:
         bar.set_postfix_str(name)
-        out_path = out_dir / f"{name}.ipynb"
+        out.mkdir(parents=True, exist_ok=True)
+        out_path = out / f"{name}.ipynb"
         if not force and _stored_digest(out_path) == digest:
             log.info("%s: unchanged, reusing %s", name, out_path)
             results.append(NotebookResult(name, "reused", out_path, final, digest))
             continue
-        log.info("%s: executing with %s", name, json.dumps(final, sort_keys=True))
+        log.info("%s: executing with %s%s", name, json.dumps(final, sort_keys=True), " (exploration)" * exploring)
         nb = copy.deepcopy(nb)
         nb.metadata.setdefault("kernelspec", {"name": kernel_name, "display_name": "Python 3", "language": "python"})
-        tmp_path = out_dir / f".{name}.running.ipynb"
+        tmp_path = out / f".{name}.running.ipynb"
         t0 = time.perf_counter()
         try:
             with _kernel_environment(root):
@@ -478,13 +636,14 @@ def run_notebooks(
                     cwd=str(root),
                     progress_bar=False,
                     execution_timeout=execution_timeout,
+                    **_quiet_kernel_options(),
                 )
         except Exception as exc:  # noqa: BLE001 - any failure is reported, the next notebook still runs
             seconds = time.perf_counter() - t0
             cell_index, error = _failure_details(exc)
             failed_path = None
             if tmp_path.exists():
-                failed_dir = out_dir / FAILED_SUBDIR
+                failed_dir = out / FAILED_SUBDIR
                 failed_dir.mkdir(exist_ok=True)
                 failed_path = failed_dir / f"{name}.ipynb"
                 shutil.move(str(tmp_path), failed_path)
@@ -499,15 +658,43 @@ def run_notebooks(
             "preset": preset,
             "parameters": final,
             "source": _relative(path, root),
+            "exploration": exploring,
         }
         nbformat.write(executed, tmp_path)
         os.replace(tmp_path, out_path)
-        stale = out_dir / FAILED_SUBDIR / f"{name}.ipynb"
+        stale = out / FAILED_SUBDIR / f"{name}.ipynb"
         if stale.exists():
             stale.unlink()
         log.info("%s: executed in %.1f s -> %s", name, seconds, out_path)
         results.append(NotebookResult(name, "executed", out_path, final, digest, seconds))
     return results
+
+
+def _quiet_kernel_options() -> dict[str, Any]:
+    """papermill options that start the kernel over IPC (local sockets) rather than TCP.
+
+    Over TCP, ipykernel logs "Kernel is running over TCP without encryption ..." on every start (ipykernel
+    >= 7, ``IPKernelApp.init_sockets``). IPC needs Unix sockets, which Windows lacks: there TCP stays.
+    """
+    if os.name == "nt":
+        return {}
+    return {"kernel_manager_class": "initmem.experiments.IPCKernelManager"}
+
+
+def __getattr__(name: str) -> Any:
+    """``IPCKernelManager`` is built on first use, so importing this module does not import jupyter_client."""
+    if name == "IPCKernelManager":
+        from jupyter_client import AsyncKernelManager
+        from traitlets import CaselessStrEnum
+
+        cls = type("IPCKernelManager", (AsyncKernelManager,), {
+            "__doc__": "A kernel manager whose kernels listen on IPC sockets next to their connection file.",
+            "transport": CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True),
+            "__module__": __name__,
+        })  # fmt: skip
+        globals()[name] = cls
+        return cls
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -538,9 +725,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="override a notebook parameter; VALUE is JSON or YAML, e.g. -p batch_sizes '[32, 512]'",
     )
     parser.add_argument("--force", action="store_true", help="execute even if nothing changed")
-    parser.add_argument("--out-dir", default=None, help="where the executed notebooks go (default: book/generated)")
-    parser.add_argument("--results-dir", default=None, help="results folder (default: results)")
+    parser.add_argument(
+        "--out-dir", default=None,
+        help="where the executed notebooks go (default: book/generated at a notebook's book preset without -p; "
+             "otherwise results/explore/<preset>-<digest>/notebooks)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--results-dir", default=None,
+        help="results folder (default: results at the book preset without -p; otherwise "
+             "results/explore/<preset>-<digest>)",
+    )  # fmt: skip
+    add_root_argument(parser)
     return parser
+
+
+def add_root_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--root DIR`` option (default: ``$INITMEM_ROOT``, else the initmem checkout containing the working dir)."""
+    parser.add_argument(
+        "--root", default=None, metavar="DIR",
+        help="the repository (default: $INITMEM_ROOT, else the folder at or above the working directory whose "
+             "pyproject.toml names initmem)",
+    )  # fmt: skip
 
 
 def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
@@ -549,8 +754,9 @@ def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
         args = add_arguments(argparse.ArgumentParser(prog="initmem experiments")).parse_args(args)
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
-    params = {name: parse_parameter_value(value) for name, value in (args.parameter or [])}
     try:
+        root = find_repo_root(getattr(args, "root", None))
+        params = {name: parse_parameter_value(value) for name, value in (args.parameter or [])}
         results = run_notebooks(
             preset=args.preset,
             only=args.only,
@@ -558,12 +764,18 @@ def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
             out_dir=args.out_dir,
             results_dir=args.results_dir,
             force=args.force,
+            cwd=root,
         )
-    except ValueError as exc:  # ParameterError, unknown preset or selector
-        log.error("%s", exc)
+    except ValueError as exc:  # ParameterError, RootError, unknown preset or selector
+        message = " ".join(str(exc).split())
+        print(f"initmem experiments: error: {message}", file=sys.stderr)
         return 2
     for r in results:
         print(r)
+    explored = sorted({str(r.output.parent) for r in results if r.ok and r.output is not None
+                       and r.output.parent.resolve() != (root / RECORD_OUT_DIR).resolve()})  # fmt: skip
+    for folder in explored:
+        print(f"exploration written to {folder}; render it with: initmem book --from {folder}")
     failed = [r for r in results if not r.ok]
     if failed:
         print(f"{len(failed)} of {len(results)} notebooks failed: {', '.join(r.name for r in failed)}")

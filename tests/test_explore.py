@@ -1,0 +1,207 @@
+"""Explorations stay out of the committed record; the repository root comes from the working directory;
+sweeps are validated before anything runs; kernels start quietly."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("papermill")
+nbformat = pytest.importorskip("nbformat")
+
+from initmem import book, experiments, registry  # noqa: E402
+from initmem.experiments import ParameterError, run_notebooks  # noqa: E402
+from initmem.paths import RootError, find_repo_root  # noqa: E402
+
+SRC = Path(experiments.__file__).resolve().parents[1]
+GOOD = """\
+# %% [markdown]
+# # A tiny notebook
+
+# %% tags=["parameters"]
+scale = 2
+items = [1, 2]
+preset = "none"
+results_dir = "none"
+
+# %%
+print(f"TOTAL={scale * sum(items)} PRESET={preset} RESULTS={results_dir}")
+"""
+
+
+def _project(root: Path, name: str = "initmem") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text(f'[build-system]\nrequires = []\n\n[project]\nname = "{name}"\n')
+    return root
+
+
+@pytest.fixture()
+def repo(tmp_path):
+    root = _project(tmp_path / "repo")
+    (root / "notebooks").mkdir()
+    (root / "notebooks" / "01_good.py").write_text(GOOD)
+    return root
+
+
+# --------------------------------------------------------------------------- the root
+
+
+def test_root_is_found_from_the_working_directory(tmp_path, monkeypatch):
+    monkeypatch.delenv("INITMEM_ROOT", raising=False)
+    root = _project(tmp_path / "checkout")
+    _project(root / "vendor" / "other", name="other")  # another project inside is skipped
+    deep = root / "vendor" / "other" / "a" / "b"
+    deep.mkdir(parents=True)
+    assert find_repo_root(start=deep) == root.resolve()
+    assert find_repo_root(tmp_path, start=deep) == tmp_path.resolve()  # --root wins
+    monkeypatch.setenv("INITMEM_ROOT", str(deep))
+    assert find_repo_root(start=root) == deep.resolve()  # then $INITMEM_ROOT
+    monkeypatch.delenv("INITMEM_ROOT")
+    with pytest.raises(RootError, match="--root DIR or set INITMEM_ROOT"):
+        find_repo_root(start=tmp_path)
+    with pytest.raises(RootError, match="not a folder"):
+        find_repo_root(tmp_path / "missing")
+
+
+def test_the_installed_package_does_not_decide_the_root(tmp_path):
+    """The package imported from this checkout's src/ works on the checkout that contains the working directory."""
+    root = _project(tmp_path / "elsewhere")
+    (root / "sub").mkdir()
+    code = "from initmem import data, experiments; print(experiments.REPO_ROOT); print(data._REPO_ROOT)"
+    env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=root / "sub", env=env, capture_output=True, text=True,
+                         timeout=120, check=True).stdout.split()  # fmt: skip
+    assert out == [str(root.resolve())] * 2
+
+
+def test_no_root_lookup_uses_the_package_location():
+    offenders = [p.name for p in SRC.joinpath("initmem").glob("*.py")
+                 if "parents[2]" in p.read_text() and p.name != "records.py"]  # fmt: skip
+    assert offenders == []  # records.git_commit records the commit of the code that ran: the package's own
+
+
+# --------------------------------------------------------------------------- exploration vs record
+
+
+def test_overrides_go_to_their_own_folder_with_a_banner(repo):
+    res = run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False)
+    assert res[0].ok, str(res[0])
+    tag = experiments.exploration_tag("smoke", {"scale": 3})
+    folder = repo / "results" / "explore" / tag
+    assert res[0].output == folder / "notebooks" / "01_good.ipynb"
+    assert not (repo / "book").exists()  # the record is untouched
+    nb = nbformat.read(res[0].output, as_version=4)
+    assert nb.metadata["initmem"]["exploration"] is True
+    assert nb.metadata["initmem"]["parameters"]["results_dir"] == f"results/explore/{tag}"
+    banner = nb.cells[1]
+    assert banner.cell_type == "markdown" and "Exploration, not the committed record" in banner.source
+    assert "| `scale` | `2` | `3` |" in banner.source and "`items`" not in banner.source
+    assert nb.cells[0].source.startswith("# A tiny notebook")  # the title stays the page title
+    # the same exploration is reused; another one gets another folder
+    assert run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False)[0].status == "reused"
+    assert experiments.exploration_tag("smoke", {"scale": 4}) != tag
+
+
+def test_another_preset_is_an_exploration_and_the_book_preset_is_the_record(repo):
+    res = run_notebooks(preset="cpu", cwd=repo, progress=False)
+    assert res[0].output == repo / "results" / "explore" / "cpu-defaults" / "notebooks" / "01_good.ipynb"
+    assert "| `preset` | `\"smoke\"` | `\"cpu\"` |" in nbformat.read(res[0].output, as_version=4).cells[1].source
+    res = run_notebooks(preset="smoke", cwd=repo, progress=False)
+    assert res[0].output == repo / "book" / "generated" / "01_good.ipynb"
+    nb = nbformat.read(res[0].output, as_version=4)
+    assert not any("Exploration" in c.source for c in nb.cells)
+    assert nb.metadata["initmem"]["exploration"] is False
+
+
+def test_an_exploration_may_not_write_into_the_record(repo):
+    for option in ({"out_dir": repo / "book" / "generated"}, {"results_dir": repo / "results"}):
+        with pytest.raises(ParameterError, match="committed record"):
+            run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False, **option)
+    assert not (repo / "book").exists()
+
+
+def test_cli_prints_where_an_exploration_went_and_how_to_render_it(repo, capsys):
+    assert experiments.main(["--root", str(repo), "-p", "scale", "5"]) == 0
+    out = capsys.readouterr().out
+    assert "initmem book --from" in out and "results/explore/smoke-" in out
+
+
+def test_book_from_an_exploration_builds_elsewhere(repo, monkeypatch):
+    """`initmem book --from FOLDER` copies the sources with the exploration's pages into _build/explore/<tag>/ and
+    builds there; the record's files are not touched (jupyter-book itself is faked)."""
+    (repo / "_config.yml").write_text("title: t\n")
+    (repo / "_toc.yml").write_text("format: jb-book\nroot: book/intro\n")
+    generated = repo / "book" / "generated"
+    generated.mkdir(parents=True)
+    (repo / "book" / "intro.md").write_text("# Intro\n")
+    (generated / "01_good.ipynb").write_text("record")
+    (generated / "02_other.ipynb").write_text("record 2")
+    before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
+    res = run_notebooks(preset="smoke", parameters={"scale": 7}, cwd=repo, progress=False)
+    calls = []
+
+    def fake_build(root, **kwargs):
+        calls.append(root)
+        return root / "_build" / "html" / "index.html"
+
+    monkeypatch.setattr(book, "_jupyter_book_build", fake_build)
+    monkeypatch.setattr(book, "ensure_mathjax", lambda static: static)
+    folder = res[0].output.parent.parent
+    index = book.build_book(root=repo, from_dir=folder)
+    source = repo / "_build" / "explore" / folder.name
+    assert calls == [source] and index == source / "_build" / "html" / "index.html"
+    copied = source / "book" / "generated"
+    assert "Exploration" in (copied / "01_good.ipynb").read_text()
+    assert (copied / "02_other.ipynb").read_text() == "record 2"  # pages not explored stay the record's
+    assert (source / "_config.yml").is_file() and (source / "book" / "intro.md").is_file()
+    assert all(p.read_bytes() == data for p, data in before.items())
+    with pytest.raises(ValueError, match="--from: .* holds no executed notebook"):
+        book.build_book(root=repo, from_dir=repo / "book")
+
+
+# --------------------------------------------------------------------------- early validation
+
+
+def test_every_grid_value_is_validated_before_anything_runs(repo, monkeypatch):
+    def spec(p):
+        return {"base": {"data": "synthetic", "epochs": 1}, "grid": {"sigma_w": p["items"]}}
+
+    monkeypatch.setitem(registry.EXPERIMENT_SPECS, "01_good", spec)
+    with pytest.raises(ParameterError) as info:
+        run_notebooks(preset="smoke", parameters={"items": [0.5, -1]}, cwd=repo, progress=False)
+    message = str(info.value)
+    assert "notebook '01_good', parameter 'items'" in message and "sigma_w: must be > 0" in message
+    assert len(message.splitlines()) == 1
+    assert not (repo / "results").exists() and not (repo / "book").exists()
+
+
+def test_cli_names_the_parameter_of_a_real_notebook_in_one_line(capsys):
+    root = find_repo_root(start=SRC)
+    assert experiments.main(["--root", str(root), "--only", "01", "-p", "sigma_ws", "[0.5, -1]"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith("initmem experiments: error: notebook '01_optimizers', parameter 'sigma_ws'")
+    assert "sigma_w: must be > 0, got -1.0" in err
+
+
+def test_batch_larger_than_the_training_set_is_caught_before_running(capsys):
+    root = find_repo_root(start=SRC)
+    assert experiments.main(["--root", str(root), "--only", "04", "-p", "batch_sizes", "[32, 100000]"]) == 2
+    err = capsys.readouterr().err
+    assert "parameter 'batch_sizes'" in err and "exceed train_size" in err
+
+
+# --------------------------------------------------------------------------- quiet kernels
+
+
+def test_kernels_do_not_warn_about_tcp(repo, capfd):
+    res = run_notebooks(preset="smoke", cwd=repo, progress=False, force=True)
+    assert res[0].ok, str(res[0])
+    captured = capfd.readouterr()
+    assert "without encryption" not in captured.err + captured.out
+    assert not list(repo.glob("kernel-*"))  # IPC sockets live next to the connection file, not in the cwd
+    assert "TOTAL=6" in json.dumps(nbformat.read(res[0].output, as_version=4).cells[-1].outputs)
