@@ -112,3 +112,12 @@ def test_verdict_box_names_the_claim_the_paper_ours_and_the_rule():
     table = claims.reproduction_table(ledger_results())
     box = claims.verdict_box(table, ["C1", "C2"])
     assert box.startswith("**C1.") and "**C2." in box and "Paper: 26.5 pp" in box and "Rule:" in box
+
+
+def test_diverged_runs_are_left_out_and_counted_in_the_note():
+    results = ledger_results()
+    opt = results["01_optimizers"]
+    opt["diverged"].loc[{"optimizer": "sgd", "seed": 2, "sigma_w": 2.5}] = 1.0
+    opt["selected_test_acc"].loc[{"optimizer": "sgd", "seed": 2, "sigma_w": 2.5}] = np.nan
+    row = claims.reproduction_table(results).loc["C1"]
+    assert row["seeds"] == 2 and "1 run(s) of 01_optimizers diverged" in row["note"]

@@ -379,7 +379,11 @@ def reproduction_table(results: Mapping[str, xr.Dataset]) -> "Any":
             rows.append(_Row(claim, empty, INCONCLUSIVE, "n/a", "", "", f"not measured: no results of {name}"))
             continue
         try:
-            rows.append(rule(ds))
+            row = rule(ds)
+            diverged = int((ds["diverged"] == 1).sum()) if "diverged" in ds else 0
+            if diverged:  # their predictors are NaN: they are left out of every interval above
+                row.note = "; ".join(filter(None, [row.note, f"{diverged} run(s) of {name} diverged and are left out"]))
+            rows.append(row)
         except (KeyError, ValueError, IndexError) as exc:
             rows.append(_Row(claim, empty, INCONCLUSIVE, "n/a", "", _scale(ds),
                              f"{name} lacks what the rule needs ({type(exc).__name__}: {exc})"))  # fmt: skip
