@@ -26,7 +26,7 @@ notes_preset = "cpu"
 preset = "smoke"
 results_dir = "results"
 
-# %%
+# %% tags=["hide-input"]
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -44,7 +44,7 @@ display(overview)
 # A chapter is rendered at the `cpu` preset once all of its `cpu` runs are committed; until then it shows the
 # `smoke` preset, whose numbers mean nothing. Every chapter also prints its preset at the top.
 
-# %%
+# %% tags=["hide-input"]
 names = list(discover_notebooks())
 chapters = pd.DataFrame({"chapter": names, "preset": [presets.book_preset(n) for n in names]}).set_index("chapter")
 display(chapters.T)
@@ -56,7 +56,7 @@ display(chapters.T)
 # sum of their training wall times (each CPU run uses one thread, so this is core-hours; with two worker
 # processes the wall-clock time is about half) and the hardware they ran on.
 
-# %%
+# %% tags=["hide-input"]
 costs = analysis.measured_costs(results_dir, preset, (*analysis.EXPERIMENTS, "08_calibration"))
 display(Markdown(f"Runs of the **{preset}** preset cached in `{results_dir}`:"))
 display(costs.round(3) if len(costs) else Markdown("none yet."))
@@ -68,7 +68,7 @@ display(costs.round(3) if len(costs) else Markdown("none yet."))
 # (`initmem.presets.CPU_THROUGHPUT`): runs, images trained and evaluated, and hours with the preset's worker
 # processes. Re-measure `CPU_THROUGHPUT` on another machine before trusting the hours there.
 
-# %%
+# %% tags=["hide-input"]
 estimates = pd.DataFrame({name: presets.estimate_cost(notes_preset, name) for name in (*analysis.EXPERIMENTS, "08_calibration")}).T
 estimates["wall_hours"] = estimates.pop("wall_seconds") / 3600.0
 estimates["core_hours"] = estimates.pop("core_seconds") / 3600.0
@@ -78,7 +78,7 @@ display(estimates.astype({"runs": int, "train_images": int, "eval_images": int})
 # %% [markdown]
 # ## Choices at the selected preset
 
-# %%
+# %% tags=["hide-input"]
 notes = pd.DataFrame(presets.PRESET_NOTES[notes_preset]).set_index("setting")
 display(Markdown(f"Preset **{notes_preset}**: {presets.PRESET_DESCRIPTIONS[notes_preset]}."))
 display(notes)

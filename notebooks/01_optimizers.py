@@ -58,7 +58,7 @@ lrs = [0.05, 0.005, 0.005, 0.005, 0.02]
 weight_decays = [0.0, 0.0, 0.0, 0.05, 0.0]
 aux_lrs = [0.001, 0.001, 0.001, 0.001, 0.005]
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
@@ -78,7 +78,7 @@ print(plots.caption(ds))
 # the final predictor) and the verdict by the rule printed below it: the same numbers and rules as the ledger
 # (Paper vs this reproduction).
 
-# %%
+# %% tags=["remove-input"]
 display(Markdown(claims.chapter_box("01_optimizers", ds)))
 
 # %% [markdown]
@@ -87,7 +87,7 @@ display(Markdown(claims.chapter_box("01_optimizers", ds)))
 # Left: the validation-selected predictor; right: the last epoch. Error bars are 95 % intervals over seeds
 # (absent with one seed).
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.acc_vs_sigma(ds, hue="optimizer")
 glue("e01_fig_acc_vs_sigma", fig, display=False)
 plt.show()
@@ -101,7 +101,7 @@ plt.show()
 # $T_{SGD} = \frac1b\sum_k\eta_k^2$, $T_{L2} = \lambda\sum_k\eta_k$ and $T_{adapt} = \sum_k\eta_k$ (for SGD with momentum
 # $\mu$, of its effective step $\eta/(1-\mu)$), with the mean training accuracy of each predictor.
 
-# %%
+# %% tags=["hide-input"]
 table = analysis.spread_points(ds, "01_optimizers").set_index("optimizer")
 columns = ["lr", "weight_decay", "selected_spread_pp", "selected_ci95_low", "selected_ci95_high",
            "final_spread_pp", "final_ci95_low", "final_ci95_high", "selected_best_sigma_w",
@@ -120,7 +120,7 @@ for name in ("sgd", "sgd_momentum", "adam", "adamw", "muon"):
     glue(f"e01_T_SGD_{name}", value("T_SGD"), display=False)
     glue(f"e01_T_adapt_{name}", value("T_adapt"), display=False)
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.spread_bars(ds, by="optimizer", paper={"sgd": 26.5, "muon": 4.0})
 glue("e01_fig_spread", fig, display=False)
 plt.show()
@@ -146,12 +146,12 @@ plt.show()
 # Test accuracy and kernel norm during training, one panel per optimizer, one line per $\sigma_w$; dots mark the
 # validation-selected epoch.
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.training_curves(ds, var="test_acc", col="optimizer")
 glue("e01_fig_curves", fig, display=False)
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.norm_trajectories(ds, col="optimizer")
 glue("e01_fig_norms", fig, display=False)
 plt.show()

@@ -55,7 +55,7 @@ horizons = [2, 4, 6]
 reference_horizon = 2
 checkpoint_every = 0  # epochs between resumable checkpoints (0: none); long runs survive an interrupted session
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
@@ -80,13 +80,13 @@ print(plots.caption(ds))
 # the final predictor) and the verdict by the rule printed below it: the same numbers and rules as the ledger
 # (Paper vs this reproduction).
 
-# %%
+# %% tags=["remove-input"]
 display(Markdown(claims.chapter_box("02_long_training", ds)))
 
 # %% [markdown]
 # ## The spread at each horizon
 
-# %%
+# %% tags=["hide-input"]
 h = analysis.within_horizons(ds, horizons)
 table = analysis.horizon_table(ds, horizons)
 columns = ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "final_spread_pp", "final_ci95_low",
@@ -94,12 +94,12 @@ columns = ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "fin
 table = table[[c for c in columns if c in table]]
 glue("e02_table", table.round(4))
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.spread_vs_horizon(h, paper_epochs=5000)
 glue("e02_fig_spread_vs_horizon", fig, display=False)
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 first, last = reference_horizon, max(horizons)
 glue("e02_reference_epochs", first, display=False)
 glue("e02_longest_epochs", last, display=False)
@@ -131,7 +131,7 @@ glue("e02_min_train_longest", float(table.loc[last, "min_final_train_acc"]), dis
 # %% [markdown]
 # ## Curves of the long runs
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.training_curves(ds, var="test_acc", col=None, title="Test accuracy during the long runs")
 glue("e02_fig_curves", fig, display=False)
 plt.show()

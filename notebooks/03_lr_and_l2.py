@@ -61,7 +61,7 @@ seeds = [0]
 lrs = [0.02, 0.1]
 weight_decays = [0.0, 0.01]
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
@@ -81,7 +81,7 @@ print(plots.caption(ds))
 # the final predictor) and the verdict by the rule printed below it: the same numbers and rules as the ledger
 # (Paper vs this reproduction).
 
-# %%
+# %% tags=["remove-input"]
 display(Markdown(claims.chapter_box("03_lr_and_l2", ds)))
 
 # %% [markdown]
@@ -95,7 +95,7 @@ display(Markdown(claims.chapter_box("03_lr_and_l2", ds)))
 # $T_{L2}$ exceeds it, T5 predicts forgetting (`forgetting_predicted`); a cell with L2 whose clock falls short can even
 # keep a *larger* spread than the cell without, because decay shrinks the small-$\sigma_w$ norms first.
 
-# %%
+# %% tags=["hide-input"]
 glue("e03_cells", claims.l2_cells(ds).round(3))
 
 # %% [markdown]
@@ -105,12 +105,12 @@ glue("e03_cells", claims.l2_cells(ds).round(3))
 # reached. The table adds the 95 % interval of the per-seed spreads, $T_{SGD}$ and the lowest final training
 # accuracy of the cell.
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.spread_heatmap(ds, x="lr", y="weight_decay", clock="T_L2")
 glue("e03_fig_heatmap", fig, display=False)
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 table = analysis.spread_points(ds, "03_lr_and_l2").set_index(["lr", "weight_decay"])
 columns = ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "final_spread_pp", "final_ci95_low",
            "final_ci95_high", "selected_train_acc", "final_train_acc", "min_final_train_acc", "T_SGD", "final_T_SGD", "T_L2", "final_T_L2"]  # fmt: skip
@@ -142,7 +142,7 @@ glue("e03_wd_high", hi_wd, display=False)
 # The norms tell the same story as the spreads: with L2 and enough $T_{L2}$, the kernel norms of all $\sigma_w$
 # end near one equilibrium, whatever their initial value.
 
-# %%
+# %% tags=["hide-input"]
 strong = ds.sel(weight_decay=hi_wd)
 fig = plots.norm_trajectories(strong, col="lr", title=f"Kernel norm during training, L2 strength {hi_wd:g}")
 glue("e03_fig_norms", fig, display=False)

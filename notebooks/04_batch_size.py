@@ -49,7 +49,7 @@ sigma_ws = [0.5, 2.0]
 seeds = [0]
 batch_sizes = [32, 128]
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
@@ -69,7 +69,7 @@ print(plots.caption(ds))
 # the final predictor) and the verdict by the rule printed below it: the same numbers and rules as the ledger
 # (Paper vs this reproduction).
 
-# %%
+# %% tags=["remove-input"]
 display(Markdown(claims.chapter_box("04_batch_size", ds)))
 
 # %% [markdown]
@@ -77,12 +77,12 @@ display(Markdown(claims.chapter_box("04_batch_size", ds)))
 #
 # Left: the spread against $b$; right: the same spreads against the $T_{SGD}$ clock each batch size reached.
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.spread_vs(ds, dim="batch_size", clock="T_SGD")
 glue("e04_fig_spread_vs_batch", fig, display=False)
 plt.show()
 
-# %%
+# %% tags=["hide-input"]
 table = analysis.spread_points(ds, "04_batch_size").set_index("batch_size")
 columns = ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "final_spread_pp", "final_ci95_low",
            "final_ci95_high", "selected_train_acc", "final_train_acc", "min_final_train_acc", "T_SGD", "final_T_SGD", "T_adapt", "final_T_adapt"]  # fmt: skip
@@ -112,7 +112,7 @@ glue("e04_spearman", rho, display=False)
 # training accuracies in the table say whether each one interpolates. The $T_{SGD}$ panel puts all batch sizes on
 # the clock that the theory says matters.
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.acc_vs_sigma(ds, hue="batch_size", title="Test accuracy against the initialisation scale, per batch size")
 glue("e04_fig_acc_vs_sigma", fig, display=False)
 plt.show()

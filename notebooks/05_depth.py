@@ -49,7 +49,7 @@ warmup_epochs = 0.0
 sigma_ws = [0.5, 2.0]
 seeds = [0]
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 from IPython.display import Markdown, display
@@ -68,10 +68,10 @@ print(plots.caption(ds))
 # the final predictor) and the verdict by the rule printed below it: the same numbers and rules as the ledger
 # (Paper vs this reproduction).
 
-# %%
+# %% tags=["remove-input"]
 display(Markdown(claims.chapter_box("05_depth", ds)))
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.depth_panels(ds)
 glue("e05_fig_depth", fig, display=False)
 plt.show()
@@ -79,7 +79,7 @@ plt.show()
 # %% [markdown]
 # ## Per model and $\sigma_w$
 
-# %%
+# %% tags=["hide-input"]
 frame = ds[["final_train_acc", "tau_interp", "selected_test_acc", "final_test_acc", "best_epoch"]]
 frame = frame.mean("seed") if "seed" in frame.dims else frame
 table = frame.to_dataframe()

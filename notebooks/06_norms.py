@@ -32,7 +32,7 @@
 preset = "smoke"
 results_dir = "results"
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
@@ -50,10 +50,10 @@ print(plots.caption(ds))
 # the final predictor) and the verdict by the rule printed below it: the same numbers and rules as the ledger
 # (Paper vs this reproduction).
 
-# %%
+# %% tags=["remove-input"]
 display(Markdown(claims.chapter_box("01_optimizers", ds, ["C7"])))
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.norm_scatter(ds, hue="optimizer")
 glue("e06_fig_norm_scatter", fig, display=False)
 plt.show()
@@ -64,7 +64,7 @@ plt.show()
 # Mean over seeds of the per-seed slope, with its 95 % interval (two or more seeds), and the ratio of the
 # largest to the smallest final norm across $\sigma_w$ next to the same ratio of the initial norms.
 
-# %%
+# %% tags=["hide-input"]
 import pandas as pd  # noqa: E402
 
 slopes = analysis.norm_coupling(ds)
@@ -111,7 +111,7 @@ glue("e06_initial_ratio", float(table["initial_norm_ratio"].iloc[0]), display=Fa
 #
 # Kernel norm during training with the adaptive clock $T_{adapt} = \sum_k\eta_k$ on the horizontal axis.
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.norm_trajectories(ds, col="optimizer", x="T_adapt", title="Kernel norm against the T_adapt clock")
 glue("e06_fig_norm_vs_T_adapt", fig, display=False)
 plt.show()

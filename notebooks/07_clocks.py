@@ -37,7 +37,7 @@
 preset = "smoke"
 results_dir = "results"
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
 from myst_nb import glue
@@ -50,7 +50,7 @@ table = analysis.clock_table(results)
 glue("e07_n_configs", len(table), display=False)
 glue("e07_experiments", ", ".join(name[:2] for name in results), display=False)
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.spread_vs_clocks(table, source=results)
 glue("e07_fig_spread_vs_clocks", fig, display=False)
 plt.show()
@@ -62,7 +62,7 @@ plt.show()
 # (NaN with fewer than three). The paper's picture predicts a clearly negative correlation with the family's own
 # clock: more forgetting time, less spread.
 
-# %%
+# %% tags=["hide-input"]
 import pandas as pd  # noqa: E402
 
 rows = []
@@ -102,7 +102,7 @@ for family, key in (("SGD", "sgd"), ("SGD+L2", "sgd_l2"), ("adaptive", "adaptive
 # %% [markdown]
 # ## All configurations
 
-# %%
+# %% tags=["hide-input"]
 columns = ["experiment", "family", "optimizer", "model", "lr", "weight_decay", "batch_size", "epochs",
            "selected_spread_pp", "final_spread_pp", "min_final_train_acc", "T_SGD", "T_L2", "T_adapt"]  # fmt: skip
 shown = table[[c for c in columns if c in table]] if len(table) else table

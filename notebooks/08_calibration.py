@@ -49,7 +49,7 @@ logit_scales = [0.125, 1.0]
 sigma_ws = [0.5, 2.0]
 seeds = [0]
 
-# %%
+# %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 from myst_nb import glue
 
@@ -66,7 +66,7 @@ print(plots.caption(ds))
 #
 # One panel per logit factor, one line per $\sigma_w$; the dashed line is the interpolation threshold.
 
-# %%
+# %% tags=["hide-input"]
 fig = plots.training_curves(ds, var="train_acc", col="logit_scale", title="Plain SGD: training accuracy per logit factor")
 for ax in fig.axes:
     ax.axhline(99.5, color="0.5", ls="--", lw=0.8)
@@ -80,7 +80,7 @@ plt.show()
 # budget). The table also gives the final training accuracy and the test accuracy of the selected and the final
 # predictor.
 
-# %%
+# %% tags=["hide-input"]
 table = analysis.calibration_table(ds)
 glue("e08_table", table.round(2))
 choice = analysis.calibrated_logit_scale(ds)

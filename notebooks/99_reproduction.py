@@ -31,7 +31,7 @@
 preset = "smoke"
 results_dir = "results"
 
-# %%
+# %% tags=["hide-input"]
 import pandas as pd
 from myst_nb import glue
 
@@ -57,18 +57,18 @@ with pd.option_context("display.max_colwidth", None):
 #
 # ## The table
 
-# %%
+# %% tags=["hide-input"]
 with pd.option_context("display.max_colwidth", None):
     glue("r_table", table[["paper", "ours", "verdict", "clocks", "scale", "paper scale (GPU)"]])
 
 # %% [markdown]
 # ## The rules, the sources and the notes
 
-# %%
+# %% tags=["hide-input"]
 with pd.option_context("display.max_colwidth", None):
     glue("r_rules", table[["rule", "note", "paper_source"]])
 
-# %%
+# %% tags=["hide-input"]
 for claim in table.index:
     glue(f"r_{claim.lower()}_verdict", str(table.loc[claim, "verdict"]), display=False)
 counts = table["verdict"].value_counts()

@@ -408,6 +408,19 @@ def exploration_banner(name: str, differences: Mapping[str, tuple[Any, Any]], re
     return "\n".join(lines)
 
 
+#: Cells whose input the rendered book collapses (myst-nb's ``hide-input``): the defaults and the values papermill
+#: injected. Readers see the prose first and can still open the parameters a page was computed with.
+COLLAPSED_TAGS = ("parameters", "injected-parameters")
+
+
+def _collapse_parameter_cells(nb) -> None:
+    """Tag the parameter cells of an executed notebook ``hide-input`` (see :data:`COLLAPSED_TAGS`)."""
+    for cell in nb.cells:
+        tags = cell.get("metadata", {}).get("tags", [])
+        if cell.get("cell_type") == "code" and any(t in tags for t in COLLAPSED_TAGS) and "hide-input" not in tags:
+            cell.metadata["tags"] = [*tags, "hide-input"]
+
+
 def _add_banner(nb, text: str) -> None:
     """Insert ``text`` as a markdown cell after the notebook's title cell (the first cell, when it is markdown)."""
     import nbformat
@@ -653,6 +666,7 @@ def run_notebooks(
             continue
         seconds = time.perf_counter() - t0
         executed = nbformat.read(tmp_path, as_version=4)
+        _collapse_parameter_cells(executed)
         executed.metadata["initmem"] = {
             "digest": digest,
             "preset": preset,
