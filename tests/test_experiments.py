@@ -195,3 +195,19 @@ def test_a_reader_notebook_depends_on_the_results_it_reads(tmp_path, monkeypatch
     monkeypatch.setitem(presets.NOTEBOOK_READS, "07_reader", ("01_src",))
     assert experiments._result_files(results, "smoke", "07_reader") == [run]
     assert experiments._result_files(results, "smoke", "01_other") == []
+
+
+def test_executed_notebooks_collapse_their_parameter_cells():
+    """Prose first: the defaults and the injected values are collapsed (hide-input), other cells keep their tags."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("a = 1"), nbformat.v4.new_code_cell("a = 2"),
+                nbformat.v4.new_code_cell("print(a)"), nbformat.v4.new_markdown_cell("text")]  # fmt: skip
+    nb.cells[0].metadata["tags"] = ["parameters"]
+    nb.cells[1].metadata["tags"] = ["injected-parameters"]
+    nb.cells[2].metadata["tags"] = ["remove-input"]
+    experiments._collapse_parameter_cells(nb)
+    assert [c.metadata.get("tags") for c in nb.cells] == [
+        ["parameters", "hide-input"], ["injected-parameters", "hide-input"], ["remove-input"], None
+    ]
