@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # 03. Larger learning rates and L2 decay make SGD forget
+# # 03. Do larger learning rates and L2 decay make SGD forget?
 #
 # **Claim C4.** What low-learning-rate SGD cannot do in 5,000 epochs, a different recipe does quickly: the paper
 # reports that SGD with **larger learning rates** or **explicit L2 decay** forgets its initialization, with the

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # 05. Deeper networks: memory shows up as failing to train
+# # 05. Do deeper networks fail to train at large initialization scales?
 #
 # **Claim C6.** In ResNet-9, low-learning-rate SGD at a large $\sigma_w$ still interpolates the training set but
 # generalises worse. In the deeper CIFAR ResNets of He et al. (ResNet-56 and ResNet-110) the paper sees the

@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # 06. Radial memory: the final weight norm
+# # 06. Does the final weight norm remember the initial one?
 #
 # **Claim C7.** Under BatchNorm the norm of a kernel does not change the function, only the effective learning
 # rate of its direction (theory chapter T1). Where the norm ends up is therefore a direct record of what the

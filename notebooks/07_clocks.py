@@ -12,7 +12,7 @@
 # ---
 
 # %% [markdown]
-# # 07. One clock per mechanism
+# # 07. Does each optimizer family collapse on its own clock?
 #
 # The paper's organising idea is that forgetting is measured by accumulated "forgetting time", not by epochs.
 # Three clocks, summed over the optimisation steps $k$ with learning rate $\eta_k$, batch size $b$ and L2
