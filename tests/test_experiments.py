@@ -192,6 +192,8 @@ def test_a_reader_notebook_depends_on_the_results_it_reads(tmp_path, monkeypatch
     (results / "smoke" / "01_src" / "runs").mkdir(parents=True)
     run = results / "smoke" / "01_src" / "runs" / "a.nc"
     run.write_bytes(b"x")
+    for transient in (".a.nc.host.123.tmp", "b.claim", "c.nc.rejected"):  # a running sweep's files do not count
+        (run.parent / transient).write_bytes(b"y")
     monkeypatch.setitem(presets.NOTEBOOK_READS, "07_reader", ("01_src",))
     assert experiments._result_files(results, "smoke", "07_reader") == [run]
     assert experiments._result_files(results, "smoke", "01_other") == []

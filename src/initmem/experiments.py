@@ -453,12 +453,13 @@ def _portable(path: Path, root: Path) -> Path:
 
 def _result_files(results_dir: Path, preset: str, name: str) -> list[Path]:
     """The result files a notebook depends on: its own and those of the notebooks it reads
-    (``presets.NOTEBOOK_READS``), so that 06, 07 and 99 re-execute when 01-05 change."""
+    (``presets.NOTEBOOK_READS``), so that 06, 07 and 99 re-execute when 01-05 change. Only netCDF files count:
+    a sweep's temporary files, claim files and rejected files never change what a notebook reads."""
     files: list[Path] = []
     for source in (name, *_presets.NOTEBOOK_READS.get(name, ())):
         d = results_dir / preset / source
         if d.is_dir():
-            files.extend(p for p in d.rglob("*") if p.is_file())
+            files.extend(p for p in d.rglob("*.nc") if p.is_file())
         nc = results_dir / preset / f"{source}.nc"
         if nc.is_file():
             files.append(nc)
