@@ -153,14 +153,16 @@ def measure(
 
 
 def git_commit() -> str:
-    """The commit of the source tree this package runs from, or '' outside a git checkout."""
+    """The commit of the source tree this package runs from, or '' outside a git checkout; ``-dirty`` when the
+    package's code (``src/``, ``pyproject.toml``) differs from it. Outputs the tools write into the checkout
+    (executed notebooks, results) do not make it dirty: they do not change what a run computes."""
     root = Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
         )
         dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "src", "pyproject.toml"],
             capture_output=True, text=True, timeout=5,
         ).stdout.strip()  # fmt: skip
         return out.stdout.strip() + ("-dirty" if dirty else "")
