@@ -24,7 +24,7 @@ Within a hard wall-time budget (default 8 minutes, counted from the start of the
     python benchmarks/gpu_oneshot.py --dry-run --out /tmp/oneshot   # CPU, synthetic data, seconds
 
 ``--dry-run`` runs every step with tiny sizes on the CPU (synthetic data, width 4, 16 px); the test suite runs
-it (tests/test_gpu_oneshot.py). ``initmem.gpu_results.paper_scale_column("results/gpu")`` turns the folder into
+it (tests/test_gpu_oneshot.py). ``initmem.study.gpu_results.paper_scale_column("results/gpu")`` turns the folder into
 the ledger's "paper scale (GPU)" column.
 """
 
@@ -50,14 +50,18 @@ from typing import Any
 import numpy as np
 import torch
 
-from initmem.config import ConfigError, RunConfig
-from initmem.data import PreparedData
-from initmem.gpu_results import EXPERIMENT, GPU_PRESET, MANIFEST, SUMMARY, optimizer_summary, paper_scale_column
-from initmem.presets import EVAL_SPEEDUP, run_images
-from initmem.records import git_commit, hardware_description, recorded_epochs
-from initmem.stacked import SEQUENTIAL_OPTIMIZERS, stack_groups, train_stacked
-from initmem.sweeps import SweepSpec, combine_runs, load_run, prepared_data, run_path, write_run
-from initmem.training import resolve_device, train
+from initmem.run.config import ConfigError, RunConfig
+from initmem.run.data import PreparedData
+from initmem.study.gpu_results import EXPERIMENT, GPU_PRESET, MANIFEST, SUMMARY, optimizer_summary, paper_scale_column
+from initmem.study.costs import EVAL_SPEEDUP, run_images
+from initmem.run.records import git_commit, hardware_description, recorded_epochs
+from initmem.run.stacked import SEQUENTIAL_OPTIMIZERS, stack_groups, train_stacked
+from initmem.sweeps.spec import SweepSpec
+from initmem.sweeps.combine import combine_runs
+from initmem.sweeps.store import load_run, run_path, write_run
+from initmem.sweeps.executors import prepared_data
+from initmem.run.loop import resolve_device
+from initmem.run.training import train
 
 log = logging.getLogger("gpu_oneshot")
 
@@ -93,7 +97,7 @@ OPTIMIZER_TABLE: tuple[OptimizerRow, ...] = (
 )
 #: sigma_w grid of step 3: both ends of the paper's [0.1, 2.5] and the cpu preset's 0.25 and 1.
 DEFAULT_SIGMAS = (0.1, 0.25, 1.0, 2.5)
-#: The paper preset's data and model (initmem.presets, "paper"): full training set minus 5,000 for validation.
+#: The paper preset's data and model (initmem.study.presets, "paper"): full training set minus 5,000 for validation.
 PAPER_SCALE = dict(
     model="resnet9", width=64, data=None, image_size=32, train_size=None, val_size=5000, test_size=None,
     train_eval_size=5000, augment=False, batch_size=128, schedule="constant", warmup_epochs=1.0, eval_every=1,
@@ -476,7 +480,7 @@ def choose_trainer(args: argparse.Namespace, probes: list[Probe], parity_ok: boo
 
 def run_seconds(config: RunConfig, n: dict[str, int], rate: float, k: int = 1) -> float:
     """Estimated seconds of ``k`` runs of ``config`` trained together at ``rate`` training images/s per model:
-    training, evaluation (forward-only, :data:`initmem.presets.EVAL_SPEEDUP` times cheaper per image) and
+    training, evaluation (forward-only, :data:`initmem.study.presets.EVAL_SPEEDUP` times cheaper per image) and
     :data:`PER_RUN_OVERHEAD_S` per run."""
     trained, evaluated = run_images(config.epochs, n["train"], config.batch_size, len(recorded_epochs(config)),
                                     n["eval"], n["train_eval"])  # fmt: skip
@@ -485,7 +489,7 @@ def run_seconds(config: RunConfig, n: dict[str, int], rate: float, k: int = 1) -
 
 def make_groups(configs_by_opt: dict[str, list[RunConfig]], mode: str) -> list[list[RunConfig]]:
     """Groups in run order: under ``stacked`` one stack per optimizer (Muon one run at a time,
-    :func:`initmem.stacked.stack_groups`), under ``sequential`` one run per group."""
+    :func:`initmem.run.stacked.stack_groups`), under ``sequential`` one run per group."""
     groups: list[list[RunConfig]] = []
     for configs in configs_by_opt.values():
         groups += stack_groups(configs) if mode == "stacked" else [[c] for c in configs]
@@ -683,7 +687,7 @@ def summary_text(args: argparse.Namespace, manifest: dict[str, Any]) -> str:
             status = e.get("status", "?").split(":")[0]
             counts[status] = counts.get(status, 0) + 1
         lines.append("   runs: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
-    from initmem.gpu_results import load_paper_scale
+    from initmem.study.gpu_results import load_paper_scale
 
     ds = load_paper_scale(args.out)
     if ds is not None:

@@ -1,10 +1,10 @@
 """Effective single-thread training throughput of finished runs, read from their result files.
 
 For every cached run under ``results/<preset>/*/runs/`` it counts the images trained and evaluated
-(:func:`initmem.presets.run_images`, the count the cost estimate uses), converts the evaluated ones into
-training-image equivalents (evaluation is forward-only, :data:`initmem.presets.EVAL_SPEEDUP` times cheaper per
+(:func:`initmem.study.presets.run_images`, the count the cost estimate uses), converts the evaluated ones into
+training-image equivalents (evaluation is forward-only, :data:`initmem.study.presets.EVAL_SPEEDUP` times cheaper per
 image) and divides by the run's wall time. The medians per (model, width, image size, batch size) are what
-:data:`initmem.presets.CPU_THROUGHPUT` (x :data:`initmem.presets.BATCH_FACTOR`) should hold for this machine.
+:data:`initmem.study.presets.CPU_THROUGHPUT` (x :data:`initmem.study.presets.BATCH_FACTOR`) should hold for this machine.
 
     python benchmarks/run_throughput.py --preset cpu
 """
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
-from initmem import presets
+from initmem.study import costs
 
 
 def effective_rate(ds: xr.Dataset) -> tuple[tuple[str, int, int, int], float]:
@@ -27,10 +27,10 @@ def effective_rate(ds: xr.Dataset) -> tuple[tuple[str, int, int, int], float]:
     c = json.loads(ds.attrs["config"])
     b = c["batch_size"]
     eval_size = c["train_eval_size"] + c["val_size"] + c["test_size"]
-    trained, evaluated = presets.run_images(
+    trained, evaluated = costs.run_images(
         c["epochs"], c["train_size"], b, ds.sizes["epoch"], eval_size, c["train_eval_size"]
     )
-    work = trained + evaluated / presets.EVAL_SPEEDUP
+    work = trained + evaluated / costs.EVAL_SPEEDUP
     return (c["model"], c["width"], c["image_size"], b), work / float(ds["wall_time_s"])
 
 
@@ -51,7 +51,7 @@ def main() -> None:
     print(f"preset {args.preset}, channels-last CPU runs on: {'; '.join(sorted(hardware)) or 'none'}")
     print(f"{'model':>10} {'width':>5} {'px':>3} {'batch':>5} {'runs':>4} {'img/s (median)':>15} {'table x batch':>14}")
     for (model, width, size, b), values in sorted(rates.items()):
-        table = presets.CPU_THROUGHPUT.get((model, width, size), float("nan")) * presets.BATCH_FACTOR.get(b, 1.0)
+        table = costs.CPU_THROUGHPUT.get((model, width, size), float("nan")) * costs.BATCH_FACTOR.get(b, 1.0)
         print(f"{model:>10} {width:>5} {size:>3} {b:>5} {len(values):>4} {np.median(values):>15.0f} {table:>14.0f}")
 
 

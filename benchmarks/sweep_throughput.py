@@ -29,9 +29,12 @@ import time
 import numpy as np
 import torch
 
-from initmem.stacked import train_stacked
-from initmem.sweeps import SweepSpec, prepared_data, sweep
-from initmem.training import resolve_device, train
+from initmem.run.stacked import train_stacked
+from initmem.sweeps.spec import SweepSpec
+from initmem.sweeps.executors import prepared_data
+from initmem.sweeps.driver import sweep
+from initmem.run.loop import resolve_device
+from initmem.run.training import train
 
 EXECUTORS = ("serial", "stacked", "processes")
 
@@ -125,7 +128,7 @@ def main() -> None:
             for v in ("train_loss", "val_loss", "test_loss")
         )
         print(f"\nstacked vs serial: largest relative difference of the per-epoch losses {worst:.1e} "
-              "(1e-7 is rounding; ~1e-3 means a max-pool near-tie flipped, see initmem.stacked)")
+              "(1e-7 is rounding; ~1e-3 means a max-pool near-tie flipped, see initmem.run.stacked)")
 
 
 if __name__ == "__main__":

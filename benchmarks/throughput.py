@@ -24,10 +24,10 @@ from torch.utils.data import DataLoader, Dataset
 from torchvision import transforms
 
 from initmem import RunConfig
-from initmem.data import CIFAR10_MEAN, CIFAR10_STD, load_cifar10, prepare_data, synthetic_cifar, train_batches
-from initmem.init import seeded_model
-from initmem.optim import build_optimizer
-from initmem.training import resolve_device
+from initmem.run.data import CIFAR10_MEAN, CIFAR10_STD, load_cifar10, prepare_data, synthetic_cifar, train_batches
+from initmem.run.sigma_w import seeded_model
+from initmem.run.optim import build_optimizer
+from initmem.run.loop import resolve_device
 
 
 class ConventionalCIFAR(Dataset):

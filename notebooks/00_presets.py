@@ -15,7 +15,7 @@
 # # Presets and the choices the paper does not state
 #
 # Every experiment runs at a **preset**, a compute budget. The tables below are generated from
-# `initmem.presets` (the one place where presets are defined) and from the result files, so they always show
+# `initmem.study.presets` (the one place where presets are defined) and from the result files, so they always show
 # what the code does and what it cost: first the presets and the preset each chapter is rendered at, then the
 # measured cost of this page's preset, then, for the preset selected by the `notes_preset` parameter, the
 # estimated cost of each notebook and every setting the paper does not state, with the value chosen and the
@@ -30,8 +30,8 @@ results_dir = "results"
 import pandas as pd
 from IPython.display import Markdown, display
 
-from initmem import analysis, presets
-from initmem.experiments import discover_notebooks
+from initmem.study import analysis, costs, presets, registry
+from initmem.book.runner import discover_notebooks
 
 overview = pd.DataFrame(
     {"preset": list(presets.PRESETS), "what it is": [presets.PRESET_DESCRIPTIONS[p] for p in presets.PRESETS]}
@@ -57,19 +57,19 @@ display(chapters.T)
 # processes the wall-clock time is about half) and the hardware they ran on.
 
 # %% tags=["hide-input"]
-costs = analysis.measured_costs(results_dir, preset, (*analysis.EXPERIMENTS, "08_calibration"))
+measured = costs.measured_costs(results_dir, preset, (*registry.EXPERIMENTS, "08_calibration"))
 display(Markdown(f"Runs of the **{preset}** preset cached in `{results_dir}`:"))
-display(costs.round(3) if len(costs) else Markdown("none yet."))
+display(measured.round(3) if len(measured) else Markdown("none yet."))
 
 # %% [markdown]
 # ## Estimated cost at the selected preset
 #
-# `initmem.presets.estimate_cost` from single-thread throughputs measured on the 2-core development machine
-# (`initmem.presets.CPU_THROUGHPUT`): runs, images trained and evaluated, and hours with the preset's worker
+# `initmem.study.costs.estimate_cost` from single-thread throughputs measured on the 2-core development machine
+# (`initmem.study.presets.CPU_THROUGHPUT`): runs, images trained and evaluated, and hours with the preset's worker
 # processes. Re-measure `CPU_THROUGHPUT` on another machine before trusting the hours there.
 
 # %% tags=["hide-input"]
-estimates = pd.DataFrame({name: presets.estimate_cost(notes_preset, name) for name in (*analysis.EXPERIMENTS, "08_calibration")}).T
+estimates = pd.DataFrame({name: costs.estimate_cost(notes_preset, name) for name in (*registry.EXPERIMENTS, "08_calibration")}).T
 estimates["wall_hours"] = estimates.pop("wall_seconds") / 3600.0
 estimates["core_hours"] = estimates.pop("core_seconds") / 3600.0
 display(Markdown(f"Preset **{notes_preset}**: about {estimates['wall_hours'].sum():.1f} h in all."))

@@ -28,7 +28,7 @@
 # This notebook runs the five optimizers (SGD, SGD with momentum, Adam, AdamW, Muon) over the $\sigma_w$ grid
 # of the preset and reports, for every optimizer, the spread of the selected test accuracy and, beside it,
 # the spread of the final-epoch test accuracy (the predictor without early stopping). The learning rates
-# and the other choices the paper does not state are listed with their reasons in `initmem.presets.PRESET_NOTES`
+# and the other choices the paper does not state are listed with their reasons in `initmem.study.presets.PRESET_NOTES`
 # (rendered in the Setup chapter).
 
 # %% tags=["parameters"]
@@ -63,10 +63,10 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem import analysis, claims, plots, registry
+from initmem.study import analysis, claims, plots, registry, results
 
 spec = registry.experiment_spec("01_optimizers", globals())  # this notebook's parameters -> its sweep
-ds = analysis.run_experiment(
+ds = results.run_experiment(
     "01_optimizers", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers
 )
 print(plots.caption(ds))

@@ -24,7 +24,7 @@
 # **How this notebook measures it.** One long run per $\sigma_w$ and seed, at a constant learning rate. With a
 # constant schedule and batches that depend only on the data seed and the epoch, the first $T$ epochs of a long
 # run *are* a $T$-epoch run. So the validation-selected predictor of a $T$-epoch run is the checkpoint with the
-# lowest validation loss among the epochs $\leq T$ of the long run (`initmem.analysis.within_horizons`), and one
+# lowest validation loss among the epochs $\leq T$ of the long run (`initmem.study.analysis.within_horizons`), and one
 # long sweep gives the spread at every horizon $T$. The final-epoch accuracy at horizon $T$ is the accuracy at
 # epoch $T$.
 
@@ -60,14 +60,14 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem import analysis, claims, plots, registry
+from initmem.study import analysis, claims, plots, registry, results
 
 if reference_horizon not in horizons or max(horizons) > epochs:
     raise ValueError(
         f"horizons must contain reference_horizon={reference_horizon} and lie within epochs={epochs}; got {horizons}"
     )
 spec = registry.experiment_spec("02_long_training", globals())  # this notebook's parameters -> its sweep
-ds = analysis.run_experiment(
+ds = results.run_experiment(
     "02_long_training", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers,
     attrs={"horizons": horizons, "reference_horizon": reference_horizon},
 )  # fmt: skip

@@ -66,10 +66,10 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem import analysis, claims, plots, registry
+from initmem.study import analysis, claims, plots, registry, results
 
 spec = registry.experiment_spec("03_lr_and_l2", globals())  # this notebook's parameters -> its sweep
-ds = analysis.run_experiment(
+ds = results.run_experiment(
     "03_lr_and_l2", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers
 )
 print(plots.caption(ds))

@@ -54,10 +54,10 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem import analysis, claims, plots, registry, stats
+from initmem.study import analysis, claims, plots, registry, results, stats
 
 spec = registry.experiment_spec("04_batch_size", globals())  # this notebook's parameters -> its sweep
-ds = analysis.run_experiment(
+ds = results.run_experiment(
     "04_batch_size", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers
 )
 print(plots.caption(ds))

@@ -55,10 +55,10 @@ import numpy as np
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem import analysis, claims, plots, registry
+from initmem.study import analysis, claims, plots, registry, results
 
 spec = registry.experiment_spec("05_depth", globals())  # this notebook's parameters -> its sweep
-ds = analysis.run_experiment("05_depth", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers)
+ds = results.run_experiment("05_depth", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers)
 print(plots.caption(ds))
 
 # %% [markdown]

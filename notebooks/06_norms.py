@@ -25,7 +25,7 @@
 # final total Frobenius norm of the kernels against the initial one on log-log axes with the identity line,
 # and the distance travelled from the initialization,
 # $\|W_T - W_0\|_F$, relative to the initial norm. One number summarises the coupling: the slope $s$ of
-# $\log\|W_T\|$ against $\log\|W_0\|$ across $\sigma_w$ (`initmem.analysis.norm_coupling`): $s = 1$ means the
+# $\log\|W_T\|$ against $\log\|W_0\|$ across $\sigma_w$ (`initmem.study.analysis.norm_coupling`): $s = 1$ means the
 # final norm is proportional to the initial one, $s = 0$ a common final norm.
 
 # %% tags=["parameters"]
@@ -37,10 +37,10 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem import analysis, claims, plots, stats
+from initmem.study import analysis, claims, plots, results, stats
 
 # Notebook 01's runs at this preset (run 01 first; nothing is trained here).
-ds = analysis.read_results(results_dir, preset, "01_optimizers", reader="06_norms")
+ds = results.read_results(results_dir, preset, "01_optimizers", reader="06_norms")
 print(plots.caption(ds))
 
 # %% [markdown]

@@ -42,16 +42,18 @@ import matplotlib.pyplot as plt
 import numpy as np
 from myst_nb import glue
 
-from initmem import analysis, plots, stats
+from initmem.study import analysis, plots, results, stats
 
-results = analysis.load_results(results_dir, preset)
-print(f"preset {preset}: results of {', '.join(results) or 'no experiment'}")
-table = analysis.clock_table(results)
+from initmem.run import records
+
+experiments = results.load_results(results_dir, preset)
+print(f"preset {preset}: results of {', '.join(experiments) or 'no experiment'}")
+table = analysis.clock_table(experiments)
 glue("e07_n_configs", len(table), display=False)
-glue("e07_experiments", ", ".join(name[:2] for name in results), display=False)
+glue("e07_experiments", ", ".join(name[:2] for name in experiments), display=False)
 
 # %% tags=["hide-input"]
-fig = plots.spread_vs_clocks(table, source=results)
+fig = plots.spread_vs_clocks(table, source=experiments)
 glue("e07_fig_spread_vs_clocks", fig, display=False)
 plt.show()
 
@@ -69,7 +71,7 @@ rows = []
 for family, own in analysis.FAMILY_CLOCK.items():
     sub = table[table["family"] == family] if len(table) else table
     row = {"family": family, "own clock": own, "configurations": len(sub)}
-    for clock in analysis.CLOCKS:
+    for clock in records.CLOCKS:
         row[f"rho({clock})"] = stats.rank_correlation(sub[clock], sub["selected_spread_pp"]) if len(sub) else np.nan
     rho = row[f"rho({own})"]
     row["prediction"] = ("cannot tell (fewer than 3 configurations or no variation)" if not np.isfinite(rho) else

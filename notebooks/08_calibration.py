@@ -53,10 +53,10 @@ seeds = [0]
 import matplotlib.pyplot as plt
 from myst_nb import glue
 
-from initmem import analysis, plots, registry
+from initmem.study import analysis, plots, registry, results
 
 spec = registry.experiment_spec("08_calibration", globals())  # this notebook's parameters -> its sweep
-ds = analysis.run_experiment(
+ds = results.run_experiment(
     "08_calibration", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers
 )
 print(plots.caption(ds))

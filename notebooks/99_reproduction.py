@@ -18,11 +18,11 @@
 # summary), what this book's notebooks measured at this preset, the scale it was measured at, and a verdict
 # computed by the printed rule of the claim.
 #
-# **How a claim is judged** (`initmem.claims`). Each claim is reduced to one *effect*, oriented so that a positive
+# **How a claim is judged** (`initmem.study.claims`). Each claim is reduced to one *effect*, oriented so that a positive
 # value is the paper's direction, and measured per seed: runs of one seed share their initial directions and
 # data order, so comparisons across $\sigma_w$ (or optimizers, batch sizes, depths) are paired. The number
 # printed is the mean of the effect over seeds, and the interval beside it is the 95 % Student-t interval of that
-# mean over the seeds (`initmem.stats.mean_interval`). Spreads are those of the validation-selected predictor
+# mean over the seeds (`initmem.study.stats.mean_interval`). Spreads are those of the validation-selected predictor
 # (the paper's metric); the final (last-epoch) predictor and the training accuracy of each are shown beside them,
 # and the clocks are given at the selected checkpoint (and at the end). A spread below 5 pp counts as within the
 # noise of seeds and a 2,000-image test set.
@@ -35,16 +35,16 @@ results_dir = "results"
 import pandas as pd
 from myst_nb import glue
 
-from initmem import analysis, claims, gpu_results
+from initmem.study import analysis, claims, gpu_results, results
 
-results = analysis.load_results(results_dir, preset)
-table = claims.reproduction_table(results)
+experiments = results.load_results(results_dir, preset)
+table = claims.reproduction_table(experiments)
 # The paper-scale check on one GPU (benchmarks/gpu_oneshot.py): C1 and C2 only, one seed; "not run yet" until
 # results/gpu/ holds its results.
 gpu = gpu_results.paper_scale_column(f"{results_dir}/{gpu_results.GPU_PRESET}")
 table["paper scale (GPU)"] = [gpu.get(claim, "not measured by the GPU check") for claim in table.index]
 glue("r_preset", preset, display=False)
-glue("r_experiments", ", ".join(results) or "none", display=False)
+glue("r_experiments", ", ".join(experiments) or "none", display=False)
 definitions = pd.DataFrame({"verdict": list(claims.VERDICT_DEFINITIONS),
                             "definition": list(claims.VERDICT_DEFINITIONS.values())}).set_index("verdict")  # fmt: skip
 with pd.option_context("display.max_colwidth", None):

@@ -284,7 +284,7 @@ plt.show()
 # A real network is not entirely scale invariant. Its classifier head (and the BatchNorm affine parameters
 # $\gamma,\beta$, and biases) act on the function directly. The equivalence is a statement about the BN-fed kernels only. We
 # check it on a small PyTorch MLP (`theory.bn_mlp`), `Linear → BN → ReLU → Linear → BN → ReLU → Linear(head)`, in float64,
-# initialized by the package's one definition of $\sigma_w$ (`initmem.init.init_sigma_w_`). This check is independent of
+# initialized by the package's one definition of $\sigma_w$ (`initmem.run.sigma_w.init_sigma_w_`). This check is independent of
 # the toy: the gradients are PyTorch's autograd through real BatchNorm layers and the steps are `torch.optim.SGD`'s,
 # so nothing in it builds the scale invariance in. Two cases:
 #
@@ -302,7 +302,7 @@ plt.show()
 import torch
 from torch import nn
 
-from initmem.init import init_sigma_w_
+from initmem.run.sigma_w import init_sigma_w_
 
 torch.set_num_threads(1)
 n_in, width, n_cls, n_bn = 16, 32, 4, 256

@@ -165,7 +165,7 @@ glue("t4_identity_err", float(identity_err), display=False)
 #
 # The same law on a network where nothing builds it in. `theory.bn_mlp` is the float64 MLP of T1,
 # `Linear → BN → ReLU → Linear → BN → ReLU → Linear(head)`, initialized at $\sigma_w$ = `bn_sigma_w` by
-# `initmem.init.init_sigma_w_` (head included). `theory.bn_mlp_sgd_record` trains it with `torch.optim.SGD` (no
+# `initmem.run.sigma_w.init_sigma_w_` (head included). `theory.bn_mlp_sgd_record` trains it with `torch.optim.SGD` (no
 # momentum, no decay) on cross-entropy and records, for every kernel and step, $\|W_k\|^2$, $\langle W_k,g_k\rangle$
 # and $\|g_k\|^2$, with $g_k$ PyTorch's autograd gradient through the BatchNorm layers (batch statistics,
 # $\epsilon_{\rm BN}=10^{-12}$). For the two BN-fed kernels the toy law predicts $g_k\perp W_k$ and
@@ -177,7 +177,7 @@ glue("t4_identity_err", float(identity_err), display=False)
 # %%
 import torch
 
-from initmem.init import init_sigma_w_
+from initmem.run.sigma_w import init_sigma_w_
 
 torch.set_num_threads(1)
 Xbn, ybn = theory.bn_mlp_data(256, 16, 4, seed)

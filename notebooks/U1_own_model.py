@@ -16,7 +16,7 @@
 # # Measure it on your own model
 #
 # The paper's metric is one call away for any PyTorch model and any labelled tensors:
-# {py:func}`initmem.measure.measure_init_memory` trains a fresh copy of your model at every initialization scale
+# {py:func}`initmem.sweeps.measure.measure_init_memory` trains a fresh copy of your model at every initialization scale
 # $\sigma_w$ and seed, with the training loop, the metrics and the clocks that every experiment of this book uses,
 # and returns one `xarray.Dataset` with the variables of a built-in sweep. Here a small BatchNorm MLP learns a
 # 10-class Gaussian mixture that the page generates; the whole example below is 15 lines and runs in seconds on a
@@ -79,7 +79,7 @@ summary_table(sgd)[["selected_spread_pp", "selected_ci95_low", "selected_ci95_hi
 import pandas as pd
 import xarray as xr
 from myst_nb import glue
-from initmem import plots
+from initmem.study import plots
 
 adam = measure_init_memory(mlp, train, val, test, sigma_ws=[0.25, 1.0, 4.0], seeds=[0, 1, 2],
                            optimizer="adam", lr=0.01, epochs=12, batch_size=64, progress=False)

@@ -14,8 +14,8 @@ import json
 import sys
 from pathlib import Path
 
-from initmem import presets, registry
-from initmem.sweeps import SweepSpec
+from initmem.study import presets, registry
+from initmem.sweeps.spec import SweepSpec
 
 ORDER = ("08_calibration", "01_optimizers:sgd", "01_optimizers", "03_lr_and_l2", "04_batch_size", "05_depth",
          "02_long_training")  # fmt: skip

@@ -1,4 +1,4 @@
-"""initmem.analysis: the helpers behind notebooks 02, 06, 07 and 08."""
+"""initmem.study.analysis: the helpers behind notebooks 02, 06, 07 and 08."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem import analysis
+from initmem.study import analysis, costs, results
 
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 
@@ -74,25 +74,25 @@ def test_run_experiment_keeps_an_unchanged_file(tmp_path):
                  "progress": False, "device": "cpu", "num_threads": 1},
         "grid": {"sigma_w": [0.5, 2.0]},
     }  # fmt: skip
-    ds = analysis.run_experiment("01_optimizers", spec, preset="test", results_dir=tmp_path, progress=False)
-    runs, out = analysis.results_paths(tmp_path, "test", "01_optimizers")
+    ds = results.run_experiment("01_optimizers", spec, preset="test", results_dir=tmp_path, progress=False)
+    runs, out = results.results_paths(tmp_path, "test", "01_optimizers")
     assert len(list(runs.glob("*.nc"))) == 2 and out.is_file()
     assert ds.attrs["preset"] == "test" and ds.attrs["experiment"] == "01_optimizers"
     before = out.read_bytes()
-    again = analysis.run_experiment("01_optimizers", spec, preset="test", results_dir=tmp_path, progress=False)
+    again = results.run_experiment("01_optimizers", spec, preset="test", results_dir=tmp_path, progress=False)
     assert out.read_bytes() == before, "re-running a cached sweep must not rewrite the combined file"
     xr.testing.assert_equal(again["selected_test_acc"], ds["selected_test_acc"])
-    noted = analysis.run_experiment("01_optimizers", spec, preset="test", results_dir=tmp_path, progress=False,
+    noted = results.run_experiment("01_optimizers", spec, preset="test", results_dir=tmp_path, progress=False,
                                     attrs={"note": [1, 2]})  # fmt: skip
     assert int(noted.attrs["n_cached"]) == 2 and json.loads(noted.attrs["note"]) == [1, 2]
-    xr.testing.assert_identical(analysis.read_results(tmp_path, "test", "01_optimizers", reader="06_norms"), noted)
-    assert set(analysis.load_results(tmp_path, "test", ["01_optimizers", "02_long_training"])) == {"01_optimizers"}
-    costs = analysis.measured_costs(tmp_path, "test")
+    xr.testing.assert_identical(results.read_results(tmp_path, "test", "01_optimizers", reader="06_norms"), noted)
+    assert set(results.load_results(tmp_path, "test", ["01_optimizers", "02_long_training"])) == {"01_optimizers"}
+    measured = costs.measured_costs(tmp_path, "test")
     seconds = [float(xr.open_dataset(f, engine="h5netcdf")["wall_time_s"]) for f in sorted(runs.glob("*.nc"))]
-    assert list(costs.index) == ["01_optimizers"] and int(costs.loc["01_optimizers", "runs"]) == 2
-    assert costs.loc["01_optimizers", "core_hours"] == pytest.approx(sum(seconds) / 3600.0)
-    assert costs.loc["01_optimizers", "minutes_per_run"] == pytest.approx(sum(seconds) / 2 / 60.0)
-    assert "threads" in costs.loc["01_optimizers", "hardware"]
+    assert list(measured.index) == ["01_optimizers"] and int(measured.loc["01_optimizers", "runs"]) == 2
+    assert measured.loc["01_optimizers", "core_hours"] == pytest.approx(sum(seconds) / 3600.0)
+    assert measured.loc["01_optimizers", "minutes_per_run"] == pytest.approx(sum(seconds) / 2 / 60.0)
+    assert "threads" in measured.loc["01_optimizers", "hardware"]
     with pytest.raises(FileNotFoundError, match=r"06_norms reads the results of 02_long_training at preset 'test'.*"
                                                 r"initmem experiments --preset test --only 02"):
-        analysis.read_results(tmp_path, "test", "02_long_training", reader="06_norms")
+        results.read_results(tmp_path, "test", "02_long_training", reader="06_norms")

@@ -6,7 +6,7 @@ errors, no request to another host and no failed request, math typeset by the lo
 link (and its fragment) resolving. Screenshots of a few pages go to ``$INITMEM_ARTIFACTS/screenshots``
 (default ``artifacts/screenshots``).
 
-The book is built once per session with :func:`initmem.book.build_book`. Set ``INITMEM_BOOK_SKIP_BUILD=1``
+The book is built once per session with :func:`initmem.book.build.build_book`. Set ``INITMEM_BOOK_SKIP_BUILD=1``
 to check an existing ``_build/html`` instead (e.g. right after ``make book``).
 """
 
@@ -122,7 +122,7 @@ def html_dir() -> Path:
         if not (HTML_DIR / "index.html").is_file():
             pytest.fail(f"INITMEM_BOOK_SKIP_BUILD=1 but {HTML_DIR / 'index.html'} does not exist")
         return HTML_DIR
-    from initmem.book import build_book
+    from initmem.book.build import build_book
 
     index = build_book()
     return index.parent

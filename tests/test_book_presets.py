@@ -7,9 +7,9 @@ import json
 import pytest
 import xarray as xr
 
-from initmem import analysis, presets
-from initmem.config import EXECUTION_FIELDS, RunConfig
-from initmem.experiments import DEFAULT_RESULTS_DIR, discover_notebooks
+from initmem.study import costs, presets, registry, results
+from initmem.run.config import EXECUTION_FIELDS, RunConfig
+from initmem.book.runner import DEFAULT_RESULTS_DIR, discover_notebooks
 
 #: Experiments whose complete results a reader notebook needs (07 and 99 tolerate missing experiments).
 REQUIRES = {"06_norms": ("01_optimizers",)}
@@ -27,13 +27,13 @@ def test_book_presets_are_known_notebooks_and_presets():
 @pytest.mark.parametrize("name", RENDERED_ELSEWHERE)
 def test_every_run_is_committed(name):
     preset = presets.book_preset(name)
-    needed = [name] if name in analysis.EXPERIMENTS else []
+    needed = [name] if name in registry.EXPERIMENTS else []
     for experiment in (*needed, *REQUIRES.get(name, ())):
-        runs_dir, combined = analysis.results_paths(DEFAULT_RESULTS_DIR, preset, experiment)
+        runs_dir, combined = results.results_paths(DEFAULT_RESULTS_DIR, preset, experiment)
         assert combined.is_file(), f"{name} is rendered at {preset} but {combined} is missing"
         with xr.open_dataset(combined, engine="h5netcdf") as ds:
             hashes = {str(h) for h in ds["run_hash"].values.ravel()}
-        expected = presets.estimate_cost(preset, experiment)["runs"]
+        expected = costs.estimate_cost(preset, experiment)["runs"]
         assert len(hashes) == expected, f"{combined} holds {len(hashes)} runs; the {preset} sweep has {expected}"
         missing = sorted(h for h in hashes if not (runs_dir / f"{h}.nc").is_file())
         assert not missing, f"run files of {experiment} at {preset} are not committed: {missing}"

@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from initmem import claims
-from initmem.stats import Interval
+from initmem.study import claims
+from initmem.study.stats import Interval
 
 from sweep_fakes import ledger_results  # tests/ is on sys.path under pytest
 

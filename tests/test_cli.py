@@ -10,7 +10,7 @@ import pytest
 import xarray as xr
 
 from initmem.cli import build_parser, config_from_args, main
-from initmem.config import RunConfig
+from initmem.run.config import RunConfig
 
 TINY = [
     "--data", "synthetic", "--width", "4", "--image-size", "16", "--train-size", "200", "--val-size", "100",

@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem import __version__, config
+from initmem import __version__
+from initmem.run import config
 from initmem.cli import FIELD_CHOICES, build_parser, field_docs, main, spread_summary
-from initmem.config import RunConfig
+from initmem.run.config import RunConfig
 
 
 def _help(capsys, *argv) -> str:

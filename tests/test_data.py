@@ -1,4 +1,4 @@
-"""Tests of initmem.data: split, batches, augmentation, normalisation, the three file formats,
+"""Tests of initmem.run.data: split, batches, augmentation, normalisation, the three file formats,
 the decoded cache, error messages, and (marked ``data``) the real JPEG archive."""
 
 from __future__ import annotations
@@ -14,24 +14,9 @@ import pytest
 import torch
 from PIL import Image
 
-from initmem import data
-from initmem.config import RunConfig
-from initmem.data import (
-    CIFAR10_CLASSES,
-    CIFAR10_MEAN,
-    CIFAR10_STD,
-    DataError,
-    DeviceDataset,
-    augment_batch,
-    eval_batches,
-    find_cifar10,
-    load_cifar10,
-    make_split,
-    prepare_data,
-    steps_per_epoch,
-    synthetic_cifar,
-    train_batches,
-)
+from initmem.run import data
+from initmem.run.config import RunConfig
+from initmem.run.data import CIFAR10_CLASSES, CIFAR10_MEAN, CIFAR10_STD, DataError, DeviceDataset, augment_batch, eval_batches, find_cifar10, load_cifar10, make_split, prepare_data, steps_per_epoch, synthetic_cifar, train_batches
 
 REAL_ARCHIVE = Path(__file__).resolve().parents[2] / "shared" / "data" / "cifar10-jpeg.tar.gz"
 

@@ -1,4 +1,4 @@
-"""The notebook runner (initmem.experiments) on tiny temporary notebooks."""
+"""The notebook runner (initmem.book.runner) on tiny temporary notebooks."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ pytest.importorskip("papermill")
 pytest.importorskip("jupytext")
 nbformat = pytest.importorskip("nbformat")
 
-from initmem import experiments, presets  # noqa: E402
-from initmem.experiments import ParameterError, parse_parameter_value, run_notebooks  # noqa: E402
+from initmem.book import runner as experiments
+from initmem.study import presets  # noqa: E402
+from initmem.book.runner import ParameterError, parse_parameter_value, run_notebooks# noqa: E402
 
 GOOD = """\
 # %% [markdown]
@@ -161,7 +162,7 @@ def test_unknown_parameter_is_an_error_before_running(layout):
 
 def test_failing_notebook_reported_and_next_still_runs(layout, caplog):
     _write(layout["notebooks_dir"], "00_fails", FAILING)
-    with caplog.at_level(logging.ERROR, logger="initmem.experiments"):
+    with caplog.at_level(logging.ERROR, logger="initmem.book.runner"):
         res = run_notebooks(**layout)
     assert [r.name for r in res] == ["00_fails", "01_good"]
     bad, good = res

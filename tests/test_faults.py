@@ -21,14 +21,19 @@ import torch
 import xarray as xr
 from sweep_fakes import fake_sweep
 
-import initmem.sweeps
-import initmem.sweeps as sweeps
-import initmem.training
+import initmem.run.loop
+import initmem.run.training
+import initmem.sweeps.executors
+import initmem.sweeps.store
 from initmem.cli import main
-from initmem.config import ConfigError, RunConfig, read_mapping_file
-from initmem.fileio import OutputError, RunClaim, temp_name
-from initmem.sweeps import CHECKSUM_ATTR, SweepSpec, load_run, run_path, spread, summary_table, sweep, write_run
-from initmem.training import load_checkpoint, train
+from initmem.run.config import ConfigError, RunConfig, read_mapping_file
+from initmem.base.files import OutputError, RunClaim, temp_name
+from initmem.sweeps.store import CHECKSUM_ATTR, load_run, run_path, write_run
+from initmem.sweeps.spec import SweepSpec
+from initmem.study.stats import spread
+from initmem.study.summary import summary_table
+from initmem.sweeps.driver import sweep
+from initmem.run.training import load_checkpoint, train
 
 
 def _spec(config):
@@ -119,8 +124,8 @@ def _forbid_training(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("training started although an output location was unusable")
 
-    monkeypatch.setattr(initmem.training, "train", refuse)
-    monkeypatch.setattr(sweeps, "_execute", refuse)
+    monkeypatch.setattr(initmem.run.training, "train", refuse)
+    monkeypatch.setattr(initmem.sweeps.executors, "execute", refuse)
 
 
 def _data_vars_equal(a: xr.Dataset, b: xr.Dataset) -> None:
@@ -168,7 +173,7 @@ def test_checkpoint_is_removed_only_after_the_result_is_written(tmp_path, monkey
         raise OSError(28, "No space left on device")
 
     with monkeypatch.context() as patch:
-        patch.setattr(initmem.sweeps, "write_run", full_disk)
+        patch.setattr(initmem.sweeps.store, "write_run", full_disk)
         assert main(flags) == 2
     assert "error: --out: cannot write to" in _one_error_line(capsys)
     assert checkpoint.exists() and not out.exists()  # the finished run survives in its checkpoint
@@ -185,7 +190,7 @@ def test_run_killed_at_a_random_step_resumes_to_the_identical_result(tiny_config
     n_steps = 3 * 4  # 200 images / batch 50, 3 epochs
     kill_at = int(np.random.default_rng().integers(1, n_steps))
     calls = []
-    real = initmem.training.apply_lr_multiplier
+    real = initmem.run.loop.apply_lr_multiplier
 
     def killed(optimizer, factor):
         calls.append(1)
@@ -195,7 +200,7 @@ def test_run_killed_at_a_random_step_resumes_to_the_identical_result(tiny_config
 
     checkpoint = tmp_path / "run.ckpt"
     with monkeypatch.context() as patch:
-        patch.setattr(initmem.training, "apply_lr_multiplier", killed)
+        patch.setattr(initmem.run.loop, "apply_lr_multiplier", killed)
         with pytest.raises(KeyboardInterrupt):
             train(config, checkpoint_path=checkpoint)
     assert checkpoint.exists() == (kill_at > 4), kill_at  # a checkpoint exists once the first epoch is done
@@ -217,7 +222,7 @@ def test_stale_checkpoint_temp_files_are_removed(tiny_config, tmp_path):
 # --- 5: killing a processes sweep stops its workers --------------------------------------------------------
 _SWEEP_SCRIPT = """
 import sys
-from initmem.sweeps import sweep
+from initmem.sweeps.driver import sweep
 if __name__ == "__main__":
     base = dict(data="synthetic", width=4, image_size=16, train_size=200, val_size=100, test_size=100,
                 train_eval_size=100, batch_size=50, epochs=int(sys.argv[3]), progress=False, device="cpu",
@@ -277,7 +282,7 @@ def test_killing_a_parallel_sweep_stops_its_workers(tmp_path, executor):
 # --- 8: concurrent sweeps over one cache train each run once -----------------------------------------------
 _COUNTING_SCRIPT = """
 import logging, sys
-from initmem.sweeps import sweep
+from initmem.sweeps.driver import sweep
 logging.basicConfig(level=logging.WARNING, format="%(message)s")
 logging.getLogger("initmem.sweeps").setLevel(logging.INFO)
 base = dict(data="synthetic", width=4, image_size=16, train_size=200, val_size=100, test_size=100,
@@ -450,7 +455,7 @@ _TINY = dict(
 def test_a_planted_cifar_batch_pickle_is_refused_without_running_it(tmp_path):
     import pickle
 
-    from initmem import data
+    from initmem.run import data
 
     folder = tmp_path / "cifar-10-batches-py"
     folder.mkdir()

@@ -1,4 +1,4 @@
-"""benchmarks/gpu_oneshot.py end to end on the CPU (--dry-run), its budget logic, and initmem.gpu_results."""
+"""benchmarks/gpu_oneshot.py end to end on the CPU (--dry-run), its budget logic, and initmem.study.gpu_results."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import xarray as xr
 
-from initmem.gpu_results import NOT_RUN, load_paper_scale, paper_scale_column
-from initmem.sweeps import CHECKSUM_ATTR, load_run
+from initmem.study.gpu_results import NOT_RUN, load_paper_scale, paper_scale_column
+from initmem.sweeps.store import CHECKSUM_ATTR, load_run
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "benchmarks" / "gpu_oneshot.py"

@@ -9,9 +9,11 @@ import pytest
 import torch
 from torch import nn
 
-from initmem.config import RunConfig
-from initmem.init import fan_in, init_sigma_w_, seeded_model
-from initmem.models import cifar_resnet, kernel_parameters, resnet9
+from initmem.run.config import RunConfig
+from initmem.run.kernels import fan_in
+from initmem.run.sigma_w import init_sigma_w_, seeded_model
+from initmem.run.models import cifar_resnet, resnet9
+from initmem.run.kernels import kernel_parameters
 
 
 def init(model: nn.Module, sigma_w: float, seed: int = 0, **kwargs) -> nn.Module:

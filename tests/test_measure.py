@@ -10,10 +10,11 @@ import torch
 from torch import nn
 
 from initmem import measure_init_memory, spread, summary_table
-from initmem.config import ConfigError
-from initmem.data import DataError, prepare_data
-from initmem.models import build_model
-from initmem.sweeps import SweepSpec, sweep
+from initmem.run.config import ConfigError
+from initmem.run.data import DataError, prepare_data
+from initmem.run.models import build_model
+from initmem.sweeps.spec import SweepSpec
+from initmem.sweeps.driver import sweep
 
 SIGMAS, SEEDS = [0.5, 2.0], [0, 1]
 
@@ -57,7 +58,7 @@ def test_builtin_resnet_equals_sweep(tiny_config, tmp_path):
 
 # --- own models and data -----------------------------------------------------------------------
 def test_mlp_result_works_with_spread_summary_and_plots():
-    from initmem import plots
+    from initmem.study import plots
 
     ds = small(seeds=[0, 1])
     assert dict(ds.sizes) == {"sigma_w": 2, "seed": 2, "epoch": 3, "layer": 2}
@@ -154,7 +155,7 @@ def test_book_page_executes_in_15_lines(tmp_path):
     shows the paper's ordering (SGD remembers sigma_w more than Adam)."""
     pytest.importorskip("papermill")
     nbformat = pytest.importorskip("nbformat")
-    from initmem import experiments
+    from initmem.book import runner as experiments
 
     [result] = experiments.run_notebooks(preset="smoke", only="U1", results_dir=tmp_path / "results",
                                          out_dir=tmp_path / "executed", force=True, progress=False)  # fmt: skip

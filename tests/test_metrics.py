@@ -9,17 +9,8 @@ import pytest
 import torch
 import xarray as xr
 
-from initmem.metrics import (
-    ForgettingClocks,
-    best_index,
-    clocks_from_lrs,
-    distance_from_init,
-    frobenius_norms,
-    repair_gap,
-    spread,
-    tau_interp,
-    total_norm,
-)
+from initmem.run.metrics import ForgettingClocks, best_index, clocks_from_lrs, distance_from_init, frobenius_norms, repair_gap, tau_interp, total_norm
+from initmem.study.stats import spread
 
 
 def test_clocks_by_hand():

@@ -6,17 +6,9 @@ import pytest
 import torch
 from torch import nn
 
-from initmem.config import RunConfig
-from initmem.models import (
-    CIFAR_RESNET_DEPTHS,
-    ShortcutA,
-    build_model,
-    cifar_resnet,
-    head_name,
-    is_head,
-    kernel_parameters,
-    resnet9,
-)
+from initmem.run.config import RunConfig
+from initmem.run.models import CIFAR_RESNET_DEPTHS, ShortcutA, build_model, cifar_resnet, resnet9
+from initmem.run.kernels import head_name, is_head, kernel_parameters
 
 RESNET9_PARAMS = {8: 103_944, 16: 412_944, 64: 6_573_120}
 CIFAR_PARAMS = {20: 269_722, 32: 464_154, 44: 658_586, 56: 853_018, 110: 1_727_962}
@@ -186,3 +178,17 @@ def test_build_model_unknown_name():
 
     with pytest.raises(ValueError, match="model: allowed values are resnet9, resnet20"):
         build_model(Fake())
+
+
+def test_the_parameter_table_in_the_module_docstring_is_true():
+    """Every row of the table in ``initmem.run.models``'s docstring is the real count of that network."""
+    import re
+
+    import initmem.run.models as models
+
+    rows = re.findall(r"^(ResNet-\d+)\s+(\d+)\s+([\d,]+)", models.__doc__, re.MULTILINE)
+    assert len(rows) >= 8
+    for name, width, count in rows:
+        depth = int(name.split("-")[1])
+        model = resnet9(width=int(width)) if depth == 9 else cifar_resnet(depth, width=int(width))
+        assert n_params(model) == int(count.replace(",", "")), (name, width)

@@ -16,7 +16,8 @@ pytest.importorskip("myst_nb")
 jupytext = pytest.importorskip("jupytext")
 nbformat = pytest.importorskip("nbformat")
 
-from initmem import experiments, presets, registry  # noqa: E402
+from initmem.book import runner as experiments
+from initmem.study import costs, presets, registry  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -212,7 +213,7 @@ def test_batch_sizes_fit_the_training_set(preset):
 @pytest.mark.parametrize("name", sorted(registry.EXPERIMENT_SPECS))
 def test_preset_sweeps_are_valid_specs(preset, name):
     """Every experiment's sweep at every preset builds valid RunConfigs through the registry (no training)."""
-    from initmem.sweeps import SweepSpec
+    from initmem.sweeps.spec import SweepSpec
 
     p = {**_defaults(name), **presets.notebook_parameters(preset, name)}
     assert SweepSpec.from_dict(registry.experiment_spec(name, p)).n_runs >= 1
@@ -224,7 +225,7 @@ def test_cpu_preset_notes_and_costs():
     assert presets.PRESET_NOTES["cpu"] and all(
         set(row) == {"setting", "value", "notebooks", "reason"} for rows in presets.PRESET_NOTES.values() for row in rows
     )
-    core_hours = sum(presets.estimate_cost("cpu", n)["core_seconds"] for n in presets.NOTEBOOK_PARAMETERS["cpu"]) / 3600
+    core_hours = sum(costs.estimate_cost("cpu", n)["core_seconds"] for n in presets.NOTEBOOK_PARAMETERS["cpu"]) / 3600
     assert 8 < core_hours < 18  # "about 15 core-hours" for the whole cpu preset
 
 
@@ -232,6 +233,6 @@ def test_run_images_counts_full_batches_and_every_evaluation():
     # 5,000 images at b = 64: 78 full batches (4,992 images) an epoch; 21 recorded epochs (0, 2, ..., 40) of 5,000
     # evaluation images (1,000 train-eval + 2,000 val + 2,000 test), plus the epoch-0 recalibration over the 1,000
     # train-eval images.
-    assert presets.run_images(40, 5000, 64, 21, 5000, 1000) == (199_680, 106_000)
-    cost = presets.estimate_cost("cpu", "01_optimizers")  # 60 runs of exactly that shape
+    assert costs.run_images(40, 5000, 64, 21, 5000, 1000) == (199_680, 106_000)
+    cost = costs.estimate_cost("cpu", "01_optimizers")  # 60 runs of exactly that shape
     assert (cost["runs"], cost["train_images"], cost["eval_images"]) == (60, 60 * 199_680, 60 * 106_000)

@@ -1,4 +1,4 @@
-"""Tests of initmem.optim: optimizer variants, weight decay, Muon (vs torch.optim.Muon), schedules."""
+"""Tests of initmem.run.optim: optimizer variants, weight decay, Muon (vs torch.optim.Muon), schedules."""
 
 from __future__ import annotations
 
@@ -10,17 +10,8 @@ import pytest
 import torch
 from torch import nn
 
-from initmem.config import ConfigError, RunConfig
-from initmem.optim import (
-    SGDW,
-    Muon,
-    MuonWithAuxAdam,
-    apply_lr_multiplier,
-    build_optimizer,
-    lr_multiplier,
-    split_muon_params,
-    zeropower_via_newtonschulz5,
-)
+from initmem.run.config import ConfigError, RunConfig
+from initmem.run.optim import SGDW, Muon, MuonWithAuxAdam, apply_lr_multiplier, build_optimizer, lr_multiplier, split_muon_params, zeropower_via_newtonschulz5
 
 OPTIMIZER_NAMES = ("sgd", "sgd_momentum", "adam", "adamw", "muon")
 

@@ -1,4 +1,4 @@
-"""initmem.plots on small synthetic sweep Datasets (no training): every function returns a Figure whose
+"""initmem.study.plots on small synthetic sweep Datasets (no training): every function returns a Figure whose
 caption names the preset, the model, the data size and the seeds."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ matplotlib.use("Agg")  # tests only; the notebooks keep the inline backend
 
 from matplotlib.figure import Figure  # noqa: E402
 
-from initmem import analysis, plots  # noqa: E402
+from initmem.study import analysis, plots  # noqa: E402
 
 from sweep_fakes import fake_sweep  # noqa: E402  (tests/ is on sys.path under pytest)
 

@@ -9,11 +9,14 @@ import pytest
 import torch
 import xarray as xr
 
-import initmem.stacked as stacked_module
-from initmem.config import RunConfig
-from initmem.stacked import group_hash, stack_groups, stack_key, train_stacked
-from initmem.sweeps import prepared_data, run_path, sweep
-from initmem.training import train
+import initmem.run.loop as loop_module
+import initmem.run.stacked as stacked_module
+from initmem.run.config import RunConfig
+from initmem.run.stacked import group_hash, stack_groups, stack_key, train_stacked
+from initmem.sweeps.executors import prepared_data
+from initmem.sweeps.store import run_path
+from initmem.sweeps.driver import sweep
+from initmem.run.training import train
 
 BASE = RunConfig(
     data="synthetic", model="resnet9", width=4, image_size=16, train_size=200, val_size=100, test_size=100,
@@ -93,7 +96,7 @@ def test_stacked_resume_equals_uninterrupted(tmp_path, monkeypatch):
     reference = train_stacked(configs, data=data)
 
     calls = {"n": 0}
-    real_batches = stacked_module.train_batches
+    real_batches = loop_module.train_batches
 
     def failing_batches(*args, **kwargs):
         calls["n"] += 1
@@ -102,11 +105,11 @@ def test_stacked_resume_equals_uninterrupted(tmp_path, monkeypatch):
         return real_batches(*args, **kwargs)
 
     checkpoint = tmp_path / "stack.ckpt"
-    monkeypatch.setattr(stacked_module, "train_batches", failing_batches)
+    monkeypatch.setattr(loop_module, "train_batches", failing_batches)
     with pytest.raises(KeyboardInterrupt):
         train_stacked(configs, data=data, checkpoint_path=checkpoint)
     assert checkpoint.exists()
-    monkeypatch.setattr(stacked_module, "train_batches", real_batches)
+    monkeypatch.setattr(loop_module, "train_batches", real_batches)
     resumed = train_stacked(configs, data=data, checkpoint_path=checkpoint)
     assert not checkpoint.exists()
     for a, b in zip(reference, resumed):
@@ -128,11 +131,11 @@ def test_stacked_runs_never_share_a_cache_file_with_sequential_runs(tmp_path, mo
     assert muon_run.attrs["stacked"] == 0  # muon was trained by train() one run at a time
     assert "one at a time" in caplog.text
 
-    import initmem.training
+    import initmem.run.training
 
     trained = []
-    real_train = initmem.training.train
-    monkeypatch.setattr(initmem.training, "train", lambda c, **k: trained.append(c.optimizer) or real_train(c, **k))
+    real_train = initmem.run.training.train
+    monkeypatch.setattr(initmem.run.training, "train", lambda c, **k: trained.append(c.optimizer) or real_train(c, **k))
     again = sweep(spec, tmp_path, executor="serial", progress=False)
     assert sorted(trained) == ["sgd", "sgd"]  # the sequential sgd runs are their own; muon's files are reused
     assert again.attrs["n_cached"] == 2

@@ -15,11 +15,16 @@ import numpy as np
 import pytest
 import xarray as xr
 
-import initmem.data
-import initmem.sweeps as sweeps
-import initmem.training
-from initmem.config import ConfigError, RunConfig
-from initmem.sweeps import SweepSpec, combine_runs, run_path, spread, summary_table, sweep
+import initmem.run.data
+import initmem.sweeps.executors
+import initmem.run.training
+from initmem.run.config import ConfigError, RunConfig
+from initmem.sweeps.spec import SweepSpec
+from initmem.sweeps.combine import combine_runs
+from initmem.sweeps.store import run_path
+from initmem.study.stats import spread
+from initmem.study.summary import summary_table
+from initmem.sweeps.driver import sweep
 
 BASE = dict(
     data="synthetic", model="resnet9", width=4, image_size=16, train_size=200, val_size=100, test_size=100,
@@ -39,10 +44,10 @@ def reference(tmp_path_factory):
     """The uninterrupted serial sweep of SPEC: (dataset, cache dir, prepare_data calls)."""
     cache = tmp_path_factory.mktemp("reference-cache")
     calls = []
-    real = initmem.data.prepare_data
-    sweeps._DATA_CACHE.clear()
+    real = initmem.run.data.prepare_data
+    initmem.sweeps.executors._DATA_CACHE.clear()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(initmem.data, "prepare_data", lambda *a, **k: calls.append(1) or real(*a, **k))
+        mp.setattr(initmem.run.data, "prepare_data", lambda *a, **k: calls.append(1) or real(*a, **k))
         ds = sweep(SweepSpec.from_dict(SPEC), cache, progress=False)
     return ds, cache, len(calls)
 
@@ -157,7 +162,7 @@ def test_serial_sweep_builds_a_dense_grid(reference):
 def test_cached_run_equals_a_direct_train_call(reference):
     ds, cache, _ = reference
     config = RunConfig(**BASE, sigma_w=2.0, optimizer="adam", lr=0.005)
-    direct = initmem.training.train(config)
+    direct = initmem.run.training.train(config)
     cached = xr.load_dataset(run_path(cache, config), engine="h5netcdf")
     xr.testing.assert_identical(_comparable(cached), _comparable(direct))
     from_sweep = ds.sel(sigma_w=2.0, optimizer="adam").drop_vars(["sigma_w", "optimizer", "lr", "run_hash"])
@@ -173,7 +178,7 @@ def test_rerun_trains_nothing_that_is_cached(reference, monkeypatch):
     def no_training(*args, **kwargs):
         raise AssertionError("a cached run was trained again")
 
-    monkeypatch.setattr(initmem.training, "train", no_training)
+    monkeypatch.setattr(initmem.run.training, "train", no_training)
     again = sweep(SPEC, cache, progress=False)
     assert again.attrs["n_cached"] == 4
     xr.testing.assert_identical(_comparable(again), _comparable(ds))

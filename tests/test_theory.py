@@ -152,7 +152,7 @@ def test_fd_gradient_of_a_known_function():
 def test_bn_mlp_kernels_follow_the_norm_law():
     import torch
 
-    from initmem.init import init_sigma_w_
+    from initmem.run.sigma_w import init_sigma_w_
 
     torch.set_num_threads(1)
     X, y = theory.bn_mlp_data(64, 8, 3, seed=0)

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.data import steps_per_epoch
-from initmem.records import EPOCH_METRICS, SCALAR_METRICS
-from initmem.training import train
+from initmem.run.data import steps_per_epoch
+from initmem.run.records import EPOCH_METRICS, SCALAR_METRICS
+from initmem.run.training import train
 
 
 def _metrics_only(ds: xr.Dataset) -> xr.Dataset:
@@ -95,7 +95,7 @@ def test_sigma_w_changes_the_run_but_not_the_batches(tiny_config):
 def test_divergence_is_recorded_not_raised(tiny_config, monkeypatch):
     # BatchNorm makes most kernels scale-invariant, so even huge learning rates rarely produce NaN on a
     # toy; make the logits non-finite from the 6th training forward pass (epoch 2) on instead.
-    import initmem.training as train_module
+    import initmem.run.training as train_module
 
     real_model = train_module.seeded_model
     calls = {"n": 0}
@@ -135,10 +135,12 @@ def test_resumed_run_equals_uninterrupted(tiny_config, tmp_path, monkeypatch):
     reference = train(config)
 
     # Interrupt the run after epoch 2 by making the 3rd epoch's data raise.
-    import initmem.training as train_module
+    import initmem.run.training as train_module
 
     calls = {"n": 0}
-    real_batches = train_module.train_batches
+    import initmem.run.loop as loop_module
+
+    real_batches = loop_module.train_batches
 
     def failing_batches(*args, **kwargs):
         calls["n"] += 1
@@ -147,11 +149,11 @@ def test_resumed_run_equals_uninterrupted(tiny_config, tmp_path, monkeypatch):
         return real_batches(*args, **kwargs)
 
     checkpoint = tmp_path / "run.ckpt"
-    monkeypatch.setattr(train_module, "train_batches", failing_batches)
+    monkeypatch.setattr(loop_module, "train_batches", failing_batches)
     with pytest.raises(KeyboardInterrupt):
         train(config, checkpoint_path=checkpoint)
     assert checkpoint.exists()
-    monkeypatch.setattr(train_module, "train_batches", real_batches)
+    monkeypatch.setattr(loop_module, "train_batches", real_batches)
     resumed = train(config, checkpoint_path=checkpoint)
     assert not checkpoint.exists()
     xr.testing.assert_identical(_metrics_only(reference).drop_attrs(), _metrics_only(resumed).drop_attrs())

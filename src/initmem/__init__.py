@@ -9,54 +9,47 @@ The small public API::
 
     ds = measure_init_memory(my_model_fn, (x_train, y_train), (x_val, y_val), (x_test, y_test))  # your own model
     ds = train(RunConfig(model="resnet9", width=16, sigma_w=0.5, optimizer="sgd", lr=0.01))     # a built-in run
+
+The package is built in layers, each a folder whose modules import only from the layers below it::
+
+    base    version, repository paths, files (atomic writes, claims)
+    run     one run: config, data, models, kernels, sigma_w, optimizers, metrics, records, the training loop
+    sweeps  many runs: spec, run store, executors, combine, sweep(), measure_init_memory()
+    study   the paper's experiments: presets, registry, costs, results, statistics, analysis, claims, plots
+    theory  toy models and exact laws of the theory chapters
+    book    the notebook runner and the book build
+    cli     the ``initmem`` command
+
+This module is the facade on top: it imports the torch-heavy parts lazily, so ``import initmem`` and the CLI
+start fast.
 """
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+import importlib
+from typing import Any
 
-from .config import ConfigError, RunConfig  # noqa: E402
+from .base.version import __version__
+from .run.config import ConfigError, RunConfig
 
-__all__ = [
-    "__version__",
-    "ConfigError",
-    "measure_init_memory",
-    "RunConfig",
-    "train",
-    "init_sigma_w_",
-    "build_optimizer",
-    "build_model",
-    "spread",
-    "summary_table",
-    "sweep",
-    "SweepSpec",
-]
+#: Public name -> the module that defines it (imported on first access).
+LAZY_EXPORTS: dict[str, str] = {
+    "measure_init_memory": "initmem.sweeps.measure",
+    "train": "initmem.run.training",
+    "init_sigma_w_": "initmem.run.sigma_w",
+    "build_optimizer": "initmem.run.optim",
+    "build_model": "initmem.run.models",
+    "sweep": "initmem.sweeps.driver",
+    "SweepSpec": "initmem.sweeps.spec",
+    "spread": "initmem.study.stats",
+    "summary_table": "initmem.study.summary",
+}
+
+__all__ = ["__version__", "ConfigError", "RunConfig", *LAZY_EXPORTS]
 
 
-def __getattr__(name: str):
-    """Import the torch-heavy parts lazily, so ``import initmem`` and the CLI start fast."""
-    if name == "measure_init_memory":
-        from .measure import measure_init_memory
-
-        return measure_init_memory
-    if name == "train":
-        from .training import train
-
-        return train
-    if name == "init_sigma_w_":
-        from .init import init_sigma_w_
-
-        return init_sigma_w_
-    if name == "build_optimizer":
-        from .optim import build_optimizer
-
-        return build_optimizer
-    if name == "build_model":
-        from .models import build_model
-
-        return build_model
-    if name in ("sweep", "SweepSpec", "spread", "summary_table"):
-        from . import sweeps
-
-        return getattr(sweeps, name)
+def __getattr__(name: str) -> Any:
+    """Import a public name of :data:`LAZY_EXPORTS` on first access."""
+    if name in LAZY_EXPORTS:
+        return getattr(importlib.import_module(LAZY_EXPORTS[name]), name)
     raise AttributeError(f"module 'initmem' has no attribute {name!r}")

@@ -33,10 +33,10 @@ from pathlib import Path
 from typing import Any, Sequence
 
 
-from . import __version__
-from . import config as _config
-from .config import ConfigError, RunConfig, read_mapping_file
-from .fileio import OutputError, check_output_dir, check_output_file
+from .base.version import __version__
+from .run import config as _config
+from .run.config import ConfigError, RunConfig, read_mapping_file
+from .base.files import OutputError, check_output_dir, check_output_file
 
 __all__ = ["main", "load_config_file", "parse_field_value", "field_docs", "FIELD_CHOICES"]
 
@@ -123,7 +123,7 @@ _METAVARS = {"int": "N", "float": "X", "str": "TEXT"}
 def field_docs() -> dict[str, str]:
     """Each RunConfig field's attribute docstring (the string literal after it in config.py), as plain text.
 
-    Read with :mod:`ast` from the source of :mod:`initmem.config`; RST markup (````x````) is dropped.
+    Read with :mod:`ast` from the source of :mod:`initmem.run.config`; RST markup (````x````) is dropped.
     """
     tree = ast.parse(inspect.getsource(_config))
     body = next(n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RunConfig")
@@ -187,8 +187,8 @@ def _checkpoint_option(args: argparse.Namespace, config: RunConfig) -> Path | No
 
 
 def _write_result(ds: Any, out: Path, option: str) -> None:
-    """Write a result atomically (:func:`initmem.sweeps.write_run`); an I/O failure is an OutputError."""
-    from .sweeps import write_run
+    """Write a result atomically (:func:`initmem.sweeps.store.write_run`); an I/O failure is an OutputError."""
+    from .sweeps.store import write_run
 
     try:
         write_run(ds, out)
@@ -197,7 +197,8 @@ def _write_result(ds: Any, out: Path, option: str) -> None:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from .training import resolve_device, train
+    from .run.loop import resolve_device
+    from .run.training import train
 
     config = config_from_args(args)
     out = check_output_file(args.out, "--out")
@@ -218,7 +219,8 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweeps import SweepSpec, sweep
+    from .sweeps.spec import SweepSpec
+    from .sweeps.driver import sweep
 
     spec = SweepSpec.from_file(args.spec)
     check_output_dir(args.cache, "--cache")
@@ -238,9 +240,9 @@ _SUMMARY_COLUMNS = {
 
 
 def spread_summary(ds: Any) -> str:
-    """A few lines on what a sweep produced: the spread over sigma_w (:func:`initmem.sweeps.summary_table`) per
+    """A few lines on what a sweep produced: the spread over sigma_w (:func:`initmem.study.summary.summary_table`) per
     combination of the other dims, or why there is none."""
-    from .sweeps import summary_table
+    from .study.summary import summary_table
 
     if "sigma_w" not in ds.dims or ds.sizes["sigma_w"] < 2:
         return "no spread: the sweep has no sigma_w dimension with two or more values"
@@ -251,14 +253,14 @@ def spread_summary(ds: Any) -> str:
 
 
 def _cmd_experiments(args: argparse.Namespace) -> int:
-    from .experiments import main as run_experiments
+    from .book.runner import main as run_experiments
 
     return run_experiments(args)
 
 
 def _cmd_book(args: argparse.Namespace) -> int:
-    from .book import build_book
-    from .paths import find_repo_root
+    from .book.build import build_book
+    from .base.paths import find_repo_root
 
     root = find_repo_root(args.root)
     index = build_book(preset=args.preset, force=args.force, root=root, from_dir=args.from_dir)
@@ -267,14 +269,14 @@ def _cmd_book(args: argparse.Namespace) -> int:
 
 
 def _cmd_download(args: argparse.Namespace) -> int:
-    from .data import download_cifar10
+    from .run.data import download_cifar10
 
     print(f"CIFAR-10 is in {download_cifar10(args.root)}")
     return 0
 
 
 def _add_experiment_flags(parser: argparse.ArgumentParser) -> None:
-    from .experiments import add_arguments
+    from .book.runner import add_arguments
 
     add_arguments(parser)
 
@@ -312,7 +314,7 @@ def _subparser(sub, name: str, help: str) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .experiments import add_root_argument
+    from .book.runner import add_root_argument
 
     parser = argparse.ArgumentParser(prog="initmem", description=_DESCRIPTION, epilog=_EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -375,10 +377,10 @@ def error_line(exc: BaseException) -> str | None:
     """One line for an error the tool recognises (None for anything else: a bug, shown as a traceback)."""
     if isinstance(exc, (ConfigError, OutputError)):
         return _one_line(str(exc))
-    paths = sys.modules.get("initmem.paths")
+    paths = sys.modules.get("initmem.base.paths")
     if paths is not None and isinstance(exc, paths.RootError):
         return _one_line(str(exc))
-    data = sys.modules.get("initmem.data")  # imported only if the command got that far
+    data = sys.modules.get("initmem.run.data")  # imported only if the command got that far
     if data is not None and isinstance(exc, data.DataError):
         message = _one_line(str(exc))
         return message if message.split(":", 1)[0] in _FIELD_NAMES else f"data: {message}"

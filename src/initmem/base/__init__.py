@@ -1,0 +1,10 @@
+"""The foundation: the package version, where the repository is, and how files are written and claimed.
+
+* :mod:`~initmem.base.version` -- ``__version__``;
+* :mod:`~initmem.base.paths` -- the one repository-root lookup (working directory, ``--root`` or
+  ``INITMEM_ROOT``; never where the package is installed);
+* :mod:`~initmem.base.files` -- output checks before any work, the one atomic writer, files set aside, run
+  claims.
+
+It imports nothing of ``initmem``; every other layer may import it.
+"""

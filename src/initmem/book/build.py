@@ -1,0 +1,280 @@
+"""Build the companion book: execute what changed, then render it with jupyter-book 1.x, offline.
+
+:func:`build_book` does three things:
+
+1. makes sure MathJax is served from ``book/_static/mathjax/`` (no CDN; see :func:`ensure_mathjax`);
+2. executes the notebooks with :func:`initmem.book.runner.run_notebooks`, each at the preset the book renders it
+   at (:func:`initmem.study.presets.book_preset`); unchanged notebooks are reused, so a rebuild with nothing new
+   executes nothing;
+3. runs ``jupyter-book build <repo> --builder html -W -n --keep-going`` (warnings are errors,
+   nitpicky cross-references) and returns the path of ``_build/html/index.html``.
+
+Explorations (runs with ``-p`` overrides or at another preset, see :mod:`initmem.book.runner`) are never written
+into ``book/generated``. ``build_book(from_dir=FOLDER)`` (``initmem book --from FOLDER``) renders one: the book's
+sources are copied to ``_build/explore/<name>/`` with the exploration's executed notebooks in place of the
+record's, and built there (``_build/explore/<name>/_build/html/index.html``); the committed files are untouched.
+
+Example::
+
+    from initmem.book.build import build_book
+    index = build_book()          # each notebook at presets.book_preset(name)
+    print(index)                  # .../_build/html/index.html
+    build_book(from_dir="results/explore/cpu-defaults")   # an exploration, in _build/explore/cpu-defaults/
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from . import runner as _experiments
+from ..study import presets as _presets
+from ..run.config import ConfigError
+from .runner import EXPLORE_NOTEBOOKS, RECORD_OUT_DIR, NotebookResult, discover_notebooks, run_notebooks
+from ..base.paths import find_repo_root
+
+__all__ = ["BookBuildError", "MATHJAX_VERSION", "MATHJAX_FILES", "ensure_mathjax", "build_book", "explore_source"]
+
+#: Where ``build_book(from_dir=...)`` copies the book's sources and builds them, relative to the root.
+EXPLORE_BUILD_DIR = Path("_build") / "explore"
+#: The book's sources at the root (everything ``_config.yml`` and ``_toc.yml`` refer to is under ``book/``).
+BOOK_SOURCES = ("_config.yml", "_toc.yml", "book")
+
+log = logging.getLogger("initmem.book.build")
+
+#: The MathJax release served with the book, and the subset of its npm package that is copied.
+MATHJAX_VERSION = "3.2.2"
+#: Paths inside the npm package's ``es5/`` folder (files or folders), plus the licence.
+MATHJAX_FILES = (
+    "tex-chtml-full.js",  # TeX input with every extension, CommonHTML output, menu, assistive MathML
+    "output/chtml/fonts/woff-v2",  # the fonts CommonHTML loads relative to the script
+)
+#: The script the book loads, relative to ``book/_static`` (``mathjax_path`` in ``_config.yml``).
+MATHJAX_SCRIPT = "mathjax/tex-chtml-full.js"
+
+
+class BookBuildError(RuntimeError):
+    """A notebook failed, or jupyter-book exited with an error (the message ends with the log tail)."""
+
+
+def ensure_mathjax(static_dir: str | Path | None = None, *, npm: str | None = None) -> Path:
+    """Make sure ``<static_dir>/mathjax/tex-chtml-full.js`` and its fonts exist; fetch them with npm if not.
+
+    The files (about 1.7 MB) are normally committed. When they are missing, ``npm pack mathjax@3.2.2``
+    downloads the package from the npm registry and the subset in :data:`MATHJAX_FILES` is copied.
+    Returns the path of the script.
+    """
+    static = Path(static_dir) if static_dir is not None else _experiments.REPO_ROOT / "book" / "_static"
+    target = static / "mathjax"
+    script = static / MATHJAX_SCRIPT
+    fonts = target / "output" / "chtml" / "fonts" / "woff-v2"
+    if script.is_file() and fonts.is_dir() and any(fonts.iterdir()):
+        return script
+    npm = npm or shutil.which("npm")
+    if npm is None:
+        raise BookBuildError(
+            f"MathJax is missing from {target} and npm is not installed to fetch it; "
+            f"install npm or copy the es5/ files {MATHJAX_FILES} of mathjax@{MATHJAX_VERSION} there"
+        )
+    log.info("fetching mathjax@%s with npm into %s", MATHJAX_VERSION, target)
+    with tempfile.TemporaryDirectory() as tmp:
+        proc = subprocess.run(
+            [npm, "pack", f"mathjax@{MATHJAX_VERSION}", "--silent"], cwd=tmp, capture_output=True, text=True
+        )
+        tgz = next(Path(tmp).glob("mathjax-*.tgz"), None)
+        if proc.returncode != 0 or tgz is None:
+            raise BookBuildError(f"npm pack mathjax@{MATHJAX_VERSION} failed:\n{proc.stderr[-2000:]}")
+        with tarfile.open(tgz) as tar:
+            try:
+                tar.extractall(tmp, filter="data")
+            except TypeError:  # Python without extraction filters (< 3.10.12 / 3.11.4)
+                tar.extractall(tmp)
+        pkg = Path(tmp) / "package"
+        target.mkdir(parents=True, exist_ok=True)
+        for rel in MATHJAX_FILES:
+            src, dst = pkg / "es5" / rel, target / rel
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            if src.is_dir():
+                shutil.copytree(src, dst, dirs_exist_ok=True)
+            else:
+                shutil.copy2(src, dst)
+        shutil.copy2(pkg / "LICENSE", target / "LICENSE")
+        (target / "VERSION").write_text(f"mathjax {MATHJAX_VERSION} (npm), es5 subset: {', '.join(MATHJAX_FILES)}\n")
+    return script
+
+
+def _jupyter_book_command() -> list[str]:
+    exe = Path(sys.executable).with_name("jupyter-book")
+    if exe.is_file():
+        return [str(exe)]
+    found = shutil.which("jupyter-book")
+    if found:
+        return [found]
+    return [sys.executable, "-m", "jupyter_book.cli.main"]
+
+
+def build_book(
+    preset: str | None = None,
+    force: bool = False,
+    *,
+    root: str | Path | None = None,
+    execute: bool = True,
+    from_dir: str | Path | None = None,
+    toc: str | Path | None = None,
+    config: str | Path | None = None,
+    strict: bool = True,
+    extra_args: Sequence[str] = (),
+    timeout: float | None = None,
+) -> Path:
+    """Execute the notebooks that changed and build the HTML book; return the built ``index.html``.
+
+    Parameters
+    ----------
+    preset
+        Render every notebook at this preset; default: each at :func:`initmem.study.presets.book_preset`. Notebooks whose
+        book preset differs are explorations: executed into ``results/explore/<preset>-defaults/`` and rendered
+        from there (as with ``from_dir``), never into ``book/generated``.
+    force
+        Re-execute every notebook, and rebuild every page (``--all``).
+    root
+        The book's root (the repository, where ``_config.yml`` and ``_toc.yml`` are); default: found from the
+        working directory (:func:`initmem.base.paths.find_repo_root`).
+    execute
+        Run the notebooks first (set False to render the executed notebooks already in ``book/generated``).
+    from_dir
+        Render an exploration: a folder of executed notebooks (or an exploration folder with a ``notebooks/``
+        subfolder) whose pages replace the record's, built in ``_build/explore/<name>/``; nothing is executed.
+    toc, config
+        Other ``_toc.yml`` / ``_config.yml`` files (for tests); paths relative to ``root`` as usual.
+    strict
+        Build with ``-W -n --keep-going``: every warning, including an unresolved cross-reference, fails.
+    timeout
+        Seconds allowed to jupyter-book.
+
+    Raises
+    ------
+    BookBuildError
+        If a notebook fails (its name, failing cell and error are listed) or jupyter-book fails (the
+        message ends with the tail of the build log, also saved as ``_build/book-build.log``).
+    """
+    root = find_repo_root(root) if root is not None else _experiments.REPO_ROOT
+    if preset is not None:
+        _presets.check_preset(preset)
+    ensure_mathjax(root / "book" / "_static")
+
+    if execute and from_dir is None:
+        results: list[NotebookResult] = []
+        for group_preset, names in _notebooks_by_preset(preset, root).items():
+            results += run_notebooks(preset=group_preset, only=names, force=force, cwd=root)
+        failed = [r for r in results if not r.ok]
+        if failed:
+            raise BookBuildError(
+                "notebooks failed, the book was not built:\n" + "\n".join(f"  {r}" for r in failed)
+            )
+        explored = {r.output.parent for r in results if r.output.parent.resolve() != (root / RECORD_OUT_DIR).resolve()}
+        from_dir = next(iter(explored), None)  # one preset: at most one exploration folder
+    if from_dir is not None:
+        root = explore_source(root, from_dir)
+    return _jupyter_book_build(root, force=force, toc=toc, config=config, strict=strict, extra_args=extra_args,
+                               timeout=timeout)
+
+
+def explore_source(root: str | Path, from_dir: str | Path) -> Path:
+    """Copy the book's sources to ``<root>/_build/explore/<name>/`` with ``from_dir``'s executed notebooks in place
+    of the record's (``book/generated/<notebook>.ipynb``); return that folder, the root of the exploration's book.
+
+    ``from_dir`` is a folder of executed ``.ipynb`` files, or an exploration folder holding them in ``notebooks/``.
+    ``<name>`` is the exploration folder's name (e.g. ``cpu-1a2b3c4d5e``). Nothing under ``root`` but that build
+    folder is written.
+
+    Raises:
+        ConfigError: ``from_dir`` holds no executed notebook.
+    """
+    root = Path(root).resolve()
+    folder = Path(from_dir).resolve()
+    if (folder / EXPLORE_NOTEBOOKS).is_dir():
+        folder = folder / EXPLORE_NOTEBOOKS
+    notebooks = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
+    if not notebooks:
+        raise ConfigError(f"--from: {from_dir} holds no executed notebook (.ipynb); run initmem experiments first")
+    name = folder.parent.name if folder.name == EXPLORE_NOTEBOOKS else folder.name
+    source = root / EXPLORE_BUILD_DIR / name
+    for item in BOOK_SOURCES:
+        target = source / item
+        if target.is_dir():
+            shutil.rmtree(target)
+        if (root / item).is_dir():
+            shutil.copytree(root / item, target, ignore=shutil.ignore_patterns("_build", "_failed", ".*.running.ipynb"))
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(root / item, target)
+    generated = source / RECORD_OUT_DIR
+    generated.mkdir(parents=True, exist_ok=True)
+    for notebook in notebooks:
+        shutil.copy2(notebook, generated / notebook.name)
+    log.info("rendering %d notebooks of %s in %s", len(notebooks), folder, source)
+    return source
+
+
+def _jupyter_book_build(root: Path, *, force: bool, toc, config, strict: bool, extra_args: Sequence[str],
+                        timeout: float | None) -> Path:
+    """Run jupyter-book on ``root``; return ``root/_build/html/index.html`` (BookBuildError with the log tail)."""
+    cmd = [*_jupyter_book_command(), "build", str(root), "--builder", "html"]
+    if strict:
+        cmd += ["-W", "-n", "--keep-going"]
+    if force:
+        cmd += ["--all"]
+    if toc is not None:
+        cmd += ["--toc", str(toc)]
+    if config is not None:
+        cmd += ["--config", str(config)]
+    cmd += list(extra_args)
+    build_dir = root / "_build"
+    build_dir.mkdir(exist_ok=True)
+    log_path = build_dir / "book-build.log"
+    env = dict(os.environ)
+    env.pop("MPLBACKEND", None)
+    log.info("running %s", " ".join(cmd))
+    t0 = time.perf_counter()
+    try:
+        proc = subprocess.run(
+            cmd, cwd=root, capture_output=True, text=True, timeout=timeout, env=env, stdin=subprocess.DEVNULL
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or "") if isinstance(exc.stdout, str) else (exc.stdout or b"").decode(errors="replace")
+        log_path.write_text(out)
+        raise BookBuildError(f"jupyter-book did not finish in {timeout} s; log: {log_path}\n{out[-4000:]}") from exc
+    output = proc.stdout + ("\n" + proc.stderr if proc.stderr else "")
+    log_path.write_text(output)
+    log.info("jupyter-book finished in %.1f s (exit %d)", time.perf_counter() - t0, proc.returncode)
+    index = build_dir / "html" / "index.html"
+    if proc.returncode != 0 or not index.is_file():
+        tail = "\n".join(output.splitlines()[-60:])
+        raise BookBuildError(f"jupyter-book build failed (exit {proc.returncode}); log: {log_path}\n{tail}")
+    return index
+
+
+def _notebooks_by_preset(preset: str | None, root: Path) -> dict[str, list[str]]:
+    """The book's notebooks grouped by the preset they are rendered at (all at ``preset`` when given)."""
+    groups: dict[str, list[str]] = {}
+    for name in discover_notebooks(root / "notebooks"):
+        groups.setdefault(preset or _presets.book_preset(name), []).append(name)
+    return groups
+
+
+def setup(app):  # pragma: no cover - called by Sphinx
+    """Sphinx extension hook (``initmem.book.build`` is listed under ``extensions`` in ``_config.yml``).
+
+    Load MathJax on every page, not only on pages whose body has math: titles with math appear in the
+    navigation sidebar of every page, and would otherwise stay raw TeX on pages without equations.
+    """
+    app.set_html_assets_policy("always")
+    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -1,0 +1,169 @@
+"""The pieces every training loop shares: :func:`initmem.run.training.train` (one model) and
+:func:`initmem.run.stacked.train_stacked` (K models as one) are both built from these, so that they set up,
+schedule, measure and checkpoint a run in exactly the same way.
+
+* :func:`setup_run` -- the thread count, the device, the prepared data and the autocast context of a run
+  (:class:`RunSetup`); :func:`resolve_device` turns ``auto``/``cpu``/``cuda`` into a device.
+* :func:`initial_row` -- the epoch-0 measurement, on a copy whose BatchNorm statistics are recalibrated.
+* :class:`Schedule` -- the learning rate of every step (:func:`initmem.run.optim.lr_multiplier`) and the
+  batches of an epoch with it applied to the optimizer (:meth:`Schedule.batches`).
+* :func:`save_checkpoint` / :func:`read_checkpoint` -- resumable state, written atomically, read back with
+  ``torch.load(weights_only=True)`` (a planted file is refused, never executed); :func:`checkpoint_due`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ContextManager
+
+import torch
+
+from ..base.files import atomic_write, set_aside
+from .config import ConfigError, RunConfig
+from .data import PreparedData, prepare_data, steps_per_epoch, train_batches
+from .metrics import ForgettingClocks
+from .optim import LRSchedule, apply_lr_multiplier, lr_multiplier
+from .records import eval_batch_size, measure, recalibrated_copy
+
+__all__ = [
+    "RunSetup",
+    "Schedule",
+    "checkpoint_due",
+    "initial_row",
+    "read_checkpoint",
+    "resolve_device",
+    "save_checkpoint",
+    "setup_run",
+]
+
+log = logging.getLogger(__name__)
+
+def resolve_device(name: str) -> torch.device:
+    """``auto`` -> cuda if available else cpu; ``cuda`` without a GPU raises :class:`ConfigError` naming the field."""
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ConfigError("device: 'cuda' was requested but no CUDA device is available; use 'cpu' or 'auto'")
+    return torch.device(name)
+
+
+@dataclass(frozen=True)
+class RunSetup:
+    """Where and how a run computes: its device, its data there, and the autocast context of its forward passes
+    (bfloat16 on CUDA when ``config.bf16``, else a no-op)."""
+
+    device: torch.device
+    data: PreparedData
+    bf16: bool
+
+    def autocast(self) -> ContextManager:
+        """A fresh autocast context for one forward pass."""
+        if self.bf16:
+            return torch.autocast("cuda", dtype=torch.bfloat16)
+        return contextlib.nullcontext()
+
+
+def setup_run(config: RunConfig, data: PreparedData | None = None) -> RunSetup:
+    """Apply ``config.num_threads`` (torch's thread count: it changes the numbers, so it is part of the hash),
+    resolve the device and prepare the data there (unless ``data`` is given)."""
+    if config.num_threads:
+        torch.set_num_threads(config.num_threads)
+    device = resolve_device(config.device)
+    if data is None:
+        data = prepare_data(config, device)
+    return RunSetup(device=device, data=data, bf16=bool(config.bf16 and device.type == "cuda"))
+
+
+def initial_row(
+    model: torch.nn.Module, setup: RunSetup, config: RunConfig, initial: dict[str, torch.Tensor],
+    schedule: "Schedule", clocks: ForgettingClocks, loss: str = "cross_entropy",
+) -> tuple[dict[str, float], dict[str, float]]:  # fmt: skip
+    """The epoch-0 row of a run (losses, accuracies, norms, the first step's lr, step 0 and the zero clocks) and
+    its per-layer norms. Measured on a copy of ``model`` whose BatchNorm running statistics are the exact averages
+    over the training sample (:func:`initmem.run.records.recalibrated_copy`): a fresh network's statistics do not
+    describe its activations. ``model`` itself is not touched."""
+    calibrated = recalibrated_copy(model, setup.data.train_eval, eval_batch_size(config))
+    row, layer_norms = measure(calibrated, setup.data, config, initial, setup.autocast, loss)
+    row.update(lr=schedule.lr(0), step=0.0, **clocks.as_dict())
+    return row, layer_norms
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The learning rate of each global step of a run and the batches of each epoch.
+
+    ``steps_per_epoch`` optimizer steps per epoch (the last incomplete batch is dropped), ``multiplier`` the
+    schedule of :func:`initmem.run.optim.lr_multiplier`; the lr of step ``k`` is ``config.lr * multiplier(k)``.
+    """
+
+    config: RunConfig
+    steps_per_epoch: int
+    multiplier: LRSchedule
+
+    @classmethod
+    def of(cls, config: RunConfig, data: PreparedData) -> "Schedule":
+        n_steps = steps_per_epoch(len(data.train), config.batch_size)
+        return cls(config, n_steps, lr_multiplier(config, n_steps))
+
+    def lr(self, step: int) -> float:
+        """The learning rate of global step ``step`` (0-based), per step."""
+        return self.config.lr * self.multiplier(step)
+
+    def batches(
+        self, data: PreparedData, epoch: int, first_step: int, optimizer: torch.optim.Optimizer
+    ) -> Iterator[tuple[torch.Tensor, torch.Tensor, float]]:
+        """The training batches of ``epoch`` as ``(images, labels, lr)``; before each is yielded, the optimizer's
+        learning rate is set to that step's (``first_step`` is the global step of the epoch's first batch). The
+        caller counts a step only once it is taken (a divergence stops the epoch before its step)."""
+        config = self.config
+        step = first_step
+        for x, y in train_batches(data.train, config.batch_size, epoch, config.effective_data_seed, config.augment):
+            factor = self.multiplier(step)
+            apply_lr_multiplier(optimizer, factor)
+            yield x, y, config.lr * factor
+            step += 1
+
+
+def checkpoint_due(path: Path | None, config: RunConfig, epoch: int) -> bool:
+    """Whether a checkpoint is saved after ``epoch``: a path was given and ``epoch`` is a multiple of
+    ``config.checkpoint_every`` (> 0)."""
+    return path is not None and bool(config.checkpoint_every) and epoch % config.checkpoint_every == 0
+
+
+def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
+    """Write ``state`` (plus torch's RNG state as ``torch_rng``) atomically (:func:`initmem.base.files.atomic_write`).
+
+    ``state`` must hold only what ``torch.load(weights_only=True)`` reads back: tensors, numbers, strings,
+    and lists, tuples and dicts of them (a run history is stored as its dict).
+    """
+    state = {**state, "torch_rng": torch.get_rng_state()}
+    atomic_write(path, lambda tmp: torch.save(state, tmp))
+
+
+def read_checkpoint(path: Path | None, owner: str, matches: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
+    """The state saved at ``path`` if it is a readable checkpoint for which ``matches(state)`` holds, else None.
+    A state that is returned has already restored torch's RNG state from it.
+
+    Loads with ``weights_only=True``: a file holding anything but tensors and plain containers (for example a
+    planted object whose unpickling would run code) is refused without executing it. A refused, corrupt or
+    foreign file is reported in one warning line and moved aside to ``<path>.rejected`` (so the run starts
+    fresh and the file can be inspected); ``owner`` names the run or stack in that line.
+    """
+    if path is None or not path.exists():
+        return None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=True)
+        if not isinstance(state, dict):
+            raise TypeError(f"holds a {type(state).__name__}, not a checkpoint dict")
+        reason = None if matches(state) else "it belongs to another config or checkpoint format"
+    except Exception as exc:  # noqa: BLE001 - anything unreadable is set aside, never executed or trusted
+        reason = f"unreadable or unsafe ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+    if reason is None:
+        torch.set_rng_state(state["torch_rng"])
+        return state
+    log.warning("ignoring checkpoint %s of %s: %s; %s, training starts fresh", path, owner, reason, set_aside(path))
+    return None

@@ -1,0 +1,272 @@
+"""What a run records: its evaluations, per-epoch measurements and the Dataset with provenance.
+
+:func:`initmem.run.training.train` and :func:`initmem.run.stacked.train_stacked` record the same things in the same
+way through these functions, so a stacked run's Dataset has exactly the variables, coordinates and attributes
+of a separate run's (see :mod:`initmem.run.training` for the table of variables).
+"""
+
+from __future__ import annotations
+
+import copy
+import datetime as _dt
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import xarray as xr
+
+from ..base.paths import source_checkout
+from ..base.version import __version__
+from .config import RunConfig
+from .data import PreparedData, eval_batches
+from .metrics import best_index, distance_from_init, frobenius_norms, repair_gap, tau_interp, total_norm
+from .kernels import kernel_parameters
+
+__all__ = [
+    "LOSSES",
+    "EPOCH_METRICS",
+    "SCALAR_METRICS",
+    "CLOCKS",
+    "CLOCK_DESCRIPTIONS",
+    "RunHistory",
+    "recorded_epochs",
+    "EVAL_BATCH_MIN",
+    "eval_batch_size",
+    "evaluate",
+    "recalibrated_copy",
+    "measure",
+    "kernel_norms",
+    "git_commit",
+    "hardware_description",
+    "to_dataset",
+]
+
+#: Per-epoch scalar variables, in the order they are recorded.
+EPOCH_METRICS = (
+    "train_loss", "train_acc", "val_loss", "val_acc", "test_loss", "test_acc",
+    "weight_norm", "dist_from_init", "lr", "step", "T_SGD", "T_L2", "T_adapt",
+)  # fmt: skip
+#: Per-run scalar variables.
+SCALAR_METRICS = (
+    "best_epoch", "selected_test_acc", "selected_val_acc", "selected_train_acc", "selected_T_SGD",
+    "selected_T_L2", "selected_T_adapt", "final_epoch", "final_test_acc", "final_train_acc", "final_T_SGD",
+    "final_T_L2", "final_T_adapt", "tau_interp", "repair_gap", "diverged", "wall_time_s",
+)  # fmt: skip
+#: The clocks, each recorded per epoch and at the selected and the final checkpoint.
+CLOCKS = ("T_SGD", "T_L2", "T_adapt")
+#: What each clock counts (stored as the variables' ``description`` attribute).
+CLOCK_DESCRIPTIONS = {
+    "T_SGD": "(1/b) sum_k eta_k^2 over the steps so far; eta_k is the effective step (lr/(1-momentum) for "
+             "sgd_momentum; under muon the lr of the orthogonalised hidden kernels, not aux_lr)",
+    "T_L2": "lambda sum_k eta_k over the steps so far (eta_k as for T_SGD)",
+    "T_adapt": "sum_k eta_k over the steps so far (eta_k as for T_SGD; under muon it covers the orthogonalised "
+               "hidden kernels only, not the auxiliary AdamW group of BatchNorm, biases and head)",
+}  # fmt: skip
+
+
+def mse_one_hot(logits: torch.Tensor, targets: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
+    """Squared error between the logits (N, C) and the one-hot targets (N,) (class indices), summed over the C
+    classes and averaged (``reduction="mean"``) or summed (``"sum"``) over the N examples."""
+    errors = (logits - F.one_hot(targets, logits.shape[-1]).to(logits.dtype)).square().sum(-1)
+    return errors.sum() if reduction == "sum" else errors.mean()
+
+
+#: Training losses by name, each ``loss(logits (N, C), targets (N,) class indices, reduction="mean"|"sum")``.
+#: Accuracy is always ``argmax(logits) == target``.
+LOSSES = {"cross_entropy": F.cross_entropy, "mse": mse_one_hot}
+
+
+@dataclass
+class RunHistory:
+    """Metrics recorded so far: one dict of scalars per recorded epoch."""
+
+    epochs: list[int] = field(default_factory=list)
+    rows: list[dict[str, float]] = field(default_factory=list)
+    layer_rows: list[dict[str, float]] = field(default_factory=list)
+
+    def add(self, epoch: int, row: dict[str, float], layer_norms: dict[str, float]) -> None:
+        self.epochs.append(epoch)
+        self.rows.append(row)
+        self.layer_rows.append(layer_norms)
+
+
+#: Evaluations use batches of at least this many images (they hold no gradients, so larger is faster).
+EVAL_BATCH_MIN = 500
+
+
+def eval_batch_size(config: RunConfig) -> int:
+    """The evaluation batch size of a run: ``max(config.batch_size, EVAL_BATCH_MIN)`` images."""
+    return max(config.batch_size, EVAL_BATCH_MIN)
+
+
+def recorded_epochs(config: RunConfig) -> list[int]:
+    """Epoch 0, every ``eval_every``-th epoch and the last one."""
+    return sorted({0, config.epochs, *range(config.eval_every, config.epochs + 1, config.eval_every)})
+
+
+@torch.no_grad()
+def evaluate(
+    model: torch.nn.Module, data, batch_size: int, autocast, loss: str = "cross_entropy"
+) -> tuple[float, float]:
+    """Mean loss (default cross-entropy; see :data:`LOSSES`) and accuracy (%) of ``model`` in eval mode on a
+    DeviceDataset."""
+    model.eval()
+    loss_fn = LOSSES[loss]
+    loss_sum, correct, count = 0.0, 0, 0
+    for x, y in eval_batches(data, batch_size):
+        with autocast():
+            logits = model(x)
+        loss_sum += float(loss_fn(logits.float(), y, reduction="sum"))
+        correct += int((logits.argmax(1) == y).sum())
+        count += y.numel()
+    return loss_sum / count, 100.0 * correct / count
+
+
+@torch.no_grad()
+def recalibrated_copy(model: torch.nn.Module, data, batch_size: int) -> torch.nn.Module:
+    """A copy whose BatchNorm running statistics are the exact averages over ``data``.
+
+    Used at epoch 0 only: a fresh network's running statistics (mean 0, var 1) do not describe its
+    activations, whose scale depends on sigma_w, so eval-mode metrics at initialisation would be
+    meaningless without this. The training trajectory is not touched.
+    """
+    clone = copy.deepcopy(model)
+    for module in clone.modules():
+        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
+            module.reset_running_stats()
+            module.momentum = None  # cumulative average
+    clone.train()
+    for x, _ in eval_batches(data, batch_size):
+        clone(x)
+    return clone
+
+
+def measure(
+    model, data: PreparedData, config: RunConfig, initial, autocast, loss: str = "cross_entropy"
+) -> tuple[dict, dict]:
+    """Losses (``loss``, see :data:`LOSSES`), accuracies and norms of ``model`` at the current point."""
+    bs = eval_batch_size(config)
+    row: dict[str, float] = {}
+    for split in ("train", "val", "test"):
+        dataset = data.train_eval if split == "train" else getattr(data, split)
+        row[f"{split}_loss"], row[f"{split}_acc"] = evaluate(model, dataset, bs, autocast, loss)
+    norms, layer_norms = kernel_norms(kernel_parameters(model), initial)
+    row.update(norms)
+    return row, layer_norms
+
+
+def kernel_norms(
+    kernels: dict[str, torch.Tensor], initial: dict[str, torch.Tensor]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """``({"weight_norm", "dist_from_init"}, {layer: norm})`` of ``kernels`` (keyed by layer) against the
+    ``initial`` kernels: the Frobenius norm of all of them together, their distance from the initial ones, and
+    each one's norm."""
+    layer_norms = frobenius_norms(kernels)
+    return {"weight_norm": total_norm(layer_norms), "dist_from_init": distance_from_init(kernels, initial)}, layer_norms
+
+
+def git_commit() -> str:
+    """The commit of the source tree this package runs from, or '' outside a git checkout; ``-dirty`` when the
+    package's code (``src/``, ``pyproject.toml``) differs from it. Outputs the tools write into the checkout
+    (executed notebooks, results) do not make it dirty: they do not change what a run computes."""
+    root = source_checkout()
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "src", "pyproject.toml"],
+            capture_output=True, text=True, timeout=5,
+        ).stdout.strip()  # fmt: skip
+        return out.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def hardware_description(device: torch.device) -> str:
+    """The accelerator's name, or the CPU with its core and thread counts."""
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads"
+
+
+def to_dataset(
+    config: RunConfig, history: RunHistory, recorded: list[int], diverged: bool, wall: float, data, device
+) -> xr.Dataset:
+    """Assemble the per-epoch history and the run-level scalars into one Dataset.
+
+    Per-epoch values are NaN after a divergence; a diverged run's selected and final scalars are NaN.
+    """
+    layers = list(history.layer_rows[0])
+    index = {epoch: i for i, epoch in enumerate(recorded)}
+    columns = {name: np.full(len(recorded), np.nan) for name in EPOCH_METRICS}
+    layer_norm = np.full((len(recorded), len(layers)), np.nan)
+    for epoch, row, norms in zip(history.epochs, history.rows, history.layer_rows):
+        for name in EPOCH_METRICS:
+            columns[name][index[epoch]] = row[name]
+        layer_norm[index[epoch]] = [norms[layer] for layer in layers]
+
+    epochs = np.asarray(recorded)
+    # A diverged run has no selected or final predictor: its checkpoints stop at an arbitrary epoch (often 0),
+    # so the run-level numbers are NaN and it drops out of every seed mean and spread.
+    best = -1 if diverged else best_index(columns["val_loss"])
+    last = -1 if diverged else int(np.flatnonzero(np.isfinite(columns["test_acc"]))[-1])
+    tau = tau_interp(epochs, columns["train_acc"])
+
+    def at(index: int, name: str) -> float:
+        return float(columns[name][index]) if index >= 0 else math.nan
+
+    scalars = {
+        "best_epoch": float(epochs[best]) if best >= 0 else math.nan,
+        "selected_test_acc": at(best, "test_acc"),
+        "selected_val_acc": at(best, "val_acc"),
+        "selected_train_acc": at(best, "train_acc"),
+        **{f"selected_{clock}": at(best, clock) for clock in CLOCKS},
+        "final_epoch": float(epochs[last]) if last >= 0 else math.nan,
+        "final_test_acc": at(last, "test_acc"),
+        "final_train_acc": at(last, "train_acc"),
+        **{f"final_{clock}": at(last, clock) for clock in CLOCKS},
+        "tau_interp": tau,
+        "repair_gap": repair_gap(epochs, columns["val_acc"], tau),
+        "diverged": float(diverged),
+        "wall_time_s": wall,
+    }
+    ds = xr.Dataset(
+        {name: ("epoch", values) for name, values in columns.items()}
+        | {"layer_norm": (("epoch", "layer"), layer_norm)}
+        | {name: ((), float(value)) for name, value in scalars.items()},
+        coords={"epoch": epochs, "layer": np.array(layers, dtype=object)},
+    )
+    units = {"acc": "%", "loss": "nats"}
+    for name in ds.data_vars:
+        suffix = name.rsplit("_", 1)[-1]
+        if suffix in units:
+            ds[name].attrs["units"] = units[suffix]
+        clock = name.removeprefix("selected_").removeprefix("final_")
+        if clock in CLOCK_DESCRIPTIONS:
+            ds[name].attrs["description"] = CLOCK_DESCRIPTIONS[clock]
+    ds.attrs.update(
+        config=config.to_json(),
+        config_hash=config.hash(),
+        initmem_version=__version__,
+        git_commit=git_commit(),
+        torch_version=str(torch.__version__),
+        python_version=sys.version.split()[0],
+        device=str(device),
+        hardware=hardware_description(device),
+        data_source=json.dumps(data.source, sort_keys=True),
+        created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        num_threads=torch.get_num_threads(),
+        stacked=0,
+        channels_last=int(config.channels_last),
+        bf16=int(config.bf16 and device.type == "cuda"),
+        compiled=int(config.compile and device.type == "cuda"),
+    )
+    return ds

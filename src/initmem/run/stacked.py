@@ -1,0 +1,334 @@
+"""Stacked training: K runs that differ only in their initialisation, trained as ONE batched model.
+
+Runs whose configs agree in everything but the init fields (:data:`INIT_FIELDS`: ``sigma_w``,
+``seed``, ``init_head``) see bit-identical batches, learning rates and optimizer settings; only their
+starting weights differ. :func:`train_stacked` stacks their parameters and buffers along a new leading
+dimension of size K (``torch.func.stack_module_state``) and runs the network with
+``torch.func.vmap(functional_call(...))``: one forward/backward pass trains all K models. Each member's
+result is a Dataset identical in structure and meaning to :func:`initmem.run.training.train`'s, with the extra
+attribute ``stacked = K``.
+
+Why this is exactly K separate runs (up to float rounding):
+
+* Forward: vmap turns the K convolutions into one grouped convolution and the K BatchNorms into one
+  BatchNorm over K*C channels, i.e. K independent BatchNorms; the stacked running statistics
+  (shape (K, C)) are updated in place per member in training mode and used in eval mode, exactly as
+  in a plain module (checked against separate modules in ``tests/test_stacked.py``).
+* Loss: the sum over members of each member's mean cross-entropy. Member k's parameters receive the
+  gradient of its own loss only.
+* Optimizer: one optimizer (:func:`initmem.run.optim.build_optimizer`, same settings) over the stacked
+  tensors. SGD (with or without momentum, coupled L2 or decoupled decay), Adam and AdamW update each
+  element independently, so this equals K separate optimizers. Muon orthogonalises per matrix, which
+  a stacked (K, out, in, ...) tensor would mix: ``muon`` runs fall back to sequential :func:`train`
+  calls (logged).
+* Epoch 0 is measured on each member's real module with ``initmem.run.records.measure`` after the same
+  BatchNorm recalibration as :func:`train`; later epochs are evaluated with the vmapped model (eval
+  mode, running statistics), per member.
+* Divergence: a member whose loss is not finite is marked diverged at that step and recorded no further
+  (as :func:`train` stops); the others continue.
+
+Differences from separate runs: float rounding of grouped vs single convolutions (relative 1e-7 per
+step), ``wall_time_s`` is each member's equal share of the stacked wall time, and ``channels_last``
+and ``compile`` are not applied (recorded as 0). Max-pooling (ResNet-9) amplifies rounding: where two
+values of a pooling window agree to ~1e-7, rounding can flip which one wins, which moves one gradient
+entry, and from then on the two runs drift apart as runs on different hardware do: a property of max-pooling plus
+any change of convolution algorithm (a thread count too), not of the stacking; ``benchmarks/sweep_throughput.py``
+measures it. That is why stacked runs are cached apart from sequential ones
+(:func:`initmem.sweeps.store.run_path`). On a CPU stacking is slower than sequential runs
+(grouped convolutions are slow there; use the ``processes`` executor); it is meant for GPUs.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+import xarray as xr
+from torch import nn
+from torch.func import functional_call, stack_module_state, vmap
+from tqdm.auto import tqdm
+
+from .config import RunConfig
+from .data import PreparedData, eval_batches
+from .kernels import kernel_parameters
+from .loop import Schedule, checkpoint_due, initial_row, read_checkpoint, save_checkpoint, setup_run
+from .metrics import ForgettingClocks
+from .optim import build_optimizer
+from .records import RunHistory, eval_batch_size, kernel_norms, recorded_epochs, to_dataset
+from .sigma_w import seeded_model
+from .training import train
+
+__all__ = ["INIT_FIELDS", "SEQUENTIAL_OPTIMIZERS", "stack_key", "stack_groups", "group_hash", "train_stacked"]
+
+log = logging.getLogger(__name__)
+
+#: Fields that only change a run's starting weights: runs differing only in these can be stacked.
+INIT_FIELDS = ("sigma_w", "seed", "init_head")
+#: Optimizers whose update is not elementwise (per-matrix orthogonalisation): trained sequentially.
+SEQUENTIAL_OPTIMIZERS = ("muon",)
+STACKED_CHECKPOINT_VERSION = 2
+
+
+# --- grouping -----------------------------------------------------------------------------------
+def stack_key(config: RunConfig) -> str:
+    """A digest of everything except :data:`INIT_FIELDS`: equal keys can share a stack."""
+    payload = {k: v for k, v in config.hash_payload().items() if k not in INIT_FIELDS}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def stack_groups(configs: Iterable[RunConfig], max_size: int | None = None) -> list[list[RunConfig]]:
+    """Split ``configs`` into stackable groups (equal :func:`stack_key`, first-seen order), each of at most
+    ``max_size`` runs. Runs of :data:`SEQUENTIAL_OPTIMIZERS` form groups of one."""
+    groups: dict[str, list[RunConfig]] = {}
+    singles: list[list[RunConfig]] = []
+    for config in configs:
+        if config.optimizer in SEQUENTIAL_OPTIMIZERS:
+            singles.append([config])
+        else:
+            groups.setdefault(stack_key(config), []).append(config)
+    if singles:
+        names = sorted({group[0].optimizer for group in singles})
+        log.info("%d runs of %s are trained one at a time: their updates are per matrix, not elementwise",
+                 len(singles), ", ".join(names))  # fmt: skip
+    size = max_size or max((len(g) for g in groups.values()), default=1)
+    chunks = [group[i : i + size] for group in groups.values() for i in range(0, len(group), size)]
+    return chunks + singles
+
+
+def group_hash(configs: Sequence[RunConfig]) -> str:
+    """A digest of the members' hashes (in order): names a stack's checkpoint."""
+    return hashlib.sha256(",".join(c.hash() for c in configs).encode()).hexdigest()[:16]
+
+
+# --- the stacked model ----------------------------------------------------------------------------
+class _Stack(nn.Module):
+    """K models' parameters stacked along dim 0 (as real ``nn.Parameter``s, so ``build_optimizer`` and
+    ``state_dict`` work) plus their stacked buffers, and a meta-device template for the forward pass."""
+
+    def __init__(self, members: Sequence[nn.Module]) -> None:
+        super().__init__()
+        params, buffers = stack_module_state(list(members))
+        self.names = list(params)
+        self.k = len(members)
+        for i, name in enumerate(self.names):
+            self.register_parameter(f"p{i}", nn.Parameter(params[name].detach().clone()))
+        self.buffer_names = list(buffers)
+        for i, name in enumerate(self.buffer_names):
+            self.register_buffer(f"b{i}", buffers[name].clone())
+        # not a registered submodule: its (meta) parameters must stay out of parameters()/state_dict()
+        object.__setattr__(self, "template", copy.deepcopy(members[0]).to("meta"))
+        self.kernel_names = [f"{name}.weight" for name in kernel_parameters(members[0])]
+        self.layer_names = list(kernel_parameters(members[0]))
+
+    def stacked(self) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+        """(parameters, buffers) keyed by the template's names; each tensor has a leading dim K."""
+        params = {name: getattr(self, f"p{i}") for i, name in enumerate(self.names)}
+        buffers = {name: getattr(self, f"b{i}") for i, name in enumerate(self.buffer_names)}
+        return params, buffers
+
+    def member_kernels(self, k: int) -> dict[str, torch.Tensor]:
+        """Member ``k``'s kernels keyed by layer name, like :func:`initmem.run.kernels.kernel_parameters`."""
+        params, _ = self.stacked()
+        return {layer: params[name][k] for layer, name in zip(self.layer_names, self.kernel_names)}
+
+    def logits(self, x: torch.Tensor, training: bool) -> torch.Tensor:
+        """``(B, 3, H, W) -> (K, B, classes)``; training mode updates the stacked running statistics."""
+        self.template.train(training)
+        params, buffers = self.stacked()
+
+        def one(p: dict, b: dict, images: torch.Tensor) -> torch.Tensor:
+            return functional_call(self.template, (p, b), (images,))
+
+        return vmap(one, in_dims=(0, 0, None))(params, buffers, x)
+
+
+def _member_losses(logits: torch.Tensor, y: torch.Tensor, reduction: str) -> torch.Tensor:
+    """Cross-entropy of each member: logits (K, B, C), labels (B,) -> (K,) float32."""
+    return vmap(lambda member: F.cross_entropy(member.float(), y, reduction=reduction))(logits)
+
+
+@torch.no_grad()
+def _evaluate_stacked(stack: _Stack, data, batch_size: int, autocast) -> tuple[np.ndarray, np.ndarray]:
+    """Per-member mean cross-entropy (nats) and accuracy (%) in eval mode: two arrays of shape (K,).
+
+    The vmapped counterpart of ``initmem.run.records.evaluate`` (per-batch float32 sums, float64 totals)."""
+    loss_sum = torch.zeros(stack.k, dtype=torch.float64)
+    correct = torch.zeros(stack.k, dtype=torch.int64)
+    count = 0
+    for x, y in eval_batches(data, batch_size):
+        with autocast():
+            logits = stack.logits(x, training=False)
+        loss_sum += _member_losses(logits, y, "sum").double().cpu()
+        correct += (logits.argmax(-1) == y).sum(1).cpu()
+        count += y.numel()
+    return (loss_sum / count).numpy(), (100.0 * correct.double() / count).numpy()
+
+
+def _measure_stacked(
+    stack: _Stack, data: PreparedData, config: RunConfig, initial: list[dict], autocast
+) -> list[tuple[dict, dict]]:
+    """The ``measure`` rows of every member: [(row, layer_norms)] * K (see ``initmem.run.records.measure``)."""
+    bs = eval_batch_size(config)
+    rows: list[dict[str, float]] = [{} for _ in range(stack.k)]
+    for split in ("train", "val", "test"):
+        dataset = data.train_eval if split == "train" else getattr(data, split)
+        losses, accs = _evaluate_stacked(stack, dataset, bs, autocast)
+        for k in range(stack.k):
+            rows[k][f"{split}_loss"], rows[k][f"{split}_acc"] = float(losses[k]), float(accs[k])
+    out = []
+    with torch.no_grad():
+        for k in range(stack.k):
+            norms, layer_norms = kernel_norms(stack.member_kernels(k), initial[k])
+            rows[k].update(norms)
+            out.append((rows[k], layer_norms))
+    return out
+
+
+def _check_group(configs: Sequence[RunConfig]) -> None:
+    if not configs:
+        raise ValueError("configs: need at least one run to stack")
+    keys = {stack_key(c) for c in configs}
+    if len(keys) > 1:
+        raise ValueError(
+            f"configs: stacked runs may differ only in {', '.join(INIT_FIELDS)}; got {len(keys)} different groups"
+        )
+    hashes = [c.hash() for c in configs]
+    if len(set(hashes)) != len(hashes):
+        raise ValueError("configs: the same run appears twice in the stack")
+
+
+# --- training -------------------------------------------------------------------------------------
+def train_stacked(
+    configs: Sequence[RunConfig],
+    *,
+    data: PreparedData | None = None,
+    progress: bool | None = None,
+    checkpoint_path: str | Path | None = None,
+    keep_checkpoint: bool = False,
+) -> list[xr.Dataset]:
+    """Train ``configs`` (equal except for :data:`INIT_FIELDS`) as one stacked model.
+
+    Args:
+        configs: the K runs; K = 1 and :data:`SEQUENTIAL_OPTIMIZERS` simply call :func:`train` in turn.
+        data: prepared data of these configs (they share it).
+        progress: one tqdm bar for the stack; None follows ``configs[0].progress``.
+        checkpoint_path: resumable checkpoint of the whole stack, saved every ``checkpoint_every`` epochs
+            (as in :func:`train`) and deleted at the end, unless ``keep_checkpoint`` (then the caller deletes it
+            once the results are safely written).
+
+    Returns:
+        One Dataset per config, in order, each like :func:`train`'s plus ``attrs["stacked"] = K``.
+    """
+    configs = list(configs)
+    _check_group(configs)
+    ref = configs[0]
+    if len(configs) == 1 or ref.optimizer in SEQUENTIAL_OPTIMIZERS:
+        if len(configs) > 1:
+            log.info("%s updates are not elementwise: training %d runs sequentially", ref.optimizer, len(configs))
+        return [train(c, data=data, progress=progress) for c in configs]
+
+    setup = setup_run(ref, data)
+    data = setup.data
+    checkpoint_path = Path(checkpoint_path) if checkpoint_path is not None else None
+
+    members = [seeded_model(c).to(setup.device) for c in configs]
+    initial = [{n: w.detach().clone() for n, w in kernel_parameters(m).items()} for m in members]
+    stack = _Stack(members)
+    optimizer = build_optimizer(stack, ref)
+    schedule = Schedule.of(ref, data)
+    clocks = ForgettingClocks.for_config(ref)
+    recorded = recorded_epochs(ref)
+    k_total = len(configs)
+    histories = [RunHistory() for _ in configs]
+    alive = [True] * k_total
+    walls = [0.0] * k_total
+    start_epoch, step = 1, 0
+
+    state = _load_stack_checkpoint(checkpoint_path, configs)
+    if state is not None:
+        stack.load_state_dict(state["stack"])
+        optimizer.load_state_dict(state["optimizer"])
+        clocks = ForgettingClocks.for_config(ref, **state["clocks"])
+        histories, alive, walls = state["histories"], state["alive"], state["walls"]
+        start_epoch, step = state["epoch"] + 1, state["step"]
+        log.info("resumed stack %s at epoch %d", group_hash(configs), state["epoch"])
+    else:
+        for k, (member, config) in enumerate(zip(members, configs)):
+            t0 = time.perf_counter()
+            histories[k].add(0, *initial_row(member, setup, config, initial[k], schedule, clocks))
+            walls[k] += time.perf_counter() - t0
+    del members
+
+    show = ref.progress if progress is None else progress
+    bar = tqdm(total=ref.epochs, initial=start_epoch - 1, disable=None if show else True,
+               desc=f"stacked x{k_total} {ref.optimizer}", leave=False, dynamic_ncols=True)  # fmt: skip
+    for epoch in range(start_epoch, ref.epochs + 1):
+        t0 = time.perf_counter()
+        running = [k for k in range(k_total) if alive[k]]
+        lr = schedule.lr(step)
+        for x, y, lr in schedule.batches(data, epoch, step, optimizer):
+            with setup.autocast():
+                losses = _member_losses(stack.logits(x, training=True), y, "mean")
+            finite = torch.isfinite(losses.detach()).cpu().tolist()
+            for k in range(k_total):
+                if alive[k] and not finite[k]:
+                    alive[k] = False
+                    log.warning("run %s diverged in epoch %d (non-finite loss)", configs[k].hash(), epoch)
+            if not any(alive):
+                break
+            optimizer.zero_grad(set_to_none=True)
+            losses[torch.tensor(alive, device=losses.device)].sum().backward()
+            optimizer.step()
+            clocks.tick(lr)
+            step += 1
+        if not any(alive):
+            break
+        if epoch in recorded:
+            measured = _measure_stacked(stack, data, ref, initial, setup.autocast)
+            for k in range(k_total):
+                if alive[k]:
+                    row, layer_norms = measured[k]
+                    row.update(lr=lr, step=float(step), **clocks.as_dict())
+                    histories[k].add(epoch, row, layer_norms)
+        share = (time.perf_counter() - t0) / max(1, len(running))
+        for k in running:
+            walls[k] += share
+        bar.update(1)
+        if checkpoint_due(checkpoint_path, ref, epoch):
+            save_checkpoint(checkpoint_path, {
+                "version": STACKED_CHECKPOINT_VERSION, "hashes": [c.hash() for c in configs], "epoch": epoch,
+                "step": step, "stack": stack.state_dict(), "optimizer": optimizer.state_dict(),
+                "clocks": clocks.as_dict(), "histories": [dataclasses.asdict(h) for h in histories], "alive": alive,
+                "walls": walls,
+            })  # fmt: skip
+    bar.close()
+
+    datasets = []
+    for k, config in enumerate(configs):
+        ds = to_dataset(config, histories[k], recorded, not alive[k], walls[k], data, setup.device)
+        ds.attrs.update(stacked=k_total, channels_last=0, compiled=0)
+        datasets.append(ds)
+    if checkpoint_path is not None and not keep_checkpoint:
+        checkpoint_path.unlink(missing_ok=True)
+    return datasets
+
+
+def _load_stack_checkpoint(path: Path | None, configs: Sequence[RunConfig]) -> dict[str, Any] | None:
+    hashes = [c.hash() for c in configs]
+    state = read_checkpoint(
+        path, f"stack {group_hash(configs)}",
+        lambda s: s.get("version") == STACKED_CHECKPOINT_VERSION and s.get("hashes") == hashes,
+    )  # fmt: skip
+    if state is not None:
+        state["histories"] = [RunHistory(**h) for h in state["histories"]]
+    return state

@@ -1,0 +1,188 @@
+"""One training run: ``train(config) -> xarray.Dataset``.
+
+The loop is written top to bottom in the airbench style: the whole split lives as tensors on the
+device, batches are index slices (their order depends only on ``data_seed`` and the epoch), and every
+recorded epoch measures the paper's quantities. A non-finite loss ends the run with ``diverged = 1``;
+it never raises. With ``checkpoint_path`` and ``config.checkpoint_every > 0`` the run saves a resumable
+checkpoint (model, optimizer, clocks, metric history, RNG state) and resumes from it when restarted;
+the resumed run's metrics equal an uninterrupted run's.
+
+The returned Dataset (assembled by :mod:`initmem.run.records`) has a dimension ``epoch`` (0 = at initialisation) and ``layer`` (kernel names):
+
+==================  =================  =======================================================
+variable            dims               meaning (units)
+==================  =================  =======================================================
+train_loss/acc      epoch              eval-mode cross-entropy / accuracy (%) on a fixed sample
+val_loss/acc        epoch              on the held-out validation split
+test_loss/acc       epoch              on the test split
+weight_norm         epoch              Frobenius norm of all conv/linear kernels together
+layer_norm          epoch, layer       Frobenius norm of each kernel
+dist_from_init      epoch              ||W_t - W_0||_F over all kernels
+lr                  epoch              learning rate of the last step of the epoch (per step)
+step                epoch              optimisation steps taken so far
+T_SGD/T_L2/T_adapt  epoch              cumulative forgetting clocks of the effective step (see
+                                       :class:`initmem.run.metrics.ForgettingClocks`)
+best_epoch          -                  epoch of the lowest validation loss
+selected_test_acc   -                  test accuracy there: the validation-selected predictor (%)
+selected_val_acc    -                  validation accuracy there (%)
+selected_train_acc  -                  training accuracy there (%)
+selected_T_*        -                  the three clocks there
+final_epoch         -                  the last recorded epoch
+final_test_acc      -                  test accuracy at the last recorded epoch (%)
+final_train_acc     -                  training accuracy at the last recorded epoch (%)
+final_T_*           -                  the three clocks there
+tau_interp          -                  first epoch with train accuracy >= 99.5 % (NaN if never)
+repair_gap          -                  val accuracy at the last epoch minus at tau_interp (pp)
+diverged            -                  1 if a non-finite loss stopped the run, else 0 (then the
+                                       selected_* and final_* scalars are NaN)
+wall_time_s         -                  seconds spent training and evaluating
+==================  =================  =======================================================
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+import xarray as xr
+from tqdm.auto import tqdm
+
+from ..base.files import remove_stale_temp_files
+from .config import RunConfig
+from .data import PreparedData
+from .kernels import kernel_parameters
+from .loop import Schedule, checkpoint_due, initial_row, read_checkpoint, save_checkpoint, setup_run
+from .metrics import ForgettingClocks
+from .optim import build_optimizer
+from .records import LOSSES, RunHistory, measure, recorded_epochs, to_dataset
+from .sigma_w import seeded_model
+
+__all__ = ["CHECKPOINT_VERSION", "train", "load_checkpoint"]
+
+log = logging.getLogger(__name__)
+
+#: 2: loadable with ``weights_only=True`` (the history as a plain dict).
+CHECKPOINT_VERSION = 2
+
+
+def load_checkpoint(path: Path | None, config: RunConfig) -> dict[str, Any] | None:
+    """The checkpoint of run ``config`` at ``path`` (see :func:`initmem.run.loop.read_checkpoint`), or None."""
+    digest = config.hash()
+    state = read_checkpoint(
+        path, f"run {digest}",
+        lambda s: s.get("version") == CHECKPOINT_VERSION and s.get("config_hash") == digest,
+    )  # fmt: skip
+    if state is not None:
+        state["history"] = RunHistory(**state["history"])
+    return state
+
+
+def train(
+    config: RunConfig,
+    *,
+    checkpoint_path: str | Path | None = None,
+    data: PreparedData | None = None,
+    progress: bool | None = None,
+    keep_checkpoint: bool = False,
+    model: torch.nn.Module | None = None,
+    loss: str = "cross_entropy",
+) -> xr.Dataset:
+    """Train one run and return its metrics as an :class:`xarray.Dataset` (see the module docstring).
+
+    Args:
+        config: the run.
+        checkpoint_path: where to keep a resumable checkpoint (used when ``config.checkpoint_every > 0``).
+            An existing checkpoint of the same config is resumed; it is deleted when the run finishes, unless
+            ``keep_checkpoint`` (then the caller deletes it once the result is safely written). Temporary files
+            that killed runs left beside it are removed.
+        data: already prepared data for this config (saves loading it again in a sweep).
+        progress: show a tqdm bar; None follows ``config.progress`` (and tqdm hides it off a terminal).
+        model: an initialised network to train instead of ``seeded_model(config)`` (the config's model fields
+            are then ignored; :func:`initmem.sweeps.measure.measure_init_memory` passes your own model here). Trained in
+            place.
+        loss: the training and evaluation loss, a key of :data:`initmem.run.records.LOSSES`.
+    """
+    if loss not in LOSSES:
+        raise ValueError(f"loss: allowed values are {', '.join(LOSSES)}; got {loss!r}")
+    loss_fn = LOSSES[loss]
+    setup = setup_run(config, data)
+    data = setup.data
+    checkpoint_path = Path(checkpoint_path) if checkpoint_path is not None else None
+    if checkpoint_path is not None and checkpoint_path.parent.is_dir():
+        remove_stale_temp_files(checkpoint_path.parent)
+
+    model = (seeded_model(config) if model is None else model).to(setup.device)
+    if config.channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    initial = {name: w.detach().clone() for name, w in kernel_parameters(model).items()}
+    optimizer = build_optimizer(model, config)
+    forward = torch.compile(model) if (config.compile and setup.device.type == "cuda") else model
+
+    schedule = Schedule.of(config, data)
+    clocks = ForgettingClocks.for_config(config)
+    history = RunHistory()
+    recorded = recorded_epochs(config)
+    start_epoch, step, diverged, wall = 1, 0, False, 0.0
+
+    state = load_checkpoint(checkpoint_path, config)
+    if state is not None:
+        model.load_state_dict(state["model"])
+        optimizer.load_state_dict(state["optimizer"])
+        clocks = ForgettingClocks.for_config(config, **state["clocks"])
+        history = state["history"]
+        start_epoch, step, wall = state["epoch"] + 1, state["step"], state["wall_time_s"]
+        log.info("resumed %s at epoch %d from %s", config.hash(), state["epoch"], checkpoint_path)
+    else:
+        t0 = time.perf_counter()
+        history.add(0, *initial_row(model, setup, config, initial, schedule, clocks, loss))
+        wall += time.perf_counter() - t0
+
+    show = config.progress if progress is None else progress
+    bar = tqdm(
+        total=config.epochs, initial=start_epoch - 1, disable=None if show else True,
+        desc=f"{config.optimizer} sigma_w={config.sigma_w:g}", leave=False, dynamic_ncols=True,
+    )  # fmt: skip
+    for epoch in range(start_epoch, config.epochs + 1):
+        t0 = time.perf_counter()
+        model.train()
+        lr = schedule.lr(step)
+        for x, y, lr in schedule.batches(data, epoch, step, optimizer):
+            if config.channels_last:
+                x = x.contiguous(memory_format=torch.channels_last)
+            with setup.autocast():
+                batch_loss = loss_fn(forward(x), y)
+            if not torch.isfinite(batch_loss):
+                diverged = True
+                break
+            optimizer.zero_grad(set_to_none=True)
+            batch_loss.backward()
+            optimizer.step()
+            clocks.tick(lr)
+            step += 1
+        if diverged:
+            log.warning("run %s diverged in epoch %d (non-finite loss)", config.hash(), epoch)
+            break
+        if epoch in recorded:
+            row, layer_norms = measure(model, data, config, initial, setup.autocast, loss)
+            row.update(lr=lr, step=float(step), **clocks.as_dict())
+            history.add(epoch, row, layer_norms)
+            bar.set_postfix(train=f"{row['train_acc']:.1f}", val=f"{row['val_acc']:.1f}", refresh=False)
+        wall += time.perf_counter() - t0
+        bar.update(1)
+        if checkpoint_due(checkpoint_path, config, epoch):
+            save_checkpoint(checkpoint_path, {
+                "version": CHECKPOINT_VERSION, "config_hash": config.hash(), "epoch": epoch, "step": step,
+                "model": model.state_dict(), "optimizer": optimizer.state_dict(), "clocks": clocks.as_dict(),
+                "history": dataclasses.asdict(history), "wall_time_s": wall,
+            })  # fmt: skip
+    bar.close()
+    dataset = to_dataset(config, history, recorded, diverged, wall, data, setup.device)
+    if checkpoint_path is not None and not keep_checkpoint:
+        checkpoint_path.unlink(missing_ok=True)
+    return dataset
+
+

@@ -1,0 +1,121 @@
+"""What a preset costs: estimated before it runs (from measured throughput), measured after (from its run files).
+
+* :func:`estimate_cost` -- runs, images and single-core seconds of an experiment at a preset, from
+  :data:`CPU_THROUGHPUT` and the experiment's sweep (:func:`initmem.study.registry.experiment_spec`);
+* :func:`measured_costs` -- what the committed runs of a preset took, read from their provenance;
+* :func:`run_images` -- the images one run trains on and evaluates.
+
+The Setup chapter prints both, side by side.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ..run.records import recorded_epochs
+from ..sweeps.spec import SweepSpec
+from .presets import notebook_parameters
+from .registry import EXPERIMENT_SPECS, EXPERIMENTS, experiment_spec
+from .results import results_paths
+
+__all__ = ["CPU_THROUGHPUT", "BATCH_FACTOR", "EVAL_SPEEDUP", "run_images", "estimate_cost", "measured_costs"]
+
+#: Training throughput (images/s per core, ONE thread per run, batch 64, no augmentation, channels-last) on the
+#: 2-core development machine (torch 2.14.1, x86_64), keyed by (model, width, image_size). Measured from the
+#: committed cpu-preset runs with two runs side by side (``python benchmarks/run_throughput.py``: training images
+#: plus evaluated images / EVAL_SPEEDUP, over each run's wall time; medians of 3-24 runs). Entries marked
+#: "estimated" were not run. Other batch sizes: see :data:`BATCH_FACTOR`. Under heavy sharing (load 4-10 on
+#: 2 cores) runs took 2-3x longer.
+CPU_THROUGHPUT: dict[tuple[str, int, int], float] = {
+    ("resnet9", 4, 16): 3000.0,  # estimated (width 4 is overhead-bound); smoke only
+    ("resnet9", 8, 16): 2811.0,
+    ("resnet9", 8, 24): 1400.0,  # estimated: 1,013 img/s measured in NCHW x 1.38 (the layout's gain at 32 px)
+    ("resnet9", 8, 32): 716.0,
+    ("resnet9", 16, 16): 690.0,  # estimated: measured at batch 128 under load, scaled, x 1.38
+    ("resnet20", 4, 16): 1500.0,  # estimated; smoke only
+    ("resnet20", 8, 16): 1453.0,
+    ("resnet56", 8, 16): 446.0,
+    ("resnet110", 8, 16): 261.0,
+}
+#: Relative training throughput per image against batch 64 (ResNet-9 width 8, 1 thread; 32 and 512 interpolated).
+BATCH_FACTOR: dict[int, float] = {16: 0.54, 32: 0.78, 64: 1.0, 128: 1.15, 256: 1.03, 512: 1.05}
+#: How many times cheaper one evaluated (forward-only) image is than one trained image.
+EVAL_SPEEDUP = 2.8
+#: Whole run against the tight-loop benchmark (optimizer, data movement, bookkeeping): measured ~1.0 for a
+#: ResNet-9 width-8 run (about 250 s against 258 s estimated); 1.05 leaves room for Adam/Muon.
+_OVERHEAD = 1.05
+
+
+def run_images(
+    epochs: int, train_size: int, batch_size: int, evaluations: int, eval_size: int, recalibration_size: int
+) -> tuple[int, int]:
+    """(trained, evaluated) images of one run, as :func:`initmem.run.training.train` reads them.
+
+    Training reads ``epochs`` passes of full batches (the last partial batch is dropped). Evaluation reads
+    ``eval_size`` images (train-eval + validation + test splits) at each of ``evaluations`` recorded epochs, plus
+    one forward pass over ``recalibration_size`` images (the train-eval split) that recalibrates BatchNorm at
+    epoch 0.
+    """
+    return epochs * (train_size // batch_size) * batch_size, evaluations * eval_size + recalibration_size
+
+
+def estimate_cost(preset: str, name: str) -> dict[str, Any]:
+    """Runs and estimated single-core seconds of notebook ``name`` at ``preset``, from :data:`CPU_THROUGHPUT`.
+
+    The runs are those of the experiment's sweep (:func:`initmem.study.registry.experiment_spec`). Returns
+    ``{"runs", "train_images", "eval_images", "core_seconds", "wall_seconds"}``; ``wall_seconds`` divides by the
+    preset's ``workers`` (at least 1). Meaningful for CPU presets; for ``paper`` the images are right and the
+    seconds are what a CPU would need (NaN where the table has no entry).
+    """
+    p = notebook_parameters(preset, name)
+    if not p or name not in EXPERIMENT_SPECS:
+        return {"runs": 0, "train_images": 0, "eval_images": 0, "core_seconds": 0.0, "wall_seconds": 0.0}
+    configs = [config for _, config in SweepSpec.from_dict(experiment_spec(name, p)).configs()]
+    total_train = total_eval = seconds = 0.0
+    for c in configs:
+        n_train = c.train_size or 50_000 - c.val_size
+        n_eval = c.val_size + (c.test_size or 10_000) + c.train_eval_size
+        evals = len(recorded_epochs(c))
+        images, eval_images = run_images(c.epochs, n_train, c.batch_size, evals, n_eval, c.train_eval_size)
+        rate = CPU_THROUGHPUT.get((c.model, c.effective_width, c.image_size), math.nan)
+        total_train += images
+        total_eval += eval_images
+        seconds += _OVERHEAD * (images / (rate * BATCH_FACTOR.get(c.batch_size, 1.0)) + eval_images / (rate * EVAL_SPEEDUP))
+    workers = max(1, p.get("workers") or 1)
+    return {"runs": len(configs), "train_images": int(total_train), "eval_images": int(total_eval),
+            "core_seconds": seconds, "wall_seconds": seconds / workers}  # fmt: skip
+
+
+def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[str] = EXPERIMENTS):
+    """What the cached runs of ``preset`` cost, per experiment, read from the run files' provenance.
+
+    Returns a :class:`pandas.DataFrame` indexed by experiment with columns ``runs``, ``core_hours`` (the sum of
+    the runs' training wall times; every CPU-preset run uses one thread), ``minutes_per_run`` (their mean),
+    ``hardware`` and ``torch`` (the distinct values recorded, joined by "; "). Experiments without runs are
+    left out.
+    """
+    import pandas as pd
+
+    rows = []
+    for name in names:
+        runs_dir = results_paths(results_dir, preset, name)[0]
+        seconds, hardware, torch_versions = [], set(), set()
+        for path in sorted(runs_dir.glob("*.nc")):
+            with xr.open_dataset(path, engine="h5netcdf") as ds:
+                seconds.append(float(ds["wall_time_s"]))
+                hardware.add(str(ds.attrs.get("hardware", "?")))
+                torch_versions.add(str(ds.attrs.get("torch_version", "?")))
+        if seconds:
+            rows.append({
+                "experiment": name, "runs": len(seconds), "core_hours": sum(seconds) / 3600.0,
+                "minutes_per_run": float(np.mean(seconds)) / 60.0, "hardware": "; ".join(sorted(hardware)),
+                "torch": "; ".join(sorted(torch_versions)),
+            })  # fmt: skip
+    columns = ["experiment", "runs", "core_hours", "minutes_per_run", "hardware", "torch"]
+    return pd.DataFrame(rows, columns=columns).set_index("experiment")

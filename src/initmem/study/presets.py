@@ -1,0 +1,376 @@
+"""Presets: the per-notebook parameters for each hardware budget.
+
+A *preset* names a compute budget. Every experiment notebook has a cell tagged ``parameters`` whose
+values are the defaults; a preset overrides some of them. The runner
+(:func:`initmem.book.runner.run_notebooks`) starts from :func:`notebook_parameters` and then applies the
+user's ``-p NAME VALUE`` overrides.
+
+``smoke``
+    Seconds to a few minutes on a laptop CPU. Tiny networks, a few hundred images, a handful of
+    steps. It checks that every notebook runs end to end; its numbers mean nothing.
+``cpu``
+    Hours on a laptop-class CPU. Small networks and a subset of CIFAR-10, with step counts and learning
+    rates chosen so that the forgetting clocks reach the regime the paper studies.
+``paper``
+    The paper's protocol (full CIFAR-10, full-width ResNet-9, ResNet-20/56/110). A GPU job.
+
+How to add an entry
+-------------------
+``NOTEBOOK_PARAMETERS`` holds one dict per preset, keyed by the notebook's name (the file name in
+``notebooks/`` without ``.py``). Each value maps parameter names, which must be defined in that
+notebook's ``parameters`` cell, to JSON-like values (numbers, strings, booleans, lists, dicts).
+A notebook missing from a preset's dict runs with its own defaults. What a preset's runs cost is read from
+their result files (:func:`initmem.study.costs.measured_costs`) and shown in the book's Setup chapter.
+
+Example::
+
+    NOTEBOOK_PARAMETERS["cpu"]["04_batch_size"] = {"batch_sizes": [32, 128, 512], "width": 8}
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+__all__ = [
+    "PRESETS",
+    "BOOK_PRESET",
+    "BOOK_PRESET_BY_NOTEBOOK",
+    "book_preset",
+    "PRESET_DESCRIPTIONS",
+    "NOTEBOOK_PARAMETERS",
+    "NOTEBOOK_READS",
+    "PRESET_NOTES",
+    "check_preset",
+    "notebook_parameters",
+]
+
+#: The presets, from cheapest to most expensive.
+PRESETS: tuple[str, ...] = ("smoke", "cpu", "paper")
+
+#: The preset ``initmem book`` renders a notebook at, unless :data:`BOOK_PRESET_BY_NOTEBOOK` names another.
+BOOK_PRESET: str = "smoke"
+
+#: Notebooks the book renders at another preset than :data:`BOOK_PRESET`. A notebook moves to ``cpu`` only once
+#: every run of its ``cpu`` sweep (and of the sweeps it reads) is committed under ``results/cpu/``, so that
+#: building the book reads results and never trains (tests/test_book_presets.py checks this). Every page prints
+#: the preset it was executed at.
+BOOK_PRESET_BY_NOTEBOOK: dict[str, str] = {
+    "00_presets": "cpu", "01_optimizers": "cpu", "03_lr_and_l2": "cpu", "06_norms": "cpu", "07_clocks": "cpu",
+    "08_calibration": "cpu", "99_reproduction": "cpu",
+}  # fmt: skip
+
+#: One line per preset, shown by the CLI and the book.
+PRESET_DESCRIPTIONS: dict[str, str] = {
+    "smoke": "end-to-end check in minutes on a CPU; the numbers mean nothing",
+    "cpu": "small networks and a CIFAR-10 subset, sized for a laptop CPU (hours)",
+    "paper": "the paper's protocol: full CIFAR-10 and full-width networks (a GPU job)",
+}
+
+# ==============================================================================================
+# The experiment notebooks (01-07, 99): their parameters at each preset
+# ==============================================================================================
+# Every value the paper does not state is a choice; each is listed with its reason in PRESET_NOTES
+# below (rendered as a table in the book's Setup chapter). The notebooks' own defaults are the smoke
+# values (tests/test_notebooks_smoke.py checks that they agree).
+
+# --- smoke: seconds per notebook on a CPU; synthetic data, a width-4 ResNet-9 ------------------
+_SMOKE_RUN = {"executor": "serial", "workers": None, "num_threads": 1}
+_SMOKE_DATA = {
+    "data": "synthetic", "image_size": 16, "train_size": 200, "val_size": 100, "test_size": 100,
+    "train_eval_size": 100, "augment": False,
+}  # fmt: skip
+_SMOKE_OPTIMIZERS = {
+    "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
+    "lrs": [0.05, 0.005, 0.005, 0.005, 0.02],
+    "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
+    "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.005],
+}
+_SMOKE_01 = {
+    **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50, "epochs": 3, "eval_every": 1,
+    "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], **_SMOKE_OPTIMIZERS,
+}  # fmt: skip
+_SMOKE = {
+    "01_optimizers": _SMOKE_01,
+    "02_long_training": {
+        **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50,
+        "lr": 0.05, "epochs": 6, "checkpoint_every": 0,
+        "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], "horizons": [2, 4, 6],
+        "reference_horizon": 2,
+    },
+    "03_lr_and_l2": {
+        **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50,
+        "epochs": 3, "eval_every": 1, "warmup_epochs": 0.0, "schedule": "step", "schedule_milestones": [0.8, 0.9], "schedule_gamma": 0.1,
+        "sigma_ws": [0.5, 2.0], "seeds": [0], "lrs": [0.02, 0.1], "weight_decays": [0.0, 0.01],
+    },
+    # train_size 640 so that `-p batch_sizes "[32, 512]"` works at every preset.
+    "04_batch_size": {
+        **_SMOKE_RUN, **_SMOKE_DATA, "train_size": 640, "model": "resnet9", "width": 4, "logit_scale": None,
+        "lr": 0.05, "steps": 10, "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0],
+        "batch_sizes": [32, 128],
+    },
+    "05_depth": {
+        **_SMOKE_RUN, **_SMOKE_DATA, "models": ["resnet9", "resnet20"], "widths": [4, 4], "logit_scale": None,
+        "batch_size": 50,
+        "lr": 0.05, "epochs": 3, "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0],
+    },
+    "06_norms": {},  # reads 01's results
+    "07_clocks": {},
+    "08_calibration": {
+        **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "batch_size": 50, "eval_every": 1,
+        "warmup_epochs": 0.0, "lr": 0.05, "epochs": 3, "logit_scales": [0.125, 1.0], "sigma_ws": [0.5, 2.0],
+        "seeds": [0],
+    },
+    "99_reproduction": {},
+}  # fmt: skip
+
+# --- cpu: a reduced-scale reproduction for a 2-core CPU, about 15 core-hours for all notebooks -----
+# Every run of this preset comes from one clean commit, run from a separate git worktree (see book/reproduce.md).
+_CPU_RUN = {"executor": "processes", "workers": 2, "num_threads": 1}
+_CPU_DATA = {
+    "data": None, "image_size": 32, "train_size": 5000, "val_size": 2000, "test_size": 2000,
+    "train_eval_size": 1000, "augment": False,
+}  # fmt: skip
+#: The sigma_w grid of the cpu preset: the paper's range [0.1, 2.5] in roughly equal ratios (x3).
+_CPU_SIGMAS = [0.1, 0.3, 0.9, 2.5]
+_CPU_SEEDS = [0, 1, 2]
+#: ResNet-9's logit factor for this preset, chosen by 08_calibration (plain SGD does not interpolate at large
+#: sigma_w within the budget with the architecture's own 0.125).
+_CPU_LOGIT_SCALE = 1.0
+_CPU_NET = {"model": "resnet9", "width": 8, "logit_scale": _CPU_LOGIT_SCALE, "batch_size": 64, "eval_every": 2,
+            "warmup_epochs": 1.0}  # fmt: skip
+_CPU_01 = {
+    **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "epochs": 40, "sigma_ws": _CPU_SIGMAS, "seeds": _CPU_SEEDS,
+    "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
+    "lrs": [0.02, 0.002, 0.008, 0.008, 0.02],
+    "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
+    "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.008],
+}  # fmt: skip
+_CPU = {
+    "01_optimizers": _CPU_01,
+    "02_long_training": {
+        **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "lr": 0.02, "epochs": 160, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS,
+        "horizons": [10, 20, 40, 80, 160], "reference_horizon": 40, "checkpoint_every": 10,
+    },
+    "03_lr_and_l2": {
+        **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "epochs": 40, "schedule": "step", "schedule_milestones": [0.8, 0.9],
+        "schedule_gamma": 0.1, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS, "lrs": [0.02, 0.1],
+        "weight_decays": [0.0, 0.01],
+    },
+    "04_batch_size": {
+        **_CPU_RUN, **_CPU_DATA, **{k: v for k, v in _CPU_NET.items() if k != "batch_size"}, "lr": 0.02,
+        "steps": 2340, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS, "batch_sizes": [16, 64, 256],
+    },
+    "05_depth": {
+        **_CPU_RUN, **_CPU_DATA, "image_size": 16, "train_size": 2000, "val_size": 1000, "test_size": 1000,
+        "train_eval_size": 1000, "models": ["resnet9", "resnet20", "resnet56", "resnet110"], "widths": [8, 8, 8, 8],
+        "logit_scale": _CPU_LOGIT_SCALE, "batch_size": 64, "lr": 0.02, "epochs": 40, "eval_every": 2,
+        "warmup_epochs": 1.0, "sigma_ws": [0.1, 0.9, 2.5], "seeds": _CPU_SEEDS,
+    },
+    "06_norms": {},
+    "07_clocks": {},
+    "08_calibration": {
+        **_CPU_RUN, **_CPU_DATA, "model": "resnet9", "width": 8, "batch_size": 64, "eval_every": 2,
+        "warmup_epochs": 1.0, "lr": 0.02, "epochs": 50, "logit_scales": [0.125, 1.0], "sigma_ws": [0.1, 2.5],
+        "seeds": [0],
+    },
+    "99_reproduction": {},
+}  # fmt: skip
+
+# --- paper: the paper's protocol as far as it is known; a GPU job ---------------------------------
+_PAPER_RUN = {"executor": "serial", "workers": None, "num_threads": None}
+_PAPER_DATA = {
+    "data": None, "image_size": 32, "train_size": None, "val_size": 5000, "test_size": None,
+    "train_eval_size": 5000, "augment": False,
+}  # fmt: skip
+_PAPER_SIGMAS = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5]
+#: ResNet-9's logit factor at paper scale: the cpu calibration's choice (08_calibration), not yet checked at
+#: full scale.
+_PAPER_LOGIT_SCALE = 1.0
+_PAPER_01 = {
+    **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "logit_scale": _PAPER_LOGIT_SCALE,
+    "batch_size": 128, "epochs": 200,
+    "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1, 2],
+    "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
+    "lrs": [0.01, 0.001, 0.001, 0.001, 0.02],
+    "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
+    "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.001],
+}  # fmt: skip
+_PAPER = {
+    "01_optimizers": _PAPER_01,
+    "02_long_training": {
+        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "logit_scale": _PAPER_LOGIT_SCALE,
+        "batch_size": 128, "lr": 0.01, "epochs": 5000,
+        "eval_every": 25, "warmup_epochs": 0.0, "sigma_ws": [0.1, 0.5, 1.0, 1.5, 2.5], "seeds": [0, 1],
+        "horizons": [50, 100, 200, 500, 1000, 2000, 5000], "reference_horizon": 200, "checkpoint_every": 50,
+    },
+    "03_lr_and_l2": {
+        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "logit_scale": _PAPER_LOGIT_SCALE,
+        "batch_size": 128, "epochs": 200, "eval_every": 1, "warmup_epochs": 0.0, "schedule": "step", "schedule_milestones": [0.8, 0.9],
+        "schedule_gamma": 0.1, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1, 2], "lrs": [0.01, 0.05, 0.1],
+        "weight_decays": [0.0, 0.0005, 0.005],
+    },
+    "04_batch_size": {
+        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "logit_scale": _PAPER_LOGIT_SCALE, "lr": 0.01,
+        "steps": 70_200, "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1, 2],
+        "batch_sizes": [16, 32, 64, 128, 256],
+    },
+    "05_depth": {
+        **_PAPER_RUN, **_PAPER_DATA, "models": ["resnet9", "resnet20", "resnet56", "resnet110"],
+        "widths": [64, 16, 16, 16], "logit_scale": _PAPER_LOGIT_SCALE, "batch_size": 128, "lr": 0.01, "epochs": 200,
+        "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1],
+    },
+    "06_norms": {},
+    "07_clocks": {},
+    "08_calibration": {
+        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "batch_size": 128, "eval_every": 1,
+        "warmup_epochs": 0.0, "lr": 0.01, "epochs": 100, "logit_scales": [0.125, 1.0], "sigma_ws": [0.1, 2.5],
+        "seeds": [0],
+    },
+    "99_reproduction": {},
+}  # fmt: skip
+
+#: Per-preset parameter overrides, keyed by notebook name. Theory notebooks (``T*``) have none:
+#: they are cheap at every preset.
+NOTEBOOK_PARAMETERS: dict[str, dict[str, dict[str, Any]]] = {
+    "smoke": _SMOKE,
+    "cpu": _CPU,
+    "paper": _PAPER,
+}
+
+#: Notebooks that read the results of other notebooks (besides their own): the runner's digest of a
+#: reader should cover these results too, so that it re-executes when they change.
+NOTEBOOK_READS: dict[str, tuple[str, ...]] = {
+    "00_presets": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth", "08_calibration"),
+    "06_norms": ("01_optimizers",),
+    "07_clocks": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
+    "99_reproduction": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
+}
+
+#: Every choice the paper does not state, per preset, with its reason: rows of
+#: ``{"setting", "value", "notebooks", "reason"}`` (the book's Setup chapter renders them as a table).
+PRESET_NOTES: dict[str, list[dict[str, str]]] = {
+    "smoke": [
+        {"setting": "data", "value": "synthetic, 200 train / 100 val / 100 test images, 16 px", "notebooks": "all",
+         "reason": "no dataset needed: the preset checks that every notebook runs end to end in seconds"},
+        {"setting": "network", "value": "ResNet-9 width 4 (05: also ResNet-20 width 4)", "notebooks": "all",
+         "reason": "the smallest networks that exercise every code path"},
+        {"setting": "budget", "value": "2-6 epochs, 1 seed, sigma_w in {0.5, 2}", "notebooks": "all",
+         "reason": "seconds per run; the numbers mean nothing and no verdict should be read from them"},
+        {"setting": "train_size (04)", "value": "640", "notebooks": "04",
+         "reason": "at least 512 so that the documented example -p batch_sizes '[32, 512]' runs at every preset"},
+    ],
+    "cpu": [
+        {"setting": "provenance", "value": "every run from one clean commit", "notebooks": "01-05, 08",
+         "reason": "training is chaotic: memory layout, thread count or code changes move a seed's accuracy by points, "
+                   "so the preset's runs are produced by one commit, run from a separate git worktree while work "
+                   "goes on (the commit is in every run file)"},
+        {"setting": "network", "value": "ResNet-9, width 8 (~0.1 M parameters)", "notebooks": "01-04, 06, 08",
+         "reason": "width 64 is a GPU job; width 8 still interpolates 5,000 images under every optimizer"},
+        {"setting": "logit_scale", "value": "1 (ResNet-9's own is 0.125; CIFAR ResNets: 1)", "notebooks": "01-05",
+         "reason": "chosen by 08_calibration (committed runs): the factor multiplies every gradient, and with 0.125 plain "
+                   "SGD at the headline learning rate does not interpolate at sigma_w 2.5 within 50 epochs, while "
+                   "with 1 it does at both ends of the grid. C1's premise needs interpolation; adaptive optimizers "
+                   "normalise the gradient's scale and barely feel the factor"},
+        {"setting": "image_size", "value": "32 px (05: 16 px)", "notebooks": "01-04, 06, 08",
+         "reason": "CIFAR-10's own size; 05 measures interpolation only and keeps 16 px for its deep networks"},
+        {"setting": "train_size", "value": "5,000 images (class-balanced; 05: 2,000)", "notebooks": "01-06, 08",
+         "reason": "the budget is counted in steps (clocks), not in images; 5,000 images still take tens of epochs to "
+                   "interpolate"},
+        {"setting": "val_size / test_size / train_eval_size", "value": "2,000 / 2,000 / 1,000",
+         "notebooks": "01-04, 06, 08",
+         "reason": "2,000 test images give a standard error of about 1 pp per accuracy, below the spreads of interest; "
+                   "2,000 validation images make the best-validation-loss selection stable"},
+        {"setting": "eval_every", "value": "2 epochs", "notebooks": "01-05, 08",
+         "reason": "20-80 measurements per run keep evaluation a small part of the cost and still resolve early "
+                   "selected checkpoints"},
+        {"setting": "augment", "value": "off (as in the paper preset)", "notebooks": "all",
+         "reason": "the paper's summary mentions none; without it every optimizer interpolates 5,000 images, so a "
+                   "spread is memory, not plain undertraining. The price: validation losses bottom out early, so "
+                   "every table shows the final predictor beside the selected one"},
+        {"setting": "batch_size", "value": "64 (the paper: 128; 04: 16, 64, 256)", "notebooks": "01-03, 05, 06, 08",
+         "reason": "twice the steps per image at the same cost"},
+        {"setting": "epochs (01, 03)", "value": "40 = 3,120 steps", "notebooks": "01, 03, 06",
+         "reason": "08_calibration's table gives the epoch at which plain SGD interpolated at sigma_w 2.5 (the slowest "
+                   "end); 40 leaves a margin above it for the other seeds. Adam/AdamW at 8e-3 then reach T_adapt = "
+                   "3,120 x 0.008 = 25, Muon 62"},
+        {"setting": "learning rates (01)", "value": "SGD 0.02; SGD+momentum 0.002 (momentum 0.9); Adam 8e-3; "
+                   "AdamW 8e-3; Muon 0.02 (its AdamW group 8e-3)", "notebooks": "01, 06",
+         "reason": "SGD 0.02 is low-lr SGD that interpolates in the budget (08_calibration); momentum 0.9 at 0.002 has "
+                   "the same effective step lr/(1-mu) = 0.02, so it isolates momentum from step size; 0.02 is Muon's "
+                   "customary rate"},
+        {"setting": "AdamW decay / Muon decay", "value": "0.05 decoupled / 0", "notebooks": "01, 06",
+         "reason": "0.05 is a common AdamW setting; Muon without decay isolates the orthogonalised update from norm "
+                   "decay"},
+        {"setting": "warmup_epochs", "value": "1", "notebooks": "01-05, 08",
+         "reason": "a short linear warm-up keeps the first steps of small-sigma_w runs (effective lr eta/sigma_w^2) "
+                   "stable; it does not depend on the run length, so 02's horizons remain exact prefixes"},
+        {"setting": "sigma_w grid", "value": "{0.1, 0.3, 0.9, 2.5} (02-04, 08: {0.1, 2.5}; 05: {0.1, 0.9, 2.5})",
+         "notebooks": "01-06, 08",
+         "reason": "the paper's range 0.1-2.5 in steps of about x3; 02-04 keep the two ends, which bound the spread "
+                   "where accuracy falls monotonically with sigma_w (01 shows whether it does)"},
+        {"setting": "seeds", "value": "3 (08: 1)", "notebooks": "01-05",
+         "reason": "three seeds give a Student-t interval for every effect (t_0.975,2 = 4.3, so intervals are still "
+                   "wide); a seed sets the initial directions and the data order (data_seed = seed)"},
+        {"setting": "02 length", "value": "160 epochs, horizons 10-160", "notebooks": "02",
+         "reason": "4x the length of 01 with 01's SGD recipe; the paper's 5,000 epochs are out of reach on a CPU. A "
+                   "resumable checkpoint every 10 epochs lets the long runs survive an interrupted session"},
+        {"setting": "03 schedule and grid", "value": "step decay x0.1 at 80 % and 90 % of training; lr {0.02, 0.1}, "
+                   "L2 {0, 0.01}", "notebooks": "03",
+         "reason": "constant lr 0.1 was unstable at the end in the guide's pilots; the grid spans T_L2 from 0 to ~3, "
+                   "around ln(||W_0|| / ||W*||), the relaxation the L2 clock must cover (theory T5)"},
+        {"setting": "04 design", "value": "b in {16, 64, 256} at about 2,340 steps each, lr 0.02", "notebooks": "04",
+         "reason": "equal steps, not equal epochs: at equal epochs a large batch is also less trained; at equal steps "
+                   "the batch sizes differ only in their noise, T_SGD = S eta^2 / b"},
+        {"setting": "05 models and budget", "value": "ResNet-9/20/56/110 at width 8, 16 px, 2,000 images, b = 64, "
+                   "40 epochs", "notebooks": "05",
+         "reason": "the deep networks dominate the cost; with logit_scale 1 the ResNet-9 reference is meant to "
+                   "interpolate at every sigma_w (C6's rule checks it)"},
+        {"setting": "executor", "value": "2 worker processes x 1 thread", "notebooks": "01-06, 08",
+         "reason": "on 2 cores two single-thread runs beat one two-thread run; the thread count is part of every run's "
+                   "hash, so a run with another count is another run"},
+    ],
+    "paper": [
+        {"setting": "data", "value": "CIFAR-10, 45,000 train / 5,000 val / 10,000 test, 32 px, no augmentation",
+         "notebooks": "all", "reason": "the paper's split size is not stated; 5,000 validation images is the usual "
+                                      "hold-out; the summary mentions no augmentation"},
+        {"setting": "epochs", "value": "200 (02: 5,000)", "notebooks": "01, 03-06",
+         "reason": "not stated; 200 epochs = 70,000 steps at b = 128, which puts Adam at lr 1e-3 at T_adapt = 70, "
+                   "the order the paper's Adam runs must reach"},
+        {"setting": "learning rates", "value": "SGD 0.01; SGD+momentum 1e-3; Adam/AdamW 1e-3; Muon 0.02",
+         "notebooks": "01, 06", "reason": "the summary says 'low learning rate' for SGD and uses 1e-2 in the L2 "
+                                         "experiment; the adaptive rates are the usual defaults"},
+        {"setting": "03 grid", "value": "lr {0.01, 0.05, 0.1} x L2 {0, 5e-4, 5e-3}, step decay at 80 %/90 %",
+         "notebooks": "03", "reason": "not stated; spans the usual CIFAR recipes"},
+        {"setting": "logit_scale", "value": "1 for ResNet-9", "notebooks": "01-05",
+         "reason": "the cpu calibration's choice (08_calibration), not yet checked at full scale"},
+        {"setting": "04 design", "value": "b in {16, ..., 256} at 70,200 steps each", "notebooks": "04",
+         "reason": "equal steps (200 epochs at b = 128), so the batch sizes differ only in their noise"},
+        {"setting": "seeds", "value": "3 (02, 05: 2)", "notebooks": "01-06",
+         "reason": "not stated; three seeds give intervals for the headline spreads"},
+        {"setting": "executor", "value": "serial, on one GPU", "notebooks": "01-06",
+         "reason": "use executor 'dask' or 'processes' to spread runs over several GPUs or machines"},
+    ],
+}  # fmt: skip
+
+
+def book_preset(name: str) -> str:
+    """The preset the book renders notebook ``name`` at."""
+    return BOOK_PRESET_BY_NOTEBOOK.get(name, BOOK_PRESET)
+
+
+def check_preset(preset: str) -> str:
+    """Return ``preset`` if it is known, else raise ``ValueError`` naming the allowed presets."""
+    if preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; allowed presets: {', '.join(PRESETS)}")
+    return preset
+
+
+def notebook_parameters(preset: str, name: str) -> dict[str, Any]:
+    """The parameter overrides of notebook ``name`` under ``preset`` (a fresh copy; may be empty).
+
+    >>> notebook_parameters("smoke", "T1_scale_invariance")
+    {}
+    """
+    check_preset(preset)
+    return copy.deepcopy(NOTEBOOK_PARAMETERS.get(preset, {}).get(name, {}))

@@ -1,0 +1,129 @@
+"""Where an experiment's results live, and load-or-run: the one call every experiment notebook makes.
+
+Layout of the results of one preset::
+
+    results/<preset>/<experiment>/runs/<hash>.nc    one file per run (the run store of its sweep)
+    results/<preset>/<experiment>.nc                the combined sweep Dataset (attrs: spec, preset, ...)
+
+* :func:`run_experiment` -- load-or-run a sweep through its run store and save the combined Dataset;
+* :func:`read_results` -- the combined Dataset of one experiment, for a notebook that analyses it (nothing is
+  trained: a missing file names the command that makes it);
+* :func:`load_results` -- every combined Dataset of a preset that exists (for 07 and 99).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ..sweeps.driver import sweep
+from ..sweeps.store import write_run
+from .registry import EXPERIMENTS
+
+__all__ = ["results_paths", "run_experiment", "read_results", "load_results"]
+
+
+def results_paths(results_dir: str | os.PathLike, preset: str, name: str) -> tuple[Path, Path]:
+    """``(runs_dir, combined_file)`` of experiment ``name`` at ``preset``."""
+    base = Path(results_dir) / preset
+    return base / name / "runs", base / f"{name}.nc"
+
+
+#: Sweep attributes that change on every call (timings, cache counts) and so do not decide sameness.
+_VOLATILE_ATTRS = {"created", "wall_time_s", "n_cached", "n_runs", "executor", "git_commit", "hardware"}
+
+
+def _same_results(path: Path, ds: xr.Dataset) -> xr.Dataset | None:
+    """The stored Dataset at ``path`` if it holds exactly the runs of ``ds`` (same spec, preset and run
+    hashes); None otherwise. Keeping an unchanged file unchanged keeps the notebook runner's digest stable."""
+    if not path.is_file():
+        return None
+    try:
+        with xr.open_dataset(path, engine="h5netcdf") as stored:
+            stored = stored.load()
+    except Exception:  # unreadable: rewrite it
+        return None
+    keys = {"spec", "preset", "experiment"} | {k for k in ds.attrs if k not in _VOLATILE_ATTRS}
+    if any(str(stored.attrs.get(k)) != str(ds.attrs.get(k)) for k in keys):
+        return None
+    if "run_hash" not in stored or stored["run_hash"].shape != ds["run_hash"].shape:
+        return None
+    if not np.array_equal(stored["run_hash"].values.astype(str), ds["run_hash"].values.astype(str)):
+        return None
+    return stored
+
+
+def run_experiment(
+    name: str,
+    spec: Mapping[str, Any],
+    *,
+    preset: str,
+    results_dir: str | os.PathLike = "results",
+    executor: str = "serial",
+    workers: int | None = None,
+    progress: bool = True,
+    attrs: Mapping[str, Any] | None = None,
+) -> xr.Dataset:
+    """Load-or-run the sweep ``spec`` of experiment ``name`` and save the combined Dataset.
+
+    Runs are cached in ``results/<preset>/<name>/runs/``: a run already there is read, not trained. The
+    combined Dataset
+    gets the attributes ``preset`` and ``experiment`` and is written to ``results/<preset>/<name>.nc``,
+    unless that file already holds exactly these runs (then the stored file is returned unchanged).
+
+    Args:
+        spec: a :class:`initmem.sweeps.spec.SweepSpec` dict (``base``, ``grid``, ``zip``).
+        executor, workers: passed to :func:`initmem.sweeps.driver.sweep` (``processes`` with 2 workers on a
+            2-core CPU; ``serial`` for the smoke preset).
+        attrs: extra attributes stored with the combined Dataset (values: strings or numbers; anything
+            else is stored as JSON), e.g. the horizons of experiment 02.
+    """
+    runs_dir, out = results_paths(results_dir, preset, name)
+    with warnings.catch_warnings():  # tqdm.auto warns at import when ipywidgets is missing (executed notebooks)
+        warnings.filterwarnings("ignore", message="IProgress not found")
+        ds = sweep(spec, runs_dir, executor=executor, workers=workers, progress=progress)
+    ds.attrs.update(preset=preset, experiment=name)
+    extra = {k: v if isinstance(v, (str, int, float)) and not isinstance(v, bool) else json.dumps(v)
+             for k, v in (attrs or {}).items()}  # fmt: skip
+    ds.attrs.update(extra)
+    stored = _same_results(out, ds)
+    if stored is None:
+        write_run(ds, out)  # atomic, with a checksum, attributes as netCDF accepts them
+        stored = _same_results(out, ds)  # as written: with its checksum, exactly what readers will see
+    return stored
+
+
+def read_results(results_dir: str | os.PathLike, preset: str, name: str, *, reader: str) -> xr.Dataset:
+    """The combined Dataset of experiment ``name`` at ``preset``, for the notebook ``reader`` that analyses it.
+
+    Raises:
+        FileNotFoundError: naming the missing file and the command that makes it (nothing is trained here).
+    """
+    path = results_paths(results_dir, preset, name)[1]
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{reader} reads the results of {name} at preset {preset!r}, but {path} does not exist; "
+            f"make them first with: initmem experiments --preset {preset} --only {name[:2]}"
+        )
+    with xr.open_dataset(path, engine="h5netcdf") as ds:
+        return ds.load()
+
+
+def load_results(
+    results_dir: str | os.PathLike, preset: str, names: Iterable[str] = EXPERIMENTS
+) -> dict[str, xr.Dataset]:
+    """The combined Datasets of ``names`` that exist for ``preset`` (missing ones are left out)."""
+    found: dict[str, xr.Dataset] = {}
+    for name in names:
+        path = results_paths(results_dir, preset, name)[1]
+        if path.is_file():
+            with xr.open_dataset(path, engine="h5netcdf") as ds:
+                found[name] = ds.load()
+    return found

@@ -1,0 +1,207 @@
+"""The sweep spec: a base :class:`~initmem.run.config.RunConfig` plus the fields to vary.
+
+A :class:`SweepSpec` reads::
+
+    base: {model: resnet9, width: 8, epochs: 40, data: synthetic}
+    grid:                       # the Cartesian product of these lists, one dimension each
+      sigma_w: [0.25, 0.5, 1.0, 2.0]
+      seed: [0, 1, 2]
+    zip:                        # ONE extra dimension, walked in lock step
+      optimizer: [sgd, adam]    # the dimension is named after the first zipped field ...
+      lr: [0.02, 0.002]         # ... the others become coordinates along it: lr(optimizer)
+
+Only one ``zip`` group is supported (enough for "optimizer with its own learning rate"); put a second
+co-varying set in the grid or run a second sweep. The first zipped field names the dimension, so its
+values must all differ. Swept values must be numbers, strings or booleans (they become coordinates);
+execution fields (``device``, ``progress``, ``checkpoint_every``) cannot be swept, since they are not
+part of a run's hash. Every point is validated when the spec is built, so a bad value fails before anything
+trains.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+from ..run.config import EXECUTION_FIELDS, ConfigError, RunConfig, read_mapping_file
+
+__all__ = ["SweepSpec", "as_spec"]
+
+_SPEC_KEYS = ("base", "grid", "zip")
+_FIELD_TYPES = {f.name: str(f.type) for f in fields(RunConfig)}
+_SCALAR_TYPES = (bool, int, float, str)
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A base config, a grid and one optional zip group (see the module docstring).
+
+    ``base`` may be a mapping of RunConfig fields or a :class:`RunConfig`. Everything is validated on
+    construction, including every point's RunConfig; problems raise :class:`ConfigError` with one line
+    naming the key (``grid.sigma_w: ...``) or the field and the sweep point.
+    """
+
+    base: Mapping[str, Any] = field(default_factory=dict)
+    grid: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    zip: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    _points: tuple[tuple[dict[str, Any], RunConfig], ...] = field(
+        default=(), init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        base = self.base.to_dict() if isinstance(self.base, RunConfig) else self.base
+        object.__setattr__(self, "base", _check_base(base))
+        object.__setattr__(self, "grid", _check_axes("grid", self.grid))
+        object.__setattr__(self, "zip", _check_axes("zip", self.zip))
+        _check_zip(self.grid, self.zip)
+        object.__setattr__(self, "_points", tuple(self._build_points()))
+
+    # --- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_dict(cls, values: Mapping[str, Any]) -> "SweepSpec":
+        """From ``{"base": {...}, "grid": {...}, "zip": {...}}`` (every key optional)."""
+        if not isinstance(values, Mapping):
+            raise ConfigError(
+                f"sweep spec: must be a mapping with keys {', '.join(_SPEC_KEYS)}, got {type(values).__name__}"
+            )
+        unknown = [key for key in values if key not in _SPEC_KEYS]
+        if unknown:
+            raise ConfigError(f"{unknown[0]}: unknown sweep spec key; allowed keys are {', '.join(_SPEC_KEYS)}")
+        return cls(**{key: values[key] if values[key] is not None else {} for key in values})
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike) -> "SweepSpec":
+        """Read a YAML or JSON spec file."""
+        return cls.from_dict(read_mapping_file(path, "sweep spec"))
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict that :meth:`from_dict` turns back into an equal spec."""
+        return {"base": dict(self.base), "grid": {k: list(v) for k, v in self.grid.items()},
+                "zip": {k: list(v) for k, v in self.zip.items()}}  # fmt: skip
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=False)
+
+    # --- the points ---------------------------------------------------------------------------
+    @property
+    def dims(self) -> list[str]:
+        """The sweep dimensions: the grid fields, then the first zipped field."""
+        return [*self.grid, *list(self.zip)[:1]]
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Sizes of :attr:`dims`."""
+        zipped = [len(next(iter(self.zip.values())))] if self.zip else []
+        return (*(len(v) for v in self.grid.values()), *zipped)
+
+    @property
+    def n_runs(self) -> int:
+        return math.prod(self.shape)
+
+    def configs(self) -> list[tuple[dict[str, Any], RunConfig]]:
+        """Every point as ``(coords, config)``, in C order of :attr:`shape` (the last dim fastest).
+
+        ``coords`` maps every swept field (grid and zipped, in spec order) to its value.
+        """
+        return [(dict(coords), config) for coords, config in self._points]
+
+    def _build_points(self) -> Iterable[tuple[dict[str, Any], RunConfig]]:
+        zip_length = len(next(iter(self.zip.values()))) if self.zip else 1
+        seen: dict[str, dict[str, Any]] = {}
+        for values in itertools.product(*self.grid.values(), range(zip_length)):
+            coords = dict(zip(self.grid, values[:-1]))
+            coords.update({name: column[values[-1]] for name, column in self.zip.items()})
+            try:
+                config = RunConfig.from_dict({**self.base, **coords})
+            except ConfigError as exc:
+                where = f" (sweep point {_format_coords(coords)})" if coords else ""
+                raise ConfigError(f"{exc}{where}") from None
+            digest = config.hash()
+            if digest in seen:
+                raise ConfigError(
+                    f"sweep points {_format_coords(seen[digest])} and {_format_coords(coords)} are the same run "
+                    f"(hash {digest}); remove one of the values"
+                )
+            seen[digest] = coords
+            yield coords, config
+
+
+def _format_coords(coords: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in coords.items()) or "base"
+
+
+def _check_base(base: Any) -> dict[str, Any]:
+    if not isinstance(base, Mapping):
+        raise ConfigError(f"base: must be a mapping of RunConfig fields, got {type(base).__name__}")
+    for key in base:
+        if key not in _FIELD_TYPES:
+            raise ConfigError(f"base.{key}: unknown field; known fields are {', '.join(sorted(_FIELD_TYPES))}")
+    return {key: _normalise(key, value) for key, value in base.items()}
+
+
+def _check_axes(where: str, axes: Any) -> dict[str, list[Any]]:
+    """Validate ``grid`` or ``zip``: known, non-execution fields -> non-empty lists of distinct scalars."""
+    if not isinstance(axes, Mapping):
+        raise ConfigError(f"{where}: must be a mapping of field -> list of values, got {type(axes).__name__}")
+    out: dict[str, list[Any]] = {}
+    for name, values in axes.items():
+        key = f"{where}.{name}"
+        if name not in _FIELD_TYPES:
+            raise ConfigError(f"{key}: unknown field; known fields are {', '.join(sorted(_FIELD_TYPES))}")
+        if name in EXECUTION_FIELDS:
+            raise ConfigError(f"{key}: an execution field (not part of the run hash) cannot be swept; set it in base")
+        if not isinstance(values, (list, tuple)):
+            raise ConfigError(f"{key}: must be a list of values, got {values!r}")
+        if len(values) == 0:
+            raise ConfigError(f"{key}: empty list; give at least one value")
+        for value in values:
+            if not isinstance(value, _SCALAR_TYPES):
+                raise ConfigError(
+                    f"{key}: swept values must be numbers, strings or booleans (they become coordinates), got {value!r}"
+                )
+        normalised = [_normalise(name, value) for value in values]
+        if where == "grid" or not out:  # a dimension's coordinate must not repeat
+            _check_distinct(key, normalised)
+        out[name] = normalised
+    return out
+
+
+def _check_distinct(key: str, values: list[Any]) -> None:
+    seen: set[str] = set()
+    for value in values:
+        token = json.dumps(value)
+        if token in seen:
+            raise ConfigError(f"{key}: duplicate value {value!r}; every value of a dimension must differ")
+        seen.add(token)
+
+
+def _check_zip(grid: Mapping[str, list], zipped: Mapping[str, list]) -> None:
+    both = [name for name in zipped if name in grid]
+    if both:
+        raise ConfigError(f"zip.{both[0]}: already a grid field; a field can be swept only once")
+    lengths = {name: len(values) for name, values in zipped.items()}
+    if len(set(lengths.values())) > 1:
+        listing = ", ".join(f"{name}: {n}" for name, n in lengths.items())
+        raise ConfigError(f"zip: the zipped lists must have equal lengths, got {listing}")
+
+
+def _normalise(name: str, value: Any) -> Any:
+    """Integers given for float fields become floats (so ``1`` and ``1.0`` are one run, one hash)."""
+    if _FIELD_TYPES[name].startswith("float") and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def as_spec(spec: SweepSpec | Mapping[str, Any] | str | os.PathLike) -> SweepSpec:
+    if isinstance(spec, SweepSpec):
+        return spec
+    if isinstance(spec, Mapping):
+        return SweepSpec.from_dict(spec)
+    return SweepSpec.from_file(spec)
+
+

@@ -1,0 +1,125 @@
+"""The run store: one netCDF file per run, named by the run's hash, verified when read.
+
+``<cache_dir>/<config.hash()>.nc`` (``<hash>.stacked<K>.nc`` for a run trained in a stack of K models: stacking
+changes the floating-point path, so a stacked and a sequential run of one config never share a file). Each file
+carries a checksum of its content (:data:`CHECKSUM_ATTR`) and is written atomically
+(:func:`initmem.base.files.atomic_write`), so a killed sweep never leaves half a file. A file that cannot be read,
+whose checksum does not match, or that belongs to another config is moved aside (``.rejected``) and the run is
+trained again. Runs with ``checkpoint_every > 0`` keep ``<hash>.ckpt`` beside their file while they train.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ..base.files import atomic_write, set_aside
+from ..run.config import RunConfig
+
+__all__ = ["CHECKSUM_ATTR", "run_path", "checkpoint_path", "content_digest", "write_run", "load_run"]
+
+log = logging.getLogger(__name__)
+
+CHECKSUM_ATTR = "content_sha256"
+
+
+def run_path(cache_dir: str | os.PathLike, config: RunConfig, stacked: int = 0) -> Path:
+    """Where a run's Dataset is cached: ``cache_dir/<config.hash()>.nc``, or ``<hash>.stacked<K>.nc`` for a run
+    trained in a stack of K models (``stacked=K``): stacking changes the floating-point path, so a stacked and a
+    sequential run of one config never share a file."""
+    suffix = f".stacked{stacked}" if stacked > 1 else ""
+    return Path(cache_dir) / f"{config.hash()}{suffix}.nc"
+
+
+def checkpoint_path(cache_dir: str | os.PathLike, config: RunConfig) -> Path | None:
+    """Where run ``config`` keeps its resumable checkpoint while it trains (None without ``checkpoint_every``)."""
+    return Path(cache_dir) / f"{config.hash()}.ckpt" if config.checkpoint_every else None
+
+
+def content_digest(ds: xr.Dataset) -> str:
+    """SHA-256 of a Dataset's variables (names, dims, dtypes kinds, values) and attributes, except
+    :data:`CHECKSUM_ATTR`; equal before writing and after reading back a netCDF file."""
+    digest = hashlib.sha256()
+    for name in sorted(map(str, ds.variables)):
+        var = ds.variables[name]
+        values = np.asarray(var.values)
+        digest.update(f"{name}{tuple(var.dims)}{values.shape}".encode())
+        if values.dtype.kind in "fiub":
+            digest.update(np.ascontiguousarray(values, dtype=np.float64).tobytes())
+        else:
+            digest.update(json.dumps(values.astype(str).tolist()).encode())
+    attrs = {str(k): _plain_value(v) for k, v in ds.attrs.items() if k != CHECKSUM_ATTR}
+    digest.update(json.dumps(attrs, sort_keys=True, default=str).encode())
+    return digest.hexdigest()
+
+
+def _plain_value(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def write_run(ds: xr.Dataset, path: str | os.PathLike) -> None:
+    """Write ``ds`` to ``path`` atomically (:func:`initmem.base.files.atomic_write`), with its
+    :func:`content_digest` in the attribute :data:`CHECKSUM_ATTR` and its attributes made ones netCDF accepts."""
+    ds = ds.copy(deep=False)
+    ds.attrs = _plain_attrs(ds.attrs)
+    ds.attrs[CHECKSUM_ATTR] = content_digest(ds)
+    atomic_write(path, lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf"))
+
+
+def _plain_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """Attributes netCDF accepts: str subclasses (e.g. ``torch.__version__``) as plain str, bools as
+    ints, None as ''; anything else is kept."""
+    out: dict[str, Any] = {}
+    for key, value in attrs.items():
+        if isinstance(value, str):
+            value = str(value)
+        elif isinstance(value, (bool, np.bool_)):
+            value = int(value)
+        elif value is None:
+            value = ""
+        out[key] = value
+    return out
+
+
+def load_run(path: str | os.PathLike, config: RunConfig | None = None) -> xr.Dataset | None:
+    """A cached run, fully in memory with the file closed; None if there is none.
+
+    A file that cannot be read, whose :data:`CHECKSUM_ATTR` does not match its content (corrupt, truncated or
+    written by something else), or that belongs to another config than ``config`` is reported in one warning
+    line and moved aside to ``<path>.rejected``, so that the run is trained again and the file can be inspected.
+    """
+    path = Path(path)
+    if not path.exists():
+        return None
+    try:
+        ds = xr.load_dataset(path, engine="h5netcdf")
+        stored = ds.attrs.get(CHECKSUM_ATTR)
+        if stored is None:
+            reason = "it has no checksum (not a run file of this version)"
+        elif stored != content_digest(ds):
+            reason = "its content does not match its checksum (corrupt)"
+        elif config is not None and ds.attrs.get("config_hash") != config.hash():
+            reason = f"its config_hash {ds.attrs.get('config_hash')!r} is not the run's {config.hash()}"
+        else:
+            return ds
+    except Exception as exc:  # noqa: BLE001 - a corrupt file of any kind is re-trained
+        reason = f"it is unreadable ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+    _reject(path, reason)
+    return None
+
+
+def _reject(path: Path, reason: str) -> None:
+    """Set a cached file that cannot be used aside (``<path>.rejected``), with one warning line."""
+    log.warning("ignoring the cached run %s: %s; %s, it will be trained again", path, reason, set_aside(path))

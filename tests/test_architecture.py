@@ -1,0 +1,104 @@
+"""The package's layers: every import runs downward, and the module graph has no cycle."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "src" / "initmem"
+
+#: Layers from the bottom up; a module may import from its own layer and the ones before it.
+LAYERS = ("base", "run", "sweeps", "study", "theory", "book", "cli", "__init__")
+#: theory sits beside study: it may use run (shared constants), never the study.
+SIBLINGS = {("theory", "study"), ("study", "theory")}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _layer(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "__init__"
+    return parts[1] if parts[1] != "__main__" else "cli"
+
+
+def _imports(path: Path) -> set[str]:
+    """Every initmem module that ``path`` imports, at module level or inside functions."""
+    module = _module_name(path)
+    package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.split(".")[0] == "initmem")
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[: len(base) - node.level + 1]
+                target = ".".join([*base, node.module] if node.module else base)
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "initmem":
+                continue
+            for alias in node.names:  # ``from initmem.study import plots`` imports the module initmem.study.plots
+                candidate = f"{target}.{alias.name}"
+                found.add(candidate if _exists(candidate) else target)
+    found.discard(module)
+    return found
+
+
+def _exists(module: str) -> bool:
+    rel = Path(*module.split(".")[1:])
+    return (PACKAGE / rel).with_suffix(".py").is_file() or (PACKAGE / rel / "__init__.py").is_file()
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+GRAPH = {name: {m for m in _imports(path) if m in MODULES} for name, path in MODULES.items()}
+
+
+def test_the_layers_are_folders_with_a_docstring_saying_what_they_own():
+    for layer in LAYERS[:-2]:
+        init = PACKAGE / layer / "__init__.py"
+        assert init.is_file(), f"layer {layer} is not a package"
+        doc = ast.get_docstring(ast.parse(init.read_text()))
+        assert doc and "import" in doc, f"{layer}/__init__.py must say what the layer may import"
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_imports_only_run_downward(module):
+    here = LAYERS.index(_layer(module))
+    for target in GRAPH[module]:
+        there = LAYERS.index(_layer(target))
+        if (_layer(module), _layer(target)) in SIBLINGS:
+            pytest.fail(f"{module} imports {target}: theory and study are siblings, neither may import the other")
+        assert there <= here, f"{module} ({_layer(module)}) imports {target} from a higher layer ({_layer(target)})"
+
+
+def test_no_import_cycle():
+    state: dict[str, int] = {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in sorted(GRAPH[node]):
+            if state.get(nxt) == 1:
+                cycle = path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                visit(nxt, path + [nxt])
+        state[node] = 2
+
+    for module in sorted(GRAPH):
+        if module not in state:
+            visit(module, [module])
+
+
+def test_the_checker_sees_imports():
+    """Guard against a checker that finds nothing: known edges are present."""
+    assert "initmem.run.config" in GRAPH["initmem.run.training"]
+    assert "initmem.sweeps.store" in GRAPH["initmem.sweeps.executors"]
+    assert "initmem.run.training" in GRAPH["initmem.sweeps.executors"]  # a function-level import
+    assert "initmem.study.plots" not in GRAPH["initmem.run.training"]
