@@ -1,6 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make book   build the jupyter-book into _build/html (the main job)
-#   make test   run the test suite
+#   make test   run the test suite (everything; what CI runs)
+# and, for everyday work, make test-fast: the tests not marked slow or book (under 2 minutes)
 # Both create the virtual environment (.venv) themselves.
 
 PYTHON ?= python3
@@ -8,13 +9,16 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test env browser smoke clean
+.PHONY: book test test-fast env browser smoke clean
 
 book: $(STAMP)
 	$(BIN)/initmem book
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not slow and not book" -q
 
 env: $(STAMP)
 

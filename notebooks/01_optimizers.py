@@ -32,42 +32,49 @@
 # (rendered in the Setup chapter).
 
 # %% tags=["parameters"]
+# Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
+# defined once; set one to change it, e.g. `sigma_ws = [0.1, 2.5]`. The table at the end of the page lists the values
+# the page was computed with and what each means. train_missing = True trains the runs that are not in results_dir
+# (`initmem experiments` does that by itself); None refuses to start more than a minute of training.
 preset = "smoke"
 results_dir = "results"
-executor = "serial"
+train_missing = None
+executor = None
 workers = None
-num_threads = 1
-model = "resnet9"
-width = 4
+num_threads = None
+data = None
+image_size = None
+train_size = None
+val_size = None
+test_size = None
+train_eval_size = None
+augment = None
+model = None
+width = None
 logit_scale = None
-data = "synthetic"
-image_size = 16
-train_size = 200
-val_size = 100
-test_size = 100
-train_eval_size = 100
-augment = False
-batch_size = 50
-epochs = 3
-eval_every = 1
-warmup_epochs = 0.0
-sigma_ws = [0.5, 2.0]
-seeds = [0]
-optimizers = ["sgd", "sgd_momentum", "adam", "adamw", "muon"]
-lrs = [0.05, 0.005, 0.005, 0.005, 0.02]
-weight_decays = [0.0, 0.0, 0.0, 0.05, 0.0]
-aux_lrs = [0.001, 0.001, 0.001, 0.001, 0.005]
+batch_size = None
+epochs = None
+eval_every = None
+warmup_epochs = None
+sigma_ws = None
+seeds = None
+optimizers = None
+lrs = None
+weight_decays = None
+aux_lrs = None
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem.study import analysis, claims, plots, registry, results
+from initmem.study import analysis, claims, plots, presets, registry, results
 
-spec = registry.experiment_spec("01_optimizers", globals())  # this notebook's parameters -> its sweep
+p = presets.resolve_parameters("01_optimizers", preset, globals())  # None -> the preset's value
+spec = registry.experiment_spec("01_optimizers", p)  # the parameters -> the sweep
 ds = results.run_experiment(
-    "01_optimizers", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers
+    "01_optimizers", spec, preset=preset, results_dir=results_dir, executor=p["executor"], workers=p["workers"],
+    train_missing=train_missing
 )
 print(plots.caption(ds))
 
@@ -155,3 +162,12 @@ plt.show()
 fig = plots.norm_trajectories(ds, col="optimizer")
 glue("e01_fig_norms", fig, display=False)
 plt.show()
+
+
+# %% [markdown]
+# ## The parameters of this page
+#
+# The values this page was computed with (its preset's, and any the reader set), and what each means.
+
+# %% tags=["hide-input"]
+display(registry.parameter_table({"preset": preset, **p}))

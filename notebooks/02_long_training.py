@@ -29,47 +29,50 @@
 # epoch $T$.
 
 # %% tags=["parameters"]
+# Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
+# defined once; set one to change it, e.g. `sigma_ws = [0.1, 2.5]`. The table at the end of the page lists the values
+# the page was computed with and what each means. train_missing = True trains the runs that are not in results_dir
+# (`initmem experiments` does that by itself); None refuses to start more than a minute of training.
 preset = "smoke"
 results_dir = "results"
-executor = "serial"
+train_missing = None
+executor = None
 workers = None
-num_threads = 1
-model = "resnet9"
-width = 4
+num_threads = None
+data = None
+image_size = None
+train_size = None
+val_size = None
+test_size = None
+train_eval_size = None
+augment = None
+model = None
+width = None
 logit_scale = None
-data = "synthetic"
-image_size = 16
-train_size = 200
-val_size = 100
-test_size = 100
-train_eval_size = 100
-augment = False
-batch_size = 50
-lr = 0.05
-epochs = 6
-eval_every = 1
-warmup_epochs = 0.0
-sigma_ws = [0.5, 2.0]
-seeds = [0]
-horizons = [2, 4, 6]
-reference_horizon = 2
-checkpoint_every = 0  # epochs between resumable checkpoints (0: none); long runs survive an interrupted session
+batch_size = None
+lr = None
+epochs = None
+checkpoint_every = None
+eval_every = None
+warmup_epochs = None
+sigma_ws = None
+seeds = None
+horizons = None
+reference_horizon = None
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem.study import analysis, claims, plots, registry, results
+from initmem.study import analysis, claims, plots, presets, registry, results
 
-if reference_horizon not in horizons or max(horizons) > epochs:
-    raise ValueError(
-        f"horizons must contain reference_horizon={reference_horizon} and lie within epochs={epochs}; got {horizons}"
-    )
-spec = registry.experiment_spec("02_long_training", globals())  # this notebook's parameters -> its sweep
+p = presets.resolve_parameters("02_long_training", preset, globals())  # None -> the preset's value
+spec = registry.experiment_spec("02_long_training", p)  # the parameters -> the sweep
 ds = results.run_experiment(
-    "02_long_training", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers,
-    attrs={"horizons": horizons, "reference_horizon": reference_horizon},
+    "02_long_training", spec, preset=preset, results_dir=results_dir, executor=p["executor"], workers=p["workers"],
+    train_missing=train_missing,
+    attrs={"horizons": p["horizons"], "reference_horizon": p["reference_horizon"]},
 )  # fmt: skip
 print(plots.caption(ds))
 
@@ -87,8 +90,8 @@ display(Markdown(claims.chapter_box("02_long_training", ds)))
 # ## The spread at each horizon
 
 # %% tags=["hide-input"]
-h = analysis.within_horizons(ds, horizons)
-table = analysis.horizon_table(ds, horizons)
+h = analysis.within_horizons(ds, p["horizons"])
+table = analysis.horizon_table(ds, p["horizons"])
 columns = ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "final_spread_pp", "final_ci95_low",
            "final_ci95_high", "selected_train_acc", "final_train_acc", "min_final_train_acc", "T_SGD", "final_T_SGD"]  # fmt: skip
 table = table[[c for c in columns if c in table]]
@@ -100,7 +103,7 @@ glue("e02_fig_spread_vs_horizon", fig, display=False)
 plt.show()
 
 # %% tags=["hide-input"]
-first, last = reference_horizon, max(horizons)
+first, last = p["reference_horizon"], max(p["horizons"])
 glue("e02_reference_epochs", first, display=False)
 glue("e02_longest_epochs", last, display=False)
 glue("e02_spread_reference", float(table.loc[first, "selected_spread_pp"]), display=False)
@@ -135,3 +138,12 @@ glue("e02_min_train_longest", float(table.loc[last, "min_final_train_acc"]), dis
 fig = plots.training_curves(ds, var="test_acc", col=None, title="Test accuracy during the long runs")
 glue("e02_fig_curves", fig, display=False)
 plt.show()
+
+
+# %% [markdown]
+# ## The parameters of this page
+#
+# The values this page was computed with (its preset's, and any the reader set), and what each means.
+
+# %% tags=["hide-input"]
+display(registry.parameter_table({"preset": preset, **p}))

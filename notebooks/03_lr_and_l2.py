@@ -34,43 +34,50 @@
 # still measure the recipe, and the final epochs are stable.
 
 # %% tags=["parameters"]
+# Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
+# defined once; set one to change it, e.g. `sigma_ws = [0.1, 2.5]`. The table at the end of the page lists the values
+# the page was computed with and what each means. train_missing = True trains the runs that are not in results_dir
+# (`initmem experiments` does that by itself); None refuses to start more than a minute of training.
 preset = "smoke"
 results_dir = "results"
-executor = "serial"
+train_missing = None
+executor = None
 workers = None
-num_threads = 1
-model = "resnet9"
-width = 4
+num_threads = None
+data = None
+image_size = None
+train_size = None
+val_size = None
+test_size = None
+train_eval_size = None
+augment = None
+model = None
+width = None
 logit_scale = None
-data = "synthetic"
-image_size = 16
-train_size = 200
-val_size = 100
-test_size = 100
-train_eval_size = 100
-augment = False
-batch_size = 50
-epochs = 3
-eval_every = 1
-warmup_epochs = 0.0
-schedule = "step"
-schedule_milestones = [0.8, 0.9]
-schedule_gamma = 0.1
-sigma_ws = [0.5, 2.0]
-seeds = [0]
-lrs = [0.02, 0.1]
-weight_decays = [0.0, 0.01]
+batch_size = None
+epochs = None
+eval_every = None
+warmup_epochs = None
+schedule = None
+schedule_milestones = None
+schedule_gamma = None
+sigma_ws = None
+seeds = None
+lrs = None
+weight_decays = None
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem.study import analysis, claims, plots, registry, results
+from initmem.study import analysis, claims, plots, presets, registry, results
 
-spec = registry.experiment_spec("03_lr_and_l2", globals())  # this notebook's parameters -> its sweep
+p = presets.resolve_parameters("03_lr_and_l2", preset, globals())  # None -> the preset's value
+spec = registry.experiment_spec("03_lr_and_l2", p)  # the parameters -> the sweep
 ds = results.run_experiment(
-    "03_lr_and_l2", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers
+    "03_lr_and_l2", spec, preset=preset, results_dir=results_dir, executor=p["executor"], workers=p["workers"],
+    train_missing=train_missing
 )
 print(plots.caption(ds))
 
@@ -117,8 +124,8 @@ columns = ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "fin
 table = table[[c for c in columns if c in table]]
 glue("e03_table", table.round(4))
 
-lo_lr, hi_lr = min(lrs), max(lrs)
-lo_wd, hi_wd = min(weight_decays), max(weight_decays)
+lo_lr, hi_lr = min(p["lrs"]), max(p["lrs"])
+lo_wd, hi_wd = min(p["weight_decays"]), max(p["weight_decays"])
 cells = {"base": (lo_lr, lo_wd), "high_lr": (hi_lr, lo_wd), "l2": (lo_lr, hi_wd), "high_lr_l2": (hi_lr, hi_wd)}
 for key, cell in cells.items():
     glue(f"e03_spread_{key}", float(table.loc[cell, "selected_spread_pp"]), display=False)
@@ -147,3 +154,12 @@ strong = ds.sel(weight_decay=hi_wd)
 fig = plots.norm_trajectories(strong, col="lr", title=f"Kernel norm during training, L2 strength {hi_wd:g}")
 glue("e03_fig_norms", fig, display=False)
 plt.show()
+
+
+# %% [markdown]
+# ## The parameters of this page
+#
+# The values this page was computed with (its preset's, and any the reader set), and what each means.
+
+# %% tags=["hide-input"]
+display(registry.parameter_table({"preset": preset, **p}))

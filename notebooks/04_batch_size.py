@@ -26,39 +26,46 @@
 # set: the notebook stops with a clear message otherwise.
 
 # %% tags=["parameters"]
+# Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
+# defined once; set one to change it, e.g. `sigma_ws = [0.1, 2.5]`. The table at the end of the page lists the values
+# the page was computed with and what each means. train_missing = True trains the runs that are not in results_dir
+# (`initmem experiments` does that by itself); None refuses to start more than a minute of training.
 preset = "smoke"
 results_dir = "results"
-executor = "serial"
+train_missing = None
+executor = None
 workers = None
-num_threads = 1
-model = "resnet9"
-width = 4
+num_threads = None
+data = None
+image_size = None
+train_size = None
+val_size = None
+test_size = None
+train_eval_size = None
+augment = None
+model = None
+width = None
 logit_scale = None
-data = "synthetic"
-image_size = 16
-train_size = 640
-val_size = 100
-test_size = 100
-train_eval_size = 100
-augment = False
-lr = 0.05
-steps = 10
-eval_every = 1
-warmup_epochs = 0.0
-sigma_ws = [0.5, 2.0]
-seeds = [0]
-batch_sizes = [32, 128]
+lr = None
+steps = None
+eval_every = None
+warmup_epochs = None
+sigma_ws = None
+seeds = None
+batch_sizes = None
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem.study import analysis, claims, plots, registry, results, stats
+from initmem.study import analysis, claims, plots, presets, registry, results, stats
 
-spec = registry.experiment_spec("04_batch_size", globals())  # this notebook's parameters -> its sweep
+p = presets.resolve_parameters("04_batch_size", preset, globals())  # None -> the preset's value
+spec = registry.experiment_spec("04_batch_size", p)  # the parameters -> the sweep
 ds = results.run_experiment(
-    "04_batch_size", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers
+    "04_batch_size", spec, preset=preset, results_dir=results_dir, executor=p["executor"], workers=p["workers"],
+    train_missing=train_missing
 )
 print(plots.caption(ds))
 
@@ -88,7 +95,7 @@ columns = ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "fin
            "final_ci95_high", "selected_train_acc", "final_train_acc", "min_final_train_acc", "T_SGD", "final_T_SGD", "T_adapt", "final_T_adapt"]  # fmt: skip
 table = table[[c for c in columns if c in table]]
 glue("e04_table", table.round(4))
-b_small, b_large = min(batch_sizes), max(batch_sizes)
+b_small, b_large = min(p["batch_sizes"]), max(p["batch_sizes"])
 glue("e04_b_small", b_small, display=False)
 glue("e04_b_large", b_large, display=False)
 glue("e04_spread_small_b", float(table.loc[b_small, "selected_spread_pp"]), display=False)
@@ -116,3 +123,12 @@ glue("e04_spearman", rho, display=False)
 fig = plots.acc_vs_sigma(ds, hue="batch_size", title="Test accuracy against the initialisation scale, per batch size")
 glue("e04_fig_acc_vs_sigma", fig, display=False)
 plt.show()
+
+
+# %% [markdown]
+# ## The parameters of this page
+#
+# The values this page was computed with (its preset's, and any the reader set), and what each means.
+
+# %% tags=["hide-input"]
+display(registry.parameter_table({"preset": preset, **p}))

@@ -26,28 +26,33 @@
 # with training accuracy $\geq 99.5\,\%$ (never, if it stays below).
 
 # %% tags=["parameters"]
+# Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
+# defined once; set one to change it, e.g. `sigma_ws = [0.1, 2.5]`. The table at the end of the page lists the values
+# the page was computed with and what each means. train_missing = True trains the runs that are not in results_dir
+# (`initmem experiments` does that by itself); None refuses to start more than a minute of training.
 preset = "smoke"
 results_dir = "results"
-executor = "serial"
+train_missing = None
+executor = None
 workers = None
-num_threads = 1
-models = ["resnet9", "resnet20"]
-widths = [4, 4]
+num_threads = None
+data = None
+image_size = None
+train_size = None
+val_size = None
+test_size = None
+train_eval_size = None
+augment = None
+models = None
+widths = None
 logit_scale = None
-data = "synthetic"
-image_size = 16
-train_size = 200
-val_size = 100
-test_size = 100
-train_eval_size = 100
-augment = False
-batch_size = 50
-lr = 0.05
-epochs = 3
-eval_every = 1
-warmup_epochs = 0.0
-sigma_ws = [0.5, 2.0]
-seeds = [0]
+batch_size = None
+lr = None
+epochs = None
+eval_every = None
+warmup_epochs = None
+sigma_ws = None
+seeds = None
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
@@ -55,10 +60,12 @@ import numpy as np
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem.study import analysis, claims, plots, registry, results
+from initmem.study import analysis, claims, plots, presets, registry, results
 
-spec = registry.experiment_spec("05_depth", globals())  # this notebook's parameters -> its sweep
-ds = results.run_experiment("05_depth", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers)
+p = presets.resolve_parameters("05_depth", preset, globals())  # None -> the preset's value
+spec = registry.experiment_spec("05_depth", p)  # the parameters -> the sweep
+ds = results.run_experiment("05_depth", spec, preset=preset, results_dir=results_dir, executor=p["executor"], workers=p["workers"],
+    train_missing=train_missing)
 print(plots.caption(ds))
 
 # %% [markdown]
@@ -117,3 +124,12 @@ glue("e05_train_deepest_low_sigma", float(train.sel(model=deepest, sigma_w=sig_l
 # The budget matters more here than anywhere else: a CPU preset trains the deep networks for far fewer steps
 # than the paper, and a network that fails to interpolate at every $\sigma_w$ says nothing about $\sigma_w$.
 # Compare each model's large-$\sigma_w$ accuracy with its own small-$\sigma_w$ one.
+
+
+# %% [markdown]
+# ## The parameters of this page
+#
+# The values this page was computed with (its preset's, and any the reader set), and what each means.
+
+# %% tags=["hide-input"]
+display(registry.parameter_table({"preset": preset, **p}))

@@ -26,38 +26,46 @@
 # at both ends within the budget of experiment 01; the choice and these numbers are listed in the Setup chapter.
 
 # %% tags=["parameters"]
+# Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
+# defined once; set one to change it, e.g. `sigma_ws = [0.1, 2.5]`. The table at the end of the page lists the values
+# the page was computed with and what each means. train_missing = True trains the runs that are not in results_dir
+# (`initmem experiments` does that by itself); None refuses to start more than a minute of training.
 preset = "smoke"
 results_dir = "results"
-executor = "serial"
+train_missing = None
+executor = None
 workers = None
-num_threads = 1
-model = "resnet9"
-width = 4
-data = "synthetic"
-image_size = 16
-train_size = 200
-val_size = 100
-test_size = 100
-train_eval_size = 100
-augment = False
-batch_size = 50
-lr = 0.05
-epochs = 3
-eval_every = 1
-warmup_epochs = 0.0
-logit_scales = [0.125, 1.0]
-sigma_ws = [0.5, 2.0]
-seeds = [0]
+num_threads = None
+data = None
+image_size = None
+train_size = None
+val_size = None
+test_size = None
+train_eval_size = None
+augment = None
+model = None
+width = None
+batch_size = None
+eval_every = None
+warmup_epochs = None
+lr = None
+epochs = None
+logit_scales = None
+sigma_ws = None
+seeds = None
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
+from IPython.display import display
 from myst_nb import glue
 
-from initmem.study import analysis, plots, registry, results
+from initmem.study import analysis, plots, presets, registry, results
 
-spec = registry.experiment_spec("08_calibration", globals())  # this notebook's parameters -> its sweep
+p = presets.resolve_parameters("08_calibration", preset, globals())  # None -> the preset's value
+spec = registry.experiment_spec("08_calibration", p)  # the parameters -> the sweep
 ds = results.run_experiment(
-    "08_calibration", spec, preset=preset, results_dir=results_dir, executor=executor, workers=workers
+    "08_calibration", spec, preset=preset, results_dir=results_dir, executor=p["executor"], workers=p["workers"],
+    train_missing=train_missing
 )
 print(plots.caption(ds))
 
@@ -92,3 +100,12 @@ glue("e08_epochs", int(ds["epoch"].max()), display=False)
 # {glue:text}`e08_epochs` epochs: **{glue:text}`e08_choice`**.
 #
 # {glue:}`e08_table`
+
+
+# %% [markdown]
+# ## The parameters of this page
+#
+# The values this page was computed with (its preset's, and any the reader set), and what each means.
+
+# %% tags=["hide-input"]
+display(registry.parameter_table({"preset": preset, **p}))

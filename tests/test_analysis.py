@@ -96,3 +96,79 @@ def test_run_experiment_keeps_an_unchanged_file(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"06_norms reads the results of 02_long_training at preset 'test'.*"
                                                 r"initmem experiments --preset test --only 02"):
         results.read_results(tmp_path, "test", "02_long_training", reader="06_norms")
+
+
+# --- notebooks that travel: results found from anywhere in the checkout; no silent hours of training ------------
+def _big_spec() -> dict:
+    """Two runs of the cpu preset's shape (minutes each on a CPU); nothing here trains them."""
+    return {"base": {"model": "resnet9", "width": 8, "data": "synthetic", "image_size": 32, "train_size": 5000,
+                     "val_size": 2000, "test_size": 2000, "train_eval_size": 1000, "batch_size": 64, "epochs": 40,
+                     "num_threads": 1, "progress": False},
+            "grid": {"sigma_w": [0.1, 2.5]}}  # fmt: skip
+
+
+def test_missing_runs_of_hours_are_refused_unless_asked(tmp_path, monkeypatch):
+    from initmem.base.paths import TRAIN_ENV
+
+    monkeypatch.delenv(TRAIN_ENV, raising=False)
+    with pytest.raises(results.TrainingRefused) as info:
+        results.run_experiment("01_optimizers", _big_spec(), preset="cpu", results_dir=tmp_path, train_missing=None)
+    message = str(info.value)
+    assert message.startswith("train_missing: 2 of 2 runs of 01_optimizers at preset 'cpu'") and "\n" not in message
+    assert "core-hours" in message and "initmem experiments --preset cpu --only 01" in message
+    assert not any(tmp_path.rglob("*.nc")), "nothing may be trained or written"
+    with pytest.raises(results.TrainingRefused):
+        results.run_experiment("01_optimizers", _big_spec(), preset="cpu", results_dir=tmp_path, train_missing=False)
+    # Under `initmem experiments` (TRAIN_ENV=1) the same call is asked for: the check lets it through.
+    monkeypatch.setenv(TRAIN_ENV, "1")
+    runs_dir = tmp_path / "cpu" / "01_optimizers" / "runs"
+    results._check_training_allowed("01_optimizers", _big_spec(), "cpu", runs_dir, None, "serial", None)
+
+
+def test_a_minute_of_missing_runs_trains_without_asking(tmp_path, monkeypatch):
+    from initmem.base.paths import TRAIN_ENV
+
+    monkeypatch.delenv(TRAIN_ENV, raising=False)
+    spec = {"base": {"model": "resnet9", "width": 4, "data": "synthetic", "train_size": 100, "val_size": 50,
+                     "test_size": 50, "train_eval_size": 50, "image_size": 16, "batch_size": 50, "epochs": 1,
+                     "progress": False, "num_threads": 1},
+            "grid": {"sigma_w": [0.5]}}  # fmt: skip
+    ds = results.run_experiment("01_optimizers", spec, preset="smoke", results_dir=tmp_path, train_missing=None,
+                                progress=False)  # fmt: skip
+    assert int(ds.attrs["n_runs"]) == 1 and len(list((tmp_path / "smoke" / "01_optimizers" / "runs").glob("*.nc"))) == 1
+
+
+def test_a_relative_results_dir_is_taken_from_the_repository_root(tmp_path, monkeypatch):
+    from initmem.study import layout
+
+    root = tmp_path / "checkout"
+    (root / "book" / "generated").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "initmem"\n')
+    monkeypatch.delenv("INITMEM_ROOT", raising=False)
+    monkeypatch.chdir(root / "book" / "generated")  # where an executed notebook is opened
+    runs, combined = layout.results_paths("results", "cpu", "06_norms")
+    assert combined == root.resolve() / "results" / "cpu" / "06_norms.nc"
+    assert runs == root.resolve() / "results" / "cpu" / "06_norms" / "runs"
+    assert layout.resolve_results_dir(tmp_path / "elsewhere") == tmp_path / "elsewhere"  # absolute: unchanged
+    monkeypatch.chdir(tmp_path)  # outside any checkout: the working directory
+    assert layout.resolve_results_dir("results") == tmp_path / "results"
+
+
+def test_another_sweep_never_replaces_a_record_outside_the_runner(tmp_path, monkeypatch):
+    from initmem.base.paths import TRAIN_ENV
+
+    monkeypatch.delenv(TRAIN_ENV, raising=False)
+    spec = {"base": {"model": "resnet9", "width": 4, "data": "synthetic", "train_size": 100, "val_size": 50,
+                     "test_size": 50, "train_eval_size": 50, "image_size": 16, "batch_size": 50, "epochs": 1,
+                     "progress": False, "num_threads": 1},
+            "grid": {"sigma_w": [0.5]}}  # fmt: skip
+    results.run_experiment("04_batch_size", spec, preset="smoke", results_dir=tmp_path, progress=False)
+    record = (tmp_path / "smoke" / "04_batch_size.nc").read_bytes()
+    other = {**spec, "grid": {"sigma_w": [0.5, 2.0]}}
+    with pytest.raises(results.ReplaceRefused, match=r"^results_dir: .*04_batch_size.nc holds another sweep of "):
+        results.run_experiment("04_batch_size", other, preset="smoke", results_dir=tmp_path, progress=False)
+    assert (tmp_path / "smoke" / "04_batch_size.nc").read_bytes() == record
+    assert len(list((tmp_path / "smoke" / "04_batch_size" / "runs").glob("*.nc"))) == 1, "refused before training"
+    replaced = results.run_experiment("04_batch_size", other, preset="smoke", results_dir=tmp_path, progress=False,
+                                      replace=True)  # fmt: skip
+    assert replaced.sizes["sigma_w"] == 2

@@ -39,6 +39,7 @@ def test_every_run_is_committed(name):
         assert not missing, f"run files of {experiment} at {preset} are not committed: {missing}"
 
 
+@pytest.mark.slow
 def test_committed_runs_keep_their_hashes():
     """A run file is found by the hash of its config: a new RunConfig field must not change old hashes."""
     files = sorted(DEFAULT_RESULTS_DIR.glob("*/*/runs/*.nc"))
@@ -52,6 +53,7 @@ def test_committed_runs_keep_their_hashes():
         assert config.hash() == path.stem, f"{path} was cached as {path.stem}; its config now hashes differently"
 
 
+@pytest.mark.slow
 def test_cpu_runs_come_from_one_clean_commit():
     """Training is chaotic: the cpu preset's committed runs are all produced by one commit with a clean tree."""
     files = sorted(DEFAULT_RESULTS_DIR.glob("cpu/*/runs/*.nc"))

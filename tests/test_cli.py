@@ -60,6 +60,7 @@ def test_unknown_field_in_config_file_names_it(tmp_path, capsys):
     assert "sigma: unknown field" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_python_m_initmem_trains_one_run(tmp_path):
     out = tmp_path / "run.nc"
     result = subprocess.run(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 
 import pytest
 
@@ -214,3 +215,39 @@ def test_executed_notebooks_collapse_their_parameter_cells():
     assert [c.metadata.get("tags") for c in nb.cells] == [
         ["parameters", "hide-input"], ["injected-parameters", "hide-input"], ["remove-input"], None
     ]
+
+
+# --- run-level progress of `initmem experiments` ---------------------------------------------------------------
+def test_planned_runs_are_the_files_the_sweep_writes(tmp_path):
+    from initmem.book.progress import planned_runs
+    from initmem.study import registry, results
+    from initmem.sweeps.spec import SweepSpec
+
+    p = presets.notebook_parameters("smoke", "05_depth")
+    runs_dir, hashes = planned_runs("05_depth", p, tmp_path, "smoke")
+    assert runs_dir == tmp_path / "smoke" / "05_depth" / "runs"
+    assert len(hashes) == SweepSpec.from_dict(registry.experiment_spec("05_depth", p)).n_runs == len(set(hashes))
+    results.run_experiment("05_depth", registry.experiment_spec("05_depth", p), preset="smoke", results_dir=tmp_path,
+                           progress=False)  # fmt: skip
+    assert sorted(f.name.split(".")[0] for f in runs_dir.glob("*.nc")) == sorted(hashes)
+    assert planned_runs("06_norms", {}, tmp_path, "smoke")[1] == []  # reads 01's results, trains nothing
+
+
+def test_run_progress_counts_run_files_as_they_appear(tmp_path):
+    from initmem.book.progress import RunProgress
+
+    runs_dir = tmp_path / "runs"
+    runs_dir.mkdir()
+    (runs_dir / "aaaa.nc").write_bytes(b"")
+    (runs_dir / "zzzz.nc").write_bytes(b"")  # not a run of this sweep
+    with RunProgress("01_optimizers", runs_dir, ["aaaa", "bbbb", "cccc"], poll_s=0.05) as watch:
+        assert watch.bar.total == 3 and watch.bar.n == 1  # what was there already
+        (runs_dir / "bbbb.stacked2.nc").write_bytes(b"")
+        (runs_dir / ".cccc.nc.host.1.tmp").write_bytes(b"")  # a run being written does not count
+        for _ in range(100):
+            if watch.bar.n == 2:
+                break
+            time.sleep(0.05)
+        assert watch.bar.n == 2
+    assert watch.update() == 2
+    assert not RunProgress("06_norms", runs_dir, []).enabled

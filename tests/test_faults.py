@@ -246,6 +246,7 @@ def _running(process: psutil.Process) -> bool:
         return False
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", ["processes", "dask"])
 def test_killing_a_parallel_sweep_stops_its_workers(tmp_path, executor):
     if executor == "dask":
@@ -292,6 +293,7 @@ print("selected", list(ds["selected_test_acc"].values))
 """
 
 
+@pytest.mark.slow
 def test_concurrent_sweeps_over_one_cache_train_each_run_once(tmp_path):
     script = tmp_path / "count.py"
     script.write_text(_COUNTING_SCRIPT)

@@ -14,6 +14,8 @@ import xarray as xr
 from initmem.study.gpu_results import NOT_RUN, load_paper_scale, paper_scale_column
 from initmem.sweeps.store import CHECKSUM_ATTR, load_run
 
+pytestmark = pytest.mark.slow  # the dry run of the one-shot GPU script (a minute on 2 cores)
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "benchmarks" / "gpu_oneshot.py"
 

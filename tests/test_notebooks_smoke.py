@@ -181,17 +181,25 @@ def _defaults(name: str) -> dict:
     return {k: v for k, v in scope.items() if not k.startswith("__")}
 
 
-@pytest.mark.parametrize("name", EXPERIMENTS)
-def test_parameters_cell_is_json_like_and_matches_smoke(name):
-    import json
+TRAINING_EXPERIMENTS = sorted(registry.EXPERIMENT_SPECS)
+#: What every experiment notebook's parameters cell sets itself; the rest is None (the preset's value).
+OWN_PARAMETERS = {"preset": "smoke", "results_dir": "results", "train_missing": None}
 
+
+@pytest.mark.parametrize("name", TRAINING_EXPERIMENTS)
+def test_parameters_cell_declares_the_preset_names_each_as_none(name):
+    """The values of an experiment live once, in the presets: the cell names them and leaves each at None."""
     defaults = _defaults(name)
-    assert defaults["preset"] == "smoke" and defaults["results_dir"] == "results"
-    json.dumps(defaults)  # papermill parameters must be JSON-like
-    smoke = presets.notebook_parameters("smoke", name)
-    for key, value in smoke.items():
-        assert key in defaults, f"{name}: preset parameter {key!r} is not in the parameters cell"
-        assert defaults[key] == value, f"{name}: default {key}={defaults[key]!r} differs from smoke {value!r}"
+    assert {k: defaults.pop(k) for k in OWN_PARAMETERS} == OWN_PARAMETERS
+    assert set(defaults) == set(presets.notebook_parameters("smoke", name)), name
+    assert all(value is None for value in defaults.values()), {k: v for k, v in defaults.items() if v is not None}
+    assert all(key in registry.PARAMETERS for key in defaults), sorted(set(defaults) - set(registry.PARAMETERS))
+
+
+@pytest.mark.parametrize("name", TRAINING_EXPERIMENTS)
+def test_every_preset_gives_every_parameter_a_value(name):
+    names = {preset: set(presets.notebook_parameters(preset, name)) for preset in presets.PRESETS}
+    assert len({frozenset(v) for v in names.values()}) == 1, names
 
 
 @pytest.mark.parametrize("preset", presets.PRESETS)
@@ -236,3 +244,34 @@ def test_run_images_counts_full_batches_and_every_evaluation():
     assert costs.run_images(40, 5000, 64, 21, 5000, 1000) == (199_680, 106_000)
     cost = costs.estimate_cost("cpu", "01_optimizers")  # 60 runs of exactly that shape
     assert (cost["runs"], cost["train_images"], cost["eval_images"]) == (60, 60 * 199_680, 60 * 106_000)
+
+
+def test_the_documented_papermill_one_liner_runs_from_anywhere_in_the_checkout(tmp_path):
+    """book/reproduce.md: jupytext | papermill from a subfolder, with a YAML override, into the reader's folder;
+    nothing of the record changes."""
+    import os
+    import subprocess
+    import sys
+
+    bin_dir = Path(sys.executable).parent
+    if not (bin_dir / "jupytext").exists() or not (bin_dir / "papermill").exists():
+        pytest.skip("the jupytext and papermill commands are not installed beside this Python")
+    root = experiments.NOTEBOOKS_DIR.parent
+
+    def record_status() -> str:
+        return subprocess.run(["git", "status", "--porcelain", "--", "results", "book/generated"], cwd=root,
+                              capture_output=True, text=True).stdout  # fmt: skip
+
+    before = record_status()
+    out, mine = tmp_path / "04.ipynb", tmp_path / "my-results"
+    command = (f"{bin_dir / 'jupytext'} --to ipynb -o - {root / 'notebooks' / '04_batch_size.py'} | "
+               f"{bin_dir / 'papermill'} - {out} -k python3 -p preset smoke -p results_dir {mine} "
+               f"-y 'sigma_ws: [0.25, 2.0]' --log-level ERROR")  # fmt: skip
+    proc = subprocess.run(command, shell=True, cwd=root / "book", capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"})  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    import xarray as xr
+
+    with xr.open_dataset(mine / "smoke" / "04_batch_size.nc", engine="h5netcdf") as ds:
+        assert list(ds["sigma_w"].values) == [0.25, 2.0]  # the override reached the sweep
+    assert out.is_file() and record_status() == before

@@ -203,6 +203,7 @@ def test_failed_runs_are_reported_after_the_others_are_cached(reference, tmp_pat
     assert not run_path(cache, bad).exists()
 
 
+@pytest.mark.slow
 def test_killed_sweep_resumes_without_losing_finished_runs(reference, tmp_path):
     ds, _, _ = reference
     cache = tmp_path / "cache"
@@ -234,6 +235,7 @@ def test_killed_sweep_resumes_without_losing_finished_runs(reference, tmp_path):
 
 
 # --- parallel executors ------------------------------------------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("executor", ["dask", "processes"])
 def test_parallel_executors_equal_serial(reference, tmp_path, executor):
     if executor == "dask":

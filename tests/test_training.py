@@ -159,6 +159,7 @@ def test_resumed_run_equals_uninterrupted(tiny_config, tmp_path, monkeypatch):
     xr.testing.assert_identical(_metrics_only(reference).drop_attrs(), _metrics_only(resumed).drop_attrs())
 
 
+@pytest.mark.slow
 @pytest.mark.data
 def test_end_to_end_on_cifar10(cifar_archive):
     from initmem import RunConfig

@@ -23,11 +23,14 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["RootError", "ROOT_ENV", "PROJECT_NAME", "is_project_root", "find_repo_root", "default_root",
+__all__ = ["RootError", "ROOT_ENV", "TRAIN_ENV", "PROJECT_NAME", "is_project_root", "find_repo_root", "default_root",
            "source_checkout"]  # fmt: skip
 
 #: The environment variable that names the repository root.
 ROOT_ENV = "INITMEM_ROOT"
+#: Set (to ``1``) by ``initmem experiments`` for the notebooks it executes: there, training the missing runs of an
+#: experiment is what was asked for (:func:`initmem.study.results.run_experiment`).
+TRAIN_ENV = "INITMEM_TRAIN_MISSING"
 #: The ``[project] name`` in the repository's ``pyproject.toml``.
 PROJECT_NAME = "initmem"
 _NAME_RE = re.compile(r"""^\s*name\s*=\s*["']([^"']+)["']""", re.MULTILINE)

@@ -51,9 +51,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..study import presets as _presets
 from ..base.files import atomic_write
-from ..base.paths import default_root, find_repo_root
+from ..base.paths import TRAIN_ENV, default_root, find_repo_root
+from ..study import presets as _presets
+from .progress import RunProgress, planned_runs
 
 __all__ = [
     "REPO_ROOT",
@@ -555,14 +556,16 @@ def _stored_digest(path: Path) -> str | None:
 
 @contextlib.contextmanager
 def _kernel_environment(root: Path) -> Iterator[None]:
-    """Environment for the kernels: the inline matplotlib backend (glue needs it) and ``initmem`` importable."""
-    saved = {k: os.environ.get(k) for k in ("MPLBACKEND", "PYTHONPATH", "INITMEM_ROOT")}
+    """Environment for the kernels: the inline matplotlib backend (glue needs it), ``initmem`` importable, the root,
+    and :data:`initmem.base.paths.TRAIN_ENV`: running ``initmem experiments`` asks for the missing runs."""
+    saved = {k: os.environ.get(k) for k in ("MPLBACKEND", "PYTHONPATH", "INITMEM_ROOT", TRAIN_ENV)}
     os.environ.pop("MPLBACKEND", None)  # a forced Agg would make glue paste text instead of images
     src = str(root / "src")
     paths = [p for p in (os.environ.get("PYTHONPATH") or "").split(os.pathsep) if p]
     if (root / "src" / "initmem").is_dir() and src not in paths:
         os.environ["PYTHONPATH"] = os.pathsep.join([src, *paths])
     os.environ["INITMEM_ROOT"] = str(root)
+    os.environ[TRAIN_ENV] = "1"
     try:
         yield
     finally:
@@ -664,11 +667,12 @@ def run_notebooks(
             _add_banner(nb, banner)
             text += "\n# exploration banner\n" + banner  # the banner is part of what the digest covers
         digest = notebook_digest(text, final, _result_files(res, preset, name), root)
-        plans.append((name, path, nb, final, digest, out, exploring))
+        runs = planned_runs(name, {**defaults, **final}, res, preset)
+        plans.append((name, path, nb, final, digest, out, exploring, runs))
 
     results: list[NotebookResult] = []
     bar = tqdm(plans, desc=f"notebooks ({preset})", unit="nb", disable=not progress)
-    for name, path, nb, final, digest, out, exploring in bar:
+    for name, path, nb, final, digest, out, exploring, runs in bar:
         bar.set_postfix_str(name)
         out.mkdir(parents=True, exist_ok=True)
         out_path = out / f"{name}.ipynb"
@@ -682,7 +686,7 @@ def run_notebooks(
         tmp_path = out / f".{name}.running.ipynb"
         t0 = time.perf_counter()
         try:
-            with _kernel_environment(root):
+            with _kernel_environment(root), RunProgress(name, *runs, enabled=progress):
                 papermill.execute_notebook(
                     nb,
                     str(tmp_path),

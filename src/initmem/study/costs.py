@@ -3,7 +3,8 @@
 * :func:`estimate_cost` -- runs, images and single-core seconds of an experiment at a preset, from
   :data:`CPU_THROUGHPUT` and the experiment's sweep (:func:`initmem.study.registry.experiment_spec`);
 * :func:`measured_costs` -- what the committed runs of a preset took, read from their provenance;
-* :func:`run_images` -- the images one run trains on and evaluates.
+* :func:`run_images` / :func:`run_cost` / :func:`estimate_seconds` -- the images one run trains on and evaluates,
+  and what runs cost.
 
 The Setup chapter prints both, side by side.
 """
@@ -18,13 +19,15 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..run.config import RunConfig
 from ..run.records import recorded_epochs
 from ..sweeps.spec import SweepSpec
 from .presets import notebook_parameters
 from .registry import EXPERIMENT_SPECS, EXPERIMENTS, experiment_spec
-from .results import results_paths
+from .layout import results_paths
 
-__all__ = ["CPU_THROUGHPUT", "BATCH_FACTOR", "EVAL_SPEEDUP", "run_images", "estimate_cost", "measured_costs"]
+__all__ = ["CPU_THROUGHPUT", "BATCH_FACTOR", "EVAL_SPEEDUP", "run_images", "run_cost", "estimate_seconds", "estimate_cost",
+           "measured_costs"]  # fmt: skip
 
 #: Training throughput (images/s per core, ONE thread per run, batch 64, no augmentation, channels-last) on the
 #: 2-core development machine (torch 2.14.1, x86_64), keyed by (model, width, image_size). Measured from the
@@ -65,6 +68,28 @@ def run_images(
     return epochs * (train_size // batch_size) * batch_size, evaluations * eval_size + recalibration_size
 
 
+def run_cost(config: RunConfig) -> tuple[int, int, float]:
+    """``(trained images, evaluated images, estimated single-core seconds)`` of one run on the development CPU
+    (:data:`CPU_THROUGHPUT`; NaN seconds for a network the table lacks)."""
+    c = config
+    n_train = c.train_size or 50_000 - c.val_size
+    n_eval = c.val_size + (c.test_size or 10_000) + c.train_eval_size
+    images, eval_images = run_images(c.epochs, n_train, c.batch_size, len(recorded_epochs(c)), n_eval, c.train_eval_size)
+    rate = CPU_THROUGHPUT.get((c.model, c.effective_width, c.image_size), math.nan)
+    seconds = _OVERHEAD * (images / (rate * BATCH_FACTOR.get(c.batch_size, 1.0)) + eval_images / (rate * EVAL_SPEEDUP))
+    return images, eval_images, seconds
+
+
+def estimate_seconds(configs: Iterable[RunConfig]) -> float:
+    """Estimated single-core seconds of training ``configs`` (:func:`run_cost`; a network without a throughput entry
+    counts as one hour, so that an unknown cost is never taken for a small one)."""
+    total = 0.0
+    for config in configs:
+        seconds = run_cost(config)[2]
+        total += seconds if math.isfinite(seconds) else 3600.0
+    return total
+
+
 def estimate_cost(preset: str, name: str) -> dict[str, Any]:
     """Runs and estimated single-core seconds of notebook ``name`` at ``preset``, from :data:`CPU_THROUGHPUT`.
 
@@ -77,16 +102,10 @@ def estimate_cost(preset: str, name: str) -> dict[str, Any]:
     if not p or name not in EXPERIMENT_SPECS:
         return {"runs": 0, "train_images": 0, "eval_images": 0, "core_seconds": 0.0, "wall_seconds": 0.0}
     configs = [config for _, config in SweepSpec.from_dict(experiment_spec(name, p)).configs()]
-    total_train = total_eval = seconds = 0.0
-    for c in configs:
-        n_train = c.train_size or 50_000 - c.val_size
-        n_eval = c.val_size + (c.test_size or 10_000) + c.train_eval_size
-        evals = len(recorded_epochs(c))
-        images, eval_images = run_images(c.epochs, n_train, c.batch_size, evals, n_eval, c.train_eval_size)
-        rate = CPU_THROUGHPUT.get((c.model, c.effective_width, c.image_size), math.nan)
-        total_train += images
-        total_eval += eval_images
-        seconds += _OVERHEAD * (images / (rate * BATCH_FACTOR.get(c.batch_size, 1.0)) + eval_images / (rate * EVAL_SPEEDUP))
+    per_run = [run_cost(c) for c in configs]
+    total_train = sum(r[0] for r in per_run)
+    total_eval = sum(r[1] for r in per_run)
+    seconds = sum(r[2] for r in per_run)
     workers = max(1, p.get("workers") or 1)
     return {"runs": len(configs), "train_images": int(total_train), "eval_images": int(total_eval),
             "core_seconds": seconds, "wall_seconds": seconds / workers}  # fmt: skip

@@ -19,7 +19,9 @@ How to add an entry
 ``NOTEBOOK_PARAMETERS`` holds one dict per preset, keyed by the notebook's name (the file name in
 ``notebooks/`` without ``.py``). Each value maps parameter names, which must be defined in that
 notebook's ``parameters`` cell, to JSON-like values (numbers, strings, booleans, lists, dicts).
-A notebook missing from a preset's dict runs with its own defaults. What a preset's runs cost is read from
+An experiment notebook's parameters cell declares every parameter as None, so its values come from here and only
+from here (:func:`resolve_parameters`); every preset gives every experiment parameter a value (a test checks
+it). A notebook missing from a preset's dict runs with its own defaults. What a preset's runs cost is read from
 their result files (:func:`initmem.study.costs.measured_costs`) and shown in the book's Setup chapter.
 
 Example::
@@ -30,6 +32,7 @@ Example::
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from typing import Any
 
 __all__ = [
@@ -43,6 +46,7 @@ __all__ = [
     "PRESET_NOTES",
     "check_preset",
     "notebook_parameters",
+    "resolve_parameters",
 ]
 
 #: The presets, from cheapest to most expensive.
@@ -71,8 +75,8 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
 # The experiment notebooks (01-07, 99): their parameters at each preset
 # ==============================================================================================
 # Every value the paper does not state is a choice; each is listed with its reason in PRESET_NOTES
-# below (rendered as a table in the book's Setup chapter). The notebooks' own defaults are the smoke
-# values (tests/test_notebooks_smoke.py checks that they agree).
+# below (rendered as a table in the book's Setup chapter). The experiment notebooks declare their parameters as
+# None and take these values (resolve_parameters); tests/test_notebooks_smoke.py checks that both list the same names.
 
 # --- smoke: seconds per notebook on a CPU; synthetic data, a width-4 ResNet-9 ------------------
 _SMOKE_RUN = {"executor": "serial", "workers": None, "num_threads": 1}
@@ -374,3 +378,19 @@ def notebook_parameters(preset: str, name: str) -> dict[str, Any]:
     """
     check_preset(preset)
     return copy.deepcopy(NOTEBOOK_PARAMETERS.get(preset, {}).get(name, {}))
+
+
+def resolve_parameters(name: str, preset: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters of experiment notebook ``name`` at ``preset``, each replaced by its value in ``given`` unless
+    that is None.
+
+    An experiment notebook's ``parameters`` cell declares every parameter as None ("the preset's value"): the values
+    live here, once. A reader (or papermill, or ``initmem experiments -p``) sets some; the notebook passes its
+    ``globals()`` as ``given`` and gets the complete set back. Names the preset does not define are ignored.
+
+    >>> resolve_parameters("01_optimizers", "smoke", {"seeds": [0, 1], "width": None})["seeds"]
+    [0, 1]
+    """
+    values = notebook_parameters(preset, name)
+    values.update({key: copy.deepcopy(given[key]) for key in values if given.get(key) is not None})
+    return values

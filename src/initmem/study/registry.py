@@ -6,18 +6,9 @@ sweep with :func:`experiment_spec` from those values, and so do the cost estimat
 notebooks. The spec decides every run's config and therefore its cache file: there is exactly one place that
 says how an experiment's parameters become runs.
 
-Parameters common to the training experiments (the names of the notebooks' parameters cells):
-
-``model, width, logit_scale``
-    the network (``logit_scale`` None: the architecture's own factor, see :class:`initmem.run.config.RunConfig`);
-``data, image_size, train_size, val_size, test_size, train_eval_size, augment``
-    the data;
-``batch_size, epochs, eval_every, warmup_epochs, num_threads``
-    the budget and execution (``num_threads`` is part of every run's hash);
-``sigma_ws, seeds``
-    the grid of every experiment (a seed sets the weights and, through ``data_seed`` = seed, the data order).
-
-Experiment-specific ones are listed in each builder's docstring.
+What every parameter means is :data:`PARAMETERS` (one line each, shown in every chapter's table of the values it
+was computed with); which values each preset gives them is :mod:`initmem.study.presets`. A seed sets the weights
+and, through ``data_seed`` = seed, the data order.
 """
 
 from __future__ import annotations
@@ -25,10 +16,50 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["EXPERIMENTS", "EXPERIMENT_SPECS", "experiment_spec", "batch_size_epochs"]
+__all__ = ["EXPERIMENTS", "EXPERIMENT_SPECS", "PARAMETERS", "experiment_spec", "batch_size_epochs", "parameter_table"]
 
 #: The training experiments whose combined results feed the clock collapse (07) and the ledger (99), in order.
 EXPERIMENTS = ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth")
+
+#: What each parameter of the experiment notebooks means (units in parentheses).
+PARAMETERS: dict[str, str] = {
+    "preset": "the preset whose values the parameters left at None take: smoke, cpu or paper",
+    "executor": "how the runs are trained: serial, processes or dask (not part of a run's hash)",
+    "workers": "parallel worker processes of the executor (None: one per core)",
+    "num_threads": "torch threads per run (part of the hash: it changes the floating-point path)",
+    "model": "the network: resnet9 or resnet20/32/44/56/110",
+    "models": "the networks compared, one per entry of widths",
+    "width": "base channel count (ResNet-9: 64 in the paper)",
+    "widths": "base channel count of each of models",
+    "logit_scale": "fixed factor on the logits (None: the architecture's own; ResNet-9's is 0.125)",
+    "logit_scales": "the candidate logit factors calibrated against each other",
+    "data": "cifar10 or synthetic",
+    "image_size": "image side (pixels; 32 is CIFAR-10's own)",
+    "train_size": "training images (None: all that the validation split leaves)",
+    "val_size": "validation images (they select the checkpoint)",
+    "test_size": "test images (None: all 10,000)",
+    "train_eval_size": "training images on which train accuracy is measured each evaluation",
+    "augment": "random crops and flips (true/false)",
+    "batch_size": "images per step",
+    "batch_sizes": "the batch sizes compared",
+    "steps": "optimisation steps each batch size takes (about)",
+    "epochs": "passes over the training set",
+    "eval_every": "epochs between evaluations",
+    "warmup_epochs": "linear learning-rate warm-up (epochs)",
+    "schedule": "learning-rate schedule: constant, step, cosine or linear",
+    "schedule_milestones": "fractions of training at which the step schedule multiplies the lr by schedule_gamma",
+    "schedule_gamma": "factor of each step of the step schedule",
+    "lr": "learning rate (per step)",
+    "lrs": "learning rates (per step): one per optimizer in 01, the grid in 03",
+    "optimizers": "the optimizers compared",
+    "weight_decays": "decay strength lambda: one per optimizer in 01 (AdamW decoupled), the coupled-L2 grid in 03",
+    "aux_lrs": "Muon's learning rate of its AdamW group (BatchNorm, biases, head); one per optimizer",
+    "sigma_ws": "the initialization scales compared",
+    "seeds": "seeds (each sets the initial directions and the data order)",
+    "horizons": "training lengths (epochs) at which the selected predictor is read off the long runs",
+    "reference_horizon": "the horizon the longer ones are compared with (one of horizons)",
+    "checkpoint_every": "epochs between resumable checkpoints (0: none)",
+}
 
 _DATA = ("data", "image_size", "train_size", "val_size", "test_size", "train_eval_size", "augment")
 _RUN = ("eval_every", "warmup_epochs", "num_threads")
@@ -52,8 +83,12 @@ def _optimizers(p: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _long_training(p: Mapping[str, Any]) -> dict[str, Any]:
-    """02: low-lr SGD for ``epochs``, read at several horizons. Extra: ``lr, checkpoint_every`` (the horizons
-    are read off the runs, see :func:`initmem.study.analysis.within_horizons`)."""
+    """02: low-lr SGD for ``epochs``, read at several horizons. Extra: ``lr, checkpoint_every, horizons,
+    reference_horizon`` (the horizons are read off the runs, see :func:`initmem.study.analysis.within_horizons`)."""
+    horizons, reference = p["horizons"], p["reference_horizon"]
+    if reference not in horizons or max(horizons) > p["epochs"]:
+        raise ValueError(f"horizons: must contain reference_horizon = {reference} and lie within epochs = "
+                         f"{p['epochs']}; got {horizons}")  # fmt: skip
     return {
         "base": _base(p, "model", "width", "logit_scale", "batch_size", "epochs", "lr", "checkpoint_every",
                       optimizer="sgd", schedule="constant"),
@@ -145,3 +180,14 @@ def experiment_spec(name: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
     except KeyError as exc:
         raise ValueError(f"parameters: experiment {name} needs the parameter {exc.args[0]!r}") from None
 
+
+
+def parameter_table(parameters: Mapping[str, Any]) -> "Any":
+    """A :class:`pandas.DataFrame` of ``parameters`` (name -> value, the values a page was computed with) with what
+    each means (:data:`PARAMETERS`), indexed by name, in the given order; values as compact JSON."""
+    import json
+
+    import pandas as pd
+
+    rows = [{"parameter": k, "value": json.dumps(v), "meaning": PARAMETERS.get(k, "")} for k, v in parameters.items()]
+    return pd.DataFrame(rows, columns=["parameter", "value", "meaning"]).set_index("parameter")

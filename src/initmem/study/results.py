@@ -23,17 +23,16 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..base.paths import TRAIN_ENV
 from ..sweeps.driver import sweep
+from ..sweeps.executors import resolve_threads
+from ..sweeps.spec import SweepSpec
 from ..sweeps.store import write_run
+from .costs import estimate_seconds
+from .layout import results_paths
 from .registry import EXPERIMENTS
 
-__all__ = ["results_paths", "run_experiment", "read_results", "load_results"]
-
-
-def results_paths(results_dir: str | os.PathLike, preset: str, name: str) -> tuple[Path, Path]:
-    """``(runs_dir, combined_file)`` of experiment ``name`` at ``preset``."""
-    base = Path(results_dir) / preset
-    return base / name / "runs", base / f"{name}.nc"
+__all__ = ["SMALL_TRAINING_S", "TrainingRefused", "ReplaceRefused", "run_experiment", "read_results", "load_results"]
 
 
 #: Sweep attributes that change on every call (timings, cache counts) and so do not decide sameness.
@@ -60,6 +59,35 @@ def _same_results(path: Path, ds: xr.Dataset) -> xr.Dataset | None:
     return stored
 
 
+#: Missing runs estimated to take less than this many single-core seconds are trained without asking.
+SMALL_TRAINING_S = 60.0
+
+
+class TrainingRefused(RuntimeError):
+    """An experiment's runs are not in the results folder and training them was not asked for."""
+
+
+class ReplaceRefused(RuntimeError):
+    """The results folder holds another sweep of the experiment (the record, say) and replacing it was not asked for."""
+
+
+def _check_replacement(name: str, spec: Mapping[str, Any], out: Path, replace: bool | None) -> None:
+    """Raise :class:`ReplaceRefused` when ``out`` holds a combined sweep other than ``spec`` (see :func:`run_experiment`)."""
+    if replace is True or (replace is None and os.environ.get(TRAIN_ENV) == "1") or not out.is_file():
+        return
+    try:
+        with xr.open_dataset(out, engine="h5netcdf") as stored:
+            stored_spec = stored.attrs.get("spec")
+    except Exception:  # noqa: BLE001 - an unreadable file is rewritten
+        return
+    if stored_spec == SweepSpec.from_dict(spec).to_json():
+        return
+    raise ReplaceRefused(
+        f"results_dir: {out} holds another sweep of {name} (other parameters; the committed record, if it is the "
+        f"repository's results folder); set results_dir to another folder for this one, or replace = True"
+    )
+
+
 def run_experiment(
     name: str,
     spec: Mapping[str, Any],
@@ -70,12 +98,14 @@ def run_experiment(
     workers: int | None = None,
     progress: bool = True,
     attrs: Mapping[str, Any] | None = None,
+    train_missing: bool | None = True,
+    replace: bool | None = None,
 ) -> xr.Dataset:
     """Load-or-run the sweep ``spec`` of experiment ``name`` and save the combined Dataset.
 
-    Runs are cached in ``results/<preset>/<name>/runs/``: a run already there is read, not trained. The
-    combined Dataset
-    gets the attributes ``preset`` and ``experiment`` and is written to ``results/<preset>/<name>.nc``,
+    Runs are cached in ``<results_dir>/<preset>/<name>/runs/`` (:mod:`initmem.study.layout`; a relative
+    ``results_dir`` is taken from the repository root): a run already there is read, not trained. The combined
+    Dataset gets the attributes ``preset`` and ``experiment`` and is written to ``<results_dir>/<preset>/<name>.nc``,
     unless that file already holds exactly these runs (then the stored file is returned unchanged).
 
     Args:
@@ -84,8 +114,24 @@ def run_experiment(
             2-core CPU; ``serial`` for the smoke preset).
         attrs: extra attributes stored with the combined Dataset (values: strings or numbers; anything
             else is stored as JSON), e.g. the horizons of experiment 02.
+        train_missing: what to do with runs that are not in the results folder. True: train them. None (what a
+            notebook passes unless its reader sets ``train_missing = True``): train them only under
+            ``initmem experiments`` (which sets :data:`initmem.base.paths.TRAIN_ENV`) or when they are estimated to take less than
+            :data:`SMALL_TRAINING_S` core-seconds (:func:`initmem.study.costs.estimate_seconds`), else raise
+            :class:`TrainingRefused`. False: never train.
+        replace: whether a combined file of *another* sweep of this experiment (another grid, other settings) may be
+            replaced. None: only under ``initmem experiments``, which keeps explorations out of the committed record
+            by itself; elsewhere (a notebook run with papermill or by hand, with other parameters, into the
+            repository's ``results``) it raises :class:`ReplaceRefused` before anything trains.
+
+    Raises:
+        TrainingRefused: runs are missing and training them was not asked for; one line naming how many runs,
+            their estimated cost, the folder, and the two ways to ask.
+        ReplaceRefused: the combined file holds another sweep and replacing it was not asked for.
     """
     runs_dir, out = results_paths(results_dir, preset, name)
+    _check_replacement(name, spec, out, replace)
+    _check_training_allowed(name, spec, preset, runs_dir, train_missing, executor, workers)
     with warnings.catch_warnings():  # tqdm.auto warns at import when ipywidgets is missing (executed notebooks)
         warnings.filterwarnings("ignore", message="IProgress not found")
         ds = sweep(spec, runs_dir, executor=executor, workers=workers, progress=progress)
@@ -98,6 +144,28 @@ def run_experiment(
         write_run(ds, out)  # atomic, with a checksum, attributes as netCDF accepts them
         stored = _same_results(out, ds)  # as written: with its checksum, exactly what readers will see
     return stored
+
+
+def _check_training_allowed(
+    name: str, spec: Mapping[str, Any], preset: str, runs_dir: Path, train_missing: bool | None, executor: str,
+    workers: int | None,
+) -> None:
+    """Raise :class:`TrainingRefused` when runs of ``spec`` are missing from ``runs_dir`` and training them was not
+    asked for (see :func:`run_experiment`)."""
+    if train_missing is True or (train_missing is None and os.environ.get(TRAIN_ENV) == "1"):
+        return
+    configs = resolve_threads([c for _, c in SweepSpec.from_dict(spec).configs()], executor, workers, None, None)
+    missing = [c for c in configs if not any(runs_dir.glob(f"{c.hash()}*.nc"))]
+    if not missing:
+        return
+    seconds = estimate_seconds(missing)
+    if train_missing is None and seconds < SMALL_TRAINING_S:
+        return
+    raise TrainingRefused(
+        f"train_missing: {len(missing)} of {len(configs)} runs of {name} at preset {preset!r} are not in {runs_dir} "
+        f"(about {seconds / 3600:.1f} core-hours to train); set train_missing = True in the notebook's parameters "
+        f"to train them here, or run: initmem experiments --preset {preset} --only {name[:2]}"
+    )
 
 
 def read_results(results_dir: str | os.PathLike, preset: str, name: str, *, reader: str) -> xr.Dataset:

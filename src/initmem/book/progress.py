@@ -1,0 +1,89 @@
+"""Run-level progress of a notebook while its kernel trains: runs done of the sweep's total, with an ETA.
+
+A notebook's sweep trains inside its kernel, where a progress bar would only reach the executed notebook. The
+runner knows the sweep before the kernel starts (:func:`planned_runs`: the run hashes of the experiment's spec at
+the notebook's parameters, with the thread count each run will have), so :class:`RunProgress` watches the run
+store from outside: a thread counts the run files (``<hash>.nc`` or ``<hash>.stacked<K>.nc``) every
+:data:`POLL_S` seconds and advances a tqdm bar, whose rate (runs per second, averaged over the runs trained in this
+session) gives the ETA.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from tqdm.auto import tqdm
+
+from ..study.layout import results_paths
+from ..study.registry import EXPERIMENT_SPECS, experiment_spec
+from ..sweeps.executors import resolve_threads
+from ..sweeps.spec import SweepSpec
+
+__all__ = ["POLL_S", "planned_runs", "RunProgress"]
+
+#: Seconds between two looks at the run store.
+POLL_S = 2.0
+
+
+def planned_runs(name: str, parameters: Mapping[str, Any], results_dir: Path, preset: str) -> tuple[Path, list[str]]:
+    """``(runs_dir, hashes)`` of the runs that notebook ``name`` trains or reads at ``parameters`` (complete, as the
+    runner injects them); no runs for a notebook that builds no sweep."""
+    runs_dir = results_paths(results_dir, preset, name)[0]
+    if name not in EXPERIMENT_SPECS:
+        return runs_dir, []
+    configs = [config for _, config in SweepSpec.from_dict(experiment_spec(name, parameters)).configs()]
+    configs = resolve_threads(configs, parameters.get("executor") or "serial", parameters.get("workers"), None, None)
+    return runs_dir, [config.hash() for config in configs]
+
+
+def _done(runs_dir: Path, hashes: list[str]) -> int:
+    """How many of ``hashes`` have a run file in ``runs_dir``."""
+    if not runs_dir.is_dir():
+        return 0
+    names = {path.name.split(".", 1)[0] for path in runs_dir.glob("*.nc")}
+    return sum(1 for digest in hashes if digest in names)
+
+
+class RunProgress:
+    """``with RunProgress(name, runs_dir, hashes):`` shows a bar of the runs in ``runs_dir`` while the block runs.
+
+    Nothing is shown for a notebook without runs or with ``enabled=False``; the bar starts at the runs already
+    there, so its rate and ETA count only the runs trained now.
+    """
+
+    def __init__(self, name: str, runs_dir: Path, hashes: list[str], *, enabled: bool = True, poll_s: float = POLL_S):
+        self.name, self.runs_dir, self.hashes, self.poll_s = name, Path(runs_dir), list(hashes), poll_s
+        self.enabled = enabled and bool(self.hashes)
+        self.bar: tqdm | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def __enter__(self) -> "RunProgress":
+        if self.enabled:
+            self.bar = tqdm(total=len(self.hashes), initial=_done(self.runs_dir, self.hashes), desc=f"  {self.name}",
+                            unit="run", smoothing=0, dynamic_ncols=True, leave=False)  # fmt: skip
+            self._thread = threading.Thread(target=self._watch, name=f"initmem-progress-{self.name}", daemon=True)
+            self._thread.start()
+        return self
+
+    def _watch(self) -> None:
+        while not self._stop.wait(self.poll_s):
+            self.update()
+
+    def update(self) -> int:
+        """Count the run files now and advance the bar; returns the count."""
+        done = _done(self.runs_dir, self.hashes)
+        if self.bar is not None and done > self.bar.n:
+            self.bar.update(done - self.bar.n)
+        return done
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self.bar is not None:
+            self.update()
+            self.bar.close()
