@@ -30,7 +30,7 @@ results_dir = "results"
 import pandas as pd
 from IPython.display import Markdown, display
 
-from initmem.study import analysis, costs, presets, registry
+from initmem.study import costs, presets, registry
 from initmem.book.runner import discover_notebooks
 
 overview = pd.DataFrame(

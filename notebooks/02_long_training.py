@@ -65,15 +65,9 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem.study import analysis, claims, plots, presets, registry, results
+from initmem.study import analysis, claims, plots, registry, results
 
-p = presets.resolve_parameters("02_long_training", preset, globals())  # None -> the preset's value
-spec = registry.experiment_spec("02_long_training", p)  # the parameters -> the sweep
-ds = results.run_experiment(
-    "02_long_training", spec, preset=preset, results_dir=results_dir, executor=p["executor"], workers=p["workers"],
-    train_missing=train_missing,
-    attrs={"horizons": p["horizons"], "reference_horizon": p["reference_horizon"]},
-)  # fmt: skip
+ds, p = results.notebook_experiment("02_long_training", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
 
 # %% [markdown]

@@ -71,14 +71,9 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem.study import analysis, claims, plots, presets, registry, results
+from initmem.study import analysis, claims, plots, registry, results
 
-p = presets.resolve_parameters("03_lr_and_l2", preset, globals())  # None -> the preset's value
-spec = registry.experiment_spec("03_lr_and_l2", p)  # the parameters -> the sweep
-ds = results.run_experiment(
-    "03_lr_and_l2", spec, preset=preset, results_dir=results_dir, executor=p["executor"], workers=p["workers"],
-    train_missing=train_missing
-)
+ds, p = results.notebook_experiment("03_lr_and_l2", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
 
 # %% [markdown]

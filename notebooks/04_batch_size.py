@@ -59,14 +59,9 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem.study import analysis, claims, plots, presets, registry, results, stats
+from initmem.study import analysis, claims, plots, registry, results, stats
 
-p = presets.resolve_parameters("04_batch_size", preset, globals())  # None -> the preset's value
-spec = registry.experiment_spec("04_batch_size", p)  # the parameters -> the sweep
-ds = results.run_experiment(
-    "04_batch_size", spec, preset=preset, results_dir=results_dir, executor=p["executor"], workers=p["workers"],
-    train_missing=train_missing
-)
+ds, p = results.notebook_experiment("04_batch_size", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
 
 # %% [markdown]

@@ -60,12 +60,9 @@ import numpy as np
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem.study import analysis, claims, plots, presets, registry, results
+from initmem.study import claims, plots, registry, results, stats
 
-p = presets.resolve_parameters("05_depth", preset, globals())  # None -> the preset's value
-spec = registry.experiment_spec("05_depth", p)  # the parameters -> the sweep
-ds = results.run_experiment("05_depth", spec, preset=preset, results_dir=results_dir, executor=p["executor"], workers=p["workers"],
-    train_missing=train_missing)
+ds, p = results.notebook_experiment("05_depth", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
 
 # %% [markdown]
@@ -88,13 +85,12 @@ plt.show()
 
 # %% tags=["hide-input"]
 frame = ds[["final_train_acc", "tau_interp", "selected_test_acc", "final_test_acc", "best_epoch"]]
-frame = frame.mean("seed") if "seed" in frame.dims else frame
+frame = stats.seed_mean(frame)
 table = frame.to_dataframe()
 table = table.drop(columns=[c for c in table.columns if c not in frame.data_vars]).round(2)
 glue("e05_table", table)
 
-train = ds["final_train_acc"].mean("seed") if "seed" in ds["final_train_acc"].dims else ds["final_train_acc"]
-tau = ds["tau_interp"].mean("seed") if "seed" in ds["tau_interp"].dims else ds["tau_interp"]
+train, tau = stats.seed_mean(ds["final_train_acc"]), stats.seed_mean(ds["tau_interp"])
 sig_lo, sig_hi = float(ds["sigma_w"].min()), float(ds["sigma_w"].max())
 glue("e05_sigma_low", sig_lo, display=False)
 glue("e05_sigma_high", sig_hi, display=False)

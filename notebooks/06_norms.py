@@ -37,7 +37,7 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem.study import analysis, claims, plots, results, stats
+from initmem.study import analysis, claims, plots, results
 
 # Notebook 01's runs at this preset (run 01 first; nothing is trained here).
 ds = results.read_results(results_dir, preset, "01_optimizers", reader="06_norms")
@@ -65,24 +65,8 @@ plt.show()
 # largest to the smallest final norm across $\sigma_w$ next to the same ratio of the initial norms.
 
 # %% tags=["hide-input"]
-import pandas as pd  # noqa: E402
 
-slopes = analysis.norm_coupling(ds)
-initial = ds["weight_norm"].isel(epoch=0)
-final = analysis.last_finite(ds["weight_norm"])
-rows = []
-for opt in ds["optimizer"].values:
-    slope = stats.mean_interval(slopes.sel(optimizer=opt))
-    f = final.sel(optimizer=opt)
-    i = initial.sel(optimizer=opt)
-    f = f.mean("seed") if "seed" in f.dims else f
-    i = i.mean("seed") if "seed" in i.dims else i
-    rows.append({
-        "optimizer": str(opt), "slope": slope.estimate, "slope_ci95_low": slope.low, "slope_ci95_high": slope.high,
-        "initial_norm_ratio": float(i.max() / i.min()), "final_norm_ratio": float(f.max() / f.min()),
-        "final_norm_min": float(f.min()), "final_norm_max": float(f.max()),
-    })  # fmt: skip
-table = pd.DataFrame(rows).set_index("optimizer")
+table = analysis.norm_table(ds)
 glue("e06_table", table.round(3))
 for opt in ("sgd", "sgd_momentum", "adam", "adamw", "muon"):
     present = opt in table.index

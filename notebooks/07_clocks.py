@@ -39,12 +39,9 @@ results_dir = "results"
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-import numpy as np
 from myst_nb import glue
 
-from initmem.study import analysis, plots, results, stats
-
-from initmem.run import records
+from initmem.study import analysis, plots, results
 
 experiments = results.load_results(results_dir, preset)
 print(f"preset {preset}: results of {', '.join(experiments) or 'no experiment'}")
@@ -65,20 +62,7 @@ plt.show()
 # clock: more forgetting time, less spread.
 
 # %% tags=["hide-input"]
-import pandas as pd  # noqa: E402
-
-rows = []
-for family, own in analysis.FAMILY_CLOCK.items():
-    sub = table[table["family"] == family] if len(table) else table
-    row = {"family": family, "own clock": own, "configurations": len(sub)}
-    for clock in records.CLOCKS:
-        row[f"rho({clock})"] = stats.rank_correlation(sub[clock], sub["selected_spread_pp"]) if len(sub) else np.nan
-    rho = row[f"rho({own})"]
-    row["prediction"] = ("cannot tell (fewer than 3 configurations or no variation)" if not np.isfinite(rho) else
-                         "held (spread falls with its own clock)" if rho < 0 else
-                         "did not hold (spread does not fall with its own clock)")  # fmt: skip
-    rows.append(row)
-collapse = pd.DataFrame(rows).set_index("family")
+collapse = analysis.collapse_table(table)
 glue("e07_collapse", collapse.round(2))
 for family, key in (("SGD", "sgd"), ("SGD+L2", "sgd_l2"), ("adaptive", "adaptive")):
     own = analysis.FAMILY_CLOCK[family]

@@ -59,14 +59,9 @@ import matplotlib.pyplot as plt
 from IPython.display import display
 from myst_nb import glue
 
-from initmem.study import analysis, plots, presets, registry, results
+from initmem.study import analysis, plots, registry, results
 
-p = presets.resolve_parameters("08_calibration", preset, globals())  # None -> the preset's value
-spec = registry.experiment_spec("08_calibration", p)  # the parameters -> the sweep
-ds = results.run_experiment(
-    "08_calibration", spec, preset=preset, results_dir=results_dir, executor=p["executor"], workers=p["workers"],
-    train_missing=train_missing
-)
+ds, p = results.notebook_experiment("08_calibration", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
 
 # %% [markdown]

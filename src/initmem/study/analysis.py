@@ -25,6 +25,7 @@ Accuracies are in percent, spreads in percentage points (pp).
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,12 +39,15 @@ __all__ = [
     "horizons_of",
     "spec_of",
     "field_value",
+    "field_values",
     "last_finite",
     "within_horizons",
     "horizon_table",
     "norm_coupling",
+    "norm_table",
     "spread_points",
     "clock_table",
+    "collapse_table",
     "calibration_table",
     "calibrated_logit_scale",
 ]
@@ -53,11 +57,25 @@ __all__ = [
 # ----------------------------------------------------------------------------------------------
 # Small helpers
 # ----------------------------------------------------------------------------------------------
-def spec_of(ds: xr.Dataset) -> dict[str, Any]:
-    """The sweep spec stored in ``ds.attrs["spec"]`` (empty parts if absent)."""
+def spec_of(ds: xr.Dataset | xr.DataArray) -> dict[str, Any]:
+    """The sweep spec stored in ``ds.attrs["spec"]`` (empty parts if it is absent or not JSON)."""
     raw = ds.attrs.get("spec")
-    spec = json.loads(raw) if isinstance(raw, str) and raw else {}
+    try:
+        spec = json.loads(raw) if isinstance(raw, str) and raw else {}
+    except ValueError:
+        spec = {}
     return {"base": spec.get("base", {}) or {}, "grid": spec.get("grid", {}) or {}, "zip": spec.get("zip", {}) or {}}
+
+
+def field_values(ds: xr.Dataset | xr.DataArray, field: str, default: Any = None) -> list[Any]:
+    """Every value a RunConfig field takes in ``ds``: its coordinate's values if swept, else the spec's base value,
+    else ``[default]`` (``[]`` without one)."""
+    if field in ds.coords:
+        return [v.item() if hasattr(v, "item") else v for v in np.atleast_1d(ds[field].values)]
+    base = spec_of(ds)["base"]
+    if field in base:
+        return [base[field]]
+    return [] if default is None else [default]
 
 
 def field_value(ds: xr.Dataset, field: str) -> Any:
@@ -171,6 +189,29 @@ def norm_coupling(ds: xr.Dataset, over: str = "sigma_w") -> xr.DataArray:
     return xr.apply_ufunc(_slope, initial, final, input_core_dims=[[over], [over]]).rename("norm_coupling")
 
 
+def norm_table(ds: xr.Dataset) -> "Any":
+    """Radial memory per optimizer (experiment 06), a :class:`pandas.DataFrame` indexed by optimizer: the coupling
+    slope (:func:`norm_coupling`, mean over seeds, with its t-interval ``slope_ci95_low``/``_high``), the ratio of
+    the largest to the smallest seed-mean kernel norm across sigma_w at initialisation and at the end, and the
+    smallest and largest final norm."""
+    import pandas as pd
+
+    from .stats import mean_interval, seed_mean
+
+    slopes = norm_coupling(ds)
+    initial, final = ds["weight_norm"].isel(epoch=0), last_finite(ds["weight_norm"])
+    rows = []
+    for opt in ds["optimizer"].values:
+        slope = mean_interval(slopes.sel(optimizer=opt))
+        f, i = seed_mean(final.sel(optimizer=opt)), seed_mean(initial.sel(optimizer=opt))
+        rows.append({
+            "optimizer": str(opt), "slope": slope.estimate, "slope_ci95_low": slope.low, "slope_ci95_high": slope.high,
+            "initial_norm_ratio": float(i.max() / i.min()), "final_norm_ratio": float(f.max() / f.min()),
+            "final_norm_min": float(f.min()), "final_norm_max": float(f.max()),
+        })  # fmt: skip
+    return pd.DataFrame(rows).set_index("optimizer")
+
+
 # ----------------------------------------------------------------------------------------------
 # Experiment 07: spread against the clocks, over every sweep
 # ----------------------------------------------------------------------------------------------
@@ -246,6 +287,29 @@ def clock_table(datasets: Mapping[str, xr.Dataset]) -> "Any":
     if not frames:
         return pd.DataFrame()
     return pd.concat(frames, ignore_index=True)
+
+
+def collapse_table(table: "Any") -> "Any":
+    """Does each family collapse on its own clock (experiment 07)? For each family of :data:`FAMILY_CLOCK`, over its
+    configurations in ``table`` (a :func:`clock_table`): Spearman's rho (:func:`initmem.study.stats.rank_correlation`)
+    between the selected spread and each clock, and whether the prediction held: a negative rho with the family's
+    own clock ("cannot tell" with fewer than three configurations or no variation). Indexed by family."""
+    import pandas as pd
+
+    from .stats import rank_correlation
+
+    rows = []
+    for family, own in FAMILY_CLOCK.items():
+        sub = table[table["family"] == family] if len(table) else table
+        row: dict[str, Any] = {"family": family, "own clock": own, "configurations": len(sub)}
+        for clock in CLOCKS:
+            row[f"rho({clock})"] = rank_correlation(sub[clock], sub["selected_spread_pp"]) if len(sub) else math.nan
+        rho = row[f"rho({own})"]
+        row["prediction"] = ("cannot tell (fewer than 3 configurations or no variation)" if not math.isfinite(rho) else
+                             "held (spread falls with its own clock)" if rho < 0 else
+                             "did not hold (spread does not fall with its own clock)")  # fmt: skip
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("family")
 
 
 def horizon_table(ds: xr.Dataset, horizons: Sequence[int], experiment: str = "02_long_training") -> "Any":

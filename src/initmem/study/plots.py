@@ -18,12 +18,15 @@ Example::
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import xarray as xr
+
+from ..run.metrics import INTERPOLATION_THRESHOLD
+from .analysis import field_values
+from .stats import seed_mean
 
 __all__ = [
     "STYLE",
@@ -112,25 +115,6 @@ def _color(name: Any, i: int) -> str:
 # ----------------------------------------------------------------------------------------------
 # Caption
 # ----------------------------------------------------------------------------------------------
-def _spec(ds: xr.Dataset | xr.DataArray) -> dict[str, Any]:
-    raw = ds.attrs.get("spec")
-    try:
-        spec = json.loads(raw) if isinstance(raw, str) and raw else {}
-    except ValueError:
-        spec = {}
-    return {"base": spec.get("base") or {}, "grid": spec.get("grid") or {}, "zip": spec.get("zip") or {}}
-
-
-def _values(ds: xr.Dataset | xr.DataArray, field: str, default: Any = None) -> list[Any]:
-    """The values a RunConfig field takes in ``ds``: its coordinate, else the spec's base, else default."""
-    if field in ds.coords:
-        return [v.item() if hasattr(v, "item") else v for v in np.atleast_1d(ds[field].values)]
-    base = _spec(ds)["base"]
-    if field in base:
-        return [base[field]]
-    return [] if default is None else [default]
-
-
 def _join(values: Sequence[Any], fmt=str) -> str:
     return "/".join(fmt(v) for v in dict.fromkeys(values))
 
@@ -140,15 +124,15 @@ def _caption_parts(ds: xr.Dataset | xr.DataArray) -> dict[str, list[Any]]:
     batch sizes, epochs, seeds (each a list, possibly empty)."""
     return {
         "preset": [ds.attrs.get("preset", "?")],
-        "model": _values(ds, "model", "resnet9"),
-        "width": _values(ds, "width"),
-        "train_size": _values(ds, "train_size"),
-        "image_size": _values(ds, "image_size"),
-        "data": _values(ds, "data"),
-        "augment": _values(ds, "augment"),
-        "batch_size": [] if "batch_size" in ds.dims else _values(ds, "batch_size"),
-        "epochs": [] if "epochs" in ds.dims else _values(ds, "epochs"),
-        "seed": _values(ds, "seed", 0),
+        "model": field_values(ds, "model", "resnet9"),
+        "width": field_values(ds, "width"),
+        "train_size": field_values(ds, "train_size"),
+        "image_size": field_values(ds, "image_size"),
+        "data": field_values(ds, "data"),
+        "augment": field_values(ds, "augment"),
+        "batch_size": [] if "batch_size" in ds.dims else field_values(ds, "batch_size"),
+        "epochs": [] if "epochs" in ds.dims else field_values(ds, "epochs"),
+        "seed": field_values(ds, "seed", 0),
     }
 
 
@@ -413,11 +397,11 @@ def training_curves(
         sub = ds.sel({col: value}) if value is not None else ds
         for k, s in enumerate(sig):
             curve = _reduce_other(da.sel(sigma_w=s), ("epoch", "seed"))
-            curve = curve.mean("seed") if "seed" in curve.dims else curve
+            curve = seed_mean(curve)
             ok = np.isfinite(curve.values)
             xs = sub[x].values if x == "epoch" else _reduce_other(sub[x].sel(sigma_w=s), ("epoch", "seed"))
             if x != "epoch":
-                xs = (xs.mean("seed") if "seed" in xs.dims else xs).values
+                xs = seed_mean(xs).values
             color = cmap(k / max(1, len(sig) - 1))
             ax.plot(np.asarray(xs)[ok], curve.values[ok], color=color, label=f"$\\sigma_w$ = {s:g}")
             best = _reduce_other(sub["best_epoch"].sel(sigma_w=s), ("seed",))
@@ -451,10 +435,10 @@ def spread_vs_horizon(h: xr.Dataset, title: str | None = "Spread against trainin
     T = h["horizon"].values
     for j, var in enumerate(_SPREAD_VARS):
         per_seed = spread(h[var], "sigma_w")
-        mean_curve = h[var].mean("seed") if "seed" in h[var].dims else h[var]
+        mean_curve = seed_mean(h[var])
         headline = spread(mean_curve, "sigma_w")
         _, half = _mean_ci(per_seed)
-        centre = per_seed.mean("seed") if "seed" in per_seed.dims else per_seed
+        centre = seed_mean(per_seed)
         ax.plot(T, headline.values, marker="o", color=f"C{j}", label=_VAR_LABELS[var].replace(" (%)", ""))
         ok = np.isfinite(half.values)
         if ok.any():
@@ -511,7 +495,7 @@ def spread_heatmap(
     fig, axes = _figure(len(variables), width=4.4, height=3.6)
     for ax, var in zip(axes.flat, variables):
         clock_var = f"{var.split('_')[0]}_{clock}" if clock else None  # the clock of the predictor shown
-        values = ds[var].mean("seed") if "seed" in ds[var].dims else ds[var]
+        values = seed_mean(ds[var])
         grid = _reduce_other(spread(values, "sigma_w"), (x, y)).transpose(y, x)
         im = ax.imshow(grid.values, origin="lower", cmap="viridis", aspect="auto",
                        vmin=0, vmax=max(1.0, float(np.nanmax(grid.values)) if np.isfinite(grid.values).any() else 1.0))  # fmt: skip
@@ -597,7 +581,7 @@ def depth_panels(ds: xr.Dataset, title: str | None = "Deeper ResNets against the
         axes[0, 0].errorbar(x, mean.values, yerr=np.nan_to_num(half.values), marker="o", color=color, capsize=2,
                             label=label(m))  # fmt: skip
         tau = _reduce_other(sub["tau_interp"], ("sigma_w", "seed"))
-        tau_m = tau.mean("seed") if "seed" in tau.dims else tau
+        tau_m = seed_mean(tau)
         never = ~np.isfinite(tau_m.values)
         axes[0, 1].plot(x[~never], tau_m.values[~never], marker="o", color=color, label=label(m))
         if never.any():
@@ -606,7 +590,7 @@ def depth_panels(ds: xr.Dataset, title: str | None = "Deeper ResNets against the
         fin, _ = _mean_ci(_reduce_other(sub["final_test_acc"], ("sigma_w", "seed")))
         axes[0, 2].plot(x, sel.values, marker="o", color=color, label=f"{label(m)} selected")
         axes[0, 2].plot(x, fin.values, marker="s", ls="--", color=color, alpha=0.6, label=f"{label(m)} final")
-    axes[0, 0].axhline(99.5, color="k", lw=0.8, ls=":")
+    axes[0, 0].axhline(INTERPOLATION_THRESHOLD, color="k", lw=0.8, ls=":")
     axes[0, 0].set_ylabel(_VAR_LABELS["final_train_acc"])
     axes[0, 1].axhline(max_epoch, color="0.6", lw=0.8, ls=":")
     axes[0, 1].set_ylabel("tau_interp (epoch)")
@@ -617,7 +601,7 @@ def depth_panels(ds: xr.Dataset, title: str | None = "Deeper ResNets against the
         ax.set_xlabel(r"$\sigma_w$")
     axes[0, 0].legend()
     axes[0, 2].legend(fontsize=6.5, ncol=1)
-    return _finish(fig, ds, title, "dotted: 99.5 % / last epoch; crosses: never interpolated")
+    return _finish(fig, ds, title, f"dotted: {INTERPOLATION_THRESHOLD:g} % / last epoch; crosses: never interpolated")
 
 
 # ----------------------------------------------------------------------------------------------

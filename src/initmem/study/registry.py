@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["EXPERIMENTS", "EXPERIMENT_SPECS", "PARAMETERS", "experiment_spec", "batch_size_epochs", "parameter_table"]
+__all__ = ["EXPERIMENTS", "EXPERIMENT_SPECS", "EXPERIMENT_ATTRS", "PARAMETERS", "experiment_spec", "batch_size_epochs", "parameter_table"]
 
 #: The training experiments whose combined results feed the clock collapse (07) and the ledger (99), in order.
 EXPERIMENTS = ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth")
@@ -153,6 +153,9 @@ def _calibration(p: Mapping[str, Any]) -> dict[str, Any]:
         "grid": {"logit_scale": p["logit_scales"], "sigma_w": p["sigma_ws"], "seed": p["seeds"]},
     }
 
+
+#: Parameters stored as attributes of an experiment's combined Dataset (its analyses read them back).
+EXPERIMENT_ATTRS: dict[str, tuple[str, ...]] = {"02_long_training": ("horizons", "reference_horizon")}
 
 #: Experiment name (the notebook's file name without ``.py``) -> its spec builder.
 EXPERIMENT_SPECS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {

@@ -5,6 +5,7 @@ Layout of the results of one preset::
     results/<preset>/<experiment>/runs/<hash>.nc    one file per run (the run store of its sweep)
     results/<preset>/<experiment>.nc                the combined sweep Dataset (attrs: spec, preset, ...)
 
+* :func:`notebook_experiment` -- an experiment notebook's parameters -> its sweep -> its results;
 * :func:`run_experiment` -- load-or-run a sweep through its run store and save the combined Dataset;
 * :func:`read_results` -- the combined Dataset of one experiment, for a notebook that analyses it (nothing is
   trained: a missing file names the command that makes it);
@@ -30,9 +31,10 @@ from ..sweeps.spec import SweepSpec
 from ..sweeps.store import write_run
 from .costs import estimate_seconds
 from .layout import results_paths
-from .registry import EXPERIMENTS
+from .presets import resolve_parameters
+from .registry import EXPERIMENT_ATTRS, EXPERIMENTS, experiment_spec
 
-__all__ = ["SMALL_TRAINING_S", "TrainingRefused", "ReplaceRefused", "run_experiment", "read_results", "load_results"]
+__all__ = ["SMALL_TRAINING_S", "TrainingRefused", "ReplaceRefused", "notebook_experiment", "run_experiment", "read_results", "load_results"]
 
 
 #: Sweep attributes that change on every call (timings, cache counts) and so do not decide sameness.
@@ -144,6 +146,27 @@ def run_experiment(
         write_run(ds, out)  # atomic, with a checksum, attributes as netCDF accepts them
         stored = _same_results(out, ds)  # as written: with its checksum, exactly what readers will see
     return stored
+
+
+def notebook_experiment(name: str, namespace: Mapping[str, Any]) -> tuple[xr.Dataset, dict[str, Any]]:
+    """What an experiment notebook does first: its parameters -> its sweep -> its results, in one call.
+
+    ``namespace`` is the notebook's ``globals()``: ``preset``, ``results_dir`` and ``train_missing`` from its
+    parameters cell, and every experiment parameter, None for "the preset's value"
+    (:func:`initmem.study.presets.resolve_parameters`). Builds the sweep with the registry and loads or runs it with
+    :func:`run_experiment` (the attributes the registry names for the experiment are stored with it).
+
+    Returns:
+        ``(ds, parameters)``: the combined Dataset and the complete parameters it was computed with.
+    """
+    preset = namespace["preset"]
+    parameters = resolve_parameters(name, preset, namespace)
+    ds = run_experiment(
+        name, experiment_spec(name, parameters), preset=preset, results_dir=namespace["results_dir"],
+        executor=parameters["executor"], workers=parameters["workers"], train_missing=namespace.get("train_missing"),
+        attrs={key: parameters[key] for key in EXPERIMENT_ATTRS.get(name, ())},
+    )  # fmt: skip
+    return ds, parameters
 
 
 def _check_training_allowed(
