@@ -123,4 +123,7 @@ table[["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "selecte
 # Everything else in this book works on the result: `plots.training_curves(sgd, col=None)`, the seed-mean
 # spread with its interval (`summary_table`), or a cache (`cache_dir=...`) so that a rerun reads the runs back.
 # With a built-in ResNet, `measure_init_memory` gives exactly the numbers of `sweep` for the same settings (the
-# test `tests/test_measure.py` checks it).
+# test `tests/test_measure.py` checks it). Larger grids run in parallel on the package's own executors:
+# `executor="processes", workers=4` (or `"dask"` with a `client`), given a `model_fn` defined at module level (a
+# function or class, which the worker processes can import; a lambda cannot be sent to them) — the numbers are the
+# serial ones.

@@ -110,6 +110,13 @@ def test_sequences_with_embedding_and_layernorm():
     assert np.isfinite(ds["selected_test_acc"].values).all()
     included = small(SequenceClassifier, splits, include=["embed.weight"], exclude=["mlp.3.weight"])
     assert included.attrs["kernels"] == "embed.weight, mlp.0.weight"
+    # The recorded norms count exactly the kernels sigma_w set: the embedding in, the excluded head out.
+    assert list(included["layer"].values) == ["mlp.0", "embed.weight"]
+    assert list(ds["layer"].values) == ["mlp.0", "mlp.3"]
+    layer_norms = included["layer_norm"].isel(epoch=0)
+    np.testing.assert_allclose(included["weight_norm"].isel(epoch=0), np.sqrt((layer_norms**2).sum("layer")), rtol=1e-6)
+    ratio = included["layer_norm"].sel(layer="embed.weight").isel(epoch=0, seed=0)
+    assert float(ratio.sel(sigma_w=2.0) / ratio.sel(sigma_w=0.5)) == pytest.approx(4.0, rel=1e-6)  # sigma_w scaled it
 
 
 def test_torch_dataset_and_mse_loss_and_cache(tmp_path):
@@ -123,6 +130,24 @@ def test_torch_dataset_and_mse_loss_and_cache(tmp_path):
     np.testing.assert_array_equal(first["wall_time_s"].values, again["wall_time_s"].values)  # read, not retrained
     other = small(splits=splits, cache_dir=tmp_path)  # another loss: another key
     assert len(list(tmp_path.glob("*.nc"))) == 4 and not np.array_equal(other["val_loss"], first["val_loss"])
+
+
+# --- the package's executors ----------------------------------------------------------------------
+@pytest.mark.slow
+@pytest.mark.parametrize("executor", ["processes", "dask"])
+def test_parallel_executors_give_the_serial_numbers(executor, tmp_path):
+    """bn_mlp is defined at module level, so it is picklable: the workers rebuild it and train on the data file."""
+    serial = small(sigma_ws=SIGMAS, seeds=[0, 1])
+    parallel = small(sigma_ws=SIGMAS, seeds=[0, 1], executor=executor, workers=2, cache_dir=tmp_path)
+    for name in ("selected_test_acc", "final_test_acc", "val_loss", "weight_norm", "dist_from_init", "T_SGD"):
+        np.testing.assert_array_equal(parallel[name].values, serial[name].values, err_msg=name)
+    assert sorted(p.suffix for p in tmp_path.iterdir()) == [".nc"] * 4, "the data file is removed afterwards"
+
+
+def test_the_parallel_executors_refuse_a_lambda_before_training(tmp_path):
+    with pytest.raises(ConfigError, match=r"^model_fn: the processes executor .* picklable") as info:
+        small(model_fn=lambda: bn_mlp(), executor="processes", cache_dir=tmp_path)
+    assert "\n" not in str(info.value) and not any(tmp_path.iterdir())
 
 
 # --- errors: one line naming what is wrong -------------------------------------------------------
@@ -140,7 +165,8 @@ def test_torch_dataset_and_mse_loss_and_cache(tmp_path):
      ({"batch_size": 500}, ConfigError, r"batch_size: must be at most train_size \(96\)"),
      ({"loss": "hinge"}, ConfigError, "loss: allowed values are cross_entropy, mse"),
      ({"augment": True}, ConfigError, "augment: needs image inputs"),
-     ({"image_size": 16}, ConfigError, "image_size: not a setting of measure_init_memory")],
+     ({"image_size": 16}, ConfigError, "image_size: not a setting of measure_init_memory"),
+     ({"executor": "stacked"}, ConfigError, "executor: allowed values are serial, processes, dask")],
 )  # fmt: skip
 def test_clear_one_line_errors(kwargs, error, message):
     with pytest.raises(error, match=message) as info:

@@ -69,17 +69,28 @@ def sigma_w_kernels(
     return {name: p for name, p in params.items() if name in chosen}
 
 
-def kernel_parameters(model: nn.Module) -> dict[str, nn.Parameter]:
-    """The kernels: the ``weight`` of every ``Conv2d`` (any ``_ConvNd``) and ``Linear``, in module order.
+def kernel_parameters(
+    model: nn.Module, include: Iterable[str] = (), exclude: Iterable[str] = ()
+) -> dict[str, nn.Parameter]:
+    """The kernels whose norms a run records: the ``weight`` of every ``Conv2d`` (any ``_ConvNd``) and ``Linear``, in
+    module order, keyed by module path (``"layer1.conv"``, ``"layer2.0.conv1"``, ``"head"``; the ``layer``
+    coordinate of a run); values are the parameters themselves (shapes ``(c_out, c_in/groups, kh, kw)`` or
+    ``(out, in)``), not copies.
 
-    Keys are module paths (``"layer1.conv"``, ``"layer2.0.conv1"``, ``"head"``); values are the
-    parameters themselves (shapes ``(c_out, c_in/groups, kh, kw)`` or ``(out, in)``), not copies.
+    ``include``/``exclude`` (parameter names, as for :func:`sigma_w_kernels`) make it the parameters that sigma_w
+    sets on your own model: the named weights are left out, and the included parameters follow, keyed by their
+    parameter name (``"embed.weight"``).
     """
-    return {
+    excluded = set(exclude)
+    kernels = {
         name: module.weight
         for name, module in model.named_modules()
-        if isinstance(module, KERNEL_MODULES)
+        if isinstance(module, KERNEL_MODULES) and (f"{name}.weight" if name else "weight") not in excluded
     }
+    included = set(include)
+    if included:
+        kernels.update({name: p for name, p in sigma_w_kernels(model, include, exclude).items() if name in included})
+    return kernels
 
 
 def head_name(model: nn.Module) -> str:

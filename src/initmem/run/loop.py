@@ -25,6 +25,7 @@ import torch
 from ..base.files import atomic_write, set_aside
 from .config import ConfigError, RunConfig
 from .data import PreparedData, prepare_data, steps_per_epoch, train_batches
+from .kernels import kernel_parameters
 from .metrics import ForgettingClocks
 from .optim import LRSchedule, apply_lr_multiplier, lr_multiplier
 from .records import eval_batch_size, measure, recalibrated_copy
@@ -81,13 +82,14 @@ def setup_run(config: RunConfig, data: PreparedData | None = None) -> RunSetup:
 def initial_row(
     model: torch.nn.Module, setup: RunSetup, config: RunConfig, initial: dict[str, torch.Tensor],
     schedule: "Schedule", clocks: ForgettingClocks, loss: str = "cross_entropy",
+    kernels: Callable[[torch.nn.Module], dict[str, torch.Tensor]] = kernel_parameters,
 ) -> tuple[dict[str, float], dict[str, float]]:  # fmt: skip
     """The epoch-0 row of a run (losses, accuracies, norms, the first step's lr, step 0 and the zero clocks) and
     its per-layer norms. Measured on a copy of ``model`` whose BatchNorm running statistics are the exact averages
     over the training sample (:func:`initmem.run.records.recalibrated_copy`): a fresh network's statistics do not
     describe its activations. ``model`` itself is not touched."""
     calibrated = recalibrated_copy(model, setup.data.train_eval, eval_batch_size(config))
-    row, layer_norms = measure(calibrated, setup.data, config, initial, setup.autocast, loss)
+    row, layer_norms = measure(calibrated, setup.data, config, initial, setup.autocast, loss, kernels)
     row.update(lr=schedule.lr(0), step=0.0, **clocks.as_dict())
     return row, layer_norms
 

@@ -15,6 +15,7 @@ import os
 import platform
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -149,15 +150,17 @@ def recalibrated_copy(model: torch.nn.Module, data, batch_size: int) -> torch.nn
 
 
 def measure(
-    model, data: PreparedData, config: RunConfig, initial, autocast, loss: str = "cross_entropy"
+    model, data: PreparedData, config: RunConfig, initial, autocast, loss: str = "cross_entropy",
+    kernels: Callable[[torch.nn.Module], dict[str, torch.Tensor]] = kernel_parameters,
 ) -> tuple[dict, dict]:
-    """Losses (``loss``, see :data:`LOSSES`), accuracies and norms of ``model`` at the current point."""
+    """Losses (``loss``, see :data:`LOSSES`), accuracies and the norms of ``kernels(model)`` (default: every
+    convolution and linear weight) at the current point."""
     bs = eval_batch_size(config)
     row: dict[str, float] = {}
     for split in ("train", "val", "test"):
         dataset = data.train_eval if split == "train" else getattr(data, split)
         row[f"{split}_loss"], row[f"{split}_acc"] = evaluate(model, dataset, bs, autocast, loss)
-    norms, layer_norms = kernel_norms(kernel_parameters(model), initial)
+    norms, layer_norms = kernel_norms(kernels(model), initial)
     row.update(norms)
     return row, layer_norms
 

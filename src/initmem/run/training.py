@@ -44,6 +44,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +91,7 @@ def train(
     keep_checkpoint: bool = False,
     model: torch.nn.Module | None = None,
     loss: str = "cross_entropy",
+    kernels: Callable[[torch.nn.Module], dict[str, torch.Tensor]] = kernel_parameters,
 ) -> xr.Dataset:
     """Train one run and return its metrics as an :class:`xarray.Dataset` (see the module docstring).
 
@@ -105,6 +107,9 @@ def train(
             are then ignored; :func:`initmem.sweeps.measure.measure_init_memory` passes your own model here). Trained in
             place.
         loss: the training and evaluation loss, a key of :data:`initmem.run.records.LOSSES`.
+        kernels: which parameters' norms and distance from init are recorded (``weight_norm``, ``layer_norm``,
+            ``dist_from_init``): a function of the model, default :func:`initmem.run.kernels.kernel_parameters`
+            (every convolution and linear weight); your own model's sigma_w kernels under ``include``/``exclude``.
     """
     if loss not in LOSSES:
         raise ValueError(f"loss: allowed values are {', '.join(LOSSES)}; got {loss!r}")
@@ -118,7 +123,7 @@ def train(
     model = (seeded_model(config) if model is None else model).to(setup.device)
     if config.channels_last:
         model = model.to(memory_format=torch.channels_last)
-    initial = {name: w.detach().clone() for name, w in kernel_parameters(model).items()}
+    initial = {name: w.detach().clone() for name, w in kernels(model).items()}
     optimizer = build_optimizer(model, config)
     forward = torch.compile(model) if (config.compile and setup.device.type == "cuda") else model
 
@@ -138,7 +143,7 @@ def train(
         log.info("resumed %s at epoch %d from %s", config.hash(), state["epoch"], checkpoint_path)
     else:
         t0 = time.perf_counter()
-        history.add(0, *initial_row(model, setup, config, initial, schedule, clocks, loss))
+        history.add(0, *initial_row(model, setup, config, initial, schedule, clocks, loss, kernels))
         wall += time.perf_counter() - t0
 
     show = config.progress if progress is None else progress
@@ -167,7 +172,7 @@ def train(
             log.warning("run %s diverged in epoch %d (non-finite loss)", config.hash(), epoch)
             break
         if epoch in recorded:
-            row, layer_norms = measure(model, data, config, initial, setup.autocast, loss)
+            row, layer_norms = measure(model, data, config, initial, setup.autocast, loss, kernels)
             row.update(lr=lr, step=float(step), **clocks.as_dict())
             history.add(epoch, row, layer_norms)
             bar.set_postfix(train=f"{row['train_acc']:.1f}", val=f"{row['val_acc']:.1f}", refresh=False)

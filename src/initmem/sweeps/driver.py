@@ -28,6 +28,7 @@ from ..run.config import ConfigError, RunConfig
 from .combine import combine_runs
 from .executors import (
     EXECUTORS,
+    RunJob,
     data_key,
     default_workers,
     resolve_threads,
@@ -39,7 +40,7 @@ from .executors import (
 from .spec import SweepSpec, as_spec
 from .store import load_run, run_path
 
-__all__ = ["SweepFailed", "sweep"]
+__all__ = ["SweepFailed", "sweep", "train_jobs"]
 
 log = logging.getLogger(__name__)
 
@@ -108,30 +109,10 @@ def sweep(
 
     configs = resolve_threads([c for _, c in spec.configs()], executor, workers, client, threads_per_worker)
     stacked = _stack_sizes(configs, executor, stack_size)
-    paths = {c.hash(): run_path(cache, c, stacked.get(c.hash(), 0)) for c in configs}
-    runs: dict[str, xr.Dataset] = {}
-    for config in configs:
-        ds = load_run(paths[config.hash()], config)
-        if ds is not None:
-            runs[config.hash()] = ds
-    n_cached = len(runs)
-    pending = [config for config in configs if config.hash() not in runs]
-    pending.sort(key=data_key)  # runs sharing their data run back to back (one prepare_data each)
-    log.info("sweep: %d runs, %d cached, %d to train with %s", len(configs), n_cached, len(pending), executor)
-
-    failures = _train_pending(pending, configs, cache, executor, workers, client, progress, stack_size, n_cached)
-    for config in configs:
-        digest = config.hash()
-        if digest not in runs and digest not in failures:
-            ds = load_run(paths[digest], config)
-            if ds is None:
-                failures[digest] = f"no readable run file {paths[digest]} after training"
-            else:
-                runs[digest] = ds
-    if failures:
-        raise SweepFailed(failures, len(configs), cache)
-
-    combined = combine_runs(spec, [runs[config.hash()] for config in configs])
+    jobs = [RunJob(c, run_path(cache, c, stacked.get(c.hash(), 0))) for c in configs]
+    runs, n_cached = train_jobs(jobs, executor, workers=workers, client=client, progress=progress,
+                                stack_size=stack_size)  # fmt: skip
+    combined = combine_runs(spec, [runs[job.key] for job in jobs])
     combined.attrs.update(
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         wall_time_s=time.perf_counter() - t0,
@@ -152,46 +133,82 @@ def _stack_sizes(configs: list[RunConfig], executor: str, stack_size: int | None
     return {c.hash(): len(g) for g in stack_groups(configs, stack_size) if len(g) > 1 for c in g}
 
 
+def train_jobs(
+    jobs: list[RunJob], executor: str, *, workers: int | None = None, client: Any = None, progress: bool = True,
+    stack_size: int | None = None,
+) -> tuple[dict[str, xr.Dataset], int]:  # fmt: skip
+    """Read the jobs whose run files exist, train the others with ``executor``, read those back.
+
+    The part of :func:`sweep` that :func:`initmem.sweeps.measure.measure_init_memory` shares: ``jobs`` are
+    :class:`~initmem.sweeps.executors.RunJob` values (their files are checked with :func:`load_run` against their key;
+    a corrupt or foreign file is set aside and trained again).
+
+    Returns:
+        ``({job.key: Dataset}, n_cached)``: every job's run, and how many were read instead of trained.
+
+    Raises:
+        SweepFailed: some jobs raised (or left no readable file); every other run is written first.
+    """
+    runs: dict[str, xr.Dataset] = {}
+    for job in jobs:
+        ds = load_run(job.path, expected_hash=job.key)
+        if ds is not None:
+            runs[job.key] = ds
+    n_cached = len(runs)
+    pending = [job for job in jobs if job.key not in runs]
+    pending.sort(key=lambda job: data_key(job.config))  # runs sharing their data run back to back
+    log.info("sweep: %d runs, %d cached, %d to train with %s", len(jobs), n_cached, len(pending), executor)
+    failures = _train_pending(pending, jobs, executor, workers, client, progress, stack_size, n_cached)
+    for job in jobs:
+        if job.key not in runs and job.key not in failures:
+            ds = load_run(job.path, expected_hash=job.key)
+            if ds is None:
+                failures[job.key] = f"no readable run file {job.path} after training"
+            else:
+                runs[job.key] = ds
+    if failures:
+        raise SweepFailed(failures, len(jobs), jobs[0].path.parent)
+    return runs, n_cached
+
+
 def _train_pending(
-    pending: list[RunConfig], configs: list[RunConfig], cache: Path, executor: str, workers: int | None,
-    client: Any, progress: bool, stack_size: int | None, n_cached: int,
+    pending: list[RunJob], jobs: list[RunJob], executor: str, workers: int | None, client: Any, progress: bool,
+    stack_size: int | None, n_cached: int,
 ) -> dict[str, str]:  # fmt: skip
-    """Run ``pending`` (of the sweep's ``configs``) with ``executor``; returns {hash: one-line error} of the
-    runs that raised. Under ``stacked``, every group with a pending member is trained whole."""
+    """Run ``pending`` (of all ``jobs``) with ``executor``; returns {key: one-line error} of the runs that raised.
+    Under ``stacked``, every group with a pending member is trained whole."""
     from tqdm.auto import tqdm
 
     failures: dict[str, str] = {}
     if not pending:
         return failures
-    bar = tqdm(total=len(configs), initial=n_cached, desc="sweep", unit="run", disable=None if progress else True,
+    bar = tqdm(total=len(jobs), initial=n_cached, desc="sweep", unit="run", disable=None if progress else True,
                dynamic_ncols=True, smoothing=0)  # fmt: skip
+    pending_keys = {job.key for job in pending}
 
-    def done(config: RunConfig, error: BaseException | None) -> None:
+    def done(job: RunJob, error: BaseException | None) -> None:
         if error is not None:
-            failures[config.hash()] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+            failures[job.key] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
             log.error("run %s failed (%s: %s); config: %s",
-                      config.hash(), type(error).__name__, error, config.to_json())  # fmt: skip
-        if config in pending_set:
+                      job.key, type(error).__name__, error, job.config.to_json())  # fmt: skip
+        if job.key in pending_keys:
             bar.update(1)
 
-    pending_set = set(pending)
-    folder = str(cache)
     try:
         if executor == "serial":
-            run_serial(pending, folder, progress, done)
+            run_serial(pending, progress, done)
         elif executor == "stacked":
             from ..run.stacked import stack_groups
 
-            groups = [g for g in stack_groups(configs, stack_size) if pending_set.intersection(g)]
-            run_stacked(groups, folder, progress, done)
+            by_hash = {job.config.hash(): job for job in jobs}
+            groups = [[by_hash[c.hash()] for c in g] for g in stack_groups([j.config for j in jobs], stack_size)]
+            run_stacked([g for g in groups if pending_keys.intersection(j.key for j in g)], progress, done)
         else:
-            n_workers = min(default_workers(len(configs), workers), len(pending))
+            n_workers = min(default_workers(len(jobs), workers), len(pending))
             if executor == "processes":
-                run_processes(pending, folder, n_workers, done)
+                run_processes(pending, n_workers, done)
             else:
-                run_dask(pending, folder, n_workers, client, done)
+                run_dask(pending, n_workers, client, done)
     finally:
         bar.close()
     return failures
-
-

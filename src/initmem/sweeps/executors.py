@@ -1,7 +1,8 @@
 """Executors: train a list of runs into the run store, in this process, in worker processes, on Dask, or stacked.
 
-Each executor calls ``done(config, error_or_None)`` once per run. A run is trained by :func:`execute` under a claim
-file ``<hash>.claim`` beside its run file (:class:`initmem.base.files.RunClaim`: host, pid, start time; stale when
+A unit of work is a :class:`RunJob` (a config and the file it goes to; :class:`initmem.sweeps.measure.OwnModelJob`
+for your own model). Each executor calls ``done(job, error_or_None)`` once per job. A run is trained by
+:func:`execute` under a claim file ``<hash>.claim`` beside its run file (:class:`initmem.base.files.RunClaim`: host, pid, start time; stale when
 its process is gone, or on another host when it has not been refreshed for
 :data:`initmem.base.files.CLAIM_TIMEOUT_S`). A run claimed by another live sweep is left for last and then awaited
 (its file is read), so concurrent sweeps over one cache train each run once.
@@ -26,18 +27,21 @@ import os
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import xarray as xr
+
 from ..base.files import RunClaim, process_alive
 from ..run.config import ConfigError, RunConfig
-from .store import checkpoint_path, run_path, write_run
+from .store import checkpoint_path, write_run
 
 if TYPE_CHECKING:
     from ..run.data import PreparedData
 
-__all__ = ["EXECUTORS", "DATA_FIELDS", "Done", "prepared_data", "data_key", "execute", "run_serial",
+__all__ = ["EXECUTORS", "DATA_FIELDS", "Done", "RunJob", "prepared_data", "data_key", "execute", "run_serial",
            "run_processes", "run_dask", "run_stacked", "default_workers", "resolve_threads"]  # fmt: skip
 
 log = logging.getLogger(__name__)
@@ -74,27 +78,52 @@ CLAIM_POLL_S = 1.0
 WATCHDOG_POLL_S = 0.5
 
 
-def execute(config: RunConfig, cache_dir: str, progress: bool, wait: bool = True) -> str:
-    """Train one run and cache it, unless its file exists or another process trains it (its claim).
+@dataclass(frozen=True)
+class RunJob:
+    """One run to put into the run store: its config and the file it goes to (``<key>.nc``).
+
+    :meth:`train` trains the built-in network of ``config`` (:func:`initmem.run.training.train`, resumable from
+    ``<hash>.ckpt`` beside the file when ``config.checkpoint_every > 0``). Jobs are plain picklable values, so the
+    ``processes`` and ``dask`` executors send them to their workers; :class:`initmem.sweeps.measure.OwnModelJob`
+    trains your own model the same way.
+    """
+
+    config: RunConfig
+    path: Path
+
+    @property
+    def key(self) -> str:
+        """The run's name in the store: its file name without the suffixes (``config.hash()`` here)."""
+        return self.path.name.split(".", 1)[0]
+
+    def checkpoint(self) -> Path | None:
+        """Where the run keeps its resumable checkpoint while it trains (None without ``checkpoint_every``)."""
+        return checkpoint_path(self.path.parent, self.config)
+
+    def train(self, progress: bool, checkpoint: Path | None) -> xr.Dataset:
+        """Train the run (keeping ``checkpoint`` for :func:`execute` to delete once the file is written)."""
+        from ..run.training import train
+
+        return train(self.config, checkpoint_path=checkpoint, data=prepared_data(self.config), progress=progress,
+                     keep_checkpoint=True)  # fmt: skip
+
+
+def execute(job: RunJob, progress: bool, wait: bool = True) -> str:
+    """Train one run and write its file, unless the file exists or another process trains it (its claim).
 
     Returns ``"cached"`` (the file exists, maybe written meanwhile by another sweep), ``"trained"``, or, with
     ``wait=False``, ``"claimed"`` when a live holder has the run's claim; with ``wait=True`` it waits for that
     holder's file (or takes over a claim gone stale). The checkpoint is deleted only after the file is written.
     """
-    from ..run.training import train
-
-    path = run_path(cache_dir, config)
-    claim = RunClaim(path)
-    if not _claim_or_wait([path], [claim], wait):
-        return "cached" if path.exists() else "claimed"
+    claim = RunClaim(job.path)
+    if not _claim_or_wait([job.path], [claim], wait):
+        return "cached" if job.path.exists() else "claimed"
     with claim:
-        checkpoint = checkpoint_path(cache_dir, config)
-        ds = train(config, checkpoint_path=checkpoint, data=prepared_data(config), progress=progress,
-                   keep_checkpoint=True)  # fmt: skip
-        write_run(ds, path)
+        checkpoint = job.checkpoint()
+        write_run(job.train(progress, checkpoint), job.path)
         if checkpoint is not None:
             checkpoint.unlink(missing_ok=True)
-    log.info("trained run %s", config.hash())
+    log.info("trained run %s", job.key)
     return "trained"
 
 
@@ -118,24 +147,24 @@ def _claim_or_wait(paths: list[Path], claims: list[RunClaim], wait: bool) -> boo
         time.sleep(CLAIM_POLL_S)
 
 
-Done = Callable[[RunConfig, BaseException | None], None]
+Done = Callable[[RunJob, BaseException | None], None]
 
 
-def run_serial(configs: list[RunConfig], cache_dir: str, progress: bool, done: Done) -> None:
-    """Train ``configs`` in turn; runs that another sweep has claimed come last (then this one waits for them)."""
+def run_serial(jobs: list[RunJob], progress: bool, done: Done) -> None:
+    """Train ``jobs`` in turn; runs that another sweep has claimed come last (then this one waits for them)."""
     deferred = []
-    for wait, batch in ((False, configs), (True, deferred)):
-        for config in batch:
+    for wait, batch in ((False, jobs), (True, deferred)):
+        for job in batch:
             try:
-                outcome = execute(config, cache_dir, progress and config.progress, wait=wait)
+                outcome = execute(job, progress and job.config.progress, wait=wait)
             except Exception as exc:  # noqa: BLE001 - reported, the sweep goes on
-                done(config, exc)
+                done(job, exc)
                 continue
             if outcome == "claimed":
-                log.info("run %s is being trained by another process; coming back to it", config.hash())
-                deferred.append(config)
+                log.info("run %s is being trained by another process; coming back to it", job.key)
+                deferred.append(job)
             else:
-                done(config, None)
+                done(job, None)
 
 
 def _watch_parent(parent_pid: int) -> None:
@@ -155,12 +184,13 @@ def _watch_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name="initmem-parent-watchdog", daemon=True).start()
 
 
-def run_processes(configs: list[RunConfig], cache_dir: str, workers: int, done: Done) -> None:
+def run_processes(jobs: list[RunJob], workers: int, done: Done) -> None:
+    """Train ``jobs`` in a spawn-context process pool of ``workers`` (each worker watches this process)."""
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_watch_parent,
                                initargs=(os.getpid(),))  # fmt: skip
     try:
-        futures = {pool.submit(execute, config, cache_dir, False): config for config in configs}
+        futures = {pool.submit(execute, job, False): job for job in jobs}
         for future in as_completed(futures):
             done(futures[future], future.exception())
     except BaseException:
@@ -169,7 +199,8 @@ def run_processes(configs: list[RunConfig], cache_dir: str, workers: int, done: 
     pool.shutdown(wait=True)
 
 
-def run_dask(configs: list[RunConfig], cache_dir: str, workers: int, client: Any, done: Done) -> None:
+def run_dask(jobs: list[RunJob], workers: int, client: Any, done: Done) -> None:
+    """Train ``jobs`` on ``client`` (a ``distributed.Client``), or on a LocalCluster of ``workers`` started here."""
     from distributed import Client, LocalCluster
     from distributed import as_completed as dask_completed
 
@@ -181,7 +212,7 @@ def run_dask(configs: list[RunConfig], cache_dir: str, workers: int, client: Any
         client = Client(cluster)
         client.run(_watch_parent, os.getpid())  # the workers of our own cluster (its nannies live in this process)
     try:
-        futures = {client.submit(execute, config, cache_dir, False, pure=False): config for config in configs}
+        futures = {client.submit(execute, job, False, pure=False): job for job in jobs}
         for future in dask_completed(list(futures)):
             done(futures[future], future.exception())
     finally:
@@ -190,24 +221,25 @@ def run_dask(configs: list[RunConfig], cache_dir: str, workers: int, client: Any
             cluster.close()
 
 
-def run_stacked(groups: list[list[RunConfig]], cache_dir: str, progress: bool, done: Done) -> None:
+def run_stacked(groups: list[list[RunJob]], progress: bool, done: Done) -> None:
     """Train each group of :func:`initmem.run.stacked.stack_groups` as one stack (a group of one: sequentially)."""
     deferred = []
     for wait, batch in ((False, groups), (True, deferred)):
         for group in batch:
             if len(group) == 1:
-                run_serial(group, cache_dir, progress, done)
-            elif _train_stack(group, cache_dir, progress, done, wait) == "claimed":
+                run_serial(group, progress, done)
+            elif _train_stack(group, progress, done, wait) == "claimed":
                 deferred.append(group)
 
 
-def _train_stack(group: list[RunConfig], cache_dir: str, progress: bool, done: Done, wait: bool) -> str:
+def _train_stack(group: list[RunJob], progress: bool, done: Done, wait: bool) -> str:
     """Train one stack of K > 1 runs under the claims of all its members (see :func:`execute`)."""
     from ..run.stacked import group_hash, train_stacked
 
-    paths = [run_path(cache_dir, config, stacked=len(group)) for config in group]
+    configs = [job.config for job in group]
+    paths = [job.path for job in group]
     claims = [RunClaim(path) for path in paths]
-    checkpoint = Path(cache_dir) / f"stacked-{group_hash(group)}.ckpt" if group[0].checkpoint_every else None
+    checkpoint = paths[0].parent / f"stacked-{group_hash(configs)}.ckpt" if configs[0].checkpoint_every else None
     if not _claim_or_wait(paths, claims, wait):
         if not all(path.exists() for path in paths):
             return "claimed"
@@ -216,7 +248,7 @@ def _train_stack(group: list[RunConfig], cache_dir: str, progress: bool, done: D
         outcome, error = "trained", None
         try:
             datasets = train_stacked(
-                group, data=prepared_data(group[0]), progress=progress and group[0].progress,
+                configs, data=prepared_data(configs[0]), progress=progress and configs[0].progress,
                 checkpoint_path=checkpoint, keep_checkpoint=True,
             )  # fmt: skip
             for path, ds in zip(paths, datasets):
@@ -228,8 +260,8 @@ def _train_stack(group: list[RunConfig], cache_dir: str, progress: bool, done: D
         finally:
             for claim in claims:
                 claim.release()
-    for config in group:
-        done(config, error)
+    for job in group:
+        done(job, error)
     return outcome
 
 

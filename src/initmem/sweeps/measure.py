@@ -25,14 +25,20 @@ this way gives the numbers of the same configuration run by :func:`initmem.sweep
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import dataclasses
+import functools
 import hashlib
 import json
 import logging
 import math
 import numbers
+import pickle
+import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -43,30 +49,35 @@ from torch import nn
 from ..run.config import ConfigError, RunConfig
 from ..run.data import PreparedData, SplitData, prepare_tensors
 from ..run.sigma_w import init_sigma_w_
-from ..run.kernels import sigma_w_kernels
+from ..run.kernels import kernel_parameters, sigma_w_kernels
 from ..run.optim import OPTIMIZER_FIELDS
 from ..run.records import LOSSES
-from .spec import SweepSpec
+from ..base.files import atomic_write, check_output_dir
 from .combine import combine_runs
-from .store import load_run, write_run
+from .driver import train_jobs
+from .executors import RunJob, resolve_threads
+from .spec import SweepSpec
 
 with warnings.catch_warnings():  # tqdm.auto warns at import when ipywidgets is missing (executed notebooks)
     warnings.filterwarnings("ignore", message="IProgress not found")
     from ..run.loop import resolve_device
     from ..run.training import train
 
-__all__ = ["measure_init_memory", "MEASURE_FIELDS", "MEASURE_FORMAT_VERSION", "run_digest"]
+__all__ = ["measure_init_memory", "MEASURE_EXECUTORS", "MEASURE_FIELDS", "MEASURE_FORMAT_VERSION", "OwnModelJob",
+           "run_digest"]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
 #: Bumped whenever a cached measurement changes meaning; part of every run digest.
-MEASURE_FORMAT_VERSION = 1
+MEASURE_FORMAT_VERSION = 2  # 2: norms count the kernels sigma_w set (include/exclude)
 #: RunConfig fields :func:`measure_init_memory` accepts as extra keywords (optimizer, schedule, evaluation and
 #: floating-point path).
 MEASURE_FIELDS = (
     *OPTIMIZER_FIELDS, "schedule", "warmup_epochs", "schedule_milestones", "schedule_gamma", "final_lr_fraction",
     "eval_every", "num_threads", "compile", "channels_last", "augment",
 )  # fmt: skip
+#: The executors a measurement can run on (stacking needs the built-in networks).
+MEASURE_EXECUTORS = ("serial", "processes", "dask")
 #: RunConfig fields that describe the built-in models or data, meaningless for your own model and data.
 _NOT_APPLICABLE = ("model", "width", "logit_scale", "data", "image_size", "device", "progress", "checkpoint_every")
 
@@ -91,6 +102,9 @@ def measure_init_memory(
     train_eval_size: int = 5000,
     data_seed: int | None = None,
     cache_dir: str | Path | None = None,
+    executor: str = "serial",
+    workers: int | None = None,
+    client: Any = None,
     progress: bool = True,
     **options: Any,
 ) -> xr.Dataset:
@@ -126,6 +140,12 @@ def measure_init_memory(
             again. The key (:func:`run_digest`) covers the settings, ``repr`` of the model, its parameter
             shapes and a fingerprint of the data, but not the code of ``forward``: clear the folder when you change
             what the model computes without changing its repr. None (default): no cache.
+        executor: ``serial`` (in this process), ``processes`` or ``dask``: the executors of
+            :func:`initmem.sweeps.driver.sweep` (:mod:`initmem.sweeps.executors`). The parallel ones need a picklable
+            ``model_fn`` (a function or class defined at module level, not a lambda) and send each worker the data
+            once, as a file of tensors beside the runs.
+        workers, client: as in :func:`initmem.sweeps.driver.sweep` (default ``min(runs, cores)`` workers; a
+            ``distributed.Client`` for ``dask``).
         progress: tqdm bars.
         **options: other RunConfig fields among :data:`MEASURE_FIELDS` (``momentum``, ``weight_decay``,
             ``schedule``, ``warmup_epochs``, ``eval_every``, ``num_threads``, ``channels_last`` (default: True
@@ -138,10 +158,13 @@ def measure_init_memory(
         ``input_shape``, ``n_classes``, ``training`` (the settings, JSON), ``optimizer``, ``loss``, and the
         provenance of a sweep (``git_commit``, ``torch_version``, ``hardware``, ``device``, ``data_source``, ...).
 
-    Runs go one after another in this process (``model_fn`` and the tensors need not be picklable).
+    With ``executor="serial"`` ``model_fn`` and the tensors need not be picklable. Under ``processes`` or ``dask``
+    each run's torch thread count defaults to ``cores // workers`` (as in a built-in sweep; it is part of the run's
+    key).
 
     Raises:
-        ConfigError: an empty or invalid ``sigma_ws``/``seeds``, an unknown keyword or an invalid setting.
+        ConfigError: an empty or invalid ``sigma_ws``/``seeds``, an unknown keyword or an invalid setting, an
+            unknown ``executor``, or a ``model_fn`` that the parallel executors cannot pickle.
         TypeError: ``model_fn`` is not callable or returns something other than an ``nn.Module``.
         ValueError: mismatched data shapes (:class:`initmem.run.data.DataError`), a model whose output does not
             fit the targets, or an unknown ``loss``.
@@ -151,28 +174,37 @@ def measure_init_memory(
         raise TypeError(f"model_fn: must be a callable () -> torch.nn.Module, got {type(model_fn).__name__}")
     if loss not in LOSSES:
         raise ConfigError(f"loss: allowed values are {', '.join(LOSSES)}; got {loss!r}")
+    if executor not in MEASURE_EXECUTORS:
+        raise ConfigError(f"executor: allowed values are {', '.join(MEASURE_EXECUTORS)} (stacked needs the built-in "
+                          f"networks); got {executor!r}")  # fmt: skip
+    if executor != "serial":
+        _check_picklable(model_fn, executor)
     include, exclude = list(include), list(exclude)
-    datasets: dict[int, PreparedData] = {}
-
-    def data_for(seed: int) -> PreparedData:
-        key = seed if data_seed is None else data_seed
-        if key not in datasets:
-            datasets[key] = prepare_tensors(train, val, test, resolve_device(device), train_eval_size, key)
-        return datasets[key]
-
-    first = data_for(seeds[0])
+    first = prepare_tensors(train, val, test, resolve_device(device), train_eval_size,
+                            seeds[0] if data_seed is None else data_seed)  # fmt: skip
     base = _base_config(first, optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size, device=device,
                         progress=progress, data_seed=data_seed, train_eval_size=train_eval_size,
                         init_head=include_head, **options)  # fmt: skip
     spec = SweepSpec(base=base, grid={"sigma_w": sigma_ws, "seed": seeds})
-    runs, described = [], None
-    for index, (_, config) in enumerate(spec.configs()):
-        ds, skeleton = _one_run(model_fn, config, data_for(config.seed), loss, include, exclude, cache_dir,
-                                check=index == 0)  # fmt: skip
-        runs.append(ds)
-        described = described or skeleton
-    combined = combine_runs(spec, runs)
-    combined.attrs.update(_description(described, first, base, loss))
+    configs = resolve_threads([config for _, config in spec.configs()], executor, workers, client, None)
+    skeleton = _check_first_model(model_fn, configs[0], first, include, exclude)
+
+    with contextlib.ExitStack() as stack:
+        folder = Path(cache_dir) if cache_dir is not None else Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        check_output_dir(folder, "cache_dir")  # before anything trains
+        data = _TensorSplits(fingerprint=first.source["sha256"], device=device, train_eval_size=train_eval_size)
+        stack.callback(_PREPARED.clear)  # the data of a measurement is held only while it runs
+        _PREPARED[data.key(configs[0].effective_data_seed)] = first
+        if executor == "serial":
+            data.prepare_in_this_process([c.effective_data_seed for c in configs], (train, val, test))
+        else:
+            data = stack.enter_context(data.written_to(folder, first))
+        jobs = [OwnModelJob(config=config, path=folder / f"{digest}.nc", model_fn=model_fn, data=data, loss=loss,
+                            include=tuple(include), exclude=tuple(exclude))
+                for config, digest in ((c, _job_digest(model_fn, c, first, loss, include, exclude)) for c in configs)]  # fmt: skip
+        runs, _ = train_jobs(jobs, executor, workers=workers, client=client, progress=progress)
+        combined = combine_runs(spec, [runs[job.key] for job in jobs])
+    combined.attrs.update(_description(skeleton, first, base, loss))
     return combined
 
 
@@ -265,31 +297,109 @@ def run_digest(config: RunConfig, model: nn.Module, data: PreparedData, loss: st
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
-def _one_run(
-    model_fn, config: RunConfig, data: PreparedData, loss: str, include, exclude, cache_dir, check: bool
-) -> tuple[xr.Dataset, dict[str, Any]]:
-    """The Dataset of one (sigma_w, seed), read from ``cache_dir`` or trained, and the :func:`_skeleton` of its
-    model. ``check``: first test that the model fits the data (:func:`_check_model`)."""
+def _check_first_model(model_fn, config: RunConfig, data: PreparedData, include, exclude) -> dict[str, Any]:
+    """Build the first run's model, check that it fits the data (:func:`_check_model`) and return its
+    :func:`_skeleton` (before anything trains, so a mismatch is one early error)."""
     with torch.random.fork_rng(devices=[]):
         model = _build(model_fn, config, include, exclude)
-        if check:
-            _check_model(model, data)
-        skeleton = _skeleton(model, include, exclude)
-        digest = run_digest(config, model, data, loss, include, exclude)
-        path = Path(cache_dir) / f"{digest}.nc" if cache_dir is not None else None
-        cached = load_run(path) if path is not None else None
-        if cached is not None and cached.attrs.get("config_hash") == digest:
-            log.info("sigma_w=%g seed=%d: read from %s", config.sigma_w, config.seed, path)
-            return cached, skeleton
-        torch.manual_seed(config.seed)  # dropout and other random layers: reproducible per seed
-        ds = train(config, data=data, model=model, loss=loss)
-    ds.attrs.update(config=_training_json(config, loss), config_hash=digest)
-    if loss != "cross_entropy":
-        for name in ("train_loss", "val_loss", "test_loss"):
-            ds[name].attrs["units"] = f"{loss} per example"
-    if path is not None:
-        write_run(ds, path)
-    return ds, skeleton
+        _check_model(model, data)
+        return _skeleton(model, include, exclude)
+
+
+def _job_digest(model_fn, config: RunConfig, data: PreparedData, loss: str, include, exclude) -> str:
+    """The :func:`run_digest` of one (sigma_w, seed): its model is built (not trained) to read its repr and shapes."""
+    with torch.random.fork_rng(devices=[]):
+        return run_digest(config, _build(model_fn, config, include, exclude), data, loss, include, exclude)
+
+
+def _check_picklable(model_fn: Callable[[], nn.Module], executor: str) -> None:
+    try:
+        pickle.dumps(model_fn)
+    except Exception as exc:  # noqa: BLE001 - any pickling failure means the workers cannot receive it
+        raise ConfigError(
+            f"model_fn: the {executor} executor sends model_fn to worker processes, which needs a picklable "
+            f"callable (a function or class defined at module level), got {model_fn!r} "
+            f"({type(exc).__name__}); use executor='serial' or define it at module level"
+        ) from None
+
+
+#: Prepared data of this process, by :meth:`_TensorSplits.key` (the workers of a parallel measurement fill it once).
+_PREPARED: dict[tuple, PreparedData] = {}
+
+
+@dataclass(frozen=True)
+class _TensorSplits:
+    """The data of a measurement as its jobs carry it: a fingerprint, the device, the train-eval size, and (for the
+    parallel executors) a file of the three splits' CPU tensors, loaded with ``weights_only=True`` once per worker."""
+
+    fingerprint: str
+    device: str
+    train_eval_size: int
+    path: Path | None = None
+
+    def key(self, data_seed: int) -> tuple:
+        return (self.fingerprint, self.device, self.train_eval_size, data_seed)
+
+    def prepared(self, data_seed: int) -> PreparedData:
+        """The :class:`~initmem.run.data.PreparedData` of ``data_seed`` (its train-eval sample and batch order)."""
+        key = self.key(data_seed)
+        if key not in _PREPARED:
+            for other in [k for k in _PREPARED if k[0] != self.fingerprint]:  # a worker keeps one measurement's data
+                del _PREPARED[other]
+            if self.path is None:
+                raise RuntimeError("the data of this measurement was not prepared in this process")
+            splits = torch.load(self.path, map_location="cpu", weights_only=True)
+            _PREPARED[key] = prepare_tensors(splits["train"], splits["val"], splits["test"],
+                                             resolve_device(self.device), self.train_eval_size, data_seed)  # fmt: skip
+        return _PREPARED[key]
+
+    def prepare_in_this_process(self, data_seeds: Iterable[int], splits: tuple[SplitData, SplitData, SplitData]) -> None:
+        """Prepare the data of every data seed here (the ``serial`` executor: no file, no pickling)."""
+        for data_seed in dict.fromkeys(data_seeds):
+            if self.key(data_seed) not in _PREPARED:
+                _PREPARED[self.key(data_seed)] = prepare_tensors(*splits, resolve_device(self.device),
+                                                                 self.train_eval_size, data_seed)  # fmt: skip
+
+    @contextlib.contextmanager
+    def written_to(self, folder: Path, data: PreparedData):
+        """This data with its splits in ``folder/.<fingerprint>.splits.pt`` while the block runs (then deleted)."""
+        path = folder / f".{self.fingerprint[:16]}.splits.pt"
+        cpu = {name: (getattr(data, name).images.cpu(), getattr(data, name).labels.cpu()) for name in ("train", "val", "test")}
+        atomic_write(path, lambda tmp: torch.save(cpu, tmp))
+        try:
+            yield dataclasses.replace(self, path=path)
+        finally:
+            path.unlink(missing_ok=True)
+
+
+@dataclass(frozen=True, kw_only=True)
+class OwnModelJob(RunJob):
+    """One (sigma_w, seed) of :func:`measure_init_memory` for the executors: ``model_fn()`` initialised at the run's
+    sigma_w (:func:`_build`), trained by :func:`initmem.run.training.train` on your data (no checkpoint). Its file is
+    named by :func:`run_digest`."""
+
+    model_fn: Callable[[], nn.Module]
+    data: _TensorSplits
+    loss: str = "cross_entropy"
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+
+    def checkpoint(self) -> Path | None:
+        return None
+
+    def train(self, progress: bool, checkpoint: Path | None) -> xr.Dataset:
+        config = self.config
+        data = self.data.prepared(config.effective_data_seed)
+        with torch.random.fork_rng(devices=[]):
+            model = _build(self.model_fn, config, list(self.include), list(self.exclude))
+            torch.manual_seed(config.seed)  # dropout and other random layers: reproducible per seed
+            kernels = functools.partial(kernel_parameters, include=self.include, exclude=self.exclude)
+            ds = train(config, data=data, model=model, loss=self.loss, progress=progress, kernels=kernels)
+        ds.attrs.update(config=_training_json(config, self.loss), config_hash=self.key)
+        if self.loss != "cross_entropy":
+            for name in ("train_loss", "val_loss", "test_loss"):
+                ds[name].attrs["units"] = f"{self.loss} per example"
+        return ds
 
 
 def _skeleton(model: nn.Module, include, exclude) -> dict[str, Any]:

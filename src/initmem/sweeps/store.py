@@ -93,13 +93,18 @@ def _plain_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def load_run(path: str | os.PathLike, config: RunConfig | None = None) -> xr.Dataset | None:
+def load_run(
+    path: str | os.PathLike, config: RunConfig | None = None, *, expected_hash: str | None = None
+) -> xr.Dataset | None:
     """A cached run, fully in memory with the file closed; None if there is none.
 
     A file that cannot be read, whose :data:`CHECKSUM_ATTR` does not match its content (corrupt, truncated or
-    written by something else), or that belongs to another config than ``config`` is reported in one warning
-    line and moved aside to ``<path>.rejected``, so that the run is trained again and the file can be inspected.
+    written by something else), or whose ``config_hash`` is not ``expected_hash`` (default: ``config.hash()``,
+    when a config is given) is reported in one warning line and moved aside to ``<path>.rejected``, so that the run
+    is trained again and the file can be inspected.
     """
+    if expected_hash is None and config is not None:
+        expected_hash = config.hash()
     path = Path(path)
     if not path.exists():
         return None
@@ -110,8 +115,8 @@ def load_run(path: str | os.PathLike, config: RunConfig | None = None) -> xr.Dat
             reason = "it has no checksum (not a run file of this version)"
         elif stored != content_digest(ds):
             reason = "its content does not match its checksum (corrupt)"
-        elif config is not None and ds.attrs.get("config_hash") != config.hash():
-            reason = f"its config_hash {ds.attrs.get('config_hash')!r} is not the run's {config.hash()}"
+        elif expected_hash is not None and ds.attrs.get("config_hash") != expected_hash:
+            reason = f"its config_hash {ds.attrs.get('config_hash')!r} is not the run's {expected_hash}"
         else:
             return ds
     except Exception as exc:  # noqa: BLE001 - a corrupt file of any kind is re-trained
