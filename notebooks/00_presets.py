@@ -54,22 +54,27 @@ display(chapters.T)
 #
 # Read from the provenance of every cached run of the preset this page was executed at: the number of runs, the
 # sum of their training wall times (each CPU run uses one thread, so this is core-hours; with two worker
-# processes the wall-clock time is about half) and the hardware they ran on.
+# processes the wall-clock time is about half) and the hardware they ran on. A run that two experiments share (the
+# same configuration, one file) was trained once and counts where it comes first (`shared_runs`). The cpu runs were
+# trained while other work shared the two cores, so their hours are an upper bound.
 
 # %% tags=["hide-input"]
-measured = costs.measured_costs(results_dir, preset, (*registry.EXPERIMENTS, "08_calibration"))
+measured = costs.measured_costs(results_dir, preset, registry.EXPERIMENT_SPECS)
 display(Markdown(f"Runs of the **{preset}** preset cached in `{results_dir}`:"))
 display(measured.round(3) if len(measured) else Markdown("none yet."))
+if len(measured):
+    display(Markdown(f"In all: **{int(measured['runs'].sum() - measured['shared_runs'].sum())} runs trained, "
+                     f"{measured['core_hours'].sum():.1f} core-hours**."))
 
 # %% [markdown]
 # ## Estimated cost at the selected preset
 #
 # `initmem.study.costs.estimate_cost` from single-thread throughputs measured on the 2-core development machine
-# (`initmem.study.presets.CPU_THROUGHPUT`): runs, images trained and evaluated, and hours with the preset's worker
+# (`initmem.study.costs.CPU_THROUGHPUT`, the medians of the committed cpu runs): runs, images trained and evaluated, and hours with the preset's worker
 # processes. Re-measure `CPU_THROUGHPUT` on another machine before trusting the hours there.
 
 # %% tags=["hide-input"]
-estimates = pd.DataFrame({name: costs.estimate_cost(notes_preset, name) for name in (*registry.EXPERIMENTS, "08_calibration")}).T
+estimates = pd.DataFrame({name: costs.estimate_cost(notes_preset, name) for name in registry.EXPERIMENT_SPECS}).T
 estimates["wall_hours"] = estimates.pop("wall_seconds") / 3600.0
 estimates["core_hours"] = estimates.pop("core_seconds") / 3600.0
 display(Markdown(f"Preset **{notes_preset}**: about {estimates['wall_hours'].sum():.1f} h in all."))

@@ -93,6 +93,15 @@ def test_run_experiment_keeps_an_unchanged_file(tmp_path):
     assert measured.loc["01_optimizers", "core_hours"] == pytest.approx(sum(seconds) / 3600.0)
     assert measured.loc["01_optimizers", "minutes_per_run"] == pytest.approx(sum(seconds) / 2 / 60.0)
     assert "threads" in measured.loc["01_optimizers", "hardware"]
+    # A run that a later experiment holds too (the same file) was trained once: it is counted where it came first.
+    import shutil
+
+    later = tmp_path / "test" / "09_adaptive_lr" / "runs"
+    later.mkdir(parents=True)
+    shutil.copy2(sorted(runs.glob("*.nc"))[0], later)
+    both = costs.measured_costs(tmp_path, "test", ["01_optimizers", "09_adaptive_lr"])
+    assert both.loc["09_adaptive_lr", ["runs", "shared_runs", "core_hours"]].tolist() == [1, 1, 0.0]
+    assert both.loc["01_optimizers", "core_hours"] == pytest.approx(sum(seconds) / 3600.0)
     with pytest.raises(FileNotFoundError, match=r"06_norms reads the results of 02_long_training at preset 'test'.*"
                                                 r"initmem experiments --preset test --only 02"):
         results.read_results(tmp_path, "test", "02_long_training", reader="06_norms")

@@ -1,4 +1,5 @@
-"""Where the repository is: found from the working directory, never from where the package is installed.
+"""Where the repository is (found from the working directory, never from where the package is installed), and the
+environment variables the tools read: :data:`ROOT_ENV` and :data:`TRAIN_ENV`.
 
 An installed ``initmem`` (``pip install .``, a wheel, a site-packages copy) lives far from the checkout whose
 notebooks, results and book it works on, so the repository root is looked up in this order:

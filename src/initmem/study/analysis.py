@@ -46,6 +46,7 @@ __all__ = [
     "norm_coupling",
     "norm_table",
     "spread_points",
+    "smallest_spread",
     "clock_table",
     "collapse_table",
     "calibration_table",
@@ -256,6 +257,16 @@ def spread_points(ds: xr.Dataset, experiment: str = "", over: str = "sigma_w", s
     if len(frame):
         frame["family"] = [_family(o, w) for o, w in zip(frame["optimizer"], frame["weight_decay"])]
     return frame
+
+
+def smallest_spread(table: "Any", by: str = "optimizer", var: str = "selected") -> "Any":
+    """The row of each ``by`` group of a :func:`spread_points` table with the smallest ``{var}_spread_pp`` (the
+    configuration that forgot the most), in the table's order of groups; groups without a finite spread are left
+    out. Experiment 09 uses it to name each adaptive optimizer's best learning rate."""
+    column = f"{var}_spread_pp"
+    finite = table[np.isfinite(table[column].astype(float))]
+    rows = finite.loc[finite.groupby(by, sort=False)[column].idxmin()]
+    return rows.reset_index(drop=True)
 
 
 def _family(optimizer: str, weight_decay: float) -> str:

@@ -182,11 +182,15 @@ def _clocks(ds: xr.Dataset, names: tuple[str, ...] = ("T_SGD", "T_L2", "T_adapt"
 
 
 def _scale(ds: xr.Dataset) -> str:
-    from .analysis import field_value, spec_of
+    from .analysis import field_values, spec_of
 
     base = spec_of(ds)["base"]
-    model = field_value(ds, "model") if "model" not in ds.dims else "/".join(map(str, ds["model"].values))
-    parts = [str(ds.attrs.get("preset", "?")), f"{model} w{base.get('width', '')}".strip()]
+    models, widths = field_values(ds, "model"), field_values(ds, "width")
+    if len(models) == len(widths) > 1:  # zipped (05): each model with its own width
+        network = "/".join(f"{m} w{w}" for m, w in zip(models, widths))
+    else:
+        network = f"{'/'.join(map(str, models))} w{'/'.join(map(str, widths))}"
+    parts = [str(ds.attrs.get("preset", "?")), network]
     if base.get("train_size"):
         parts.append(f"{base['train_size']} train images")
     if base.get("image_size", 32) != 32:

@@ -30,24 +30,24 @@ __all__ = ["CPU_THROUGHPUT", "BATCH_FACTOR", "EVAL_SPEEDUP", "run_images", "run_
            "measured_costs"]  # fmt: skip
 
 #: Training throughput (images/s per core, ONE thread per run, batch 64, no augmentation, channels-last) on the
-#: 2-core development machine (torch 2.14.1, x86_64), keyed by (model, width, image_size). Measured from the
-#: committed cpu-preset runs with two runs side by side (``python benchmarks/run_throughput.py``: training images
-#: plus evaluated images / EVAL_SPEEDUP, over each run's wall time; medians of 3-24 runs). Entries marked
-#: "estimated" were not run. Other batch sizes: see :data:`BATCH_FACTOR`. Under heavy sharing (load 4-10 on
-#: 2 cores) runs took 2-3x longer.
+#: 2-core development machine (torch 2.14.1, x86_64), keyed by (model, width, image_size): the medians over the
+#: committed cpu-preset runs of ``python benchmarks/run_throughput.py --preset cpu`` (training images plus evaluated
+#: images / EVAL_SPEEDUP, over each run's wall time, two runs side by side). Entries marked "estimated" were not run.
+#: Other batch sizes: :data:`BATCH_FACTOR`.
 CPU_THROUGHPUT: dict[tuple[str, int, int], float] = {
     ("resnet9", 4, 16): 3000.0,  # estimated (width 4 is overhead-bound); smoke only
-    ("resnet9", 8, 16): 2811.0,
-    ("resnet9", 8, 24): 1400.0,  # estimated: 1,013 img/s measured in NCHW x 1.38 (the layout's gain at 32 px)
-    ("resnet9", 8, 32): 716.0,
-    ("resnet9", 16, 16): 690.0,  # estimated: measured at batch 128 under load, scaled, x 1.38
+    ("resnet9", 8, 16): 2270.0,
+    ("resnet9", 8, 24): 1900.0,  # estimated, between 16 and 32 px
+    ("resnet9", 8, 32): 1615.0,
+    ("resnet9", 16, 16): 690.0,  # estimated: an early measurement at batch 128 under load
     ("resnet20", 4, 16): 1500.0,  # estimated; smoke only
-    ("resnet20", 8, 16): 1453.0,
-    ("resnet56", 8, 16): 446.0,
-    ("resnet110", 8, 16): 261.0,
+    ("resnet20", 8, 16): 1129.0,
+    ("resnet56", 8, 16): 404.0,
+    ("resnet110", 8, 16): 241.0,
 }
-#: Relative training throughput per image against batch 64 (ResNet-9 width 8, 1 thread; 32 and 512 interpolated).
-BATCH_FACTOR: dict[int, float] = {16: 0.54, 32: 0.78, 64: 1.0, 128: 1.15, 256: 1.03, 512: 1.05}
+#: Relative training throughput per image against batch 64 (ResNet-9 width 8, 32 px, 1 thread; measured at 16, 64
+#: and 256 by the same benchmark, the others interpolated).
+BATCH_FACTOR: dict[int, float] = {16: 1.08, 32: 1.04, 64: 1.0, 128: 0.95, 256: 0.9, 512: 0.9}
 #: How many times cheaper one evaluated (forward-only) image is than one trained image.
 EVAL_SPEEDUP = 2.8
 #: Whole run against the tight-loop benchmark (optimizer, data movement, bookkeeping): measured ~1.0 for a
@@ -114,27 +114,34 @@ def estimate_cost(preset: str, name: str) -> dict[str, Any]:
 def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[str] = EXPERIMENTS):
     """What the cached runs of ``preset`` cost, per experiment, read from the run files' provenance.
 
-    Returns a :class:`pandas.DataFrame` indexed by experiment with columns ``runs``, ``core_hours`` (the sum of
-    the runs' training wall times; every CPU-preset run uses one thread), ``minutes_per_run`` (their mean),
-    ``hardware`` and ``torch`` (the distinct values recorded, joined by "; "). Experiments without runs are
-    left out.
+    Returns a :class:`pandas.DataFrame` indexed by experiment with columns ``runs``, ``shared_runs`` (runs that an
+    earlier experiment of ``names`` holds too, the same configuration and file: trained once, counted there),
+    ``core_hours`` (the sum of the training wall times of the other runs; every CPU-preset run uses one thread),
+    ``minutes_per_run`` (their mean), ``hardware`` and ``torch`` (the distinct values recorded, joined by "; ").
+    Experiments without runs are left out.
     """
     import pandas as pd
 
-    rows = []
+    rows, counted = [], set()
     for name in names:
         runs_dir = results_paths(results_dir, preset, name)[0]
-        seconds, hardware, torch_versions = [], set(), set()
+        seconds, shared, hardware, torch_versions = [], 0, set(), set()
         for path in sorted(runs_dir.glob("*.nc")):
             with xr.open_dataset(path, engine="h5netcdf") as ds:
-                seconds.append(float(ds["wall_time_s"]))
                 hardware.add(str(ds.attrs.get("hardware", "?")))
                 torch_versions.add(str(ds.attrs.get("torch_version", "?")))
-        if seconds:
+                digest = str(ds.attrs.get("config_hash", path.stem))
+                if digest in counted:
+                    shared += 1
+                    continue
+                counted.add(digest)
+                seconds.append(float(ds["wall_time_s"]))
+        if seconds or shared:
             rows.append({
-                "experiment": name, "runs": len(seconds), "core_hours": sum(seconds) / 3600.0,
-                "minutes_per_run": float(np.mean(seconds)) / 60.0, "hardware": "; ".join(sorted(hardware)),
-                "torch": "; ".join(sorted(torch_versions)),
+                "experiment": name, "runs": len(seconds) + shared, "shared_runs": shared,
+                "core_hours": sum(seconds) / 3600.0,
+                "minutes_per_run": float(np.mean(seconds)) / 60.0 if seconds else math.nan,
+                "hardware": "; ".join(sorted(hardware)), "torch": "; ".join(sorted(torch_versions)),
             })  # fmt: skip
-    columns = ["experiment", "runs", "core_hours", "minutes_per_run", "hardware", "torch"]
+    columns = ["experiment", "runs", "shared_runs", "core_hours", "minutes_per_run", "hardware", "torch"]
     return pd.DataFrame(rows, columns=columns).set_index("experiment")

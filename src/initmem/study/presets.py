@@ -125,6 +125,12 @@ _SMOKE = {
         "warmup_epochs": 0.0, "lr": 0.05, "epochs": 3, "logit_scales": [0.125, 1.0], "sigma_ws": [0.5, 2.0],
         "seeds": [0],
     },
+    "09_adaptive_lr": {
+        **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50,
+        "epochs": 3, "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0],
+        "optimizers": ["adam", "adamw", "muon"], "lrs": [0.005, 0.02], "weight_decays": [0.0, 0.05, 0.0],
+        "aux_lrs": [0.001, 0.001, 0.005],
+    },
     "99_reproduction": {},
 }  # fmt: skip
 
@@ -178,6 +184,13 @@ _CPU = {
         "warmup_epochs": 1.0, "lr": 0.02, "epochs": 50, "logit_scales": [0.125, 1.0], "sigma_ws": [0.1, 2.5],
         "seeds": [0],
     },
+    # 01's adaptive optimizers at 2.5x and 6.25x their lr and at each other's: lr 0.008 and 0.02 are 01's own
+    # (their runs are 01's), 0.05 is new for all three.
+    "09_adaptive_lr": {
+        **{k: v for k, v in _CPU_01.items() if k not in ("optimizers", "lrs", "weight_decays", "aux_lrs", "sigma_ws")},
+        "sigma_ws": [0.1, 2.5], "optimizers": ["adam", "adamw", "muon"], "lrs": [0.008, 0.02, 0.05],
+        "weight_decays": [0.0, 0.05, 0.0], "aux_lrs": [0.001, 0.001, 0.008],
+    },
     "99_reproduction": {},
 }  # fmt: skip
 
@@ -229,7 +242,12 @@ _PAPER = {
     "08_calibration": {
         **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "batch_size": 128, "eval_every": 1,
         "warmup_epochs": 0.0, "lr": 0.01, "epochs": 100, "logit_scales": [0.125, 1.0], "sigma_ws": [0.1, 2.5],
-        "seeds": [0],
+        "seeds": [0, 1, 2],
+    },
+    "09_adaptive_lr": {
+        **{k: v for k, v in _PAPER_01.items() if k not in ("optimizers", "lrs", "weight_decays", "aux_lrs", "sigma_ws")},
+        "sigma_ws": [0.1, 2.5], "optimizers": ["adam", "adamw", "muon"], "lrs": [0.001, 0.003, 0.02],
+        "weight_decays": [0.0, 0.05, 0.0], "aux_lrs": [0.001, 0.001, 0.001],
     },
     "99_reproduction": {},
 }  # fmt: skip
@@ -245,7 +263,8 @@ NOTEBOOK_PARAMETERS: dict[str, dict[str, dict[str, Any]]] = {
 #: Notebooks that read the results of other notebooks (besides their own): the runner's digest of a
 #: reader should cover these results too, so that it re-executes when they change.
 NOTEBOOK_READS: dict[str, tuple[str, ...]] = {
-    "00_presets": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth", "08_calibration"),
+    "00_presets": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth", "08_calibration",
+                   "09_adaptive_lr"),
     "06_norms": ("01_optimizers",),
     "07_clocks": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
     "99_reproduction": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
@@ -302,7 +321,11 @@ PRESET_NOTES: dict[str, list[dict[str, str]]] = {
                    "AdamW 8e-3; Muon 0.02 (its AdamW group 8e-3)", "notebooks": "01, 06",
          "reason": "SGD 0.02 is low-lr SGD that interpolates in the budget (08_calibration); momentum 0.9 at 0.002 has "
                    "the same effective step lr/(1-mu) = 0.02, so it isolates momentum from step size; 0.02 is Muon's "
-                   "customary rate"},
+                   "customary rate; 09_adaptive_lr measures the adaptive optimizers at 0.008, 0.02 and 0.05"},
+        {"setting": "adaptive learning-rate grid (09)", "value": "0.008, 0.02, 0.05 for each of Adam, AdamW, Muon",
+         "notebooks": "09",
+         "reason": "01's own rates and 2.5x and 6.25x Adam's: the rate moves the clock T_adapt, and the selected "
+                   "checkpoints of 01 come early (T_adapt about 5 for Adam); sigma_w at the grid's ends only"},
         {"setting": "AdamW decay / Muon decay", "value": "0.05 decoupled / 0", "notebooks": "01, 06",
          "reason": "0.05 is a common AdamW setting; Muon without decay isolates the orthogonalised update from norm "
                    "decay"},
@@ -313,7 +336,7 @@ PRESET_NOTES: dict[str, list[dict[str, str]]] = {
          "notebooks": "01-06, 08",
          "reason": "the paper's range 0.1-2.5 in steps of about x3; 02-04 keep the two ends, which bound the spread "
                    "where accuracy falls monotonically with sigma_w (01 shows whether it does)"},
-        {"setting": "seeds", "value": "3 (08: 1)", "notebooks": "01-05",
+        {"setting": "seeds", "value": "3 (08: 1)", "notebooks": "01-05, 09",
          "reason": "three seeds give a Student-t interval for every effect (t_0.975,2 = 4.3, so intervals are still "
                    "wide); a seed sets the initial directions and the data order (data_seed = seed)"},
         {"setting": "02 length", "value": "160 epochs, horizons 10-160", "notebooks": "02",

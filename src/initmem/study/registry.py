@@ -154,6 +154,17 @@ def _calibration(p: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _adaptive_lr(p: Mapping[str, Any]) -> dict[str, Any]:
+    """09: the adaptive optimizers of 01, each at every learning rate of ``lrs``, at the ends of the sigma_w grid.
+    Extra: ``optimizers, lrs`` (the grid every optimizer is tried at), ``weight_decays, aux_lrs`` (one per
+    optimizer). The base is 01's, so a point at 01's own learning rate is one of 01's runs (the same hash)."""
+    return {
+        "base": _base(p, "model", "width", "logit_scale", "batch_size", "epochs", schedule="constant"),
+        "grid": {"lr": p["lrs"], "sigma_w": p["sigma_ws"], "seed": p["seeds"]},
+        "zip": {"optimizer": p["optimizers"], "weight_decay": p["weight_decays"], "aux_lr": p["aux_lrs"]},
+    }
+
+
 #: Parameters stored as attributes of an experiment's combined Dataset (its analyses read them back).
 EXPERIMENT_ATTRS: dict[str, tuple[str, ...]] = {"02_long_training": ("horizons", "reference_horizon")}
 
@@ -165,6 +176,7 @@ EXPERIMENT_SPECS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "04_batch_size": _batch_size,
     "05_depth": _depth,
     "08_calibration": _calibration,
+    "09_adaptive_lr": _adaptive_lr,
 }
 
 
