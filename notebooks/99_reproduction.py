@@ -35,9 +35,9 @@ results_dir = "results"
 import pandas as pd
 from myst_nb import glue
 
-from initmem.study import analysis, claims, gpu_results, results
+from initmem.study import analysis, claims, gpu_results, presets, results
 
-experiments = results.load_results(results_dir, preset)
+experiments = results.load_results(results_dir, preset, presets.NOTEBOOK_READS["99_reproduction"])
 table = claims.reproduction_table(experiments)
 # The paper-scale check on one GPU (benchmarks/gpu_oneshot.py): C1 and C2 only, one seed; "not run yet" until
 # results/gpu/ holds its results.

@@ -121,3 +121,23 @@ def test_diverged_runs_are_left_out_and_counted_in_the_note():
     opt["selected_test_acc"].loc[{"optimizer": "sgd", "seed": 2, "sigma_w": 2.5}] = np.nan
     row = claims.reproduction_table(results).loc["C1"]
     assert row["seeds"] == 2 and "1 run(s) of 01_optimizers diverged" in row["note"]
+
+
+def test_c2_notes_what_each_adaptive_learning_rate_of_09_measured():
+    """With 09's results, C2's note lists each adaptive optimizer's spread at every learning rate tried and names
+    the smallest with its interval; without them the note says nothing about 09."""
+    from sweep_fakes import fake_sweep, ledger_results
+
+    results = ledger_results()
+    without = claims.reproduction_table(results).loc["C2", "note"]
+    assert "09" not in without
+    results["09_adaptive_lr"] = fake_sweep(
+        {"lr": [0.008, 0.05], "sigma_w": [0.1, 2.5], "seed": [0, 1, 2]},
+        {"optimizer": ["adam", "adamw", "muon"], "weight_decay": [0.0, 0.05, 0.0]},
+    )
+    note = claims.reproduction_table(results).loc["C2", "note"]
+    assert note.startswith("09 tried other adaptive learning rates") or "; 09 tried other adaptive" in note
+    for optimizer in ("adam", "adamw", "muon"):
+        assert f"{optimizer} lr 0.008: " in note and "lr 0.05: " in note
+    smallest = note.split("the smallest: ")[1]
+    assert smallest.count("95 % CI") == 3 and smallest.count(" at lr ") == 3

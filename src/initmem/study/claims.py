@@ -391,7 +391,29 @@ def reproduction_table(results: Mapping[str, xr.Dataset]) -> "Any":
         except (KeyError, ValueError, IndexError) as exc:
             rows.append(_Row(claim, empty, INCONCLUSIVE, "n/a", "", _scale(ds),
                              f"{name} lacks what the rule needs ({type(exc).__name__}: {exc})"))  # fmt: skip
+    if "09_adaptive_lr" in results:  # what the knob of C2, the adaptive learning rate, measured at each value
+        c2 = next(row for row in rows if row.claim == "C2")
+        c2.note = "; ".join(filter(None, [c2.note, _learning_rates_note(results["09_adaptive_lr"])]))
     return pd.DataFrame([row.as_dict() for row in rows]).set_index("claim")
+
+
+def _learning_rates_note(ds: xr.Dataset) -> str:
+    """C2's note from experiment 09: each adaptive optimizer's selected spread at every learning rate tried (at the
+    ends of the sigma_w grid), and the smallest."""
+    from .analysis import smallest_spread, spread_points
+
+    table = spread_points(ds, "09_adaptive_lr")
+    parts = []
+    for optimizer, rows in table.groupby("optimizer", sort=False):
+        tried = ", ".join(f"lr {row.lr:g}: {row.selected_spread_pp:.1f} pp" for row in rows.itertuples())
+        parts.append(f"{optimizer} {tried}")
+    best = smallest_spread(table)
+    smallest = ", ".join(
+        f"{row.optimizer} {Interval(row.selected_spread_pp, row.selected_ci95_low, row.selected_ci95_high, int(row.selected_n_seeds))} at lr {row.lr:g}"
+        for row in best.itertuples()
+    )  # fmt: skip
+    return (f"09 tried other adaptive learning rates (selected spread over the ends of the sigma_w grid): "
+            f"{'; '.join(parts)}; the smallest: {smallest}")  # fmt: skip
 
 
 def verdict_box(table: "Any", claims: str | list[str]) -> str:

@@ -267,7 +267,8 @@ NOTEBOOK_READS: dict[str, tuple[str, ...]] = {
                    "09_adaptive_lr"),
     "06_norms": ("01_optimizers",),
     "07_clocks": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
-    "99_reproduction": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
+    "99_reproduction": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth",
+                        "09_adaptive_lr"),
 }
 
 #: Every choice the paper does not state, per preset, with its reason: rows of
