@@ -680,10 +680,12 @@ def training_curves(
     title: str | None = None,
     x: str = "epoch",
     max_panels: int = 6,
+    interpolation: bool = False,
 ):
     """Per-epoch curves of ``var`` (seed mean), one panel per ``col`` value (at most ``max_panels``, three to a
     row), one line per sigma_w; the validation-selected epoch of each curve is marked (a dot). ``x``: ``epoch`` or
-    a clock (``T_SGD``, ``T_L2``, ``T_adapt``, log axis)."""
+    a clock (``T_SGD``, ``T_L2``, ``T_adapt``, log axis). ``interpolation``: the interpolation threshold
+    (a training accuracy, :data:`initmem.run.metrics.INTERPOLATION_THRESHOLD`) dashed in every panel."""
     from matplotlib.lines import Line2D
 
     _check_dims(ds, "sigma_w", "epoch")
@@ -716,11 +718,14 @@ def training_curves(
             _log_axis(ax, "x")
         if var in ("weight_norm", "dist_from_init"):
             _log_axis(ax, "y")
+        if interpolation:
+            ax.axhline(INTERPOLATION_THRESHOLD, color="0.5", ls="--", lw=0.8)
     for row in axes:
         row[0].set_ylabel(_var_label(var))
     selected = Line2D([], [], color=_MUTED, marker="o", ms=4, ls="none", label="validation-selected epoch (seed 0)")
     legend_in(axes.flat[len(curves)] if spare else strips[0], [axes[0, 0], selected])
-    return _finish(fig, ds, title or f"{_var_title(var)} during training", "lines: mean over seeds")
+    notes = ["lines: mean over seeds"] + [f"dashed: {INTERPOLATION_THRESHOLD:g} % (interpolation)"] * interpolation
+    return _finish(fig, ds, title or f"{_var_title(var)} during training", "; ".join(notes))
 
 
 # ----------------------------------------------------------------------------------------------
