@@ -92,8 +92,8 @@ display(Markdown(claims.chapter_box("01_optimizers", ds)))
 # ## Test accuracy against $\sigma_w$
 #
 # Left: the validation-selected predictor; right: the last epoch. Each line is the mean over seeds; with up to five
-# seeds every seed is drawn as a small point beside it (a 95 % t-interval over two or three seeds would span tens of
-# points), with more seeds the mean's 95 % t-interval.
+# seeds every seed is drawn as a small point beside it (a 95 % t-interval over two or three seeds can span tens of
+# percentage points), with more seeds the mean's 95 % t-interval.
 
 # %% tags=["hide-input"]
 fig = plots.acc_vs_sigma(ds, hue="optimizer")

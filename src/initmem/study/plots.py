@@ -8,9 +8,10 @@ coordinates, so a figure copied out of context still says what it shows. Under e
 
 Legible in the book. The notebooks call :func:`use_book_style`: their figures are SVG, shown in the book's content
 column (about :data:`BOOK_COLUMN_PX` pixels wide). Every figure here is :data:`FIGURE_WIDTH` inches wide, so a browser
-shows it at its natural size (96 px per inch) and no text of :data:`STYLE` (7.5 pt and up: 10 px) falls below
-:data:`MIN_TEXT_PX`. Legends sit outside the data, in a strip under the panels (:func:`panels`, :func:`legend_in`),
-labels are words with units and math (``σ_w``, ``τ_interp (epoch)``, ``test accuracy (%)``).
+shows it at its natural size (96 px per inch), and no text of :data:`STYLE` (8 pt and up: 10.7 px) falls below
+:data:`MIN_TEXT_PX`, even in a somewhat narrower column. Legends sit outside the data, in a strip under the panels
+(:func:`panels`, :func:`legend_in`); labels are words with units and math (``σ_w``, ``τ_interp (epoch)``,
+``test accuracy (%)``).
 
 Seeds. With at most :data:`SEED_POINTS_MAX` seeds every seed is drawn as a small point beside the seed mean;
 with more, the mean with its 95 % Student-t interval (:mod:`initmem.study.stats`). The legend says which.
@@ -81,8 +82,9 @@ BOOK_COLUMN_PX = 700
 MIN_TEXT_PX = 9.0
 #: CSS px per inch: a browser shows an SVG of ``w`` inches ``96 w`` px wide (matplotlib writes its size in points).
 PX_PER_INCH = 96
-#: Width of every figure (inches): the book's column, so a figure is shown at its natural size.
-FIGURE_WIDTH = BOOK_COLUMN_PX / PX_PER_INCH
+#: Width of every figure (inches): the book's column, less the padding the inline backend adds when it saves a
+#: figure (``savefig.pad_inches``, 0.1 in each side), so that a figure is shown at its natural size.
+FIGURE_WIDTH = BOOK_COLUMN_PX / PX_PER_INCH - 2 * 0.1
 #: Height of one row of panels (inches).
 PANEL_HEIGHT = 2.5
 #: Up to this many seeds every seed is drawn as a point; with more, the seed mean's 95 % t-interval.
@@ -101,7 +103,7 @@ STYLE: dict[str, Any] = {
     "legend.title_fontsize": 8,
     "legend.frameon": False,
     "figure.titlesize": 10,
-    "figure.labelsize": 7.5,  # the caption line (fig.supxlabel)
+    "figure.labelsize": 8,  # the caption line (fig.supxlabel)
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
