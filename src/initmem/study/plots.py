@@ -528,11 +528,11 @@ def _seed_marks(ax, x: np.ndarray, da: xr.DataArray, color: Any) -> None:
             alpha=0.55, label="_seed")  # fmt: skip
 
 
-def _mean_and_seeds(ax, x: np.ndarray, da: xr.DataArray, color: Any, label: str | None = None, dodge: float = 1.0,
-                    **line: Any) -> None:  # fmt: skip
+def _mean_and_seeds(ax, x: np.ndarray, da: xr.DataArray, color: Any, label: str | None = None,
+                    dodge: float = 1.0) -> None:  # fmt: skip
     """The seed mean of ``da`` as a line with markers at ``x``, and its seeds (:func:`_seed_marks`) at
     ``x * dodge`` (a log axis: neighbouring lines' seeds side by side)."""
-    ax.plot(x, seed_mean(da).values, marker=line.pop("marker", "o"), color=color, label=label, **line)
+    ax.plot(x, seed_mean(da).values, marker="o", color=color, label=label)
     _seed_marks(ax, np.asarray(x, float) * dodge, da, color)
 
 
@@ -861,8 +861,9 @@ def _clock_reached(ds: xr.Dataset, clock: str, dim: str) -> np.ndarray:
 @_styled
 def depth_panels(ds: xr.Dataset, title: str | None = "Deeper ResNets against the initialization scale"):
     """Four panels against sigma_w, one colour per model (seed mean as a line, seeds as points): the final training
-    accuracy (with the interpolation threshold), tau_interp (the first epoch at or above it; a run that never
-    interpolates is a cross above the last epoch), and the selected and the final-epoch test accuracy."""
+    accuracy (with the interpolation threshold), tau_interp (the first epoch at or above it: its line where every seed
+    interpolated, a cross above the last epoch where a seed never did), and the selected and the final-epoch test
+    accuracy."""
     from matplotlib.lines import Line2D
 
     _check_dims(ds, "sigma_w", "model")
