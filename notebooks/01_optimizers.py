@@ -9,6 +9,8 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   mystnb:
+#     render_markdown_format: myst
 # ---
 
 # %% [markdown]
@@ -70,8 +72,11 @@ from myst_nb import glue
 
 from initmem.study import analysis, claims, plots, registry, results
 
+plots.use_book_style()  # SVG figures, legible in the book
+
 ds, p = results.notebook_experiment("01_optimizers", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
+source = plots.source_note("01_optimizers", preset, results_dir=results_dir)  # under every figure
 
 # %% [markdown]
 # ## The verdict at this preset
@@ -86,13 +91,15 @@ display(Markdown(claims.chapter_box("01_optimizers", ds)))
 # %% [markdown]
 # ## Test accuracy against $\sigma_w$
 #
-# Left: the validation-selected predictor; right: the last epoch. Error bars are 95 % intervals over seeds
-# (absent with one seed).
+# Left: the validation-selected predictor; right: the last epoch. Each line is the mean over seeds; with up to five
+# seeds every seed is drawn as a small point beside it (a 95 % t-interval over two or three seeds can span tens of
+# percentage points), with more seeds the mean's 95 % t-interval.
 
 # %% tags=["hide-input"]
 fig = plots.acc_vs_sigma(ds, hue="optimizer")
 glue("e01_fig_acc_vs_sigma", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # ## The spread per optimizer
@@ -126,6 +133,7 @@ for name in ("sgd", "sgd_momentum", "adam", "adamw", "muon"):
 fig = plots.spread_bars(ds, by="optimizer", paper={"sgd": 26.5, "muon": 4.0})
 glue("e01_fig_spread", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # At this preset SGD's selected test accuracy spreads over {glue:text}`e01_spread_sgd:.1f` pp across
@@ -152,11 +160,13 @@ plt.show()
 fig = plots.training_curves(ds, var="test_acc", col="optimizer")
 glue("e01_fig_curves", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% tags=["hide-input"]
 fig = plots.norm_trajectories(ds, col="optimizer")
 glue("e01_fig_norms", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 
 # %% [markdown]

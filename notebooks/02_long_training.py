@@ -9,6 +9,8 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   mystnb:
+#     render_markdown_format: myst
 # ---
 
 # %% [markdown]
@@ -67,8 +69,11 @@ from myst_nb import glue
 
 from initmem.study import analysis, claims, plots, registry, results
 
+plots.use_book_style()  # SVG figures, legible in the book
+
 ds, p = results.notebook_experiment("02_long_training", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
+source = plots.source_note("02_long_training", preset, results_dir=results_dir)  # under every figure
 
 # %% [markdown]
 # ## The verdict at this preset
@@ -85,16 +90,17 @@ display(Markdown(claims.chapter_box("02_long_training", ds)))
 
 # %% tags=["hide-input"]
 h = analysis.within_horizons(ds, p["horizons"])
+fig = plots.spread_vs_horizon(h, paper_epochs=5000)
+glue("e02_fig_spread_vs_horizon", fig, display=False)
+plt.show()
+display(Markdown(source))
+
+# %% tags=["hide-input"]
 table = analysis.horizon_table(ds, p["horizons"])
 columns = ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "final_spread_pp", "final_ci95_low",
            "final_ci95_high", "selected_train_acc", "final_train_acc", "min_final_train_acc", "T_SGD", "final_T_SGD"]  # fmt: skip
 table = table[[c for c in columns if c in table]]
 glue("e02_table", table.round(4))
-
-# %% tags=["hide-input"]
-fig = plots.spread_vs_horizon(h, paper_epochs=5000)
-glue("e02_fig_spread_vs_horizon", fig, display=False)
-plt.show()
 
 # %% tags=["hide-input"]
 first, last = p["reference_horizon"], max(p["horizons"])
@@ -132,6 +138,7 @@ glue("e02_min_train_longest", float(table.loc[last, "min_final_train_acc"]), dis
 fig = plots.training_curves(ds, var="test_acc", col=None, title="Test accuracy during the long runs")
 glue("e02_fig_curves", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 
 # %% [markdown]

@@ -9,6 +9,8 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   mystnb:
+#     render_markdown_format: myst
 # ---
 
 # %% [markdown]
@@ -73,8 +75,11 @@ from myst_nb import glue
 
 from initmem.study import analysis, claims, plots, registry, results
 
+plots.use_book_style()  # SVG figures, legible in the book
+
 ds, p = results.notebook_experiment("03_lr_and_l2", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
+source = plots.source_note("03_lr_and_l2", preset, results_dir=results_dir)  # under every figure
 
 # %% [markdown]
 # ## The verdict at this preset
@@ -87,30 +92,17 @@ print(plots.caption(ds))
 display(Markdown(claims.chapter_box("03_lr_and_l2", ds)))
 
 # %% [markdown]
-# ## Each cell against the L2 clock
-#
-# Theory T5: with L2 decay the kernel norms relax to an equilibrium $\|W^*\|$ that does not depend on the
-# initialization, and the initial norm is forgotten once the L2 clock covers the relaxation,
-# $T_{L2} = \lambda\sum_k\eta_k \gtrsim \ln(\|W_0\| / \|W^*\|)$. The table gives every learning-rate x L2 cell: its spread
-# (mean over seeds with its 95 % t-interval), the final spread and training accuracy, $T_{L2}$ at the end, and the
-# largest $\ln(\|W_0\| / \|W_T\|)$ over $\sigma_w$ (seed mean; $W_T$ the final kernels, which stand in for $W^*$). Where
-# $T_{L2}$ exceeds it, T5 predicts forgetting (`forgetting_predicted`); a cell with L2 whose clock falls short can even
-# keep a *larger* spread than the cell without, because decay shrinks the small-$\sigma_w$ norms first.
-
-# %% tags=["hide-input"]
-glue("e03_cells", claims.l2_cells(ds).round(3))
-
-# %% [markdown]
 # ## The spread in every (learning rate, L2) cell
 #
-# Each cell shows the spread (pp) of the seed-mean accuracy over $\sigma_w$ and the $T_{L2}$ clock its runs
-# reached. The table adds the 95 % interval of the per-seed spreads, $T_{SGD}$ and the lowest final training
-# accuracy of the cell.
+# Each cell shows the spread over $\sigma_w$ (pp; the mean over seeds of each seed's spread, the number of the
+# verdict) and the $T_{L2}$ clock its runs reached. The table adds that mean's 95 % t-interval, $T_{SGD}$ and the
+# lowest final training accuracy of the cell.
 
 # %% tags=["hide-input"]
 fig = plots.spread_heatmap(ds, x="lr", y="weight_decay", clock="T_L2")
 glue("e03_fig_heatmap", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% tags=["hide-input"]
 table = analysis.spread_points(ds, "03_lr_and_l2").set_index(["lr", "weight_decay"])
@@ -146,9 +138,24 @@ glue("e03_wd_high", hi_wd, display=False)
 
 # %% tags=["hide-input"]
 strong = ds.sel(weight_decay=hi_wd)
-fig = plots.norm_trajectories(strong, col="lr", title=f"Kernel norm during training, L2 strength {hi_wd:g}")
+fig = plots.norm_trajectories(strong, col="lr", title=f"Kernel norm during training, L2 strength $\\lambda$ = {hi_wd:g}")
 glue("e03_fig_norms", fig, display=False)
 plt.show()
+display(Markdown(source))
+
+# %% [markdown]
+# ## Each cell against the L2 clock
+#
+# Theory T5: with L2 decay the kernel norms relax to an equilibrium $\|W^*\|$ that does not depend on the
+# initialization, and the initial norm is forgotten once the L2 clock covers the relaxation,
+# $T_{L2} = \lambda\sum_k\eta_k \gtrsim \ln(\|W_0\| / \|W^*\|)$. The table gives every learning-rate x L2 cell: its spread
+# (mean over seeds with its 95 % t-interval), the final spread and training accuracy, $T_{L2}$ at the end, and the
+# largest $\ln(\|W_0\| / \|W_T\|)$ over $\sigma_w$ (seed mean; $W_T$ the final kernels, which stand in for $W^*$). Where
+# $T_{L2}$ exceeds it, T5 predicts forgetting (`forgetting_predicted`); a cell with L2 whose clock falls short can even
+# keep a *larger* spread than the cell without, because decay shrinks the small-$\sigma_w$ norms first.
+
+# %% tags=["hide-input"]
+glue("e03_cells", claims.l2_cells(ds).round(3))
 
 
 # %% [markdown]

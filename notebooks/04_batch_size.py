@@ -9,6 +9,8 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   mystnb:
+#     render_markdown_format: myst
 # ---
 
 # %% [markdown]
@@ -61,8 +63,11 @@ from myst_nb import glue
 
 from initmem.study import analysis, claims, plots, registry, results, stats
 
+plots.use_book_style()  # SVG figures, legible in the book
+
 ds, p = results.notebook_experiment("04_batch_size", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
+source = plots.source_note("04_batch_size", preset, results_dir=results_dir)  # under every figure
 
 # %% [markdown]
 # ## The verdict at this preset
@@ -83,6 +88,7 @@ display(Markdown(claims.chapter_box("04_batch_size", ds)))
 fig = plots.spread_vs(ds, dim="batch_size", clock="T_SGD")
 glue("e04_fig_spread_vs_batch", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% tags=["hide-input"]
 table = analysis.spread_points(ds, "04_batch_size").set_index("batch_size")
@@ -115,9 +121,10 @@ glue("e04_spearman", rho, display=False)
 # the clock that the theory says matters.
 
 # %% tags=["hide-input"]
-fig = plots.acc_vs_sigma(ds, hue="batch_size", title="Test accuracy against the initialisation scale, per batch size")
+fig = plots.acc_vs_sigma(ds, hue="batch_size", title="Test accuracy against the initialization scale, per batch size")
 glue("e04_fig_acc_vs_sigma", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 
 # %% [markdown]

@@ -9,6 +9,8 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   mystnb:
+#     render_markdown_format: myst
 # ---
 
 # %% [markdown]
@@ -62,8 +64,11 @@ from myst_nb import glue
 
 from initmem.study import claims, plots, registry, results, stats
 
+plots.use_book_style()  # SVG figures, legible in the book
+
 ds, p = results.notebook_experiment("05_depth", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
+source = plots.source_note("05_depth", preset, results_dir=results_dir)  # under every figure
 
 # %% [markdown]
 # ## The verdict at this preset
@@ -79,6 +84,7 @@ display(Markdown(claims.chapter_box("05_depth", ds)))
 fig = plots.depth_panels(ds)
 glue("e05_fig_depth", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # ## Per model and $\sigma_w$

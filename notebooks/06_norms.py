@@ -9,6 +9,8 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   mystnb:
+#     render_markdown_format: myst
 # ---
 
 # %% [markdown]
@@ -39,9 +41,12 @@ from myst_nb import glue
 
 from initmem.study import analysis, claims, plots, results
 
+plots.use_book_style()  # SVG figures, legible in the book
+
 # Notebook 01's runs at this preset (run 01 first; nothing is trained here).
 ds = results.read_results(results_dir, preset, "01_optimizers", reader="06_norms")
 print(plots.caption(ds))
+source = plots.source_note("06_norms", preset, ["01_optimizers"], results_dir=results_dir)  # under every figure
 
 # %% [markdown]
 # ## The verdict at this preset
@@ -57,6 +62,7 @@ display(Markdown(claims.chapter_box("01_optimizers", ds, ["C7"])))
 fig = plots.norm_scatter(ds, hue="optimizer")
 glue("e06_fig_norm_scatter", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # ## The coupling slope per optimizer
@@ -96,6 +102,7 @@ glue("e06_initial_ratio", float(table["initial_norm_ratio"].iloc[0]), display=Fa
 # Kernel norm during training with the adaptive clock $T_{adapt} = \sum_k\eta_k$ on the horizontal axis.
 
 # %% tags=["hide-input"]
-fig = plots.norm_trajectories(ds, col="optimizer", x="T_adapt", title="Kernel norm against the T_adapt clock")
+fig = plots.norm_trajectories(ds, col="optimizer", x="T_adapt", title=r"Kernel norm against the $T_{\mathrm{adapt}}$ clock")
 glue("e06_fig_norm_vs_T_adapt", fig, display=False)
 plt.show()
+display(Markdown(source))

@@ -9,6 +9,8 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   mystnb:
+#     render_markdown_format: myst
 # ---
 
 # %% [markdown]
@@ -39,13 +41,17 @@ results_dir = "results"
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.study import analysis, plots, results
 
+plots.use_book_style()  # SVG figures, legible in the book
+
 experiments = results.load_results(results_dir, preset)
 print(f"preset {preset}: results of {', '.join(experiments) or 'no experiment'}")
 table = analysis.clock_table(experiments)
+source = plots.source_note("07_clocks", preset, list(experiments), results_dir=results_dir)  # under every figure
 glue("e07_n_configs", len(table), display=False)
 glue("e07_experiments", ", ".join(name[:2] for name in experiments), display=False)
 
@@ -53,6 +59,7 @@ glue("e07_experiments", ", ".join(name[:2] for name in experiments), display=Fal
 fig = plots.spread_vs_clocks(table, source=experiments)
 glue("e07_fig_spread_vs_clocks", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # ## Does each family collapse on its own clock?

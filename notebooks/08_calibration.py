@@ -9,6 +9,8 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   mystnb:
+#     render_markdown_format: myst
 # ---
 
 # %% [markdown]
@@ -56,13 +58,16 @@ seeds = None
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-from IPython.display import display
+from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.study import analysis, plots, registry, results
 
+plots.use_book_style()  # SVG figures, legible in the book
+
 ds, p = results.notebook_experiment("08_calibration", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
+source = plots.source_note("08_calibration", preset, results_dir=results_dir)  # under every figure
 
 # %% [markdown]
 # ## Training accuracy during training
@@ -70,11 +75,11 @@ print(plots.caption(ds))
 # One panel per logit factor, one line per $\sigma_w$; the dashed line is the interpolation threshold.
 
 # %% tags=["hide-input"]
-fig = plots.training_curves(ds, var="train_acc", col="logit_scale", title="Plain SGD: training accuracy per logit factor")
-for ax in fig.axes:
-    ax.axhline(99.5, color="0.5", ls="--", lw=0.8)
+fig = plots.training_curves(ds, var="train_acc", col="logit_scale", interpolation=True,
+                            title="Plain SGD: training accuracy per logit factor")  # fmt: skip
 glue("e08_fig_train_acc", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # ## When each run interpolates

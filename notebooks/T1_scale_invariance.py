@@ -113,9 +113,14 @@ bn_eta = 0.05
 # %%
 import numpy as np
 import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
+from initmem.study import plots
+
+plots.use_book_style()  # SVG figures, legible in the book
+source = plots.source_note("T1_scale_invariance", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
 w_unit = theory.init_scaled(problem.shape, [1.0], seed=seed)[0]     # ||w|| ~ 1
@@ -256,22 +261,22 @@ glue("t1_sgd_angle_slope", slope_sgd, display=False)
 glue("t1_adam_angle_slope", slope_adam, display=False)
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+fig, (axes,), keys = plots.panels(2, legend="each")  # one row of panels
 ax = axes[0]
 for name, dd in diffs.items():
     ax.semilogy(np.arange(steps + 1), np.maximum(dd, 1e-18), label=name)
 ax.axhline(1e-10, color="k", ls=":", lw=1, label="pass threshold")
 ax.set(xlabel="step $k$", ylabel=r"$\|\hat w_k(\sigma) - \hat w_k(1)\|$",
        title=rf"twin runs from $\sigma={sigma:g}$ and $1$ (directions)")
-ax.legend(fontsize=8)
+plots.legend_in(keys[0], ax)
 ax = axes[1]
 ax.loglog(sig_sweep, ang_sgd, "o-", label=f"SGD, slope {slope_sgd:.2f}")
 ax.loglog(sig_sweep, ang_adam, "s-", label=f"Adam, slope {slope_adam:.2f}")
 ax.set(xlabel=r"init scale $\sigma$", ylabel="mean angular step (rad)", title="effective learning rate of the direction")
-ax.legend()
-fig.tight_layout()
+plots.legend_in(keys[1], ax)
 glue("t1_fig", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # The left panel is the equivalence: three pairs sit at float rounding, and the unscaled-$\epsilon$ control does not. The
@@ -354,7 +359,8 @@ glue("t1_bn_head_mismatch", brk, display=False)
 glue("t1_bn_head_disagreement", 100 * disagree, display=False)
 
 # %%
-fig, ax = plt.subplots(figsize=(6, 3.8))
+fig, axes, keys = plots.panels(legend="below")
+ax = axes[0, 0]
 cases = ((False, "o", "head excluded from $\\sigma_w$"), (True, "s", "head included in $\\sigma_w$"))
 for include_head, marker, label in cases:
     rows = [r for r in bn_rows if r[1] == include_head]
@@ -362,10 +368,10 @@ for include_head, marker, label in cases:
 ax.set_xscale("log", base=2)
 ax.set(xlabel=r"$\sigma_w$", ylabel="relative logit mismatch with the twin",
        title=r"BN-MLP: $\sigma_w$-run vs. unit-scale run at $\eta/\sigma_w^2$")
-ax.legend()
-fig.tight_layout()
+plots.legend_in(keys[0], ax)
 glue("t1_bn_fig", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # With the head excluded from $\sigma_w$, the twin reproduces the $\sigma_w$-run to {glue:text}`t1_bn_invariant_mismatch:.1e`

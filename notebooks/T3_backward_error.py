@@ -138,9 +138,14 @@ eta_lams = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2]
 # %%
 import numpy as np
 import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
+from initmem.study import plots
+
+plots.use_book_style()  # SVG figures, legible in the book
+source = plots.source_note("T3_backward_error", sources=[])  # under every figure
 
 glue("t3_n_samples", n_samples, display=False)   # used in the text below
 glue("t3_batch", batch, display=False)
@@ -250,31 +255,31 @@ glue("t3_hb_rate_beta09", root_rate, display=False)
 glue("t3_hb_pred_beta09", float(theory.heavy_ball_rate_prediction(el, beta)), display=False)
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(15, 4.2))
+fig, (axes,), keys = plots.panels(3, legend="each")  # one row of panels
 ax = axes[0]
 ax.loglog(gd_steps_sizes, err_gf, "o-", label=f"GD vs gradient flow (slope {slope_gf:.2f})")
 ax.loglog(gd_steps_sizes, err_mod, "s-", label=f"GD vs IGR flow (slope {slope_mod:.2f})")
 ax.set(xlabel="step $h$", ylabel=r"$\|\theta_{T/h}-\theta(T)\|$", title="check 1: gradient descent")
-ax.legend(fontsize=8)
+plots.legend_in(keys[0], ax)
 ax = axes[1]
 for (key, e), marker in zip(errs.items(), "o^s"):
     ax.loglog(epsilons, e, marker + "-", label=f"{labels[key]} (slope {sgd_slopes[key]:.2f})")
 ax.loglog(epsilons, sems, "k:", label="Monte Carlo s.e.")
-ax.set(xlabel=r"step $\epsilon$", ylabel="error of the mean epoch iterate", title="check 2: SGD, random reshuffling")
-ax.legend(fontsize=8)
+ax.set(xlabel=r"step $\epsilon$", ylabel="error of the mean epoch iterate", title="check 2: SGD,\nrandom reshuffling")
+plots.legend_in(keys[1], ax)
 ax = axes[2]
 for color, (beta, (e_plain, e_mod)) in zip(("C0", "C1"), hb.items()):
     ax.loglog(eta_lam, e_plain, "o-", color=color, label=rf"$\beta={beta}$ vs plain flow")
     ax.loglog(eta_lam, e_mod, "s--", color=color, label=rf"$\beta={beta}$ vs modified flow")
 ax.set(xlabel=r"$\eta\lambda$", ylabel=r"$|{-\ln\mu}/(\eta\lambda)-\mathrm{prediction}|$",
        title="check 3: heavy-ball slow root")
-ax.legend(fontsize=8)
+plots.legend_in(keys[2], ax)
 for ax, ticks in zip(axes, (gd_steps_sizes, epsilons, eta_lams)):
     ax.minorticks_off()
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-fig.tight_layout()
 glue("t3_fig", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # **Reading the figure.** Each panel compares a discrete optimizer with two continuous models, and the measured orders

@@ -125,9 +125,14 @@ bn_steps = 200
 # %%
 import numpy as np
 import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
+from initmem.study import plots
+
+plots.use_book_style()  # SVG figures, legible in the book
+source = plots.source_note("T4_norm_growth", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
 
@@ -356,7 +361,7 @@ glue("t4_trace_drop", float(trace_k[0] / trace_k[-1]), display=False)
 glue("t4_late_clock_frac", float(late_clock), display=False)
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(16, 4.4))
+fig, (axes,), keys = plots.panels(3, legend="each")  # one row of panels
 ax = axes[0]
 for b, marker in zip(grid_batches, "os"):
     pts = [r for r in rows if r["b"] == b]
@@ -367,28 +372,29 @@ lims = np.array([min(r["x_noise"] for r in rows) / 2, max(r["x"] for r in rows) 
 ax.loglog(lims, lims, "k:", label="identity")
 ax.set(xlabel=r"predicted $2\sum\eta^2\,\mathbb{E}G\;/\;\|w_0\|^4$", ylabel=r"$(\|w_K\|^4-\|w_0\|^4)/\|w_0\|^4$",
        title=r"collapse over $(\eta, b, \sigma)$")
-ax.legend(fontsize=8)
+plots.legend_in(keys[0], ax)
 ax = axes[1]
 ax.semilogx(sig, final_loss, "o-", label="final training loss")
 ax.axhline(init_loss, color="gray", ls="--", lw=1, label="loss at initialization")
 ax.axvline(sigma_c, color="k", ls=":", label=rf"$\sigma_c=(2\,\mathrm{{tr}}\Sigma\,T_{{SGD}})^{{1/4}}={sigma_c:.1f}$")
 ax.set(xlabel=r"init scale $\sigma$", ylabel="training loss",
-       title=rf"same budget ($T_{{SGD}}={T_sgd:.2f}$) for every $\sigma$")
+       title=rf"same budget ($T_{{SGD}}={T_sgd:.2f}$)" "\n" r"for every $\sigma$")
 ax2 = ax.twinx()
 ax2.loglog(sig, rel_growth, "s--", color="C3", alpha=0.7, label=r"$\|w\|^4$ growth (right)")
 ax2.set_ylabel(r"$(\|w_K\|^4-\|w_0\|^4)/\|w_0\|^4$", color="C3")
-ax.legend(fontsize=8, loc="center left")
+ax2.spines["right"].set_visible(True)
+plots.legend_in(keys[1], [ax, ax2])
 ax = axes[2]
 k = np.arange(interp_steps + 1)
 ax.semilogx(k[1:], T_sched[1:] / T_sched[-1], label=r"$T_{SGD}$ (schedule)")
 ax.semilogx(k[1:], noise_clock[1:] / noise_clock[-1], label=r"noise clock $\frac{1}{b}\sum\eta^2\,\mathrm{tr}\Sigma_k$")
 ax.semilogx(k[1:], growth[1:] / growth[-1], "--", label=r"$\|w_k\|^4-\|w_0\|^4$ (measured)")
 ax.axvline(tau, color="k", ls=":", label=rf"100 % train accuracy (step {tau})")
-ax.set(xlabel="step", ylabel="fraction of final value", title="after interpolation the clock stops")
-ax.legend(fontsize=8)
-fig.tight_layout()
+ax.set(xlabel="step", ylabel="fraction of final value", title="after interpolation\nthe clock stops")
+plots.legend_in(keys[2], ax)
 glue("t4_fig", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # **Reading the figure.**

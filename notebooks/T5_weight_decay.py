@@ -113,9 +113,14 @@ momentum_steps = 4000
 # %%
 import numpy as np
 import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
+from initmem.study import plots
+
+plots.use_book_style()  # SVG figures, legible in the book
+source = plots.source_note("T5_weight_decay", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
 T_L2 = theory.clocks(eta, steps, batch, lam)["T_L2"][-1]
@@ -209,20 +214,20 @@ glue("t5_momentum_norm4_ratio", float(n4_m / n4_m_pred), display=False)
 glue("t5_momentum_angular_ratio", float(ang_m / ang_m_pred), display=False)
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(16, 4.3))
+fig, (axes,), keys = plots.panels(3, legend="each")  # one row of panels
 ax = axes[0]
 T = eta * lam * tr.steps
 for j, s in enumerate(check_sigmas):
     ax.semilogy(T, n4[:, j], color=f"C{j}", label=rf"$\sigma={s:g}$")
     ax.semilogy(T, relax[:, j], color=f"C{j}", ls=":", lw=1)
 ax.axhline(n4_pred, color="k", ls="--", lw=1, label=r"$\eta\bar G/(\lambda(2-\eta\lambda))$")
-ax.set(xlabel=r"$T_{L_2}=\lambda\sum\eta$", ylabel=r"$\|w\|^4$", title="one equilibrium (dotted: exponential relaxation)")
-ax.legend(fontsize=8)
+ax.set(xlabel=r"$T_{L_2}=\lambda\sum\eta$", ylabel=r"$\|w\|^4$", title="one equilibrium\n(dotted: exponential relaxation)")
+plots.legend_in(keys[0], ax)
 ax = axes[1]
 ax.plot(np.log(sig_f), eta * lam * k_meas, "o", label="measured")
 ax.plot(np.log(sig_f), eta * lam * k_pred, "-", label=r"$\frac{1}{4}\ln\frac{\|w_0\|^4-\|w_*\|^4}{\delta\|w_*\|^4}$")
 ax.set(xlabel=r"$\ln\sigma$", ylabel=r"$T_{L_2}$ at forgetting", title=f"forgetting time (slope {slope:.2f})")
-ax.legend()
+plots.legend_in(keys[1], ax)
 ax = axes[2]
 window = 100
 for j, s in enumerate(check_sigmas):
@@ -231,10 +236,10 @@ for j, s in enumerate(check_sigmas):
     ax.loglog(np.arange(len(rms)) + window, rms, color=f"C{j}", label=rf"$\sigma={s:g}$")
 ax.axhline(ang_pred, color="k", ls="--", lw=1, label=r"$\sqrt{2\eta\lambda}$")
 ax.set(xlabel="step", ylabel="angular update (RMS over 100 steps)", title="rotational equilibrium")
-ax.legend(fontsize=8)
-fig.tight_layout()
+plots.legend_in(keys[2], ax)
 glue("t5_fig", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # **Reading the figure.** Left: every run reaches the same $\|w\|^4$ = {glue:text}`t5_norm4_final:.0f`, from $\sigma=0.2$ to

@@ -141,9 +141,14 @@ loss_margin = 0.02          # "forgotten": training loss within this of the best
 # %%
 import numpy as np
 import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
+from initmem.study import plots
+
+plots.use_book_style()  # SVG figures, legible in the book
+source = plots.source_note("T6_adaptive", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
 C_inf = float(theory.adam_step_bound(10**9))
@@ -292,31 +297,31 @@ glue("t6_adam_spread", float(np.ptp(loss_a[-1])), display=False)
 glue("t6_sgd_spread", float(np.ptp(problem.loss(tr_s.w[tr_s.steps == sweep_steps_adam][0]))), display=False)
 
 # %%
-fig, axes = plt.subplots(1, 3, figsize=(16, 4.3))
+fig, (axes,), keys = plots.panels(3, legend="each")  # one row of panels
 ax = axes[0]
 for (name, r), color in zip(regimes.items(), ("C0", "C1")):
     ax.loglog(r["T"][1:], r["l2"][1:], color=color, label=f"{name}: slope {r['slope']:.2f}")
 T = rw["T"][1:]
 ax.loglog(T, np.sqrt(d * eta * T), "k:", label=r"$\sqrt{C\sum\eta^2}$")
 ax.loglog(T, np.sqrt(d) * T, "k--", lw=1, label=r"$\sqrt{C}\,T_{adapt}$")
-ax.set(xlabel=r"$T_{adapt}=\sum\eta$", ylabel=r"$\|\theta_k-\theta_0\|_2$", title="coherent vs random-walk displacement")
-ax.legend(fontsize=8)
+ax.set(xlabel=r"$T_{adapt}=\sum\eta$", ylabel=r"$\|\theta_k-\theta_0\|_2$", title="coherent vs random-walk\ndisplacement")
+plots.legend_in(keys[0], ax)
 ax = axes[1]
 for j, s in enumerate(adamw_sigmas):
     ax.semilogy(adamw_eta * adamw_lam * tr_w.steps, norms[:, j], label=rf"$\sigma={s:g}$")
 ax.axhline(pred, color="k", ls="--", label=r"$\sqrt{\eta C/2\lambda}$")
 ax.axhline(naive, color="gray", ls=":", label=r"naive $\sqrt{\eta/2\lambda}\,\|u\|$")
 ax.set(xlabel=r"$T_{L_2}=\lambda\sum\eta$", ylabel=r"$\|w\|$", title="AdamW equilibrium norm")
-ax.legend(fontsize=8)
+plots.legend_in(keys[1], ax)
 ax = axes[2]
 ax.loglog(sig[np.isfinite(T_a)], T_a[np.isfinite(T_a)], "o-", label=f"Adam (slope {slope_a:.2f})")
 ax.loglog(sig[fit_s], T_s[fit_s], "s-", label=f"SGD (slope {slope_s:.2f})")
 ax.set(xlabel=r"init scale $\sigma$", ylabel=r"$T_{adapt}$ at forgetting",
        title=r"matched $\sum\eta$: Adam $\propto\sigma$, SGD $\propto\sigma^2$")
-ax.legend()
-fig.tight_layout()
+plots.legend_in(keys[2], ax)
 glue("t6_fig", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # **Reading the figure.**

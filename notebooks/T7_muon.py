@@ -90,9 +90,14 @@ twin_steps = 300
 # %%
 import numpy as np
 import matplotlib.pyplot as plt
+from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
+from initmem.study import plots
+
+plots.use_book_style()  # SVG figures, legible in the book
+source = plots.source_note("T7_muon", sources=[])  # under every figure
 
 s_max = theory.ns5_gain_bound()
 glue("t7_ns5_gain", s_max, display=False)
@@ -191,7 +196,7 @@ glue("t7_tv_muon_max", float(tv["Muon + decay"].max()), display=False)
 glue("t7_tv_sgd_max", float(tv["SGD"].max()), display=False)
 
 # %%
-fig, axes = plt.subplots(1, 2, figsize=(12, 4.3))
+fig, (axes,), keys = plots.panels(2, legend="each")  # one row of panels
 ax = axes[0]
 Tk = T_L2
 for j, s in enumerate(sigmas):
@@ -199,16 +204,16 @@ for j, s in enumerate(sigmas):
     ax.semilogy(Tk, bound[:, j], color=f"C{j}", ls=":", lw=1)
 ax.axhline(s_max / muon_lam, color="k", ls="--", lw=1, label=r"ball radius $s_{\max}/\lambda$")
 ax.set(xlabel=r"$T_{L_2}=\lambda\sum\eta$", ylabel=r"$\|W_k\|_{op}$",
-       title="Muon + decay: spectral norm and its bound (dotted)")
-ax.legend(fontsize=8, ncol=2)
+       title="Muon + decay: spectral norm\nand its bound (dotted)")
+plots.legend_in(keys[0], ax)
 ax = axes[1]
 for (name, a_), marker in zip(acc.items(), "os^"):
     ax.semilogx(sig, a_, marker + "-", label=f"{name} (spread {spread[name]:.1f} pp)")
 ax.set(xlabel=r"init scale $\sigma$", ylabel="test accuracy (%)", title=f"same {steps} steps from every $\\sigma$")
-ax.legend()
-fig.tight_layout()
+plots.legend_in(keys[1], ax)
 glue("t7_fig", fig, display=False)
 plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # **Reading the figure.** Left: from every scale the spectral norm stays below $e^{-T_{L_2}}\|W_0\|_{\rm op}+s_{\max}/\lambda$ at every

@@ -76,17 +76,20 @@ summary_table(sgd)[["selected_spread_pp", "selected_ci95_low", "selected_ci95_hi
 # Dataset along an `optimizer` dimension, and the book's own figure draws it.
 
 # %%
+import matplotlib.pyplot as plt
 import pandas as pd
 import xarray as xr
 from myst_nb import glue
 from initmem.study import plots
 
+plots.use_book_style()  # SVG figures, legible in the book
 adam = measure_init_memory(mlp, train, val, test, sigma_ws=[0.25, 1.0, 4.0], seeds=[0, 1, 2],
                            optimizer="adam", lr=0.01, epochs=12, batch_size=64, progress=False)
 both = xr.concat([sgd, adam], dim=pd.Index(["sgd", "adam"], name="optimizer"), combine_attrs="drop_conflicts")
 table = summary_table(both)
-fig = plots.acc_vs_sigma(both, hue="optimizer", title="Your own model: test accuracy against sigma_w")
+fig = plots.acc_vs_sigma(both, hue="optimizer", title=r"Your own model: test accuracy against $\sigma_w$")
 glue("u1_fig_acc_vs_sigma", fig, display=False)
+plt.close(fig)  # shown once: the numbered figure below
 glue("u1_spread_sgd", float(table.loc["sgd", "selected_spread_pp"]), display=False)
 glue("u1_spread_adam", float(table.loc["adam", "selected_spread_pp"]), display=False)
 glue("u1_T_adapt_adam", float(adam["final_T_adapt"].mean()), display=False)
@@ -97,10 +100,16 @@ table[["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "selecte
 # ```{glue:figure} u1_fig_acc_vs_sigma
 # :name: fig-u1-acc-vs-sigma
 #
-# Test accuracy of the validation-selected and the final predictor of the BatchNorm MLP against $\sigma_w$, mean
-# over three seeds with 95 % intervals.
+# Test accuracy of the validation-selected and the final predictor of the BatchNorm MLP against $\sigma_w$: the
+# mean over three seeds as a line, each seed a point beside it.
 # ```
-#
+
+# %% tags=["remove-input"]
+from IPython.display import Markdown, display
+
+display(Markdown(plots.source_note("U1_own_model", sources=[])))
+
+# %% [markdown]
 # ## What the result means
 #
 # The spread is the paper's measure of *initialization memory*: how many percentage points of test accuracy the

@@ -141,6 +141,8 @@ def test_book_from_an_exploration_builds_elsewhere(repo, monkeypatch):
     (repo / "book" / "intro.md").write_text("# Intro\n")
     (generated / "01_good.ipynb").write_text("record")
     (generated / "02_other.ipynb").write_text("record 2")
+    (repo / "results" / "smoke").mkdir(parents=True)
+    (repo / "results" / "smoke" / "02_other.nc").write_text("the record's results")
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
     res = run_notebooks(preset="smoke", parameters={"scale": 7}, cwd=repo, progress=False)
     calls = []
@@ -159,6 +161,9 @@ def test_book_from_an_exploration_builds_elsewhere(repo, monkeypatch):
     assert "Exploration" in (copied / "01_good.ipynb").read_text()
     assert (copied / "02_other.ipynb").read_text() == "record 2"  # pages not explored stay the record's
     assert (source / "_config.yml").is_file() and (source / "book" / "intro.md").is_file()
+    # the record's results beside its pages, which link to them (plots.source_note); no exploration's results
+    assert (source / "results" / "smoke" / "02_other.nc").read_text() == "the record's results"
+    assert not (source / "results" / "explore").exists()
     assert all(p.read_bytes() == data for p, data in before.items())
     with pytest.raises(ValueError, match="--from: .* holds no executed notebook"):
         book.build_book(root=repo, from_dir=repo / "book")

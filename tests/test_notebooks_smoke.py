@@ -71,12 +71,21 @@ def _glued(path: Path) -> dict[str, dict]:
     return out
 
 
-def _images(path: Path) -> int:
-    count = 0
-    for output in _outputs(path):
-        data = output.get("data", {})
-        count += sum(1 for key in data if key.endswith("image/png"))
-    return count
+#: The figures' format: SVG (initmem.study.plots.use_book_style), legible at any width.
+FIGURE_MIME = "image/svg+xml"
+#: The line under every figure (initmem.study.plots.source_note).
+SOURCE_NOTE = "reproduce: `initmem experiments"
+
+
+def _images(path: Path, mime: str = FIGURE_MIME) -> int:
+    """Outputs of type ``mime`` (shown or glued) of the executed notebook at ``path``."""
+    return sum(1 for output in _outputs(path) for key in output.get("data", {}) if key.endswith(mime))
+
+
+def _source_notes(path: Path) -> list[str]:
+    """The Markdown outputs that say where a figure comes from."""
+    texts = ("".join(output.get("data", {}).get("text/markdown", "")) for output in _outputs(path))
+    return [text for text in texts if SOURCE_NOTE in text]
 
 
 def _referenced(name: str) -> set[str]:
@@ -105,7 +114,23 @@ def test_notebook_executes(smoke_run, name):
 def test_notebook_shows_figures(smoke_run, name):
     result = smoke_run[0][name]
     assert result.ok, str(result)
-    assert _images(result.output) >= 1, f"{name} produced no image/png output"
+    assert _images(result.output) >= 1, f"{name} produced no {FIGURE_MIME} output"
+    assert _images(result.output, "image/png") == 0, f"{name} shows a PNG figure"
+
+
+@pytest.mark.parametrize("name", WITH_FIGURES)
+def test_every_figure_says_where_it_comes_from(smoke_run, name):
+    """Under each figure (every figure is glued) a line names its data and the command that reproduces it; a page
+    that links result files renders its Markdown outputs as MyST (the {download} role)."""
+    result = smoke_run[0][name]
+    assert result.ok, str(result)
+    figures = [key for key, data in _glued(result.output).items() if any(k.endswith(FIGURE_MIME) for k in data)]
+    notes = _source_notes(result.output)
+    assert figures and len(notes) == len(figures), (name, figures, notes)
+    assert all("--only " in note and name[:2] in note for note in notes), notes
+    if name in EXPERIMENTS:
+        nb = nbformat.read(result.output, as_version=4)
+        assert nb.metadata["mystnb"]["render_markdown_format"] == "myst", name
 
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
@@ -125,9 +150,9 @@ def test_required_glue(smoke_run, name):
     missing = [n for n in REQUIRED_GLUE[name] if n not in glued]
     assert not missing, f"{name} does not glue {missing}"
     for key, data in glued.items():
-        assert data and all(k.startswith(GLUE_PREFIX) or k in ("text/plain", "text/html", "image/png") for k in data)
+        assert data and all(k.startswith(GLUE_PREFIX) or k in ("text/plain", "text/html", FIGURE_MIME) for k in data)
         if "_fig_" in key:
-            assert any(k.endswith("image/png") for k in data), f"{name}: figure glue {key} has no PNG"
+            assert any(k.endswith(FIGURE_MIME) for k in data), f"{name}: figure glue {key} is not SVG"
     if name == "99_reproduction":
         assert any(k.endswith("text/html") for k in glued["r_table"]), "r_table is not a DataFrame"
 

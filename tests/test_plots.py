@@ -3,6 +3,9 @@ caption names the preset, the model, the data size and the seeds."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 matplotlib = pytest.importorskip("matplotlib")
@@ -96,3 +99,227 @@ def test_spread_vs_clocks(optim_ds):
 def test_missing_dimension_is_a_clear_error(optim_ds):
     with pytest.raises(ValueError, match="expected dimension"):
         plots.spread_heatmap(optim_ds)
+
+
+# --------------------------------------------------------------------------- legible in the book
+# Every figure function, drawn on small fakes with a given number of seeds.
+def _figures(seeds: int) -> dict:
+    s = list(range(seeds))
+    opt = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": s},
+                     {"optimizer": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
+                      "lr": [0.02, 0.002, 0.005, 0.005, 0.02]})  # fmt: skip
+    lr = fake_sweep({"lr": [0.01, 0.1], "weight_decay": [0.0, 1e-3], "sigma_w": [0.25, 2.5], "seed": s})
+    bs = fake_sweep({"batch_size": [16, 32, 64], "sigma_w": [0.25, 2.5], "seed": s})
+    depth = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": s}, {"model": ["resnet9", "resnet20", "resnet56"]})
+    long = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": s})
+    logit = fake_sweep({"logit_scale": [0.125, 1.0], "sigma_w": [0.25, 2.5], "seed": s})
+    return {
+        "acc_vs_sigma": lambda: plots.acc_vs_sigma(opt),
+        "acc_vs_sigma_batch": lambda: plots.acc_vs_sigma(bs, hue="batch_size"),
+        "spread_bars": lambda: plots.spread_bars(opt, paper={"sgd": 26.5, "muon": 4.0}),
+        "training_curves": lambda: plots.training_curves(opt),
+        "training_curves_one": lambda: plots.training_curves(long, col=None),
+        "training_curves_logit": lambda: plots.training_curves(logit, var="train_acc", col="logit_scale",
+                                                         interpolation=True),
+        "norm_trajectories": lambda: plots.norm_trajectories(opt, x="T_adapt"),
+        "spread_vs_horizon": lambda: plots.spread_vs_horizon(analysis.within_horizons(long, [2, 6, 10]), 5000),
+        "spread_heatmap": lambda: plots.spread_heatmap(lr),
+        "spread_vs": lambda: plots.spread_vs(bs),
+        "depth_panels": lambda: plots.depth_panels(depth),
+        "norm_scatter": lambda: plots.norm_scatter(opt),
+        "spread_vs_clocks": lambda: plots.spread_vs_clocks(
+            analysis.clock_table({"01_optimizers": opt, "03_lr_and_l2": lr}), source={"01_optimizers": opt}),
+    }
+
+
+FIGURES = sorted(_figures(1))
+
+
+@pytest.fixture(scope="module", params=[1, 3], ids=lambda n: f"{n}seeds")
+def drawn(request):
+    """name -> (figure, the texts it draws): every figure function, drawn as the book shows it."""
+    out = {}
+    for name, make in _figures(request.param).items():
+        fig = make()
+        out[name] = fig, _drawn_texts(fig)
+    yield out
+    for fig, _ in out.values():
+        matplotlib.pyplot.close(fig)
+
+
+def _drawn_texts(fig) -> list:
+    """The Text artists ``fig`` draws (visible, not empty, not in a hidden axis), recorded while drawing it."""
+    from matplotlib.text import Text
+
+    drawn, draw = [], Text.draw
+
+    def record(self, renderer):
+        if self.get_visible() and self.get_text().strip():
+            drawn.append(self)
+        return draw(self, renderer)
+
+    Text.draw = record
+    try:
+        fig.canvas.draw()
+    finally:
+        Text.draw = draw
+    return drawn
+
+
+def _shown_scale(fig) -> float:
+    """How much the book scales ``fig`` down: saved as the inline backend saves it (tight, 0.1 in padding) and shown
+    at 96 px per inch, at most :data:`plots.BOOK_COLUMN_PX` wide."""
+    width = fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * 0.1
+    return min(1.0, plots.BOOK_COLUMN_PX / (width * plots.PX_PER_INCH))
+
+
+def _legends(fig) -> list:
+    return [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
+
+
+def _data_axes(fig) -> list:
+    return [ax for ax in fig.axes if ax.get_visible() and ax.axison]
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_text_is_legible_in_the_book_column(drawn, name):
+    """Every text a figure draws is at least MIN_TEXT_PX tall once the figure is shown in the book's column."""
+    fig, texts = drawn[name]
+    scale = _shown_scale(fig)
+    small = {t.get_text(): round(t.get_fontsize() * plots.PX_PER_INCH / 72 * scale, 1) for t in texts
+             if t.get_fontsize() * plots.PX_PER_INCH / 72 * scale < plots.MIN_TEXT_PX}  # fmt: skip
+    assert texts and not small, f"{name}: text below {plots.MIN_TEXT_PX} px in the book: {small}"
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_style_is_applied_to_every_element(drawn, name):
+    """Legends (frame off, STYLE's size) and tick labels follow plots.STYLE, though drawn outside its rc_context."""
+    fig, texts = drawn[name]
+    for legend in _legends(fig):
+        assert not legend.get_frame_on(), name
+        assert {t.get_fontsize() for t in legend.get_texts()} == {plots.STYLE["legend.fontsize"]}, name
+    ticks = {t.get_fontsize() for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels() if t in texts}
+    assert ticks == {plots.STYLE["xtick.labelsize"]}, (name, ticks)
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_legends_lie_outside_the_data(drawn, name):
+    fig, _ = drawn[name]
+    renderer = fig.canvas.get_renderer()
+    for legend in _legends(fig):
+        box = legend.get_window_extent(renderer)
+        covered = [ax.get_title() or ax.get_ylabel() for ax in _data_axes(fig) if box.overlaps(ax.bbox)]
+        assert not covered, f"{name}: a legend covers the panel(s) {covered}"
+
+
+#: A raw variable or field name: a word with an underscore outside $math$ (sigma_w, tau_interp, test_acc, T_SGD).
+RAW_NAME = re.compile(r"\b[A-Za-z]\w*_\w+\b")
+
+
+def _words(text: str) -> str:
+    return re.sub(r"\$[^$]*\$", " ", text)
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_labels_are_words_not_variable_names(drawn, name):
+    fig, texts = drawn[name]
+    raw = sorted({t.get_text() for t in texts if RAW_NAME.search(_words(t.get_text()))})
+    assert not raw, f"{name}: raw variable names in {raw}"
+    assert not [t.get_text() for t in texts if "initialis" in t.get_text()], "spelling: initialization"
+    for ax in _data_axes(fig):
+        assert ax.get_xlabel() or ax.get_label() == "<colorbar>", f"{name}: a panel without an x label"
+
+
+def test_the_checks_can_fail():
+    """The checks above catch what they are about: a raw name, small text, a legend over the data, a framed one."""
+    assert RAW_NAME.search(_words("tau_interp (epoch)")) and RAW_NAME.search(_words("spread over sigma_w"))
+    assert not RAW_NAME.search(_words(r"$\tau_{\mathrm{interp}}$ (epoch)"))
+    fig, axes, _ = plots.panels(2)
+    axes[0, 0].plot([0, 1], [0, 1], label="line")
+    legend = axes[0, 0].legend(loc="center", frameon=True, fontsize=6)
+    texts = _drawn_texts(fig)
+    assert min(t.get_fontsize() for t in texts) * plots.PX_PER_INCH / 72 * _shown_scale(fig) < plots.MIN_TEXT_PX
+    assert legend.get_window_extent().overlaps(axes[0, 0].bbox) and legend.get_frame_on()
+    fig.set_figwidth(3 * plots.FIGURE_WIDTH)
+    assert _shown_scale(fig) < 0.5
+    matplotlib.pyplot.close(fig)
+
+
+# --------------------------------------------------------------------------- seeds: points or intervals
+def _seed_points(fig) -> int:
+    """How many single-seed points ``fig`` draws (plots draws them as lines labelled "_seed")."""
+    return sum(len(line.get_xdata()) for ax in fig.axes for line in ax.lines if line.get_label() == "_seed")
+
+
+def _intervals(fig) -> int:
+    from matplotlib.container import ErrorbarContainer
+
+    return sum(isinstance(c, ErrorbarContainer) for ax in fig.axes for c in ax.containers)
+
+
+def _legend_text(fig) -> str:
+    return " | ".join(t.get_text() for legend in _legends(fig) for t in legend.get_texts())
+
+
+@pytest.mark.parametrize("seeds, points, intervals", [(1, 0, 0), (3, 3, 0), (5, 5, 0), (8, 0, 1)])
+def test_few_seeds_are_points_many_an_interval(seeds, points, intervals):
+    """Up to SEED_POINTS_MAX seeds each seed is a point (no t-interval over 2-3 seeds); above, the mean's 95 %
+    t-interval; the legend names the estimator."""
+    figs = _figures(seeds)
+    fig = figs["acc_vs_sigma"]()
+    n_lines = 5 * 3 * 2  # optimizers x sigma_w x panels
+    assert _seed_points(fig) == points * n_lines
+    assert _intervals(fig) == intervals * 5 * 2
+    legend = _legend_text(fig)
+    if seeds > 1:
+        assert f"mean over {seeds} seeds" in legend
+        assert ("95 % t-interval" in legend) == (seeds > plots.SEED_POINTS_MAX)
+        assert ("one seed" in legend) == (seeds <= plots.SEED_POINTS_MAX)
+    bars = figs["spread_bars"]()
+    assert _seed_points(bars) == points * 5 * 2  # each seed's spread, per optimizer and predictor
+    for name in ("spread_vs", "depth_panels", "norm_scatter", "spread_vs_horizon"):
+        other = figs[name]()
+        assert (_seed_points(other) > 0) == (points > 0), name
+        assert (_intervals(other) > 0) == (intervals > 0), name
+    matplotlib.pyplot.close("all")
+
+
+def test_seed_points_are_the_values_drawn():
+    """The points of a seed are its own accuracy, and the line through them is their mean."""
+    ds = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1, 2]})
+    fig = plots.acc_vs_sigma(ds, hue=None, variables=("selected_test_acc",))
+    ax = fig.axes[0]
+    points = next(line for line in ax.lines if line.get_label() == "_seed")
+    mean = next(line for line in ax.lines if line.get_marker() == "o" and line.get_label() != "_seed")
+    assert sorted(points.get_ydata()) == pytest.approx(sorted(ds["selected_test_acc"].values.ravel()))
+    assert mean.get_ydata() == pytest.approx(ds["selected_test_acc"].mean("seed").values)
+    matplotlib.pyplot.close(fig)
+
+
+# --------------------------------------------------------------------------- where a figure comes from
+def test_source_note_links_the_record_and_names_the_command(monkeypatch):
+    """A file of the committed record is a {download} link relative to book/generated/; the command reproduces it."""
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.setenv("INITMEM_ROOT", str(root))
+    record = root / "results" / "cpu" / "01_optimizers.nc"
+    assert record.is_file(), "the committed record of 01 at the cpu preset"
+    note = plots.source_note("06_norms", "cpu", ["01_optimizers"])
+    assert note == ("data: {download}`results/cpu/01_optimizers.nc <../../results/cpu/01_optimizers.nc>` · "
+                    "reproduce: `initmem experiments --preset cpu --only 01,06`")  # fmt: skip
+    assert (root / "book" / "generated" / "../../results/cpu/01_optimizers.nc").resolve() == record
+
+
+def test_source_note_gives_other_files_as_paths(tmp_path):
+    note = plots.source_note("01_optimizers", "smoke", results_dir=tmp_path)
+    assert "{download}" not in note and f"`{tmp_path / 'smoke' / '01_optimizers.nc'}`" in note
+    assert note.endswith("reproduce: `initmem experiments --preset smoke --only 01`")
+    assert plots.source_note("T1_scale_invariance", sources=[]).startswith("data: computed on this page")
+    with pytest.raises(ValueError, match="preset"):
+        plots.source_note("01_optimizers")
+
+
+def test_use_book_style_sets_the_style_outside_ipython():
+    with matplotlib.rc_context():
+        plots.use_book_style()
+        assert matplotlib.rcParams["legend.frameon"] is False
+        assert matplotlib.rcParams["font.size"] == plots.STYLE["font.size"]

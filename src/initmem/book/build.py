@@ -38,7 +38,7 @@ from pathlib import Path
 from . import runner as _experiments
 from ..study import presets as _presets
 from ..run.config import ConfigError
-from .runner import EXPLORE_NOTEBOOKS, RECORD_OUT_DIR, NotebookResult, discover_notebooks, run_notebooks
+from .runner import EXPLORE_NOTEBOOKS, RECORD_OUT_DIR, RECORD_RESULTS_DIR, NotebookResult, discover_notebooks, run_notebooks
 from ..base.paths import find_repo_root
 
 __all__ = ["BookBuildError", "MATHJAX_VERSION", "MATHJAX_FILES", "ensure_mathjax", "build_book", "explore_source"]
@@ -220,8 +220,18 @@ def explore_source(root: str | Path, from_dir: str | Path) -> Path:
     generated.mkdir(parents=True, exist_ok=True)
     for notebook in notebooks:
         shutil.copy2(notebook, generated / notebook.name)
+    _copy_record_results(root, source)
     log.info("rendering %d notebooks of %s in %s", len(notebooks), folder, source)
     return source
+
+
+def _copy_record_results(root: Path, source: Path) -> None:
+    """Copy the record's combined results (``results/<preset>/<experiment>.nc``) to ``source``: the record's pages
+    link to them relative to themselves (:func:`initmem.study.plots.source_note`), and Sphinx copies what they link."""
+    for path in (root / RECORD_RESULTS_DIR).glob("*/*.nc"):
+        target = source / path.relative_to(root)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
 
 
 def _jupyter_book_build(root: Path, *, force: bool, toc, config, strict: bool, extra_args: Sequence[str],

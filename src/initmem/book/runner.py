@@ -54,6 +54,7 @@ from typing import Any
 from ..base.files import atomic_write
 from ..base.paths import TRAIN_ENV, default_root, find_repo_root
 from ..study import presets as _presets
+from ..study.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR
 from .progress import RunProgress, planned_runs
 
 __all__ = [
@@ -89,11 +90,6 @@ INJECTED = ("preset", "results_dir")
 #: Functions take an explicit ``cwd``/``root`` instead; the command line resolves ``--root`` itself.
 REPO_ROOT: Path = default_root()
 NOTEBOOKS_DIR: Path = REPO_ROOT / "notebooks"
-#: The committed record, relative to the root: the executed notebooks the book renders and the results they read.
-RECORD_OUT_DIR = Path("book") / "generated"
-RECORD_RESULTS_DIR = Path("results")
-#: Where explorations go, relative to the root (git-ignored): ``results/explore/<preset>-<digest>/``.
-EXPLORE_DIR = Path("results") / "explore"
 #: Inside an exploration folder: the executed notebooks (its results sit beside, under ``<preset>/<name>/``).
 EXPLORE_NOTEBOOKS = "notebooks"
 DEFAULT_OUT_DIR: Path = REPO_ROOT / RECORD_OUT_DIR

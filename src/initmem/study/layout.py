@@ -19,7 +19,13 @@ from pathlib import Path
 
 from ..base.paths import RootError, find_repo_root
 
-__all__ = ["resolve_results_dir", "results_paths"]
+__all__ = ["RECORD_OUT_DIR", "RECORD_RESULTS_DIR", "EXPLORE_DIR", "resolve_results_dir", "results_paths"]
+
+#: The committed record, relative to the root: the executed notebooks the book renders and the results they read.
+RECORD_OUT_DIR = Path("book") / "generated"
+RECORD_RESULTS_DIR = Path("results")
+#: Where explorations go, relative to the root (git-ignored): ``results/explore/<preset>-<digest>/``.
+EXPLORE_DIR = Path("results") / "explore"
 
 
 def resolve_results_dir(results_dir: str | os.PathLike) -> Path:
