@@ -2,7 +2,7 @@
 
 ``benchmarks/gpu_oneshot.py`` runs a reduced paper-scale experiment 01 (five optimizers x sigma_w, full CIFAR-10,
 ResNet-9 at width 64, batch 128, one seed) on one GPU within a fixed time budget and writes, in the layout of
-every other preset (:func:`initmem.study.results.results_paths` with preset ``gpu``)::
+every other preset (:func:`initmem.study.layout.results_paths` with preset ``gpu``)::
 
     results/gpu/01_optimizers/runs/<hash>[.stacked<K>].nc   one ordinary run file per finished run
     results/gpu/01_optimizers.nc                             the combined Dataset of the optimizers whose every
