@@ -48,12 +48,13 @@ glue("r_experiments", ", ".join(experiments) or "none", display=False)
 definitions = pd.DataFrame({"verdict": list(claims.VERDICT_DEFINITIONS),
                             "definition": list(claims.VERDICT_DEFINITIONS.values())}).set_index("verdict")  # fmt: skip
 with pd.option_context("display.max_colwidth", None):
-    glue("r_definitions", definitions)
+    glue("r_definitions", definitions, display=False)
 
 # %% [markdown]
 # ## The four verdicts
 #
-# {glue:}`r_definitions`
+# ```{glue} r_definitions
+# ```
 #
 # ## The table
 
