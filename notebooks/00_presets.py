@@ -33,6 +33,8 @@ from IPython.display import Markdown, display
 from initmem.study import costs, presets, registry
 from initmem.book.runner import discover_notebooks
 
+pd.set_option("display.max_colwidth", None)  # the tables of this page are text: show every cell in full
+
 overview = pd.DataFrame(
     {"preset": list(presets.PRESETS), "what it is": [presets.PRESET_DESCRIPTIONS[p] for p in presets.PRESETS]}
 ).set_index("preset")
@@ -46,8 +48,8 @@ display(overview)
 
 # %% tags=["hide-input"]
 names = list(discover_notebooks())
-chapters = pd.DataFrame({"chapter": names, "preset": [presets.book_preset(n) for n in names]}).set_index("chapter")
-display(chapters.T)
+chapters = pd.DataFrame({"chapter": names, "preset": [presets.book_preset(n) for n in names]})
+display(chapters.groupby("preset")["chapter"].agg(", ".join).to_frame("chapters"))
 
 # %% [markdown]
 # ## What the results of this preset cost

@@ -67,6 +67,7 @@ aux_lrs = None
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
+import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
@@ -175,4 +176,5 @@ display(Markdown(source))
 # The values this page was computed with (its preset's, and any the reader set), and what each means.
 
 # %% tags=["hide-input"]
-display(registry.parameter_table({"preset": preset, **p}))
+with pd.option_context("display.max_colwidth", None):  # each meaning in full
+    display(registry.parameter_table({"preset": preset, **p}))

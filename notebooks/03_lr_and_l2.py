@@ -70,6 +70,7 @@ weight_decays = None
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
+import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
@@ -164,4 +165,5 @@ glue("e03_cells", claims.l2_cells(ds).round(3))
 # The values this page was computed with (its preset's, and any the reader set), and what each means.
 
 # %% tags=["hide-input"]
-display(registry.parameter_table({"preset": preset, **p}))
+with pd.option_context("display.max_colwidth", None):  # each meaning in full
+    display(registry.parameter_table({"preset": preset, **p}))

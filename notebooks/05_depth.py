@@ -59,6 +59,7 @@ seeds = None
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
 import numpy as np
+import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
@@ -134,4 +135,5 @@ glue("e05_train_deepest_low_sigma", float(train.sel(model=deepest, sigma_w=sig_l
 # The values this page was computed with (its preset's, and any the reader set), and what each means.
 
 # %% tags=["hide-input"]
-display(registry.parameter_table({"preset": preset, **p}))
+with pd.option_context("display.max_colwidth", None):  # each meaning in full
+    display(registry.parameter_table({"preset": preset, **p}))

@@ -41,6 +41,7 @@ results_dir = "results"
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
+import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
@@ -70,7 +71,8 @@ display(Markdown(source))
 
 # %% tags=["hide-input"]
 collapse = analysis.collapse_table(table)
-glue("e07_collapse", collapse.round(2))
+with pd.option_context("display.max_colwidth", None):  # the predictions in full
+    glue("e07_collapse", collapse.round(2))
 for family, key in (("SGD", "sgd"), ("SGD+L2", "sgd_l2"), ("adaptive", "adaptive")):
     own = analysis.FAMILY_CLOCK[family]
     glue(f"e07_rho_{key}_own", float(collapse.loc[family, f"rho({own})"]), display=False)

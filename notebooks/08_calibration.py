@@ -58,6 +58,7 @@ seeds = None
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
+import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
@@ -98,8 +99,6 @@ glue("e08_epochs", int(ds["epoch"].max()), display=False)
 # %% [markdown]
 # The smallest factor with which plain SGD interpolates at every $\sigma_w$ of this grid within
 # {glue:text}`e08_epochs` epochs: **{glue:text}`e08_choice`**.
-#
-# {glue:}`e08_table`
 
 
 # %% [markdown]
@@ -108,4 +107,5 @@ glue("e08_epochs", int(ds["epoch"].max()), display=False)
 # The values this page was computed with (its preset's, and any the reader set), and what each means.
 
 # %% tags=["hide-input"]
-display(registry.parameter_table({"preset": preset, **p}))
+with pd.option_context("display.max_colwidth", None):  # each meaning in full
+    display(registry.parameter_table({"preset": preset, **p}))

@@ -9,6 +9,8 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   mystnb:
+#     render_markdown_format: myst
 # ---
 
 # %% [markdown]
@@ -60,13 +62,17 @@ aux_lrs = None
 
 # %% tags=["hide-input"]
 import matplotlib.pyplot as plt
-from IPython.display import display
+import pandas as pd
+from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.study import analysis, plots, registry, results
 
+plots.use_book_style()  # SVG figures, legible in the book
+
 ds, p = results.notebook_experiment("09_adaptive_lr", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
+source = plots.source_note("09_adaptive_lr", preset, results_dir=results_dir)  # under every figure
 table = analysis.spread_points(ds, "09_adaptive_lr")
 best = analysis.smallest_spread(table, by="optimizer", var="selected")
 
@@ -84,6 +90,7 @@ for optimizer in ds["optimizer"].values:
                           title=f"{plots.label(optimizer)}: spread against the learning rate")  # fmt: skip
     glue(f"e09_fig_{optimizer}", fig, display=False)
     plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # ## Every configuration
@@ -126,4 +133,5 @@ for _, row in best.iterrows():
 # The values this page was computed with (its preset's, and any the reader set), and what each means.
 
 # %% tags=["hide-input"]
-display(registry.parameter_table({"preset": preset, **p}))
+with pd.option_context("display.max_colwidth", None):  # each meaning in full
+    display(registry.parameter_table({"preset": preset, **p}))

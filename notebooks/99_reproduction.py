@@ -48,12 +48,15 @@ glue("r_experiments", ", ".join(experiments) or "none", display=False)
 definitions = pd.DataFrame({"verdict": list(claims.VERDICT_DEFINITIONS),
                             "definition": list(claims.VERDICT_DEFINITIONS.values())}).set_index("verdict")  # fmt: skip
 with pd.option_context("display.max_colwidth", None):
-    glue("r_definitions", definitions)
+    glue("r_definitions", definitions, display=False)
+    # the landing page's table of results at a glance (book/intro.md pastes it)
+    glue("r_glance", table[["question", "verdict", "scale", "note"]], display=False)
 
 # %% [markdown]
 # ## The four verdicts
 #
-# {glue:}`r_definitions`
+# ```{glue} r_definitions
+# ```
 #
 # ## The table
 

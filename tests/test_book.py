@@ -1,10 +1,12 @@
 """Build the book and read every page in headless Chromium, offline.
 
-For every HTML page of ``_build/html`` (served on 127.0.0.1), the browser must report: no console
-errors, no request to another host and no failed request, math typeset by the local MathJax (an
-``mjx-container`` in every math element, no raw ``$$`` left), every image decoded, and every internal
-link (and its fragment) resolving. Screenshots of a few pages go to ``$INITMEM_ARTIFACTS/screenshots``
-(default ``artifacts/screenshots``).
+For every HTML page of ``_build/html`` (served on 127.0.0.1, read in a 1280 x 1000 viewport), the browser must
+report: no console errors, no request to another host and no failed request, math typeset by the local MathJax (an
+``mjx-container`` in every math element, no raw ``$$`` left), every image decoded, every internal link (and its
+fragment) resolving, no table cut off on the right (a wide one scrolls in its own box), and figures whose text is
+legible. Every experiment chapter shows a figure on its first screen, and a search lists the chapters before the
+API reference. Screenshots of a few pages go to ``$INITMEM_ARTIFACTS/screenshots`` (default
+``artifacts/screenshots``).
 
 The book is built once per session with :func:`initmem.book.build.build_book`. Set ``INITMEM_BOOK_SKIP_BUILD=1``
 to check an existing ``_build/html`` instead (e.g. right after ``make book``).
@@ -16,7 +18,9 @@ import functools
 import html.parser
 import json
 import os
+import re
 import shutil
+import struct
 import tempfile
 import threading
 import time
@@ -35,6 +39,15 @@ CHROMIUM = os.environ.get("INITMEM_CHROMIUM", "/usr/bin/chromium")
 CHROMEDRIVER = os.environ.get("INITMEM_CHROMEDRIVER", "/usr/bin/chromedriver")
 HTML_DIR = REPO / "_build" / "html"
 NOT_PAGES = ("_static", "_sources", "_images")
+#: The viewport every page is read in (CSS px): a laptop screen.
+VIEWPORT = (1280, 1000)
+#: The experiment chapters, which must show a figure on their first screen.
+EXPERIMENT_CHAPTER = re.compile(r"book/generated/0[1-8]_\w+\.html")
+#: How much of a figure must be in the first screen for it to count as shown there (CSS px: an axis with its labels).
+MIN_VISIBLE_PX = 150
+#: The smallest size, in CSS px, at which the figures' body text (initmem.study.plots.STYLE["font.size"] points:
+#: tick and axis labels, titles) may be rendered; the book's own text is 16 px.
+MIN_FIGURE_TEXT_PX = 10.0
 
 FLAGS = [
     "--headless=new",
@@ -75,7 +88,51 @@ return {
       .filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.currentSrc || i.src),
   n_images: document.images.length,
   links: Array.from(document.querySelectorAll('a[href]')).map(a => a.href),
+  cut_tables: cutTables(),
+  dataframes: Array.from(document.querySelectorAll('article.bd-article table.dataframe'))
+      .map(t => t.textContent.trim().replace(/\\s+/g, ' ').slice(0, 2000)),
+  truncated_cells: Array.from(document.querySelectorAll('article.bd-article table.dataframe td'))
+      .map(td => td.textContent.trim()).filter(text => text.endsWith('...') || text.endsWith('\u2026')),
+  figures: Array.from(document.querySelectorAll('article.bd-article img[src*="_images/"]')).map(img => ({
+      src: img.currentSrc || img.src, top: img.getBoundingClientRect().top + window.scrollY,
+      height: img.getBoundingClientRect().height, width: img.getBoundingClientRect().width,
+      natural_width: img.naturalWidth})),
 };
+
+// Tables of the article that stick out on its right, or are cut by a box that hides what overflows. A table
+// inside a box that scrolls sideways (overflow-x auto or scroll) is fine if that box fits.
+function cutTables() {
+  const article = document.querySelector('article.bd-article');
+  if (!article) return [];
+  const limit = article.getBoundingClientRect().right + 1;
+  const cut = [];
+  for (const table of article.querySelectorAll('table')) {
+    let box = table.parentElement;
+    while (box !== article && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+    const overflow = box === article ? 'visible' : getComputedStyle(box).overflowX;
+    const scrolls = overflow === 'auto' || overflow === 'scroll';
+    const right = (scrolls ? box : table).getBoundingClientRect().right;
+    const hidden = !scrolls && box !== article && table.scrollWidth > box.clientWidth + 1;
+    if (right > limit || hidden)
+      cut.push({table: table.textContent.trim().replace(/\\s+/g, ' ').slice(0, 60), width: table.scrollWidth,
+                right: Math.round(right), limit: Math.round(limit), box: overflow});
+  }
+  return cut;
+}
+"""
+
+# Runs on the search page once a query was submitted: true when Sphinx has listed every result.
+SEARCH_DONE_JS = """
+const summary = document.querySelector('#search-results p.search-summary');
+return !!summary && summary.innerText.length > 0;
+"""
+# The results in the order listed: the page each links to, and whether it is an API object (Sphinx gives an
+# object's result a <span> with its description).
+SEARCH_HITS_JS = """
+return Array.from(document.querySelectorAll('#search-results ul.search > li')).map(li => ({
+  page: new URL(li.querySelector('a').href).pathname.replace(/^\\//, ''),
+  object: !!li.querySelector(':scope > span'),
+}));
 """
 
 
@@ -87,6 +144,28 @@ def _browser_available() -> str | None:
         import selenium  # noqa: F401
     except ImportError:
         return "selenium is not installed (pip install selenium)"
+    return None
+
+
+def _set_viewport(driver, width: int, height: int) -> None:
+    """Resize the window so that the page itself (the viewport) is ``width`` x ``height`` CSS px."""
+    driver.set_window_size(width, height)
+    inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+    driver.set_window_size(2 * width - inner[0], 2 * height - inner[1])
+
+
+def _png_dpi(path: Path) -> float | None:
+    """The resolution recorded in a PNG's pHYs chunk, in dots per inch (matplotlib writes the figure's dpi there)."""
+    data = path.read_bytes()
+    pos = 8  # after the signature
+    while pos + 8 <= len(data):
+        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        if kind == b"pHYs":
+            per_unit, _, unit = struct.unpack(">IIB", data[pos + 8:pos + 17])
+            return per_unit * 0.0254 if unit == 1 else None  # unit 1: per metre
+        if kind == b"IDAT":  # pHYs comes before the image data, or not at all
+            return None
+        pos += 12 + length
     return None
 
 
@@ -152,6 +231,7 @@ def driver():
     options.add_argument(f"--user-data-dir={profile}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     drv = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
+    _set_viewport(drv, *VIEWPORT)
     drv.set_page_load_timeout(60)
     drv.set_script_timeout(60)
     yield drv
@@ -252,6 +332,74 @@ def test_images_load(report):
     assert not bad, f"images that did not decode: {json.dumps(bad, indent=1)}"
 
 
+def test_no_table_is_cut_off(report):
+    """Every table fits the page's column, or scrolls sideways in a box of its own that does (book/_static/book.css);
+    none sticks out on the right or is clipped by a box that hides its overflow."""
+    cut = {p: info["cut_tables"] for p, info in report.items() if info["cut_tables"]}
+    assert not cut, f"tables cut off on the right: {json.dumps(cut, indent=1)}"
+
+
+def test_no_page_shows_the_build_machine_path(html_dir):
+    """Nothing on a page names the folder the book was built in (a warning printed by a notebook, a default value
+    on the API page): the pages are the same wherever they are built."""
+    root = str(REPO)
+    leaks = [page for page in _pages(html_dir) if root in (html_dir / page).read_text(encoding="utf-8")]
+    assert not leaks, f"pages that show {root}: {leaks}"
+
+
+def test_no_dataframe_cell_is_truncated(report):
+    """pandas shortens a cell longer than ``display.max_colwidth`` to "...": the notebooks show their text tables in
+    full (``pd.option_context("display.max_colwidth", None)``)."""
+    truncated = {p: info["truncated_cells"][:5] for p, info in report.items() if info["truncated_cells"]}
+    assert not truncated, f"truncated table cells: {json.dumps(truncated, indent=1)}"
+
+
+def test_landing_page_shows_the_verdicts_and_a_figure(report):
+    """The front door pastes the ledger's verdict on each claim (from 99_reproduction) and a figure (from 01)."""
+    intro = report["book/intro.html"]
+    assert any(all(f"C{i}" in table for i in range(1, 8)) and "verdict" in table for table in intro["dataframes"])
+    assert intro["figures"], "no figure on the landing page"
+
+
+def test_experiment_chapters_show_a_figure_on_their_first_screen(report):
+    """Read at 1280 x 1000, each experiment chapter shows at least MIN_VISIBLE_PX of a figure before any scrolling."""
+    chapters = sorted(p for p in report if EXPERIMENT_CHAPTER.fullmatch(p))
+    assert len(chapters) == 8, chapters
+    first = {p: min((f["top"] for f in report[p]["figures"]), default=None) for p in chapters}
+    late = {p: top for p, top in first.items() if top is None or top + MIN_VISIBLE_PX > VIEWPORT[1]}
+    assert not late, f"no figure within the first {VIEWPORT[1]} px (top of the first figure): {late}"
+
+
+def test_figure_text_is_legible(report, server, html_dir):
+    """No figure is shrunk so far that its body text renders below MIN_FIGURE_TEXT_PX.
+
+    A text of ``s`` points on a figure ``w`` inches wide, shown ``W`` CSS px wide, is ``s / 72 * W / w`` px high.
+    ``w`` is the image's width over its resolution: for a PNG the dpi matplotlib records (so a high-dpi PNG is
+    judged by its size in inches, not its pixels); for an SVG the browser's natural width is at 96 px per inch.
+    With the figures' 10-point body text the rule is: shown at no less than 75 % of their size in inches.
+    """
+    from initmem.study import plots
+
+    points = plots.STYLE["font.size"]
+    small, checked = {}, 0
+    for page, info in report.items():
+        for fig in info["figures"]:
+            path = urllib.parse.unquote(urllib.parse.urlsplit(fig["src"]).path).lstrip("/")
+            if path.endswith(".svg"):
+                dpi = 96.0
+            elif path.endswith(".png"):
+                dpi = _png_dpi(html_dir / path)
+                assert dpi, f"{path} (on {page}) records no resolution: its size in inches is unknown"
+            else:
+                continue
+            checked += 1
+            text_px = points / 72 * fig["width"] / (fig["natural_width"] / dpi)
+            if text_px < MIN_FIGURE_TEXT_PX:
+                small.setdefault(page, []).append(f"{Path(path).name}: {text_px:.1f} px")
+    assert checked, "no figure found on any page"
+    assert not small, f"{points}-point figure text rendered below {MIN_FIGURE_TEXT_PX} px: {json.dumps(small, indent=1)}"
+
+
 def test_internal_links_resolve(report, server, html_dir):
     targets: dict[str, set[str]] = {}
     for page, info in report.items():
@@ -299,5 +447,27 @@ def test_screenshots(report, server, driver):
         time.sleep(0.3)  # let the layout settle at the new size
         target = folder / (rel.replace("/", "_").removesuffix(".html") + ".png")
         driver.save_screenshot(str(target))
-        driver.set_window_size(1280, 1000)
+        _set_viewport(driver, *VIEWPORT)
         assert target.stat().st_size > 10_000, f"suspiciously small screenshot {target}"
+
+
+def test_search_lists_chapters_before_the_api(report, server, driver):
+    """Typing "Muon" into the search page lists the chapters first: the chapter with Muon in its title leads, and
+    every result on the API page (the objects and the page's own text) comes after every other page's
+    (book/_static/search_scorer.js). Runs last: a search leaves its terms to highlight on the next pages visited."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    driver.get(f"{server}/search.html")
+    try:
+        driver.find_element(By.CSS_SELECTOR, ".bd-search-container input[name='q']").send_keys("Muon", Keys.ENTER)
+        WebDriverWait(driver, 30).until(lambda d: d.execute_script(SEARCH_DONE_JS))
+        hits = driver.execute_script(SEARCH_HITS_JS)
+    finally:
+        driver.execute_script("localStorage.clear()")
+    pages = [hit["page"] for hit in hits]
+    assert "book/api.html" in pages and any(hit["object"] for hit in hits), f"the API is no longer found: {pages}"
+    first_api = pages.index("book/api.html")
+    assert pages[0] == "book/generated/T7_muon.html" and first_api >= 3, pages
+    assert set(pages[first_api:]) == {"book/api.html"}, f"chapters listed after an API result: {pages}"

@@ -4,6 +4,7 @@ sweeps are validated before anything runs; kernels start quietly."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -167,6 +168,33 @@ def test_book_from_an_exploration_builds_elsewhere(repo, monkeypatch):
     assert all(p.read_bytes() == data for p, data in before.items())
     with pytest.raises(ValueError, match="--from: .* holds no executed notebook"):
         book.build_book(root=repo, from_dir=repo / "book")
+
+
+@pytest.mark.slow
+def test_an_exploration_of_the_checkout_changes_no_tracked_file(capsys):
+    """The README's exploration, `initmem experiments --preset smoke --only 04 -p batch_sizes "[32, 128]"`, run in
+    this checkout (trains its smoke runs, about 30 s): `git status` is the same before and after, untracked files
+    included, so everything it wrote is in its git-ignored results/explore/ folder."""
+    root = find_repo_root(start=SRC)
+    if subprocess.run(["git", "rev-parse", "--git-dir"], cwd=root, capture_output=True).returncode != 0:
+        pytest.skip(f"{root} is not a git checkout")
+
+    def status() -> str:
+        return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=root,
+                              capture_output=True, text=True, check=True).stdout  # fmt: skip
+
+    parameters = {"batch_sizes": [32, 128]}
+    folder = experiments.explore_folder(root, "smoke", parameters)
+    existed = folder.exists()
+    before = status()
+    try:
+        argv = ["--root", str(root), "--preset", "smoke", "--only", "04", "-p", "batch_sizes", "[32, 128]", "--force"]
+        assert experiments.main(argv) == 0, capsys.readouterr()
+        assert (folder / "notebooks" / "04_batch_size.ipynb").is_file()
+        assert status() == before
+    finally:
+        if not existed:  # leave a reader's own exploration of the same parameters alone
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 # --------------------------------------------------------------------------- early validation

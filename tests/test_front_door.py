@@ -38,6 +38,15 @@ def test_landing_page_states_the_question_and_links_paper_ledger_and_reproduce()
     assert "book/generated/99_reproduction" in toc and "book/reproduce" in toc
 
 
+def test_landing_page_pastes_its_results_from_the_notebooks():
+    """The results at a glance are generated: glued by the ledger and chapter 01, pasted by the landing page."""
+    text = (REPO / "book" / "intro.md").read_text()
+    top = text[: text.index("## The question")]
+    for key, notebook in (("r_glance", "99_reproduction"), ("e01_fig_spread", "01_optimizers")):
+        assert f"```{{glue}} {key}\n:doc: generated/{notebook}.ipynb\n```" in top
+        assert f'glue("{key}", ' in (REPO / "notebooks" / f"{notebook}.py").read_text()
+
+
 def test_reproduce_page_says_how_to_get_a_pdf_or_why_not():
     text = (REPO / "book" / "reproduce.md").read_text()
     section = text[text.index("## A PDF"):]

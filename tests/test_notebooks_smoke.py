@@ -39,7 +39,7 @@ REQUIRED_GLUE = {
     "07_clocks": ["e07_fig_spread_vs_clocks", "e07_collapse", "e07_table"],
     "08_calibration": ["e08_fig_train_acc", "e08_table", "e08_choice"],
     "09_adaptive_lr": ["e09_fig_adam", "e09_fig_muon", "e09_table", "e09_best_lr_adam", "e09_best_spread_muon"],
-    "99_reproduction": ["r_table", "r_rules", "r_definitions", "r_c1_verdict", "r_c7_verdict"],
+    "99_reproduction": ["r_table", "r_rules", "r_definitions", "r_glance", "r_c1_verdict", "r_c7_verdict"],
 }  # fmt: skip
 #: Notebooks that draw figures (00 and 99 are tables).
 WITH_FIGURES = [n for n in NOTEBOOKS if n not in ("00_presets", "99_reproduction")]

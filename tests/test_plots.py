@@ -18,6 +18,15 @@ from initmem.study import analysis, plots  # noqa: E402
 from sweep_fakes import fake_sweep  # noqa: E402  (tests/ is on sys.path under pytest)
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _figures_open_for_the_module():
+    """The module's figure fixtures keep their figures open on purpose (many tests inspect one figure): no warning
+    about open figures here, and all of them closed when the module ends."""
+    with matplotlib.rc_context({"figure.max_open_warning": 0}):
+        yield
+    matplotlib.pyplot.close("all")
+
+
 @pytest.fixture(scope="module")
 def optim_ds():
     return fake_sweep(

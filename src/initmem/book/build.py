@@ -279,12 +279,3 @@ def _notebooks_by_preset(preset: str | None, root: Path) -> dict[str, list[str]]
         groups.setdefault(preset or _presets.book_preset(name), []).append(name)
     return groups
 
-
-def setup(app):  # pragma: no cover - called by Sphinx
-    """Sphinx extension hook (``initmem.book.build`` is listed under ``extensions`` in ``_config.yml``).
-
-    Load MathJax on every page, not only on pages whose body has math: titles with math appear in the
-    navigation sidebar of every page, and would otherwise stay raw TeX on pages without equations.
-    """
-    app.set_html_assets_policy("always")
-    return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

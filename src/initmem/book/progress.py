@@ -13,14 +13,15 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-from tqdm.auto import tqdm
+from typing import TYPE_CHECKING, Any
 
 from ..study.layout import results_paths
 from ..study.registry import EXPERIMENT_SPECS, experiment_spec
 from ..sweeps.executors import resolve_threads
 from ..sweeps.spec import SweepSpec
+
+if TYPE_CHECKING:
+    from tqdm import tqdm
 
 __all__ = ["POLL_S", "planned_runs", "RunProgress"]
 
@@ -63,6 +64,9 @@ class RunProgress:
 
     def __enter__(self) -> "RunProgress":
         if self.enabled:
+            # imported here: tqdm.auto warns at import in a kernel without ipywidgets (00_presets imports the runner)
+            from tqdm.auto import tqdm
+
             self.bar = tqdm(total=len(self.hashes), initial=_done(self.runs_dir, self.hashes), desc=f"  {self.name}",
                             unit="run", smoothing=0, dynamic_ncols=True, leave=False)  # fmt: skip
             self._thread = threading.Thread(target=self._watch, name=f"initmem-progress-{self.name}", daemon=True)

@@ -88,6 +88,8 @@ INJECTED = ("preset", "results_dir")
 #: The repository root found from the working directory when this module was imported (``$INITMEM_ROOT``, else the
 #: nearest folder at or above it whose pyproject.toml names the project initmem; see :mod:`initmem.base.paths`).
 #: Functions take an explicit ``cwd``/``root`` instead; the command line resolves ``--root`` itself.
+#:
+#: :meta hide-value:
 REPO_ROOT: Path = default_root()
 NOTEBOOKS_DIR: Path = REPO_ROOT / "notebooks"
 #: Inside an exploration folder: the executed notebooks (its results sit beside, under ``<preset>/<name>/``).

@@ -64,7 +64,7 @@ with warnings.catch_warnings():  # tqdm.auto warns at import when ipywidgets is 
     from ..run.training import train
 
 __all__ = ["measure_init_memory", "MEASURE_EXECUTORS", "MEASURE_FIELDS", "MEASURE_FORMAT_VERSION", "OwnModelJob",
-           "run_digest"]  # fmt: skip
+           "TensorSplits", "run_digest"]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +192,7 @@ def measure_init_memory(
     with contextlib.ExitStack() as stack:
         folder = Path(cache_dir) if cache_dir is not None else Path(stack.enter_context(tempfile.TemporaryDirectory()))
         check_output_dir(folder, "cache_dir")  # before anything trains
-        data = _TensorSplits(fingerprint=first.source["sha256"], device=device, train_eval_size=train_eval_size)
+        data = TensorSplits(fingerprint=first.source["sha256"], device=device, train_eval_size=train_eval_size)
         stack.callback(_PREPARED.clear)  # the data of a measurement is held only while it runs
         _PREPARED[data.key(configs[0].effective_data_seed)] = first
         if executor == "serial":
@@ -323,12 +323,12 @@ def _check_picklable(model_fn: Callable[[], nn.Module], executor: str) -> None:
         ) from None
 
 
-#: Prepared data of this process, by :meth:`_TensorSplits.key` (the workers of a parallel measurement fill it once).
+#: Prepared data of this process, by :meth:`TensorSplits.key` (the workers of a parallel measurement fill it once).
 _PREPARED: dict[tuple, PreparedData] = {}
 
 
 @dataclass(frozen=True)
-class _TensorSplits:
+class TensorSplits:
     """The data of a measurement as its jobs carry it: a fingerprint, the device, the train-eval size, and (for the
     parallel executors) a file of the three splits' CPU tensors, loaded with ``weights_only=True`` once per worker."""
 
@@ -338,6 +338,7 @@ class _TensorSplits:
     path: Path | None = None
 
     def key(self, data_seed: int) -> tuple:
+        """The key of ``data_seed``'s prepared data in this process's cache."""
         return (self.fingerprint, self.device, self.train_eval_size, data_seed)
 
     def prepared(self, data_seed: int) -> PreparedData:
@@ -379,7 +380,7 @@ class OwnModelJob(RunJob):
     named by :func:`run_digest`."""
 
     model_fn: Callable[[], nn.Module]
-    data: _TensorSplits
+    data: TensorSplits
     loss: str = "cross_entropy"
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()

@@ -1,0 +1,107 @@
+"""initmem.book.extension on a small Sphinx project: figures glued in a notebook (SVG and PNG) and pasted on
+another page become images of the build, and the pasting page is rebuilt when the notebook changes."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+pytest.importorskip("myst_nb")
+
+GLUE_PREFIX = "application/papermill.record/"  # myst_nb.ext.glue.GLUE_PREFIX: what glue(..., display=False) writes
+#: The root page (Sphinx writes it on every build, so it cannot show that a page follows the notebook).
+ROOT = """# Root
+
+```{toctree}
+pasted
+nb
+```
+"""
+PAGE = """# Pasted
+
+```{glue} fig_svg
+:doc: nb.ipynb
+```
+
+```{glue} fig_png
+:doc: nb.ipynb
+```
+"""
+CONF = """extensions = ["myst_nb", "initmem.book.extension"]
+nb_execution_mode = "off"
+exclude_patterns = ["_build"]
+"""
+
+
+def _svg(label: str) -> str:
+    return f'<svg xmlns="http://www.w3.org/2000/svg" width="40pt" height="20pt"><text y="15">{label}</text></svg>'
+
+
+def _png() -> bytes:
+    """A 1 x 1 white PNG."""
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
+
+    header = (1).to_bytes(4, "big") * 2 + bytes([8, 0, 0, 0, 0])
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\xff")) + chunk(b"IEND", b"")
+
+
+def _glued(name: str, mime: str, content: str):
+    """The output ``myst_nb.glue(name, ..., display=False)`` leaves in a notebook."""
+    return nbformat.v4.new_output(
+        "display_data", data={GLUE_PREFIX + mime: content, GLUE_PREFIX + "text/plain": "<Figure>"},
+        metadata={"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}},
+    )  # fmt: skip
+
+
+def _write_notebook(path: Path, svg: str) -> None:
+    cell = nbformat.v4.new_code_cell("glue(...)")
+    cell.outputs = [_glued("fig_svg", "image/svg+xml", svg),
+                    _glued("fig_png", "image/png", base64.b64encode(_png()).decode())]  # fmt: skip
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# The notebook"), cell])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(nb, str(path))
+
+
+def _build(src: Path) -> str:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"),
+                                                        os.environ.get("PYTHONPATH", "")])}  # fmt: skip
+    # into _build/html: myst-nb keeps its glue caches beside the output, in _build/jupyter_execute
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(src), str(src / "_build" / "html")],
+                          capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return (src / "_build" / "html" / "pasted.html").read_text(encoding="utf-8")
+
+
+def _images(html: str) -> list[str]:
+    """The pasted figures' image paths, in page order."""
+    return re.findall(r'<img[^>]* src="(_images/[0-9a-f]{64}\.(?:svg|png))"', html)
+
+
+def test_figures_pasted_from_a_notebook_are_images_and_follow_it(tmp_path):
+    (tmp_path / "conf.py").write_text(CONF)
+    (tmp_path / "index.md").write_text(ROOT)
+    (tmp_path / "pasted.md").write_text(PAGE)
+    notebook = tmp_path / "nb.ipynb"
+    _write_notebook(notebook, _svg("first"))
+    html = _build(tmp_path)
+    svg, png = _images(html)
+    out = tmp_path / "_build" / "html"
+    assert (out / svg).read_text() == _svg("first") and (out / png).read_bytes() == _png()
+    assert svg.removeprefix("_images/").startswith(hashlib.sha256(_svg("first").encode()).hexdigest())
+
+    _write_notebook(notebook, _svg("second"))
+    later = time.time() + 5  # surely after the build's read of pasted.md, whatever the file system's clock resolution
+    os.utime(notebook, (later, later))
+    svg_again, _ = _images(_build(tmp_path))  # pasted.md unchanged, but it pastes from the changed notebook
+    assert svg_again != svg and (out / svg_again).read_text() == _svg("second")
