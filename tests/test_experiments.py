@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
+from pathlib import Path
 
 import pytest
 
@@ -251,3 +253,20 @@ def test_run_progress_counts_run_files_as_they_appear(tmp_path):
         assert watch.bar.n == 2
     assert watch.update() == 2
     assert not RunProgress("06_norms", runs_dir, []).enabled
+
+
+@pytest.mark.skipif(os.name == "nt", reason="IPC kernels need Unix sockets; Windows keeps TCP")
+def test_kernels_keep_their_sockets_out_of_the_working_directory(layout, monkeypatch):
+    """The notebooks' kernels listen on IPC sockets (no "running over TCP" warning on every start) in a private
+    temporary folder, removed with the kernel: jupyter_client's default, ``kernel-ipc-<port>`` relative to the working
+    directory, left socket files in the repository root whenever a kernel's clean-up was skipped."""
+    made, mkdtemp = [], experiments.tempfile.mkdtemp
+    monkeypatch.setattr(experiments.tempfile, "mkdtemp", lambda **kw: made.append(mkdtemp(**kw)) or made[-1])
+    res = run_notebooks(**layout)
+    assert res[0].status == "executed"
+    assert "without encryption" not in _stdout(res[0].output)
+    assert experiments.IPCKernelManager(kernel_name="python3").ip.startswith(made[-1] + os.sep)  # absolute, private
+    Path(made.pop()).rmdir()
+    folder = Path(made[0])
+    assert folder.name.startswith("initmem-kernel-") and folder not in (Path.cwd(), layout["cwd"])
+    assert not folder.exists()  # removed with the kernel

@@ -46,6 +46,7 @@ import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -745,13 +746,24 @@ def __getattr__(name: str) -> Any:
         from jupyter_client import AsyncKernelManager
         from traitlets import CaselessStrEnum
 
-        cls = type("IPCKernelManager", (AsyncKernelManager,), {
-            "__doc__": "A kernel manager whose kernels listen on IPC sockets next to their connection file.",
-            "transport": CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True),
-            "__module__": __name__,
-        })  # fmt: skip
-        globals()[name] = cls
-        return cls
+        class IPCKernelManager(AsyncKernelManager):
+            """A kernel manager whose kernels listen on IPC sockets in a private temporary folder (removed with the
+            kernel), never in the working directory (jupyter_client's default there is ``./kernel-ipc-<port>``)."""
+
+            transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+            def _ip_default(self) -> str:
+                self._socket_dir = tempfile.mkdtemp(prefix="initmem-kernel-")
+                return os.path.join(self._socket_dir, "kernel-ipc")
+
+            async def _async_cleanup_resources(self, restart: bool = False) -> None:
+                await super()._async_cleanup_resources(restart=restart)
+                if not restart and getattr(self, "_socket_dir", None):
+                    shutil.rmtree(self._socket_dir, ignore_errors=True)
+
+        IPCKernelManager.__module__ = __name__
+        globals()[name] = IPCKernelManager
+        return IPCKernelManager
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
