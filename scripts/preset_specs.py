@@ -5,8 +5,9 @@ Usage: python scripts/preset_specs.py PRESET OUT_DIR
 Each file holds {"name": <experiment>, "spec": <sweep spec>}, built by this checkout's experiment registry from
 the preset's parameters. ``scripts/run_preset.sh`` then trains them with the package of another (frozen) commit,
 so that every run of the preset comes from one commit while this checkout keeps changing. The order puts the
-headline first: plain SGD of 01 (C1), the rest of 01 (C2, C7), the adaptive learning rates (09), then 03, 04, 05 and
-the long runs of 02.
+calibration first (08: it decides the logit factor), then the headline: plain SGD of 01 (C1), the rest of 01 (C2,
+C7), then 03, 04, 05 and the long runs of 02 (C3); last the adaptive learning rates of 09, a calibration page that
+no claim's verdict waits for.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from pathlib import Path
 from initmem.study import presets, registry
 from initmem.sweeps.spec import SweepSpec
 
-ORDER = ("08_calibration", "01_optimizers:sgd", "01_optimizers", "09_adaptive_lr", "03_lr_and_l2", "04_batch_size",
-         "05_depth", "02_long_training")  # fmt: skip
+ORDER = ("08_calibration", "01_optimizers:sgd", "01_optimizers", "03_lr_and_l2", "04_batch_size", "05_depth",
+         "02_long_training", "09_adaptive_lr")  # fmt: skip
 
 
 def main(preset: str, out: Path) -> None:
