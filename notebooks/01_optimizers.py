@@ -16,22 +16,10 @@
 # %% [markdown]
 # # 01. Which optimizers remember the initialization?
 #
-# **Claims C1 and C2.** The paper trains a BatchNorm ResNet-9 on CIFAR-10 at batch size $b = 128$ from
-# kernels drawn as $W \sim \mathcal N(0, \sigma_w^2/\text{fan-in})$ for a grid of scales $\sigma_w$, with
-# everything else held fixed. For each run it keeps the checkpoint with the lowest validation loss (the
-# *validation-selected predictor*) and measures its test accuracy. The **spread** is the largest minus the
-# smallest of these accuracies over $\sigma_w$: how much the trained predictor still depends on the scale of
-# its initialization.
-#
-# The paper reports a spread of **26.5 pp** for low-learning-rate SGD, although every SGD run interpolates
-# ($\geq 99.5\,\%$ training accuracy), and a much smaller one for the adaptive optimizers: **about 4 pp for
-# Muon**, with Adam and AdamW also "largely erasing" the dependence.
-#
-# This notebook runs the five optimizers (SGD, SGD with momentum, Adam, AdamW, Muon) over the $\sigma_w$ grid
-# of the preset and reports, for every optimizer, the spread of the selected test accuracy and, beside it,
-# the spread of the final-epoch test accuracy (the predictor without early stopping). The learning rates
-# and the other choices the paper does not state are listed with their reasons in `initmem.study.presets.PRESET_NOTES`
-# (rendered in the Setup chapter).
+# **Claims C1, C2.** Trained from kernels drawn at scale $\sigma_w$ (everything else fixed), low-learning-rate SGD
+# interpolates its training set, yet the test accuracy of its validation-selected predictor spreads by **26.5 pp**
+# across $\sigma_w$ in the paper; Adam, AdamW and Muon largely erase that memory (**about 4 pp for Muon**). Here:
+# the verdict at this preset, then each optimizer's test accuracy against $\sigma_w$.
 
 # %% tags=["parameters"]
 # Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
@@ -76,8 +64,21 @@ from initmem.study import analysis, claims, plots, registry, results
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("01_optimizers", globals())  # parameters (None: the preset's) -> sweep -> results
-print(plots.caption(ds))
 source = plots.source_note("01_optimizers", preset, results_dir=results_dir)  # under every figure
+
+# %% tags=["remove-input"]
+display(Markdown(claims.chapter_verdicts("01_optimizers", ds)))
+
+# %% tags=["hide-input"]
+fig = plots.acc_vs_sigma(ds, hue="optimizer")
+glue("e01_fig_acc_vs_sigma", fig, display=False)
+plt.show()
+display(Markdown(source))
+
+# %% [markdown]
+# Left: the validation-selected predictor; right: the last epoch. Each line is the mean over seeds; with up to five
+# seeds every seed is drawn as a small point beside it (a 95 % t-interval over two or three seeds can span tens of
+# percentage points), with more seeds the mean's 95 % t-interval.
 
 # %% [markdown]
 # ## The verdict at this preset
@@ -90,17 +91,20 @@ source = plots.source_note("01_optimizers", preset, results_dir=results_dir)  # 
 display(Markdown(claims.chapter_box("01_optimizers", ds)))
 
 # %% [markdown]
-# ## Test accuracy against $\sigma_w$
+# ## How this page measures it
 #
-# Left: the validation-selected predictor; right: the last epoch. Each line is the mean over seeds; with up to five
-# seeds every seed is drawn as a small point beside it (a 95 % t-interval over two or three seeds can span tens of
-# percentage points), with more seeds the mean's 95 % t-interval.
-
-# %% tags=["hide-input"]
-fig = plots.acc_vs_sigma(ds, hue="optimizer")
-glue("e01_fig_acc_vs_sigma", fig, display=False)
-plt.show()
-display(Markdown(source))
+# **Claims C1 and C2.** The paper trains a BatchNorm ResNet-9 on CIFAR-10 at batch size $b = 128$ from
+# kernels drawn as $W \sim \mathcal N(0, \sigma_w^2/\text{fan-in})$ for a grid of scales $\sigma_w$, with
+# everything else held fixed. For each run it keeps the checkpoint with the lowest validation loss (the
+# *validation-selected predictor*) and measures its test accuracy. The **spread** is the largest minus the
+# smallest of these accuracies over $\sigma_w$: how much the trained predictor still depends on the scale of
+# its initialization.
+#
+# This notebook runs the five optimizers (SGD, SGD with momentum, Adam, AdamW, Muon) over the $\sigma_w$ grid
+# of the preset and reports, for every optimizer, the spread of the selected test accuracy and, beside it,
+# the spread of the final-epoch test accuracy (the predictor without early stopping). The learning rates
+# and the other choices the paper does not state are listed with their reasons in `initmem.study.presets.PRESET_NOTES`
+# (rendered in the Setup chapter).
 
 # %% [markdown]
 # ## The spread per optimizer

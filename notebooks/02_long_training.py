@@ -18,17 +18,7 @@
 #
 # **Claim C3.** If low-learning-rate SGD remembers its initialization only because it has not trained long
 # enough, training much longer should shrink the spread. The paper extends its low-learning-rate SGD runs to
-# **5,000 epochs** and finds the spread across $\sigma_w$ **essentially unchanged**. The clock that governs SGD's own
-# forgetting, $T_{SGD} = \frac1b\sum_k \eta_k^2$, grows linearly with the number of steps, but at a small learning rate its
-# rate $\eta^2/b$ is tiny; and once the network interpolates the gradients that drive forgetting nearly vanish (theory T4),
-# so the norms that carry the memory stop moving even as the clock keeps ticking.
-#
-# **How this notebook measures it.** One long run per $\sigma_w$ and seed, at a constant learning rate. With a
-# constant schedule and batches that depend only on the data seed and the epoch, the first $T$ epochs of a long
-# run *are* a $T$-epoch run. So the validation-selected predictor of a $T$-epoch run is the checkpoint with the
-# lowest validation loss among the epochs $\leq T$ of the long run (`initmem.study.analysis.within_horizons`), and one
-# long sweep gives the spread at every horizon $T$. The final-epoch accuracy at horizon $T$ is the accuracy at
-# epoch $T$.
+# **5,000 epochs** and finds the spread across $\sigma_w$ **essentially unchanged**.
 
 # %% tags=["parameters"]
 # Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
@@ -73,8 +63,17 @@ from initmem.study import analysis, claims, plots, registry, results
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("02_long_training", globals())  # parameters (None: the preset's) -> sweep -> results
-print(plots.caption(ds))
 source = plots.source_note("02_long_training", preset, results_dir=results_dir)  # under every figure
+
+# %% tags=["remove-input"]
+display(Markdown(claims.chapter_verdicts("02_long_training", ds)))
+
+# %% tags=["hide-input"]
+h = analysis.within_horizons(ds, p["horizons"])
+fig = plots.spread_vs_horizon(h, paper_epochs=5000)
+glue("e02_fig_spread_vs_horizon", fig, display=False)
+plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # ## The verdict at this preset
@@ -87,14 +86,22 @@ source = plots.source_note("02_long_training", preset, results_dir=results_dir) 
 display(Markdown(claims.chapter_box("02_long_training", ds)))
 
 # %% [markdown]
-# ## The spread at each horizon
+# ## How this page measures it
+#
+# The clock that governs SGD's own
+# forgetting, $T_{SGD} = \frac1b\sum_k \eta_k^2$, grows linearly with the number of steps, but at a small learning rate its
+# rate $\eta^2/b$ is tiny; and once the network interpolates the gradients that drive forgetting nearly vanish (theory T4),
+# so the norms that carry the memory stop moving even as the clock keeps ticking.
+#
+# **How this notebook measures it.** One long run per $\sigma_w$ and seed, at a constant learning rate. With a
+# constant schedule and batches that depend only on the data seed and the epoch, the first $T$ epochs of a long
+# run *are* a $T$-epoch run. So the validation-selected predictor of a $T$-epoch run is the checkpoint with the
+# lowest validation loss among the epochs $\leq T$ of the long run (`initmem.study.analysis.within_horizons`), and one
+# long sweep gives the spread at every horizon $T$. The final-epoch accuracy at horizon $T$ is the accuracy at
+# epoch $T$.
 
-# %% tags=["hide-input"]
-h = analysis.within_horizons(ds, p["horizons"])
-fig = plots.spread_vs_horizon(h, paper_epochs=5000)
-glue("e02_fig_spread_vs_horizon", fig, display=False)
-plt.show()
-display(Markdown(source))
+# %% [markdown]
+# ## The spread at each horizon
 
 # %% tags=["hide-input"]
 table = analysis.horizon_table(ds, p["horizons"])

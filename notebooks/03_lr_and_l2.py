@@ -18,22 +18,7 @@
 #
 # **Claim C4.** What low-learning-rate SGD cannot do in 5,000 epochs, a different recipe does quickly: the paper
 # reports that SGD with **larger learning rates** or **explicit L2 decay** forgets its initialization, with the
-# spread across $\sigma_w$ falling to **near zero**. Two clocks measure the two mechanisms: the stochastic
-# finite-step clock $T_{SGD} = \frac1b\sum_k\eta_k^2$ grows with the square of the learning rate, and the norm
-# decay clock $T_{L2} = \lambda\sum_k\eta_k$ measures how far L2 decay has pulled the kernel norms towards the
-# equilibrium that does not depend on their initial value (theory chapter T5). Under BatchNorm the norm *is* the
-# memory: once all $\sigma_w$ have relaxed to one norm, the effective learning rates agree and the runs forget
-# where they started.
-#
-# This notebook sweeps SGD (no momentum) over a grid of learning rates $\eta$ and coupled L2 strengths
-# $\lambda$ (the gradient of $L + \frac\lambda2\|w\|^2$), each cell over the $\sigma_w$ grid and the seeds.
-#
-# **Schedule.** A constant learning rate of 0.1 made the last epochs unstable in the pilot runs behind the `cpu`
-# preset (the final training accuracy jumped from run to run; see the Setup chapter). Every run here therefore
-# uses a step schedule:
-# the peak rate for the first `schedule_milestones[0]` of training, then a tenfold decay at each milestone. The
-# decay steps add little to the clocks (most of $\sum_k\eta_k$ is accumulated at the peak rate), so the clocks
-# still measure the recipe, and the final epochs are stable.
+# spread across $\sigma_w$ falling to **near zero**.
 
 # %% tags=["parameters"]
 # Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
@@ -79,8 +64,21 @@ from initmem.study import analysis, claims, plots, registry, results
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("03_lr_and_l2", globals())  # parameters (None: the preset's) -> sweep -> results
-print(plots.caption(ds))
 source = plots.source_note("03_lr_and_l2", preset, results_dir=results_dir)  # under every figure
+
+# %% tags=["remove-input"]
+display(Markdown(claims.chapter_verdicts("03_lr_and_l2", ds)))
+
+# %% tags=["hide-input"]
+fig = plots.spread_heatmap(ds, x="lr", y="weight_decay", clock="T_L2")
+glue("e03_fig_heatmap", fig, display=False)
+plt.show()
+display(Markdown(source))
+
+# %% [markdown]
+# Each cell shows the spread over $\sigma_w$ (pp; the mean over seeds of each seed's spread, the number of the
+# verdict) and the $T_{L2}$ clock its runs reached. The table adds that mean's 95 % t-interval, $T_{SGD}$ and the
+# lowest final training accuracy of the cell.
 
 # %% [markdown]
 # ## The verdict at this preset
@@ -93,17 +91,27 @@ source = plots.source_note("03_lr_and_l2", preset, results_dir=results_dir)  # u
 display(Markdown(claims.chapter_box("03_lr_and_l2", ds)))
 
 # %% [markdown]
-# ## The spread in every (learning rate, L2) cell
+# ## How this page measures it
 #
-# Each cell shows the spread over $\sigma_w$ (pp; the mean over seeds of each seed's spread, the number of the
-# verdict) and the $T_{L2}$ clock its runs reached. The table adds that mean's 95 % t-interval, $T_{SGD}$ and the
-# lowest final training accuracy of the cell.
+# Two clocks measure the two mechanisms: the stochastic
+# finite-step clock $T_{SGD} = \frac1b\sum_k\eta_k^2$ grows with the square of the learning rate, and the norm
+# decay clock $T_{L2} = \lambda\sum_k\eta_k$ measures how far L2 decay has pulled the kernel norms towards the
+# equilibrium that does not depend on their initial value (theory chapter T5). Under BatchNorm the norm *is* the
+# memory: once all $\sigma_w$ have relaxed to one norm, the effective learning rates agree and the runs forget
+# where they started.
+#
+# This notebook sweeps SGD (no momentum) over a grid of learning rates $\eta$ and coupled L2 strengths
+# $\lambda$ (the gradient of $L + \frac\lambda2\|w\|^2$), each cell over the $\sigma_w$ grid and the seeds.
+#
+# **Schedule.** A constant learning rate of 0.1 made the last epochs unstable in the pilot runs behind the `cpu`
+# preset (the final training accuracy jumped from run to run; see the Setup chapter). Every run here therefore
+# uses a step schedule:
+# the peak rate for the first `schedule_milestones[0]` of training, then a tenfold decay at each milestone. The
+# decay steps add little to the clocks (most of $\sum_k\eta_k$ is accumulated at the peak rate), so the clocks
+# still measure the recipe, and the final epochs are stable.
 
-# %% tags=["hide-input"]
-fig = plots.spread_heatmap(ds, x="lr", y="weight_decay", clock="T_L2")
-glue("e03_fig_heatmap", fig, display=False)
-plt.show()
-display(Markdown(source))
+# %% [markdown]
+# ## The spread in every (learning rate, L2) cell
 
 # %% tags=["hide-input"]
 table = analysis.spread_points(ds, "03_lr_and_l2").set_index(["lr", "weight_decay"])

@@ -17,15 +17,7 @@
 # # 04. Do larger batches forget more slowly?
 #
 # **Claim C5.** The paper finds that **larger batches leave a larger spread** across $\sigma_w$
-# ($b \in \{16, 32, 64, 128, 256\}$). The clock explains why: SGD's stochastic finite-step clock
-# $T_{SGD} = \frac1b\sum_k\eta_k^2$ counts the noise injected per step, so at the same learning rate and the same
-# number of steps $S$ it is $S\eta^2/b$: a larger batch takes less noisy steps and forgets more slowly.
-#
-# A comparison at a fixed number of *epochs* mixes this with a second effect: a large batch then also takes fewer
-# steps and is simply less trained. This notebook therefore gives every batch size about the same number of
-# steps (parameter `steps`; each batch size trains `round(steps / (n // b))` epochs) at one learning rate, so the
-# batch sizes differ only in their noise: $T_{SGD}$ falls like $1/b$. Every batch size must fit in the training
-# set: the notebook stops with a clear message otherwise.
+# ($b \in \{16, 32, 64, 128, 256\}$).
 
 # %% tags=["parameters"]
 # Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
@@ -67,8 +59,19 @@ from initmem.study import analysis, claims, plots, registry, results, stats
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("04_batch_size", globals())  # parameters (None: the preset's) -> sweep -> results
-print(plots.caption(ds))
 source = plots.source_note("04_batch_size", preset, results_dir=results_dir)  # under every figure
+
+# %% tags=["remove-input"]
+display(Markdown(claims.chapter_verdicts("04_batch_size", ds)))
+
+# %% tags=["hide-input"]
+fig = plots.spread_vs(ds, dim="batch_size", clock="T_SGD")
+glue("e04_fig_spread_vs_batch", fig, display=False)
+plt.show()
+display(Markdown(source))
+
+# %% [markdown]
+# Left: the spread against $b$; right: the same spreads against the $T_{SGD}$ clock each batch size reached.
 
 # %% [markdown]
 # ## The verdict at this preset
@@ -81,15 +84,20 @@ source = plots.source_note("04_batch_size", preset, results_dir=results_dir)  # 
 display(Markdown(claims.chapter_box("04_batch_size", ds)))
 
 # %% [markdown]
-# ## The spread against the batch size
+# ## How this page measures it
 #
-# Left: the spread against $b$; right: the same spreads against the $T_{SGD}$ clock each batch size reached.
+# The clock explains why: SGD's stochastic finite-step clock
+# $T_{SGD} = \frac1b\sum_k\eta_k^2$ counts the noise injected per step, so at the same learning rate and the same
+# number of steps $S$ it is $S\eta^2/b$: a larger batch takes less noisy steps and forgets more slowly.
+#
+# A comparison at a fixed number of *epochs* mixes this with a second effect: a large batch then also takes fewer
+# steps and is simply less trained. This notebook therefore gives every batch size about the same number of
+# steps (parameter `steps`; each batch size trains `round(steps / (n // b))` epochs) at one learning rate, so the
+# batch sizes differ only in their noise: $T_{SGD}$ falls like $1/b$. Every batch size must fit in the training
+# set: the notebook stops with a clear message otherwise.
 
-# %% tags=["hide-input"]
-fig = plots.spread_vs(ds, dim="batch_size", clock="T_SGD")
-glue("e04_fig_spread_vs_batch", fig, display=False)
-plt.show()
-display(Markdown(source))
+# %% [markdown]
+# ## The spread at each batch size
 
 # %% tags=["hide-input"]
 table = analysis.spread_points(ds, "04_batch_size").set_index("batch_size")

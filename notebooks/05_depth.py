@@ -19,13 +19,6 @@
 # **Claim C6.** In ResNet-9, low-learning-rate SGD at a large $\sigma_w$ still interpolates the training set but
 # generalises worse. In the deeper CIFAR ResNets of He et al. (ResNet-56 and ResNet-110) the paper sees the
 # same poor forgetting dynamics take another form: at large $\sigma_w$ the networks **fail to interpolate**.
-# The mechanism is the effective learning rate again: under BatchNorm, SGD at scale $\sigma_w$ moves the kernels'
-# directions like SGD at scale 1 with rate $\eta/\sigma_w^2$, and a deep network trained at a tiny effective
-# rate does not reach zero training error in the budget.
-#
-# This notebook trains ResNet-9 and the CIFAR ResNets (depth $6n+2$: 20, 56, 110) with the same SGD recipe over
-# the $\sigma_w$ grid and reports, per depth, the final training accuracy and $\tau_{interp}$, the first epoch
-# with training accuracy $\geq 99.5\,\%$ (never, if it stays below).
 
 # %% tags=["parameters"]
 # Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
@@ -68,8 +61,16 @@ from initmem.study import claims, plots, registry, results, stats
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("05_depth", globals())  # parameters (None: the preset's) -> sweep -> results
-print(plots.caption(ds))
 source = plots.source_note("05_depth", preset, results_dir=results_dir)  # under every figure
+
+# %% tags=["remove-input"]
+display(Markdown(claims.chapter_verdicts("05_depth", ds)))
+
+# %% tags=["hide-input"]
+fig = plots.depth_panels(ds)
+glue("e05_fig_depth", fig, display=False)
+plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # ## The verdict at this preset
@@ -81,11 +82,16 @@ source = plots.source_note("05_depth", preset, results_dir=results_dir)  # under
 # %% tags=["remove-input"]
 display(Markdown(claims.chapter_box("05_depth", ds)))
 
-# %% tags=["hide-input"]
-fig = plots.depth_panels(ds)
-glue("e05_fig_depth", fig, display=False)
-plt.show()
-display(Markdown(source))
+# %% [markdown]
+# ## How this page measures it
+#
+# The mechanism is the effective learning rate again: under BatchNorm, SGD at scale $\sigma_w$ moves the kernels'
+# directions like SGD at scale 1 with rate $\eta/\sigma_w^2$, and a deep network trained at a tiny effective
+# rate does not reach zero training error in the budget.
+#
+# This notebook trains ResNet-9 and the CIFAR ResNets (depth $6n+2$: 20, 56, 110) with the same SGD recipe over
+# the $\sigma_w$ grid and reports, per depth, the final training accuracy and $\tau_{interp}$, the first epoch
+# with training accuracy $\geq 99.5\,\%$ (never, if it stays below).
 
 # %% [markdown]
 # ## Per model and $\sigma_w$

@@ -16,19 +16,9 @@
 # %% [markdown]
 # # 06. Does the final weight norm remember the initial one?
 #
-# **Claim C7.** Under BatchNorm the norm of a kernel does not change the function, only the effective learning
-# rate of its direction (theory chapter T1). Where the norm ends up is therefore a direct record of what the
-# optimizer did with the initialization. The paper finds that under SGD the **final kernel norm stays coupled
+# **Claim C7.** The paper finds that under SGD the **final kernel norm stays coupled
 # to the initial one** (radial memory), whereas the adaptive optimizers **converge to a common norm scale**
 # whatever $\sigma_w$ was.
-#
-# This notebook analyses the runs of notebook 01 at the same preset: it reads 01's results file and trains
-# nothing (re-execute 01 with new parameters, then this notebook, to see those). It plots, per optimizer, the
-# final total Frobenius norm of the kernels against the initial one on log-log axes with the identity line,
-# and the distance travelled from the initialization,
-# $\|W_T - W_0\|_F$, relative to the initial norm. One number summarises the coupling: the slope $s$ of
-# $\log\|W_T\|$ against $\log\|W_0\|$ across $\sigma_w$ (`initmem.study.analysis.norm_coupling`): $s = 1$ means the
-# final norm is proportional to the initial one, $s = 0$ a common final norm.
 
 # %% tags=["parameters"]
 preset = "smoke"
@@ -45,8 +35,16 @@ plots.use_book_style()  # SVG figures, legible in the book
 
 # Notebook 01's runs at this preset (run 01 first; nothing is trained here).
 ds = results.read_results(results_dir, preset, "01_optimizers", reader="06_norms")
-print(plots.caption(ds))
 source = plots.source_note("06_norms", preset, ["01_optimizers"], results_dir=results_dir)  # under every figure
+
+# %% tags=["remove-input"]
+display(Markdown(claims.chapter_verdicts("01_optimizers", ds, ["C7"])))
+
+# %% tags=["hide-input"]
+fig = plots.norm_scatter(ds, hue="optimizer")
+glue("e06_fig_norm_scatter", fig, display=False)
+plt.show()
+display(Markdown(source))
 
 # %% [markdown]
 # ## The verdict at this preset
@@ -58,11 +56,20 @@ source = plots.source_note("06_norms", preset, ["01_optimizers"], results_dir=re
 # %% tags=["remove-input"]
 display(Markdown(claims.chapter_box("01_optimizers", ds, ["C7"])))
 
-# %% tags=["hide-input"]
-fig = plots.norm_scatter(ds, hue="optimizer")
-glue("e06_fig_norm_scatter", fig, display=False)
-plt.show()
-display(Markdown(source))
+# %% [markdown]
+# ## How this page measures it
+#
+# Under BatchNorm the norm of a kernel does not change the function, only the effective learning
+# rate of its direction (theory chapter T1). Where the norm ends up is therefore a direct record of what the
+# optimizer did with the initialization.
+#
+# This notebook analyses the runs of notebook 01 at the same preset: it reads 01's results file and trains
+# nothing (re-execute 01 with new parameters, then this notebook, to see those). It plots, per optimizer, the
+# final total Frobenius norm of the kernels against the initial one on log-log axes with the identity line,
+# and the distance travelled from the initialization,
+# $\|W_T - W_0\|_F$, relative to the initial norm. One number summarises the coupling: the slope $s$ of
+# $\log\|W_T\|$ against $\log\|W_0\|$ across $\sigma_w$ (`initmem.study.analysis.norm_coupling`): $s = 1$ means the
+# final norm is proportional to the initial one, $s = 0$ a common final norm.
 
 # %% [markdown]
 # ## The coupling slope per optimizer

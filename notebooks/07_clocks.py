@@ -18,22 +18,8 @@
 #
 # The paper's organising idea is that forgetting is measured by accumulated "forgetting time", not by epochs.
 # Three clocks, summed over the optimisation steps $k$ with learning rate $\eta_k$, batch size $b$ and L2
-# strength $\lambda$:
-#
-# | clock | formula | mechanism |
-# |---|---|---|
-# | $T_{SGD}$ | $\frac1b\sum_k\eta_k^2$ | the stochastic, finite-step part of SGD (minibatch noise, discretisation) |
-# | $T_{L2}$ | $\lambda\sum_k\eta_k$ | explicit norm decay pulling the kernel norms to an equilibrium |
-# | $T_{adapt}$ | $\sum_k\eta_k$ | adaptive preconditioning: steps whose size does not shrink with the gradient |
-#
-# If the idea is right, each optimizer family should **collapse on its own clock**: the spread of plain SGD
-# should be a decreasing function of $T_{SGD}$ alone, whatever learning rate, batch size or length produced it;
-# that of SGD with L2 a function of $T_{L2}$; that of the adaptive optimizers a function of $T_{adapt}$. This
-# notebook puts every configuration of every sweep of the preset (notebooks 01-05, whatever has been run) on
-# the three clocks, once each (notebook 02 at its longest horizon only: its shorter horizons are prefixes of the same
-# runs), using the clocks of the predictor whose spread is shown: at the validation-selected checkpoint. SGD with
-# momentum is placed by its effective step $\eta/(1-\mu)$ (the runs record their clocks of that step), so that it
-# shares plain SGD's axes.
+# strength $\lambda$: If the idea is right, each optimizer family should **collapse on its own clock**: its spread should fall
+# with that clock alone, whatever learning rate, batch size or length produced it.
 
 # %% tags=["parameters"]
 preset = "smoke"
@@ -61,6 +47,27 @@ fig = plots.spread_vs_clocks(table, source=experiments)
 glue("e07_fig_spread_vs_clocks", fig, display=False)
 plt.show()
 display(Markdown(source))
+
+# %% [markdown]
+# ## How this page measures it
+#
+# The three clocks, summed over the optimisation steps $k$ with learning rate $\eta_k$, batch size $b$ and L2
+# strength $\lambda$:
+#
+# | clock | formula | mechanism |
+# |---|---|---|
+# | $T_{SGD}$ | $\frac1b\sum_k\eta_k^2$ | the stochastic, finite-step part of SGD (minibatch noise, discretisation) |
+# | $T_{L2}$ | $\lambda\sum_k\eta_k$ | explicit norm decay pulling the kernel norms to an equilibrium |
+# | $T_{adapt}$ | $\sum_k\eta_k$ | adaptive preconditioning: steps whose size does not shrink with the gradient |
+#
+# If the idea is right, each optimizer family should **collapse on its own clock**: the spread of plain SGD
+# should be a decreasing function of $T_{SGD}$ alone, whatever learning rate, batch size or length produced it;
+# that of SGD with L2 a function of $T_{L2}$; that of the adaptive optimizers a function of $T_{adapt}$. This
+# notebook puts every configuration of every sweep of the preset (notebooks 01-05, whatever has been run) on
+# the three clocks, once each (notebook 02 at its longest horizon only: its shorter horizons are prefixes of the same
+# runs), using the clocks of the predictor whose spread is shown: at the validation-selected checkpoint. SGD with
+# momentum is placed by its effective step $\eta/(1-\mu)$ (the runs record their clocks of that step), so that it
+# shares plain SGD's axes.
 
 # %% [markdown]
 # ## Does each family collapse on its own clock?

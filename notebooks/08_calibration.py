@@ -19,13 +19,6 @@
 # The paper's headline (claim C1) is that low-learning-rate SGD **interpolates** (reaches $\geq 99.5\,\%$ training
 # accuracy) at every $\sigma_w$ and still keeps a large test-accuracy spread. A reproduction at reduced scale
 # must first make that premise true within its budget, or every spread it reports is partly plain undertraining.
-#
-# ResNet-9 as published (Page's DAWNBench network) multiplies its logits by a fixed factor 0.125. The factor also
-# scales every gradient, so under plain SGD it acts like a smaller learning rate, while Adam, AdamW and Muon,
-# which normalise their updates, barely notice it. This notebook trains plain SGD at the two ends of the
-# $\sigma_w$ grid with each candidate factor (parameter `logit_scales`) and the learning rate of the headline
-# experiment, and records when each run interpolates. The preset then uses the smallest factor that interpolates
-# at both ends within the budget of experiment 01; the choice and these numbers are listed in the Setup chapter.
 
 # %% tags=["parameters"]
 # Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
@@ -67,13 +60,7 @@ from initmem.study import analysis, plots, registry, results
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("08_calibration", globals())  # parameters (None: the preset's) -> sweep -> results
-print(plots.caption(ds))
 source = plots.source_note("08_calibration", preset, results_dir=results_dir)  # under every figure
-
-# %% [markdown]
-# ## Training accuracy during training
-#
-# One panel per logit factor, one line per $\sigma_w$; the dashed line is the interpolation threshold.
 
 # %% tags=["hide-input"]
 fig = plots.training_curves(ds, var="train_acc", col="logit_scale", interpolation=True,
@@ -81,6 +68,19 @@ fig = plots.training_curves(ds, var="train_acc", col="logit_scale", interpolatio
 glue("e08_fig_train_acc", fig, display=False)
 plt.show()
 display(Markdown(source))
+
+# %% [markdown]
+# One panel per logit factor, one line per $\sigma_w$; the dashed line is the interpolation threshold.
+
+# %% [markdown]
+# ## How this page measures it
+#
+# ResNet-9 as published (Page's DAWNBench network) multiplies its logits by a fixed factor 0.125. The factor also
+# scales every gradient, so under plain SGD it acts like a smaller learning rate, while Adam, AdamW and Muon,
+# which normalise their updates, barely notice it. This notebook trains plain SGD at the two ends of the
+# $\sigma_w$ grid with each candidate factor (parameter `logit_scales`) and the learning rate of the headline
+# experiment, and records when each run interpolates. The preset then uses the smallest factor that interpolates
+# at both ends within the budget of experiment 01; the choice and these numbers are listed in the Setup chapter.
 
 # %% [markdown]
 # ## When each run interpolates

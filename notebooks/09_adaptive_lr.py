@@ -90,7 +90,7 @@ for optimizer in ds["optimizer"].values:
                           title=f"{plots.label(optimizer)}: spread against the learning rate")  # fmt: skip
     glue(f"e09_fig_{optimizer}", fig, display=False)
     plt.show()
-display(Markdown(source))
+    display(Markdown(source))
 
 # %% [markdown]
 # ## Every configuration
@@ -113,8 +113,6 @@ for _, row in best.iterrows():
     glue(f"e09_best_final_{key}", float(row["final_spread_pp"]), display=False)
 
 # %% [markdown]
-# {glue:}`e09_table`
-#
 # The learning rate of this grid with the smallest selected spread: Adam {glue:text}`e09_best_lr_adam:g`
 # ({glue:text}`e09_best_spread_adam:.1f` pp, 95 % CI {glue:text}`e09_best_low_adam:.1f` to
 # {glue:text}`e09_best_high_adam:.1f`, at $T_{adapt}$ {glue:text}`e09_best_T_adapt_adam:.3g` when selected; final

@@ -141,3 +141,15 @@ def test_c2_notes_what_each_adaptive_learning_rate_of_09_measured():
         assert f"{optimizer} lr 0.008: " in note and "lr 0.05: " in note
     smallest = note.split("the smallest: ")[1]
     assert smallest.count("95 % CI") == 3 and smallest.count(" at lr ") == 3
+
+
+def test_chapter_verdicts_is_one_line_with_the_ledgers_verdicts():
+    """The first-screen line names the preset and each claim with the ledger's verdict, and links to the full box."""
+    results = ledger_results()
+    table = claims.reproduction_table(results)
+    line = claims.chapter_verdicts("01_optimizers", results["01_optimizers"])
+    assert "\n" not in line and line.startswith("**Verdict at the test preset:**"), line
+    for claim in ("C1", "C2", "C7"):
+        assert f"{claim} {table.loc[claim, 'verdict']}" in line
+    assert "C3" not in line and line.endswith("(#the-verdict-at-this-preset)).")
+    assert claims.chapter_verdicts("01_optimizers", results["01_optimizers"], ["C7"]).count(" · ") == 0

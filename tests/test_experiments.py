@@ -204,7 +204,8 @@ def test_a_reader_notebook_depends_on_the_results_it_reads(tmp_path, monkeypatch
 
 
 def test_executed_notebooks_collapse_their_parameter_cells():
-    """Prose first: the defaults and the injected values are collapsed (hide-input), other cells keep their tags."""
+    """Prose first: the defaults cell is removed and the injected values are collapsed (hide-input); other cells keep
+    their tags."""
     import nbformat
 
     nb = nbformat.v4.new_notebook()
@@ -215,7 +216,7 @@ def test_executed_notebooks_collapse_their_parameter_cells():
     nb.cells[2].metadata["tags"] = ["remove-input"]
     experiments._collapse_parameter_cells(nb)
     assert [c.metadata.get("tags") for c in nb.cells] == [
-        ["parameters", "hide-input"], ["injected-parameters", "hide-input"], ["remove-input"], None
+        ["parameters", "remove-cell"], ["injected-parameters", "hide-input"], ["remove-input"], None
     ]
 
 

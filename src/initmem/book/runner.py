@@ -410,17 +410,22 @@ def exploration_banner(name: str, differences: Mapping[str, tuple[Any, Any]], re
     return "\n".join(lines)
 
 
-#: Cells whose input the rendered book collapses (myst-nb's ``hide-input``): the defaults and the values papermill
-#: injected. Readers see the prose first and can still open the parameters a page was computed with.
-COLLAPSED_TAGS = ("parameters", "injected-parameters")
+#: How the rendered book shows the parameter cells of an executed notebook (myst-nb cell tags): the defaults cell
+#: (every experiment parameter None, "take the preset's value") is removed, the values papermill injected are
+#: collapsed. Readers see the prose first and can still open the values a page was computed with (each experiment
+#: chapter also ends with the table of them).
+PARAMETER_CELL_TAGS = {"parameters": "remove-cell", "injected-parameters": "hide-input"}
 
 
 def _collapse_parameter_cells(nb) -> None:
-    """Tag the parameter cells of an executed notebook ``hide-input`` (see :data:`COLLAPSED_TAGS`)."""
+    """Tag the parameter cells of an executed notebook as :data:`PARAMETER_CELL_TAGS` says."""
     for cell in nb.cells:
         tags = cell.get("metadata", {}).get("tags", [])
-        if cell.get("cell_type") == "code" and any(t in tags for t in COLLAPSED_TAGS) and "hide-input" not in tags:
-            cell.metadata["tags"] = [*tags, "hide-input"]
+        if cell.get("cell_type") != "code":
+            continue
+        for role, shown in PARAMETER_CELL_TAGS.items():
+            if role in tags and shown not in tags:
+                cell.metadata["tags"] = tags = [*tags, shown]
 
 
 def _add_banner(nb, text: str) -> None:

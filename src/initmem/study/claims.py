@@ -436,7 +436,23 @@ def verdict_box(table: "Any", claims: str | list[str]) -> str:
 
 def chapter_box(experiment: str, ds: xr.Dataset, claims: list[str] | None = None) -> str:
     """The verdict box of the claims that ``experiment``'s results ``ds`` decide (all of them, or ``claims``), for
-    the top of its chapter; the same rules and numbers as the ledger."""
-    own = [claim for claim, name, _ in _CLAIMS if name == experiment]
+    its chapter; the same rules and numbers as the ledger."""
+    return verdict_box(reproduction_table({experiment: ds}), _own_claims(experiment, claims))
+
+
+def chapter_verdicts(experiment: str, ds: xr.Dataset, claims: list[str] | None = None,
+                     details: str = "#the-verdict-at-this-preset") -> str:  # fmt: skip
+    """One line with the verdict of each claim that ``experiment``'s results ``ds`` decide, for the first screen of
+    its chapter, linking to the full box (:func:`chapter_box`) at ``details``, e.g. ``**Verdict at the cpu preset:**
+    C1 reproduced in size · C7 reproduced in direction ([the numbers and the rules](#the-verdict-at-this-preset)).``
+    The verdicts are the ledger's (:func:`reproduction_table`)."""
     table = reproduction_table({experiment: ds})
-    return verdict_box(table, claims or own)
+    own = _own_claims(experiment, claims)
+    presets = {str(table.loc[claim, "scale"]).split(",")[0] for claim in own} - {""}
+    where = f"the {presets.pop()} preset" if len(presets) == 1 else "this preset"
+    verdicts = " · ".join(f"{claim} {table.loc[claim, 'verdict']}" for claim in own)
+    return f"**Verdict at {where}:** {verdicts} ([the numbers and the rules]({details}))."
+
+
+def _own_claims(experiment: str, claims: list[str] | None) -> list[str]:
+    return list(claims) if claims else [claim for claim, name, _ in _CLAIMS if name == experiment]
