@@ -81,6 +81,7 @@ display(Markdown(source))
 # percentage points), with more seeds the mean's 95 % t-interval.
 
 # %% [markdown]
+# (verdict-01_optimizers)=
 # ## The verdict at this preset
 #
 # The claim, the paper's number, ours (the mean over seeds with its 95 % t-interval, for the validation-selected and

@@ -76,6 +76,7 @@ plt.show()
 display(Markdown(source))
 
 # %% [markdown]
+# (verdict-02_long_training)=
 # ## The verdict at this preset
 #
 # The claim, the paper's number, ours (the mean over seeds with its 95 % t-interval, for the validation-selected and

@@ -81,6 +81,7 @@ display(Markdown(source))
 # lowest final training accuracy of the cell.
 
 # %% [markdown]
+# (verdict-03_lr_and_l2)=
 # ## The verdict at this preset
 #
 # The claim, the paper's number, ours (the mean over seeds with its 95 % t-interval, for the validation-selected and

@@ -74,6 +74,7 @@ display(Markdown(source))
 # Left: the spread against $b$; right: the same spreads against the $T_{SGD}$ clock each batch size reached.
 
 # %% [markdown]
+# (verdict-04_batch_size)=
 # ## The verdict at this preset
 #
 # The claim, the paper's number, ours (the mean over seeds with its 95 % t-interval, for the validation-selected and

@@ -73,6 +73,7 @@ plt.show()
 display(Markdown(source))
 
 # %% [markdown]
+# (verdict-05_depth)=
 # ## The verdict at this preset
 #
 # The claim, the paper's number, ours (the mean over seeds with its 95 % t-interval, for the validation-selected and

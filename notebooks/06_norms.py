@@ -38,7 +38,7 @@ ds = results.read_results(results_dir, preset, "01_optimizers", reader="06_norms
 source = plots.source_note("06_norms", preset, ["01_optimizers"], results_dir=results_dir)  # under every figure
 
 # %% tags=["remove-input"]
-display(Markdown(claims.chapter_verdicts("01_optimizers", ds, ["C7"])))
+display(Markdown(claims.chapter_verdicts("01_optimizers", ds, ["C7"], label="verdict-06_norms")))
 
 # %% tags=["hide-input"]
 fig = plots.norm_scatter(ds, hue="optimizer")
@@ -47,6 +47,7 @@ plt.show()
 display(Markdown(source))
 
 # %% [markdown]
+# (verdict-06_norms)=
 # ## The verdict at this preset
 #
 # The claim, the paper's number, ours (the mean over seeds with its 95 % t-interval, for the validation-selected and

@@ -151,5 +151,5 @@ def test_chapter_verdicts_is_one_line_with_the_ledgers_verdicts():
     assert "\n" not in line and line.startswith("**Verdict at the test preset:**"), line
     for claim in ("C1", "C2", "C7"):
         assert f"{claim} {table.loc[claim, 'verdict']}" in line
-    assert "C3" not in line and line.endswith("(#the-verdict-at-this-preset)).")
+    assert "C3" not in line and line.endswith("<verdict-01_optimizers>`).")
     assert claims.chapter_verdicts("01_optimizers", results["01_optimizers"], ["C7"]).count(" · ") == 0

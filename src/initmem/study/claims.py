@@ -440,18 +440,18 @@ def chapter_box(experiment: str, ds: xr.Dataset, claims: list[str] | None = None
     return verdict_box(reproduction_table({experiment: ds}), _own_claims(experiment, claims))
 
 
-def chapter_verdicts(experiment: str, ds: xr.Dataset, claims: list[str] | None = None,
-                     details: str = "#the-verdict-at-this-preset") -> str:  # fmt: skip
+def chapter_verdicts(experiment: str, ds: xr.Dataset, claims: list[str] | None = None, label: str | None = None) -> str:
     """One line with the verdict of each claim that ``experiment``'s results ``ds`` decide, for the first screen of
-    its chapter, linking to the full box (:func:`chapter_box`) at ``details``, e.g. ``**Verdict at the cpu preset:**
-    C1 reproduced in size · C7 reproduced in direction ([the numbers and the rules](#the-verdict-at-this-preset)).``
-    The verdicts are the ledger's (:func:`reproduction_table`)."""
+    its chapter, linking to the full box (:func:`chapter_box`) under the MyST target ``label`` (default
+    ``verdict-<experiment>``), e.g. ``**Verdict at the cpu preset:** C1 reproduced in size · C7 reproduced in direction
+    ({ref}`the numbers and the rules <verdict-01_optimizers>`).`` The verdicts are the ledger's
+    (:func:`reproduction_table`)."""
     table = reproduction_table({experiment: ds})
     own = _own_claims(experiment, claims)
     presets = {str(table.loc[claim, "scale"]).split(",")[0] for claim in own} - {""}
     where = f"the {presets.pop()} preset" if len(presets) == 1 else "this preset"
     verdicts = " · ".join(f"{claim} {table.loc[claim, 'verdict']}" for claim in own)
-    return f"**Verdict at {where}:** {verdicts} ([the numbers and the rules]({details}))."
+    return f"**Verdict at {where}:** {verdicts} ({{ref}}`the numbers and the rules <{label or f'verdict-{experiment}'}>`)."
 
 
 def _own_claims(experiment: str, claims: list[str] | None) -> list[str]:
