@@ -87,6 +87,21 @@ def test_c3_must_agree_over_every_reference_horizon():
     assert claims.reproduction_table(results).loc["C3", "verdict"] == claims.NOT_REPRODUCED
 
 
+def test_c3_says_when_validation_selects_the_same_checkpoints_at_every_horizon():
+    """If the selected checkpoints at every reference horizon are those of the longest, the selected spread cannot
+    change: the note says so and gives the final predictor's change instead; otherwise it says nothing of it."""
+    results = ledger_results()
+    long = results["02_long_training"]
+    assert "same checkpoints" not in claims.reproduction_table(results).loc["C3", "note"]  # best = the last epoch
+    long["val_loss"] = long["val_loss"] * 0 + 3.0 + (long["epoch"] - 2) ** 2  # the best checkpoint is epoch 2
+    long["test_acc"].loc[{"epoch": 10, "sigma_w": 2.5}] = long["test_acc"].sel(epoch=10, sigma_w=2.5) + 4.0
+    note = claims.reproduction_table(results).loc["C3", "note"]
+    assert "same checkpoints at every reference horizon as at 10 epochs (the latest at epoch 2)" in note, note
+    spread = lambda T: (long["test_acc"].sel(epoch=T).max("sigma_w") - long["test_acc"].sel(epoch=T).min("sigma_w"))
+    change = float((spread(10) - spread(2)).mean())
+    assert f"final predictor's spread changes by {change:.1f}" in note, (change, note)
+
+
 def test_c4_shows_all_four_cells_with_the_l2_clock_against_the_norm_ratio():
     results = ledger_results()
     cells = claims.l2_cells(results["03_lr_and_l2"])

@@ -237,7 +237,7 @@ def _c3(ds: xr.Dataset) -> _Row:
     h = within_horizons(ds, horizons)
     spreads = _spread(h)  # (horizon, seed)
     last = horizons[-1]
-    lines, verdicts, effects = [], [], []
+    lines, verdicts, effects, references = [], [], [], []
     for T in horizons[:-1]:
         at = h.sel(horizon=T)
         memory = _interval(spreads.sel(horizon=T))
@@ -248,6 +248,7 @@ def _c3(ds: xr.Dataset) -> _Row:
         effect = _interval(spreads.sel(horizon=last) - spreads.sel(horizon=T))
         verdicts.append(judge(effect, -NOISE_FLOOR_PP))
         effects.append(effect)
+        references.append(T)
         lines.append(f"{T} ep: spread {memory}; change to {last} ep {effect} -> {verdicts[-1]}")
     lines.append(f"{last} ep: spread {_interval(spreads.sel(horizon=last))}")
     if not verdicts:
@@ -256,8 +257,22 @@ def _c3(ds: xr.Dataset) -> _Row:
         verdict = verdicts[0] if len(set(verdicts)) == 1 else INCONCLUSIVE
         effect = effects[0]
         note = "" if len(set(verdicts)) == 1 else "the verdict depends on the reference horizon"
+        note = "; ".join(filter(None, [note, _same_selection_note(h, references, last)]))
     clocks = _clocks(h.sel(horizon=last), ("T_SGD",), f" ({last} epochs)")
     return _Row("C3", effect, verdict, " | ".join(lines), clocks, _scale(ds) + f", up to {last} epochs", note)
+
+
+def _same_selection_note(h: xr.Dataset, references: list[int], last: int) -> str:
+    """C3's note when validation selects, at every reference horizon, the checkpoints it selects at the longest
+    (then the selected spread cannot change by construction): says so, and gives the final predictor's change."""
+    selected = h["best_epoch"]
+    if not all(bool((selected.sel(horizon=T) == selected.sel(horizon=last)).all()) for T in references):
+        return ""
+    first = references[0]
+    final = _interval(_spread(h.sel(horizon=last), "final_test_acc") - _spread(h.sel(horizon=first), "final_test_acc"))
+    return (f"validation selects the same checkpoints at every reference horizon as at {last} epochs (the latest at "
+            f"epoch {int(selected.sel(horizon=last).max())}), so the selected spread cannot change there; the final "
+            f"predictor's spread changes by {final} from {first} to {last} epochs")  # fmt: skip
 
 
 def l2_cells(ds: xr.Dataset) -> "Any":
