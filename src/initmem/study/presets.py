@@ -60,8 +60,9 @@ BOOK_PRESET: str = "smoke"
 #: building the book reads results and never trains (tests/test_book_presets.py checks this). Every page prints
 #: the preset it was executed at.
 BOOK_PRESET_BY_NOTEBOOK: dict[str, str] = {
-    "00_presets": "cpu", "01_optimizers": "cpu", "03_lr_and_l2": "cpu", "04_batch_size": "cpu", "05_depth": "cpu",
-    "06_norms": "cpu", "07_clocks": "cpu", "08_calibration": "cpu", "99_reproduction": "cpu",
+    "00_presets": "cpu", "01_optimizers": "cpu", "02_long_training": "cpu", "03_lr_and_l2": "cpu",
+    "04_batch_size": "cpu", "05_depth": "cpu", "06_norms": "cpu", "07_clocks": "cpu", "08_calibration": "cpu",
+    "99_reproduction": "cpu",
 }  # fmt: skip
 
 #: One line per preset, shown by the CLI and the book.
