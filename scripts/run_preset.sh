@@ -9,6 +9,9 @@
 # worktree's package, so the run files record COMMIT while work on this checkout goes on. Finished runs are cached
 # per run: rerun the same command after an interruption and only the missing runs train. Run it in the background:
 #   nohup bash scripts/run_preset.sh cpu 534d4b2 > preset.log 2>&1 &
+# To stop it: pkill -f run_preset.sh; pkill -f sweep_job.py. A commit older than the executors' parent watchdog
+# (534d4b2 is one) leaves its pool workers training after that: pkill -f 'multiprocessing.spawn' as well (the runs
+# they had started resume from their checkpoints next time).
 set -euo pipefail
 preset=${1:?usage: run_preset.sh PRESET COMMIT [WORKTREE]}
 commit=${2:?usage: run_preset.sh PRESET COMMIT [WORKTREE]}
