@@ -10,8 +10,8 @@
 # per run: rerun the same command after an interruption and only the missing runs train. Run it in the background:
 #   nohup bash scripts/run_preset.sh cpu 534d4b2 > preset.log 2>&1 &
 # To stop it: pkill -f run_preset.sh; pkill -f sweep_job.py. A commit older than the executors' parent watchdog
-# (534d4b2 is one) leaves its pool workers training after that: pkill -f 'multiprocessing.spawn' as well (the runs
-# they had started resume from their checkpoints next time).
+# (534d4b2 is one) leaves its pool workers training after that: pkill -f 'multiprocessing.spawn' as well (a run
+# with checkpoints resumes from its last one next time, others start again).
 set -euo pipefail
 preset=${1:?usage: run_preset.sh PRESET COMMIT [WORKTREE]}
 commit=${2:?usage: run_preset.sh PRESET COMMIT [WORKTREE]}
