@@ -463,8 +463,7 @@ def chapter_verdicts(experiment: str, ds: xr.Dataset, claims: list[str] | None =
     (:func:`reproduction_table`)."""
     table = reproduction_table({experiment: ds})
     own = _own_claims(experiment, claims)
-    presets = {str(table.loc[claim, "scale"]).split(",")[0] for claim in own} - {""}
-    where = f"the {presets.pop()} preset" if len(presets) == 1 else "this preset"
+    where = f"the {ds.attrs['preset']} preset" if "preset" in ds.attrs else "this preset"
     verdicts = " · ".join(f"{claim} {table.loc[claim, 'verdict']}" for claim in own)
     return f"**Verdict at {where}:** {verdicts} ({{ref}}`the numbers and the rules <{label or f'verdict-{experiment}'}>`)."
 
