@@ -154,7 +154,8 @@ display(Markdown(source))
 # $T_{adapt}$ = {glue:text}`e01_T_adapt_muon:.3g`. An adaptive optimizer stopped at a small $T_{adapt}$ has
 # not finished forgetting, and its spread says more about the budget than about the optimizer; the `cpu`
 # preset sizes its step budget for this (see the Setup chapter), and notebook 07 puts every sweep on the
-# clocks.
+# clocks. [Chapter 09](09_adaptive_lr.ipynb) trains the adaptive optimizers at other learning rates, the knob that
+# moves $T_{adapt}$, and reports what each value measured.
 
 # %% [markdown]
 # ## Training curves

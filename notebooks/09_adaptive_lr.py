@@ -66,7 +66,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem.study import analysis, plots, registry, results
+from initmem.study import analysis, plots, presets, registry, results
 
 plots.use_book_style()  # SVG figures, legible in the book
 
@@ -124,6 +124,47 @@ for _, row in best.iterrows():
 # {glue:text}`e09_best_high_muon:.1f`, $T_{adapt}$ {glue:text}`e09_best_T_adapt_muon:.3g`; final
 # {glue:text}`e09_best_final_muon:.1f` pp). With three seeds a spread's interval is wide ($t_{0.975,2} = 4.3$): read
 # the learning rates against each other through their intervals, not their point estimates alone.
+
+# %% [markdown]
+# ## What the learning rate changed
+#
+# Claim C2's verdict is decided by experiment 01, at each optimizer's learning rate there. The lines below set
+# that configuration beside the one of this grid with the smallest selected spread, and give the final training
+# accuracy at the largest learning rate: a larger step runs the clock further but can keep the final predictor
+# from interpolating. The smallest of three noisy estimates is biased low, so a best learning rate that does not
+# separate from 01's by its interval is no evidence that the knob helped.
+
+# %% tags=["hide-input"]
+own_lrs = dict(zip(*(presets.notebook_parameters(preset, "01_optimizers")[k] for k in ("optimizers", "lrs"))))
+
+
+def described(row) -> str:
+    """One configuration's selected spread with its interval, at its learning rate."""
+    return (f"{row['selected_spread_pp']:.1f} pp (95 % CI {row['selected_ci95_low']:.1f} to "
+            f"{row['selected_ci95_high']:.1f}) at lr {row['lr']:g}")  # fmt: skip
+
+
+lines, helped = [], []
+largest_lr = table["lr"].max()
+for _, row in best.iterrows():
+    optimizer = row["optimizer"]
+    rows = table[table["optimizer"] == optimizer]
+    own = rows[rows["lr"] == own_lrs.get(optimizer)]
+    largest = rows[rows["lr"] == largest_lr].iloc[0]
+    if own.empty or own.iloc[0]["lr"] == row["lr"]:
+        change = f"the smallest of this grid is {described(row)}" + (", 01's own learning rate" if len(own) else "")
+    else:
+        own = own.iloc[0]
+        overlap = row["selected_ci95_high"] >= own["selected_ci95_low"]
+        helped += [] if overlap else [plots.label(optimizer)]
+        change = (f"at 01's learning rate {described(own)}; the smallest of this grid {described(row)}, "
+                  f"{'an interval that overlaps' if overlap else 'an interval entirely below'} 01's")  # fmt: skip
+    lines.append(f"- **{plots.label(optimizer)}**: {change}. At lr {largest_lr:g} the final predictor trains to "
+                 f"{largest['final_train_acc']:.1f} %.")  # fmt: skip
+verdict = (f"The learning rate lowered the selected spread measurably for {', '.join(helped)} only." if helped else
+           "No learning rate of this grid lowers an adaptive optimizer's selected spread measurably below its spread "
+           "at 01's learning rate: at this preset the knob does not decide C2, and 01's spreads stand.")  # fmt: skip
+display(Markdown("\n".join(lines) + "\n\n" + verdict))
 
 # %% [markdown]
 # ## The parameters of this page
