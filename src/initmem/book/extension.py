@@ -10,6 +10,8 @@
   itself and links that. Tables and text stay with myst-nb.
 * A page that pastes from another is rebuilt when the other changes (:func:`note_paste_dependencies`): an
   incremental Sphinx build would otherwise keep the outputs pasted from the notebook's previous execution.
+* Repository buttons linking to the clone's hosted ``origin`` remote, where it has one
+  (:func:`initmem.book.repository.configure_repository_buttons`).
 
 The glue names used here (:class:`~myst_nb.ext.glue.utils.PendingGlueReference`, the glue cache that
 :func:`~myst_nb.ext.glue.crossref.read_glue_cache` reads) are myst-nb 1.x's, the series jupyter-book 1.x uses.
@@ -25,6 +27,8 @@ from typing import Any
 
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
+
+from .repository import configure_repository_buttons
 
 __all__ = ["PasteFigures", "note_paste_dependencies", "setup"]
 
@@ -79,4 +83,5 @@ def setup(app: Any) -> dict[str, Any]:  # pragma: no cover - called by Sphinx
     app.set_html_assets_policy("always")
     app.add_post_transform(PasteFigures)
     app.connect("doctree-read", note_paste_dependencies)
+    app.connect("config-inited", configure_repository_buttons)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}
