@@ -136,31 +136,23 @@ for _, row in best.iterrows():
 
 # %% tags=["hide-input"]
 own_lrs = dict(zip(*(presets.notebook_parameters(preset, "01_optimizers")[k] for k in ("optimizers", "lrs"))))
-
-
-def described(row) -> str:
-    """One configuration's selected spread with its interval, at its learning rate."""
-    return (f"{row['selected_spread_pp']:.1f} pp (95 % CI {row['selected_ci95_low']:.1f} to "
-            f"{row['selected_ci95_high']:.1f}) at lr {row['lr']:g}")  # fmt: skip
-
-
-lines, helped = [], []
+knob = analysis.against_reference(table, own_lrs)  # per optimizer: 01's lr against the smallest spread
 largest_lr = table["lr"].max()
-for _, row in best.iterrows():
-    optimizer = row["optimizer"]
-    rows = table[table["optimizer"] == optimizer]
-    own = rows[rows["lr"] == own_lrs.get(optimizer)]
-    largest = rows[rows["lr"] == largest_lr].iloc[0]
-    if own.empty or own.iloc[0]["lr"] == row["lr"]:
-        change = f"the smallest of this grid is {described(row)}" + (", 01's own learning rate" if len(own) else "")
+lines = []
+for _, row in knob.iterrows():
+    best = f"{row.best_spread_pp:.1f} pp (95 % CI {row.best_low:.1f} to {row.best_high:.1f}) at lr {row.best_lr:g}"
+    if row.best_lr == row.reference_lr:
+        change = f"the smallest of this grid is {best}, 01's own learning rate"
+    elif pd.isna(row.reference_lr):
+        change = f"the smallest of this grid is {best}"
     else:
-        own = own.iloc[0]
-        overlap = row["selected_ci95_high"] >= own["selected_ci95_low"]
-        helped += [] if overlap else [plots.label(optimizer)]
-        change = (f"at 01's learning rate {described(own)}; the smallest of this grid {described(row)}, "
-                  f"{'an interval that overlaps' if overlap else 'an interval entirely below'} 01's")  # fmt: skip
-    lines.append(f"- **{plots.label(optimizer)}**: {change}. At lr {largest_lr:g} the final predictor trains to "
-                 f"{largest['final_train_acc']:.1f} %.")  # fmt: skip
+        change = (f"at 01's learning rate {row.reference_spread_pp:.1f} pp (95 % CI {row.reference_low:.1f} to "
+                  f"{row.reference_high:.1f}) at lr {row.reference_lr:g}; the smallest of this grid {best}, an "
+                  f"interval {'entirely below' if row.measurably_lower else 'that overlaps'} 01's")  # fmt: skip
+    at_largest = table[(table["optimizer"] == row.optimizer) & (table["lr"] == largest_lr)]["final_train_acc"]
+    lines.append(f"- **{plots.label(row.optimizer)}**: {change}. At lr {largest_lr:g} the final predictor trains "
+                 f"to {at_largest.iloc[0]:.1f} %.")  # fmt: skip
+helped = [plots.label(o) for o in knob.loc[knob["measurably_lower"], "optimizer"]]
 verdict = (f"The learning rate lowered the selected spread measurably for {', '.join(helped)} only." if helped else
            "No learning rate of this grid lowers an adaptive optimizer's selected spread measurably below its spread "
            "at 01's learning rate: at this preset the knob does not decide C2, and 01's spreads stand.")  # fmt: skip

@@ -67,6 +67,28 @@ def test_clock_table_families():
     assert (table[table["experiment"] == "02_long_training"]["epochs"].tolist()) == [10]  # each configuration once
 
 
+def test_against_reference_separates_only_intervals_entirely_below():
+    """Each optimizer's smallest spread against its spread at the reference lr: lower only when the intervals part."""
+    import pandas as pd
+
+    table = pd.DataFrame({
+        "optimizer": ["adam", "adam", "muon", "muon", "sgd"],
+        "lr": [0.01, 0.05, 0.01, 0.05, 0.1],
+        "selected_spread_pp": [10.0, 2.0, 9.0, 6.0, 4.0],
+        "selected_ci95_low": [8.0, 1.0, 5.0, 4.0, 3.0],
+        "selected_ci95_high": [12.0, 7.9, 13.0, 8.0, 5.0],
+    })  # fmt: skip
+    knob = analysis.against_reference(table, {"adam": 0.01, "muon": 0.01, "sgd": 0.1})
+    assert knob["optimizer"].tolist() == ["adam", "muon", "sgd"]
+    assert knob["best_lr"].tolist() == [0.05, 0.05, 0.1] and knob["reference_spread_pp"].tolist() == [10.0, 9.0, 4.0]
+    # adam: 7.9 < 8.0 (apart); muon: 8.0 >= 5.0 (overlap); sgd: the reference is the smallest
+    assert knob["measurably_lower"].tolist() == [True, False, False]
+    table.loc[1, "selected_ci95_high"] = 8.0  # touching intervals do not part
+    assert not analysis.against_reference(table, {"adam": 0.01})["measurably_lower"].iloc[0]
+    missing = analysis.against_reference(table, {}).iloc[0]
+    assert math.isnan(missing["reference_lr"]) and not missing["measurably_lower"]
+
+
 def test_run_experiment_keeps_an_unchanged_file(tmp_path):
     spec = {
         "base": {"model": "resnet9", "width": 4, "data": "synthetic", "train_size": 100, "val_size": 50,

@@ -156,6 +156,23 @@ def test_c2_notes_what_each_adaptive_learning_rate_of_09_measured():
         assert f"{optimizer} lr 0.008: " in note and "lr 0.05: " in note
     smallest = note.split("the smallest: ")[1]
     assert smallest.count("95 % CI") == 3 and smallest.count(" at lr ") == 3
+    assert note.endswith("none measurably below the spread at 01's learning rate (the intervals overlap), so the "
+                         "learning rate does not decide this verdict")  # fmt: skip
+
+
+def test_c2_notes_a_learning_rate_that_lowers_the_spread_measurably():
+    """An adaptive optimizer with a wide spread at 01's learning rate and none at another of 09's is named."""
+    from sweep_fakes import fake_sweep, ledger_results
+
+    results = ledger_results()  # 01 trains adam at lr 0.005
+    later = fake_sweep(
+        {"lr": [0.005, 0.05], "sigma_w": [0.1, 2.5], "seed": [0, 1, 2]},
+        {"optimizer": ["adam", "adamw", "muon"], "weight_decay": [0.0, 0.05, 0.0]},
+    )
+    later["selected_test_acc"].loc[{"optimizer": "adam", "lr": 0.005, "sigma_w": 2.5}] -= 20.0
+    results["09_adaptive_lr"] = later
+    note = claims.reproduction_table(results).loc["C2", "note"]
+    assert note.endswith("measurably below the spread at 01's learning rate (intervals apart) for adam only"), note
 
 
 def test_chapter_verdicts_is_one_line_with_the_ledgers_verdicts():

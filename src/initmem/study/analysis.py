@@ -13,6 +13,8 @@ Functions
   (radial memory: 1 = the final norm follows the initial one, 0 = a common final norm).
 * :func:`spread_points` / :func:`clock_table` -- one row per configuration (everything but sigma_w and seed):
   its spread and the clocks it reached (experiment 07).
+* :func:`smallest_spread` / :func:`against_reference` -- experiment 09: each optimizer's learning rate with the
+  smallest spread, set against the spread at a reference learning rate (01's).
 * :func:`calibration_table` / :func:`calibrated_logit_scale` -- experiment 08: when plain SGD interpolates for
   each logit factor, and the factor the presets use.
 
@@ -47,6 +49,7 @@ __all__ = [
     "norm_table",
     "spread_points",
     "smallest_spread",
+    "against_reference",
     "clock_table",
     "collapse_table",
     "calibration_table",
@@ -267,6 +270,33 @@ def smallest_spread(table: "Any", by: str = "optimizer", var: str = "selected") 
     finite = table[np.isfinite(table[column].astype(float))]
     rows = finite.loc[finite.groupby(by, sort=False)[column].idxmin()]
     return rows.reset_index(drop=True)
+
+
+def against_reference(table: "Any", reference_lrs: Mapping[str, float], var: str = "selected") -> "Any":
+    """Each optimizer's smallest ``{var}`` spread of a :func:`spread_points` table set against its spread at the
+    learning rate ``reference_lrs[optimizer]`` (experiment 09 against 01's learning rates).
+
+    One row per optimizer that has a finite spread, in the table's order, with columns ``optimizer``, ``best_lr``,
+    ``best_spread_pp``, ``best_low``, ``best_high`` (the smallest spread and its 95 % interval, pp),
+    ``reference_lr``, ``reference_spread_pp``, ``reference_low``, ``reference_high`` (NaN where the table has no
+    row at the reference learning rate) and ``measurably_lower``: whether the smallest spread's interval lies
+    entirely below the reference's (False at the reference itself). The smallest of several noisy estimates is
+    biased low; only an interval that separates says the learning rate changed the spread.
+    """
+    import pandas as pd
+
+    spread, low, high = f"{var}_spread_pp", f"{var}_ci95_low", f"{var}_ci95_high"
+    rows = []
+    for _, best in smallest_spread(table, var=var).iterrows():
+        optimizer = best["optimizer"]
+        at = table[(table["optimizer"] == optimizer) & (table["lr"] == reference_lrs.get(optimizer, np.nan))]
+        reference = at.iloc[0] if len(at) else pd.Series({"lr": np.nan, spread: np.nan, low: np.nan, high: np.nan})
+        rows.append({"optimizer": optimizer, "best_lr": float(best["lr"]), "best_spread_pp": float(best[spread]),
+                     "best_low": float(best[low]), "best_high": float(best[high]),
+                     "reference_lr": float(reference["lr"]), "reference_spread_pp": float(reference[spread]),
+                     "reference_low": float(reference[low]), "reference_high": float(reference[high]),
+                     "measurably_lower": bool(best[high] < reference[low])})  # fmt: skip
+    return pd.DataFrame(rows)
 
 
 def _family(optimizer: str, weight_decay: float) -> str:

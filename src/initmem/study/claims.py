@@ -408,14 +408,16 @@ def reproduction_table(results: Mapping[str, xr.Dataset]) -> "Any":
                              f"{name} lacks what the rule needs ({type(exc).__name__}: {exc})"))  # fmt: skip
     if "09_adaptive_lr" in results:  # what the knob of C2, the adaptive learning rate, measured at each value
         c2 = next(row for row in rows if row.claim == "C2")
-        c2.note = "; ".join(filter(None, [c2.note, _learning_rates_note(results["09_adaptive_lr"])]))
+        reference = results.get("01_optimizers")
+        c2.note = "; ".join(filter(None, [c2.note, _learning_rates_note(results["09_adaptive_lr"], reference)]))
     return pd.DataFrame([row.as_dict() for row in rows]).set_index("claim")
 
 
-def _learning_rates_note(ds: xr.Dataset) -> str:
-    """C2's note from experiment 09: each adaptive optimizer's selected spread at every learning rate tried (at the
-    ends of the sigma_w grid), and the smallest."""
-    from .analysis import smallest_spread, spread_points
+def _learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None) -> str:
+    """C2's note from experiment 09 (``ds``): each adaptive optimizer's selected spread at every learning rate tried
+    (at the ends of the sigma_w grid), the smallest, and whether it lies measurably below the spread at the
+    optimizer's learning rate in experiment 01 (``reference``, whose runs decide C2)."""
+    from .analysis import against_reference, field_values, smallest_spread, spread_points
 
     table = spread_points(ds, "09_adaptive_lr")
     parts = []
@@ -427,8 +429,18 @@ def _learning_rates_note(ds: xr.Dataset) -> str:
         f"{row.optimizer} {Interval(row.selected_spread_pp, row.selected_ci95_low, row.selected_ci95_high, int(row.selected_n_seeds))} at lr {row.lr:g}"
         for row in best.itertuples()
     )  # fmt: skip
-    return (f"09 tried other adaptive learning rates (selected spread over the ends of the sigma_w grid): "
+    note = (f"09 tried other adaptive learning rates (selected spread over the ends of the sigma_w grid): "
             f"{'; '.join(parts)}; the smallest: {smallest}")  # fmt: skip
+    if reference is None:
+        return note
+    optimizers, lrs = field_values(reference, "optimizer"), field_values(reference, "lr")
+    own_lrs = dict(zip(optimizers, lrs)) if len(lrs) == len(optimizers) else dict.fromkeys(optimizers, lrs[0])
+    knob = against_reference(table, own_lrs)
+    lower = list(knob.loc[knob["measurably_lower"], "optimizer"])
+    outcome = (f"measurably below the spread at 01's learning rate (intervals apart) for {', '.join(lower)} only"
+               if lower else "none measurably below the spread at 01's learning rate (the intervals overlap), so "
+               "the learning rate does not decide this verdict")  # fmt: skip
+    return f"{note}; {outcome}"
 
 
 def verdict_box(table: "Any", claims: str | list[str]) -> str:
