@@ -9,10 +9,15 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book test test-fast env browser smoke clean
+.PHONY: book pdf test test-fast env browser tex smoke clean
 
 book: $(STAMP)
 	$(BIN)/initmem book
+
+# The book as one PDF, _build/latex/initmem.pdf (after the HTML build, which executes what changed). Needs TeX:
+# the tex target installs it with apt (about 600 MB of downloads) where it is missing.
+pdf: book tex
+	$(BIN)/jupyter-book build . --builder pdflatex
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest
@@ -35,6 +40,17 @@ browser:
 	  { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	    else echo "chromium/chromedriver not installed: the browser test will be skipped"; fi; }
+
+# XeLaTeX, latexmk, the LaTeX packages and fonts jupyter-book's LaTeX uses, and rsvg-convert for the SVG figures.
+TEX_PACKAGES := texlive-xetex texlive-latex-extra texlive-fonts-recommended texlive-fonts-extra latexmk \
+                fonts-freefont-otf librsvg2-bin
+tex:
+	@command -v xelatex >/dev/null && command -v latexmk >/dev/null && command -v rsvg-convert >/dev/null && \
+	  kpsewhich bbm.sty >/dev/null && fc-list | grep -q FreeSerif || \
+	  { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	        $(TEX_PACKAGES) >/dev/null; \
+	    else echo "TeX is missing: install $(TEX_PACKAGES) (Debian names), then run make pdf again"; exit 2; fi; }
 
 smoke: $(STAMP)
 	$(BIN)/initmem experiments --preset smoke

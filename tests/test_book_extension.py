@@ -105,3 +105,28 @@ def test_figures_pasted_from_a_notebook_are_images_and_follow_it(tmp_path):
     os.utime(notebook, (later, later))
     svg_again, _ = _images(_build(tmp_path))  # pasted.md unchanged, but it pastes from the changed notebook
     assert svg_again != svg and (out / svg_again).read_text() == _svg("second")
+
+
+def test_figures_pasted_into_the_pdfs_latex_are_included_images(tmp_path):
+    """The PDF's LaTeX includes the pasted figures: the PNG as it is, the SVG converted to PDF by rsvgconverter."""
+    import shutil
+
+    pytest.importorskip("sphinxcontrib.rsvgconverter")
+    if shutil.which("rsvg-convert") is None:
+        pytest.skip("rsvg-convert is not installed (make tex installs it)")
+    (tmp_path / "conf.py").write_text(CONF.replace('"myst_nb",', '"myst_nb", "sphinxcontrib.rsvgconverter",'))
+    (tmp_path / "index.md").write_text(ROOT)
+    (tmp_path / "pasted.md").write_text(PAGE)
+    _write_notebook(tmp_path / "nb.ipynb", _svg("first"))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"),
+                                                        os.environ.get("PYTHONPATH", "")])}  # fmt: skip
+    out = tmp_path / "_build" / "latex"
+    proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "latex", "-q", str(tmp_path), str(out)],
+                          capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    assert proc.returncode == 0 and "WARNING" not in proc.stderr, proc.stderr[-3000:]
+    tex = next(out.glob("*.tex")).read_text(encoding="utf-8")
+    included = re.findall(r"\\sphinxincludegraphics(?:\[[^]]*\])?\{\{([0-9a-f]{64})\}\.(pdf|png)\}", tex)
+    svg_sha = hashlib.sha256(_svg("first").encode()).hexdigest()
+    png_sha = hashlib.sha256(_png()).hexdigest()
+    assert (svg_sha, "pdf") in included and (png_sha, "png") in included, tex[-2000:]
+    assert (out / f"{svg_sha}.pdf").read_bytes().startswith(b"%PDF") and (out / f"{png_sha}.png").read_bytes() == _png()

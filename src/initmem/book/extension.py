@@ -37,15 +37,17 @@ FIGURE_TYPES = {"image/svg+xml": ".svg", "image/png": ".png", "image/jpeg": ".jp
 
 
 class PasteFigures(SphinxPostTransform):
-    """Replace each reference to a figure glued on another page by an image of the HTML build.
+    """Replace each reference to a figure glued on another page by an image of the build.
 
-    The figure's data (SVG text, or base64 for the other types) is written to ``<outdir>/_images/<sha256>.<ext>``,
-    named by its content as myst-nb names the images of a notebook's outputs. References to anything but a figure
-    are left to myst-nb's own transform, which runs next.
+    HTML: the figure's data (SVG text, or base64 for the other types) is written to
+    ``<outdir>/_images/<sha256>.<ext>``, named by its content as myst-nb names the images of a notebook's outputs,
+    and linked from the page. Other builders (the PDF's LaTeX): it is written to
+    ``<doctreedir>/pasted/<sha256>.<ext>`` and registered as an image of the page, so that the builder copies it and
+    an image converter (``sphinxcontrib.rsvgconverter`` for SVG, which LaTeX cannot include) converts it first.
+    References to anything but a figure are left to myst-nb's own transform, which runs next.
     """
 
     default_priority = 4  # before myst_nb.ext.glue.crossref.ReplacePendingGlueReferences (5)
-    formats = ("html",)
 
     def run(self, **kwargs: Any) -> None:
         """Paste every figure referenced on this page."""
@@ -53,6 +55,7 @@ class PasteFigures(SphinxPostTransform):
         from myst_nb.ext.glue.utils import PendingGlueReference
 
         builder = self.app.builder
+        html = builder.format == "html"
         page_dir = Path(builder.outdir, self.env.docname).parent
         for node in list(self.document.findall(PendingGlueReference)):
             glued = read_glue_cache(self.env.mystnb_config.output_folder, node.refdoc).get(node.key, {})
@@ -62,12 +65,17 @@ class PasteFigures(SphinxPostTransform):
                 continue
             content = data[mime]
             blob = content.encode("utf-8") if mime == "image/svg+xml" else a2b_base64(content)
-            image = Path(builder.outdir, builder.imagedir, hashlib.sha256(blob).hexdigest() + FIGURE_TYPES[mime])
+            folder = Path(builder.outdir, builder.imagedir) if html else Path(self.env.doctreedir, "pasted")
+            image = folder / (hashlib.sha256(blob).hexdigest() + FIGURE_TYPES[mime])
             if not image.is_file():
                 image.parent.mkdir(parents=True, exist_ok=True)
                 image.write_bytes(blob)
-            uri = os.path.relpath(image, page_dir)
-            node.replace_self(nodes.image(uri=uri, candidates={"*": uri}, alt=f"figure {node.key}"))
+            if html:
+                uri = os.path.relpath(image, page_dir)
+                node.replace_self(nodes.image(uri=uri, candidates={"*": uri}, alt=f"figure {node.key}"))
+            else:  # an absolute path: Sphinx joins it to srcdir, which leaves it unchanged
+                self.env.images.add_file(self.env.docname, str(image))
+                node.replace_self(nodes.image(uri=str(image), candidates={mime: str(image)}, alt=f"figure {node.key}"))
 
 
 def note_paste_dependencies(app: Any, doctree: nodes.document) -> None:
