@@ -54,11 +54,12 @@ def test_committed_runs_keep_their_hashes():
 
 
 @pytest.mark.slow
-def test_cpu_runs_come_from_one_clean_commit():
-    """Training is chaotic: the cpu preset's committed runs are all produced by one commit with a clean tree."""
-    files = sorted(DEFAULT_RESULTS_DIR.glob("cpu/*/runs/*.nc"))
+@pytest.mark.parametrize("preset", presets.PRESETS)
+def test_a_presets_runs_come_from_one_clean_commit(preset):
+    """Training is chaotic: a preset's committed runs are all produced by one commit with a clean tree."""
+    files = sorted(DEFAULT_RESULTS_DIR.glob(f"{preset}/*/runs/*.nc"))
     if not files:
-        pytest.skip("no committed cpu runs")
+        pytest.skip(f"no committed {preset} runs")
     commits = set()
     for path in files:
         with xr.open_dataset(path, engine="h5netcdf") as ds:
