@@ -1,37 +1,62 @@
 """Write the sweep specs of a preset's experiments as JSON files, in the order they should run.
 
-Usage: python scripts/preset_specs.py PRESET OUT_DIR
+Usage: python scripts/preset_specs.py PRESET OUT_DIR [--only ENTRY,ENTRY...] [--set EXPERIMENT.PARAM=JSON ...]
 
 Each file holds {"name": <experiment>, "spec": <sweep spec>}, built by this checkout's experiment registry from
 the preset's parameters. ``scripts/run_preset.sh`` then trains them with the package of another (frozen) commit,
-so that every run of the preset comes from one commit while this checkout keeps changing. The order puts the
+so that every run of an experiment comes from one commit while this checkout keeps changing. The order puts the
 calibration first (08: it decides the logit factor), then the headline: plain SGD of 01 (C1), the rest of 01 (C2,
-C7), then 03, 04, 05 and the long runs of 02 (C3); last the adaptive learning rates of 09, a calibration page that
-no claim's verdict waits for.
+C7), then the phase diagram 10 (whose grid holds 03's cells, so 03 reuses them), 03, 04, 05 and the long runs of
+02 (C3); last the adaptive learning rates of 09, a calibration page that no claim's verdict waits for.
+
+``--only`` keeps the named entries of :data:`ORDER` (e.g. ``01_optimizers:sgd,01_optimizers``); ``--set`` overrides
+one parameter before the spec is built (e.g. ``--set 01_optimizers.seeds=[0,1,2,3,4]``), for runs whose preset
+values are committed once their runs are.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
 from initmem.study import presets, registry
 from initmem.sweeps.spec import SweepSpec
 
-ORDER = ("08_calibration", "01_optimizers:sgd", "01_optimizers", "03_lr_and_l2", "04_batch_size", "05_depth",
-         "02_long_training", "09_adaptive_lr")  # fmt: skip
+ORDER = ("08_calibration", "01_optimizers:sgd", "01_optimizers", "10_phase_diagram", "03_lr_and_l2", "04_batch_size",
+         "05_depth", "02_long_training", "09_adaptive_lr")  # fmt: skip
 
 
-def main(preset: str, out: Path) -> None:
+def parse_overrides(items: list[str]) -> dict[str, dict[str, object]]:
+    """``["01_optimizers.seeds=[0,1]"]`` -> ``{"01_optimizers": {"seeds": [0, 1]}}`` (values are JSON)."""
+    overrides: dict[str, dict[str, object]] = {}
+    for item in items:
+        target, sep, value = item.partition("=")
+        name, dot, param = target.partition(".")
+        if not sep or not dot:
+            raise SystemExit(f"--set: expected EXPERIMENT.PARAM=JSON, got {item!r}")
+        try:
+            overrides.setdefault(name, {})[param] = json.loads(value)
+        except ValueError:
+            raise SystemExit(f"--set {target}: the value must be JSON, got {value!r}") from None
+    return overrides
+
+
+def main(preset: str, out: Path, only: list[str] | None, overrides: dict[str, dict[str, object]]) -> None:
+    unknown = [entry for entry in only or [] if entry not in ORDER]
+    if unknown:
+        raise SystemExit(f"--only: unknown entry {unknown[0]!r}; allowed: {', '.join(ORDER)}")
     out.mkdir(parents=True, exist_ok=True)
     for k, entry in enumerate(ORDER):
-        name, _, only = entry.partition(":")
+        if only is not None and entry not in only:
+            continue
+        name, _, single = entry.partition(":")
         p = presets.notebook_parameters(preset, name)
         if not p:
             continue
-        if only:  # one optimizer of 01 first: its runs are a subset of the full sweep's
-            i = p["optimizers"].index(only)
+        p.update(overrides.get(name, {}))
+        if single:  # one optimizer of 01 first: its runs are a subset of the full sweep's
+            i = p["optimizers"].index(single)
             p.update({key: [p[key][i]] for key in ("optimizers", "lrs", "weight_decays", "aux_lrs")})
         spec = registry.experiment_spec(name, p)
         path = out / f"{k:02d}_{entry.replace(':', '_')}.json"
@@ -40,6 +65,10 @@ def main(preset: str, out: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3 or sys.argv[1] not in presets.PRESETS:
-        sys.exit(f"usage: python scripts/preset_specs.py {{{','.join(presets.PRESETS)}}} OUT_DIR")
-    main(sys.argv[1], Path(sys.argv[2]))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("preset", choices=presets.PRESETS)
+    parser.add_argument("out", type=Path)
+    parser.add_argument("--only", type=lambda s: [e for e in s.split(",") if e], default=None)
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="EXPERIMENT.PARAM=JSON")
+    args = parser.parse_args()
+    main(args.preset, args.out, args.only, parse_overrides(args.overrides))

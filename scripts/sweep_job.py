@@ -2,22 +2,54 @@
 
 Usage (with the frozen commit's package first on PYTHONPATH): python sweep_job.py SPEC.json RESULTS_DIR PRESET
 
-Uses only ``initmem.sweeps.sweep``, which every commit of the package has; failures are printed, not raised, so
-that the next spec still runs.
+Before training, a run that another experiment of the preset already holds (the same file name, i.e. the same
+config hash) and that the same commit trained is copied into this experiment's cache, so that it is trained once
+(the phase diagram 10 holds 03's cells, for example); the sweep then verifies its checksum like any cached run.
+Uses only ``initmem.sweeps.sweep`` and ``SweepSpec``, which every commit of the package has; failures are printed,
+not raised, so that the next spec still runs.
 """
 
 import json
 import logging
+import shutil
 import sys
+from pathlib import Path
 
+import xarray as xr
+
+from initmem.run.records import git_commit
 from initmem.sweeps import sweep
+from initmem.sweeps.spec import SweepSpec
+
+
+def reuse_sibling_runs(spec: dict, cache: Path, preset_dir: Path, commit: str) -> int:
+    """Copy into ``cache`` the runs of ``spec`` that another experiment under ``preset_dir`` holds from ``commit``;
+    returns how many were copied."""
+    copied = 0
+    cache.mkdir(parents=True, exist_ok=True)
+    for _, config in SweepSpec.from_dict(spec).configs():
+        name = f"{config.hash()}.nc"
+        if (cache / name).exists():
+            continue
+        for candidate in sorted(preset_dir.glob(f"*/runs/{name}")):
+            with xr.open_dataset(candidate, engine="h5netcdf") as ds:
+                same_commit = ds.attrs.get("git_commit") == commit
+            if same_commit and candidate.parent != cache:
+                shutil.copy2(candidate, cache / name)
+                copied += 1
+                break
+    return copied
+
 
 if __name__ == "__main__":  # the processes executor spawns workers that re-import this file
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     spec_file, results_dir, preset = sys.argv[1:4]
     job = json.load(open(spec_file))
-    cache = f"{results_dir}/{preset}/{job['name']}/runs"
+    cache = Path(results_dir) / preset / job["name"] / "runs"
     try:
+        reused = reuse_sibling_runs(job["spec"], cache, Path(results_dir) / preset, git_commit())
+        if reused:
+            print("reused", reused, "runs of other experiments from the same commit", flush=True)
         ds = sweep(job["spec"], cache, executor="processes", workers=2, progress=False)
         print("done", job["name"], ds.attrs["n_runs"], "runs,", ds.attrs["n_cached"], "cached", flush=True)
     except Exception as exc:  # noqa: BLE001 - reported; the next spec runs

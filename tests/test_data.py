@@ -4,6 +4,7 @@ the decoded cache, error messages, and (marked ``data``) the real JPEG archive."
 from __future__ import annotations
 
 import hashlib
+import json
 import io
 import pickle
 import tarfile
@@ -257,6 +258,8 @@ def test_image_folder_and_its_tar_gz_give_the_same_arrays(tmp_path, cache):
     from_folder, from_tar = load_cifar10(folder), load_cifar10(archive)
     assert from_folder.source["format"] == "image-folder" and from_tar.source["format"] == "image-folder-tar.gz"
     assert from_tar.source["sha256"] == hashlib.sha256(archive.read_bytes()).hexdigest()
+    # the source is named by its file name and checksum, never by this machine's directories
+    assert from_tar.source["name"] == "cifar.tar.gz" and str(tmp_path) not in json.dumps(from_tar.source)
     for a, b in ((from_folder.train_images, from_tar.train_images), (from_folder.test_labels, from_tar.test_labels)):
         assert np.array_equal(a, b)
     assert from_tar.train_images.shape == (20, 32, 32, 3)

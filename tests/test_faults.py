@@ -470,3 +470,17 @@ def test_a_planted_cifar_batch_pickle_is_refused_without_running_it(tmp_path):
     with pytest.raises(data.DataError, match="refused to load posix.system|refused to load os.system"):
         data._decode_batches(folder)
     assert not _Payload.marker.exists()
+
+
+def test_runs_whose_recorded_losses_or_norms_exploded_count_as_diverged():
+    # a file written before the trainer applied the divergence rule: finite, but 1e17 x its initial kernel norm
+    from initmem.study.stats import diverged_runs
+
+    ds = fake_sweep({"sigma_w": [0.5, 1.0, 2.0], "seed": [0, 1, 2]})
+    blown = ds.copy(deep=True)
+    at = {"sigma_w": 1.0, "seed": 1}
+    blown["weight_norm"].loc[at] = blown["weight_norm"].loc[at] * np.r_[1.0, np.full(blown.sizes["epoch"] - 1, 1e17)]
+    assert not bool(diverged_runs(ds).any())
+    assert diverged_runs(blown).sum().item() == 1 and bool(diverged_runs(blown).sel(at))
+    table = summary_table(blown)
+    assert table["n_diverged"].item() == 1 and table["selected_n_seeds"].item() == 2

@@ -173,3 +173,36 @@ def test_end_to_end_on_cifar10(cifar_archive):
     assert json.loads(ds.attrs["data_source"])["format"] == "image-folder-tar.gz"
     assert ds["train_acc"].isel(epoch=-1).item() > 15.0  # learns something in 20 steps
     assert math.isfinite(ds["selected_test_acc"].item())
+
+
+def test_a_finite_but_exploding_run_is_diverged_with_its_reason(tiny_config):
+    # lr 1e6: the losses stay finite for a while but leave 1e6 x their epoch-0 value at once
+    ds = train(tiny_config.replace(lr=1e6, epochs=3))
+    assert ds["diverged"].item() == 1.0
+    assert "over 1e+06 x its epoch-0 value" in ds.attrs["divergence"]
+    assert np.isnan(ds["selected_test_acc"].item()) and np.isnan(ds["final_test_acc"].item())
+    healthy = train(tiny_config.replace(epochs=1))
+    assert healthy["diverged"].item() == 0.0 and healthy.attrs["divergence"] == ""
+
+
+def test_the_divergence_watch_checks_losses_and_the_kernel_norm():
+    from initmem.run.loop import DivergenceWatch
+
+    watch = DivergenceWatch.of({"train_loss": 2.0, "weight_norm": 10.0})
+    assert watch.batch(2.0e6, 1) == "" and "epoch 4" in watch.batch(2.1e6, 4)
+    assert "is nan" in watch.batch(float("nan"), 2) and "is inf" in watch.batch(float("inf"), 2)
+    row = {"train_loss": 1.0, "val_loss": 1.0, "test_loss": 1.0, "weight_norm": 1.0e7}
+    assert watch.record(row, 3) == ""
+    assert watch.record({**row, "weight_norm": 1.1e7}, 3).startswith("the kernel norm is 1.1e+07 at epoch 3")
+    assert watch.record({**row, "val_loss": 3.0e6}, 5).startswith("val_loss is 3e+06 at epoch 5")
+
+
+def test_a_run_records_the_cpu_its_numbers_depend_on(tiny_config):
+    import torch
+
+    ds = train(tiny_config.replace(epochs=1))
+    assert ds.attrs["cpu_capability"] == torch.backends.cpu.get_cpu_capability()
+    assert ds.attrs["cpu_model"] and ds.attrs["cpu_model"] in ds.attrs["hardware"]
+    assert ds.attrs["cpu_capability"] in ds.attrs["hardware"]
+    if torch.backends.mkldnn.is_available():
+        assert ds.attrs["onednn_version"][0].isdigit() and f"oneDNN {ds.attrs['onednn_version']}" in ds.attrs["hardware"]

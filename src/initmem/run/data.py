@@ -131,7 +131,7 @@ class CifarArrays:
     """Decoded CIFAR-10 (or a stand-in) as host arrays.
 
     Images are uint8 (N, 32, 32, 3) in RGB order, values 0-255; labels are int64 in [0, 10).
-    ``source`` is ``{"path": str, "format": str, "sha256": str}`` with format one of
+    ``source`` is ``{"name": str, "format": str, "sha256": str}`` with format one of
     ``torchvision-batches``, ``image-folder``, ``image-folder-tar.gz``, ``synthetic``; sha256 is the
     archive's checksum, the checksum of the concatenated batch files, or (image folders and
     synthetic data) a digest of the decoded arrays.
@@ -343,7 +343,9 @@ def load_cifar10(path: str | os.PathLike | None = None) -> CifarArrays:
         decoded, sha256 = cached
         logger.debug("read decoded CIFAR-10 from %s", cache_file)
         _validate(decoded, root)
-    source = {"path": str(root), "format": fmt, "sha256": sha256}
+    # The source's file or folder name, not its absolute path: run files record where the data came from without
+    # naming the machine's directories (the sha256 identifies it).
+    source = {"name": root.name, "format": fmt, "sha256": sha256}
     return CifarArrays(**decoded._asdict(), source=source)
 
 
@@ -635,7 +637,7 @@ def synthetic_cifar(n_train: int = 2000, n_test: int = 1000, seed: int = 0, imag
     test_images, test_labels = _synthetic_images(templates, n_test, test_seed)
     decoded = _Decoded(train_images, train_labels, test_images, test_labels, list(CIFAR10_CLASSES))
     source = {
-        "path": f"synthetic(n_train={n_train},n_test={n_test},seed={seed},image_size={image_size})",
+        "name": f"synthetic(n_train={n_train},n_test={n_test},seed={seed},image_size={image_size})",
         "format": SYNTHETIC,
         "sha256": _arrays_digest(decoded),
     }
@@ -832,7 +834,7 @@ def prepare_data(config: RunConfig, device: torch.device | str) -> PreparedData:
         split=split,
         source=arrays.source,
     )
-    logger.info("data %s (%s) on %s: %s", arrays.source["path"], arrays.source["format"], device, prepared.sizes)
+    logger.info("data %s (%s) on %s: %s", arrays.source["name"], arrays.source["format"], device, prepared.sizes)
     return prepared
 
 
@@ -900,7 +902,7 @@ def prepare_tensors(
     fingerprint = tensor_fingerprint(*(t for pair in pairs.values() for t in pair))
     return PreparedData(
         train=sets["train"], train_eval=sets["train"].subset(positions), val=sets["val"], test=sets["test"],
-        split=Split(**sizes), source={"path": "tensors", "format": "tensors", "sha256": fingerprint},
+        split=Split(**sizes), source={"name": "tensors", "format": "tensors", "sha256": fingerprint},
     )  # fmt: skip
 
 

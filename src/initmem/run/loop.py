@@ -7,6 +7,8 @@ schedule, measure and checkpoint a run in exactly the same way.
 * :func:`initial_row` -- the epoch-0 measurement, on a copy whose BatchNorm statistics are recalibrated.
 * :class:`Schedule` -- the learning rate of every step (:func:`initmem.run.optim.lr_multiplier`) and the
   batches of an epoch with it applied to the optimizer (:meth:`Schedule.batches`).
+* :class:`DivergenceWatch` -- the divergence rule (:mod:`initmem.run.thresholds`) applied to every training batch's
+  loss and every recorded evaluation.
 * :func:`save_checkpoint` / :func:`read_checkpoint` -- resumable state, written atomically, read back with
   ``torch.load(weights_only=True)`` (a planted file is refused, never executed); :func:`checkpoint_due`.
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +32,10 @@ from .kernels import kernel_parameters
 from .metrics import ForgettingClocks
 from .optim import LRSchedule, apply_lr_multiplier, lr_multiplier
 from .records import eval_batch_size, measure, recalibrated_copy
+from .thresholds import DIVERGENCE_FACTOR, exploded
 
 __all__ = [
+    "DivergenceWatch",
     "RunSetup",
     "Schedule",
     "checkpoint_due",
@@ -128,6 +133,45 @@ class Schedule:
             apply_lr_multiplier(optimizer, factor)
             yield x, y, config.lr * factor
             step += 1
+
+
+@dataclass(frozen=True)
+class DivergenceWatch:
+    """The divergence rule of one run: a loss or the kernel norm that is not finite or exceeds
+    :data:`~initmem.run.thresholds.DIVERGENCE_FACTOR` times its epoch-0 value ends the run with ``diverged = 1``.
+
+    ``initial_loss`` is the epoch-0 training loss (nats) and ``initial_norm`` the epoch-0 kernel norm; both come from
+    the run's epoch-0 row (:meth:`of`), also after a resume. Each check returns the reason (one line) or ``""``.
+    """
+
+    initial_loss: float
+    initial_norm: float
+
+    @classmethod
+    def of(cls, initial_row: dict[str, float]) -> "DivergenceWatch":
+        return cls(float(initial_row["train_loss"]), float(initial_row["weight_norm"]))
+
+    def batch(self, loss: float, epoch: int) -> str:
+        """The reason a training batch's ``loss`` ends the run in ``epoch``, or ``""``."""
+        return _reason("a training batch's loss", loss, self.initial_loss, f"in epoch {epoch}")
+
+    def record(self, row: dict[str, float], epoch: int) -> str:
+        """The reason the evaluation ``row`` of ``epoch`` ends the run (an exploded loss or kernel norm), or ``""``."""
+        checks = [(name, row[name], self.initial_loss) for name in ("train_loss", "val_loss", "test_loss")]
+        checks.append(("the kernel norm", row["weight_norm"], self.initial_norm))
+        for name, value, initial in checks:
+            reason = _reason(name, value, initial, f"at epoch {epoch}")
+            if reason:
+                return reason
+        return ""
+
+
+def _reason(name: str, value: float, initial: float, where: str) -> str:
+    if not exploded(value, initial):
+        return ""
+    if not math.isfinite(value):
+        return f"{name} is {value} {where}"
+    return f"{name} is {value:.3g} {where}, over {DIVERGENCE_FACTOR:g} x its epoch-0 value {initial:.3g}"
 
 
 def checkpoint_due(path: Path | None, config: RunConfig, epoch: int) -> bool:

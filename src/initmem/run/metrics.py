@@ -26,6 +26,8 @@ from typing import Mapping
 import numpy as np
 import torch
 
+from .thresholds import INTERPOLATION_THRESHOLD
+
 __all__ = [
     "INTERPOLATION_THRESHOLD",
     "ForgettingClocks",
@@ -38,8 +40,6 @@ __all__ = [
     "repair_gap",
 ]
 
-#: Training accuracy (percent) at which a run counts as interpolating.
-INTERPOLATION_THRESHOLD = 99.5
 
 
 @dataclass

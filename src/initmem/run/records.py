@@ -13,6 +13,7 @@ import json
 import math
 import os
 import platform
+import re
 import subprocess
 import sys
 from collections.abc import Callable
@@ -45,6 +46,9 @@ __all__ = [
     "measure",
     "kernel_norms",
     "git_commit",
+    "cpu_model",
+    "math_library_versions",
+    "hardware_facts",
     "hardware_description",
     "to_dataset",
 ]
@@ -193,20 +197,74 @@ def git_commit() -> str:
         return ""
 
 
-def hardware_description(device: torch.device) -> str:
-    """The accelerator's name, or the CPU with its core and thread counts."""
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo``'s first ``model name`` on Linux), else what :mod:`platform` knows."""
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as cpuinfo:
+            for line in cpuinfo:
+                if line.lower().startswith(("model name", "hardware", "cpu model")):
+                    name = line.split(":", 1)[1].strip()
+                    if name:
+                        return " ".join(name.split())
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown CPU"
+
+
+def math_library_versions() -> dict[str, str]:
+    """The versions of oneDNN and MKL this torch build uses (``""`` for a library it was built without), read from
+    ``torch.__config__.show()``: they choose the convolution and matmul kernels, hence the floating-point path."""
+    shown = torch.__config__.show()
+    found = {
+        "onednn": re.search(r"(?:MKL-DNN|oneDNN)\s+v?([0-9][0-9.]*)", shown),
+        "mkl": re.search(r"Math Kernel Library Version\s+([0-9][0-9.]*)", shown),
+    }
+    return {name: match.group(1).rstrip(".") if match else "" for name, match in found.items()}
+
+
+def hardware_facts(device: torch.device) -> dict[str, str]:
+    """What decides a run's floating-point path besides its config, recorded (not hashed) with every run.
+
+    CPU: ``cpu_model`` (e.g. ``"Intel(R) Xeon(R) Processor"``), ``cpu_capability`` (the instruction set torch
+    dispatches to: ``torch.backends.cpu.get_cpu_capability()``, e.g. ``AVX512``), ``machine`` (``x86_64``),
+    ``onednn_version`` and ``mkl_version``. CUDA: the device's name as ``gpu_model``, with the CUDA and cuDNN
+    versions. Runs of one config replay bit for bit only where these agree.
+    """
     if device.type == "cuda":
-        return torch.cuda.get_device_name(device)
-    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, {torch.get_num_threads()} threads"
+        return {"gpu_model": torch.cuda.get_device_name(device), "cuda_version": str(torch.version.cuda or ""),
+                "cudnn_version": str(torch.backends.cudnn.version() or "")}  # fmt: skip
+    libraries = math_library_versions()
+    return {
+        "cpu_model": cpu_model(), "cpu_capability": str(torch.backends.cpu.get_cpu_capability()),
+        "machine": platform.machine(), "onednn_version": libraries["onednn"], "mkl_version": libraries["mkl"],
+    }  # fmt: skip
+
+
+def hardware_description(device: torch.device) -> str:
+    """One line naming the hardware of a run: the accelerator's name, or the CPU's model, architecture and
+    instruction set with its core and thread counts and the math libraries, e.g. ``"Intel(R) Xeon(R) Processor
+    (x86_64, AVX512), 2 cores, 1 threads; oneDNN 3.12.0, MKL 2024.2"``."""
+    facts = hardware_facts(device)
+    if device.type == "cuda":
+        return facts["gpu_model"]
+    libraries = ", ".join(
+        f"{label} {facts[key]}" for label, key in (("oneDNN", "onednn_version"), ("MKL", "mkl_version")) if facts[key]
+    )
+    line = (f"{facts['cpu_model']} ({facts['machine']}, {facts['cpu_capability']}), {os.cpu_count()} cores, "
+            f"{torch.get_num_threads()} threads")  # fmt: skip
+    return f"{line}; {libraries}" if libraries else line
 
 
 def to_dataset(
-    config: RunConfig, history: RunHistory, recorded: list[int], diverged: bool, wall: float, data, device
+    config: RunConfig, history: RunHistory, recorded: list[int], divergence: str, wall: float, data, device
 ) -> xr.Dataset:
     """Assemble the per-epoch history and the run-level scalars into one Dataset.
 
-    Per-epoch values are NaN after a divergence; a diverged run's selected and final scalars are NaN.
+    ``divergence`` is why the run diverged (``""``: it did not; see :class:`initmem.run.loop.DivergenceWatch`),
+    stored as the attribute ``divergence``. Per-epoch values are NaN after a divergence; a diverged run's selected
+    and final scalars are NaN.
     """
+    diverged = bool(divergence)
     layers = list(history.layer_rows[0])
     index = {epoch: i for i, epoch in enumerate(recorded)}
     columns = {name: np.full(len(recorded), np.nan) for name in EPOCH_METRICS}
@@ -264,9 +322,11 @@ def to_dataset(
         python_version=sys.version.split()[0],
         device=str(device),
         hardware=hardware_description(device),
+        **hardware_facts(device),
         data_source=json.dumps(data.source, sort_keys=True),
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         num_threads=torch.get_num_threads(),
+        divergence=divergence,
         stacked=0,
         channels_last=int(config.channels_last),
         bf16=int(config.bf16 and device.type == "cuda"),

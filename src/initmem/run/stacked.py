@@ -24,8 +24,9 @@ Why this is exactly K separate runs (up to float rounding):
 * Epoch 0 is measured on each member's real module with ``initmem.run.records.measure`` after the same
   BatchNorm recalibration as :func:`train`; later epochs are evaluated with the vmapped model (eval
   mode, running statistics), per member.
-* Divergence: a member whose loss is not finite is marked diverged at that step and recorded no further
-  (as :func:`train` stops); the others continue.
+* Divergence: a member whose loss or kernel norm is not finite or explodes (the rule of
+  :class:`initmem.run.loop.DivergenceWatch`) is marked diverged there and recorded no further (as :func:`train`
+  stops); the others continue.
 
 Differences from separate runs: float rounding of grouped vs single convolutions (relative 1e-7 per
 step), ``wall_time_s`` is each member's equal share of the stacked wall time, and ``channels_last``
@@ -61,7 +62,7 @@ from tqdm.auto import tqdm
 from .config import RunConfig
 from .data import PreparedData, eval_batches
 from .kernels import kernel_parameters
-from .loop import Schedule, checkpoint_due, initial_row, read_checkpoint, save_checkpoint, setup_run
+from .loop import DivergenceWatch, Schedule, checkpoint_due, initial_row, read_checkpoint, save_checkpoint, setup_run
 from .metrics import ForgettingClocks
 from .optim import build_optimizer
 from .records import RunHistory, eval_batch_size, kernel_norms, recorded_epochs, to_dataset
@@ -76,7 +77,8 @@ log = logging.getLogger(__name__)
 INIT_FIELDS = ("sigma_w", "seed", "init_head")
 #: Optimizers whose update is not elementwise (per-matrix orthogonalisation): trained sequentially.
 SEQUENTIAL_OPTIMIZERS = ("muon",)
-STACKED_CHECKPOINT_VERSION = 2
+#: 3: each member's divergence reason ("" while it trains) instead of an alive flag.
+STACKED_CHECKPOINT_VERSION = 3
 
 
 # --- grouping -----------------------------------------------------------------------------------
@@ -250,7 +252,7 @@ def train_stacked(
     recorded = recorded_epochs(ref)
     k_total = len(configs)
     histories = [RunHistory() for _ in configs]
-    alive = [True] * k_total
+    divergences = [""] * k_total  # why each member diverged; "" while it trains
     walls = [0.0] * k_total
     start_epoch, step = 1, 0
 
@@ -259,7 +261,7 @@ def train_stacked(
         stack.load_state_dict(state["stack"])
         optimizer.load_state_dict(state["optimizer"])
         clocks = ForgettingClocks.for_config(ref, **state["clocks"])
-        histories, alive, walls = state["histories"], state["alive"], state["walls"]
+        histories, divergences, walls = state["histories"], state["divergences"], state["walls"]
         start_epoch, step = state["epoch"] + 1, state["step"]
         log.info("resumed stack %s at epoch %d", group_hash(configs), state["epoch"])
     else:
@@ -268,22 +270,25 @@ def train_stacked(
             histories[k].add(0, *initial_row(member, setup, config, initial[k], schedule, clocks))
             walls[k] += time.perf_counter() - t0
     del members
+    watches = [DivergenceWatch.of(history.rows[0]) for history in histories]
 
     show = ref.progress if progress is None else progress
     bar = tqdm(total=ref.epochs, initial=start_epoch - 1, disable=None if show else True,
                desc=f"stacked x{k_total} {ref.optimizer}", leave=False, dynamic_ncols=True)  # fmt: skip
     for epoch in range(start_epoch, ref.epochs + 1):
         t0 = time.perf_counter()
-        running = [k for k in range(k_total) if alive[k]]
+        running = [k for k in range(k_total) if not divergences[k]]
         lr = schedule.lr(step)
         for x, y, lr in schedule.batches(data, epoch, step, optimizer):
             with setup.autocast():
                 losses = _member_losses(stack.logits(x, training=True), y, "mean")
-            finite = torch.isfinite(losses.detach()).cpu().tolist()
+            values = losses.detach().cpu().tolist()
             for k in range(k_total):
-                if alive[k] and not finite[k]:
-                    alive[k] = False
-                    log.warning("run %s diverged in epoch %d (non-finite loss)", configs[k].hash(), epoch)
+                if not divergences[k]:
+                    divergences[k] = watches[k].batch(values[k], epoch)
+                    if divergences[k]:
+                        log.warning("run %s diverged: %s", configs[k].hash(), divergences[k])
+            alive = [not reason for reason in divergences]
             if not any(alive):
                 break
             optimizer.zero_grad(set_to_none=True)
@@ -291,15 +296,20 @@ def train_stacked(
             optimizer.step()
             clocks.tick(lr)
             step += 1
-        if not any(alive):
-            break
-        if epoch in recorded:
+        if epoch in recorded and not all(divergences):
             measured = _measure_stacked(stack, data, ref, initial, setup.autocast)
             for k in range(k_total):
-                if alive[k]:
-                    row, layer_norms = measured[k]
-                    row.update(lr=lr, step=float(step), **clocks.as_dict())
-                    histories[k].add(epoch, row, layer_norms)
+                if divergences[k]:
+                    continue
+                row, layer_norms = measured[k]
+                divergences[k] = watches[k].record(row, epoch)
+                if divergences[k]:
+                    log.warning("run %s diverged: %s", configs[k].hash(), divergences[k])
+                    continue
+                row.update(lr=lr, step=float(step), **clocks.as_dict())
+                histories[k].add(epoch, row, layer_norms)
+        if all(divergences):
+            break
         share = (time.perf_counter() - t0) / max(1, len(running))
         for k in running:
             walls[k] += share
@@ -308,14 +318,14 @@ def train_stacked(
             save_checkpoint(checkpoint_path, {
                 "version": STACKED_CHECKPOINT_VERSION, "hashes": [c.hash() for c in configs], "epoch": epoch,
                 "step": step, "stack": stack.state_dict(), "optimizer": optimizer.state_dict(),
-                "clocks": clocks.as_dict(), "histories": [dataclasses.asdict(h) for h in histories], "alive": alive,
-                "walls": walls,
+                "clocks": clocks.as_dict(), "histories": [dataclasses.asdict(h) for h in histories],
+                "divergences": divergences, "walls": walls,
             })  # fmt: skip
     bar.close()
 
     datasets = []
     for k, config in enumerate(configs):
-        ds = to_dataset(config, histories[k], recorded, not alive[k], walls[k], data, setup.device)
+        ds = to_dataset(config, histories[k], recorded, divergences[k], walls[k], data, setup.device)
         ds.attrs.update(stacked=k_total, channels_last=0, compiled=0)
         datasets.append(ds)
     if checkpoint_path is not None and not keep_checkpoint:

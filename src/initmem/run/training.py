@@ -2,8 +2,9 @@
 
 The loop is written top to bottom in the airbench style: the whole split lives as tensors on the
 device, batches are index slices (their order depends only on ``data_seed`` and the epoch), and every
-recorded epoch measures the paper's quantities. A non-finite loss ends the run with ``diverged = 1``;
-it never raises. With ``checkpoint_path`` and ``config.checkpoint_every > 0`` the run saves a resumable
+recorded epoch measures the paper's quantities. A loss or kernel norm that is not finite or explodes
+(:class:`initmem.run.loop.DivergenceWatch`) ends the run with ``diverged = 1`` and the reason in the attribute
+``divergence``; it never raises. With ``checkpoint_path`` and ``config.checkpoint_every > 0`` the run saves a resumable
 checkpoint (model, optimizer, clocks, metric history, RNG state) and resumes from it when restarted;
 the resumed run's metrics equal an uninterrupted run's.
 
@@ -33,8 +34,9 @@ final_train_acc     -                  training accuracy at the last recorded ep
 final_T_*           -                  the three clocks there
 tau_interp          -                  first epoch with train accuracy >= 99.5 % (NaN if never)
 repair_gap          -                  val accuracy at the last epoch minus at tau_interp (pp)
-diverged            -                  1 if a non-finite loss stopped the run, else 0 (then the
-                                       selected_* and final_* scalars are NaN)
+diverged            -                  1 if a non-finite or exploding loss or kernel norm stopped
+                                       the run (attribute ``divergence``: why), else 0; then the
+                                       selected_* and final_* scalars are NaN
 wall_time_s         -                  seconds spent training and evaluating
 ==================  =================  =======================================================
 """
@@ -56,7 +58,7 @@ from ..base.files import remove_stale_temp_files
 from .config import RunConfig
 from .data import PreparedData
 from .kernels import kernel_parameters
-from .loop import Schedule, checkpoint_due, initial_row, read_checkpoint, save_checkpoint, setup_run
+from .loop import DivergenceWatch, Schedule, checkpoint_due, initial_row, read_checkpoint, save_checkpoint, setup_run
 from .metrics import ForgettingClocks
 from .optim import build_optimizer
 from .records import LOSSES, RunHistory, measure, recorded_epochs, to_dataset
@@ -131,7 +133,7 @@ def train(
     clocks = ForgettingClocks.for_config(config)
     history = RunHistory()
     recorded = recorded_epochs(config)
-    start_epoch, step, diverged, wall = 1, 0, False, 0.0
+    start_epoch, step, divergence, wall = 1, 0, "", 0.0
 
     state = load_checkpoint(checkpoint_path, config)
     if state is not None:
@@ -145,6 +147,7 @@ def train(
         t0 = time.perf_counter()
         history.add(0, *initial_row(model, setup, config, initial, schedule, clocks, loss, kernels))
         wall += time.perf_counter() - t0
+    watch = DivergenceWatch.of(history.rows[0])
 
     show = config.progress if progress is None else progress
     bar = tqdm(
@@ -160,21 +163,23 @@ def train(
                 x = x.contiguous(memory_format=torch.channels_last)
             with setup.autocast():
                 batch_loss = loss_fn(forward(x), y)
-            if not torch.isfinite(batch_loss):
-                diverged = True
+            divergence = watch.batch(float(batch_loss.detach()), epoch)
+            if divergence:
                 break
             optimizer.zero_grad(set_to_none=True)
             batch_loss.backward()
             optimizer.step()
             clocks.tick(lr)
             step += 1
-        if diverged:
-            log.warning("run %s diverged in epoch %d (non-finite loss)", config.hash(), epoch)
-            break
-        if epoch in recorded:
+        if epoch in recorded and not divergence:
             row, layer_norms = measure(model, data, config, initial, setup.autocast, loss, kernels)
-            row.update(lr=lr, step=float(step), **clocks.as_dict())
-            history.add(epoch, row, layer_norms)
+            divergence = watch.record(row, epoch)
+            if not divergence:
+                row.update(lr=lr, step=float(step), **clocks.as_dict())
+                history.add(epoch, row, layer_norms)
+        if divergence:
+            log.warning("run %s diverged: %s", config.hash(), divergence)
+            break
             bar.set_postfix(train=f"{row['train_acc']:.1f}", val=f"{row['val_acc']:.1f}", refresh=False)
         wall += time.perf_counter() - t0
         bar.update(1)
@@ -185,7 +190,7 @@ def train(
                 "history": dataclasses.asdict(history), "wall_time_s": wall,
             })  # fmt: skip
     bar.close()
-    dataset = to_dataset(config, history, recorded, diverged, wall, data, setup.device)
+    dataset = to_dataset(config, history, recorded, divergence, wall, data, setup.device)
     if checkpoint_path is not None and not keep_checkpoint:
         checkpoint_path.unlink(missing_ok=True)
     return dataset

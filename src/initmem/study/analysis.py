@@ -376,7 +376,7 @@ def calibration_table(ds: xr.Dataset) -> "Any":
     ``final_train_acc``, ``selected_test_acc``, ``final_test_acc`` (%), and ``runs_interpolating`` (of the seeds)."""
     import pandas as pd
 
-    from ..run.metrics import INTERPOLATION_THRESHOLD
+    from ..run.thresholds import INTERPOLATION_THRESHOLD
     from .stats import seed_mean
 
     rows = []
@@ -394,7 +394,7 @@ def calibration_table(ds: xr.Dataset) -> "Any":
 def calibrated_logit_scale(ds: xr.Dataset) -> float | None:
     """The smallest logit factor of experiment 08 with which every run (every sigma_w and seed) interpolates
     within the budget; None if no factor does."""
-    from ..run.metrics import INTERPOLATION_THRESHOLD
+    from ..run.thresholds import INTERPOLATION_THRESHOLD
 
     for scale in sorted(float(v) for v in ds["logit_scale"].values):
         if bool((ds["final_train_acc"].sel(logit_scale=scale) >= INTERPOLATION_THRESHOLD).all()):

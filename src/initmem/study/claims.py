@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..run.metrics import INTERPOLATION_THRESHOLD
+from ..run.thresholds import INTERPOLATION_THRESHOLD
 from .stats import Interval, mean_interval, rank_correlation, seed_mean, seed_spreads
 
 __all__ = [

@@ -27,7 +27,7 @@ import numpy as np
 import xarray as xr
 
 from ..run.config import ADAPTIVE
-from ..run.metrics import INTERPOLATION_THRESHOLD
+from ..run.thresholds import INTERPOLATION_THRESHOLD
 from ..run.records import CLOCKS
 
 __all__ = [

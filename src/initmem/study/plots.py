@@ -42,7 +42,7 @@ import numpy as np
 import xarray as xr
 
 from ..base.paths import RootError, find_repo_root
-from ..run.metrics import INTERPOLATION_THRESHOLD
+from ..run.thresholds import INTERPOLATION_THRESHOLD
 from .analysis import FAMILY_CLOCK, field_values, last_finite
 from .layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
 from .stats import finite_runs, seed_mean, seed_spreads

@@ -25,8 +25,10 @@ from typing import Sequence
 import numpy as np
 import xarray as xr
 
+from ..run.thresholds import DIVERGENCE_FACTOR
+
 __all__ = ["LEVEL", "SEED_DIM", "Interval", "seed_mean", "seed_spreads", "mean_interval", "rank_correlation", "spread",
-           "finite_runs", "n_diverged"]  # fmt: skip
+           "diverged_runs", "finite_runs", "n_diverged"]  # fmt: skip
 
 #: Confidence level of every interval in the book.
 LEVEL = 0.95
@@ -122,15 +124,31 @@ def spread(ds: xr.Dataset | xr.DataArray, over: str = "sigma_w", var: str = "sel
     return values.max(over, skipna=True) - values.min(over, skipna=True)
 
 
+def diverged_runs(ds: xr.Dataset) -> xr.DataArray:
+    """Which runs of ``ds`` diverged, by the rule of :mod:`initmem.run.thresholds` (a boolean DataArray over the
+    run dims): those the trainer stopped (``diverged == 1``), and those whose recorded losses or kernel norm are
+    above :data:`~initmem.run.thresholds.DIVERGENCE_FACTOR` times their epoch-0 value at some epoch, so that files
+    written before the trainer applied the rule are judged by it too. NaN entries (epochs a run did not record)
+    never count."""
+    flag = ds["diverged"] == 1 if "diverged" in ds else xr.zeros_like(ds[_any_run_var(ds)], dtype=bool)
+    for name in ("train_loss", "val_loss", "test_loss", "weight_norm"):
+        if name in ds and "epoch" in ds[name].dims:
+            values = abs(ds[name])
+            initial = values.isel(epoch=0, drop=True)
+            flag = flag | ((values > DIVERGENCE_FACTOR * initial) & (initial > 0)).any("epoch")
+    return flag
+
+
+def _any_run_var(ds: xr.Dataset) -> str:
+    return next(name for name in ("selected_test_acc", "final_test_acc", *ds.data_vars) if name in ds)
+
+
 def finite_runs(ds: xr.Dataset, var: str) -> xr.DataArray:
-    """``ds[var]`` with the diverged runs (``ds.diverged == 1``) set to NaN, so that they drop out of every
+    """``ds[var]`` with the diverged runs (:func:`diverged_runs`) set to NaN, so that they drop out of every
     spread and mean; files written before diverged runs recorded NaN predictors still held epoch-0 values."""
-    values = ds[var]
-    if "diverged" not in ds:
-        return values
-    return values.where(ds["diverged"] != 1)
+    return ds[var].where(~diverged_runs(ds))
 
 
 def n_diverged(ds: xr.Dataset) -> int:
-    """How many runs of ``ds`` diverged (0 when it has no ``diverged`` variable)."""
-    return int((ds["diverged"] == 1).sum()) if "diverged" in ds else 0
+    """How many runs of ``ds`` diverged (:func:`diverged_runs`)."""
+    return int(diverged_runs(ds).sum())

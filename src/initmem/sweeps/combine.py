@@ -5,8 +5,8 @@ Sweep dims come first (grid fields, then the zip dimension), followed by the per
 of :func:`initmem.run.training.train` is kept (NaN after a divergence, ``diverged`` = 1), except that the
 per-epoch learning rate ``lr`` is called ``scheduled_lr`` here, because ``lr`` is the name of the swept
 learning-rate coordinate; ``run_hash`` is the run's cache key. Attributes: ``spec`` (JSON), ``git_commit``,
-``initmem_version``, ``torch_version``, ``hardware``, ``device``, ``data_source`` (the distinct values over the
-runs). Combining runs of different device types is refused: they follow different floating-point paths.
+``initmem_version``, ``torch_version``, ``hardware``, ``device``, ``data_source``, ``run_git_commit`` (the commit
+that trained the runs) and the hardware facts of :data:`HARDWARE_ATTRS` (the distinct values over the runs). Combining runs of different device types is refused: they follow different floating-point paths.
 """
 
 from __future__ import annotations
@@ -108,6 +108,9 @@ def _distinct(runs: Sequence[xr.Dataset], attr: str) -> str:
 #: Run attributes recording a floating-point path that neither the hash nor the file name covers; one sweep may
 #: not mix them (stacked runs have files of their own, see :func:`run_path`).
 NUMERICS_ATTRS = ("device_type",)
+#: The runs' recorded hardware facts (:func:`initmem.run.records.hardware_facts`) kept, as distinct values, on the
+#: combined Dataset.
+HARDWARE_ATTRS = ("cpu_model", "cpu_capability", "machine", "onednn_version", "mkl_version", "gpu_model")
 
 
 def _numerics(ds: xr.Dataset) -> dict[str, str]:
@@ -132,6 +135,8 @@ def _provenance(spec: SweepSpec, runs: Sequence[xr.Dataset]) -> dict[str, Any]:
         "hardware": _distinct(runs, "hardware"),
         "device": _distinct(runs, "device"),
         "data_source": _distinct(runs, "data_source"),
+        "run_git_commit": _distinct(runs, "git_commit"),
+        **{key: _distinct(runs, key) for key in HARDWARE_ATTRS if any(key in ds.attrs for ds in runs)},
     }
 
 
