@@ -4,7 +4,9 @@
 #   bash scripts/run_preset.sh PRESET COMMIT [preset_specs.py options: --only ENTRY,... --set EXPERIMENT.PARAM=JSON]
 #
 # Environment: WORKTREE (default ../initmem-frozen), RESULTS (default this checkout's results/: train elsewhere and
-# copy the runs in once an experiment is complete, so the checkout's committed runs never mix commits), PYTHON.
+# copy the runs in once an experiment is complete, so the checkout's committed runs never mix commits), SPECS (a
+# folder of specs written by preset_specs.py beforehand, e.g. to queue a job behind another: used instead of writing
+# them at start), PYTHON.
 #
 # Every run of a preset must come from one commit with a clean tree (training is chaotic: code, memory layout or
 # thread changes move results by points). This script keeps a git worktree at COMMIT (default ../initmem-frozen),
@@ -30,8 +32,12 @@ fi
   echo "error: $worktree is not at $commit" >&2; exit 2; }
 [ -z "$(git -C "$worktree" status --porcelain --untracked-files=no -- src pyproject.toml)" ] || {
   echo "error: $worktree has local changes to the package; its runs would be recorded as dirty" >&2; exit 2; }
-specs=$(mktemp -d)
-PYTHONPATH="$root/src" "$python" "$root/scripts/preset_specs.py" "$preset" "$specs" "$@"
+if [ -n "${SPECS:-}" ]; then
+  specs=$SPECS
+else
+  specs=$(mktemp -d)
+  PYTHONPATH="$root/src" "$python" "$root/scripts/preset_specs.py" "$preset" "$specs" "$@"
+fi
 cd "$worktree"  # the data search (../shared/data) and git_commit() look from here
 for spec in "$specs"/*.json; do
   echo "=== $(date -u +%FT%TZ) $(basename "$spec")"

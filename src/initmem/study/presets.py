@@ -132,6 +132,13 @@ _SMOKE = {
         "optimizers": ["adam", "adamw", "muon"], "lrs": [0.005, 0.02], "weight_decays": [0.0, 0.05, 0.0],
         "aux_lrs": [0.001, 0.001, 0.005],
     },
+    # the phase diagram's page at a 3 x 3 grid (the cpu and paper presets use 5 x 5)
+    "10_phase_diagram": {
+        **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50,
+        "epochs": 3, "eval_every": 1, "warmup_epochs": 0.0, "schedule": "step", "schedule_milestones": [0.8, 0.9],
+        "schedule_gamma": 0.1, "sigma_ws": [0.5, 2.0], "seeds": [0], "lrs": [0.02, 0.05, 0.1],
+        "weight_decays": [0.0, 0.005, 0.02],
+    },
     "99_reproduction": {},
 }  # fmt: skip
 
@@ -157,17 +164,17 @@ _CPU_01 = {
     "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
     "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.008],
 }  # fmt: skip
+_CPU_03 = {
+    **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "epochs": 40, "schedule": "step", "schedule_milestones": [0.8, 0.9],
+    "schedule_gamma": 0.1, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS, "lrs": [0.02, 0.1], "weight_decays": [0.0, 0.01],
+}  # fmt: skip
 _CPU = {
     "01_optimizers": _CPU_01,
     "02_long_training": {
         **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "lr": 0.02, "epochs": 160, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS,
         "horizons": [10, 20, 40, 80, 160], "reference_horizon": 40, "checkpoint_every": 10,
     },
-    "03_lr_and_l2": {
-        **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "epochs": 40, "schedule": "step", "schedule_milestones": [0.8, 0.9],
-        "schedule_gamma": 0.1, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS, "lrs": [0.02, 0.1],
-        "weight_decays": [0.0, 0.01],
-    },
+    "03_lr_and_l2": _CPU_03,
     "04_batch_size": {
         **_CPU_RUN, **_CPU_DATA, **{k: v for k, v in _CPU_NET.items() if k != "batch_size"}, "lr": 0.02,
         "steps": 2340, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS, "batch_sizes": [16, 64, 256],
@@ -191,6 +198,11 @@ _CPU = {
         **{k: v for k, v in _CPU_01.items() if k not in ("optimizers", "lrs", "weight_decays", "aux_lrs", "sigma_ws")},
         "sigma_ws": [0.1, 2.5], "optimizers": ["adam", "adamw", "muon"], "lrs": [0.008, 0.02, 0.05],
         "weight_decays": [0.0, 0.05, 0.0], "aux_lrs": [0.001, 0.001, 0.008],
+    },
+    # 03's sweep on a 5 x 5 grid, log-spaced, that holds 03's four cells: the clocks' predicted boundary
+    # T_L2 = ln(|W0| / |W*|) (T5) runs diagonally through it (notebooks/10_phase_diagram.py says how it was chosen).
+    "10_phase_diagram": {
+        **_CPU_03, "lrs": [0.02, 0.03, 0.045, 0.067, 0.1], "weight_decays": [0.0, 0.0025, 0.005, 0.01, 0.02],
     },
     "99_reproduction": {},
 }  # fmt: skip
@@ -249,6 +261,12 @@ _PAPER = {
         **{k: v for k, v in _PAPER_01.items() if k not in ("optimizers", "lrs", "weight_decays", "aux_lrs", "sigma_ws")},
         "sigma_ws": [0.1, 2.5], "optimizers": ["adam", "adamw", "muon"], "lrs": [0.001, 0.003, 0.02],
         "weight_decays": [0.0, 0.05, 0.0], "aux_lrs": [0.001, 0.001, 0.001],
+    },
+    "10_phase_diagram": {
+        **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "logit_scale": _PAPER_LOGIT_SCALE,
+        "batch_size": 128, "epochs": 200, "eval_every": 1, "warmup_epochs": 0.0, "schedule": "step",
+        "schedule_milestones": [0.8, 0.9], "schedule_gamma": 0.1, "sigma_ws": [0.1, 2.5], "seeds": [0, 1, 2],
+        "lrs": [0.01, 0.018, 0.032, 0.056, 0.1], "weight_decays": [0.0, 0.0001, 0.0003, 0.001, 0.003],
     },
     "99_reproduction": {},
 }  # fmt: skip

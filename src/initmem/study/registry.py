@@ -97,8 +97,9 @@ def _long_training(p: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _lr_and_l2(p: Mapping[str, Any]) -> dict[str, Any]:
-    """03: SGD over learning rate x coupled L2. Extra: ``lrs, weight_decays, schedule, schedule_milestones,
-    schedule_gamma``."""
+    """03 and the phase diagram 10: SGD over learning rate x coupled L2. Extra: ``lrs, weight_decays, schedule,
+    schedule_milestones, schedule_gamma``. 10 is the same sweep on a finer grid, so at equal parameters a cell of
+    03 is a cell of 10 (the same runs, the same hashes)."""
     return {
         "base": _base(p, "model", "width", "logit_scale", "batch_size", "epochs", "schedule", "schedule_milestones",
                       "schedule_gamma", optimizer="sgd", decay_mode="l2"),
@@ -177,6 +178,7 @@ EXPERIMENT_SPECS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
     "05_depth": _depth,
     "08_calibration": _calibration,
     "09_adaptive_lr": _adaptive_lr,
+    "10_phase_diagram": _lr_and_l2,
 }
 
 
