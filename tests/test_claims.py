@@ -1,157 +1,279 @@
-"""The claims ledger: each verdict rule at its edges, on fake results (no training)."""
+"""The claims ledger: every claim's rows, effects, nulls and verdicts on fake results (no training)."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
+import xarray as xr
 
 from initmem.study import claims
-from initmem.study.stats import Interval
+from initmem.study.claims import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED
 
-from sweep_fakes import ledger_results  # tests/ is on sys.path under pytest
+from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 
-
-@pytest.mark.parametrize(
-    ("low", "high", "size", "premise", "verdict"),
-    [
-        (5.01, 9.0, False, True, claims.IN_DIRECTION),
-        (5.01, 9.0, True, True, claims.IN_SIZE),
-        (5.0, 9.0, True, True, claims.INCONCLUSIVE),  # touching the threshold is not above it
-        (1.0, 4.99, True, True, claims.NOT_REPRODUCED),
-        (1.0, 5.0, False, True, claims.INCONCLUSIVE),
-        (6.0, 9.0, True, False, claims.INCONCLUSIVE),  # a premise that fails blocks any positive verdict
-        (1.0, 4.0, False, False, claims.NOT_REPRODUCED),  # ... but not a negative one
-        (math.nan, math.nan, True, True, claims.INCONCLUSIVE),  # one seed: no interval
-    ],
-)
-def test_judge_at_the_edges(low, high, size, premise, verdict):
-    assert claims.judge(Interval(7.0, low, high, 3), 5.0, size, premise) == verdict
+SEEDS = [0, 1, 2, 3, 4]
+JITTER = np.array([0.0, 0.6, -0.5, 0.3, -0.4])  # the seeds' small disagreement (pp), mean 0
 
 
-def test_every_claim_reproduced_on_results_that_show_it():
-    table = claims.reproduction_table(ledger_results())
-    assert list(table.index) == ["C1", "C2", "C3", "C4", "C5", "C6", "C7"]
+def memory(ds: xr.Dataset, where: dict, spread: float, var: str = "selected_test_acc", base: float = 60.0,
+           jitter: np.ndarray = JITTER) -> None:  # fmt: skip
+    """Set ``var`` at ``where`` so that each seed falls by ``spread + jitter[seed]`` pp from the smallest to the
+    largest sigma_w (linearly in the sigma_w index)."""
+    sigmas = ds["sigma_w"].values
+    steps = xr.DataArray(np.linspace(0.0, 1.0, len(sigmas)), dims="sigma_w", coords={"sigma_w": sigmas})
+    per_seed = xr.DataArray(spread + jitter[: ds.sizes["seed"]], dims="seed", coords={"seed": ds["seed"].values})
+    ds[var].loc[where] = (base - steps * per_seed).transpose(*ds[var].loc[where].dims)
+
+
+@pytest.fixture()
+def results() -> dict[str, xr.Dataset]:
+    """Results of 01-05 in which each claim holds clearly and in the paper's size (5 seeds)."""
+    out = ledger_results(SEEDS)
+    opt = out["01_optimizers"]
+    memory(opt, {"optimizer": "sgd"}, 26.0)
+    memory(opt, {"optimizer": "adam"}, 0.5)
+    memory(opt, {"optimizer": "adamw"}, 1.0)
+    memory(opt, {"optimizer": "muon"}, 4.0)
+    lr = out["03_lr_and_l2"]
+    memory(lr, {"lr": 0.02, "weight_decay": 0.0}, 20.0)
+    memory(lr, {"lr": 0.1, "weight_decay": 0.0}, 1.0)
+    memory(lr, {"lr": 0.02, "weight_decay": 0.01}, 0.5)
+    memory(lr, {"lr": 0.1, "weight_decay": 0.01}, 0.0)
+    return out
+
+
+def test_the_ledger_has_a_row_per_claim_and_part(results):
+    table = claims.reproduction_table(results)
+    assert list(table.index) == ["C1", "C2 Adam", "C2 AdamW", "C2 Muon", "C3 final predictor", "C3 selected predictor",
+                                 "C4 larger lr", "C4 L2", "C4 both", "C5 equal steps", "C5 equal epochs", "C6", "C7",
+                                 "B1"]  # fmt: skip
     assert set(table["verdict"]) <= set(claims.VERDICTS)
-    v = table["verdict"]
-    assert v["C2"] == claims.IN_DIRECTION  # adaptive spreads ~2 pp: Muon's interval misses 4 pp
-    assert v["C4"] == claims.IN_SIZE  # the (0.1, 0.01) cell has no spread
-    assert v["C5"] == claims.IN_DIRECTION and v["C7"] == claims.IN_DIRECTION  # no paper number: at most direction
-    assert v["C6"] == claims.IN_SIZE  # ResNet-56 at 60 % where ResNet-9 interpolates
-    assert v["C3"] == claims.IN_DIRECTION
-    # both predictors with their training accuracy, and the clock at the selected checkpoint
-    assert "selected: spread" in table.loc["C1", "ours"] and "final: spread" in table.loc["C1", "ours"]
-    assert "at the selected checkpoint" in table.loc["C1", "clocks"]
-    assert "95 % CI" in table.loc["C1", "ours"] and table.loc["C1", "seeds"] == 3
+    assert table.loc["B1", "verdict"] == INCONCLUSIVE and "no results of 10_phase_diagram" in table.loc["B1", "reason"]
+    assert (table["seeds"].drop(["B1", "C5 equal epochs"]) > 0).all()  # the fake 04 has no two equal epochs
 
 
-def test_c1_in_size_needs_the_paper_number_inside_the_interval_and_interpolation():
-    results = ledger_results()
-    acc = results["01_optimizers"]["selected_test_acc"]
-    for seed, spread in zip([0, 1, 2], [24.0, 27.0, 30.0]):  # mean 27, t-interval [19.5, 34.5]
-        acc.loc[{"optimizer": "sgd", "seed": seed}] = 60.0 - spread * (acc["sigma_w"] == 2.5)
+def test_c1_in_size_when_the_whole_interval_lies_in_the_band(results):
     row = claims.reproduction_table(results).loc["C1"]
-    assert row["effect_low"] <= 26.5 <= row["effect_high"] and row["verdict"] == claims.IN_SIZE
-    results["01_optimizers"]["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5}] = 99.4
+    assert (row["band_low"], row["band_high"]) == (18.55, 34.45) and row["paper_value"] == 26.5
+    assert row["effect"] == pytest.approx(26.0, abs=0.01) and 25.0 < row["effect_low"] < row["effect_high"] < 27.0
+    assert row["verdict"] == IN_SIZE and row["p_value"] < 0.05 and row["seeds"] == 5
+    assert row["raw"] == pytest.approx(26.0) and row["null_mean"] < row["null_p95"] < row["raw"]
+    assert "cross-fitted" in row["ours"] and "raw 26.0 pp" in row["ours"] and "final:" in row["ours"]
+    assert "T_SGD" in row["clocks"] and row["experiment"] == "01_optimizers"
+
+
+@pytest.mark.parametrize(("spread", "verdict"), [(17.0, IN_DIRECTION), (35.5, IN_DIRECTION), (2.0, NOT_REPRODUCED)])
+def test_c1_outside_the_band_is_in_direction_and_a_small_spread_is_not_reproduced(results, spread, verdict):
+    memory(results["01_optimizers"], {"optimizer": "sgd"}, spread)
+    assert claims.reproduction_table(results).loc["C1", "verdict"] == verdict
+
+
+def test_c1_needs_every_sgd_run_to_interpolate(results):
+    results["01_optimizers"]["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5, "seed": 3}] = 99.4
     row = claims.reproduction_table(results).loc["C1"]
-    assert row["verdict"] == claims.INCONCLUSIVE and "premise" in row["note"]
+    assert row["verdict"] == INCONCLUSIVE and "lowest final train accuracy 99.4 %" in row["reason"]
+    results["01_optimizers"]["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5, "seed": 3}] = 99.5
+    assert claims.reproduction_table(results).loc["C1", "verdict"] == IN_SIZE  # 99.5 % is interpolation
 
 
-def test_c1_not_reproduced_when_the_spread_is_surely_below_the_noise_floor():
-    results = ledger_results()
-    acc = results["01_optimizers"]["selected_test_acc"]
-    acc.loc[{"optimizer": "sgd"}] = 60.0 + np.array([0.0, 1.0, 2.0])[:, None]  # 2 pp spread in every seed
-    assert claims.reproduction_table(results).loc["C1", "verdict"] == claims.NOT_REPRODUCED
+def test_an_inconclusive_claim_says_how_many_seeds_would_decide_it(results):
+    memory(results["01_optimizers"], {"optimizer": "sgd"}, 6.0, jitter=np.array([0.0, 9.0, -9.0, 6.0, -6.0]))
+    row = claims.reproduction_table(results).loc["C1"]
+    assert row["verdict"] == INCONCLUSIVE and row["seeds_needed"] == 9
+    box = claims.verdict_box(claims.reproduction_table(results), "C1")
+    assert f"About {row['seeds_needed']} seeds would decide it" in box
 
 
-def test_c2_is_inconclusive_when_the_seeds_disagree():
-    results = ledger_results()
-    acc = results["01_optimizers"]["selected_test_acc"]
-    acc.loc[{"optimizer": ["adam", "adamw", "muon"]}] = 60.0
-    for seed, gap in zip([0, 1, 2], [12.0, 0.0, -6.0]):  # SGD's lead: 12, 0, -6 pp
-        acc.loc[{"optimizer": "sgd", "seed": seed}] = 60.0 + (acc["sigma_w"] == 2.5) * -max(gap, 0.0)
-        acc.loc[{"optimizer": "muon", "seed": seed, "sigma_w": 2.5}] = 60.0 + min(gap, 0.0)
-    row = claims.reproduction_table(results).loc["C2"]
-    assert row["effect_low"] < 0 < row["effect_high"] and row["verdict"] == claims.INCONCLUSIVE
+def test_c2_judges_each_adaptive_optimizer_against_its_own_band(results):
+    table = claims.reproduction_table(results)
+    assert (table.loc["C2 Muon", "band_low"], table.loc["C2 Muon", "band_high"]) == (-1.0, 9.0)
+    assert (table.loc["C2 Adam", "band_low"], table.loc["C2 Adam", "band_high"]) == (-5.0, 5.0)
+    for part, size in (("Adam", 0.5), ("AdamW", 1.0), ("Muon", 4.0)):
+        row = table.loc[f"C2 {part}"]
+        assert row["verdict"] == IN_SIZE, (part, row["reason"])
+        assert row["effect"] == pytest.approx(26.0 - size, abs=0.01) and row["size"] == pytest.approx(size, abs=0.01)
+        assert row["p_value"] < 0.05 and f"SGD minus {part}" in row["ours"]
 
 
-def test_c3_must_agree_over_every_reference_horizon():
-    results = ledger_results()
+def test_c2_an_optimizer_that_remembers_like_sgd_is_not_reproduced_and_a_partial_one_in_direction(results):
+    memory(results["01_optimizers"], {"optimizer": "adamw"}, 25.0)
+    memory(results["01_optimizers"], {"optimizer": "adam"}, 9.0)
+    table = claims.reproduction_table(results)
+    assert table.loc["C2 AdamW", "verdict"] == NOT_REPRODUCED and "null-equivalence" in table.loc["C2 AdamW", "reason"]
+    assert table.loc["C2 Adam", "verdict"] == IN_DIRECTION and "not inside the band" in table.loc["C2 Adam", "reason"]
+
+
+def test_c2_is_inconclusive_when_the_seeds_disagree(results):
+    memory(results["01_optimizers"], {"optimizer": "muon"}, 12.0, jitter=np.array([14.0, -14.0, 12.0, -12.0, 0.0]))
+    row = claims.reproduction_table(results).loc["C2 Muon"]
+    assert row["effect_low"] < 0 < row["effect_high"] and row["verdict"] == INCONCLUSIVE
+
+
+def test_c3_the_final_predictor_carries_the_claim_when_selection_does_not_move(results):
     long = results["02_long_training"]
-    long.attrs["horizons"] = "[2, 6, 10]"
-    row = claims.reproduction_table(results).loc["C3"]
-    assert row["verdict"] == claims.IN_DIRECTION and "2 ep" in row["ours"] and "6 ep" in row["ours"]
-    # the spread collapses after epoch 6: judged from 6 it is lost, judged from 2 (before the collapse) too
-    long["test_acc"].loc[{"epoch": [8, 10]}] = 60.0
-    assert claims.reproduction_table(results).loc["C3", "verdict"] == claims.NOT_REPRODUCED
-
-
-def test_c3_says_when_validation_selects_the_same_checkpoints_at_every_horizon():
-    """If the selected checkpoints at every reference horizon are those of the longest, the selected spread cannot
-    change: the note says so and gives the final predictor's change instead; otherwise it says nothing of it."""
-    results = ledger_results()
-    long = results["02_long_training"]
-    assert "same checkpoints" not in claims.reproduction_table(results).loc["C3", "note"]  # best = the last epoch
     long["val_loss"] = long["val_loss"] * 0 + 3.0 + (long["epoch"] - 2) ** 2  # the best checkpoint is epoch 2
-    long["test_acc"].loc[{"epoch": 10, "sigma_w": 2.5}] = long["test_acc"].sel(epoch=10, sigma_w=2.5) + 4.0
-    note = claims.reproduction_table(results).loc["C3", "note"]
-    assert "same checkpoints at every reference horizon as at 10 epochs (the latest at epoch 2)" in note, note
-    spread = lambda T: (long["test_acc"].sel(epoch=T).max("sigma_w") - long["test_acc"].sel(epoch=T).min("sigma_w"))
-    change = float((spread(10) - spread(2)).mean())
-    assert f"final predictor's spread changes by {change:.1f}" in note, (change, note)
+    table = claims.reproduction_table(results)
+    selected = table.loc["C3 selected predictor"]
+    assert selected["verdict"] == INCONCLUSIVE and selected["reason"].startswith("not testable at this scale")
+    assert "the latest at epoch 2" in selected["reason"]
+    final = table.loc["C3 final predictor"]
+    assert final["verdict"] == IN_DIRECTION and final["effect_low"] > -5.0
+    # the final spread collapses between the horizons: not reproduced
+    long["test_acc"].loc[{"epoch": 10}] = 60.0
+    assert claims.reproduction_table(results).loc["C3 final predictor", "verdict"] == NOT_REPRODUCED
 
 
-def test_c4_shows_all_four_cells_with_the_l2_clock_against_the_norm_ratio():
-    results = ledger_results()
-    cells = claims.l2_cells(results["03_lr_and_l2"])
-    assert len(cells) == 4 and {"T_L2", "log_norm_ratio", "forgetting_predicted"} <= set(cells.columns)
-    row = claims.reproduction_table(results).loc["C4"]
-    assert row["ours"].count("lr ") == 4 and "ln(|W0|/|W*|)" in row["ours"]
+def test_c3_the_selected_predictor_is_judged_when_selection_moves(results):
+    row = claims.reproduction_table(results).loc["C3 selected predictor"]  # the best epoch is each horizon's last
+    assert row["verdict"] == IN_DIRECTION and "2 epochs" in row["ours"] and "at 10" in row["ours"]
 
 
-def test_c6_needs_an_interpolating_reference():
-    results = ledger_results()
-    results["05_depth"]["final_train_acc"].loc[{"model": "resnet9", "sigma_w": 0.25}] = 84.0
+def test_c3_needs_memory_and_interpolation_at_the_reference(results):
+    long = results["02_long_training"]
+    long["train_acc"].loc[{"epoch": 2, "sigma_w": 2.5}] = 90.0
+    assert "premise not met: not every run interpolates" in claims.reproduction_table(results).loc[
+        "C3 final predictor", "reason"]  # fmt: skip
+    long["train_acc"].loc[{"epoch": 2}] = 100.0
+    long["test_acc"].loc[{"epoch": 2}] = 60.0 + long["seed"] * 0.1  # no memory at the reference horizon
+    assert "no memory to keep" in claims.reproduction_table(results).loc["C3 final predictor", "reason"]
+
+
+def test_c4_judges_each_lever_alone_and_both(results):
+    table = claims.reproduction_table(results)
+    for part in ("larger lr", "L2", "both"):
+        row = table.loc[f"C4 {part}"]
+        assert row["verdict"] == IN_SIZE and (row["band_low"], row["band_high"]) == (-5.0, 5.0), (part, row["reason"])
+        assert "T_L2" in row["ours"] and "ln(|W0|/|W*|)" in row["ours"] and "x = " in row["ours"]
+    assert "lr 0.1, L2 0:" in table.loc["C4 larger lr", "ours"] and "lr 0.02, L2 0.01:" in table.loc["C4 L2", "ours"]
+    assert "lr 0.1, L2 0.01:" in table.loc["C4 both", "ours"]
+    # a lever that does nothing is not reproduced; the others keep their verdict
+    memory(results["03_lr_and_l2"], {"lr": 0.1, "weight_decay": 0.0}, 19.5)
+    table = claims.reproduction_table(results)
+    assert table.loc["C4 larger lr", "verdict"] == NOT_REPRODUCED and table.loc["C4 L2", "verdict"] == IN_SIZE
+
+
+def _batch_grid(spreads: dict[tuple[int, int], float], interpolating: set[tuple[int, int]]) -> xr.Dataset:
+    ds = fake_sweep({"batch_size": [16, 64, 256], "epochs": [30, 123], "sigma_w": [0.1, 2.5], "seed": SEEDS},
+                    base={"train_size": 5000})  # fmt: skip
+    ds["final_train_acc"][:] = 90.0
+    for (b, e), spread in spreads.items():
+        memory(ds, {"batch_size": b, "epochs": e}, spread)
+        ds["step"].loc[{"batch_size": b, "epochs": e}] = ds["step"].loc[{"batch_size": b, "epochs": e}] * 0 + e * (5000 // b)
+        if (b, e) in interpolating:
+            ds["final_train_acc"].loc[{"batch_size": b, "epochs": e}] = 100.0
+    return ds
+
+
+def test_c5_compares_interpolating_batch_sizes_at_equal_steps_and_at_equal_epochs(results):
+    spreads = {(16, 30): 4.0, (16, 123): 1.0, (64, 30): 12.0, (64, 123): 8.0, (256, 30): 25.0, (256, 123): 20.0}
+    results["04_batch_size"] = _batch_grid(spreads, {(16, 30), (16, 123), (64, 30), (64, 123), (256, 123)})
+    table = claims.reproduction_table(results)
+    steps, epochs = table.loc["C5 equal steps"], table.loc["C5 equal epochs"]
+    # equal steps: 16 x 30 (9,360) against 64 x 123 (9,594), and 64 x 30 (2,340) against 256 x 123 (2,337): the
+    # latter pair has the same batch ratio and fewer steps; both are within 5 %, the widest ratio wins (4 both), ties
+    # to the most steps: b=16 vs 64
+    assert "b=16, 30 epochs (9360 steps)" in steps["ours"] and "b=64, 123 epochs (9594 steps)" in steps["ours"]
+    assert steps["effect"] == pytest.approx(8.0 - 4.0, abs=0.01)
+    # equal epochs: 256 x 30 does not interpolate, so at 123 epochs: 16 against 256
+    assert "b=16, 123 epochs" in epochs["ours"] and "b=256, 123 epochs" in epochs["ours"]
+    assert epochs["effect"] == pytest.approx(19.0, abs=0.01) and epochs["verdict"] == IN_DIRECTION
+    assert math.isnan(epochs["band_low"])  # no paper number: at most in direction
+    assert steps["verdict"] == NOT_REPRODUCED  # a 4 pp difference: inside the null-equivalence band
+
+
+def test_c5_without_interpolating_pairs_is_inconclusive_with_the_reason(results):
+    results["04_batch_size"] = _batch_grid({(256, 123): 20.0}, {(256, 123)})
+    row = claims.reproduction_table(results).loc["C5 equal steps"]
+    assert row["verdict"] == INCONCLUSIVE and row["reason"] == "no two batch sizes whose runs all interpolate at equal steps"
+
+
+def test_c5_reads_batch_sizes_zipped_with_their_epochs(results):
+    bs = results["04_batch_size"]  # batch sizes 16, 64, 256 zipped with 2, 8, 32 epochs: equal steps
+    bs["step"][:] = 64.0
+    bs["final_train_acc"][:] = 100.0
+    memory(bs, {"batch_size": 16}, 2.0)
+    memory(bs, {"batch_size": 256}, 20.0)
+    row = claims.reproduction_table(results).loc["C5 equal steps"]
+    assert "b=16, 2 epochs" in row["ours"] and "b=256, 32 epochs" in row["ours"] and row["effect"] == pytest.approx(18.0, abs=0.01)
+    assert claims.reproduction_table(results).loc["C5 equal epochs", "verdict"] == INCONCLUSIVE
+
+
+def test_c6_names_every_run_that_fails_to_interpolate(results):
+    depth = results["05_depth"]
+    depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 2.5}] = [60.0, 70.0, 65.0, 62.0, 68.0]
+    depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 0.25, "seed": 1}] = 36.9
     row = claims.reproduction_table(results).loc["C6"]
-    assert row["verdict"] == claims.INCONCLUSIVE and "reference ResNet-9" in row["note"]
+    assert row["verdict"] == IN_DIRECTION and row["p_value"] == pytest.approx(1 / 32)
+    assert "resnet56 sigma_w 0.25 seed 1 (36.9 %)" in row["note"] and "resnet56 sigma_w 2.5 seed 0 (60.0 %)" in row["note"]
+    assert row["note"].count(" seed ") == 6 and "resnet9" not in row["note"]
+    assert "100.0 %" in row["ours"]  # an accuracy interval never passes 100 %
+
+
+def test_c6_is_not_reproduced_when_the_deep_net_interpolates_and_needs_an_interpolating_reference(results):
+    depth = results["05_depth"]
+    depth["final_train_acc"].loc[{"model": "resnet56"}] = 99.8
+    row = claims.reproduction_table(results).loc["C6"]
+    assert row["verdict"] == NOT_REPRODUCED and "+-0.5" in row["reason"]
+    depth["final_train_acc"].loc[{"model": "resnet9", "sigma_w": 0.25}] = 84.0
+    row = claims.reproduction_table(results).loc["C6"]
+    assert row["verdict"] == INCONCLUSIVE and "ResNet-9 does not interpolate" in row["reason"]
+
+
+def test_c7_sets_sgds_norm_coupling_against_the_most_coupled_adaptive_optimizer(results):
+    row = claims.reproduction_table(results).loc["C7"]
+    assert row["verdict"] == IN_DIRECTION and row["p_value"] < 0.05 and row["unit"] == ""
+    assert row["effect"] == pytest.approx(1.0, abs=0.01)  # SGD's final norm follows the initial one; Adam's is constant
+    opt = results["01_optimizers"]
+    opt["weight_norm"].loc[{"optimizer": "muon"}] = opt["weight_norm"].sel(optimizer="sgd").values
+    row = claims.reproduction_table(results).loc["C7"]
+    assert "SGD minus muon" in row["ours"] and row["verdict"] == NOT_REPRODUCED
 
 
 def test_missing_experiments_are_inconclusive_with_a_reason():
     table = claims.reproduction_table({})
-    assert (table["verdict"] == claims.INCONCLUSIVE).all()
-    assert table.loc["C5", "note"] == "not measured: no results of 04_batch_size"
+    assert (table["verdict"] == INCONCLUSIVE).all() and list(table.index) == ["C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"]
+    assert table.loc["C5", "reason"] == "not measured: no results of 04_batch_size"
 
 
-def test_verdict_box_names_the_claim_the_paper_ours_and_the_rule():
-    table = claims.reproduction_table(ledger_results())
-    box = claims.verdict_box(table, ["C1", "C2"])
-    assert box.startswith("**C1.") and "**C2." in box and "Paper: 26.5 pp" in box and "Rule:" in box
+def test_a_rule_that_lacks_its_data_is_inconclusive_with_the_error(results):
+    results["05_depth"] = results["05_depth"].drop_vars("final_train_acc")
+    assert "05_depth lacks what the rule needs (KeyError" in claims.reproduction_table(results).loc["C6", "reason"]
 
 
-def test_diverged_runs_are_left_out_and_counted_in_the_note():
-    results = ledger_results()
+def test_diverged_runs_are_left_out_and_counted_in_the_note(results):
     opt = results["01_optimizers"]
     opt["diverged"].loc[{"optimizer": "sgd", "seed": 2, "sigma_w": 2.5}] = 1.0
-    opt["selected_test_acc"].loc[{"optimizer": "sgd", "seed": 2, "sigma_w": 2.5}] = np.nan
-    row = claims.reproduction_table(results).loc["C1"]
-    assert row["seeds"] == 2 and "1 run(s) of 01_optimizers diverged" in row["note"]
+    table = claims.reproduction_table(results)
+    assert table.loc["C1", "seeds"] == 4 and "1 run(s) of 01_optimizers diverged" in table.loc["C1", "note"]
 
 
-def test_c2_notes_what_each_adaptive_learning_rate_of_09_measured():
-    """With 09's results, C2's note lists each adaptive optimizer's spread at every learning rate tried and names
-    the smallest with its interval; without them the note says nothing about 09."""
-    from sweep_fakes import fake_sweep, ledger_results
+def test_verdict_box_and_chapter_verdicts_render_every_row_of_a_claim(results):
+    table = claims.reproduction_table(results)
+    box = claims.verdict_box(table, ["C1", "C2"])
+    assert box.startswith("**C1. Does low-lr SGD") and "**C2." in box and "Paper: 26.5 pp" in box
+    assert box.count("- Rule:") == 2 and "- C2 Muon: **reproduced in size**" in box and "Clocks:" in box
+    line = claims.chapter_verdicts("01_optimizers", results["01_optimizers"])
+    assert "\n" not in line and line.startswith("**Verdict at the test preset:**"), line
+    for key in ("C1", "C2 Adam", "C2 AdamW", "C2 Muon", "C7"):
+        assert f"{key} {table.loc[key, 'verdict']}" in line
+    assert "C3" not in line and line.endswith("<verdict-01_optimizers>`).")
+    assert claims.chapter_verdicts("01_optimizers", results["01_optimizers"], ["C7"]).count(" · ") == 0
+    assert "**C4." in claims.chapter_box("03_lr_and_l2", results["03_lr_and_l2"])
 
-    results = ledger_results()
-    without = claims.reproduction_table(results).loc["C2", "note"]
-    assert "09" not in without
+
+def test_c2_notes_what_each_adaptive_learning_rate_of_09_measured(results):
+    """With 09's results, C2's rows note each adaptive optimizer's spread at every learning rate tried and name the
+    smallest with its interval; without them the note says nothing about 09."""
+    assert "09" not in claims.reproduction_table(results).loc["C2 Adam", "note"]
     results["09_adaptive_lr"] = fake_sweep(
         {"lr": [0.008, 0.05], "sigma_w": [0.1, 2.5], "seed": [0, 1, 2]},
         {"optimizer": ["adam", "adamw", "muon"], "weight_decay": [0.0, 0.05, 0.0]},
     )
-    note = claims.reproduction_table(results).loc["C2", "note"]
-    assert note.startswith("09 tried other adaptive learning rates") or "; 09 tried other adaptive" in note
+    note = claims.reproduction_table(results).loc["C2 Muon", "note"]
+    assert note.startswith("09 tried other adaptive learning rates")
     for optimizer in ("adam", "adamw", "muon"):
         assert f"{optimizer} lr 0.008: " in note and "lr 0.05: " in note
     smallest = note.split("the smallest: ")[1]
@@ -160,28 +282,20 @@ def test_c2_notes_what_each_adaptive_learning_rate_of_09_measured():
                          "learning rate does not decide this verdict")  # fmt: skip
 
 
-def test_c2_notes_a_learning_rate_that_lowers_the_spread_measurably():
-    """An adaptive optimizer with a wide spread at 01's learning rate and none at another of 09's is named."""
-    from sweep_fakes import fake_sweep, ledger_results
-
-    results = ledger_results()  # 01 trains adam at lr 0.005
+def test_c2_notes_a_learning_rate_that_lowers_the_spread_measurably(results):
     later = fake_sweep(
-        {"lr": [0.005, 0.05], "sigma_w": [0.1, 2.5], "seed": [0, 1, 2]},
+        {"lr": [0.005, 0.05], "sigma_w": [0.1, 2.5], "seed": [0, 1, 2]},  # 01 trains adam at lr 0.005
         {"optimizer": ["adam", "adamw", "muon"], "weight_decay": [0.0, 0.05, 0.0]},
     )
     later["selected_test_acc"].loc[{"optimizer": "adam", "lr": 0.005, "sigma_w": 2.5}] -= 20.0
     results["09_adaptive_lr"] = later
-    note = claims.reproduction_table(results).loc["C2", "note"]
+    note = claims.reproduction_table(results).loc["C2 Adam", "note"]
     assert note.endswith("measurably below the spread at 01's learning rate (intervals apart) for adam only"), note
 
 
-def test_chapter_verdicts_is_one_line_with_the_ledgers_verdicts():
-    """The first-screen line names the preset and each claim with the ledger's verdict, and links to the full box."""
-    results = ledger_results()
-    table = claims.reproduction_table(results)
-    line = claims.chapter_verdicts("01_optimizers", results["01_optimizers"])
-    assert "\n" not in line and line.startswith("**Verdict at the test preset:**"), line
-    for claim in ("C1", "C2", "C7"):
-        assert f"{claim} {table.loc[claim, 'verdict']}" in line
-    assert "C3" not in line and line.endswith("<verdict-01_optimizers>`).")
-    assert claims.chapter_verdicts("01_optimizers", results["01_optimizers"], ["C7"]).count(" · ") == 0
+def test_the_rules_and_the_paper_are_printed_for_every_claim():
+    assert set(claims.RULES) == set(claims.PAPER) == {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"}
+    assert claims.PAPER["C1"]["values"] == {"": 26.5}
+    assert claims.PAPER["C2"]["values"] == {"Adam": 0.0, "AdamW": 0.0, "Muon": 4.0}
+    assert "or L2" in claims.PAPER["C4"]["question"] and "inside 26.5 +- 7.95 pp" in claims.RULES["C1"]
+    assert json.dumps(claims.PAPER)  # plain data, printed in the book

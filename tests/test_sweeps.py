@@ -143,7 +143,10 @@ def test_serial_sweep_builds_a_dense_grid(reference):
     ds, cache, prepare_calls = reference
     table = summary_table(ds)
     assert list(table.index) == ["sgd", "adam"] and list(table["lr"]) == [0.05, 0.005]
-    assert table.loc["sgd", "selected_spread_pp"] == spread(ds).sel(optimizer="sgd").item()
+    assert table.loc["sgd", "selected_raw_spread_pp"] == spread(ds).sel(optimizer="sgd").item()
+    # one seed: nothing to cross-fit on, so the headline is the seed's raw spread, and says so
+    assert table.loc["sgd", "selected_spread_pp"] == table.loc["sgd", "selected_raw_spread_pp"]
+    assert table.loc["sgd", "selected_estimator"] == "raw (1 seed)"
     assert ds["test_acc"].dims == ("sigma_w", "optimizer", "epoch")
     assert ds["layer_norm"].dims == ("sigma_w", "optimizer", "epoch", "layer")
     assert list(ds.optimizer.values) == ["sgd", "adam"] and list(ds["lr"].values) == [0.05, 0.005]
@@ -287,26 +290,29 @@ def test_summary_table_treats_seeds_as_documented():
     table = summary_table(_accuracy_grid())
     assert list(table.index) == ["sgd", "adam"] and table.index.name == "optimizer"
     sgd = table.loc["sgd"]
-    # per-seed spreads 20 and 24 -> mean 22 (the printed estimator); seed-mean curve 61, 52, 39 -> 22 as well
+    # cross-fitted: seed 0 measured where seed 1 is best (0.5) and worst (2.0): 60 - 40 = 20; seed 1 where seed 0
+    # is: 62 - 38 = 24 -> 22, the printed estimator; the seed-mean curve 61, 52, 39 gives the raw spread 22 as well
     assert sgd["selected_spread_pp"] == pytest.approx(22.0)
-    assert sgd["selected_spread_of_mean_pp"] == pytest.approx(22.0)
+    assert sgd["selected_raw_spread_pp"] == pytest.approx(22.0)
     assert sgd["selected_best_sigma_w"] == 0.5 and sgd["selected_worst_sigma_w"] == 2.0
     half = 12.706 * math.sqrt(8.0) / math.sqrt(2.0)  # t_{0.975, 1} * sd(20, 24) / sqrt(2): the estimator's interval
     assert sgd["selected_ci95_low"] == pytest.approx(22.0 - half, rel=1e-3)
     assert sgd["selected_ci95_high"] == pytest.approx(22.0 + half, rel=1e-3)
-    assert sgd["selected_n_seeds"] == 2
-    adam = table.loc["adam"]  # per-seed spreads 3 and 3 -> 3 with a zero-width interval; seed-mean curve -> 0.5
-    assert adam["selected_spread_pp"] == pytest.approx(3.0)
-    assert adam["selected_ci95_low"] == pytest.approx(3.0) and adam["selected_ci95_high"] == pytest.approx(3.0)
-    assert adam["selected_spread_of_mean_pp"] == pytest.approx(0.5)
-    assert adam["selected_worst_sigma_w"] == 0.5
+    assert sgd["selected_n_seeds"] == 2 and sgd["selected_estimator"] == "cross-fitted"
+    # the null: 3 sigma_w x 2 seeds, 36 permutations; this ordering is the most extreme: p = 1/6 (the floor)
+    assert sgd["selected_null_p"] == pytest.approx(1 / 6) and sgd["selected_null_mean_pp"] < 22.0
+    adam = table.loc["adam"]  # the seeds disagree: each is measured where the other is best and worst
+    assert adam["selected_spread_pp"] == pytest.approx(-3.0)  # seed 0: 49 - 52; seed 1: 50 - 53
+    assert adam["selected_ci95_low"] == pytest.approx(-3.0) and adam["selected_ci95_high"] == pytest.approx(-3.0)
+    assert adam["selected_raw_spread_pp"] == pytest.approx(0.5)
+    assert adam["selected_worst_sigma_w"] == 0.5 and adam["selected_null_p"] > 0.5
     assert table.loc["sgd", "final_spread_pp"] == pytest.approx(22.0)
 
 
 def test_summary_table_with_one_seed_and_explicit_by():
     one_seed = _accuracy_grid().isel(seed=0)
     table = summary_table(one_seed, by="optimizer")
-    assert table.loc["sgd", "selected_spread_pp"] == 20.0
+    assert table.loc["sgd", "selected_raw_spread_pp"] == 20.0 == table.loc["sgd", "selected_spread_pp"]
     assert math.isnan(table.loc["sgd", "selected_ci95_low"]) and table.loc["sgd", "selected_n_seeds"] == 1
     with pytest.raises(ValueError, match="optimizer"):
         summary_table(_accuracy_grid(), by=[])

@@ -234,8 +234,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 #: The summary_table columns ``initmem sweep`` prints, and their short names.
 _SUMMARY_COLUMNS = {
-    "selected_spread_pp": "selected spread (pp)", "selected_ci95_low": "ci95 low", "selected_ci95_high": "ci95 high",
-    "selected_n_seeds": "seeds", "final_spread_pp": "final spread (pp)", "n_diverged": "diverged",
+    "selected_raw_spread_pp": "raw spread (pp)", "selected_null_p": "noise p", "selected_spread_pp": "cross-fitted (pp)",
+    "selected_ci95_low": "ci95 low", "selected_ci95_high": "ci95 high", "selected_n_seeds": "seeds",
+    "final_raw_spread_pp": "final raw (pp)", "n_diverged": "diverged",
 }  # fmt: skip
 
 
@@ -248,8 +249,10 @@ def spread_summary(ds: Any) -> str:
         return "no spread: the sweep has no sigma_w dimension with two or more values"
     table = summary_table(ds, over="sigma_w")
     table = table[[c for c in _SUMMARY_COLUMNS if c in table.columns]].rename(columns=_SUMMARY_COLUMNS)
-    text = table.to_string(float_format=lambda v: f"{v:.1f}")
-    return "spread over sigma_w of the test accuracy (mean of per-seed max - min; 95 % t-interval):\n" + text
+    text = table.to_string(formatters={"noise p": lambda v: f"{v:.3g}"}, float_format=lambda v: f"{v:.1f}")
+    return ("spread over sigma_w of the validation-selected test accuracy: raw = max - min of the seed-mean curve, "
+            "with its p against sigma_w permuted within seeds; cross-fitted = each seed measured at the others' best "
+            "and worst sigma_w (needs 2 seeds), with its 95 % t-interval:\n" + text)
 
 
 def _cmd_experiments(args: argparse.Namespace) -> int:

@@ -1,174 +1,163 @@
-"""The claims ledger: the paper's seven claims C1-C7 against this reproduction, judged by printed rules.
+"""The claims ledger: the paper's claims C1-C7 (and B1, a test beyond the paper) against this reproduction.
 
-Every claim is reduced to one *effect*, oriented so that a positive value is the paper's direction, measured
-per seed (a paired comparison: runs of one seed share their initial directions and data order) and summarised
-by :func:`initmem.study.stats.mean_interval`: the mean over seeds with its 95 % Student-t interval. The verdict then
-follows :data:`VERDICT_DEFINITIONS` exactly:
+Each claim, or each part of one (an optimizer of C2, a lever of C4, a design of C5), becomes one row judged by the
+printed rules of :mod:`initmem.study.rules`:
 
-* **reproduced in size**: the interval lies on the paper's side of the claim's threshold *and* the paper gives
-  a number that the size interval is compatible with (the claim's size rule in :data:`RULES`);
-* **reproduced in direction**: the interval lies on the paper's side, but the paper gives no number or the
-  number is outside what we measured;
-* **not reproduced**: the interval lies entirely on the other side of the threshold (it excludes the paper's
-  direction);
-* **inconclusive**: anything else: the interval straddles the threshold, fewer than two seeds, a premise of the
-  claim is not met at this scale (e.g. SGD does not interpolate), or the experiment was not run.
+* its **direction effect**: a per-seed paired contrast, positive in the paper's direction, summarised by the mean
+  over seeds and its 95 % t-interval; spreads in it are **cross-fitted** (:func:`initmem.study.stats.
+  cross_fitted_spreads`: the best and worst sigma_w are chosen on the other seeds), so that noise alone gives 0;
+* its **noise null**: a permutation p-value (:mod:`initmem.study.nulls`) of the raw statistic (sigma_w labels
+  permuted within seeds for a spread; the two conditions swapped within (sigma_w, seed) cells for a contrast);
+* its **size** where the paper gives a number ``P``, with the band ``P +- max(5 pp, 30 % of P)``.
 
-:func:`reproduction_table` builds one row per claim; :func:`verdict_box` renders one row for the top of a chapter.
-Spreads are those of the validation-selected predictor (the paper's metric); every row also shows the final
-(last-epoch) predictor with the training accuracy of each, and the clocks at the selected checkpoint.
+:func:`reproduction_table` builds every row; the chapter helpers (:func:`verdict_box`, :func:`chapter_box`,
+:func:`chapter_verdicts`) render them. Spreads are those of the validation-selected predictor (the paper's metric),
+except C3, where the final predictor carries the claim when validation selects the same checkpoints at every horizon.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from ..run.thresholds import INTERPOLATION_THRESHOLD
-from .stats import Interval, mean_interval, rank_correlation, seed_mean, seed_spreads
+from . import rules
+from .nulls import NullTest, contrast_null, contrast_null_floor, spread_null, spread_null_floor
+from .rules import INCONCLUSIVE, IN_DIRECTION, IN_SIZE, NOT_REPRODUCED, VERDICT_DEFINITIONS, VERDICTS, Verdict
+from .stats import Interval, cross_fitted_spreads, finite_runs, mean_interval, n_diverged, seed_mean
 
-__all__ = [
-    "IN_SIZE",
-    "IN_DIRECTION",
-    "NOT_REPRODUCED",
-    "INCONCLUSIVE",
-    "VERDICTS",
-    "VERDICT_DEFINITIONS",
-    "NOISE_FLOOR_PP",
-    "PAPER",
-    "RULES",
-    "judge",
-    "l2_cells",
-    "reproduction_table",
-    "verdict_box",
-    "chapter_box",
-]
+__all__ = ["IN_SIZE", "IN_DIRECTION", "NOT_REPRODUCED", "INCONCLUSIVE", "VERDICTS", "VERDICT_DEFINITIONS", "PAPER",
+           "RULES", "Row", "reproduction_table", "claim_rows", "verdict_box", "chapter_box", "chapter_verdicts"]  # fmt: skip
 
-IN_SIZE, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE = (
-    "reproduced in size", "reproduced in direction", "not reproduced", "inconclusive",
-)  # fmt: skip
-#: The four verdicts, strongest first.
-VERDICTS = (IN_SIZE, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE)
-#: What each verdict means (printed in the book).
-VERDICT_DEFINITIONS = {
-    IN_SIZE: "the effect's 95 % interval lies on the paper's side of the threshold, and the paper's number is "
-             "compatible with what we measured (the claim's size rule)",
-    IN_DIRECTION: "the interval lies on the paper's side of the threshold; the paper gives no number, or its "
-                  "number is not compatible with ours",
-    NOT_REPRODUCED: "the interval lies entirely on the other side of the threshold: it excludes the paper's "
-                    "direction",
-    INCONCLUSIVE: "the interval straddles the threshold, there are fewer than 2 seeds, a premise of the claim "
-                  "is not met at this scale, or the experiment has no results",
-}  # fmt: skip
-#: A spread below this (percentage points) is within what seeds and a 2,000-image test set produce.
-NOISE_FLOOR_PP = 5.0
-
-#: The paper's claims, with where they come from (the paper summary, shared/paper/000_*.txt).
+#: The paper's claims, with where they come from (the paper summary, shared/paper/000_*.txt), and the number it
+#: gives for each part (None: no number, so the claim can be at most "in direction").
 PAPER: dict[str, dict[str, Any]] = {
     "C1": {"question": "Does low-lr SGD interpolate yet keep a large spread across sigma_w?",
-           "text": "26.5 pp spread, >= 99.5 % train accuracy (ResNet-9, b = 128, low-lr SGD)", "value": 26.5,
+           "text": "26.5 pp spread, >= 99.5 % train accuracy (ResNet-9, b = 128, low-lr SGD)", "values": {"": 26.5},
            "source": "summary, Key Results / Optimizer Dependence: 'SGD Remembers'"},
     "C2": {"question": "Do Adam, AdamW and Muon erase the spread that SGD keeps?",
-           "text": "~4 pp spread for Muon; Adam and AdamW 'minimal'", "value": 4.0,
+           "text": "~4 pp spread for Muon; Adam and AdamW 'minimal'",
+           "values": {"Adam": 0.0, "AdamW": 0.0, "Muon": 4.0},
            "source": "summary, Key Results / Optimizer Dependence: 'Adaptive Methods Forget'"},
     "C3": {"question": "Does training SGD much longer leave its spread unchanged?",
-           "text": "5,000 epochs of low-lr SGD: spread 'essentially unchanged'", "value": None,
+           "text": "5,000 epochs of low-lr SGD: spread 'essentially unchanged'", "values": {},
            "source": "summary, Hyperparameter Dependence: 'Training Time is Insufficient'"},
-    "C4": {"question": "Do a larger learning rate and L2 decay erase the spread?",
-           "text": "larger lr / L2 decay: spread 'near zero'", "value": 0.0,
+    "C4": {"question": "Does a larger learning rate, or L2 decay, erase the spread?",
+           "text": "larger learning rates or L2 decay: spread 'near zero'",
+           "values": {"larger lr": 0.0, "L2": 0.0, "both": 0.0},
            "source": "summary, Hyperparameter Dependence: 'Regularization and Learning Rate'"},
     "C5": {"question": "Do larger batches forget more slowly?",
-           "text": "larger batches (16 -> 256): bigger spread", "value": None,
+           "text": "larger batches (16 -> 256): bigger spread", "values": {},
            "source": "summary, Hyperparameter Dependence: 'Batch Size'"},
     "C6": {"question": "Do deeper ResNets fail to interpolate at large sigma_w?",
-           "text": "ResNet-56/110 fail to reach 99.5 % train accuracy at large sigma_w", "value": 99.5,
+           "text": "ResNet-56/110 fail to reach 99.5 % train accuracy at large sigma_w", "values": {},
            "source": "summary, Depth and Architecture"},
     "C7": {"question": "Does SGD's final weight norm stay coupled to the initial one, unlike the adaptive methods'?",
-           "text": "SGD's final norm coupled to the initial one; adaptive methods reach a common norm", "value": None,
+           "text": "SGD's final norm coupled to the initial one; adaptive methods reach a common norm", "values": {},
            "source": "summary, Key Results: final weight norm; 'converge to a common final norm scale'"},
+    "B1": {"question": "Does SGD + L2 forget where the clocks say, at T_L2 = ln(|W0| / |W*|)?",
+           "text": "beyond the paper: T5's norm law puts the boundary at x = T_L2 - ln(|W0|/|W*|) = 0", "values": {},
+           "source": "theory chapter T5 (weight decay); the paper's T_L2 clock"},
 }  # fmt: skip
 
-#: The rule of each claim: its effect (per seed, positive = the paper's direction), threshold and size rule.
+_SPREAD = ("cross-fitted spread of the validation-selected test accuracy over sigma_w (pp, mean over seeds, 95 % "
+           "t-interval)")  # fmt: skip
+#: The rule of each claim: its direction effect, null, size and premise (printed in the book).
 RULES: dict[str, str] = {
-    "C1": "effect: SGD's selected spread; direction: its interval above the 5 pp noise floor; not reproduced: "
-          "entirely below it; premise: every SGD run interpolates (final train accuracy >= 99.5 %), else at most "
-          "inconclusive; size: the interval contains 26.5 pp",
-    "C2": "effect: SGD's selected spread minus the largest adaptive one (Adam, AdamW, Muon), per seed; threshold "
-          "0; size: Muon's spread interval contains 4 pp",
-    "C3": "effect: SGD's selected spread at the longest horizon minus at a reference horizon, per seed; "
-          "direction: above -5 pp (it loses less than the noise floor); references: every shorter horizon at "
-          "which all runs interpolate and the spread exceeds the noise floor; the verdict must agree over all of "
-          "them, else inconclusive; no size (the paper gives no number)",
-    "C4": "effect: the spread at the lowest lr without L2 minus the spread at the highest lr with the strongest "
-          "L2, per seed; threshold 0; size: the latter's interval reaches below the 5 pp noise floor ('near "
-          "zero')",
-    "C5": "effect: the spread at the largest batch minus at the smallest, per seed, at equal steps; threshold "
-          "0; no size (the paper gives no number)",
-    "C6": "effect: ResNet-9's final train accuracy minus the deepest model's at the largest sigma_w, per seed; "
-          "threshold 0; premise: ResNet-9 interpolates at every sigma_w; size: the deepest model's interval "
-          "lies below 99.5 %",
-    "C7": "effect: the slope of log final vs log initial kernel norm across sigma_w for SGD minus the largest "
-          "adaptive slope, per seed; threshold 0; no size (the paper gives no number)",
+    "C1": f"effect: SGD's {_SPREAD}; null: sigma_w permuted within seeds; size: the interval inside 26.5 +- 7.95 pp; "
+          "premise: every SGD run interpolates (final train accuracy >= 99.5 %)",
+    "C2": f"effect, per adaptive optimizer: SGD's minus its {_SPREAD}, per seed; null: the two optimizers swapped "
+          "within (sigma_w, seed) cells; size: its own spread's interval inside the band (Muon 4 +- 5 pp, Adam and "
+          "AdamW 0 +- 5 pp, 'minimal')",
+    "C3": "effect: the cross-fitted spread at the longest horizon minus at the reference horizon, per seed; in "
+          "direction when its interval lies above -5 pp (non-inferiority: it loses less than the margin), not "
+          "reproduced when below; premise: every run interpolates at the reference and the reference spread's "
+          "interval lies above 0; the selected predictor is not testable when validation selects the same "
+          "checkpoints at both horizons, and the final predictor then carries the claim; no size (no number)",
+    "C4": f"effect, per lever (larger lr alone; L2 at the low lr; both): the low-lr, no-L2 cell's minus the lever "
+          f"cell's {_SPREAD}, per seed; null: the two cells swapped within (sigma_w, seed); size: the lever cell's "
+          "spread inside 0 +- 5 pp ('near zero')",
+    "C5": f"effect, per design: the larger batch's minus the smaller batch's {_SPREAD}, per seed, between batch sizes "
+          "whose runs all interpolate, at equal steps (within 5 %) and at equal epochs (the widest such pair of "
+          "each); null: the two batch sizes swapped within (sigma_w, seed); no size (no number)",
+    "C6": "effect: ResNet-9's minus the deepest model's final train accuracy at the largest sigma_w (pp, per seed); "
+          "null: the two models swapped within seeds; null-equivalence margin 0.5 pp; premise: ResNet-9 "
+          "interpolates at every sigma_w; no size; every run that fails to interpolate is named",
+    "C7": "effect: the slope of log final against log initial kernel norm across sigma_w for SGD minus that of the "
+          "adaptive optimizer with the largest slope, per seed; null: the two optimizers swapped within (sigma_w, "
+          "seed); null-equivalence margin 0.1; no size (no number)",
+    "B1": "effect: the memory gap acc(sigma_w 0.1) - acc(sigma_w 2.5) falls with x = T_L2 - ln(|W0|/|W*|) (Spearman "
+          "rho over the cells < 0, permutation p < 0.05); size: the fitted logistic midpoint x0's whole bootstrap "
+          "interval inside 0 +- 0.3 (a 35 % error in the norm ratio); not reproduced: rho's interval above 0, or the "
+          "fitted height's interval inside +- 5 pp (no transition)",
 }  # fmt: skip
-
-
-def judge(effect: Interval, threshold: float = 0.0, size: bool = False, premise: bool = True) -> str:
-    """The verdict of an ``effect`` oriented so that values above ``threshold`` are the paper's direction.
-
-    ``size``: whether the claim's size rule holds (only counts with the direction); ``premise``: whether the
-    claim's premise holds at this scale (without it, only "not reproduced" or "inconclusive" can be said).
-    """
-    if not effect.has_bounds:
-        return INCONCLUSIVE
-    if effect.high < threshold:
-        return NOT_REPRODUCED
-    if effect.low > threshold and premise:
-        return IN_SIZE if size else IN_DIRECTION
-    return INCONCLUSIVE
 
 
 @dataclass
-class _Row:
+class Row:
+    """One row of the ledger: a claim (or one part of it) with its effect, null, size and verdict."""
+
     claim: str
+    part: str
+    verdict: Verdict
     effect: Interval
-    verdict: str
-    ours: str
-    clocks: str
-    scale: str
+    null: NullTest | None = None
+    size: Interval | None = None
+    band: tuple[float, float] | None = None
+    ours: str = ""
+    clocks: str = ""
+    scale: str = ""
     note: str = ""
+    seeds_needed: int | None = None
+    experiment: str = ""
+    unit: str = " pp"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """The row's name in the ledger: ``"C1"``, ``"C2 Adam"``, ``"C4 larger lr"``."""
+        return f"{self.claim} {self.part}".strip()
 
     def as_dict(self) -> dict[str, Any]:
         paper = PAPER[self.claim]
+        value = paper["values"].get(self.part, math.nan) if paper["values"] else math.nan
+        null = self.null
+        size = self.size or Interval(math.nan, math.nan, math.nan, 0)
         return {
-            "claim": self.claim, "question": paper["question"], "paper": paper["text"], "ours": self.ours,
-            "effect": self.effect.estimate, "effect_low": self.effect.low, "effect_high": self.effect.high,
-            "seeds": self.effect.n, "verdict": self.verdict, "rule": RULES[self.claim], "clocks": self.clocks,
-            "scale": self.scale, "note": self.note, "paper_source": paper["source"],
+            "claim": self.claim, "part": self.part, "question": paper["question"], "paper": paper["text"],
+            "paper_value": value, "band_low": self.band[0] if self.band else math.nan,
+            "band_high": self.band[1] if self.band else math.nan, "ours": self.ours, "effect": self.effect.estimate,
+            "effect_low": self.effect.low, "effect_high": self.effect.high, "seeds": self.effect.n,
+            "size": size.estimate, "size_low": size.low, "size_high": size.high,
+            "p_value": null.p_value if null else math.nan, "null_mean": null.null_mean if null else math.nan,
+            "null_p95": null.null_p95 if null else math.nan, "raw": null.observed if null else math.nan,
+            "verdict": self.verdict.verdict, "reason": self.verdict.reason, "seeds_needed": self.seeds_needed,
+            "rule": RULES[self.claim], "clocks": self.clocks, "scale": self.scale, "note": self.note,
+            "experiment": self.experiment, "unit": self.unit.strip(), "paper_source": paper["source"],
         }  # fmt: skip
 
 
-# --- helpers ------------------------------------------------------------------------------------------
-def _spread(ds: xr.Dataset, var: str = "selected_test_acc") -> xr.DataArray:
-    return seed_spreads(ds[var], "sigma_w")
+# --- measurements shared by the claims -------------------------------------------------------------------
+def _matrix(values: xr.DataArray) -> np.ndarray:
+    """A (sigma_w, seed) DataArray as an array of that shape (the nulls' input)."""
+    return values.transpose("sigma_w", "seed").values
 
 
-def _interval(values: xr.DataArray) -> Interval:
-    return mean_interval(values.values)
+def _cf(ds: xr.Dataset, var: str = "selected_test_acc") -> xr.DataArray:
+    return cross_fitted_spreads(finite_runs(ds, var))
 
 
-def _predictors(ds: xr.Dataset) -> str:
-    """The selected and the final predictor: spread interval and mean training accuracy of each."""
-    parts = []
-    for name in ("selected", "final"):
-        spread = _interval(_spread(ds, f"{name}_test_acc"))
-        train = float(ds[f"{name}_train_acc"].mean(skipna=True))
-        parts.append(f"{name}: spread {spread}, train acc {train:.1f} %")
-    return "; ".join(parts)
+def _interval(values: xr.DataArray | np.ndarray, method: str = "t, cross-fitted") -> Interval:
+    return mean_interval(np.asarray(values), method=method)
+
+
+def _interpolates(values: xr.DataArray) -> bool:
+    return bool((values >= INTERPOLATION_THRESHOLD).all())
 
 
 def _clocks(ds: xr.Dataset, names: tuple[str, ...] = ("T_SGD", "T_L2", "T_adapt"), label: str = "") -> str:
@@ -200,175 +189,240 @@ def _scale(ds: xr.Dataset) -> str:
     return ", ".join(parts)
 
 
-def _interpolates(values: xr.DataArray) -> bool:
-    return bool((values >= INTERPOLATION_THRESHOLD).all())
+def _spread_text(ds: xr.Dataset, label: str = "") -> str:
+    """Both predictors' cross-fitted spread, raw spread with its null, and mean training accuracy."""
+    parts = []
+    for name in ("selected", "final"):
+        values = finite_runs(ds, f"{name}_test_acc")
+        null = spread_null(_matrix(values))
+        train = float(ds[f"{name}_train_acc"].mean(skipna=True))
+        parts.append(f"{name}: {_interval(cross_fitted_spreads(values))} (raw {null.observed:.1f} pp, "
+                     f"{null}), train acc {train:.1f} %")  # fmt: skip
+    return (label + ": " if label else "") + "; ".join(parts)
+
+
+def _seeds_for(row_values: np.ndarray, floor: Callable[[int], float], **judged: Any) -> int | None:
+    """The seeds that would decide an inconclusive row: its per-seed ``row_values`` at their observed mean and sd,
+    with the permutation test passing only once its smallest attainable p (``floor(n)``) is below 0.05."""
+
+    def decides(interval: Interval, n: int) -> bool:
+        return rules.judge(interval, floor(n), **judged).verdict != INCONCLUSIVE
+
+    return rules.seeds_to_decide(row_values, decides)
+
+
+def _judged_row(claim: str, part: str, direction_values: np.ndarray, null: NullTest, floor: Callable[[int], float],
+                size_values: np.ndarray | None = None, margin: float = rules.MARGIN_PP, premise: str = "",
+                method: str = "t, cross-fitted", **texts: Any) -> Row:  # fmt: skip
+    """A row judged by :func:`initmem.study.rules.judge`, with the seeds an inconclusive verdict would need."""
+    value = PAPER[claim]["values"].get(part)
+    band = rules.band_of(value) if value is not None else None
+    direction = mean_interval(direction_values, method=method)
+    size = mean_interval(size_values, method=method) if size_values is not None else direction
+    verdict = rules.judge(direction, null.p_value, size=size, band=band, margin=margin, premise=premise)
+    needed = _seeds_for(direction_values, floor, margin=margin) if verdict.verdict == INCONCLUSIVE and not premise else None
+    return Row(claim, part, verdict, direction, null, size, band, seeds_needed=needed, **texts)
 
 
 # --- the claims -----------------------------------------------------------------------------------------
-def _c1(ds: xr.Dataset) -> _Row:
+def _c1(ds: xr.Dataset) -> list[Row]:
     sgd = ds.sel(optimizer="sgd")
-    effect = _interval(_spread(sgd))
-    premise = _interpolates(sgd["final_train_acc"])
-    size = effect.has_bounds and effect.low <= PAPER["C1"]["value"] <= effect.high
-    note = "" if premise else (f"not every SGD run interpolates (lowest final train accuracy "
-                               f"{float(sgd['final_train_acc'].min()):.1f} %): the premise of C1 is not met")  # fmt: skip
-    return _Row("C1", effect, judge(effect, NOISE_FLOOR_PP, size, premise), _predictors(sgd),
-                _clocks(sgd, ("T_SGD",)), _scale(ds), note)  # fmt: skip
+    values = finite_runs(sgd, "selected_test_acc")
+    train = sgd["final_train_acc"]
+    premise = "" if _interpolates(train) else (
+        f"not every SGD run interpolates (lowest final train accuracy {float(train.min()):.1f} %)")  # fmt: skip
+    k = sgd.sizes["sigma_w"]
+    return [_judged_row("C1", "", _cf(sgd).values, spread_null(_matrix(values)), lambda n: spread_null_floor(k, n),
+                        premise=premise, ours=_spread_text(sgd), clocks=_clocks(sgd, ("T_SGD",)), scale=_scale(ds),
+                        experiment="01_optimizers")]  # fmt: skip
 
 
-def _c2(ds: xr.Dataset) -> _Row:
-    present = [o for o in ("adam", "adamw", "muon") if o in ds["optimizer"].values]
-    spreads = _spread(ds)
-    worst = spreads.sel(optimizer=present).max("optimizer")
-    effect = _interval(spreads.sel(optimizer="sgd") - worst)
-    adaptive = {o: _interval(spreads.sel(optimizer=o)) for o in present}
-    muon = adaptive.get("muon")
-    size = muon is not None and muon.has_bounds and muon.low <= PAPER["C2"]["value"] <= muon.high
-    ours = "; ".join(f"{o} {i}" for o, i in adaptive.items()) + f"; SGD {_interval(spreads.sel(optimizer='sgd'))}"
-    ours += f"; SGD minus the largest adaptive spread {effect}"
-    clocks = "; ".join(_clocks(ds.sel(optimizer=o), ("T_adapt",), f"({o})") for o in present)
-    return _Row("C2", effect, judge(effect, 0.0, size), ours, clocks, _scale(ds))
+def _c2(ds: xr.Dataset) -> list[Row]:
+    sgd = ds.sel(optimizer="sgd")
+    names = {"adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
+    rows = []
+    for optimizer, part in names.items():
+        if optimizer not in ds["optimizer"].values:
+            continue
+        other = ds.sel(optimizer=optimizer)
+        a, b = finite_runs(sgd, "selected_test_acc"), finite_runs(other, "selected_test_acc")
+        null = contrast_null(_matrix(a), _matrix(b))
+        cells = a.sizes["sigma_w"]
+        ours = f"{_spread_text(other, part)} | SGD minus {part}: {_interval(_cf(sgd) - _cf(other))}"
+        rows.append(_judged_row("C2", part, (_cf(sgd) - _cf(other)).values, null,
+                                lambda n, c=cells: contrast_null_floor(c * n), size_values=_cf(other).values,
+                                ours=ours, clocks=_clocks(other, ("T_adapt",)), scale=_scale(ds),
+                                experiment="01_optimizers"))  # fmt: skip
+    return rows
 
 
-def _c3(ds: xr.Dataset) -> _Row:
+def _c3(ds: xr.Dataset) -> list[Row]:
     from .analysis import horizons_of, within_horizons
 
     horizons = horizons_of(ds)
-    h = within_horizons(ds, horizons)
-    spreads = _spread(h)  # (horizon, seed)
+    reference = int(ds.attrs.get("reference_horizon", horizons[-2] if len(horizons) > 1 else horizons[0]))
     last = horizons[-1]
-    lines, verdicts, effects, references = [], [], [], []
-    for T in horizons[:-1]:
-        at = h.sel(horizon=T)
-        memory = _interval(spreads.sel(horizon=T))
-        if not _interpolates(at["final_train_acc"]) or not memory.low > NOISE_FLOOR_PP:
-            lines.append(f"{T} ep: spread {memory} (not a reference: "
-                         f"{'not every run interpolates' if not _interpolates(at['final_train_acc']) else 'no memory above the noise floor'})")  # fmt: skip
-            continue
-        effect = _interval(spreads.sel(horizon=last) - spreads.sel(horizon=T))
-        verdicts.append(judge(effect, -NOISE_FLOOR_PP))
-        effects.append(effect)
-        references.append(T)
-        lines.append(f"{T} ep: spread {memory}; change to {last} ep {effect} -> {verdicts[-1]}")
-    lines.append(f"{last} ep: spread {_interval(spreads.sel(horizon=last))}")
-    if not verdicts:
-        verdict, effect, note = INCONCLUSIVE, Interval(math.nan, math.nan, math.nan, 0), "no valid reference horizon"
-    else:
-        verdict = verdicts[0] if len(set(verdicts)) == 1 else INCONCLUSIVE
-        effect = effects[0]
-        note = "" if len(set(verdicts)) == 1 else "the verdict depends on the reference horizon"
-        note = "; ".join(filter(None, [note, _same_selection_note(h, references, last)]))
-    clocks = _clocks(h.sel(horizon=last), ("T_SGD",), f" ({last} epochs)")
-    return _Row("C3", effect, verdict, " | ".join(lines), clocks, _scale(ds) + f", up to {last} epochs", note)
+    h = within_horizons(ds, sorted({reference, last}))
+    at_ref, at_last = h.sel(horizon=reference), h.sel(horizon=last)
+    scale = _scale(ds) + f", {reference} vs {last} epochs"
+    clocks = _clocks(at_last, ("T_SGD",), f" ({last} epochs)")
+    rows = []
+    for name in ("final", "selected"):
+        var = f"{name}_test_acc"
+        memory = _interval(_cf(at_ref, var))
+        change = _interval(_cf(at_last, var) - _cf(at_ref, var))
+        premise = ""
+        if not _interpolates(at_ref["final_train_acc"]):
+            premise = f"not every run interpolates at the reference horizon ({reference} epochs)"
+        elif not (memory.has_bounds and memory.low > 0):
+            premise = f"no memory to keep at the reference horizon (cross-fitted spread {memory})"
+        same = bool((at_ref["best_epoch"] == at_last["best_epoch"]).all())
+        if name == "selected" and same:
+            verdict = Verdict(INCONCLUSIVE, f"not testable at this scale: validation selects the same checkpoints at "
+                                            f"{reference} and {last} epochs (the latest at epoch "
+                                            f"{int(at_last['best_epoch'].max())}), so the selected spread cannot "
+                                            "change; the final predictor carries the claim")  # fmt: skip
+        else:
+            verdict = rules.judge_unchanged(change, premise=premise)
+        ours = (f"{name} predictor: cross-fitted spread {memory} at {reference} epochs, "
+                f"{_interval(_cf(at_last, var))} at {last}; change {change}")  # fmt: skip
+        rows.append(Row("C3", f"{name} predictor", verdict, change, ours=ours, clocks=clocks, scale=scale,
+                        experiment="02_long_training"))  # fmt: skip
+    return rows
 
 
-def _same_selection_note(h: xr.Dataset, references: list[int], last: int) -> str:
-    """C3's note when validation selects, at every reference horizon, the checkpoints it selects at the longest
-    (then the selected spread cannot change by construction): says so, and gives the final predictor's change."""
-    selected = h["best_epoch"]
-    if not all(bool((selected.sel(horizon=T) == selected.sel(horizon=last)).all()) for T in references):
-        return ""
-    first = references[0]
-    final = _interval(_spread(h.sel(horizon=last), "final_test_acc") - _spread(h.sel(horizon=first), "final_test_acc"))
-    return (f"validation selects the same checkpoints at every reference horizon as at {last} epochs (the latest at "
-            f"epoch {int(selected.sel(horizon=last).max())}), so the selected spread cannot change there; the final "
-            f"predictor's spread changes by {final} from {first} to {last} epochs")  # fmt: skip
+def _c4(ds: xr.Dataset) -> list[Row]:
+    from .phase import cell_table
+
+    lrs, wds = sorted(map(float, ds["lr"].values)), sorted(map(float, ds["weight_decay"].values))
+    keep = ds.sel(lr=lrs[0], weight_decay=wds[0])
+    cells = cell_table(ds)
+    levers = {"larger lr": (lrs[-1], wds[0]), "L2": (lrs[0], wds[-1]), "both": (lrs[-1], wds[-1])}
+    rows = []
+    for part, (lr, wd) in levers.items():
+        lever = ds.sel(lr=lr, weight_decay=wd)
+        a, b = finite_runs(keep, "selected_test_acc"), finite_runs(lever, "selected_test_acc")
+        null = contrast_null(_matrix(a), _matrix(b))
+        n_cells = a.sizes["sigma_w"]
+        cell = cells.loc[(lr, wd)]
+        ours = (f"lr {lr:g}, L2 {wd:g}: {_spread_text(lever)} | lr {lrs[0]:g}, no L2 minus this cell: "
+                f"{_interval(_cf(keep) - _cf(lever))} | T_L2 {cell['T_L2']:.2g} against ln(|W0|/|W*|) "
+                f"{cell['log_ratio']:.2f} (x = {cell['x']:.2f})")  # fmt: skip
+        rows.append(_judged_row("C4", part, (_cf(keep) - _cf(lever)).values, null,
+                                lambda n, c=n_cells: contrast_null_floor(c * n), size_values=_cf(lever).values,
+                                ours=ours, clocks=_clocks(lever, ("T_SGD", "T_L2")), scale=_scale(ds),
+                                experiment="03_lr_and_l2"))  # fmt: skip
+    return rows
 
 
-def l2_cells(ds: xr.Dataset) -> "Any":
-    """03's four (or more) lr x L2 cells, one row each (a pandas DataFrame indexed by lr and weight_decay).
-
-    Columns: the selected spread's interval (``spread``, ``low``, ``high``), the final spread, ``T_L2`` at the end,
-    and ``log_norm_ratio`` = the largest over sigma_w of ln(||W_0|| / ||W_T||) (seed mean): the relaxation the
-    L2 clock must cover for the norms to forget their start. ``T_L2 > log_norm_ratio`` is when theory (T5)
-    predicts forgetting.
-    """
-    import pandas as pd
-
-    from .analysis import last_finite
+def _c5(ds: xr.Dataset) -> list[Row]:
+    from .analysis import batch_comparisons
 
     rows = []
-    ratio = np.log(ds["weight_norm"].isel(epoch=0) / last_finite(ds["weight_norm"]))
-    for lr in ds["lr"].values:
-        for wd in ds["weight_decay"].values:
-            cell = ds.sel(lr=lr, weight_decay=wd)
-            spread, final = _interval(_spread(cell)), _interval(_spread(cell, "final_test_acc"))
-            rows.append({
-                "lr": float(lr), "weight_decay": float(wd), "spread": spread.estimate, "low": spread.low,
-                "high": spread.high, "final_spread": final.estimate,
-                "final_train_acc": float(cell["final_train_acc"].mean()), "T_L2": float(cell["final_T_L2"].mean()),
-                "log_norm_ratio": float(seed_mean(ratio.sel(lr=lr, weight_decay=wd)).max()),
-            })  # fmt: skip
-    table = pd.DataFrame(rows)
-    table["forgetting_predicted"] = table["T_L2"] > table["log_norm_ratio"]
-    return table.set_index(["lr", "weight_decay"])
-
-
-def _c4(ds: xr.Dataset) -> _Row:
-    lrs, wds = sorted(map(float, ds["lr"].values)), sorted(map(float, ds["weight_decay"].values))
-    spreads = _spread(ds)
-    keep, forget = spreads.sel(lr=lrs[0], weight_decay=wds[0]), spreads.sel(lr=lrs[-1], weight_decay=wds[-1])
-    effect = _interval(keep - forget)
-    forget_interval = _interval(forget)
-    size = forget_interval.has_bounds and forget_interval.low < NOISE_FLOOR_PP
-    cells = l2_cells(ds)
-    ours = "; ".join(
-        f"lr {lr:g}, L2 {wd:g}: {Interval(r.spread, r.low, r.high, effect.n)} (T_L2 {r.T_L2:.2g} vs "
-        f"ln(|W0|/|W*|) {r.log_norm_ratio:.2f})" for (lr, wd), r in cells.iterrows()
-    )
-    clocks = _clocks(ds.sel(lr=lrs[-1], weight_decay=wds[-1]), ("T_SGD", "T_L2"), " (forget cell)")
-    return _Row("C4", effect, judge(effect, 0.0, size), ours, clocks, _scale(ds))
-
-
-def _c5(ds: xr.Dataset) -> _Row:
-    sizes = sorted(int(b) for b in ds["batch_size"].values)
-    spreads = _spread(ds)
-    effect = _interval(spreads.sel(batch_size=sizes[-1]) - spreads.sel(batch_size=sizes[0]))
-    means = [float(seed_mean(spreads.sel(batch_size=b))) for b in sizes]
-    rho = rank_correlation(sizes, means)
-    ours = ", ".join(f"b={b}: {_interval(spreads.sel(batch_size=b))}" for b in sizes)
-    ours += f"; largest minus smallest b {effect}; Spearman rho of the seed-mean spreads {rho:.2f}"
-    clocks = "; ".join(_clocks(ds.sel(batch_size=b), ("T_SGD",), f"(b={b})") for b in (sizes[0], sizes[-1]))
-    steps = [int(ds["final_epoch"].sel(batch_size=b).max()) for b in sizes]
-    note = "epochs per batch size: " + ", ".join(f"b={b}: {e}" for b, e in zip(sizes, steps))
-    return _Row("C5", effect, judge(effect, 0.0), ours, clocks, _scale(ds), note)
+    for part, pair in batch_comparisons(ds).items():
+        if pair is None:
+            rows.append(Row("C5", part, Verdict(INCONCLUSIVE, f"no two batch sizes whose runs all interpolate at {part}"),
+                            Interval(math.nan, math.nan, math.nan, 0), scale=_scale(ds), experiment="04_batch_size"))
+            continue
+        small, large = pair
+        a, b = finite_runs(large.ds, "selected_test_acc"), finite_runs(small.ds, "selected_test_acc")
+        null = contrast_null(_matrix(a), _matrix(b))
+        n_cells = a.sizes["sigma_w"]
+        ours = " | ".join(f"{point.label}: {_spread_text(point.ds)}" for point in (small, large))
+        ours += f" | b={large.batch_size} minus b={small.batch_size}: {_interval(_cf(large.ds) - _cf(small.ds))}"
+        clocks = "; ".join(_clocks(point.ds, ("T_SGD",), f" ({point.label})") for point in (small, large))
+        rows.append(_judged_row("C5", part, (_cf(large.ds) - _cf(small.ds)).values, null,
+                                lambda n, c=n_cells: contrast_null_floor(c * n), ours=ours, clocks=clocks,
+                                scale=_scale(ds), experiment="04_batch_size"))  # fmt: skip
+    return rows
 
 
 def _depth(model: str) -> int:
     return 9 if model == "resnet9" else int(model.removeprefix("resnet"))
 
 
-def _c6(ds: xr.Dataset) -> _Row:
+def _c6(ds: xr.Dataset) -> list[Row]:
     models = [str(m) for m in ds["model"].values]
     deepest = max(models, key=_depth)
     top = float(max(ds["sigma_w"].values))
     train = ds["final_train_acc"]
     reference = train.sel(model="resnet9")
-    effect = _interval(reference.sel(sigma_w=top) - train.sel(model=deepest, sigma_w=top))
-    deep = _interval(train.sel(model=deepest, sigma_w=top))
-    premise = _interpolates(reference)
-    size = deep.has_bounds and deep.high < PAPER["C6"]["value"]
-    ours = "; ".join(f"{m} at sigma_w {top:g}: final train acc {_interval(train.sel(model=m, sigma_w=top)).format(' %')}"
+    effect = (reference - train.sel(model=deepest)).sel(sigma_w=top)
+    null = contrast_null(reference.sel(sigma_w=[top]).transpose("sigma_w", "seed").values,
+                         train.sel(model=deepest, sigma_w=[top]).transpose("sigma_w", "seed").values,
+                         lambda a, b: a.mean(axis=(-1, -2)) - b.mean(axis=(-1, -2)), center=False)  # fmt: skip
+    premise = "" if _interpolates(reference) else (
+        f"ResNet-9 does not interpolate at every sigma_w (lowest {float(reference.min()):.1f} %)")  # fmt: skip
+    ours = "; ".join(f"{m} at sigma_w {top:g}: final train acc "
+                     f"{mean_interval(train.sel(model=m, sigma_w=top).values, limits=(0.0, 100.0)).format(' %')}"
                      for m in models)  # fmt: skip
-    note = "" if premise else (f"the reference ResNet-9 does not interpolate at every sigma_w (lowest "
-                               f"{float(reference.min()):.1f} %): the premise of the comparison is not met")  # fmt: skip
-    return _Row("C6", effect, judge(effect, 0.0, size, premise), ours, _clocks(ds.sel(model=deepest), ("T_SGD",)),
-                _scale(ds), note)  # fmt: skip
+    failed = train.where(train < INTERPOLATION_THRESHOLD).to_dataframe().dropna()
+    note = "runs that do not interpolate: " + (", ".join(
+        f"{row.Index[0]} sigma_w {row.Index[1]:g} seed {row.Index[2]} ({row.final_train_acc:.1f} %)"
+        for row in failed.reorder_levels(["model", "sigma_w", "seed"]).sort_index().itertuples()) or "none")  # fmt: skip
+    row = _judged_row("C6", "", effect.values, null, lambda n: contrast_null_floor(n), margin=0.5, premise=premise,
+                      method="t", ours=ours, clocks=_clocks(ds.sel(model=deepest), ("T_SGD",)), scale=_scale(ds),
+                      note=note, experiment="05_depth")  # fmt: skip
+    return [row]
 
 
-def _c7(ds: xr.Dataset) -> _Row:
-    from .analysis import norm_coupling
+def _c7(ds: xr.Dataset) -> list[Row]:
+    from .analysis import last_finite, norm_coupling
 
     present = [o for o in ("adam", "adamw", "muon") if o in ds["optimizer"].values]
     slopes = norm_coupling(ds)  # (optimizer, seed)
-    effect = _interval(slopes.sel(optimizer="sgd") - slopes.sel(optimizer=present).max("optimizer"))
-    ours = "; ".join(f"{o} {_interval(slopes.sel(optimizer=o)).format('', 2)}" for o in ("sgd", *present))
-    clocks = "; ".join(_clocks(ds.sel(optimizer=o), ("T_adapt",), f"({o})") for o in present)
-    return _Row("C7", effect, judge(effect, 0.0), "slopes: " + ours, clocks, _scale(ds))
+    strongest = max(present, key=lambda o: float(slopes.sel(optimizer=o).mean()))
+    x = np.log(ds["weight_norm"].isel(epoch=0).sel(optimizer="sgd")).transpose("sigma_w", "seed").values
+    final = np.log(last_finite(ds["weight_norm"]))
+
+    def slope_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        dx = x - x.mean(axis=0)
+        slope = lambda y: ((y - y.mean(axis=-2, keepdims=True)) * dx).sum(-2) / (dx * dx).sum(0)  # noqa: E731
+        return slope(a).mean(-1) - slope(b).mean(-1)
+
+    null = contrast_null(final.sel(optimizer="sgd").transpose("sigma_w", "seed").values,
+                         final.sel(optimizer=strongest).transpose("sigma_w", "seed").values, slope_difference)
+    effect = slopes.sel(optimizer="sgd") - slopes.sel(optimizer=strongest)
+    ours = "slopes: " + "; ".join(f"{o} {mean_interval(slopes.sel(optimizer=o).values).format('', 2)}"
+                                  for o in ("sgd", *present))  # fmt: skip
+    cells = ds.sizes["sigma_w"]
+    return [_judged_row("C7", "", effect.values, null, lambda n: contrast_null_floor(cells * n), margin=0.1,
+                        method="t", ours=ours + f"; SGD minus {strongest}", unit="",
+                        clocks="; ".join(_clocks(ds.sel(optimizer=o), ("T_adapt",), f" ({o})") for o in present),
+                        scale=_scale(ds), experiment="01_optimizers")]  # fmt: skip
+
+
+def _b1(ds: xr.Dataset) -> list[Row]:
+    from .phase import BOUNDARY_BAND, fit_transition
+
+    fit = fit_transition(ds)
+    trend, x0, height = fit.trend, fit.midpoint, fit.height
+    where = (f"fitted boundary x0 = {x0.estimate:.2f} [{x0.low:.2f}, {x0.high:.2f}] (logistic, bootstrap over "
+             f"{fit.seeds} seeds), height {height.estimate:.1f} pp [{height.low:.1f}, {height.high:.1f}], width "
+             f"{fit.width.estimate:.2f}; trend {trend.format()}")  # fmt: skip
+    if not (x0.has_bounds and trend.n >= 3):
+        verdict = Verdict(INCONCLUSIVE, "the transition could not be fitted with an interval")
+    elif trend.low > 0 or (height.has_bounds and -rules.MARGIN_PP < height.low and height.high < rules.MARGIN_PP):
+        verdict = Verdict(NOT_REPRODUCED, "the memory does not fall with x" if trend.low > 0 else
+                          "no transition: the fitted height's interval lies inside +-5 pp")  # fmt: skip
+    elif trend.rho < 0 and trend.significant():
+        if BOUNDARY_BAND[0] <= x0.low and x0.high <= BOUNDARY_BAND[1]:
+            verdict = Verdict(IN_SIZE, f"the memory falls with x (p = {trend.p_value:.3g}) and x0's interval lies "
+                                       f"inside [{BOUNDARY_BAND[0]:g}, {BOUNDARY_BAND[1]:g}]")  # fmt: skip
+        else:
+            shift = x0.estimate
+            verdict = Verdict(IN_DIRECTION, f"the memory falls with x (p = {trend.p_value:.3g}), but the boundary "
+                                            f"lies at x0 = {shift:.2f} [{x0.low:.2f}, {x0.high:.2f}], not within "
+                                            f"+-0.3 of 0: forgetting needs T_L2 {'above' if shift > 0 else 'below'} "
+                                            f"ln(|W0|/|W*|) by {abs(shift):.2f}")  # fmt: skip
+    else:
+        verdict = Verdict(INCONCLUSIVE, f"the fall of the memory with x is not beyond the null ({trend.format()})")
+    return [Row("B1", "", verdict, x0, size=x0, band=BOUNDARY_BAND, ours=where, scale=_scale(ds), unit="",
+                experiment="10_phase_diagram")]  # fmt: skip
 
 
 #: (claim, experiment it reads, rule) in ledger order.
-_CLAIMS: tuple[tuple[str, str, Callable[[xr.Dataset], _Row]], ...] = (
+_CLAIMS: tuple[tuple[str, str, Callable[[xr.Dataset], list[Row]]], ...] = (
     ("C1", "01_optimizers", _c1),
     ("C2", "01_optimizers", _c2),
     ("C3", "02_long_training", _c3),
@@ -376,46 +430,59 @@ _CLAIMS: tuple[tuple[str, str, Callable[[xr.Dataset], _Row]], ...] = (
     ("C5", "04_batch_size", _c5),
     ("C6", "05_depth", _c6),
     ("C7", "01_optimizers", _c7),
+    ("B1", "10_phase_diagram", _b1),
 )
 
 
-def reproduction_table(results: Mapping[str, xr.Dataset]) -> "Any":
-    """The ledger: one row per claim C1-C7 (a pandas DataFrame indexed by claim).
-
-    Columns: ``question``, ``paper`` (the paper's statement), ``ours`` (the measured intervals, both predictors
-    where a spread is judged), ``effect`` / ``effect_low`` / ``effect_high`` / ``seeds`` (the judged effect's mean
-    over seeds and 95 % t-interval), ``verdict`` (one of :data:`VERDICTS`), ``rule`` (:data:`RULES`), ``clocks``
-    (at the selected checkpoint, and at the end), ``scale``, ``note`` and ``paper_source``. A claim whose
-    experiment has no results, or lacks what its rule needs, is inconclusive with the reason in ``note``.
-    """
-    import pandas as pd
-
-    rows = []
+def claim_rows(results: Mapping[str, xr.Dataset], claims: list[str] | None = None) -> list[Row]:
+    """The ledger's rows (:class:`Row`) for ``results`` (experiment name -> combined Dataset), in ledger order; only
+    ``claims`` if given. A claim whose experiment has no results, or lacks what its rule needs, is one inconclusive
+    row with the reason in its note."""
+    rows: list[Row] = []
     for claim, name, rule in _CLAIMS:
+        if claims is not None and claim not in claims:
+            continue
         ds = results.get(name)
         empty = Interval(math.nan, math.nan, math.nan, 0)
         if ds is None:
-            rows.append(_Row(claim, empty, INCONCLUSIVE, "n/a", "", "", f"not measured: no results of {name}"))
+            rows.append(Row(claim, "", Verdict(INCONCLUSIVE, f"not measured: no results of {name}"), empty,
+                            experiment=name))  # fmt: skip
             continue
         try:
-            row = rule(ds)
-            diverged = int((ds["diverged"] == 1).sum()) if "diverged" in ds else 0
+            own = rule(ds)
+        except (KeyError, ValueError, IndexError) as exc:
+            own = [Row(claim, "", Verdict(INCONCLUSIVE, f"{name} lacks what the rule needs ({type(exc).__name__}: "
+                                                        f"{exc})"), empty, scale=_scale(ds), experiment=name)]  # fmt: skip
+        diverged = n_diverged(ds)
+        for row in own:
             if diverged:  # their predictors are NaN: they are left out of every interval above
                 row.note = "; ".join(filter(None, [row.note, f"{diverged} run(s) of {name} diverged and are left out"]))
-            rows.append(row)
-        except (KeyError, ValueError, IndexError) as exc:
-            rows.append(_Row(claim, empty, INCONCLUSIVE, "n/a", "", _scale(ds),
-                             f"{name} lacks what the rule needs ({type(exc).__name__}: {exc})"))  # fmt: skip
+        rows.extend(own)
     if "09_adaptive_lr" in results:  # what the knob of C2, the adaptive learning rate, measured at each value
-        c2 = next(row for row in rows if row.claim == "C2")
-        reference = results.get("01_optimizers")
-        c2.note = "; ".join(filter(None, [c2.note, _learning_rates_note(results["09_adaptive_lr"], reference)]))
-    return pd.DataFrame([row.as_dict() for row in rows]).set_index("claim")
+        note = _learning_rates_note(results["09_adaptive_lr"], results.get("01_optimizers"))
+        for row in rows:
+            if row.claim == "C2":
+                row.note = "; ".join(filter(None, [row.note, note]))
+    return rows
+
+
+def reproduction_table(results: Mapping[str, xr.Dataset], claims: list[str] | None = None) -> Any:
+    """The ledger as a pandas DataFrame indexed by row (``"C1"``, ``"C2 Adam"``, ...; :attr:`Row.key`), with the
+    columns of :meth:`Row.as_dict`: the paper's statement and number with its band, ours (text), the direction
+    effect's mean and 95 % interval (``effect``, ``effect_low``, ``effect_high``, ``seeds``), the size's
+    (``size``...), the null (``p_value``, ``null_mean``, ``null_p95``, ``raw``), ``verdict`` (one of
+    :data:`VERDICTS`), ``reason``, ``seeds_needed`` (inconclusive rows), ``rule``, ``clocks``, ``scale``, ``note``."""
+    import pandas as pd
+
+    rows = claim_rows(results, claims)
+    table = pd.DataFrame([row.as_dict() for row in rows], index=pd.Index([row.key for row in rows], name="row"))
+    table["seeds_needed"] = table["seeds_needed"].astype("Int64")
+    return table
 
 
 def _learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None) -> str:
-    """C2's note from experiment 09 (``ds``): each adaptive optimizer's selected spread at every learning rate tried
-    (at the ends of the sigma_w grid), the smallest, and whether it lies measurably below the spread at the
+    """C2's note from experiment 09 (``ds``): each adaptive optimizer's cross-fitted spread at every learning rate
+    tried (at the ends of the sigma_w grid), the smallest, and whether it lies measurably below the spread at the
     optimizer's learning rate in experiment 01 (``reference``, whose runs decide C2)."""
     from .analysis import against_reference, field_values, smallest_spread, spread_points
 
@@ -426,11 +493,11 @@ def _learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None) ->
         parts.append(f"{optimizer} {tried}")
     best = smallest_spread(table)
     smallest = ", ".join(
-        f"{row.optimizer} {Interval(row.selected_spread_pp, row.selected_ci95_low, row.selected_ci95_high, int(row.selected_n_seeds))} at lr {row.lr:g}"
+        f"{row.optimizer} {Interval(row.selected_spread_pp, row.selected_ci95_low, row.selected_ci95_high, int(row.selected_n_seeds), 't, cross-fitted')} at lr {row.lr:g}"
         for row in best.itertuples()
     )  # fmt: skip
-    note = (f"09 tried other adaptive learning rates (selected spread over the ends of the sigma_w grid): "
-            f"{'; '.join(parts)}; the smallest: {smallest}")  # fmt: skip
+    note = (f"09 tried other adaptive learning rates (cross-fitted selected spread over the ends of the sigma_w "
+            f"grid): {'; '.join(parts)}; the smallest: {smallest}")  # fmt: skip
     if reference is None:
         return note
     optimizers, lrs = field_values(reference, "optimizer"), field_values(reference, "lr")
@@ -443,42 +510,58 @@ def _learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None) ->
     return f"{note}; {outcome}"
 
 
-def verdict_box(table: "Any", claims: str | list[str]) -> str:
-    """A MyST admonition summarising ``claims`` (rows of :func:`reproduction_table`) for the top of a chapter:
-    the paper's statement, ours with its interval, the verdict, the clocks."""
+# --- rendering for the chapters ------------------------------------------------------------------------------
+def verdict_box(table: Any, claims: str | list[str]) -> str:
+    """MyST text summarising the rows of ``claims`` (claim names like ``"C2"``, or row keys) of a
+    :func:`reproduction_table` for a chapter: per row the paper's statement, ours, the verdict with its reason, the
+    clocks and the note; the rule once per claim."""
     claims = [claims] if isinstance(claims, str) else list(claims)
     lines = []
     for claim in claims:
-        row = table.loc[claim]
-        lines += [f"**{claim}. {row['question']}** Verdict: **{row['verdict']}**.", "",
-                  f"- Paper: {row['paper']}.", f"- Ours ({row['scale']}): {row['ours']}."]  # fmt: skip
-        if row["clocks"]:
-            lines.append(f"- Clocks: {row['clocks']}.")
-        if row["note"]:
-            lines.append(f"- Note: {row['note']}.")
-        lines.append(f"- Rule: {row['rule']}.")
-        lines.append("")
+        own = table[(table["claim"] == claim) | (table.index == claim)]
+        if own.empty:
+            continue
+        first = own.iloc[0]
+        lines += [f"**{first['claim']}. {first['question']}**", "", f"- Paper: {first['paper']}."]
+        for key, row in own.iterrows():
+            label = f"{key}: " if row["part"] else ""
+            needed = (f" About {int(row['seeds_needed'])} seeds would decide it at the observed mean and spread."
+                      if row["verdict"] == INCONCLUSIVE and _given(row["seeds_needed"]) else "")  # fmt: skip
+            lines.append(f"- {label}**{row['verdict']}** ({row['reason']}).{needed}")
+            lines.append(f"  Ours ({row['scale']}): {row['ours']}.")
+            if row["clocks"]:
+                lines.append(f"  Clocks: {row['clocks']}.")
+            if row["note"]:
+                lines.append(f"  Note: {row['note']}.")
+        lines += [f"- Rule: {first['rule']}.", ""]
     return "\n".join(lines).strip()
+
+
+def _given(value: Any) -> bool:
+    """Whether a table cell holds a value (not None, NaN or pandas' NA)."""
+    import pandas as pd
+
+    return value is not None and not bool(pd.isna(value))
+
+
+def _own_claims(experiment: str, claims: list[str] | None) -> list[str]:
+    return list(claims) if claims else [claim for claim, name, _ in _CLAIMS if name == experiment]
 
 
 def chapter_box(experiment: str, ds: xr.Dataset, claims: list[str] | None = None) -> str:
     """The verdict box of the claims that ``experiment``'s results ``ds`` decide (all of them, or ``claims``), for
     its chapter; the same rules and numbers as the ledger."""
-    return verdict_box(reproduction_table({experiment: ds}), _own_claims(experiment, claims))
+    own = _own_claims(experiment, claims)
+    return verdict_box(reproduction_table({experiment: ds}, own), own)
 
 
 def chapter_verdicts(experiment: str, ds: xr.Dataset, claims: list[str] | None = None, label: str | None = None) -> str:
-    """One line with the verdict of each claim that ``experiment``'s results ``ds`` decide, for the first screen of
+    """One line with the verdict of each row that ``experiment``'s results ``ds`` decide, for the first screen of
     its chapter, linking to the full box (:func:`chapter_box`) under the MyST target ``label`` (default
-    ``verdict-<experiment>``), e.g. ``**Verdict at the cpu preset:** C1 reproduced in size · C7 reproduced in direction
-    ({ref}`the numbers and the rules <verdict-01_optimizers>`).`` The verdicts are the ledger's
-    (:func:`reproduction_table`)."""
-    table = reproduction_table({experiment: ds})
+    ``verdict-<experiment>``), e.g. ``**Verdict at the cpu preset:** C1 reproduced in direction · C7 reproduced in
+    direction ({ref}`the numbers and the rules <verdict-01_optimizers>`).``"""
     own = _own_claims(experiment, claims)
+    table = reproduction_table({experiment: ds}, own)
     where = f"the {ds.attrs['preset']} preset" if "preset" in ds.attrs else "this preset"
-    verdicts = " · ".join(f"{claim} {table.loc[claim, 'verdict']}" for claim in own)
+    verdicts = " · ".join(f"{key} {row['verdict']}" for key, row in table.iterrows())
     return f"**Verdict at {where}:** {verdicts} ({{ref}}`the numbers and the rules <{label or f'verdict-{experiment}'}>`)."
-
-
-def _own_claims(experiment: str, claims: list[str] | None) -> list[str]:
-    return list(claims) if claims else [claim for claim, name, _ in _CLAIMS if name == experiment]

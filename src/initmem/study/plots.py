@@ -45,7 +45,7 @@ from ..base.paths import RootError, find_repo_root
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from .analysis import FAMILY_CLOCK, field_values, last_finite
 from .layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
-from .stats import finite_runs, seed_mean, seed_spreads
+from .stats import cross_fitted_spreads, finite_runs, seed_mean, seed_spreads
 
 __all__ = [
     "STYLE",
@@ -138,7 +138,7 @@ _VAR_LABELS = {
 #: The two predictors whose test accuracy the spreads are of.
 _PREDICTORS = {"selected_test_acc": "validation-selected", "final_test_acc": "final epoch"}
 _SPREAD_VARS = tuple(_PREDICTORS)
-_SPREAD_LABEL = r"spread over $\sigma_w$ (pp)"
+_SPREAD_LABEL = r"cross-fitted spread over $\sigma_w$ (pp)"
 #: Axis labels of the swept fields and the clocks, and the symbols that name their values in a legend.
 _FIELD_LABELS = {"sigma_w": r"$\sigma_w$", "lr": r"learning rate $\eta$", "weight_decay": r"L2 strength $\lambda$",
                  "batch_size": "batch size $b$", "logit_scale": "logit factor", "epoch": "epoch",
@@ -564,10 +564,15 @@ def _reduce_other(da: xr.DataArray, keep: Sequence[str]) -> xr.DataArray:
 
 
 def _seed_spread(ds: xr.Dataset, var: str, keep: Sequence[str]) -> xr.DataArray:
-    """Each seed's spread over sigma_w of ``var`` (max - min, pp; diverged runs left out: the seed's spread is NaN),
-    dims ``keep`` and ``seed``: the per-seed values whose mean is the headline spread
-    (:func:`initmem.study.summary.summary_table`)."""
-    return _reduce_other(seed_spreads(finite_runs(ds, var), "sigma_w"), (*keep, "seed"))
+    """Each seed's cross-fitted spread over sigma_w of ``var`` (pp; :func:`initmem.study.stats.cross_fitted_spreads`;
+    diverged runs left out), dims ``keep`` and ``seed``: the per-seed values whose mean is the headline spread
+    (:func:`initmem.study.summary.summary_table`). With a single seed, its raw spread (max - min), as the table."""
+    values = finite_runs(ds, var)
+    if "seed" not in values.dims or values.sizes["seed"] < 2:
+        per_seed = seed_spreads(values if "seed" in values.dims else values.expand_dims("seed"), "sigma_w")
+    else:
+        per_seed = cross_fitted_spreads(values)
+    return _reduce_other(per_seed, (*keep, "seed"))
 
 
 def _iter_hue(da: xr.DataArray, hue: str | None):

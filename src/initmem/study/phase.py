@@ -1,0 +1,192 @@
+"""The forgetting boundary of SGD with L2 decay: where in the (learning rate, decay) plane the memory of sigma_w ends.
+
+Theory (T5): with coupled L2 decay, the fourth power of a scale-invariant kernel's norm relaxes to an equilibrium
+``|W*|^4 = eta G / (lambda (2 - eta lambda))`` that does not depend on the initialization, and the initial norm's
+contribution is damped by ``exp(-4 T_L2)``, ``T_L2 = lambda sum_k eta_k``. The start is forgotten once
+
+    x = T_L2 - ln(|W0| / |W*|)  >  0 .
+
+Experiments 03 and 10 measure every quantity of ``x`` from their own runs (:func:`cell_table`): ``|W0|`` is the
+initial kernel norm at the largest sigma_w (the start with the most to forget), ``|W*|`` the final kernel norm at the
+smallest sigma_w (which rises to the equilibrium from below within a few epochs, as small norms mean large effective
+steps), ``T_L2`` the clock at the last step. T5's scaling law ``|W*| ~ (eta / lambda)^(1/4)`` is set beside the
+measured ``|W*|`` (:func:`equilibrium_scaling`).
+
+The memory of a cell is its **gap** ``acc(smallest sigma_w) - acc(largest sigma_w)`` (pp; with two sigma_w values it
+is the spread with its sign: positive where the small initialization wins). :func:`fit_transition` fits one logistic
+``gap(x) = A / (1 + exp((x - x0) / w))`` through every cell and bootstraps seeds (``scipy.stats.bootstrap``) for the
+intervals of ``A``, ``x0`` and ``w``; :func:`boundary_verdict` turns them into the ledger's row B1.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from .analysis import last_finite
+from .stats import LEVEL, Interval, RankTest, finite_runs, mean_interval, rank_test, seed_mean
+
+__all__ = ["BOUNDARY_BAND", "cell_table", "gap", "equilibrium_scaling", "Transition", "logistic", "fit_transition",
+           "predicted_boundary"]  # fmt: skip
+
+#: B1's band around the predicted boundary x = 0: +- 0.3 in x, i.e. a 35 % error in the norm ratio |W0| / |W*|.
+BOUNDARY_BAND = (-0.3, 0.3)
+_CELL = ("lr", "weight_decay")
+
+
+def gap(ds: xr.Dataset, var: str = "selected_test_acc") -> xr.DataArray:
+    """Per seed, ``var`` at the smallest sigma_w minus at the largest (pp), every other dimension kept; diverged runs
+    are NaN (:func:`initmem.study.stats.finite_runs`)."""
+    values = finite_runs(ds, var)
+    sigmas = sorted(float(s) for s in ds["sigma_w"].values)
+    return values.sel(sigma_w=sigmas[0], drop=True) - values.sel(sigma_w=sigmas[-1], drop=True)
+
+
+def cell_table(ds: xr.Dataset) -> Any:
+    """One row per (lr, weight_decay) cell of an SGD + coupled-L2 sweep (03, 10): a pandas DataFrame indexed by
+    ``lr`` and ``weight_decay``.
+
+    Columns: ``W0`` (initial kernel norm at the largest sigma_w), ``W_star`` (final kernel norm at the smallest
+    sigma_w), ``W_top`` (final kernel norm at the largest sigma_w), ``log_ratio`` = ln(W0 / W_star), ``T_L2`` and
+    ``T_SGD`` (at the last step), ``x`` = T_L2 - log_ratio; for the selected and the final predictor
+    (``{v}`` = selected, final) the gap's mean over seeds and 95 % t-interval (``{v}_gap``, ``{v}_gap_low``,
+    ``{v}_gap_high``, pp), and ``final_train_acc`` (mean) and ``min_final_train_acc``. Norms are seed means.
+    """
+    import pandas as pd
+
+    sigmas = sorted(float(s) for s in ds["sigma_w"].values)
+    initial = seed_mean(ds["weight_norm"].isel(epoch=0))
+    final = seed_mean(last_finite(ds["weight_norm"]))
+    gaps = {name: gap(ds, f"{name}_test_acc") for name in ("selected", "final")}
+    rows = []
+    for lr in ds["lr"].values:
+        for wd in ds["weight_decay"].values:
+            at = {"lr": lr, "weight_decay": wd}
+            w0 = float(initial.sel(at).sel(sigma_w=sigmas[-1]))
+            w_star = float(final.sel(at).sel(sigma_w=sigmas[0]))
+            cell = ds.sel(at)
+            row = {"lr": float(lr), "weight_decay": float(wd), "W0": w0, "W_star": w_star,
+                   "W_top": float(final.sel(at).sel(sigma_w=sigmas[-1])), "log_ratio": math.log(w0 / w_star),
+                   "T_L2": float(cell["final_T_L2"].mean()), "T_SGD": float(cell["final_T_SGD"].mean())}  # fmt: skip
+            row["x"] = row["T_L2"] - row["log_ratio"]
+            for name, values in gaps.items():
+                interval = mean_interval(values.sel(at).values)
+                row.update({f"{name}_gap": interval.estimate, f"{name}_gap_low": interval.low,
+                            f"{name}_gap_high": interval.high})  # fmt: skip
+            row["final_train_acc"] = float(cell["final_train_acc"].mean())
+            row["min_final_train_acc"] = float(cell["final_train_acc"].min())
+            rows.append(row)
+    return pd.DataFrame(rows).set_index(list(_CELL))
+
+
+def equilibrium_scaling(table: Any) -> dict[str, float]:
+    """T5's law for the measured equilibrium norms of the cells with decay: ``|W*| = c (eta / lambda)^(1/4)``.
+
+    Returns ``{"exponent", "exponent_low", "exponent_high", "constant", "cells"}``: the least-squares slope of
+    ln |W*| on ln(eta / lambda) with its 95 % interval (T5 predicts 0.25), and ``c`` fitted with the exponent fixed at
+    1/4 (``table`` is a :func:`cell_table`; ``predicted_W_star`` = c (eta / lambda)^(1/4) can be set beside
+    ``W_star``)."""
+    from scipy import stats
+
+    rows = table[table.index.get_level_values("weight_decay") > 0]
+    if len(rows) < 3:
+        return {"exponent": math.nan, "exponent_low": math.nan, "exponent_high": math.nan, "constant": math.nan,
+                "cells": len(rows)}  # fmt: skip
+    ratio = np.log(rows.index.get_level_values("lr") / rows.index.get_level_values("weight_decay"))
+    y = np.log(rows["W_star"].to_numpy())
+    fit = stats.linregress(ratio, y)
+    half = float(stats.t.ppf(0.5 + LEVEL / 2, len(rows) - 2)) * fit.stderr
+    constant = float(np.exp(np.mean(y - 0.25 * ratio)))
+    return {"exponent": float(fit.slope), "exponent_low": float(fit.slope - half),
+            "exponent_high": float(fit.slope + half), "constant": constant, "cells": len(rows)}  # fmt: skip
+
+
+def predicted_boundary(table: Any, lrs: np.ndarray, weight_decays: np.ndarray, sum_eta_per_lr: float) -> np.ndarray:
+    """x on a (weight_decay, lr) mesh from T5's law alone: ``T_L2 = lambda * lr * sum_eta_per_lr`` (the schedule's
+    sum of multipliers) minus ``ln(W0 / (c (lr / lambda)^(1/4)))`` with ``c`` and ``W0`` from the runs
+    (:func:`equilibrium_scaling`); the contour x = 0 is the predicted boundary. Shape ``(len(weight_decays),
+    len(lrs))``; NaN where lambda = 0."""
+    c = equilibrium_scaling(table)["constant"]
+    w0 = float(table["W0"].mean())
+    lr, wd = np.meshgrid(np.asarray(lrs, float), np.asarray(weight_decays, float))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        x = wd * lr * sum_eta_per_lr - np.log(w0 / (c * (lr / wd) ** 0.25))
+    return np.where(wd > 0, x, np.nan)
+
+
+def logistic(x: np.ndarray, height: float, midpoint: float, width: float) -> np.ndarray:
+    """``height / (1 + exp((x - midpoint) / width))``: ``height`` for x far below ``midpoint``, 0 far above."""
+    with np.errstate(over="ignore"):
+        return height / (1.0 + np.exp((np.asarray(x, float) - midpoint) / width))
+
+
+@dataclass(frozen=True)
+class Transition:
+    """The logistic fit of the gap against x, with 95 % percentile bootstrap intervals over seeds: ``height`` (pp),
+    ``midpoint`` (x0) and ``width`` (in x), each an :class:`~initmem.study.stats.Interval` (method "bootstrap over
+    seeds"); ``trend`` is Spearman's rho of the cells' mean gap against x with its permutation p (rho < 0: the
+    memory falls as x grows); ``cells`` and ``seeds`` the data it was fitted to."""
+
+    height: Interval
+    midpoint: Interval
+    width: Interval
+    trend: RankTest
+    cells: int
+    seeds: int
+
+
+def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    from scipy import optimize
+
+    ok = np.isfinite(x) & np.isfinite(y)
+    x, y = x[ok], y[ok]
+    if len(x) < 4:
+        return (math.nan, math.nan, math.nan)
+    start = (max(float(np.max(y)), 1.0), float(np.median(x)), max(float(np.std(x)) / 4, 0.05))
+    bounds = ([0.0, float(x.min()) - 5.0, 0.01], [100.0, float(x.max()) + 5.0, 10.0])
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            params, _ = optimize.curve_fit(logistic, x, y, p0=start, bounds=bounds, maxfev=5000)
+    except (RuntimeError, ValueError):
+        return (math.nan, math.nan, math.nan)
+    return tuple(float(v) for v in params)
+
+
+def fit_transition(ds: xr.Dataset, var: str = "selected_test_acc", resamples: int = 2000) -> Transition:
+    """Fit :func:`logistic` to every cell's seed-mean gap against its x (:func:`cell_table`), and bootstrap the seeds
+    (resampled with replacement, jointly for all cells: a seed is one draw of initial directions and data order in
+    every cell) for the parameters' intervals (``scipy.stats.bootstrap``, percentile, fixed seed)."""
+    from scipy import stats
+
+    from .nulls import NULL_SEED
+
+    table = cell_table(ds)
+    x = table["x"].to_numpy()
+    per_seed = gap(ds, var).transpose("lr", "weight_decay", "seed")
+    cube = per_seed.sel(lr=table.index.get_level_values("lr").unique(),
+                        weight_decay=table.index.get_level_values("weight_decay").unique()).values
+    cube = cube.reshape(-1, cube.shape[-1])  # (cells, seeds), in the table's order
+    seeds = cube.shape[-1]
+    mean = np.nanmean(cube, axis=-1)
+    point = _fit(x, mean)
+    trend = rank_test(x, mean, alternative="less")
+
+    def statistic(index: np.ndarray) -> np.ndarray:
+        return np.asarray(_fit(x, np.nanmean(cube[:, index.astype(int)], axis=-1)))
+
+    intervals = [Interval(value, math.nan, math.nan, seeds, "bootstrap over seeds") for value in point]
+    if seeds >= 2 and np.all(np.isfinite(point)):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            boot = stats.bootstrap((np.arange(seeds, dtype=float),), statistic, vectorized=False, method="percentile",
+                                   n_resamples=resamples, rng=np.random.default_rng(NULL_SEED))  # fmt: skip
+        low, high = boot.confidence_interval
+        intervals = [Interval(value, float(lo), float(hi), seeds, "bootstrap over seeds")
+                     for value, lo, hi in zip(point, low, high)]  # fmt: skip
+    return Transition(*intervals, trend=trend, cells=int(np.isfinite(mean).sum()), seeds=seeds)

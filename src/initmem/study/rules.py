@@ -1,0 +1,186 @@
+"""The verdict rules: four verdicts, bands around the paper's numbers, and how many seeds would decide a claim.
+
+A claim (or one part of it: one optimizer of C2, one lever of C4) is judged from two measured quantities:
+
+* the **direction effect** ``D``: a per-seed paired contrast oriented so that a positive value is the paper's
+  direction (SGD's spread minus Adam's, say), summarised by its mean over seeds and 95 % t-interval, with a
+  permutation p-value against its noise null (:mod:`initmem.study.nulls`);
+* the **size** ``S``: the quantity the paper gives a number ``P`` for (Adam's spread, "minimal"), with its interval.
+  The band is ``P +- max(5 pp, 30 % of P)`` (:func:`band_of`); "minimal" and "near zero" are ``P = 0``, band +-5 pp.
+
+The rules, applied in this order (:func:`judge`):
+
+1. **inconclusive** without an interval (fewer than 2 seeds), or when a premise of the claim is not met here;
+2. **not reproduced** when D's interval lies entirely below 0 (the wrong side), or entirely inside the
+   null-equivalence band ``(-margin, +margin)`` (the effect is, within the margin, no effect at all);
+3. **reproduced in size** when D's interval lies above 0, its permutation p is below 0.05, and S's whole interval
+   lies inside the band;
+4. **reproduced in direction** when D's interval lies above 0 and p < 0.05, but S's interval is not inside the band
+   (or the paper gives no number);
+5. **inconclusive** otherwise; :func:`seeds_to_decide` then says how many seeds would decide it at the observed
+   mean and spread of the per-seed effects.
+
+Every rule asks for an interval to lie *inside* something, never merely to contain a number: a wider interval
+(more noise) can only move a verdict towards "inconclusive", never towards "in size" or "not reproduced".
+C3 ("unchanged") is a non-inferiority claim and has its own rule (:func:`judge_unchanged`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from .stats import LEVEL, Interval
+
+__all__ = [
+    "IN_SIZE", "IN_DIRECTION", "NOT_REPRODUCED", "INCONCLUSIVE", "VERDICTS", "VERDICT_DEFINITIONS", "STRENGTH",
+    "ALPHA", "MARGIN_PP", "band_of", "Verdict", "judge", "judge_unchanged", "seeds_to_decide",
+]  # fmt: skip
+
+IN_SIZE, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE = (
+    "reproduced in size", "reproduced in direction", "not reproduced", "inconclusive",
+)  # fmt: skip
+#: The four verdicts, strongest first.
+VERDICTS = (IN_SIZE, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE)
+#: How far each verdict is from "inconclusive" (0), on its side: noise may only lower the absolute value.
+STRENGTH = {IN_SIZE: 2, IN_DIRECTION: 1, INCONCLUSIVE: 0, NOT_REPRODUCED: -1}
+#: The significance level of every permutation test in the book.
+ALPHA = 0.05
+#: The null-equivalence margin (percentage points): an effect whose whole interval lies within +- this is no effect.
+MARGIN_PP = 5.0
+
+#: What each verdict means (printed in the book).
+VERDICT_DEFINITIONS = {
+    IN_SIZE: "the effect lies on the paper's side beyond its noise null (95 % interval above 0, permutation p < "
+             "0.05), and the whole 95 % interval of the measured size lies inside the band around the paper's "
+             "number, P +- max(5 pp, 30 % of P)",
+    IN_DIRECTION: "the effect lies on the paper's side beyond its noise null, but the size's interval is not inside "
+                  "the band (or the paper gives no number)",
+    NOT_REPRODUCED: "the effect's interval lies entirely on the wrong side of 0, or entirely inside the "
+                    "null-equivalence band +- 5 pp (no effect, within the margin)",
+    INCONCLUSIVE: "anything else: the interval straddles 0 or a band's edge, the permutation p is not below 0.05, "
+                  "there are fewer than 2 seeds, or a premise of the claim is not met at this scale; the verdict "
+                  "then says how many seeds would decide it",
+}  # fmt: skip
+
+
+def band_of(paper: float, floor: float = MARGIN_PP, share: float = 0.3) -> tuple[float, float]:
+    """The band around the paper's number ``paper``: ``paper +- max(floor, share * |paper|)``.
+
+    >>> band_of(26.5), band_of(4.0), band_of(0.0)
+    ((18.55, 34.45), (-1.0, 9.0), (-5.0, 5.0))
+    """
+    half = max(floor, share * abs(paper))
+    return (round(paper - half, 10), round(paper + half, 10))
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A verdict with the one-line reason for it (which rule applied, with the numbers it compared)."""
+
+    verdict: str
+    reason: str
+
+    def __str__(self) -> str:
+        return self.verdict
+
+
+def _inside(interval: Interval, band: tuple[float, float]) -> bool:
+    return interval.has_bounds and band[0] <= interval.low and interval.high <= band[1]
+
+
+def judge(
+    direction: Interval,
+    p_value: float,
+    *,
+    size: Interval | None = None,
+    band: tuple[float, float] | None = None,
+    margin: float = MARGIN_PP,
+    premise: str = "",
+    alpha: float = ALPHA,
+) -> Verdict:
+    """The verdict of a claim by the rules of the module docstring.
+
+    Args:
+        direction: D, the per-seed paired effect (positive = the paper's direction), with its interval.
+        p_value: D's one-sided permutation p-value (NaN: no null could be formed).
+        size: S, the quantity the paper's number is about (default: ``direction`` itself).
+        band: the band around the paper's number (:func:`band_of`); None: the paper gives no number, so the claim
+            can be at most "in direction".
+        margin: the null-equivalence margin of D, in D's units.
+        premise: why a premise of the claim is not met here (``""``: it is met).
+    """
+    size = direction if size is None else size
+    if not direction.has_bounds:
+        return Verdict(INCONCLUSIVE, f"no interval ({direction.n} seed{'s' if direction.n != 1 else ''})")
+    if premise:
+        return Verdict(INCONCLUSIVE, f"premise not met: {premise}")
+    if direction.high < 0:
+        return Verdict(NOT_REPRODUCED, f"the effect's interval [{direction.low:.2f}, {direction.high:.2f}] lies "
+                                       "entirely below 0")  # fmt: skip
+    if -margin < direction.low and direction.high < margin:
+        return Verdict(NOT_REPRODUCED, f"the effect's interval [{direction.low:.2f}, {direction.high:.2f}] lies "
+                                       f"inside the null-equivalence band +-{margin:g}")  # fmt: skip
+    beyond_null = direction.low > 0 and math.isfinite(p_value) and p_value < alpha
+    if beyond_null:
+        if band is not None and _inside(size, band):
+            return Verdict(IN_SIZE, f"effect above 0 (p = {p_value:.3g}) and the size's interval [{size.low:.1f}, "
+                                    f"{size.high:.1f}] inside the band [{band[0]:g}, {band[1]:g}]")  # fmt: skip
+        why = ("the paper gives no number" if band is None else
+               f"the size's interval [{size.low:.1f}, {size.high:.1f}] is not inside the band [{band[0]:g}, {band[1]:g}]"
+               if size.has_bounds else "the size has no interval")  # fmt: skip
+        return Verdict(IN_DIRECTION, f"effect above 0 (p = {p_value:.3g}); {why}")
+    if direction.low <= 0:
+        return Verdict(INCONCLUSIVE, f"the effect's interval [{direction.low:.2f}, {direction.high:.2f}] straddles 0")
+    return Verdict(INCONCLUSIVE, f"the effect's interval lies above 0 but its permutation p = {p_value:.3g} is not "
+                                 f"below {alpha:g}")  # fmt: skip
+
+
+def judge_unchanged(change: Interval, margin: float = MARGIN_PP, premise: str = "") -> Verdict:
+    """C3's rule, a non-inferiority test: the claim is that a quantity does *not* fall (the spread after far longer
+    training is "essentially unchanged"). **In direction** when the change's whole interval lies above ``-margin``;
+    **not reproduced** when it lies entirely below ``-margin`` (it fell by more than the margin); else inconclusive.
+    The claim is itself the null (no change), so no permutation test applies; the paper gives no number, so it can
+    be at most "in direction"."""
+    if not change.has_bounds:
+        return Verdict(INCONCLUSIVE, f"no interval ({change.n} seed{'s' if change.n != 1 else ''})")
+    if premise:
+        return Verdict(INCONCLUSIVE, f"premise not met: {premise}")
+    if change.low > -margin:
+        return Verdict(IN_DIRECTION, f"the change's interval [{change.low:.1f}, {change.high:.1f}] lies above -{margin:g}")
+    if change.high < -margin:
+        return Verdict(NOT_REPRODUCED, f"the change's interval [{change.low:.1f}, {change.high:.1f}] lies below "
+                                       f"-{margin:g}")  # fmt: skip
+    return Verdict(INCONCLUSIVE, f"the change's interval [{change.low:.1f}, {change.high:.1f}] straddles -{margin:g}")
+
+
+def seeds_to_decide(
+    values: np.ndarray,
+    decides: Callable[[Interval, int], bool],
+    max_seeds: int = 100,
+    level: float = LEVEL,
+) -> int | None:
+    """The smallest number of seeds n (above the current one) at which ``decides(interval, n)`` holds for the
+    t-interval ``mean +- t_{n-1} sd / sqrt(n)`` of per-seed ``values`` with their observed mean and sd: the seeds a
+    claim would need if more seeds behaved like these. None if no n up to ``max_seeds`` decides (e.g. the mean lies
+    on a band's edge). ``decides`` also gets n, to check what else depends on it (a permutation test's smallest p).
+
+    >>> from initmem.study.rules import seeds_to_decide
+    >>> seeds_to_decide(np.array([1.0, 3.0, 2.0]), lambda interval, n: interval.low > 0)
+    4
+    """
+    from scipy import stats
+
+    x = np.asarray(values, dtype=float)
+    x = x[np.isfinite(x)]
+    if len(x) < 2:
+        return None
+    mean, sd = float(x.mean()), float(x.std(ddof=1))
+    for n in range(len(x) + 1, max_seeds + 1):
+        half = float(stats.t.ppf(0.5 + level / 2, n - 1)) * sd / math.sqrt(n)
+        if decides(Interval(mean, mean - half, mean + half, n), n):
+            return n
+    return None

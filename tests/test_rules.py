@@ -1,0 +1,138 @@
+"""The verdict rules (initmem.study.rules): each rule at its edges, and the property that noise never helps."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from initmem.study import rules
+from initmem.study.rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, STRENGTH, judge, judge_unchanged
+from initmem.study.stats import Interval
+
+
+def iv(low: float, high: float, n: int = 5) -> Interval:
+    return Interval((low + high) / 2, low, high, n)
+
+
+def test_the_band_is_the_paper_number_plus_minus_max_5_pp_or_30_percent():
+    assert rules.band_of(26.5) == (18.55, 34.45)  # 30 % of 26.5 = 7.95 > 5
+    assert rules.band_of(10.0) == (5.0, 15.0)  # 30 % = 3 < 5: the floor
+    assert rules.band_of(16.0) == (11.0, 21.0) and rules.band_of(20.0) == (14.0, 26.0)  # 4.8 < 5; 6 > 5
+    assert rules.band_of(0.0) == (-5.0, 5.0) and rules.band_of(4.0) == (-1.0, 9.0)
+    assert rules.band_of(-20.0) == (-26.0, -14.0)  # symmetric in the sign of the number
+    assert rules.MARGIN_PP == 5.0 and rules.ALPHA == 0.05
+
+
+@pytest.mark.parametrize(
+    ("direction", "p", "size", "band", "premise", "verdict"),
+    [
+        (iv(math.nan, math.nan, 1), 0.001, None, (18.55, 34.45), "", INCONCLUSIVE),  # one seed: no interval
+        (iv(20.0, 30.0), 0.001, None, (18.55, 34.45), "SGD does not interpolate", INCONCLUSIVE),
+        (iv(-3.0, -1.0), 0.9, None, None, "no premise", INCONCLUSIVE),  # a premise blocks the negative verdict too
+        (iv(-9.0, -0.01), 0.9, None, None, "", NOT_REPRODUCED),  # entirely below 0
+        (iv(-9.0, 0.0), 0.9, None, None, "", INCONCLUSIVE),  # touching 0 is not below it
+        (iv(-4.99, 4.99), 0.9, None, None, "", NOT_REPRODUCED),  # inside the null-equivalence band
+        (iv(-5.0, 4.99), 0.9, None, None, "", INCONCLUSIVE),  # its edge is not inside
+        (iv(-4.99, 5.0), 0.9, None, None, "", INCONCLUSIVE),
+        (iv(0.5, 4.99), 0.001, None, None, "", NOT_REPRODUCED),  # significant, but less than the margin
+        (iv(0.01, 9.0), 0.049, None, None, "", IN_DIRECTION),  # no number: at most in direction
+        (iv(0.0, 9.0), 0.001, None, None, "", INCONCLUSIVE),  # straddles (touches) 0
+        (iv(0.01, 9.0), 0.05, None, None, "", INCONCLUSIVE),  # p at alpha is not below it
+        (iv(0.01, 9.0), math.nan, None, None, "", INCONCLUSIVE),  # no null: no direction
+        (iv(18.55, 34.45), 0.001, None, (18.55, 34.45), "", IN_SIZE),  # the band's edges are inside it
+        (iv(18.54, 30.0), 0.001, None, (18.55, 34.45), "", IN_DIRECTION),
+        (iv(20.0, 34.46), 0.001, None, (18.55, 34.45), "", IN_DIRECTION),
+        (iv(20.0, 30.0), 0.06, None, (18.55, 34.45), "", INCONCLUSIVE),  # inside the band, but not beyond the null
+        (iv(6.0, 20.0), 0.001, iv(-4.0, 4.0), (-5.0, 5.0), "", IN_SIZE),  # C2: SGD's lead, Adam's spread near 0
+        (iv(6.0, 20.0), 0.001, iv(-4.0, 5.01), (-5.0, 5.0), "", IN_DIRECTION),
+        (iv(6.0, 20.0), 0.001, iv(math.nan, math.nan, 1), (-5.0, 5.0), "", IN_DIRECTION),
+    ],
+)
+def test_judge_at_the_edges(direction, p, size, band, premise, verdict):
+    assert judge(direction, p, size=size, band=band, premise=premise).verdict == verdict
+
+
+def test_the_margin_is_in_the_effects_units():
+    assert judge(iv(0.2, 0.45), 0.001, margin=0.5).verdict == NOT_REPRODUCED
+    assert judge(iv(0.2, 0.55), 0.001, margin=0.5).verdict == IN_DIRECTION
+    assert judge(iv(-0.49, 0.45), 0.5, margin=0.5).verdict == NOT_REPRODUCED
+
+
+def test_every_verdict_says_why():
+    reasons = {
+        judge(iv(-9.0, -1.0), 0.9).reason: "entirely below 0",
+        judge(iv(-1.0, 1.0), 0.9).reason: "null-equivalence band +-5",
+        judge(iv(20.0, 30.0), 0.001, band=(18.55, 34.45)).reason: "inside the band [18.55, 34.45]",
+        judge(iv(10.0, 30.0), 0.001, band=(18.55, 34.45)).reason: "not inside the band",
+        judge(iv(10.0, 30.0), 0.001).reason: "the paper gives no number",
+        judge(iv(-1.0, 30.0), 0.001).reason: "straddles 0",
+        judge(iv(10.0, 30.0), 0.2).reason: "p = 0.2 is not below 0.05",
+        judge(iv(10.0, 30.0), 0.001, premise="not interpolating").reason: "premise not met: not interpolating",
+    }
+    for reason, expected in reasons.items():
+        assert expected in reason, (reason, expected)
+
+
+@pytest.mark.parametrize(
+    ("change", "verdict"),
+    [
+        (iv(-4.99, 3.0), IN_DIRECTION),
+        (iv(-5.0, 3.0), INCONCLUSIVE),  # its edge is not above -5
+        (iv(-12.0, -5.01), NOT_REPRODUCED),
+        (iv(-12.0, -5.0), INCONCLUSIVE),
+        (iv(math.nan, math.nan, 1), INCONCLUSIVE),
+    ],
+)
+def test_unchanged_is_a_non_inferiority_rule(change, verdict):
+    assert judge_unchanged(change).verdict == verdict
+    assert judge_unchanged(iv(-1.0, 1.0), premise="no memory at the reference").verdict == INCONCLUSIVE
+
+
+def test_seeds_to_decide_from_the_observed_mean_and_spread():
+    # mean 2, sd 1: t_{0.975,3} / 2 = 1.59 < 2 decides at 4 seeds, t_{0.975,2} / sqrt(3) = 2.48 does not at 3
+    assert rules.seeds_to_decide(np.array([1.0, 3.0, 2.0]), lambda i, n: i.low > 0) == 4
+    assert rules.seeds_to_decide(np.array([1.0, 3.0, 2.0, np.nan]), lambda i, n: i.low > 0) == 4  # NaN dropped
+    # the number of seeds can be what decides (a permutation test's floor)
+    assert rules.seeds_to_decide(np.array([1.0, 3.0, 2.0]), lambda i, n: i.low > 0 and n >= 6) == 6
+    assert rules.seeds_to_decide(np.array([-1.0, 1.0, 0.0]), lambda i, n: i.low > 0) is None  # a mean of 0 never
+    assert rules.seeds_to_decide(np.array([2.0]), lambda i, n: True) is None  # one seed has no spread to project
+    assert rules.seeds_to_decide(np.array([1.0, 3.0]), lambda i, n: i.low > 1.9, max_seeds=50) is None
+
+
+def test_the_verdicts_and_their_definitions():
+    assert rules.VERDICTS == (IN_SIZE, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE)
+    assert set(rules.VERDICT_DEFINITIONS) == set(rules.VERDICTS)
+    assert STRENGTH == {IN_SIZE: 2, IN_DIRECTION: 1, INCONCLUSIVE: 0, NOT_REPRODUCED: -1}
+
+
+def _weaker_or_equal(before: str, after: str) -> bool:
+    """``after`` is ``before`` or lies between it and "inconclusive" (on the same side)."""
+    b, a = STRENGTH[before], STRENGTH[after]
+    return a == b or (a * b >= 0 and abs(a) < abs(b))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    center=st.floats(-40, 40), half=st.floats(0.01, 30), widen=st.floats(1.0, 10.0), p=st.floats(0.0, 1.0),
+    p_more=st.floats(0.0, 1.0), size_center=st.floats(-40, 40), size_half=st.floats(0.01, 30),
+    paper=st.one_of(st.none(), st.floats(0, 40)), has_size=st.booleans(),
+)  # fmt: skip
+def test_more_noise_never_moves_a_verdict_away_from_inconclusive(center, half, widen, p, p_more, size_center,
+                                                                   size_half, paper, has_size):  # fmt: skip
+    """A wider interval (same centre) and a larger p can only weaken a verdict: never towards in size or not
+    reproduced, only towards inconclusive."""
+    band = rules.band_of(paper) if paper is not None else None
+    size = Interval(size_center, size_center - size_half, size_center + size_half, 5) if has_size else None
+    wider_size = (Interval(size_center, size_center - widen * size_half, size_center + widen * size_half, 5)
+                  if has_size else None)  # fmt: skip
+    before = judge(Interval(center, center - half, center + half, 5), p, size=size, band=band).verdict
+    after = judge(Interval(center, center - widen * half, center + widen * half, 5), max(p, p_more), size=wider_size,
+                  band=band).verdict  # fmt: skip
+    assert _weaker_or_equal(before, after), (before, after)
+    unchanged_before = judge_unchanged(Interval(center, center - half, center + half, 5)).verdict
+    unchanged_after = judge_unchanged(Interval(center, center - widen * half, center + widen * half, 5)).verdict
+    assert _weaker_or_equal(unchanged_before, unchanged_after)
