@@ -59,21 +59,19 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
+from initmem.book import page
 from initmem.study import analysis, claims, plots, registry, results
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("01_optimizers", globals())  # parameters (None: the preset's) -> sweep -> results
-source = plots.source_note("01_optimizers", preset, results_dir=results_dir)  # under every figure
+source = page.source_note("01_optimizers", preset, results_dir=results_dir)  # under every figure
 
 # %% tags=["remove-input"]
-display(Markdown(claims.chapter_verdicts("01_optimizers", ds)))
+page.verdict_line("01_optimizers", ds)
 
 # %% tags=["hide-input"]
-fig = plots.acc_vs_sigma(ds, hue="optimizer")
-glue("e01_fig_acc_vs_sigma", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(plots.acc_vs_sigma(ds, hue="optimizer"), "e01_fig_acc_vs_sigma", source)
 
 # %% [markdown]
 # Left: the validation-selected predictor; right: the last epoch. Each line is the mean over seeds; with up to five
@@ -83,13 +81,9 @@ display(Markdown(source))
 # %% [markdown]
 # (verdict-01_optimizers)=
 # ## The verdict at this preset
-#
-# The claim, the paper's number, ours (the mean over seeds with its 95 % t-interval, for the validation-selected and
-# the final predictor) and the verdict by the rule printed below it: the same numbers and rules as the ledger
-# (Paper vs this reproduction).
 
 # %% tags=["remove-input"]
-display(Markdown(claims.chapter_box("01_optimizers", ds)))
+page.verdict_box("01_optimizers", ds)
 
 # %% [markdown]
 # ## How this page measures it
@@ -99,7 +93,9 @@ display(Markdown(claims.chapter_box("01_optimizers", ds)))
 # everything else held fixed. For each run it keeps the checkpoint with the lowest validation loss (the
 # *validation-selected predictor*) and measures its test accuracy. The **spread** is the largest minus the
 # smallest of these accuracies over $\sigma_w$: how much the trained predictor still depends on the scale of
-# its initialization.
+# its initialization. Seed noise alone makes a maximum minus a minimum positive, so this page measures it
+# *cross-fitted*: each seed is read at the $\sigma_w$ that the other seeds find best and worst (see the ledger page
+# for why), and every raw spread is set against the spread that permuting $\sigma_w$ within seeds produces.
 #
 # This notebook runs the five optimizers (SGD, SGD with momentum, Adam, AdamW, Muon) over the $\sigma_w$ grid
 # of the preset and reports, for every optimizer, the spread of the selected test accuracy and, beside it,
@@ -110,25 +106,27 @@ display(Markdown(claims.chapter_box("01_optimizers", ds)))
 # %% [markdown]
 # ## The spread per optimizer
 #
-# The table gives, per optimizer, the spread (`*_spread_pp`: the mean over seeds of each seed's max - min over
-# $\sigma_w$, with its 95 % t-interval `*_ci95_*`) of the selected and of the final predictor, and where the seed-mean
-# accuracy is best and worst. The clocks are those of the predictor shown: at the selected checkpoint (`T_*`) and at the end (`final_T_*`),
-# $T_{SGD} = \frac1b\sum_k\eta_k^2$, $T_{L2} = \lambda\sum_k\eta_k$ and $T_{adapt} = \sum_k\eta_k$ (for SGD with momentum
-# $\mu$, of its effective step $\eta/(1-\mu)$), with the mean training accuracy of each predictor.
+# Per optimizer: the spread of the selected and of the final predictor, each the **cross-fitted** spread (every seed
+# measured at the $\sigma_w$ the other seeds find best and worst, so that seed noise alone gives 0) with its 95 %
+# t-interval over seeds; the **raw** spread (max - min of the seed-mean curve) with its p-value against $\sigma_w$
+# labels permuted within seeds, and the 95th percentile of what noise alone gives; where the seed-mean accuracy is
+# best and worst; and the clocks of each predictor: at the selected checkpoint and at the end,
+# $T_{SGD} = \frac1b\sum_k\eta_k^2$, $T_{L2} = \lambda\sum_k\eta_k$ and $T_{adapt} = \sum_k\eta_k$ (for SGD with
+# momentum $\mu$, of its effective step $\eta/(1-\mu)$), with the training accuracy of each predictor.
 
 # %% tags=["hide-input"]
 table = analysis.spread_points(ds, "01_optimizers").set_index("optimizer")
-columns = ["lr", "weight_decay", "selected_spread_pp", "selected_ci95_low", "selected_ci95_high",
-           "final_spread_pp", "final_ci95_low", "final_ci95_high", "selected_best_sigma_w",
-           "selected_worst_sigma_w", "selected_train_acc", "final_train_acc", "min_final_train_acc", "T_SGD",
-           "final_T_SGD", "T_L2", "final_T_L2", "T_adapt", "final_T_adapt", "selected_n_seeds"]  # fmt: skip
-table = table[[c for c in columns if c in table]]
-glue("e01_table", table.round(3))
+page.table(table, "e01_table", ["lr", "selected_spread_pp", "selected_ci95_low", "selected_ci95_high",
+                                "selected_raw_spread_pp", "selected_null_p", "selected_null_p95_pp", "final_spread_pp",
+                                "final_ci95_low", "final_ci95_high", "selected_best_sigma_w", "selected_worst_sigma_w",
+                                "min_final_train_acc", "T_SGD", "T_adapt", "final_T_adapt"])  # fmt: skip
 for name in ("sgd", "sgd_momentum", "adam", "adamw", "muon"):
     row = table.loc[name] if name in table.index else None
     value = lambda col: float(row[col]) if row is not None else float("nan")  # noqa: E731
     glue(f"e01_spread_{name}", value("selected_spread_pp"), display=False)
     glue(f"e01_final_spread_{name}", value("final_spread_pp"), display=False)
+    glue(f"e01_raw_spread_{name}", value("selected_raw_spread_pp"), display=False)
+    glue(f"e01_null_p_{name}", value("selected_null_p"), display=False)
     glue(f"e01_ci_low_{name}", value("selected_ci95_low"), display=False)
     glue(f"e01_ci_high_{name}", value("selected_ci95_high"), display=False)
     glue(f"e01_min_train_{name}", value("min_final_train_acc"), display=False)
@@ -136,18 +134,18 @@ for name in ("sgd", "sgd_momentum", "adam", "adamw", "muon"):
     glue(f"e01_T_adapt_{name}", value("T_adapt"), display=False)
 
 # %% tags=["hide-input"]
-fig = plots.spread_bars(ds, by="optimizer", paper={"sgd": 26.5, "muon": 4.0})
-glue("e01_fig_spread", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(plots.spread_bars(ds, by="optimizer", paper={"sgd": 26.5, "muon": 4.0}), "e01_fig_spread", source)
 
 # %% [markdown]
-# At this preset SGD's selected test accuracy spreads over {glue:text}`e01_spread_sgd:.1f` pp across
-# $\sigma_w$ (final epoch: {glue:text}`e01_final_spread_sgd:.1f` pp; paper: 26.5 pp), with a lowest final
-# training accuracy of {glue:text}`e01_min_train_sgd:.1f` % (the paper's SGD runs all reach 99.5 %). The
-# adaptive optimizers: Adam {glue:text}`e01_spread_adam:.1f` pp, AdamW {glue:text}`e01_spread_adamw:.1f` pp,
-# Muon {glue:text}`e01_spread_muon:.1f` pp (paper: about 4 pp for Muon); SGD with momentum
-# {glue:text}`e01_spread_sgd_momentum:.1f` pp.
+# At this preset SGD's cross-fitted spread of the selected test accuracy is {glue:text}`e01_spread_sgd:.1f` pp
+# (95 % CI {glue:text}`e01_ci_low_sgd:.1f` to {glue:text}`e01_ci_high_sgd:.1f`; raw {glue:text}`e01_raw_spread_sgd:.1f` pp,
+# noise p = {glue:text}`e01_null_p_sgd:.2g`; final epoch {glue:text}`e01_final_spread_sgd:.1f` pp; paper: 26.5 pp), with
+# a lowest final training accuracy of {glue:text}`e01_min_train_sgd:.1f` % (the paper's SGD runs all reach 99.5 %).
+# The adaptive optimizers: Adam {glue:text}`e01_spread_adam:.1f` pp (noise p = {glue:text}`e01_null_p_adam:.2g`), AdamW
+# {glue:text}`e01_spread_adamw:.1f` pp (p = {glue:text}`e01_null_p_adamw:.2g`), Muon {glue:text}`e01_spread_muon:.1f` pp
+# (p = {glue:text}`e01_null_p_muon:.2g`; paper: about 4 pp for Muon); SGD with momentum
+# {glue:text}`e01_spread_sgd_momentum:.1f` pp. A noise p at or above 0.05 means that the raw spread of that optimizer
+# cannot be told from what seed noise alone produces.
 #
 # Whether an optimizer has had time to forget is read off its clock, not its epoch count: SGD reached
 # $T_{SGD}$ = {glue:text}`e01_T_SGD_sgd:.3g`, Adam $T_{adapt}$ = {glue:text}`e01_T_adapt_adam:.3g`, Muon
@@ -164,16 +162,10 @@ display(Markdown(source))
 # validation-selected epoch.
 
 # %% tags=["hide-input"]
-fig = plots.training_curves(ds, var="test_acc", col="optimizer")
-glue("e01_fig_curves", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(plots.training_curves(ds, var="test_acc", col="optimizer"), "e01_fig_curves", source)
 
 # %% tags=["hide-input"]
-fig = plots.norm_trajectories(ds, col="optimizer")
-glue("e01_fig_norms", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(plots.norm_trajectories(ds, col="optimizer"), "e01_fig_norms", source)
 
 
 # %% [markdown]
@@ -182,5 +174,4 @@ display(Markdown(source))
 # The values this page was computed with (its preset's, and any the reader set), and what each means.
 
 # %% tags=["hide-input"]
-with pd.option_context("display.max_colwidth", None):  # each meaning in full
-    display(registry.parameter_table({"preset": preset, **p}))
+page.parameters(preset, p)

@@ -59,21 +59,19 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
-from initmem.study import analysis, claims, plots, registry, results
+from initmem.book import page
+from initmem.study import analysis, phase, plots, results
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("03_lr_and_l2", globals())  # parameters (None: the preset's) -> sweep -> results
-source = plots.source_note("03_lr_and_l2", preset, results_dir=results_dir)  # under every figure
+source = page.source_note("03_lr_and_l2", preset, results_dir=results_dir)  # under every figure
 
 # %% tags=["remove-input"]
-display(Markdown(claims.chapter_verdicts("03_lr_and_l2", ds)))
+page.verdict_line("03_lr_and_l2", ds)
 
 # %% tags=["hide-input"]
-fig = plots.spread_heatmap(ds, x="lr", y="weight_decay", clock="T_L2")
-glue("e03_fig_heatmap", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(plots.spread_heatmap(ds, x="lr", y="weight_decay", clock="T_L2"), "e03_fig_heatmap", source)
 
 # %% [markdown]
 # Each cell shows the spread over $\sigma_w$ (pp; the mean over seeds of each seed's spread, the number of the
@@ -83,13 +81,9 @@ display(Markdown(source))
 # %% [markdown]
 # (verdict-03_lr_and_l2)=
 # ## The verdict at this preset
-#
-# The claim, the paper's number, ours (the mean over seeds with its 95 % t-interval, for the validation-selected and
-# the final predictor) and the verdict by the rule printed below it: the same numbers and rules as the ledger
-# (Paper vs this reproduction).
 
 # %% tags=["remove-input"]
-display(Markdown(claims.chapter_box("03_lr_and_l2", ds)))
+page.verdict_box("03_lr_and_l2", ds)
 
 # %% [markdown]
 # ## How this page measures it
@@ -116,10 +110,9 @@ display(Markdown(claims.chapter_box("03_lr_and_l2", ds)))
 
 # %% tags=["hide-input"]
 table = analysis.spread_points(ds, "03_lr_and_l2").set_index(["lr", "weight_decay"])
-columns = ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "final_spread_pp", "final_ci95_low",
-           "final_ci95_high", "selected_train_acc", "final_train_acc", "min_final_train_acc", "T_SGD", "final_T_SGD", "T_L2", "final_T_L2"]  # fmt: skip
-table = table[[c for c in columns if c in table]]
-glue("e03_table", table.round(4))
+page.table(table, "e03_table", ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "final_spread_pp",
+                                "final_ci95_low", "final_ci95_high", "selected_raw_spread_pp", "min_final_train_acc",
+                                "T_SGD", "final_T_SGD", "T_L2", "final_T_L2"])  # fmt: skip
 
 lo_lr, hi_lr = min(p["lrs"]), max(p["lrs"])
 lo_wd, hi_wd = min(p["weight_decays"]), max(p["weight_decays"])
@@ -134,38 +127,40 @@ glue("e03_lr_high", hi_lr, display=False)
 glue("e03_wd_high", hi_wd, display=False)
 
 # %% [markdown]
-# At the smallest learning rate ({glue:text}`e03_lr_low:g`) without L2 the selected spread is
-# {glue:text}`e03_spread_base:.1f` pp (final epoch {glue:text}`e03_final_spread_base:.1f` pp). Raising the
-# learning rate to {glue:text}`e03_lr_high:g` gives {glue:text}`e03_spread_high_lr:.1f` pp ($T_{SGD}$ from
-# {glue:text}`e03_T_SGD_base:.2g` to {glue:text}`e03_T_SGD_high_lr:.2g`); adding L2 with
-# $\lambda$ = {glue:text}`e03_wd_high:g` gives {glue:text}`e03_spread_l2:.1f` pp at the small learning rate
-# ($T_{L2}$ = {glue:text}`e03_T_L2_l2:.2g`) and {glue:text}`e03_spread_high_lr_l2:.1f` pp at the large one
-# ($T_{L2}$ = {glue:text}`e03_T_L2_high_lr_l2:.2g`, final epoch {glue:text}`e03_final_spread_high_lr_l2:.1f` pp).
-# The paper reports a spread near zero with L2.
+# At the smallest learning rate ({glue:text}`e03_lr_low:g`) without L2 the cross-fitted spread is
+# {glue:text}`e03_spread_base:.1f` pp (final epoch {glue:text}`e03_final_spread_base:.1f` pp). The paper names two
+# levers, "larger learning rates **or** L2 decay", and the verdict judges each alone and both together. Raising the
+# learning rate alone to {glue:text}`e03_lr_high:g` gives {glue:text}`e03_spread_high_lr:.1f` pp (final epoch
+# {glue:text}`e03_final_spread_high_lr:.1f` pp; $T_{SGD}$ from {glue:text}`e03_T_SGD_base:.2g` to
+# {glue:text}`e03_T_SGD_high_lr:.2g`). L2 alone, $\lambda$ = {glue:text}`e03_wd_high:g` at the small learning rate,
+# gives {glue:text}`e03_spread_l2:.1f` pp (final {glue:text}`e03_final_spread_l2:.1f` pp; $T_{L2}$ =
+# {glue:text}`e03_T_L2_l2:.2g`). Both together give {glue:text}`e03_spread_high_lr_l2:.1f` pp ($T_{L2}$ =
+# {glue:text}`e03_T_L2_high_lr_l2:.2g`, final epoch {glue:text}`e03_final_spread_high_lr_l2:.1f` pp). The paper reports
+# a spread near zero.
 #
 # The norms tell the same story as the spreads: with L2 and enough $T_{L2}$, the kernel norms of all $\sigma_w$
 # end near one equilibrium, whatever their initial value.
 
 # %% tags=["hide-input"]
 strong = ds.sel(weight_decay=hi_wd)
-fig = plots.norm_trajectories(strong, col="lr", title=f"Kernel norm during training, L2 strength $\\lambda$ = {hi_wd:g}")
-glue("e03_fig_norms", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(plots.norm_trajectories(strong, col="lr", title=f"Kernel norm during training, L2 strength $\\lambda$ = {hi_wd:g}"), "e03_fig_norms", source)
 
 # %% [markdown]
 # ## Each cell against the L2 clock
 #
 # Theory T5: with L2 decay the kernel norms relax to an equilibrium $\|W^*\|$ that does not depend on the
 # initialization, and the initial norm is forgotten once the L2 clock covers the relaxation,
-# $T_{L2} = \lambda\sum_k\eta_k \gtrsim \ln(\|W_0\| / \|W^*\|)$. The table gives every learning-rate x L2 cell: its spread
-# (mean over seeds with its 95 % t-interval), the final spread and training accuracy, $T_{L2}$ at the end, and the
-# largest $\ln(\|W_0\| / \|W_T\|)$ over $\sigma_w$ (seed mean; $W_T$ the final kernels, which stand in for $W^*$). Where
-# $T_{L2}$ exceeds it, T5 predicts forgetting (`forgetting_predicted`); a cell with L2 whose clock falls short can even
-# keep a *larger* spread than the cell without, because decay shrinks the small-$\sigma_w$ norms first.
+# $x = T_{L2} - \ln(\|W_0\| / \|W^*\|) > 0$ with $T_{L2} = \lambda\sum_k\eta_k$. Every quantity comes from the cell's own
+# runs: $\|W_0\|$ is the initial kernel norm at the largest $\sigma_w$, $\|W^*\|$ the final kernel norm at the smallest
+# (which rises to the equilibrium from below within a few epochs), beside the final norm at the largest $\sigma_w$,
+# which has reached $\|W^*\|$ exactly where the start is forgotten. The gap is the accuracy at the smallest minus at the
+# largest $\sigma_w$ (with two $\sigma_w$ values, the spread with its sign). [Chapter 10](10_phase_diagram.ipynb) maps
+# $x$ over a 5 x 5 grid of learning rates and decays and tests where the boundary lies.
 
 # %% tags=["hide-input"]
-glue("e03_cells", claims.l2_cells(ds).round(3))
+cells = phase.cell_table(ds)
+page.table(cells, "e03_cells", ["W0", "W_star", "W_top", "log_ratio", "T_L2", "x", "selected_gap", "selected_gap_low",
+                                "selected_gap_high", "final_gap", "final_gap_low", "final_gap_high"])  # fmt: skip
 
 
 # %% [markdown]
@@ -174,5 +169,4 @@ glue("e03_cells", claims.l2_cells(ds).round(3))
 # The values this page was computed with (its preset's, and any the reader set), and what each means.
 
 # %% tags=["hide-input"]
-with pd.option_context("display.max_colwidth", None):  # each meaning in full
-    display(registry.parameter_table({"preset": preset, **p}))
+page.parameters(preset, p)

@@ -54,21 +54,19 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
+from initmem.book import page
 from initmem.study import analysis, claims, plots, registry, results, stats
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("04_batch_size", globals())  # parameters (None: the preset's) -> sweep -> results
-source = plots.source_note("04_batch_size", preset, results_dir=results_dir)  # under every figure
+source = page.source_note("04_batch_size", preset, results_dir=results_dir)  # under every figure
 
 # %% tags=["remove-input"]
-display(Markdown(claims.chapter_verdicts("04_batch_size", ds)))
+page.verdict_line("04_batch_size", ds)
 
 # %% tags=["hide-input"]
-fig = plots.spread_vs(ds, dim="batch_size", clock="T_SGD")
-glue("e04_fig_spread_vs_batch", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(plots.spread_vs(ds, dim="batch_size", clock="T_SGD"), "e04_fig_spread_vs_batch", source)
 
 # %% [markdown]
 # Left: the spread against $b$; right: the same spreads against the $T_{SGD}$ clock each batch size reached.
@@ -76,13 +74,9 @@ display(Markdown(source))
 # %% [markdown]
 # (verdict-04_batch_size)=
 # ## The verdict at this preset
-#
-# The claim, the paper's number, ours (the mean over seeds with its 95 % t-interval, for the validation-selected and
-# the final predictor) and the verdict by the rule printed below it: the same numbers and rules as the ledger
-# (Paper vs this reproduction).
 
 # %% tags=["remove-input"]
-display(Markdown(claims.chapter_box("04_batch_size", ds)))
+page.verdict_box("04_batch_size", ds)
 
 # %% [markdown]
 # ## How this page measures it
@@ -131,10 +125,7 @@ glue("e04_spearman", rho, display=False)
 # the clock that the theory says matters.
 
 # %% tags=["hide-input"]
-fig = plots.acc_vs_sigma(ds, hue="batch_size", title="Test accuracy against the initialization scale, per batch size")
-glue("e04_fig_acc_vs_sigma", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(plots.acc_vs_sigma(ds, hue="batch_size", title="Test accuracy against the initialization scale, per batch size"), "e04_fig_acc_vs_sigma", source)
 
 
 # %% [markdown]
@@ -143,5 +134,4 @@ display(Markdown(source))
 # The values this page was computed with (its preset's, and any the reader set), and what each means.
 
 # %% tags=["hide-input"]
-with pd.option_context("display.max_colwidth", None):  # each meaning in full
-    display(registry.parameter_table({"preset": preset, **p}))
+page.parameters(preset, p)

@@ -29,33 +29,27 @@ import matplotlib.pyplot as plt
 from IPython.display import Markdown, display
 from myst_nb import glue
 
+from initmem.book import page
 from initmem.study import analysis, claims, plots, results
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 # Notebook 01's runs at this preset (run 01 first; nothing is trained here).
 ds = results.read_results(results_dir, preset, "01_optimizers", reader="06_norms")
-source = plots.source_note("06_norms", preset, ["01_optimizers"], results_dir=results_dir)  # under every figure
+source = page.source_note("06_norms", preset, ["01_optimizers"], results_dir=results_dir)  # under every figure
 
 # %% tags=["remove-input"]
-display(Markdown(claims.chapter_verdicts("01_optimizers", ds, ["C7"], label="verdict-06_norms")))
+page.verdict_line("01_optimizers", ds, ["C7"], label="verdict-06_norms")
 
 # %% tags=["hide-input"]
-fig = plots.norm_scatter(ds, hue="optimizer")
-glue("e06_fig_norm_scatter", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(plots.norm_scatter(ds, hue="optimizer"), "e06_fig_norm_scatter", source)
 
 # %% [markdown]
 # (verdict-06_norms)=
 # ## The verdict at this preset
-#
-# The claim, the paper's number, ours (the mean over seeds with its 95 % t-interval, for the validation-selected and
-# the final predictor) and the verdict by the rule printed below it: the same numbers and rules as the ledger
-# (Paper vs this reproduction).
 
 # %% tags=["remove-input"]
-display(Markdown(claims.chapter_box("01_optimizers", ds, ["C7"])))
+page.verdict_box("01_optimizers", ds, ["C7"])
 
 # %% [markdown]
 # ## How this page measures it
@@ -110,7 +104,4 @@ glue("e06_initial_ratio", float(table["initial_norm_ratio"].iloc[0]), display=Fa
 # Kernel norm during training with the adaptive clock $T_{adapt} = \sum_k\eta_k$ on the horizontal axis.
 
 # %% tags=["hide-input"]
-fig = plots.norm_trajectories(ds, col="optimizer", x="T_adapt", title=r"Kernel norm against the $T_{\mathrm{adapt}}$ clock")
-glue("e06_fig_norm_vs_T_adapt", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(plots.norm_trajectories(ds, col="optimizer", x="T_adapt", title=r"Kernel norm against the $T_{\mathrm{adapt}}$ clock"), "e06_fig_norm_vs_T_adapt", source)

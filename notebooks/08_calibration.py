@@ -55,19 +55,17 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
+from initmem.book import page
 from initmem.study import analysis, plots, registry, results
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("08_calibration", globals())  # parameters (None: the preset's) -> sweep -> results
-source = plots.source_note("08_calibration", preset, results_dir=results_dir)  # under every figure
+source = page.source_note("08_calibration", preset, results_dir=results_dir)  # under every figure
 
 # %% tags=["hide-input"]
-fig = plots.training_curves(ds, var="train_acc", col="logit_scale", interpolation=True,
-                            title="Plain SGD: training accuracy per logit factor")  # fmt: skip
-glue("e08_fig_train_acc", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(plots.training_curves(ds, var="train_acc", col="logit_scale", interpolation=True,
+                            title="Plain SGD: training accuracy per logit factor")  # fmt: skip, "e08_fig_train_acc", source)
 
 # %% [markdown]
 # One panel per logit factor, one line per $\sigma_w$; the dashed line is the interpolation threshold.
@@ -107,5 +105,4 @@ glue("e08_epochs", int(ds["epoch"].max()), display=False)
 # The values this page was computed with (its preset's, and any the reader set), and what each means.
 
 # %% tags=["hide-input"]
-with pd.option_context("display.max_colwidth", None):  # each meaning in full
-    display(registry.parameter_table({"preset": preset, **p}))
+page.parameters(preset, p)

@@ -117,10 +117,11 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
+from initmem.book import page
 from initmem.study import plots
 
 plots.use_book_style()  # SVG figures, legible in the book
-source = plots.source_note("T1_scale_invariance", sources=[])  # under every figure
+source = page.source_note("T1_scale_invariance", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
 w_unit = theory.init_scaled(problem.shape, [1.0], seed=seed)[0]     # ||w|| ~ 1
@@ -274,9 +275,7 @@ ax.loglog(sig_sweep, ang_sgd, "o-", label=f"SGD, slope {slope_sgd:.2f}")
 ax.loglog(sig_sweep, ang_adam, "s-", label=f"Adam, slope {slope_adam:.2f}")
 ax.set(xlabel=r"init scale $\sigma$", ylabel="mean angular step (rad)", title="effective learning rate of the direction")
 plots.legend_in(keys[1], ax)
-glue("t1_fig", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(fig, "t1_fig", source)
 
 # %% [markdown]
 # The left panel is the equivalence: three pairs sit at float rounding, and the unscaled-$\epsilon$ control does not. The
@@ -369,9 +368,7 @@ ax.set_xscale("log", base=2)
 ax.set(xlabel=r"$\sigma_w$", ylabel="relative logit mismatch with the twin",
        title=r"BN-MLP: $\sigma_w$-run vs. unit-scale run at $\eta/\sigma_w^2$")
 plots.legend_in(keys[0], ax)
-glue("t1_bn_fig", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(fig, "t1_bn_fig", source)
 
 # %% [markdown]
 # With the head excluded from $\sigma_w$, the twin reproduces the $\sigma_w$-run to {glue:text}`t1_bn_invariant_mismatch:.1e`

@@ -113,10 +113,11 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
+from initmem.book import page
 from initmem.study import plots
 
 plots.use_book_style()  # SVG figures, legible in the book
-source = plots.source_note("T2_gradient_flow", sources=[])  # under every figure
+source = page.source_note("T2_gradient_flow", sources=[])  # under every figure
 
 for name, value in {"n": n, "d": d, "k_sparse": k_sparse, "halving_alpha": halving_alpha}.items():
     glue(f"t2_{name}", value, display=False)   # used in the text below
@@ -232,9 +233,7 @@ plots.legend_in(keys[2], ax)
 for ax, ticks in ((axes[0], norm_etas), (axes[2], halving_etas)):
     ax.minorticks_off()
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-glue("t2_fig", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(fig, "t2_fig", source)
 
 # %% [markdown]
 # **Reading the figure.** Left: the norm of a scale-invariant weight changes by an amount proportional to $\eta$ at fixed

@@ -142,10 +142,11 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
+from initmem.book import page
 from initmem.study import plots
 
 plots.use_book_style()  # SVG figures, legible in the book
-source = plots.source_note("T3_backward_error", sources=[])  # under every figure
+source = page.source_note("T3_backward_error", sources=[])  # under every figure
 
 glue("t3_n_samples", n_samples, display=False)   # used in the text below
 glue("t3_batch", batch, display=False)
@@ -277,9 +278,7 @@ plots.legend_in(keys[2], ax)
 for ax, ticks in zip(axes, (gd_steps_sizes, epsilons, eta_lams)):
     ax.minorticks_off()
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
-glue("t3_fig", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(fig, "t3_fig", source)
 
 # %% [markdown]
 # **Reading the figure.** Each panel compares a discrete optimizer with two continuous models, and the measured orders

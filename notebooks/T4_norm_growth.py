@@ -129,10 +129,11 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
+from initmem.book import page
 from initmem.study import plots
 
 plots.use_book_style()  # SVG figures, legible in the book
-source = plots.source_note("T4_norm_growth", sources=[])  # under every figure
+source = page.source_note("T4_norm_growth", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
 
@@ -392,9 +393,7 @@ ax.semilogx(k[1:], growth[1:] / growth[-1], "--", label=r"$\|w_k\|^4-\|w_0\|^4$ 
 ax.axvline(tau, color="k", ls=":", label=rf"100 % train accuracy (step {tau})")
 ax.set(xlabel="step", ylabel="fraction of final value", title="after interpolation\nthe clock stops")
 plots.legend_in(keys[2], ax)
-glue("t4_fig", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(fig, "t4_fig", source)
 
 # %% [markdown]
 # **Reading the figure.**

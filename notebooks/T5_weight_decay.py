@@ -117,10 +117,11 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
+from initmem.book import page
 from initmem.study import plots
 
 plots.use_book_style()  # SVG figures, legible in the book
-source = plots.source_note("T5_weight_decay", sources=[])  # under every figure
+source = page.source_note("T5_weight_decay", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
 T_L2 = theory.clocks(eta, steps, batch, lam)["T_L2"][-1]
@@ -237,9 +238,7 @@ for j, s in enumerate(check_sigmas):
 ax.axhline(ang_pred, color="k", ls="--", lw=1, label=r"$\sqrt{2\eta\lambda}$")
 ax.set(xlabel="step", ylabel="angular update (RMS over 100 steps)", title="rotational equilibrium")
 plots.legend_in(keys[2], ax)
-glue("t5_fig", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(fig, "t5_fig", source)
 
 # %% [markdown]
 # **Reading the figure.** Left: every run reaches the same $\|w\|^4$ = {glue:text}`t5_norm4_final:.0f`, from $\sigma=0.2$ to

@@ -145,10 +145,11 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
+from initmem.book import page
 from initmem.study import plots
 
 plots.use_book_style()  # SVG figures, legible in the book
-source = plots.source_note("T6_adaptive", sources=[])  # under every figure
+source = page.source_note("T6_adaptive", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
 C_inf = float(theory.adam_step_bound(10**9))
@@ -319,9 +320,7 @@ ax.loglog(sig[fit_s], T_s[fit_s], "s-", label=f"SGD (slope {slope_s:.2f})")
 ax.set(xlabel=r"init scale $\sigma$", ylabel=r"$T_{adapt}$ at forgetting",
        title=r"matched $\sum\eta$: Adam $\propto\sigma$, SGD $\propto\sigma^2$")
 plots.legend_in(keys[2], ax)
-glue("t6_fig", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(fig, "t6_fig", source)
 
 # %% [markdown]
 # **Reading the figure.**

@@ -94,10 +94,11 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
+from initmem.book import page
 from initmem.study import plots
 
 plots.use_book_style()  # SVG figures, legible in the book
-source = plots.source_note("T7_muon", sources=[])  # under every figure
+source = page.source_note("T7_muon", sources=[])  # under every figure
 
 s_max = theory.ns5_gain_bound()
 glue("t7_ns5_gain", s_max, display=False)
@@ -211,9 +212,7 @@ for (name, a_), marker in zip(acc.items(), "os^"):
     ax.semilogx(sig, a_, marker + "-", label=f"{name} (spread {spread[name]:.1f} pp)")
 ax.set(xlabel=r"init scale $\sigma$", ylabel="test accuracy (%)", title=f"same {steps} steps from every $\\sigma$")
 plots.legend_in(keys[1], ax)
-glue("t7_fig", fig, display=False)
-plt.show()
-display(Markdown(source))
+page.figure(fig, "t7_fig", source)
 
 # %% [markdown]
 # **Reading the figure.** Left: from every scale the spectral norm stays below $e^{-T_{L_2}}\|W_0\|_{\rm op}+s_{\max}/\lambda$ at every

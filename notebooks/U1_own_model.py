@@ -80,6 +80,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import xarray as xr
 from myst_nb import glue
+from initmem.book import page
 from initmem.study import plots
 
 plots.use_book_style()  # SVG figures, legible in the book
@@ -107,7 +108,7 @@ table[["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "selecte
 # %% tags=["remove-input"]
 from IPython.display import Markdown, display
 
-display(Markdown(plots.source_note("U1_own_model", sources=[])))
+display(Markdown(page.source_note("U1_own_model", sources=[])))
 
 # %% [markdown]
 # ## What the result means

@@ -121,3 +121,30 @@ def ledger_results(seeds=(0, 1, 2)) -> dict[str, xr.Dataset]:
     depth = fake_sweep({"sigma_w": [0.25, 2.5], "seed": seeds}, {"model": ["resnet9", "resnet56"]})
     depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 2.5}] = 60.0
     return {"01_optimizers": opt, "02_long_training": long, "03_lr_and_l2": lr, "04_batch_size": bs, "05_depth": depth}
+
+
+def fake_phase(midpoint: float = 0.0, height: float = 20.0, width: float = 0.3, seeds=(0, 1, 2), noise: float = 0.3,
+               lrs=(0.02, 0.03, 0.045, 0.067, 0.1), weight_decays=(0.0, 0.0025, 0.005, 0.01, 0.02)) -> xr.Dataset:  # fmt: skip
+    """A phase-diagram sweep (experiment 10) whose memory gap follows a known logistic in x = T_L2 - ln(|W0|/|W*|):
+    ``gap = height / (1 + exp((x - midpoint) / width))`` plus N(0, noise) per run. T_L2 = lambda * lr * 2500; |W0| = 42.5
+    at sigma_w 2.5; |W*| = 10 ((lr / 0.1) / (lambda / 0.01))^(1/4) with decay (T5's law), 6 (lr / 0.02)^(1/2) without."""
+    rng = np.random.default_rng(11)
+    ds = fake_sweep({"lr": list(lrs), "weight_decay": list(weight_decays), "sigma_w": [0.1, 2.5], "seed": list(seeds)})
+    lr = ds["lr"] * xr.ones_like(ds["selected_test_acc"])
+    wd = ds["weight_decay"] * xr.ones_like(ds["selected_test_acc"])
+    t_l2 = wd * lr * 2500.0
+    w_star = xr.where(wd > 0, 10.0 * ((lr / 0.1) / (wd.where(wd > 0, 1.0) / 0.01)) ** 0.25, 6.0 * (lr / 0.02) ** 0.5)
+    x = t_l2 - np.log(42.5 / w_star)
+    gap = height / (1.0 + np.exp((x - midpoint) / width))
+    small = ds["sigma_w"] == 0.1
+    for var in ("selected_test_acc", "final_test_acc"):
+        jitter = xr.DataArray(rng.normal(0.0, noise, ds[var].shape), dims=ds[var].dims, coords=ds[var].coords)
+        ds[var] = (60.0 - xr.where(small, 0.0, gap) + jitter).transpose(*ds[var].dims)
+    initial = xr.where(small, 1.7, 42.5)
+    final = xr.where(small, w_star, np.maximum(w_star, 42.5 * np.exp(-t_l2)))
+    frac = xr.DataArray(EPOCHS / EPOCHS[-1], dims="epoch", coords={"epoch": EPOCHS})
+    ds["weight_norm"] = (initial + (final - initial) * frac).transpose(*ds["weight_norm"].dims)
+    ds["final_T_L2"] = t_l2.transpose(*ds["final_T_L2"].dims)
+    ds["final_T_SGD"] = (lr**2 * 3000 / 64).transpose(*ds["final_T_SGD"].dims)
+    ds["final_train_acc"][:] = 100.0
+    return ds

@@ -39,7 +39,10 @@ REQUIRED_GLUE = {
     "07_clocks": ["e07_fig_spread_vs_clocks", "e07_collapse", "e07_table"],
     "08_calibration": ["e08_fig_train_acc", "e08_table", "e08_choice"],
     "09_adaptive_lr": ["e09_fig_adam", "e09_fig_muon", "e09_table", "e09_best_lr_adam", "e09_best_spread_muon"],
-    "99_reproduction": ["r_table", "r_rules", "r_definitions", "r_glance", "r_c1_verdict", "r_c7_verdict"],
+    "10_phase_diagram": ["e10_fig_heatmaps", "e10_fig_collapse", "e10_cells", "e10_x0", "e10_measured_core_hours",
+                         "e10_design"],
+    "99_reproduction": ["r_table", "r_rules", "r_definitions", "r_glance", "r_answer", "r_forest", "r_c1_verdict",
+                        "r_c7_verdict", "r_b1_verdict"],
 }  # fmt: skip
 #: Notebooks that draw figures (00 and 99 are tables).
 WITH_FIGURES = [n for n in NOTEBOOKS if n not in ("00_presets", "99_reproduction")]
@@ -170,7 +173,8 @@ def test_ledger_has_every_claim(smoke_run):
     result = smoke_run[0]["99_reproduction"]
     data = _glued(result.output)["r_table"]
     html = data.get(GLUE_PREFIX + "text/html") or data["text/html"]  # glue(display=True) has no prefix
-    for claim in ("C1", "C2", "C3", "C4", "C5", "C6", "C7"):
+    for claim in ("C1", "C2 Adam", "C2 Muon", "C3 final predictor", "C4 larger lr", "C4 L2", "C4 both",
+                  "C5 equal steps", "C6", "C7", "B1"):
         assert claim in html
 
 

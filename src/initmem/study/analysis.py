@@ -50,6 +50,7 @@ __all__ = [
     "norm_table",
     "spread_points",
     "smallest_spread",
+    "learning_rates_of",
     "against_reference",
     "clock_table",
     "collapse_table",
@@ -276,6 +277,13 @@ def smallest_spread(table: "Any", by: str = "optimizer", var: str = "selected") 
     return rows.reset_index(drop=True)
 
 
+def learning_rates_of(ds: xr.Dataset) -> dict[str, float]:
+    """Each optimizer's learning rate in a Dataset of experiment 01 (read off its results, so that a page and the
+    ledger agree whatever parameters 01 was run with): ``{"sgd": 0.02, "adam": 0.008, ...}``."""
+    optimizers, lrs = field_values(ds, "optimizer"), field_values(ds, "lr")
+    return dict(zip(optimizers, lrs)) if len(lrs) == len(optimizers) else dict.fromkeys(optimizers, lrs[0])
+
+
 def against_reference(table: "Any", reference_lrs: Mapping[str, float], var: str = "selected") -> "Any":
     """Each optimizer's smallest ``{var}`` spread of a :func:`spread_points` table set against its spread at the
     learning rate ``reference_lrs[optimizer]`` (experiment 09 against 01's learning rates).
@@ -336,12 +344,14 @@ def clock_table(datasets: Mapping[str, xr.Dataset]) -> "Any":
 
 def collapse_table(table: "Any") -> "Any":
     """Does each family collapse on its own clock (experiment 07)? For each family of :data:`FAMILY_CLOCK`, over its
-    configurations in ``table`` (a :func:`clock_table`): Spearman's rho (:func:`initmem.study.stats.rank_correlation`)
-    between the selected spread and each clock, and whether the prediction held: a negative rho with the family's
-    own clock ("cannot tell" with fewer than three configurations or no variation). Indexed by family."""
+    configurations in ``table`` (a :func:`clock_table`): Spearman's rho between the selected spread and each clock
+    (``rho(T_*)``), and for the family's own clock its one-sided permutation p (rho < 0), its 95 % bootstrap interval
+    (:func:`initmem.study.stats.rank_test`) and the prediction: **held** only when rho < 0 with p < 0.05, **did not
+    hold** when the interval lies above 0, **cannot tell** otherwise (too few configurations, or not significant).
+    Indexed by family."""
     import pandas as pd
 
-    from .stats import rank_correlation
+    from .stats import rank_correlation, rank_test
 
     rows = []
     for family, own in FAMILY_CLOCK.items():
@@ -349,10 +359,16 @@ def collapse_table(table: "Any") -> "Any":
         row: dict[str, Any] = {"family": family, "own clock": own, "configurations": len(sub)}
         for clock in CLOCKS:
             row[f"rho({clock})"] = rank_correlation(sub[clock], sub["selected_spread_pp"]) if len(sub) else math.nan
-        rho = row[f"rho({own})"]
-        row["prediction"] = ("cannot tell (fewer than 3 configurations or no variation)" if not math.isfinite(rho) else
-                             "held (spread falls with its own clock)" if rho < 0 else
-                             "did not hold (spread does not fall with its own clock)")  # fmt: skip
+        test = rank_test(sub[own], sub["selected_spread_pp"]) if len(sub) else rank_test([], [])
+        row.update({"p (rho < 0)": test.p_value, "rho low": test.low, "rho high": test.high})
+        if test.rho < 0 and test.significant():
+            row["prediction"] = f"held (rho {test.rho:.2f} < 0, p = {test.p_value:.2g})"
+        elif math.isfinite(test.low) and test.low > 0:
+            row["prediction"] = "did not hold (the spread rises with its own clock)"
+        elif not math.isfinite(test.rho):
+            row["prediction"] = "cannot tell (fewer than 3 configurations or no variation)"
+        else:
+            row["prediction"] = f"cannot tell (rho {test.rho:.2f}, p = {test.p_value:.2g} is not below 0.05)"
         rows.append(row)
     return pd.DataFrame(rows).set_index("family")
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,8 @@ from .rules import INCONCLUSIVE, IN_DIRECTION, IN_SIZE, NOT_REPRODUCED, VERDICT_
 from .stats import Interval, cross_fitted_spreads, finite_runs, mean_interval, n_diverged, seed_mean
 
 __all__ = ["IN_SIZE", "IN_DIRECTION", "NOT_REPRODUCED", "INCONCLUSIVE", "VERDICTS", "VERDICT_DEFINITIONS", "PAPER",
-           "RULES", "Row", "reproduction_table", "claim_rows", "verdict_box", "chapter_box", "chapter_verdicts"]  # fmt: skip
+           "RULES", "Row", "reproduction_table", "claim_rows", "glance_table", "answer", "verdict_box", "chapter_box",
+           "chapter_verdicts"]  # fmt: skip
 
 #: The paper's claims, with where they come from (the paper summary, shared/paper/000_*.txt), and the number it
 #: gives for each part (None: no number, so the claim can be at most "in direction").
@@ -98,6 +99,10 @@ RULES: dict[str, str] = {
 }  # fmt: skip
 
 
+#: The unit of each claim's effect where it is not percentage points.
+_UNITS = {"C7": "", "B1": ""}
+
+
 @dataclass
 class Row:
     """One row of the ledger: a claim (or one part of it) with its effect, null, size and verdict."""
@@ -116,7 +121,10 @@ class Row:
     seeds_needed: int | None = None
     experiment: str = ""
     unit: str = " pp"
-    extra: dict[str, Any] = field(default_factory=dict)
+    margin: float = rules.MARGIN_PP
+
+    def __post_init__(self) -> None:
+        self.unit = _UNITS.get(self.claim, self.unit)
 
     @property
     def key(self) -> str:
@@ -138,7 +146,8 @@ class Row:
             "null_p95": null.null_p95 if null else math.nan, "raw": null.observed if null else math.nan,
             "verdict": self.verdict.verdict, "reason": self.verdict.reason, "seeds_needed": self.seeds_needed,
             "rule": RULES[self.claim], "clocks": self.clocks, "scale": self.scale, "note": self.note,
-            "experiment": self.experiment, "unit": self.unit.strip(), "paper_source": paper["source"],
+            "experiment": self.experiment, "unit": self.unit.strip(), "margin": self.margin,
+            "paper_source": paper["source"],
         }  # fmt: skip
 
 
@@ -221,7 +230,7 @@ def _judged_row(claim: str, part: str, direction_values: np.ndarray, null: NullT
     size = mean_interval(size_values, method=method) if size_values is not None else direction
     verdict = rules.judge(direction, null.p_value, size=size, band=band, margin=margin, premise=premise)
     needed = _seeds_for(direction_values, floor, margin=margin) if verdict.verdict == INCONCLUSIVE and not premise else None
-    return Row(claim, part, verdict, direction, null, size, band, seeds_needed=needed, **texts)
+    return Row(claim, part, verdict, direction, null, size, band, seeds_needed=needed, margin=margin, **texts)
 
 
 # --- the claims -----------------------------------------------------------------------------------------
@@ -278,6 +287,7 @@ def _c3(ds: xr.Dataset) -> list[Row]:
             premise = f"no memory to keep at the reference horizon (cross-fitted spread {memory})"
         same = bool((at_ref["best_epoch"] == at_last["best_epoch"]).all())
         if name == "selected" and same:
+            change = Interval(math.nan, math.nan, math.nan, change.n)  # nothing was measured: the spread cannot move
             verdict = Verdict(INCONCLUSIVE, f"not testable at this scale: validation selects the same checkpoints at "
                                             f"{reference} and {last} epochs (the latest at epoch "
                                             f"{int(at_last['best_epoch'].max())}), so the selected spread cannot "
@@ -387,7 +397,7 @@ def _c7(ds: xr.Dataset) -> list[Row]:
                                   for o in ("sgd", *present))  # fmt: skip
     cells = ds.sizes["sigma_w"]
     return [_judged_row("C7", "", effect.values, null, lambda n: contrast_null_floor(cells * n), margin=0.1,
-                        method="t", ours=ours + f"; SGD minus {strongest}", unit="",
+                        method="t", ours=ours + f"; SGD minus {strongest}",
                         clocks="; ".join(_clocks(ds.sel(optimizer=o), ("T_adapt",), f" ({o})") for o in present),
                         scale=_scale(ds), experiment="01_optimizers")]  # fmt: skip
 
@@ -417,7 +427,7 @@ def _b1(ds: xr.Dataset) -> list[Row]:
                                             f"ln(|W0|/|W*|) by {abs(shift):.2f}")  # fmt: skip
     else:
         verdict = Verdict(INCONCLUSIVE, f"the fall of the memory with x is not beyond the null ({trend.format()})")
-    return [Row("B1", "", verdict, x0, size=x0, band=BOUNDARY_BAND, ours=where, scale=_scale(ds), unit="",
+    return [Row("B1", "", verdict, x0, size=x0, band=BOUNDARY_BAND, ours=where, scale=_scale(ds), margin=math.nan,
                 experiment="10_phase_diagram")]  # fmt: skip
 
 
@@ -484,7 +494,7 @@ def _learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None) ->
     """C2's note from experiment 09 (``ds``): each adaptive optimizer's cross-fitted spread at every learning rate
     tried (at the ends of the sigma_w grid), the smallest, and whether it lies measurably below the spread at the
     optimizer's learning rate in experiment 01 (``reference``, whose runs decide C2)."""
-    from .analysis import against_reference, field_values, smallest_spread, spread_points
+    from .analysis import against_reference, learning_rates_of, smallest_spread, spread_points
 
     table = spread_points(ds, "09_adaptive_lr")
     parts = []
@@ -500,14 +510,72 @@ def _learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None) ->
             f"grid): {'; '.join(parts)}; the smallest: {smallest}")  # fmt: skip
     if reference is None:
         return note
-    optimizers, lrs = field_values(reference, "optimizer"), field_values(reference, "lr")
-    own_lrs = dict(zip(optimizers, lrs)) if len(lrs) == len(optimizers) else dict.fromkeys(optimizers, lrs[0])
-    knob = against_reference(table, own_lrs)
+    knob = against_reference(table, learning_rates_of(reference))
     lower = list(knob.loc[knob["measurably_lower"], "optimizer"])
     outcome = (f"measurably below the spread at 01's learning rate (intervals apart) for {', '.join(lower)} only"
                if lower else "none measurably below the spread at 01's learning rate (the intervals overlap), so "
                "the learning rate does not decide this verdict")  # fmt: skip
     return f"{note}; {outcome}"
+
+
+# --- the first screen ---------------------------------------------------------------------------------------------
+#: The paper's side of each row, in a few words (the glance table's "paper" column).
+_PAPER_SHORT = {
+    "C1": "26.5 pp", "C2 Adam": "minimal (0 pp)", "C2 AdamW": "minimal (0 pp)", "C2 Muon": "about 4 pp",
+    "C3 final predictor": "unchanged after 5,000 epochs", "C3 selected predictor": "unchanged after 5,000 epochs",
+    "C4 larger lr": "near 0 pp", "C4 L2": "near 0 pp", "C4 both": "near 0 pp", "C5 equal steps": "larger with b",
+    "C5 equal epochs": "larger with b", "C6": "< 99.5 % train acc at large σ_w", "C7": "SGD's norm coupled, not adaptive",
+    "B1": "boundary at x = 0 (theory, beyond the paper)",
+}  # fmt: skip
+#: What the glance table's "ours" column measures for each claim.
+_OURS_SHORT = {
+    "C1": "SGD's spread", "C2": "its spread", "C3": "change of spread", "C4": "spread with the lever",
+    "C5": "larger b minus smaller b", "C6": "ResNet-9 minus deepest, train acc", "C7": "SGD slope minus adaptive",
+    "B1": "fitted boundary x0",
+}  # fmt: skip
+
+
+def _ours_cell(row: Any) -> str:
+    """A row's measured number with its interval: the size where the paper gives a number, else the effect."""
+    sized = _given(row["band_low"])
+    centre, low, high = ((row["size"], row["size_low"], row["size_high"]) if sized else
+                         (row["effect"], row["effect_low"], row["effect_high"]))  # fmt: skip
+    if not _given(centre):
+        return "not measured"
+    unit, digits = (" pp", 1) if row["unit"] == "pp" else ("", 2)
+    interval = f" [{low:.{digits}f}, {high:.{digits}f}]" if _given(low) and _given(high) else ""
+    return f"{centre:.{digits}f}{unit}{interval} ({_OURS_SHORT[row['claim']]})"
+
+
+def glance_table(table: Any) -> Any:
+    """The first screen's table of a :func:`reproduction_table`: one row per ledger row with the paper's number, ours
+    with its 95 % interval, and the verdict."""
+    import pandas as pd
+
+    rows = {"paper": [_PAPER_SHORT.get(key, "") for key in table.index],
+            "ours [95 % CI]": [_ours_cell(row) for _, row in table.iterrows()], "verdict": list(table["verdict"])}  # fmt: skip
+    return pd.DataFrame(rows, index=pd.Index(list(table.index), name="claim"))
+
+
+def answer(table: Any, preset: str) -> str:
+    """Three sentences that answer the book's question from a :func:`reproduction_table`: SGD's memory (C1), the
+    adaptive optimizers' (C2), and the count of verdicts."""
+    parts = []
+    if "C1" in table.index and _given(table.loc["C1", "effect"]):
+        c1 = table.loc["C1"]
+        parts.append(f"At the {preset} preset, low-learning-rate SGD keeps a cross-fitted spread of "
+                     f"{c1['effect']:.1f} pp [95 % CI {c1['effect_low']:.1f}, {c1['effect_high']:.1f}] across the "
+                     f"initialization scales (paper: 26.5 pp): {c1['verdict']}.")  # fmt: skip
+    adaptive = [key for key in ("C2 Adam", "C2 AdamW", "C2 Muon") if key in table.index and _given(table.loc[key, "size"])]
+    if adaptive:
+        spreads = ", ".join(f"{key.split()[1]} {table.loc[key, 'size']:.1f} pp ({table.loc[key, 'verdict']})"
+                            for key in adaptive)  # fmt: skip
+        parts.append(f"The adaptive optimizers keep less: {spreads} (paper: minimal, about 4 pp for Muon).")
+    counts = table["verdict"].value_counts()
+    parts.append(f"Of the ledger's {len(table)} rows, {counts.get(IN_SIZE, 0)} are reproduced in size, "
+                 f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(NOT_REPRODUCED, 0)} not reproduced and "
+                 f"{counts.get(INCONCLUSIVE, 0)} inconclusive; each inconclusive row says what would decide it.")  # fmt: skip
+    return " ".join(parts)
 
 
 # --- rendering for the chapters ------------------------------------------------------------------------------

@@ -12,7 +12,8 @@ judges is therefore set against the distribution it would have if the labels it 
   raw_spread(B)``, or any other function of the two (cells, seeds) arrays.
 
 The p-value is one-sided (the paper's direction: larger). The null is enumerated exactly when it has at most
-:data:`MAX_EXACT` permutations (e.g. 4!^3 = 13,824 for 4 sigma_w values and 3 seeds), else drawn
+:data:`MAX_EXACT` permutations (e.g. 4!^3 = 13,824 for 4 sigma_w values and 3 seeds; a contrast up to
+:data:`MAX_EXACT_SWAPS` = 2^12 swaps), else drawn
 :data:`N_RESAMPLES` times with the fixed seed :data:`NULL_SEED` (then p = (hits + 1) / (draws + 1)).
 :attr:`NullTest.smallest_p` is the smallest p the design can give at all: with 2 sigma_w values and 3 seeds the
 spread null has 8 permutations, and no spread, however large, has p below 0.25.
@@ -23,19 +24,22 @@ before the test.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MAX_EXACT", "N_RESAMPLES", "NULL_SEED", "NullTest", "raw_spread", "spread_null", "contrast_null",
+__all__ = ["MAX_EXACT", "MAX_EXACT_SWAPS", "N_RESAMPLES", "NULL_SEED", "NullTest", "raw_spread", "spread_null", "contrast_null",
            "spread_null_floor", "contrast_null_floor"]  # fmt: skip
 
-#: Nulls with at most this many permutations are enumerated exactly.
-MAX_EXACT = 200_000
+#: Nulls with at most this many permutations are enumerated exactly (scipy enumerates swaps of two conditions more
+#: slowly than it draws them, so a contrast is exact up to :data:`MAX_EXACT_SWAPS`).
+MAX_EXACT = 20_000
+MAX_EXACT_SWAPS = 4_096
 #: Random permutations drawn otherwise.
-N_RESAMPLES = 20_000
+N_RESAMPLES = 10_000
 #: The seed of those draws (every null in the book is reproducible).
 NULL_SEED = 20260529
 
@@ -97,10 +101,10 @@ def _empty(observed: float = math.nan) -> NullTest:
     return NullTest(observed, math.nan, math.nan, math.nan, 0, False, math.nan)
 
 
-def _run(data: tuple[np.ndarray, ...], statistic: Callable, count: float) -> NullTest:
+def _run(data: tuple[np.ndarray, ...], statistic: Callable, count: float, cap: int = MAX_EXACT) -> NullTest:
     from scipy import stats
 
-    exact = count <= MAX_EXACT
+    exact = count <= cap
     result = stats.permutation_test(
         data, statistic, permutation_type="samples", vectorized=True, alternative="greater",
         n_resamples=np.inf if exact else N_RESAMPLES, rng=np.random.default_rng(NULL_SEED),
@@ -115,6 +119,14 @@ def _run(data: tuple[np.ndarray, ...], statistic: Callable, count: float) -> Nul
 
 
 def spread_null(acc: np.ndarray) -> NullTest:
+    """The raw spread of ``acc`` (shape ``(n_sigma, n_seeds)``) against sigma_w labels permuted within each seed
+    (see :func:`_spread_null`; the same array is tested once per process)."""
+    acc = _complete(acc)
+    return _spread_null(acc.tobytes(), acc.shape)
+
+
+@functools.lru_cache(maxsize=1024)
+def _spread_null(buffer: bytes, shape: tuple[int, int]) -> NullTest:
     """The raw spread of ``acc`` (shape ``(n_sigma, n_seeds)``) against sigma_w labels permuted within each seed.
 
     >>> acc = np.array([[60.0, 61.0, 59.0], [40.0, 41.0, 39.0]])   # 2 sigma_w x 3 seeds, a 20 pp memory
@@ -122,7 +134,7 @@ def spread_null(acc: np.ndarray) -> NullTest:
     >>> round(test.observed, 1), test.permutations, test.p_value, test.smallest_p
     (20.0, 8, 0.25, 0.25)
     """
-    acc = _complete(acc)
+    acc = np.frombuffer(buffer).reshape(shape)
     k, n = acc.shape
     if k < 2 or n < 2:
         return _empty(float(raw_spread(acc)) if acc.size else math.nan)
@@ -170,7 +182,7 @@ def contrast_null(
     def vectorized(x, y, axis=-1):
         return statistic(x.reshape(*x.shape[:-1], *shape), y.reshape(*y.shape[:-1], *shape))
 
-    return _run((a.ravel(), b.ravel()), vectorized, 2.0 ** a.size)
+    return _run((a.ravel(), b.ravel()), vectorized, 2.0 ** a.size, MAX_EXACT_SWAPS)
 
 
 def spread_null_floor(n_sigma: int, n_seeds: int) -> float:

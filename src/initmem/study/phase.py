@@ -15,7 +15,8 @@ measured ``|W*|`` (:func:`equilibrium_scaling`).
 The memory of a cell is its **gap** ``acc(smallest sigma_w) - acc(largest sigma_w)`` (pp; with two sigma_w values it
 is the spread with its sign: positive where the small initialization wins). :func:`fit_transition` fits one logistic
 ``gap(x) = A / (1 + exp((x - x0) / w))`` through every cell and bootstraps seeds (``scipy.stats.bootstrap``) for the
-intervals of ``A``, ``x0`` and ``w``; :func:`boundary_verdict` turns them into the ledger's row B1.
+intervals of ``A``, ``x0`` and ``w``; :func:`initmem.study.claims` turns them into the ledger's row B1.
+:func:`predicted_decay_at` places a grid around the predicted boundary from a smaller sweep's runs.
 """
 
 from __future__ import annotations
@@ -31,8 +32,8 @@ import xarray as xr
 from .analysis import last_finite
 from .stats import LEVEL, Interval, RankTest, finite_runs, mean_interval, rank_test, seed_mean
 
-__all__ = ["BOUNDARY_BAND", "cell_table", "gap", "equilibrium_scaling", "Transition", "logistic", "fit_transition",
-           "predicted_boundary"]  # fmt: skip
+__all__ = ["BOUNDARY_BAND", "cell_table", "gap", "equilibrium_scaling", "predicted_decay_at", "Transition", "logistic",
+           "fit_transition"]  # fmt: skip
 
 #: B1's band around the predicted boundary x = 0: +- 0.3 in x, i.e. a 35 % error in the norm ratio |W0| / |W*|.
 BOUNDARY_BAND = (-0.3, 0.3)
@@ -106,17 +107,33 @@ def equilibrium_scaling(table: Any) -> dict[str, float]:
             "exponent_high": float(fit.slope + half), "constant": constant, "cells": len(rows)}  # fmt: skip
 
 
-def predicted_boundary(table: Any, lrs: np.ndarray, weight_decays: np.ndarray, sum_eta_per_lr: float) -> np.ndarray:
-    """x on a (weight_decay, lr) mesh from T5's law alone: ``T_L2 = lambda * lr * sum_eta_per_lr`` (the schedule's
-    sum of multipliers) minus ``ln(W0 / (c (lr / lambda)^(1/4)))`` with ``c`` and ``W0`` from the runs
-    (:func:`equilibrium_scaling`); the contour x = 0 is the predicted boundary. Shape ``(len(weight_decays),
-    len(lrs))``; NaN where lambda = 0."""
-    c = equilibrium_scaling(table)["constant"]
+def predicted_decay_at(ds: xr.Dataset, lrs: Any) -> dict[str, Any]:
+    """How a grid is placed around the predicted boundary, from the runs of a smaller sweep ``ds`` (03's cells): the
+    schedule's ``sum_eta_per_lr`` (sum_k eta_k / eta, from ``final_T_adapt``), the reference cell (the largest lr
+    with the largest lambda) and its measured ``W_star``, ``W0``, and for each learning rate of ``lrs`` the lambda at
+    which T5's law puts x = 0 (``{lr: lambda}``; NaN where no lambda up to 10 reaches it).
+
+    With ``|W*|(eta, lambda) = W*_ref ((eta / eta_ref) / (lambda / lambda_ref))^(1/4)``, x = lambda eta S -
+    ln(W0 / |W*|) is increasing in lambda, so each lambda is one root (``scipy.optimize.brentq``)."""
+    from scipy import optimize
+
+    table = cell_table(ds)
+    decayed = table[table.index.get_level_values("weight_decay") > 0]
+    (lr_ref, wd_ref) = max(decayed.index)
+    w_ref = float(decayed.loc[(lr_ref, wd_ref), "W_star"])
     w0 = float(table["W0"].mean())
-    lr, wd = np.meshgrid(np.asarray(lrs, float), np.asarray(weight_decays, float))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        x = wd * lr * sum_eta_per_lr - np.log(w0 / (c * (lr / wd) ** 0.25))
-    return np.where(wd > 0, x, np.nan)
+    total = float((ds["final_T_adapt"] / ds["lr"]).mean())
+
+    def x_at(wd: float, lr: float) -> float:
+        return wd * lr * total - math.log(w0 / (w_ref * ((lr / lr_ref) / (wd / wd_ref)) ** 0.25))
+
+    boundary = {}
+    for lr in np.atleast_1d(lrs):
+        lr = float(lr)
+        low, high = 1e-6, 10.0
+        boundary[lr] = optimize.brentq(x_at, low, high, args=(lr,)) if x_at(low, lr) < 0 < x_at(high, lr) else math.nan
+    return {"sum_eta_per_lr": total, "lr_ref": lr_ref, "weight_decay_ref": wd_ref, "W_star_ref": w_ref, "W0": w0,
+            "boundary": boundary}  # fmt: skip
 
 
 def logistic(x: np.ndarray, height: float, midpoint: float, width: float) -> np.ndarray:

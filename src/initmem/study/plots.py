@@ -41,10 +41,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..base.paths import RootError, find_repo_root
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from .analysis import FAMILY_CLOCK, field_values, last_finite
-from .layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
 from .stats import cross_fitted_spreads, finite_runs, seed_mean, seed_spreads
 
 __all__ = [
@@ -62,7 +60,6 @@ __all__ = [
     "legend_in",
     "caption",
     "caption_many",
-    "source_note",
     "label",
     "acc_vs_sigma",
     "spread_bars",
@@ -417,54 +414,6 @@ def caption_many(datasets: Mapping[str, xr.Dataset] | Sequence[xr.Dataset], extr
     names = list(datasets) if isinstance(datasets, Mapping) else []
     text = _caption_text(merged, extra)
     return (f"experiments {', '.join(n[:2] for n in names)} | " if names else "") + text
-
-
-def source_note(
-    page: str,
-    preset: str | None = None,
-    sources: Sequence[str] | None = None,
-    results_dir: str | os.PathLike = "results",
-) -> str:
-    """The line a notebook prints under each figure (MyST Markdown): the results the figure was drawn from and the
-    command that reproduces it, e.g. ``data: results/cpu/01_optimizers.nc · reproduce: initmem experiments --preset
-    cpu --only 01``.
-
-    A file of the committed record (``<root>/results/<preset>/``) becomes a ``{download}`` link relative to the page
-    (``book/generated/<page>.ipynb``), so that the built book carries a copy of it; any other file (an exploration's,
-    one in a temporary folder) is given as its path. The notebook renders its Markdown output as MyST (its metadata
-    ``mystnb.render_markdown_format``).
-
-    Args:
-        page: the notebook, e.g. ``"06_norms"``.
-        preset: the page's preset (None: a page without one, e.g. a theory section).
-        sources: the experiments whose combined results the figure reads; default ``[page]``; ``[]``: the page
-            computes its figures itself.
-        results_dir: the notebook's ``results_dir``.
-
-    >>> source_note("T1_scale_invariance", sources=[])
-    'data: computed on this page · reproduce: `initmem experiments --only T1`'
-    """
-    sources = [page] if sources is None else list(sources)
-    if sources and preset is None:
-        raise ValueError(f"source_note: the results of {', '.join(sources)} need the preset they were computed at")
-    files = [_result_link(results_paths(results_dir, preset, name)[1]) for name in sources]
-    only = ",".join(sorted({name[:2] for name in [*sources, page]}))
-    command = f"initmem experiments{f' --preset {preset}' if preset else ''} --only {only}"
-    return f"data: {', '.join(files) if files else 'computed on this page'} · reproduce: `{command}`"
-
-
-def _result_link(path: Path) -> str:
-    """``path`` as a MyST ``{download}`` link from the book's pages when it is a file of the committed record,
-    else in code font (see :func:`source_note`)."""
-    try:
-        root = find_repo_root()
-    except RootError:
-        return f"`{path}`"
-    record, explore = root / RECORD_RESULTS_DIR, root / EXPLORE_DIR
-    if not path.is_file() or not path.is_relative_to(record) or path.is_relative_to(explore):
-        return f"`{path.relative_to(root) if path.is_relative_to(root) else path}`"
-    target = Path(os.path.relpath(path, root / RECORD_OUT_DIR)).as_posix()
-    return f"{{download}}`{path.relative_to(root).as_posix()} <{target}>`"
 
 
 def _finish(fig, ds: xr.Dataset | xr.DataArray | str | None, title: str | None, extra: str | None = None):

@@ -285,9 +285,11 @@ NOTEBOOK_READS: dict[str, tuple[str, ...]] = {
     "00_presets": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth", "08_calibration",
                    "09_adaptive_lr"),
     "06_norms": ("01_optimizers",),
+    "09_adaptive_lr": ("01_optimizers",),  # 01's learning rates, read off its results
+    "10_phase_diagram": ("03_lr_and_l2",),  # how the grid was placed: 03's equilibrium norms
     "07_clocks": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"),
     "99_reproduction": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth",
-                        "09_adaptive_lr"),
+                        "09_adaptive_lr", "10_phase_diagram"),
 }
 
 #: Every choice the paper does not state, per preset, with its reason: rows of

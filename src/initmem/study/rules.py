@@ -115,7 +115,8 @@ def judge(
     """
     size = direction if size is None else size
     if not direction.has_bounds:
-        return Verdict(INCONCLUSIVE, f"no interval ({direction.n} seed{'s' if direction.n != 1 else ''})")
+        return Verdict(INCONCLUSIVE, "no interval: fewer than 2 seeds with a value (a spread is cross-fitted on the "
+                                     "other seeds)")  # fmt: skip
     if premise:
         return Verdict(INCONCLUSIVE, f"premise not met: {premise}")
     if direction.high < 0:
@@ -146,7 +147,7 @@ def judge_unchanged(change: Interval, margin: float = MARGIN_PP, premise: str = 
     The claim is itself the null (no change), so no permutation test applies; the paper gives no number, so it can
     be at most "in direction"."""
     if not change.has_bounds:
-        return Verdict(INCONCLUSIVE, f"no interval ({change.n} seed{'s' if change.n != 1 else ''})")
+        return Verdict(INCONCLUSIVE, "no interval: fewer than 2 seeds with a value")
     if premise:
         return Verdict(INCONCLUSIVE, f"premise not met: {premise}")
     if change.low > -margin:

@@ -1,0 +1,141 @@
+"""What every notebook page shows the same way: figures with their source line, tables for readers, verdicts.
+
+The notebooks import this module as ``from initmem.book import page``; each helper replaces an idiom that every page
+repeated (glue a figure, show it, print where its data came from):
+
+* :func:`figure` -- glue a figure under a key (so other pages can paste it), show it, print its :func:`source_note`;
+* :func:`table` -- a table for readers (:func:`initmem.study.tables.present`: human headers, one decimal, intervals
+  in one cell), shown and glued;
+* :func:`verdict_line` / :func:`verdict_box` -- the first-screen verdicts of a chapter and its full box
+  (:mod:`initmem.study.claims`);
+* :func:`source_note` -- the line under every figure: the results it was drawn from (a download link into the
+  record) and the command that reproduces it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..base.paths import RootError, find_repo_root
+from ..study.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
+
+__all__ = ["VERDICT_INTRO", "figure", "table", "verdict_line", "verdict_box", "parameters", "source_note"]
+
+#: The paragraph above every chapter's verdict box.
+VERDICT_INTRO = (
+    "Each row: the paper's statement, ours (the mean over seeds with its 95 % t-interval; spreads cross-fitted, every "
+    "raw spread against its noise null), and the verdict with the reason, by the claim's rule printed below it. The "
+    "numbers and rules are the ledger's ({doc}`Paper vs this reproduction <99_reproduction>`)."
+)
+
+
+def figure(fig: Any, key: str, source: str) -> None:
+    """Glue ``fig`` under ``key`` (without displaying it there), show it, and print ``source`` under it."""
+    import matplotlib.pyplot as plt
+    from IPython.display import Markdown, display
+    from myst_nb import glue
+
+    glue(key, fig, display=False)
+    plt.show()
+    display(Markdown(source))
+
+
+def table(frame: Any, key: str | None = None, columns: Sequence[str] | None = None, **present: Any) -> Any:
+    """Show ``frame`` for readers (:func:`initmem.study.tables.present` of its ``columns``), glued under ``key`` if
+    given; returns the presented table."""
+    from IPython.display import display
+    from myst_nb import glue
+
+    from ..study.tables import present as present_table
+
+    shown = present_table(frame, columns, **present)
+    if key:
+        glue(key, shown)
+    else:
+        display(shown)
+    return shown
+
+
+def verdict_line(experiment: str, ds: Any, claims: list[str] | None = None, label: str | None = None) -> None:
+    """The first-screen line of a chapter: each of its claims' verdicts, linking to the box
+    (:func:`initmem.study.claims.chapter_verdicts`)."""
+    from IPython.display import Markdown, display
+
+    from ..study.claims import chapter_verdicts
+
+    display(Markdown(chapter_verdicts(experiment, ds, claims, label)))
+
+
+def verdict_box(experiment: str, ds: Any, claims: list[str] | None = None) -> None:
+    """The chapter's verdict box: every row of its claims with the numbers, the reason and the rule
+    (:func:`initmem.study.claims.chapter_box`)."""
+    from IPython.display import Markdown, display
+
+    from ..study.claims import chapter_box
+
+    display(Markdown(f"{VERDICT_INTRO}\n\n{chapter_box(experiment, ds, claims)}"))
+
+
+def source_note(
+    page: str,
+    preset: str | None = None,
+    sources: Sequence[str] | None = None,
+    results_dir: str | os.PathLike = "results",
+) -> str:
+    """The line a notebook prints under each figure (MyST Markdown): the results the figure was drawn from and the
+    command that reproduces it, e.g. ``data: results/cpu/01_optimizers.nc · reproduce: initmem experiments --preset
+    cpu --only 01``.
+
+    A file of the committed record (``<root>/results/<preset>/``) becomes a ``{download}`` link relative to the page
+    (``book/generated/<page>.ipynb``), so that the built book carries a copy of it; any other file (an exploration's,
+    one in a temporary folder) is given as its path. The notebook renders its Markdown output as MyST (its metadata
+    ``mystnb.render_markdown_format``).
+
+    Args:
+        page: the notebook, e.g. ``"06_norms"``.
+        preset: the page's preset (None: a page without one, e.g. a theory section).
+        sources: the experiments whose combined results the figure reads; default ``[page]``; ``[]``: the page
+            computes its figures itself.
+        results_dir: the notebook's ``results_dir``.
+
+    >>> source_note("T1_scale_invariance", sources=[])
+    'data: computed on this page · reproduce: `initmem experiments --only T1`'
+    """
+    sources = [page] if sources is None else list(sources)
+    if sources and preset is None:
+        raise ValueError(f"source_note: the results of {', '.join(sources)} need the preset they were computed at")
+    files = [_result_link(results_paths(results_dir, preset, name)[1]) for name in sources]
+    only = ",".join(sorted({name[:2] for name in [*sources, page]}))
+    command = f"initmem experiments{f' --preset {preset}' if preset else ''} --only {only}"
+    return f"data: {', '.join(files) if files else 'computed on this page'} · reproduce: `{command}`"
+
+
+def _result_link(path: Path) -> str:
+    """``path`` as a MyST ``{download}`` link from the book's pages when it is a file of the committed record,
+    else in code font (see :func:`source_note`)."""
+    try:
+        root = find_repo_root()
+    except RootError:
+        return f"`{path}`"
+    record, explore = root / RECORD_RESULTS_DIR, root / EXPLORE_DIR
+    if not path.is_file() or not path.is_relative_to(record) or path.is_relative_to(explore):
+        return f"`{path.relative_to(root) if path.is_relative_to(root) else path}`"
+    target = Path(os.path.relpath(path, root / RECORD_OUT_DIR)).as_posix()
+    return f"{{download}}`{path.relative_to(root).as_posix()} <{target}>`"
+
+
+
+
+def parameters(preset: str, values: dict[str, Any]) -> None:
+    """The table that closes every experiment page: the values it was computed with and what each means
+    (:func:`initmem.study.registry.parameter_table`), each meaning in full."""
+    import pandas as pd
+    from IPython.display import display
+
+    from ..study.registry import parameter_table
+
+    with pd.option_context("display.max_colwidth", None):
+        display(parameter_table({"preset": preset, **values}))
