@@ -42,6 +42,7 @@ width = None
 logit_scale = None
 lr = None
 steps = None
+epochs_grid = None
 eval_every = None
 warmup_epochs = None
 sigma_ws = None
@@ -49,13 +50,10 @@ seeds = None
 batch_sizes = None
 
 # %% tags=["hide-input"]
-import matplotlib.pyplot as plt
-import pandas as pd
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, claims, plots, registry, results, stats
+from initmem.study import analysis, batch_plots, plots, results
 
 plots.use_book_style()  # SVG figures, legible in the book
 
@@ -66,10 +64,11 @@ source = page.source_note("04_batch_size", preset, results_dir=results_dir)  # u
 page.verdict_line("04_batch_size", ds)
 
 # %% tags=["hide-input"]
-page.figure(plots.spread_vs(ds, dim="batch_size", clock="T_SGD"), "e04_fig_spread_vs_batch", source)
+page.figure(batch_plots.batch_spreads(ds), "e04_fig_spread_vs_batch", source)
 
 # %% [markdown]
-# Left: the spread against $b$; right: the same spreads against the $T_{SGD}$ clock each batch size reached.
+# Left: the cross-fitted spread against $b$, one line per training length; right: the same spreads against the
+# $T_{SGD}$ clock each point reached. A hollow point has a run that does not interpolate: it cannot enter the verdict.
 
 # %% [markdown]
 # (verdict-04_batch_size)=
@@ -81,51 +80,57 @@ page.verdict_box("04_batch_size", ds)
 # %% [markdown]
 # ## How this page measures it
 #
-# The clock explains why: SGD's stochastic finite-step clock
-# $T_{SGD} = \frac1b\sum_k\eta_k^2$ counts the noise injected per step, so at the same learning rate and the same
-# number of steps $S$ it is $S\eta^2/b$: a larger batch takes less noisy steps and forgets more slowly.
+# The clock explains why: SGD's stochastic finite-step clock $T_{SGD} = \frac1b\sum_k\eta_k^2$ counts the noise
+# injected per step, so at the same learning rate and the same number of steps $S$ it is $S\eta^2/b$: a larger batch
+# takes less noisy steps and forgets more slowly. At the same number of *epochs* $E$ on $n$ images it is
+# $E n \eta^2/b^2$: the larger batch takes fewer steps as well, and forgets more slowly still.
 #
-# A comparison at a fixed number of *epochs* mixes this with a second effect: a large batch then also takes fewer
-# steps and is simply less trained. This notebook therefore gives every batch size about the same number of
-# steps (parameter `steps`; each batch size trains `round(steps / (n // b))` epochs) at one learning rate, so the
-# batch sizes differ only in their noise: $T_{SGD}$ falls like $1/b$. Every batch size must fit in the training
-# set: the notebook stops with a clear message otherwise.
+# Both comparisons are fair only between batch sizes that fit the training set: a batch size whose runs end below
+# 99.5 % training accuracy has not finished training, and its spread says more about the budget than about the noise.
+# The verdict therefore compares, in each design, the widest pair of batch sizes whose runs all interpolate: at equal
+# steps (within 5 %) and at equal epochs. With `epochs_grid` the sweep trains every batch size for each listed length,
+# so batch sizes meet at equal epochs along each length, and at equal steps where their ratio matches the ratio of two
+# lengths ($b$ at $E$ epochs and $4b$ at $4E$). Without it, each batch size trains about `steps` steps.
 
 # %% [markdown]
-# ## The spread at each batch size
+# ## Every (batch size, length) point
 
 # %% tags=["hide-input"]
-table = analysis.spread_points(ds, "04_batch_size").set_index("batch_size")
-columns = ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "final_spread_pp", "final_ci95_low",
-           "final_ci95_high", "selected_train_acc", "final_train_acc", "min_final_train_acc", "T_SGD", "final_T_SGD", "T_adapt", "final_T_adapt"]  # fmt: skip
-table = table[[c for c in columns if c in table]]
-glue("e04_table", table.round(4))
+points = analysis.batch_points(ds)
+frame = analysis.spread_points(ds, "04_batch_size")
+keys = [c for c in ("batch_size", "epochs") if c in frame.columns]
+frame = frame.drop_duplicates(keys).set_index(keys)
+frame["steps"] = [next(pt.steps for pt in points if pt.batch_size == b and (len(keys) == 1 or pt.epochs == e))
+                  for b, e in (idx if isinstance(idx, tuple) else (idx, None) for idx in frame.index)]  # fmt: skip
+page.table(frame, "e04_table", ["steps", "selected_spread_pp", "selected_ci95_low", "selected_ci95_high",
+                                "final_spread_pp", "final_ci95_low", "final_ci95_high", "min_final_train_acc",
+                                "final_T_SGD"], labels={"steps": "steps"})  # fmt: skip
+comparisons = analysis.batch_comparisons(ds)
+for design, pair in comparisons.items():
+    key = design.replace(" ", "_")
+    glue(f"e04_{key}", "no two batch sizes whose runs all interpolate" if pair is None else
+         f"b = {pair[0].batch_size} ({pair[0].epochs} epochs, {pair[0].steps} steps) against b = {pair[1].batch_size} "
+         f"({pair[1].epochs} epochs, {pair[1].steps} steps)", display=False)  # fmt: skip
 b_small, b_large = min(p["batch_sizes"]), max(p["batch_sizes"])
 glue("e04_b_small", b_small, display=False)
 glue("e04_b_large", b_large, display=False)
-glue("e04_spread_small_b", float(table.loc[b_small, "selected_spread_pp"]), display=False)
-glue("e04_spread_large_b", float(table.loc[b_large, "selected_spread_pp"]), display=False)
-glue("e04_final_spread_small_b", float(table.loc[b_small, "final_spread_pp"]), display=False)
-glue("e04_final_spread_large_b", float(table.loc[b_large, "final_spread_pp"]), display=False)
-glue("e04_T_SGD_small_b", float(table.loc[b_small, "T_SGD"]), display=False)
-glue("e04_T_SGD_large_b", float(table.loc[b_large, "T_SGD"]), display=False)
-rho = stats.rank_correlation(list(table.index), list(table["selected_spread_pp"]))
-glue("e04_spearman", rho, display=False)
+small = frame.xs(b_small, level="batch_size") if len(keys) > 1 else frame.loc[[b_small]]
+large = frame.xs(b_large, level="batch_size") if len(keys) > 1 else frame.loc[[b_large]]
+glue("e04_spread_small_b", float(small["selected_spread_pp"].iloc[-1]), display=False)
+glue("e04_spread_large_b", float(large["selected_spread_pp"].iloc[-1]), display=False)
+glue("e04_min_train_small_b", float(small["min_final_train_acc"].min()), display=False)
 
 # %% [markdown]
-# With $b$ = {glue:text}`e04_b_small` the selected spread is {glue:text}`e04_spread_small_b:.1f` pp (final
-# epoch {glue:text}`e04_final_spread_small_b:.1f` pp, $T_{SGD}$ = {glue:text}`e04_T_SGD_small_b:.2g`); with
-# $b$ = {glue:text}`e04_b_large` it is {glue:text}`e04_spread_large_b:.1f` pp (final epoch
-# {glue:text}`e04_final_spread_large_b:.1f` pp, $T_{SGD}$ = {glue:text}`e04_T_SGD_large_b:.2g`). The rank
-# correlation between $b$ and the spread is {glue:text}`e04_spearman:.2f` (NaN with fewer than three batch
-# sizes). The paper's direction is a positive correlation.
-#
-# Every batch size takes about the same number of steps here, so a larger batch has seen more images; the final
-# training accuracies in the table say whether each one interpolates. The $T_{SGD}$ panel puts all batch sizes on
-# the clock that the theory says matters.
+# The comparison at equal steps: {glue:text}`e04_equal_steps`. At equal epochs: {glue:text}`e04_equal_epochs`. The
+# smallest batch, $b$ = {glue:text}`e04_b_small`, has a cross-fitted spread of {glue:text}`e04_spread_small_b:.1f` pp at
+# its longest run and a lowest final training accuracy of {glue:text}`e04_min_train_small_b:.1f` %; the largest,
+# $b$ = {glue:text}`e04_b_large`, {glue:text}`e04_spread_large_b:.1f` pp. The paper's direction is a larger spread with a
+# larger batch.
 
 # %% tags=["hide-input"]
-page.figure(plots.acc_vs_sigma(ds, hue="batch_size", title="Test accuracy against the initialization scale, per batch size"), "e04_fig_acc_vs_sigma", source)
+first = ds.isel(epochs=-1) if "epochs" in ds.dims else ds
+page.figure(plots.acc_vs_sigma(first, hue="batch_size", title="Test accuracy against the initialization scale, per "
+                               "batch size"), "e04_fig_acc_vs_sigma", source)  # fmt: skip
 
 
 # %% [markdown]

@@ -111,8 +111,8 @@ _SMOKE = {
     # train_size 640 so that `-p batch_sizes "[32, 512]"` works at every preset.
     "04_batch_size": {
         **_SMOKE_RUN, **_SMOKE_DATA, "train_size": 640, "model": "resnet9", "width": 4, "logit_scale": None,
-        "lr": 0.05, "steps": 10, "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0],
-        "batch_sizes": [32, 128],
+        "lr": 0.05, "steps": 10, "epochs_grid": None, "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0],
+        "seeds": [0], "batch_sizes": [32, 128],
     },
     "05_depth": {
         **_SMOKE_RUN, **_SMOKE_DATA, "models": ["resnet9", "resnet20"], "widths": [4, 4], "logit_scale": None,
@@ -177,7 +177,7 @@ _CPU = {
     "03_lr_and_l2": _CPU_03,
     "04_batch_size": {
         **_CPU_RUN, **_CPU_DATA, **{k: v for k, v in _CPU_NET.items() if k != "batch_size"}, "lr": 0.02,
-        "steps": 2340, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS, "batch_sizes": [16, 64, 256],
+        "steps": 2340, "epochs_grid": None, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS, "batch_sizes": [16, 64, 256],
     },
     "05_depth": {
         **_CPU_RUN, **_CPU_DATA, "image_size": 16, "train_size": 2000, "val_size": 1000, "test_size": 1000,
@@ -242,7 +242,8 @@ _PAPER = {
     },
     "04_batch_size": {
         **_PAPER_RUN, **_PAPER_DATA, "model": "resnet9", "width": 64, "logit_scale": _PAPER_LOGIT_SCALE, "lr": 0.01,
-        "steps": 70_200, "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS, "seeds": [0, 1, 2],
+        "steps": None, "epochs_grid": [50, 200], "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": _PAPER_SIGMAS,
+        "seeds": [0, 1, 2],
         "batch_sizes": [16, 32, 64, 128, 256],
     },
     "05_depth": {
@@ -393,8 +394,9 @@ PRESET_NOTES: dict[str, list[dict[str, str]]] = {
          "notebooks": "03", "reason": "not stated; spans the usual CIFAR recipes"},
         {"setting": "logit_scale", "value": "1 for ResNet-9", "notebooks": "01-05",
          "reason": "the cpu calibration's choice (08_calibration), not yet checked at full scale"},
-        {"setting": "04 design", "value": "b in {16, ..., 256} at 70,200 steps each", "notebooks": "04",
-         "reason": "equal steps (200 epochs at b = 128), so the batch sizes differ only in their noise"},
+        {"setting": "04 design", "value": "b in {16, ..., 256} x 50 and 200 epochs", "notebooks": "04",
+         "reason": "a grid: every pair of batch sizes meets at equal epochs, and b and 4b meet at equal steps (b at "
+                   "50 epochs, 4b at 200), so C5 is judged both ways between batch sizes that interpolate"},
         {"setting": "seeds", "value": "3 (02, 05: 2)", "notebooks": "01-06",
          "reason": "not stated; three seeds give intervals for the headline spreads"},
         {"setting": "executor", "value": "serial, on one GPU", "notebooks": "01-06",

@@ -42,7 +42,8 @@ PARAMETERS: dict[str, str] = {
     "augment": "random crops and flips (true/false)",
     "batch_size": "images per step",
     "batch_sizes": "the batch sizes compared",
-    "steps": "optimisation steps each batch size takes (about)",
+    "steps": "optimisation steps each batch size takes (about), when epochs_grid is None",
+    "epochs_grid": "epochs each batch size is trained for (a grid: equal epochs and equal steps); None: use steps",
     "epochs": "passes over the training set",
     "eval_every": "epochs between evaluations",
     "warmup_epochs": "linear learning-rate warm-up (epochs)",
@@ -120,8 +121,10 @@ def batch_size_epochs(batch_sizes: list[int], steps: int, train_size: int) -> li
 
 
 def _batch_size(p: Mapping[str, Any]) -> dict[str, Any]:
-    """04: SGD over the batch size at (about) equal steps. Extra: ``lr, batch_sizes, steps`` (each batch size
-    trains :func:`batch_size_epochs` epochs)."""
+    """04: SGD over the batch size at one learning rate. Extra: ``lr, batch_sizes`` and either ``epochs_grid`` (every
+    batch size trained for each of these epochs: a grid in which batch sizes meet at equal epochs along a column and
+    at equal steps where their ratio matches the epochs' ratio) or, with ``epochs_grid`` None, ``steps`` (each batch
+    size trained about that many steps, :func:`batch_size_epochs`)."""
     sizes = sorted(p["batch_sizes"])
     train_size = p["train_size"] or 50_000 - p["val_size"]  # None: all that the validation split leaves
     too_large = [b for b in sizes if b > train_size]
@@ -130,8 +133,15 @@ def _batch_size(p: Mapping[str, Any]) -> dict[str, Any]:
             f"batch_sizes: {too_large} exceed train_size = {train_size}; every batch must fit in the training "
             f"set (use smaller batches or e.g. -p train_size {max(too_large)})"
         )
+    base = _base(p, "model", "width", "logit_scale", "lr", optimizer="sgd", schedule="constant")
+    if p.get("epochs_grid"):
+        epochs = sorted({int(e) for e in p["epochs_grid"]})
+        return {"base": base, "grid": {"batch_size": sizes, "epochs": epochs, "sigma_w": p["sigma_ws"],
+                                       "seed": p["seeds"]}}  # fmt: skip
+    if not p.get("steps"):
+        raise ValueError("steps: give the steps every batch size takes, or epochs_grid for a grid of epochs")
     return {
-        "base": _base(p, "model", "width", "logit_scale", "lr", optimizer="sgd", schedule="constant"),
+        "base": base,
         "grid": {"sigma_w": p["sigma_ws"], "seed": p["seeds"]},
         "zip": {"batch_size": sizes, "epochs": batch_size_epochs(sizes, p["steps"], train_size)},
     }
