@@ -227,6 +227,32 @@ def test_a_worker_killed_mid_run_costs_that_run_and_a_rerun_completes_the_cache(
     _same_numbers(xr.load_dataset(tmp_path / "sweep.nc", engine="h5netcdf"), serial)
 
 
+@pytest.mark.slow
+@pytest.mark.daemons
+def test_initmem_experiments_trains_a_notebooks_sweep_on_the_running_cluster(dask_cluster, tmp_path, monkeypatch):
+    pytest.importorskip("papermill")
+    from distributed import Client
+
+    from initmem.study.registry import experiment_spec
+    from initmem.study.presets import notebook_parameters
+    from initmem.sweeps.spec import SweepSpec
+
+    line = recipe("tests/test_cluster.py runs this experiments line").strip()
+    assert line.startswith("initmem experiments")
+    words = shlex.split(line)[2:]
+    words[words.index("--preset") + 1] = "smoke"  # the recipe's notebook, at the preset that trains in seconds
+    results, out = tmp_path / "results", tmp_path / "notebooks"
+    repo = REPRODUCE.parents[1]
+    command = [*words, "--results-dir", str(results), "--out-dir", str(out), "--root", str(repo)]
+    monkeypatch.chdir(tmp_path)  # scheduler.json
+    assert main(["experiments", *command]) == 0
+    n_runs = SweepSpec.from_dict(experiment_spec("01_optimizers", notebook_parameters("smoke", "01_optimizers"))).n_runs
+    assert len(list((results / "smoke" / "01_optimizers" / "runs").glob("*.nc"))) == n_runs
+    with Client(json.loads((tmp_path / "scheduler.json").read_text())["address"]) as client:  # trained there
+        counts = client.run_on_scheduler(lambda dask_scheduler: dict(dask_scheduler.task_prefixes["execute"].state_counts))
+    assert sum(counts.values()) >= n_runs, counts
+
+
 @pytest.mark.daemons
 def test_a_cache_the_workers_do_not_share_is_refused_before_training(tmp_path, tiny_config, capsys):
     """A worker in its own mount namespace sees another folder at the cache's path: one line, exit 2."""
