@@ -588,7 +588,7 @@ _LONG = {**_TINY, "epochs": 1}
 
 @pytest.mark.slow
 @pytest.mark.parametrize("executor", ["serial", "processes", "dask"])
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_a_signal_to_a_sweep_stops_its_workers_with_one_line_and_keeps_finished_runs(tmp_path, executor, signum):
     if executor == "dask":
         pytest.importorskip("distributed")
