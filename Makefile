@@ -9,7 +9,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book pdf test test-fast env browser tex smoke clean
+.PHONY: book pdf test test-fast env browser slurm tex smoke clean
 
 book: $(STAMP)
 	$(BIN)/initmem book
@@ -19,7 +19,7 @@ book: $(STAMP)
 pdf: book tex
 	$(BIN)/jupyter-book build . --builder pdflatex
 
-test: $(STAMP) browser
+test: $(STAMP) browser slurm
 	$(BIN)/python -m pytest
 
 test-fast: $(STAMP)
@@ -41,6 +41,18 @@ browser:
 	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver >/dev/null; \
 	    else echo "chromium/chromedriver not installed: the browser test will be skipped"; fi; }
 
+# A single-node SLURM for the cluster tests (Debian packages slurmctld, slurmd, munge, about 25 s; skipped where apt
+# is unavailable). The tests start and stop the daemons themselves, on 127.0.0.1.
+SLURM_PACKAGES := slurmctld slurmd slurm-client munge
+slurm:
+	@command -v slurmctld >/dev/null && command -v slurmd >/dev/null && command -v sbatch >/dev/null && \
+	  command -v munged >/dev/null || \
+	  { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+	        $(SLURM_PACKAGES) >/dev/null; \
+	    else echo "slurmctld/slurmd/munge not installed: the SLURM test will be skipped"; fi; }
+	@command -v slurmctld >/dev/null && echo "SLURM for the cluster tests: $$(slurmctld -V)" || true
+
 # XeLaTeX, latexmk, the LaTeX packages and fonts jupyter-book's LaTeX uses, and rsvg-convert for the SVG figures.
 TEX_PACKAGES := texlive-xetex texlive-latex-extra texlive-fonts-recommended texlive-fonts-extra latexmk \
                 fonts-freefont-otf librsvg2-bin
@@ -55,5 +67,8 @@ tex:
 smoke: $(STAMP)
 	$(BIN)/initmem experiments --preset smoke
 
+# Untracked build output only: book/generated/ holds the committed executed notebooks (the record) and stays; only
+# what a failed or interrupted execution leaves there goes.
 clean:
-	rm -rf _build book/generated .pytest_cache
+	rm -rf _build .pytest_cache book/generated/_failed
+	rm -f book/generated/.*.running.ipynb

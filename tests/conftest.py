@@ -28,3 +28,19 @@ def tiny_config():
         train_eval_size=100, batch_size=50, epochs=3, image_size=16, lr=0.05, progress=False,
         device="cpu", num_threads=1,
     )  # fmt: skip
+
+
+def pytest_terminal_summary(terminalreporter):
+    """List the tests against real daemons (Dask, SLURM) and how each ended, so that a CI log shows that they ran
+    (or why they were skipped: SLURM where it cannot be installed)."""
+    lines = []
+    for outcome in ("passed", "failed", "error", "skipped"):
+        for report in terminalreporter.stats.get(outcome, []):
+            if "daemons" not in getattr(report, "keywords", {}) or (outcome == "passed" and report.when != "call"):
+                continue
+            reason = f" ({report.longrepr[2]})" if outcome == "skipped" and isinstance(report.longrepr, tuple) else ""
+            lines.append(f"{outcome.upper()} {report.nodeid}{reason}")
+    if lines:
+        terminalreporter.write_sep("-", "tests against real daemons")
+        for line in lines:
+            terminalreporter.write_line(line)

@@ -1,14 +1,20 @@
-"""Faults around training (issue 12: nothing lost, nothing executed, nothing stuck): corrupt or foreign cache
-files, unsafe checkpoints, unwritable outputs, runs killed at a random step, killed parallel sweeps, concurrent
-sweeps over one cache, diverged runs, and the one-line errors of the command line."""
+"""Faults around training (issues 12 and 24: nothing lost, nothing executed, nothing stuck): corrupt or foreign
+cache files, unsafe checkpoints, unwritable outputs and outputs that are not regular files, runs killed at a random
+step, killed and interrupted sweeps, concurrent sweeps over one cache and their claims, diverged runs, runs that do
+not fit in memory, oversized images, checkpoints that do not fit their model, and the one-line errors of the command
+line. The faults of clusters (a lost worker, a cache the workers do not share) are in tests/test_cluster.py."""
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
+import re
+import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -484,3 +490,277 @@ def test_runs_whose_recorded_losses_or_norms_exploded_count_as_diverged():
     assert diverged_runs(blown).sum().item() == 1 and bool(diverged_runs(blown).sel(at))
     table = summary_table(blown)
     assert table["n_diverged"].item() == 1 and table["selected_n_seeds"].item() == 2
+
+
+# --- issue 24: claims with a heartbeat, across hosts ------------------------------------------------------------
+def test_a_claim_records_its_holder_and_beats(tmp_path):
+    from initmem.base.files import process_start
+
+    claim = RunClaim(tmp_path / "run.nc", timeout_s=0.4)  # a heartbeat every 0.1 s
+    assert claim.acquire()
+    try:
+        holder = claim.holder()
+        assert holder["host"] == socket.gethostname() and holder["pid"] == os.getpid()
+        assert holder["pid_start"] == process_start(os.getpid()) is not None
+        old = time.time() - 3600
+        os.utime(claim.path, (old, old))
+        deadline = time.monotonic() + 30
+        while claim.path.stat().st_mtime == old:  # the holder's heartbeat touches it again
+            assert time.monotonic() < deadline, "no heartbeat"
+            time.sleep(0.05)
+        assert not RunClaim(tmp_path / "run.nc", timeout_s=0.4).acquire()
+    finally:
+        claim.release()
+    assert not claim.path.exists()
+
+
+def test_a_claim_whose_pid_now_belongs_to_another_process_is_stale(tmp_path):
+    from initmem.base.files import process_start
+
+    live = os.getppid()  # a live process of this host
+    claim = RunClaim(tmp_path / "run.nc")
+    claim.path.write_text(json.dumps({"host": socket.gethostname(), "pid": live, "pid_start": process_start(live),
+                                      "started": time.time()}))  # fmt: skip
+    assert claim.stale_reason() is None and not claim.acquire()  # its own process: alive
+    claim.path.write_text(json.dumps({"host": socket.gethostname(), "pid": live, "pid_start": "another-boot:1",
+                                      "started": time.time()}))  # a pid reused since (a container restart, say)
+    assert claim.stale_reason() == f"pid {live} now belongs to another process"
+    assert claim.acquire() and claim.holder()["pid"] == os.getpid()
+    claim.release()
+
+
+@pytest.mark.parametrize("content", ["", "{not json", "[1, 2]"])
+def test_an_empty_or_unreadable_claim_is_stale_after_the_heartbeat_timeout(tmp_path, content):
+    claim = RunClaim(tmp_path / "run.nc", timeout_s=60)
+    claim.path.write_text(content)  # a full disk, a holder killed while writing it
+    assert not claim.is_stale() and not claim.acquire()  # fresh: perhaps being written
+    old = time.time() - 61
+    os.utime(claim.path, (old, old))
+    assert claim.stale_reason() == "no heartbeat for 61 s (timeout 60 s)"
+    assert claim.acquire()
+    claim.release()
+
+
+def test_a_sweep_waiting_on_a_claim_says_which_run_which_holder_and_how_long(tiny_config, tmp_path, caplog,
+                                                                              monkeypatch):  # fmt: skip
+    import threading
+
+    monkeypatch.setattr(initmem.sweeps.executors, "CLAIM_REPORT_S", 0.5)
+    config = tiny_config.replace(epochs=1)
+    held = RunClaim(run_path(tmp_path, config))
+    assert held.acquire()  # "another sweep" of this process: alive, beating
+    threading.Timer(2.0, held.release).start()
+    with caplog.at_level(logging.WARNING):  # normal verbosity
+        ds = sweep({"base": config.to_dict()}, tmp_path, progress=False)
+    assert ds.attrs["n_cached"] == 0
+    waits = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "waiting for run" in r.getMessage()]
+    assert waits, caplog.text
+    assert waits[0].startswith(f"waiting for run {config.hash()}, claimed by another sweep (host "
+                               f"{socket.gethostname()}, pid {os.getpid()}, claimed ")  # fmt: skip
+    assert re.search(r"for \d+ s so far", waits[-1])
+
+
+def test_stale_claims_left_in_a_cache_are_removed_by_the_next_sweep(tiny_config, tmp_path):
+    config = tiny_config.replace(epochs=1)
+    stale = tmp_path / "0123456789abcdef.claim"
+    stale.write_text(json.dumps({"host": socket.gethostname(), "pid": _dead_pid(), "started": time.time()}))
+    sweep({"base": config.to_dict()}, tmp_path, progress=False)
+    assert not stale.exists() and not list(tmp_path.glob("*.claim"))
+
+
+# --- issue 24: blown-up runs, from the command line -------------------------------------------------------------
+def test_a_sweep_at_lr_1e6_reports_its_runs_diverged_and_no_spread(tmp_path, capsys):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(json.dumps({"base": {**_TINY, "epochs": 2, "lr": 1e6}, "grid": {"sigma_w": [0.5, 2.0]}}))
+    assert main(["sweep", str(spec), "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "s.nc")]) == 0
+    out = capsys.readouterr().out
+    table = out.splitlines()[-1].split()
+    header = out.splitlines()[-2]
+    assert header.split()[-1] == "diverged" and table[-1] == "2", out  # both runs
+    assert table[1] == "NaN", out  # no selected spread from blown-up runs
+    ds = xr.load_dataset(tmp_path / "s.nc", engine="h5netcdf")
+    assert ds["diverged"].values.tolist() == [1.0, 1.0] and np.isnan(ds["selected_test_acc"].values).all()
+
+
+# --- issue 24: SIGINT and SIGTERM to a sweep's parent ------------------------------------------------------------
+_LONG = {**_TINY, "epochs": 1}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("executor", ["serial", "processes", "dask"])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_to_a_sweep_stops_its_workers_with_one_line_and_keeps_finished_runs(tmp_path, executor, signum):
+    if executor == "dask":
+        pytest.importorskip("distributed")
+    spec = tmp_path / "spec.yaml"  # two runs of 1 epoch finish first; two of 500 epochs are running when it stops
+    spec.write_text(json.dumps({"base": _LONG, "grid": {"epochs": [1, 500], "sigma_w": [0.5, 2.0]}}))
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    parent = subprocess.Popen([sys.executable, "-m", "initmem", "sweep", str(spec), "--cache", str(cache),
+                               "--executor", executor, "--workers", "2", "--out", str(tmp_path / "s.nc")],
+                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    workers: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 240
+        while len(list(cache.glob("*.nc"))) < 2 or not list(cache.glob("*.claim")):  # finished runs, one in flight
+            assert parent.poll() is None, parent.communicate()
+            assert time.monotonic() < deadline, "the short runs did not finish within 240 s"
+            time.sleep(0.1)
+        workers = [p for p in _descendants(parent.pid) if "resource_tracker" not in " ".join(p.cmdline())]
+        assert executor == "serial" or workers
+        os.kill(parent.pid, signum)  # the parent alone, as a Jupyter interrupt does
+        out, err = parent.communicate(timeout=120)
+        _, alive = psutil.wait_procs(workers, timeout=30)
+        alive = [w.pid for w in alive if _running(w)]
+    finally:
+        for process in [*_descendants(parent.pid), *workers]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        parent.kill()
+        parent.wait()
+    name = signal.Signals(signum).name
+    assert parent.returncode == 128 + signum, err
+    assert err.strip() == (f"initmem sweep: interrupted by {name}; the finished runs are kept in {cache}; a rerun "
+                           f"trains only the others"), err  # fmt: skip
+    assert not alive, f"workers {alive} outlived the interrupted sweep"
+    finished = list(cache.glob("*.nc"))
+    assert len(finished) >= 2 and all(load_run(p) is not None for p in finished)
+    assert not list(cache.glob("*.claim")) and not (tmp_path / "s.nc").exists()
+
+
+# --- issue 24: outputs that are not regular files ------------------------------------------------------------------
+@pytest.mark.parametrize("kind", ["symlink", "fifo", "device", "socket"])
+@pytest.mark.parametrize("command", ["train", "sweep"])
+def test_out_naming_a_symlink_fifo_device_or_socket_is_refused_before_training(tmp_path, monkeypatch, capsys, kind,
+                                                                                command):  # fmt: skip
+    _forbid_training(monkeypatch)
+    out = tmp_path / "out.nc"
+    target = tmp_path / "precious.txt"
+    target.write_text("kept")
+    if kind == "symlink":
+        out.symlink_to(target)
+    elif kind == "fifo":
+        os.mkfifo(out)
+    elif kind == "device":
+        if os.geteuid() != 0:
+            pytest.skip("making a device node needs root")
+        os.mknod(out, 0o600 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers, in tmp_path
+    else:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(out))
+        server.close()
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(json.dumps({"base": _TINY}))
+    args = ["train", *TINY_FLAGS] if command == "train" else ["sweep", str(spec), "--cache", str(tmp_path / "c")]
+    assert main([*args, "--out", str(out)]) == 2
+    expected = {"symlink": "a symlink", "fifo": "a FIFO (named pipe)", "device": "a character device",
+                "socket": "a socket"}[kind]  # fmt: skip
+    assert f"error: --out: {out} is {expected}, not a regular file" in _one_error_line(capsys)
+    assert os.path.lexists(out) and not stat.S_ISREG(os.lstat(out).st_mode) and target.read_text() == "kept"
+
+
+def test_the_atomic_writer_never_replaces_a_symlink(tmp_path):
+    from initmem.base.files import atomic_write
+
+    target = tmp_path / "target"
+    target.write_text("kept")
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    with pytest.raises(OutputError, match="is a symlink, not a regular file"):
+        atomic_write(link, lambda tmp: tmp.write_text("new"))
+    assert link.is_symlink() and target.read_text() == "kept" and not list(tmp_path.glob(".*.tmp"))
+
+
+# --- issue 24: out of memory, an oversized image, a checkpoint that does not fit its model ----------------------------
+def test_a_run_that_does_not_fit_in_memory_is_one_line(tmp_path, capsys):
+    assert main(["train", *TINY_FLAGS, "--width", "200000", "--epochs", "1", "--out", str(tmp_path / "o.nc")]) == 2
+    line = _one_error_line(capsys)
+    assert "error: memory: the run does not fit in the memory of device 'cpu'" in line
+    assert "resnet9 at width 200000" in line and "reduce width or batch_size" in line
+    assert not (tmp_path / "o.nc").exists()
+
+
+def _png_header(width: int, height: int) -> bytes:
+    """A PNG whose header claims ``width`` x ``height`` pixels (no image data: a decompression bomb's front)."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", ihdr) + chunk(b"IDAT", zlib.compress(b"")) + chunk(b"IEND", b"")
+
+
+def test_an_oversized_image_in_an_archive_is_one_line(tmp_path, capsys, monkeypatch):
+    import io
+    import tarfile
+
+    archive = tmp_path / "images.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name in ("train/cat/0.png", "test/cat/0.png"):
+            data = _png_header(40000, 40000)
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    monkeypatch.setenv("HOME", str(tmp_path))  # any decoded-data cache stays in tmp_path
+    flags = [f for f in TINY_FLAGS if f != "synthetic"]
+    flags[flags.index("--data") + 1 : flags.index("--data") + 1] = [str(archive)]
+    assert main(["train", *flags, "--epochs", "1", "--out", str(tmp_path / "o.nc")]) == 2
+    line = _one_error_line(capsys)
+    assert "train/cat/0.png: refused an oversized image (Image size (1600000000 pixels) exceeds limit" in line
+
+
+def test_a_checkpoint_that_does_not_fit_its_model_is_set_aside_and_the_run_restarts(tmp_path, caplog):
+    config_flags = [*TINY_FLAGS, "--epochs", "2", "--checkpoint-every", "1"]
+    checkpoint = tmp_path / "run.ckpt"
+    config = RunConfig.from_dict({**_TINY, "epochs": 2, "checkpoint_every": 1})
+    train(config, checkpoint_path=checkpoint, keep_checkpoint=True)
+    state = torch.load(checkpoint, weights_only=True)
+    removed = next(iter(state["model"]))
+    del state["model"][removed]  # one tensor removed
+    torch.save(state, checkpoint)
+    out = tmp_path / "run.nc"
+    with caplog.at_level(logging.WARNING):
+        assert main(["train", *config_flags, "--checkpoint", str(checkpoint), "--out", str(out)]) == 0
+    lines = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(lines) == 1 and "\n" not in lines[0], lines  # one line, then the run trains from scratch
+    line = lines[0]
+    assert f"ignoring checkpoint {checkpoint} of run {config.hash()}: its model state lacks {removed!r}" in line
+    assert "moved to run.ckpt.rejected, training starts fresh" in line
+    assert checkpoint.with_name("run.ckpt.rejected").exists() and not checkpoint.exists()
+    _data_vars_equal(xr.load_dataset(out, engine="h5netcdf").drop_attrs(), train(config).drop_attrs())
+
+
+# --- issue 24: API misuse, JSON specs, make clean -------------------------------------------------------------------
+def test_train_given_something_else_than_a_run_config_says_what_it_takes():
+    with pytest.raises(TypeError, match=r"train: takes a RunConfig, e.g. train\(RunConfig\(model='resnet9'.*got str 'resnet9'"):
+        train("resnet9")
+
+
+def test_a_json_spec_is_parsed_as_json(tmp_path, capsys, monkeypatch):
+    _forbid_training(monkeypatch)
+    spec = tmp_path / "spec.json"
+    spec.write_text('{"base": {"data": "synthetic", "width": 4,}, "grid": {"sigma_w": [0.5, 1.0]}}')  # trailing comma
+    assert main(["sweep", str(spec), "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "s.nc")]) == 2
+    assert (f"error: sweep spec: {spec} is not valid JSON (line 1 column 43: Expecting property name enclosed in "
+            f"double quotes)") in _one_error_line(capsys)  # fmt: skip
+    yaml_spec = tmp_path / "spec.yaml"
+    yaml_spec.write_text("base: {data: synthetic, width: 4,}\ngrid: {sigma_w: [0.5, 1.0]}\n")  # YAML allows it
+    assert SweepSpec.from_file(yaml_spec).n_runs == 2
+
+
+def test_make_clean_removes_only_untracked_build_output(tmp_path):
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    repo = Path(__file__).resolve().parents[1]
+    shutil.copy(repo / "Makefile", tmp_path / "Makefile")
+    record = tmp_path / "book" / "generated" / "01_optimizers.ipynb"
+    leftovers = [tmp_path / "_build" / "html" / "index.html", tmp_path / "book" / "generated" / "_failed" / "x.ipynb",
+                 tmp_path / "book" / "generated" / ".x.running.ipynb", tmp_path / ".pytest_cache" / "v"]  # fmt: skip
+    for path in (record, *leftovers):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}")
+    subprocess.run(["make", "-s", "clean"], cwd=tmp_path, check=True, capture_output=True)
+    assert record.read_text() == "{}", "make clean deleted the committed executed notebooks"
+    assert not any(path.exists() for path in leftovers)

@@ -3,7 +3,8 @@
 Sub-commands::
 
     initmem train   [--config FILE] [--FIELD VALUE ...] --out run.nc
-    initmem sweep   SPEC.yaml --cache DIR [--executor serial|processes|dask] [--workers N] --out sweep.nc
+    initmem sweep   SPEC.yaml --cache DIR [--executor serial|processes|dask|stacked|slurm] [--workers N]
+                    [--scheduler ADDRESS] [--jobs N --cores N --memory M ...] --out sweep.nc
     initmem experiments [--preset smoke|cpu|paper] [--only 01,04] [-p NAME VALUE ...] [--force] [--root DIR]
     initmem book    [--preset PRESET] [--force] [--from DIR] [--root DIR]
     initmem download-data DIR
@@ -13,21 +14,27 @@ lists as JSON, e.g. ``--betas "[0.9, 0.99]"``; ``none`` for optional fields). ``
 file of fields, or a run's result file (``run.nc``, or a cached ``<hash>.nc``): ``initmem train --config
 run.nc --out again.nc`` replays the recorded config (bit for bit on the same machine).
 
-Every error the tool recognises (an invalid value, data that cannot be read, a device that is missing, an output
-that cannot be written, failed runs of a sweep) prints one line naming the cause and the option or field, and
+Every error the tool recognises (an invalid value, data that cannot be read, a device that is missing, a run that
+does not fit in memory, an output that cannot be written or is not a regular file, a cluster that cannot be reached
+or does not share the cache, failed runs of a sweep) prints one line naming the cause and the option or field, and
 exits with code 2. Output locations are checked before anything trains; a checkpoint is deleted only after the
-result is written.
+result is written. SIGINT (Ctrl-C) and SIGTERM stop the command and its workers with one line and exit status 130
+or 143; what was finished (runs in the cache, a checkpoint) is kept.
 """
 
 from __future__ import annotations
 
 import argparse
 import ast
+import contextlib
 import functools
 import inspect
 import json
 import logging
+import signal
 import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any, Sequence
@@ -219,13 +226,19 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweeps.spec import SweepSpec
+    from .sweeps.cluster import check_shared_cache, cluster_from_args, open_client
     from .sweeps.driver import sweep
+    from .sweeps.spec import SweepSpec
 
     spec = SweepSpec.from_file(args.spec)
-    check_output_dir(args.cache, "--cache")
+    scheduler, slurm = cluster_from_args(args, args.executor)
+    cache = check_output_dir(args.cache, "--cache")
     out = check_output_file(args.out, "--out")
-    ds = sweep(spec, cache_dir=args.cache, executor=args.executor, workers=args.workers)
+    with open_client(scheduler, slurm) as client:
+        if client is not None:
+            check_shared_cache(client, cache.resolve(), "--cache")
+        executor = "dask" if args.executor == "slurm" else args.executor
+        ds = sweep(spec, cache_dir=cache, executor=executor, workers=args.workers, client=client)
     _write_result(ds, out, "--out")
     print(f"{out}: {spec.n_runs} runs, dims {dict(ds['selected_test_acc'].sizes)}")
     print(spread_summary(ds))
@@ -278,6 +291,12 @@ def _cmd_download(args: argparse.Namespace) -> int:
     return 0
 
 
+def _add_cluster_flags(parser: argparse.ArgumentParser) -> None:
+    from .sweeps.cluster import add_cluster_arguments
+
+    add_cluster_arguments(parser)
+
+
 def _add_experiment_flags(parser: argparse.ArgumentParser) -> None:
     from .book.runner import add_arguments
 
@@ -300,7 +319,10 @@ _EXAMPLES = {
              "--out run.nc\n  initmem train --config run.nc --out again.nc     # replay a recorded run",
     "sweep": "example spec.yaml:\n  base: {model: resnet9, width: 8, optimizer: sgd, lr: 0.02, epochs: 20}\n"
              "  grid: {sigma_w: [0.25, 1.0, 2.5], seed: [0, 1, 2]}\n"
-             "example:\n  initmem sweep spec.yaml --cache results/cache --executor processes --workers 2 --out sweep.nc",
+             "examples:\n  initmem sweep spec.yaml --cache results/cache --executor processes --workers 2 --out sweep.nc\n"
+             "  initmem sweep spec.yaml --cache /shared/cache --executor dask --scheduler tcp://head:8786 --out sweep.nc\n"
+             "  initmem sweep spec.yaml --cache /shared/cache --executor slurm --jobs 8 --cores 1 --memory 16GB "
+             "--gpus 1 --out sweep.nc",
     "experiments": "examples:\n  initmem experiments --preset smoke                      # the committed record, book/generated\n"
                    "  initmem experiments --only 04 -p batch_sizes \"[32, 512]\"  # an exploration: "
                    "results/explore/smoke-<digest>/\n  initmem book --from results/explore/smoke-<digest>     "
@@ -336,10 +358,12 @@ def build_parser() -> argparse.ArgumentParser:
     p = _subparser(sub, "sweep", "run a grid of runs (cached, resumable) into one Dataset")
     p.add_argument("spec", help="sweep spec (YAML or JSON): base, grid, zip")
     p.add_argument("--cache", required=True, help="run cache directory (one .nc per run)")
-    p.add_argument("--executor", default="serial", choices=("serial", "processes", "dask", "stacked"),
-                   help="how runs are executed (default: serial)")
-    p.add_argument("--workers", type=int, default=None, help="parallel workers (processes/dask)")
+    p.add_argument("--executor", default="serial", choices=("serial", "processes", "dask", "stacked", "slurm"),
+                   help="how runs are executed (default: serial); dask: a LocalCluster, or the running scheduler of "
+                        "--scheduler; slurm: workers started as SLURM jobs (dask-jobqueue)")  # fmt: skip
+    p.add_argument("--workers", type=int, default=None, help="parallel workers (processes, or a dask LocalCluster)")
     p.add_argument("--out", required=True, help="output .nc file")
+    _add_cluster_flags(p)
     p.set_defaults(handler=_cmd_sweep)
 
     p = _subparser(sub, "experiments", "execute the notebooks with papermill at a preset")
@@ -365,15 +389,66 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    level = logging.INFO if args.verbose else logging.WARNING
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
+        logging.getLogger().handlers[0].setLevel(level)  # also for libraries that set their own levels (distributed)
+    with _interruptible():
+        try:
+            return args.handler(args)
+        except KeyboardInterrupt as exc:
+            signum = getattr(exc, "signum", signal.SIGINT)
+            print(f"initmem {args.command}: interrupted by {signal.Signals(signum).name}; {_kept(args)}", file=sys.stderr)
+            return 128 + signum
+        except Exception as exc:
+            line = error_line(exc)
+            if line is None:
+                raise
+            print(f"initmem {args.command}: error: {line}", file=sys.stderr)
+            return USAGE_ERROR
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM (or SIGINT) arrived: the command stops, as on Ctrl-C; ``signum`` is the signal's number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """While the command runs, SIGINT and SIGTERM raise :class:`Interrupted` in the main thread (the workers are
+    then stopped by the executors' cleanup); a second signal during that cleanup is ignored, so that it ends with one
+    line rather than a traceback. The previous handlers are restored afterwards."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+
+    def interrupt(signum: int, frame: Any) -> None:
+        for other in previous:
+            signal.signal(other, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    for signum in previous:
+        signal.signal(signum, interrupt)
     try:
-        return args.handler(args)
-    except Exception as exc:
-        line = error_line(exc)
-        if line is None:
-            raise
-        print(f"initmem {args.command}: error: {line}", file=sys.stderr)
-        return USAGE_ERROR
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+
+
+def _kept(args: argparse.Namespace) -> str:
+    """What an interrupted command leaves for the next one, in words."""
+    if args.command == "sweep":
+        return f"the finished runs are kept in {args.cache}; a rerun trains only the others"
+    if args.command == "train" and args.checkpoint:
+        return f"the last checkpoint is kept in {args.checkpoint}; the same command resumes from it"
+    if args.command == "experiments":
+        return "the finished runs are kept in the results folder; a rerun trains only the others"
+    return "nothing was written"
 
 
 def error_line(exc: BaseException) -> str | None:
@@ -382,6 +457,9 @@ def error_line(exc: BaseException) -> str | None:
         return _one_line(str(exc))
     paths = sys.modules.get("initmem.base.paths")
     if paths is not None and isinstance(exc, paths.RootError):
+        return _one_line(str(exc))
+    loop = sys.modules.get("initmem.run.loop")
+    if loop is not None and isinstance(exc, loop.OutOfMemory):
         return _one_line(str(exc))
     data = sys.modules.get("initmem.run.data")  # imported only if the command got that far
     if data is not None and isinstance(exc, data.DataError):

@@ -10,8 +10,12 @@
 * :func:`set_aside` moves a file that cannot be used (corrupt, foreign, unsafe) to ``<name>.rejected``, so the
   work is redone and the file can be inspected.
 * :class:`RunClaim` is a claim file ``<hash>.claim`` beside a cached run, so that concurrent sweeps over one
-  cache train each run once. It records host, pid and start time, is refreshed while held, and is stale when
-  its process is gone (same host) or when it has not been refreshed for :data:`CLAIM_TIMEOUT_S` (another host).
+  cache (on one machine or on many sharing a file system) train each run once. It records the holder's host, pid
+  and process start time; the holder touches its modification time every :data:`CLAIM_HEARTBEAT_S` seconds (the
+  heartbeat). A claim is stale when its heartbeat has stopped for :data:`CLAIM_TIMEOUT_S`, or, on the holder's own
+  host, as soon as its pid is dead or belongs to another process (another start time). An empty or unreadable
+  claim (a full disk, a holder killed while writing it) is stale once its heartbeat timeout has passed.
+  :func:`remove_stale_claims` clears a folder of them.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import json
 import logging
 import os
 import socket
+import stat
 import threading
 import time
 from collections.abc import Callable
@@ -30,11 +35,14 @@ __all__ = [
     "atomic_write",
     "set_aside",
     "CLAIM_SUFFIX",
+    "CLAIM_HEARTBEAT_S",
     "CLAIM_TIMEOUT_S",
     "RunClaim",
     "check_output_dir",
     "check_output_file",
     "process_alive",
+    "process_start",
+    "remove_stale_claims",
     "remove_stale_temp_files",
     "temp_name",
 ]
@@ -43,10 +51,11 @@ log = logging.getLogger(__name__)
 
 #: Suffix of claim files (never ``.nc``: a claim is not a run file).
 CLAIM_SUFFIX = ".claim"
-#: A claim of another host that has not been refreshed for this long is stale (its holder is presumed dead).
-CLAIM_TIMEOUT_S = 600.0
-#: How often a held claim is refreshed (its modification time), well inside :data:`CLAIM_TIMEOUT_S`.
-CLAIM_REFRESH_S = 30.0
+#: Seconds between two heartbeats of a held claim (its holder touches the file's modification time).
+CLAIM_HEARTBEAT_S = 5.0
+#: Seconds without a heartbeat after which a claim is stale, whatever host holds it. Well above
+#: :data:`CLAIM_HEARTBEAT_S`, and above the 60 s for which an NFS client may cache a file's attributes.
+CLAIM_TIMEOUT_S = 120.0
 
 
 class OutputError(OSError):
@@ -93,8 +102,28 @@ def check_output_file(path: str | os.PathLike, option: str) -> Path:
         raise OutputError(f"{option}: an empty path; name a file")
     if file.is_dir():
         raise OutputError(f"{option}: cannot write to {file} (it is a folder)")
+    _refuse_non_regular(file, option)
     _writable_dir(file.parent, option, file)
     return file
+
+
+def _refuse_non_regular(file: Path, option: str) -> None:
+    """Raise :class:`OutputError` when ``file`` exists and is anything but a regular file: the atomic writer would
+    replace a symlink, FIFO or device by a regular file (``--out /dev/stdout``, say)."""
+    try:
+        mode = os.lstat(file).st_mode
+    except OSError:  # nothing there (or a parent in the way: the writability check names it)
+        return
+    if not stat.S_ISREG(mode):
+        raise OutputError(f"{option}: {file} is {_file_kind(mode)}, not a regular file; name a regular file or a "
+                          f"new path (it is replaced as a whole when the result is written)")  # fmt: skip
+
+
+def _file_kind(mode: int) -> str:
+    """What a non-regular file is, in words (``a symlink``, ``a FIFO``, ...)."""
+    kinds = ((stat.S_ISLNK, "a symlink"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
+             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))  # fmt: skip
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
 def _file_in_the_way(folder: Path) -> Path | None:
@@ -117,8 +146,12 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], object], *, fs
     error the temporary file is removed and the error propagates (``path`` keeps its previous content).
 
     Returns ``path`` as a :class:`~pathlib.Path`.
+
+    Raises:
+        OutputError: ``path`` exists and is not a regular file (a symlink, FIFO, device, ...): it is left alone.
     """
     path = Path(path)
+    _refuse_non_regular(path, str(path))  # never replace a symlink, FIFO or device
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(path)
     try:
@@ -168,19 +201,32 @@ def process_alive(pid: int) -> bool:
     return True
 
 
+def process_start(pid: int) -> str | None:
+    """An opaque token of when process ``pid`` of this host started (Linux: the boot id and the start time in clock
+    ticks from ``/proc``), equal for one process and different for a later one that reuses the pid; None where
+    ``/proc`` cannot tell (another system, or no such process)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return f"{boot}:{fields[19]}"  # field 22 of stat(5); fields[0] is field 3
+    except (OSError, IndexError):
+        return None
+
+
 # --- claims ---------------------------------------------------------------------------------------
 class RunClaim:
     """An exclusive claim on one run of a cache: the file ``<run file without .nc>.claim``.
 
-    ``acquire()`` creates the claim atomically (``O_EXCL``) and returns True, or returns False while another
-    live holder has it; a stale claim (see the module docstring) is removed and taken over. While held, a
-    daemon thread refreshes the file's modification time; ``release()`` (or leaving the ``with`` block) stops it
-    and deletes the file.
+    ``acquire()`` creates the claim atomically (``O_EXCL``) with the holder's ``host``, ``pid``, ``pid_start``
+    (:func:`process_start`) and ``started`` (Unix time), and returns True, or returns False while another live holder
+    has it; a stale claim (see the module docstring and :meth:`stale_reason`) is removed and taken over. While held, a
+    daemon thread touches the file every :data:`CLAIM_HEARTBEAT_S` seconds; ``release()`` (or leaving the ``with``
+    block) stops it and deletes the file.
     """
 
     def __init__(self, run_file: str | os.PathLike, timeout_s: float = CLAIM_TIMEOUT_S) -> None:
         run_file = Path(run_file)
-        self.path = run_file.with_name(run_file.name.removesuffix(".nc") + CLAIM_SUFFIX)
+        self.path = run_file.with_name(run_file.name.removesuffix(".nc").removesuffix(CLAIM_SUFFIX) + CLAIM_SUFFIX)
         self.timeout_s = timeout_s
         self._stop: threading.Event | None = None
 
@@ -190,60 +236,118 @@ class RunClaim:
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
-                if not self.is_stale():
+                reason = self.stale_reason()
+                if reason is None:
                     return False
-                log.warning("taking over the stale claim %s (%s)", self.path, self.holder())
+                log.warning("taking over the claim %s (%s): %s", self.path, self.describe(), reason)
                 self.path.unlink(missing_ok=True)
                 continue
             with os.fdopen(fd, "w") as handle:
-                json.dump({"host": socket.gethostname(), "pid": os.getpid(), "started": time.time()}, handle)
-            self._start_refreshing()
+                json.dump(_me(), handle)
+            self._start_heartbeat()
             return True
         return False
 
     def release(self) -> None:
-        """Stop refreshing and delete the claim file (if this process holds it)."""
+        """Stop the heartbeat and delete the claim file (if this process holds it)."""
         if self._stop is None:
             return
         self._stop.set()
         self._stop = None
-        holder = self.holder()
-        if holder.get("pid") == os.getpid() and holder.get("host") == socket.gethostname():
+        if self._held_by_me():
             self.path.unlink(missing_ok=True)
 
     def holder(self) -> dict:
-        """The claim's content (``host``, ``pid``, ``started``), or {} if it is missing or unreadable."""
+        """The claim's content (``host``, ``pid``, ``pid_start``, ``started``), or {} if it is missing, empty or
+        unreadable."""
         try:
-            return json.loads(self.path.read_text())
+            values = json.loads(self.path.read_text())
         except (OSError, ValueError):
             return {}
+        return values if isinstance(values, dict) else {}
+
+    def heartbeat_age(self) -> float | None:
+        """Seconds since the claim's last heartbeat (its modification time), or None if there is no claim."""
+        try:
+            return max(0.0, time.time() - self.path.stat().st_mtime)
+        except FileNotFoundError:
+            return None
+
+    def stale_reason(self) -> str | None:
+        """Why the claim's holder is presumed gone (one phrase), or None while it is alive.
+
+        Stale: no heartbeat for ``timeout_s`` (any host; an empty or unreadable claim too), or on this host a holder
+        pid that is dead or now belongs to another process (its start time differs from the recorded one).
+        """
+        age = self.heartbeat_age()
+        if age is None:
+            return "it is gone"
+        if age > self.timeout_s:
+            return f"no heartbeat for {age:.0f} s (timeout {self.timeout_s:g} s)"
+        holder = self.holder()
+        pid = holder.get("pid")
+        if holder.get("host") != socket.gethostname() or not isinstance(pid, int):
+            return None  # another host (or a claim being written): only its heartbeat tells
+        if not process_alive(pid):
+            return f"its process {pid} is gone"
+        recorded, now = holder.get("pid_start"), process_start(pid)
+        if recorded and now and recorded != now:
+            return f"pid {pid} now belongs to another process"
+        return None
 
     def is_stale(self) -> bool:
-        """True if the claim's holder is gone: its process (this host) or its refreshes (another host)."""
+        """True if the claim's holder is gone (:meth:`stale_reason`)."""
+        return self.stale_reason() is not None
+
+    def describe(self) -> str:
+        """The holder and its heartbeat in words, for a log line: ``host vm, pid 123, claimed 40 s ago, last
+        heartbeat 2 s ago`` (or ``an empty or unreadable claim``)."""
+        holder, age = self.holder(), self.heartbeat_age()
+        beat = "" if age is None else f", last heartbeat {age:.0f} s ago"
+        if not holder:
+            return f"an empty or unreadable claim{beat}"
+        started = holder.get("started")
+        since = f", claimed {time.time() - started:.0f} s ago" if isinstance(started, (int, float)) else ""
+        return f"host {holder.get('host')}, pid {holder.get('pid')}{since}{beat}"
+
+    def _held_by_me(self) -> bool:
         holder = self.holder()
-        if holder.get("host") == socket.gethostname() and isinstance(holder.get("pid"), int):
-            return not process_alive(holder["pid"])
-        try:
-            age = time.time() - self.path.stat().st_mtime
-        except FileNotFoundError:
-            return True
-        return age > self.timeout_s
+        return all(holder.get(key) == value for key, value in _me().items() if key != "started")
 
-    def _start_refreshing(self) -> None:
+    def _start_heartbeat(self) -> None:
         stop = self._stop = threading.Event()
-        period = min(CLAIM_REFRESH_S, self.timeout_s / 4)
+        period = min(CLAIM_HEARTBEAT_S, self.timeout_s / 4)
 
-        def refresh() -> None:
+        def beat() -> None:
             while not stop.wait(period):
+                if not self._held_by_me():  # removed or taken over meanwhile: never keep another's claim alive
+                    log.warning("lost the claim %s (%s)", self.path, self.describe())
+                    return
                 try:
                     os.utime(self.path)
                 except OSError:
                     return
 
-        threading.Thread(target=refresh, name=f"claim-{self.path.name}", daemon=True).start()
+        threading.Thread(target=beat, name=f"claim-{self.path.name}", daemon=True).start()
 
     def __enter__(self) -> "RunClaim":
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _me() -> dict:
+    """This process as a claim holder."""
+    return {"host": socket.gethostname(), "pid": os.getpid(), "pid_start": process_start(os.getpid()),
+            "started": time.time()}  # fmt: skip
+
+
+def remove_stale_claims(folder: Path) -> None:
+    """Delete the claims in ``folder`` whose holders are gone (:meth:`RunClaim.stale_reason`), one log line each."""
+    for path in Path(folder).glob("*" + CLAIM_SUFFIX):
+        claim = RunClaim(path)
+        reason = claim.stale_reason()
+        if reason is not None:
+            log.info("removing the claim %s (%s): %s", path, claim.describe(), reason)
+            path.unlink(missing_ok=True)

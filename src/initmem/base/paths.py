@@ -1,5 +1,6 @@
 """Where the repository is (found from the working directory, never from where the package is installed), and the
-environment variables the tools read: :data:`ROOT_ENV` and :data:`TRAIN_ENV`.
+environment variables the tools read: :data:`ROOT_ENV`, :data:`TRAIN_ENV`, :data:`EXECUTOR_ENV` and
+:data:`SCHEDULER_ENV`.
 
 An installed ``initmem`` (``pip install .``, a wheel, a site-packages copy) lives far from the checkout whose
 notebooks, results and book it works on, so the repository root is looked up in this order:
@@ -24,7 +25,7 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["RootError", "ROOT_ENV", "TRAIN_ENV", "PROJECT_NAME", "is_project_root", "find_repo_root", "default_root",
+__all__ = ["RootError", "ROOT_ENV", "TRAIN_ENV", "EXECUTOR_ENV", "SCHEDULER_ENV", "PROJECT_NAME", "is_project_root", "find_repo_root", "default_root",
            "source_checkout"]  # fmt: skip
 
 #: The environment variable that names the repository root.
@@ -32,6 +33,12 @@ ROOT_ENV = "INITMEM_ROOT"
 #: Set (to ``1``) by ``initmem experiments`` for the notebooks it executes: there, training the missing runs of an
 #: experiment is what was asked for (:func:`initmem.study.results.run_experiment`).
 TRAIN_ENV = "INITMEM_TRAIN_MISSING"
+#: Set by ``initmem experiments --executor`` for the notebooks it executes: how their sweeps run (an execution
+#: setting, not a parameter of the results: it is not part of a notebook's digest, and the run hashes do not change
+#: with it while the presets pin the thread count).
+EXECUTOR_ENV = "INITMEM_EXECUTOR"
+#: Set with :data:`EXECUTOR_ENV` ``dask``: the address of the running scheduler the notebooks' sweeps use.
+SCHEDULER_ENV = "INITMEM_SCHEDULER"
 #: The ``[project] name`` in the repository's ``pyproject.toml``.
 PROJECT_NAME = "initmem"
 _NAME_RE = re.compile(r"""^\s*name\s*=\s*["']([^"']+)["']""", re.MULTILINE)

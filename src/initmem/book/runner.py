@@ -53,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.files import atomic_write
-from ..base.paths import TRAIN_ENV, default_root, find_repo_root
+from ..base.paths import EXECUTOR_ENV, SCHEDULER_ENV, TRAIN_ENV, default_root, find_repo_root
 from ..study import presets as _presets
 from ..study.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR
 from .progress import RunProgress, planned_runs
@@ -810,8 +810,49 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="results folder (default: results at the book preset without -p; otherwise "
              "results/explore/<preset>-<digest>)",
     )  # fmt: skip
+    _add_executor_arguments(parser)
     add_root_argument(parser)
     return parser
+
+
+def _add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--executor`` and the cluster flags of :func:`initmem.sweeps.cluster.add_cluster_arguments`."""
+    from ..sweeps.cluster import add_cluster_arguments
+
+    parser.add_argument(
+        "--executor", default=None, choices=("serial", "processes", "dask", "slurm"),
+        help="how the notebooks' sweeps train (default: each preset's own); dask with --scheduler: a running cluster; "
+             "slurm: workers started as SLURM jobs, for all the notebooks. An execution setting: the pages and "
+             "their digests do not change with it",
+    )  # fmt: skip
+    add_cluster_arguments(parser)
+
+
+@contextlib.contextmanager
+def _execution(args: argparse.Namespace) -> Iterator[None]:
+    """The kernels' :data:`~initmem.base.paths.EXECUTOR_ENV` and :data:`~initmem.base.paths.SCHEDULER_ENV` for
+    ``--executor`` (nothing without it). A ``--scheduler`` is reached once first (a one-line error if nothing answers);
+    ``slurm`` starts the SLURM cluster here, for every notebook, and cancels its jobs afterwards."""
+    from ..sweeps.cluster import cluster_from_args, open_client
+
+    executor = getattr(args, "executor", None)
+    if executor is None:
+        yield
+        return
+    scheduler, slurm = cluster_from_args(args, executor)
+    saved = {k: os.environ.get(k) for k in (EXECUTOR_ENV, SCHEDULER_ENV)}
+    with open_client(scheduler, slurm) as client:
+        os.environ[EXECUTOR_ENV] = "dask" if executor == "slurm" else executor
+        if client is not None:
+            os.environ[SCHEDULER_ENV] = client.scheduler.address
+        try:
+            yield
+        finally:
+            for k, v in saved.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
 
 
 def add_root_argument(parser: argparse.ArgumentParser) -> None:
@@ -832,16 +873,17 @@ def main(args: argparse.Namespace | Sequence[str] | None = None) -> int:
     try:
         root = find_repo_root(getattr(args, "root", None))
         params = {name: parse_parameter_value(value) for name, value in (args.parameter or [])}
-        results = run_notebooks(
-            preset=args.preset,
-            only=args.only,
-            parameters=params,
-            out_dir=args.out_dir,
-            results_dir=args.results_dir,
-            force=args.force,
-            cwd=root,
-        )
-    except ValueError as exc:  # ParameterError, RootError, unknown preset or selector
+        with _execution(args):
+            results = run_notebooks(
+                preset=args.preset,
+                only=args.only,
+                parameters=params,
+                out_dir=args.out_dir,
+                results_dir=args.results_dir,
+                force=args.force,
+                cwd=root,
+            )
+    except ValueError as exc:  # ParameterError, RootError, ConfigError (a cluster), unknown preset or selector
         message = " ".join(str(exc).split())
         print(f"initmem experiments: error: {message}", file=sys.stderr)
         return 2

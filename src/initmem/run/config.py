@@ -399,23 +399,34 @@ _YAML_LOADER: type | None = None
 
 
 def read_mapping_file(path: str | Path, what: str) -> dict[str, Any]:
-    """The mapping held by a JSON or YAML file (an empty file is an empty mapping).
+    """The mapping held by a JSON file (a name ending in ``.json``) or a YAML file (any other name; an empty file is
+    an empty mapping).
 
-    ``path`` may be any readable file-like path, ``/dev/stdin`` and process substitutions (``<(...)``)
-    included. Numbers such as ``1e-3`` are floats (:func:`yaml_loader`); nothing in the file is executed.
+    A ``.json`` file is parsed as JSON, strictly (a trailing comma is an error); anything else as YAML, of which
+    JSON is nearly a subset. ``path`` may be any readable file-like path, ``/dev/stdin`` and process substitutions
+    (``<(...)``) included (read as YAML). Numbers such as ``1e-3`` are floats (:func:`yaml_loader`); nothing in the
+    file is executed.
 
     Raises:
         ConfigError: starting with ``what`` (the option or object being read) when the file is missing, is a
-            folder, is unreadable or binary, is not valid JSON/YAML, or holds something other than a mapping.
+            folder, is unreadable or binary, is not valid JSON (``.json``) or YAML, or holds something other than a
+            mapping.
     """
     import yaml
 
     path = Path(path)
     text = _read_text(path, what)
-    try:
-        values = yaml.load(text, Loader=yaml_loader())  # noqa: S506 - a SafeLoader subclass
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{what}: {path} is not valid JSON/YAML ({exc.__class__.__name__})") from exc
+    if path.suffix.lower() == ".json":
+        try:
+            values = json.loads(text)
+        except ValueError as exc:
+            where = f"line {exc.lineno} column {exc.colno}: {exc.msg}" if isinstance(exc, json.JSONDecodeError) else exc
+            raise ConfigError(f"{what}: {path} is not valid JSON ({where})") from None
+    else:
+        try:
+            values = yaml.load(text, Loader=yaml_loader())  # noqa: S506 - a SafeLoader subclass
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{what}: {path} is not valid JSON/YAML ({exc.__class__.__name__})") from exc
     if values is None:
         return {}
     if not isinstance(values, dict):

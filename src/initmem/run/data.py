@@ -42,6 +42,7 @@ import logging
 import os
 import pickle
 import tarfile
+import warnings
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator, Sequence
@@ -579,11 +580,20 @@ def _decode_images(members: list[_Member], where: Path) -> _Decoded:
 
 
 def _decode_image(data: bytes, where: str) -> np.ndarray:
-    """One encoded image -> uint8 (32, 32, 3) RGB."""
+    """One encoded image -> uint8 (32, 32, 3) RGB. Its size is checked from the header, before any pixel is
+    decoded: an image that claims a huge size (a decompression bomb) is refused without allocating it."""
     try:
-        with Image.open(io.BytesIO(data)) as image:
-            array = np.asarray(image.convert("RGB") if image.mode != "RGB" else image, dtype=np.uint8)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as image:
+                if image.size != IMAGE_SHAPE[1::-1]:
+                    raise DataError(f"{where}: expected a 32x32 RGB image, got {image.size[0]}x{image.size[1]}")
+                array = np.asarray(image.convert("RGB") if image.mode != "RGB" else image, dtype=np.uint8)
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as error:
+        raise DataError(f"{where}: refused an oversized image ({error})") from None
     except (UnidentifiedImageError, OSError, ValueError) as error:
+        if isinstance(error, DataError):
+            raise
         raise DataError(f"{where}: not a readable image ({error})") from error
     if array.shape != IMAGE_SHAPE:
         raise DataError(f"{where}: expected a 32x32 RGB image, got shape {array.shape}")

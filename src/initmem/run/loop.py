@@ -10,15 +10,20 @@ schedule, measure and checkpoint a run in exactly the same way.
 * :class:`DivergenceWatch` -- the divergence rule (:mod:`initmem.run.thresholds`) applied to every training batch's
   loss and every recorded evaluation.
 * :func:`save_checkpoint` / :func:`read_checkpoint` -- resumable state, written atomically, read back with
-  ``torch.load(weights_only=True)`` (a planted file is refused, never executed); :func:`checkpoint_due`.
+  ``torch.load(weights_only=True)`` (a planted file is refused, never executed); :func:`checkpoint_due`;
+  :func:`state_mismatch` tells whether a saved state fits the model and optimizer it is meant for.
+* :func:`guard_memory` -- a trainer whose allocation fails raises :class:`OutOfMemory`, one line naming what to
+  reduce, instead of the allocator's message.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import math
-from collections.abc import Callable, Iterator
+import re
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ContextManager
@@ -36,14 +41,17 @@ from .thresholds import DIVERGENCE_FACTOR, exploded
 
 __all__ = [
     "DivergenceWatch",
+    "OutOfMemory",
     "RunSetup",
     "Schedule",
     "checkpoint_due",
+    "guard_memory",
     "initial_row",
     "read_checkpoint",
     "resolve_device",
     "save_checkpoint",
     "setup_run",
+    "state_mismatch",
 ]
 
 log = logging.getLogger(__name__)
@@ -190,9 +198,10 @@ def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     atomic_write(path, lambda tmp: torch.save(state, tmp))
 
 
-def read_checkpoint(path: Path | None, owner: str, matches: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
-    """The state saved at ``path`` if it is a readable checkpoint for which ``matches(state)`` holds, else None.
-    A state that is returned has already restored torch's RNG state from it.
+def read_checkpoint(path: Path | None, owner: str, mismatch: Callable[[dict[str, Any]], str]) -> dict[str, Any] | None:
+    """The state saved at ``path`` if it is a readable checkpoint for which ``mismatch(state)`` finds nothing wrong
+    (returns ``""``; else why it does not fit), else None. A state that is returned has already restored torch's RNG
+    state from it; nothing is restored from one that is refused.
 
     Loads with ``weights_only=True``: a file holding anything but tensors and plain containers (for example a
     planted object whose unpickling would run code) is refused without executing it. A refused, corrupt or
@@ -205,7 +214,7 @@ def read_checkpoint(path: Path | None, owner: str, matches: Callable[[dict[str, 
         state = torch.load(path, map_location="cpu", weights_only=True)
         if not isinstance(state, dict):
             raise TypeError(f"holds a {type(state).__name__}, not a checkpoint dict")
-        reason = None if matches(state) else "it belongs to another config or checkpoint format"
+        reason = mismatch(state) or None
     except Exception as exc:  # noqa: BLE001 - anything unreadable is set aside, never executed or trusted
         reason = f"unreadable or unsafe ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
     if reason is None:
@@ -213,3 +222,71 @@ def read_checkpoint(path: Path | None, owner: str, matches: Callable[[dict[str, 
         return state
     log.warning("ignoring checkpoint %s of %s: %s; %s, training starts fresh", path, owner, reason, set_aside(path))
     return None
+
+
+def state_mismatch(saved: Any, model: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None,
+                   saved_optimizer: Any = None) -> str:  # fmt: skip
+    """Why a saved model state (and optimizer state) does not fit ``model`` (and ``optimizer``), or ``""``: a key
+    missing or unknown, a tensor of another shape, parameter groups of other sizes. Checked before anything is loaded,
+    so that a checkpoint that would fail half-way through ``load_state_dict`` is set aside instead."""
+    live = model.state_dict()
+    if not isinstance(saved, Mapping):
+        return "it holds no model state"
+    missing, unknown = [k for k in live if k not in saved], [k for k in saved if k not in live]
+    if missing or unknown:
+        what, keys = ("lacks", missing) if missing else ("has the unknown", unknown)
+        more = f" and {len(keys) - 1} more" if len(keys) > 1 else ""
+        return f"its model state {what} {keys[0]!r}{more} (it does not match the model)"
+    for key, tensor in live.items():
+        other = saved[key]
+        if not isinstance(other, torch.Tensor) or other.shape != tensor.shape:
+            shape = tuple(other.shape) if isinstance(other, torch.Tensor) else type(other).__name__
+            return f"its {key!r} is {shape}, the model's {tuple(tensor.shape)} (it does not match the model)"
+    if optimizer is None:
+        return ""
+    groups = saved_optimizer.get("param_groups") if isinstance(saved_optimizer, Mapping) else None
+    sizes = [len(g["params"]) for g in optimizer.state_dict()["param_groups"]]
+    if not isinstance(groups, list) or [len(g.get("params", ())) for g in groups if isinstance(g, Mapping)] != sizes:
+        return "its optimizer state has other parameter groups than the optimizer (it does not match)"
+    return ""
+
+
+class OutOfMemory(MemoryError):
+    """A run needs more memory than its device has; the message is one line (``memory: ...``) naming the run's size
+    and what to reduce."""
+
+
+#: The allocator messages that mean "out of memory" (CPU and CUDA).
+_OOM_PATTERNS = ("can't allocate memory", "out of memory", "cannot allocate memory")
+
+
+def guard_memory(trainer: Callable) -> Callable:
+    """Decorate a trainer whose first argument is a :class:`RunConfig` (or a sequence of them): an allocation that
+    fails (``torch.OutOfMemoryError``, ``MemoryError``, the CPU allocator's ``RuntimeError``) is re-raised as
+    :class:`OutOfMemory` with one line; other errors pass unchanged."""
+
+    @functools.wraps(trainer)
+    def guarded(config: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return trainer(config, *args, **kwargs)
+        except (MemoryError, RuntimeError) as exc:
+            text = str(exc)
+            if isinstance(exc, OutOfMemory) or not (
+                isinstance(exc, (MemoryError, torch.OutOfMemoryError)) or any(p in text.lower() for p in _OOM_PATTERNS)
+            ):
+                raise
+            first = config[0] if isinstance(config, (list, tuple)) else config
+            raise OutOfMemory(_oom_line(first, text)) from None
+
+    return guarded
+
+
+def _oom_line(config: RunConfig, text: str) -> str:
+    asked = re.search(r"allocate (\d+) bytes", text) or re.search(r"allocate ([\d.]+ [KMGT]iB)", text)
+    size = ""
+    if asked is not None:
+        size = asked.group(1)
+        size = f" (it asked for {int(size) / 2**30:.1f} GiB at once)" if size.isdigit() else f" (it asked for {size})"
+    return (f"memory: the run does not fit in the memory of device {config.device!r}{size}: {config.model} at width "
+            f"{config.width}, batch_size {config.batch_size}, image_size {config.image_size}; reduce width or "
+            f"batch_size")  # fmt: skip

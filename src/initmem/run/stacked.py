@@ -62,7 +62,8 @@ from tqdm.auto import tqdm
 from .config import RunConfig
 from .data import PreparedData, eval_batches
 from .kernels import kernel_parameters
-from .loop import DivergenceWatch, Schedule, checkpoint_due, initial_row, read_checkpoint, save_checkpoint, setup_run
+from .loop import (DivergenceWatch, Schedule, checkpoint_due, guard_memory, initial_row, read_checkpoint,
+                   save_checkpoint, setup_run, state_mismatch)  # fmt: skip
 from .metrics import ForgettingClocks
 from .optim import build_optimizer
 from .records import RunHistory, eval_batch_size, kernel_norms, recorded_epochs, to_dataset
@@ -210,6 +211,7 @@ def _check_group(configs: Sequence[RunConfig]) -> None:
 
 
 # --- training -------------------------------------------------------------------------------------
+@guard_memory
 def train_stacked(
     configs: Sequence[RunConfig],
     *,
@@ -256,7 +258,7 @@ def train_stacked(
     walls = [0.0] * k_total
     start_epoch, step = 1, 0
 
-    state = _load_stack_checkpoint(checkpoint_path, configs)
+    state = _load_stack_checkpoint(checkpoint_path, configs, stack, optimizer)
     if state is not None:
         stack.load_state_dict(state["stack"])
         optimizer.load_state_dict(state["optimizer"])
@@ -333,12 +335,16 @@ def train_stacked(
     return datasets
 
 
-def _load_stack_checkpoint(path: Path | None, configs: Sequence[RunConfig]) -> dict[str, Any] | None:
+def _load_stack_checkpoint(path: Path | None, configs: Sequence[RunConfig], stack: torch.nn.Module,
+                           optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:  # fmt: skip
     hashes = [c.hash() for c in configs]
-    state = read_checkpoint(
-        path, f"stack {group_hash(configs)}",
-        lambda s: s.get("version") == STACKED_CHECKPOINT_VERSION and s.get("hashes") == hashes,
-    )  # fmt: skip
+
+    def mismatch(state: dict[str, Any]) -> str:
+        if state.get("version") != STACKED_CHECKPOINT_VERSION or state.get("hashes") != hashes:
+            return "it belongs to another stack or checkpoint format"
+        return state_mismatch(state.get("stack"), stack, optimizer, state.get("optimizer"))
+
+    state = read_checkpoint(path, f"stack {group_hash(configs)}", mismatch)
     if state is not None:
         state["histories"] = [RunHistory(**h) for h in state["histories"]]
     return state

@@ -58,7 +58,8 @@ from ..base.files import remove_stale_temp_files
 from .config import RunConfig
 from .data import PreparedData
 from .kernels import kernel_parameters
-from .loop import DivergenceWatch, Schedule, checkpoint_due, initial_row, read_checkpoint, save_checkpoint, setup_run
+from .loop import (DivergenceWatch, Schedule, checkpoint_due, guard_memory, initial_row, read_checkpoint,
+                   save_checkpoint, setup_run, state_mismatch)  # fmt: skip
 from .metrics import ForgettingClocks
 from .optim import build_optimizer
 from .records import LOSSES, RunHistory, measure, recorded_epochs, to_dataset
@@ -72,18 +73,28 @@ log = logging.getLogger(__name__)
 CHECKPOINT_VERSION = 2
 
 
-def load_checkpoint(path: Path | None, config: RunConfig) -> dict[str, Any] | None:
-    """The checkpoint of run ``config`` at ``path`` (see :func:`initmem.run.loop.read_checkpoint`), or None."""
+def load_checkpoint(path: Path | None, config: RunConfig, model: torch.nn.Module | None = None,
+                    optimizer: torch.optim.Optimizer | None = None) -> dict[str, Any] | None:  # fmt: skip
+    """The checkpoint of run ``config`` at ``path`` (see :func:`initmem.run.loop.read_checkpoint`), or None.
+
+    With ``model`` (and ``optimizer``), a checkpoint whose states do not fit them (:func:`initmem.run.loop.state_mismatch`:
+    a tensor missing, say) is refused like a foreign one: set aside as ``.rejected``, the run starts fresh."""
     digest = config.hash()
-    state = read_checkpoint(
-        path, f"run {digest}",
-        lambda s: s.get("version") == CHECKPOINT_VERSION and s.get("config_hash") == digest,
-    )  # fmt: skip
+
+    def mismatch(state: dict[str, Any]) -> str:
+        if state.get("version") != CHECKPOINT_VERSION or state.get("config_hash") != digest:
+            return "it belongs to another config or checkpoint format"
+        if model is None:
+            return ""
+        return state_mismatch(state.get("model"), model, optimizer, state.get("optimizer"))
+
+    state = read_checkpoint(path, f"run {digest}", mismatch)
     if state is not None:
         state["history"] = RunHistory(**state["history"])
     return state
 
 
+@guard_memory
 def train(
     config: RunConfig,
     *,
@@ -112,7 +123,15 @@ def train(
         kernels: which parameters' norms and distance from init are recorded (``weight_norm``, ``layer_norm``,
             ``dist_from_init``): a function of the model, default :func:`initmem.run.kernels.kernel_parameters`
             (every convolution and linear weight); your own model's sigma_w kernels under ``include``/``exclude``.
+
+    Raises:
+        TypeError: ``config`` is not a :class:`RunConfig`.
+        initmem.run.loop.OutOfMemory: the run does not fit in memory (one line naming what to reduce).
     """
+    if not isinstance(config, RunConfig):
+        shown = repr(config) if len(repr(config)) <= 40 else repr(config)[:37] + "..."
+        raise TypeError(f"train: takes a RunConfig, e.g. train(RunConfig(model='resnet9', sigma_w=0.5)); "
+                        f"got {type(config).__name__} {shown}")  # fmt: skip
     if loss not in LOSSES:
         raise ValueError(f"loss: allowed values are {', '.join(LOSSES)}; got {loss!r}")
     loss_fn = LOSSES[loss]
@@ -135,7 +154,7 @@ def train(
     recorded = recorded_epochs(config)
     start_epoch, step, divergence, wall = 1, 0, "", 0.0
 
-    state = load_checkpoint(checkpoint_path, config)
+    state = load_checkpoint(checkpoint_path, config, model, optimizer)
     if state is not None:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
@@ -180,6 +199,7 @@ def train(
         if divergence:
             log.warning("run %s diverged: %s", config.hash(), divergence)
             break
+        if epoch in recorded:
             bar.set_postfix(train=f"{row['train_acc']:.1f}", val=f"{row['val_acc']:.1f}", refresh=False)
         wall += time.perf_counter() - t0
         bar.update(1)

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..base.paths import TRAIN_ENV
+from ..base.paths import EXECUTOR_ENV, SCHEDULER_ENV, TRAIN_ENV
 from ..sweeps.driver import sweep
 from ..sweeps.executors import resolve_threads
 from ..sweeps.spec import SweepSpec
@@ -98,6 +98,7 @@ def run_experiment(
     results_dir: str | os.PathLike = "results",
     executor: str = "serial",
     workers: int | None = None,
+    scheduler: str | None = None,
     progress: bool = True,
     attrs: Mapping[str, Any] | None = None,
     train_missing: bool | None = True,
@@ -112,8 +113,8 @@ def run_experiment(
 
     Args:
         spec: a :class:`initmem.sweeps.spec.SweepSpec` dict (``base``, ``grid``, ``zip``).
-        executor, workers: passed to :func:`initmem.sweeps.driver.sweep` (``processes`` with 2 workers on a
-            2-core CPU; ``serial`` for the smoke preset).
+        executor, workers, scheduler: passed to :func:`initmem.sweeps.driver.sweep` (``processes`` with 2 workers
+            on a 2-core CPU; ``serial`` for the smoke preset; ``dask`` with a running scheduler's address).
         attrs: extra attributes stored with the combined Dataset (values: strings or numbers; anything
             else is stored as JSON), e.g. the horizons of experiment 02.
         train_missing: what to do with runs that are not in the results folder. True: train them. None (what a
@@ -133,10 +134,10 @@ def run_experiment(
     """
     runs_dir, out = results_paths(results_dir, preset, name)
     _check_replacement(name, spec, out, replace)
-    _check_training_allowed(name, spec, preset, runs_dir, train_missing, executor, workers)
+    _check_training_allowed(name, spec, preset, runs_dir, train_missing, executor, workers, scheduler)
     with warnings.catch_warnings():  # tqdm.auto warns at import when ipywidgets is missing (executed notebooks)
         warnings.filterwarnings("ignore", message="IProgress not found")
-        ds = sweep(spec, runs_dir, executor=executor, workers=workers, progress=progress)
+        ds = sweep(spec, runs_dir, executor=executor, workers=workers, progress=progress, scheduler=scheduler)
     ds.attrs.update(preset=preset, experiment=name)
     extra = {k: v if isinstance(v, (str, int, float)) and not isinstance(v, bool) else json.dumps(v)
              for k, v in (attrs or {}).items()}  # fmt: skip
@@ -154,30 +155,33 @@ def notebook_experiment(name: str, namespace: Mapping[str, Any]) -> tuple[xr.Dat
     ``namespace`` is the notebook's ``globals()``: ``preset``, ``results_dir`` and ``train_missing`` from its
     parameters cell, and every experiment parameter, None for "the preset's value"
     (:func:`initmem.study.presets.resolve_parameters`). Builds the sweep with the registry and loads or runs it with
-    :func:`run_experiment` (the attributes the registry names for the experiment are stored with it).
+    :func:`run_experiment` (the attributes the registry names for the experiment are stored with it), with the
+    executor and scheduler that ``initmem experiments --executor`` sets in the environment
+    (:data:`initmem.base.paths.EXECUTOR_ENV`, :data:`~initmem.base.paths.SCHEDULER_ENV`) over the parameters' own.
 
     Returns:
         ``(ds, parameters)``: the combined Dataset and the complete parameters it was computed with.
     """
     preset = namespace["preset"]
     parameters = resolve_parameters(name, preset, namespace)
+    executor = os.environ.get(EXECUTOR_ENV) or parameters["executor"]
     ds = run_experiment(
         name, experiment_spec(name, parameters), preset=preset, results_dir=namespace["results_dir"],
-        executor=parameters["executor"], workers=parameters["workers"], train_missing=namespace.get("train_missing"),
-        attrs={key: parameters[key] for key in EXPERIMENT_ATTRS.get(name, ())},
+        executor=executor, workers=parameters["workers"], scheduler=os.environ.get(SCHEDULER_ENV) or None,
+        train_missing=namespace.get("train_missing"), attrs={key: parameters[key] for key in EXPERIMENT_ATTRS.get(name, ())},
     )  # fmt: skip
     return ds, parameters
 
 
 def _check_training_allowed(
     name: str, spec: Mapping[str, Any], preset: str, runs_dir: Path, train_missing: bool | None, executor: str,
-    workers: int | None,
+    workers: int | None, scheduler: str | None = None,
 ) -> None:
     """Raise :class:`TrainingRefused` when runs of ``spec`` are missing from ``runs_dir`` and training them was not
     asked for (see :func:`run_experiment`)."""
     if train_missing is True or (train_missing is None and os.environ.get(TRAIN_ENV) == "1"):
         return
-    configs = resolve_threads([c for _, c in SweepSpec.from_dict(spec).configs()], executor, workers, None, None)
+    configs = resolve_threads([c for _, c in SweepSpec.from_dict(spec).configs()], executor, workers, scheduler, None)
     missing = [c for c in configs if not any(runs_dir.glob(f"{c.hash()}*.nc"))]
     if not missing:
         return

@@ -13,6 +13,7 @@ The combined Dataset has the attributes of :mod:`initmem.sweeps.combine` plus ``
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import logging
 import os
@@ -23,7 +24,7 @@ from typing import Any
 
 import xarray as xr
 
-from ..base.files import check_output_dir, remove_stale_temp_files
+from ..base.files import check_output_dir, remove_stale_claims, remove_stale_temp_files
 from ..run.config import ConfigError, RunConfig
 from .combine import combine_runs
 from .executors import (
@@ -65,6 +66,7 @@ def sweep(
     progress: bool = True,
     threads_per_worker: int | None = None,
     stack_size: int | None = None,
+    scheduler: str | None = None,
 ) -> xr.Dataset:
     """Train every point of ``spec`` that ``cache_dir`` lacks, then return the combined Dataset.
 
@@ -77,8 +79,11 @@ def sweep(
             ``stacked`` runs are cached as ``<hash>.stacked<K>.nc``: they are other numbers than sequential ones.
         workers: parallel workers (processes, or a LocalCluster's worker processes); default
             ``min(runs in the sweep, os.cpu_count())``. Ignored by ``serial``/``stacked`` and with ``client``.
-        client: a ``distributed.Client`` for ``dask`` (its workers must see ``cache_dir``); None starts a
-            ``LocalCluster(n_workers=workers, threads_per_worker=1, processes=True)`` and closes it afterwards.
+        client: a ``distributed.Client`` for ``dask`` (its workers must see ``cache_dir`` at the same path: checked
+            before anything trains); None starts a ``LocalCluster(n_workers=workers, threads_per_worker=1,
+            processes=True)`` and closes it afterwards (unless ``scheduler`` is given).
+        scheduler: ``dask`` only: the address of a running scheduler (``tcp://host:8786``) or its scheduler file;
+            a client of it is opened and closed here (:func:`initmem.sweeps.cluster.connect`).
         progress: an overall bar (runs done of total, ETA); ``serial``/``stacked`` also show each run's bar
             (where the config's ``progress`` allows). tqdm hides both off a terminal.
         threads_per_worker: torch threads of each run, overriding the configs' ``num_threads``. Default: a
@@ -91,8 +96,9 @@ def sweep(
         The combined Dataset (see the module docstring).
 
     Raises:
-        ConfigError: an invalid spec or argument (before anything runs).
-        initmem.base.files.OutputError: ``cache_dir`` cannot be written (before anything runs).
+        ConfigError: an invalid spec or argument, or no scheduler at ``scheduler`` (before anything runs).
+        initmem.base.files.OutputError: ``cache_dir`` cannot be written, or the workers of a cluster cannot see it
+            (before anything runs).
         SweepFailed: some runs raised (a :class:`RuntimeError` listing their hashes). Every other run is
             cached first, so a rerun trains only the failed ones.
     """
@@ -104,14 +110,27 @@ def sweep(
         raise ConfigError(f"threads_per_worker: must be a positive integer, got {threads_per_worker!r}")
     if stack_size is not None and stack_size < 1:
         raise ConfigError(f"stack_size: must be a positive integer, got {stack_size!r}")
+    if scheduler is not None and (executor != "dask" or client is not None):
+        raise ConfigError("scheduler: only with executor 'dask' and no client (the scheduler's address, or a client)")
     cache = check_output_dir(cache_dir, "cache_dir")  # before anything trains
     remove_stale_temp_files(cache)
+    remove_stale_claims(cache)
 
-    configs = resolve_threads([c for _, c in spec.configs()], executor, workers, client, threads_per_worker)
-    stacked = _stack_sizes(configs, executor, stack_size)
-    jobs = [RunJob(c, run_path(cache, c, stacked.get(c.hash(), 0))) for c in configs]
-    runs, n_cached = train_jobs(jobs, executor, workers=workers, client=client, progress=progress,
-                                stack_size=stack_size)  # fmt: skip
+    with contextlib.ExitStack() as stack:
+        if scheduler is not None:
+            from .cluster import connect
+
+            client = stack.enter_context(connect(scheduler))
+        if client is not None and executor == "dask":
+            from .cluster import check_shared_cache
+
+            cache = cache.resolve()  # the workers' working folders are not ours
+            check_shared_cache(client, cache)
+        configs = resolve_threads([c for _, c in spec.configs()], executor, workers, client, threads_per_worker)
+        stacked = _stack_sizes(configs, executor, stack_size)
+        jobs = [RunJob(c, run_path(cache, c, stacked.get(c.hash(), 0))) for c in configs]
+        runs, n_cached = train_jobs(jobs, executor, workers=workers, client=client, progress=progress,
+                                    stack_size=stack_size)  # fmt: skip
     combined = combine_runs(spec, [runs[job.key] for job in jobs])
     combined.attrs.update(
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),

@@ -2,46 +2,52 @@
 
 A unit of work is a :class:`RunJob` (a config and the file it goes to; :class:`initmem.sweeps.measure.OwnModelJob`
 for your own model). Each executor calls ``done(job, error_or_None)`` once per job. A run is trained by
-:func:`execute` under a claim file ``<hash>.claim`` beside its run file (:class:`initmem.base.files.RunClaim`: host, pid, start time; stale when
-its process is gone, or on another host when it has not been refreshed for
-:data:`initmem.base.files.CLAIM_TIMEOUT_S`). A run claimed by another live sweep is left for last and then awaited
-(its file is read), so concurrent sweeps over one cache train each run once.
+:func:`execute` under a claim file ``<hash>.claim`` beside its run file (:class:`initmem.base.files.RunClaim`: host,
+pid, process start time and a heartbeat; stale when the heartbeat stops, or on the same host when its process is
+gone). A run claimed by another live sweep is left for last and then awaited (its file is read), with a warning
+naming the run, its holder and how long it has waited, so concurrent sweeps over one cache train each run once.
 
 * ``serial``: in this process, one after another.
 * ``processes``: a spawn-context ``ProcessPoolExecutor``.
-* ``dask``: a ``distributed.Client``, or a LocalCluster started and closed here.
+* ``dask``: a ``distributed.Client`` (an existing cluster: :mod:`initmem.sweeps.cluster`), or a LocalCluster started
+  and closed here. A worker reports the checksum of each file it wrote, and the file this process then reads must
+  carry it (the cache must be shared; a worker lost mid-run costs that run only).
 * ``stacked``: runs differing only in sigma_w/seed trained as one vmapped model (:mod:`initmem.run.stacked`, for
   GPUs).
 
 Workers of ``processes`` (and of a LocalCluster started here) watch the sweep process and exit within a second
-when it is killed. The torch thread count of each run is decided by :func:`resolve_threads` before any hash is
-taken, since it changes the numbers.
+when it is killed; when the sweep is interrupted (SIGINT, SIGTERM) they are stopped before the interruption goes
+on, and claims they left are removed. The torch thread count of each run is decided by :func:`resolve_threads`
+before any hash is taken, since it changes the numbers.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import multiprocessing
 import os
+import signal
+import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import xarray as xr
 
-from ..base.files import RunClaim, process_alive
+from ..base.files import RunClaim, process_alive, remove_stale_claims
 from ..run.config import ConfigError, RunConfig
-from .store import checkpoint_path, write_run
+from .store import CHECKSUM_ATTR, checkpoint_path, write_run
 
 if TYPE_CHECKING:
     from ..run.data import PreparedData
 
-__all__ = ["EXECUTORS", "DATA_FIELDS", "Done", "RunJob", "prepared_data", "data_key", "execute", "run_serial",
+__all__ = ["EXECUTORS", "DATA_FIELDS", "Done", "Outcome", "RunJob", "prepared_data", "data_key", "execute", "run_serial",
            "run_processes", "run_dask", "run_stacked", "default_workers", "resolve_threads"]  # fmt: skip
 
 log = logging.getLogger(__name__)
@@ -74,6 +80,10 @@ def data_key(config: RunConfig) -> tuple:
 
 #: Seconds between two looks at a run that another process has claimed.
 CLAIM_POLL_S = 1.0
+#: Seconds between two warnings of a sweep that waits for a run claimed elsewhere.
+CLAIM_REPORT_S = 30.0
+#: Seconds that the workers of an interrupted ``processes`` sweep are given to exit once told to.
+STOP_WORKERS_S = 10.0
 #: Seconds between two looks of a worker's watchdog at its parent.
 WATCHDOG_POLL_S = 0.5
 
@@ -108,28 +118,40 @@ class RunJob:
                      keep_checkpoint=True)  # fmt: skip
 
 
-def execute(job: RunJob, progress: bool, wait: bool = True) -> str:
+class Outcome(NamedTuple):
+    """What :func:`execute` did with one job: ``status`` (``"trained"``, ``"cached"`` or ``"claimed"``), the
+    :data:`~initmem.sweeps.store.CHECKSUM_ATTR` of the file it wrote (None unless trained) and the host it ran on."""
+
+    status: str
+    checksum: str | None = None
+    host: str = ""
+
+
+def execute(job: RunJob, progress: bool, wait: bool = True) -> Outcome:
     """Train one run and write its file, unless the file exists or another process trains it (its claim).
 
-    Returns ``"cached"`` (the file exists, maybe written meanwhile by another sweep), ``"trained"``, or, with
+    The status is ``"cached"`` (the file exists, maybe written meanwhile by another sweep), ``"trained"``, or, with
     ``wait=False``, ``"claimed"`` when a live holder has the run's claim; with ``wait=True`` it waits for that
     holder's file (or takes over a claim gone stale). The checkpoint is deleted only after the file is written.
     """
+    host = socket.gethostname()
     claim = RunClaim(job.path)
     if not _claim_or_wait([job.path], [claim], wait):
-        return "cached" if job.path.exists() else "claimed"
+        return Outcome("cached" if job.path.exists() else "claimed", None, host)
     with claim:
         checkpoint = job.checkpoint()
-        write_run(job.train(progress, checkpoint), job.path)
+        checksum = write_run(job.train(progress, checkpoint), job.path)
         if checkpoint is not None:
             checkpoint.unlink(missing_ok=True)
     log.info("trained run %s", job.key)
-    return "trained"
+    return Outcome("trained", checksum, host)
 
 
 def _claim_or_wait(paths: list[Path], claims: list[RunClaim], wait: bool) -> bool:
     """Hold every claim of the runs ``paths`` (all of them, or none); False once every file exists, or when a
-    claim is held elsewhere and ``wait`` is False. A file that appears after its claim is taken counts as done."""
+    claim is held elsewhere and ``wait`` is False. A file that appears after its claim is taken counts as done.
+    While it waits, a warning every :data:`CLAIM_REPORT_S` seconds names the run, its holder and the time waited."""
+    waiting_since, reported = time.monotonic(), -CLAIM_REPORT_S
     while True:
         if all(path.exists() for path in paths):
             return False
@@ -144,6 +166,14 @@ def _claim_or_wait(paths: list[Path], claims: list[RunClaim], wait: bool) -> boo
             claim.release()
         if not wait:
             return False
+        waited = time.monotonic() - waiting_since
+        if waited - reported >= CLAIM_REPORT_S:
+            reported = waited
+            held = next((c for c in claims if c not in taken and c.path.exists()), None)
+            if held is not None:
+                log.warning("waiting for run %s, claimed by another sweep (%s), for %.0f s so far; its claim is "
+                            "taken over once its heartbeat stops for %g s", held.path.stem, held.describe(), waited,
+                            held.timeout_s)  # fmt: skip
         time.sleep(CLAIM_POLL_S)
 
 
@@ -160,7 +190,7 @@ def run_serial(jobs: list[RunJob], progress: bool, done: Done) -> None:
             except Exception as exc:  # noqa: BLE001 - reported, the sweep goes on
                 done(job, exc)
                 continue
-            if outcome == "claimed":
+            if outcome.status == "claimed":
                 log.info("run %s is being trained by another process; coming back to it", job.key)
                 deferred.append(job)
             else:
@@ -172,7 +202,7 @@ def _watch_parent(parent_pid: int) -> None:
 
     A worker exits when its own parent changes (it was re-parented: the process that started it was killed) or
     when ``parent_pid`` (the sweep process) no longer exists, so that killing a sweep never leaves workers
-    training on. Used as a process-pool initializer and run on the workers of a LocalCluster started here.
+    training on. Run on the workers of a LocalCluster started here, and by :func:`_process_worker_init`.
     """
     own_parent = os.getppid()
 
@@ -184,23 +214,92 @@ def _watch_parent(parent_pid: int) -> None:
     threading.Thread(target=watch, name="initmem-parent-watchdog", daemon=True).start()
 
 
+def _worker_setup(parent_pid: int) -> None:
+    """What every worker process started here runs first: it watches the sweep (:func:`_watch_parent`), and its
+    progress bars lock with a thread lock rather than tqdm's default multiprocessing one, whose semaphore a worker
+    stopped mid-run would leave behind (and the resource tracker warn about at exit)."""
+    from tqdm.std import tqdm
+
+    tqdm.set_lock(threading.RLock())
+    _watch_parent(parent_pid)
+
+
+def _process_worker_init(parent_pid: int) -> None:
+    """Initializer of a ``processes`` worker: :func:`_worker_setup`, and SIGINT ignored, so that Ctrl-C reaches the
+    sweep alone, which then stops its workers (no traceback from each of them)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _worker_setup(parent_pid)
+
+
 def run_processes(jobs: list[RunJob], workers: int, done: Done) -> None:
-    """Train ``jobs`` in a spawn-context process pool of ``workers`` (each worker watches this process)."""
+    """Train ``jobs`` in a spawn-context process pool of ``workers`` (each worker watches this process).
+
+    Runs that another sweep has claimed are awaited last. When this process is interrupted (KeyboardInterrupt, or
+    any other exception), the workers are terminated, the claims they left are removed and the exception goes on:
+    the runs finished so far are in the store.
+    """
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_watch_parent,
+    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_process_worker_init,
                                initargs=(os.getpid(),))  # fmt: skip
     try:
-        futures = {pool.submit(execute, job, False): job for job in jobs}
-        for future in as_completed(futures):
-            done(futures[future], future.exception())
+        _first_unclaimed(jobs, done, lambda job, wait: pool.submit(execute, job, False, wait), as_completed)
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        _stop_pool(pool, {job.path.parent for job in jobs})
         raise
     pool.shutdown(wait=True)
 
 
+def _first_unclaimed(jobs: list[RunJob], done: Done, submit: Callable[[RunJob, bool], Any],
+                     completed: Callable[[list], Any], check: Callable[[RunJob, Outcome], None] | None = None) -> None:
+    """Submit ``jobs`` (``submit(job, wait)`` returns a future), report each to ``done`` as it completes, then
+    submit again, waiting this time, those that another sweep had claimed. ``check(job, outcome)`` may raise to
+    fail a job whose outcome does not hold (see :func:`run_dask`)."""
+    batch, wait = jobs, False
+    while batch:
+        futures = {submit(job, wait): job for job in batch}
+        batch = []
+        for future in completed(list(futures)):
+            job, error = futures[future], future.exception()
+            if error is None:
+                outcome = future.result()
+                if outcome.status == "claimed":
+                    log.info("run %s is being trained by another sweep; coming back to it", job.key)
+                    batch.append(job)
+                    continue
+                try:
+                    if check is not None:
+                        check(job, outcome)
+                except Exception as exc:  # noqa: BLE001 - reported, the sweep goes on
+                    error = exc
+            done(job, error)
+        wait = True
+
+
+def _stop_pool(pool: ProcessPoolExecutor, folders: set[Path]) -> None:
+    """Cancel what is queued, terminate the running workers, wait for them (:data:`STOP_WORKERS_S`) and remove the
+    claims they leave in ``folders``."""
+    processes = list((pool._processes or {}).values())  # the pool has no public way to stop running calls
+    for process in processes:
+        if process.is_alive():
+            process.terminate()
+    deadline = time.monotonic() + STOP_WORKERS_S
+    for process in processes:
+        process.join(max(0.0, deadline - time.monotonic()))
+    pool.shutdown(wait=True, cancel_futures=True)  # its workers gone, the pool closes its queues at once
+    for folder in folders:
+        remove_stale_claims(folder)
+    log.info("stopped %d worker processes", len(processes))
+
+
 def run_dask(jobs: list[RunJob], workers: int, client: Any, done: Done) -> None:
-    """Train ``jobs`` on ``client`` (a ``distributed.Client``), or on a LocalCluster of ``workers`` started here."""
+    """Train ``jobs`` on ``client`` (a ``distributed.Client``), or on a LocalCluster of ``workers`` started here.
+
+    Each worker reports the checksum of the file it wrote; the file must be here with that checksum
+    (:func:`_landed`), else the run fails with a line saying the cache is not shared. A run whose worker is lost is
+    rescheduled by Dask or, once Dask gives up on it, fails alone: a rerun trains it. Runs that another sweep has
+    claimed are awaited last. When interrupted, what is queued is cancelled; a LocalCluster started here is closed,
+    which stops its workers.
+    """
     from distributed import Client, LocalCluster
     from distributed import as_completed as dask_completed
 
@@ -210,15 +309,59 @@ def run_dask(jobs: list[RunJob], workers: int, client: Any, done: Done) -> None:
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
         )
         client = Client(cluster)
-        client.run(_watch_parent, os.getpid())  # the workers of our own cluster (its nannies live in this process)
+        client.run(_worker_setup, os.getpid())  # the workers of our own cluster (its nannies live in this process)
+    submitted: list[Any] = []
+
+    def submit(job: RunJob, wait: bool) -> Any:
+        submitted.append(client.submit(execute, job, False, wait, pure=False))
+        return submitted[-1]
+
+    interrupted = False
     try:
-        futures = {client.submit(execute, job, False, pure=False): job for job in jobs}
-        for future in dask_completed(list(futures)):
-            done(futures[future], future.exception())
+        _first_unclaimed(jobs, done, submit, dask_completed, _landed)
+    except BaseException:
+        interrupted = True
+        client.cancel(submitted)
+        raise
     finally:
         if cluster is not None:
-            client.close()
-            cluster.close()
+            with _quiet("distributed") if interrupted else contextlib.nullcontext():
+                client.close()
+                cluster.close()  # its nannies kill the workers whose runs cannot stop
+            if interrupted:
+                for folder in {job.path.parent for job in jobs}:
+                    remove_stale_claims(folder)
+
+
+@contextlib.contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """Logger ``name`` and its children silent (but for CRITICAL) for a while: a LocalCluster closed mid-run warns
+    for each worker it has to kill, which is what an interrupted sweep asks for."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _landed(job: RunJob, outcome: Outcome) -> None:
+    """Check that the file a worker wrote is the one this process sees (its checksum), else raise naming why."""
+    if outcome.status != "trained":
+        return
+    where = f"the worker on host {outcome.host} wrote {job.path}"
+    if not job.path.exists():
+        raise RuntimeError(f"{where}, which this process cannot see: the cache is not on a file system that the "
+                           f"workers and this process share")  # fmt: skip
+    try:
+        with xr.open_dataset(job.path, engine="h5netcdf") as ds:
+            seen = ds.attrs.get(CHECKSUM_ATTR)
+    except Exception as exc:  # noqa: BLE001 - any unreadable file fails the run, which is trained again
+        raise RuntimeError(f"{where}, but it cannot be read here ({type(exc).__name__})") from None
+    if seen != outcome.checksum:
+        raise RuntimeError(f"{where} with checksum {outcome.checksum}, but the file here has {seen}: the cache is "
+                           f"not on a file system that the workers and this process share")  # fmt: skip
 
 
 def run_stacked(groups: list[list[RunJob]], progress: bool, done: Done) -> None:

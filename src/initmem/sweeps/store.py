@@ -69,13 +69,16 @@ def _plain_value(value: Any) -> Any:
     return value
 
 
-def write_run(ds: xr.Dataset, path: str | os.PathLike) -> None:
+def write_run(ds: xr.Dataset, path: str | os.PathLike) -> str:
     """Write ``ds`` to ``path`` atomically (:func:`initmem.base.files.atomic_write`), with its
-    :func:`content_digest` in the attribute :data:`CHECKSUM_ATTR` and its attributes made ones netCDF accepts."""
+    :func:`content_digest` in the attribute :data:`CHECKSUM_ATTR` and its attributes made ones netCDF accepts.
+
+    Returns the checksum written (a Dask worker reports it, and the sweep checks the file it reads carries it)."""
     ds = ds.copy(deep=False)
     ds.attrs = _plain_attrs(ds.attrs)
     ds.attrs[CHECKSUM_ATTR] = content_digest(ds)
     atomic_write(path, lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf"))
+    return ds.attrs[CHECKSUM_ATTR]
 
 
 def _plain_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:

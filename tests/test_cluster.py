@@ -1,0 +1,456 @@
+"""Sweeps on real clusters: a Dask scheduler and two workers started here, and a single-node SLURM started here.
+
+Every daemon listens on 127.0.0.1 (SLURM's own slurmctld and slurmd bind their ports on every interface: SLURM has no
+setting for it) and is stopped by the fixture that started it. The Dask and SLURM recipes run here are read from
+book/reproduce.md, so that the chapter shows what is tested. The runs are tiny (tests/conftest.py::tiny_config) with
+one torch thread each, so that a sweep on a cluster must equal the serial sweep bit for bit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import getpass
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+import xarray as xr
+
+pytest.importorskip("distributed")
+
+import initmem.sweeps.cluster
+from initmem.base.files import CLAIM_SUFFIX
+from initmem.cli import main
+from initmem.sweeps.cluster import SlurmResources, job_options
+from initmem.sweeps.driver import sweep
+from initmem.sweeps.store import load_run
+
+REPRODUCE = Path(__file__).resolve().parents[1] / "book" / "reproduce.md"
+BIN = Path(sys.executable).parent
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+#: Seconds a daemon is given to start, or to stop once told to.
+DAEMON_S = 60.0
+
+
+def recipe(marker: str) -> str:
+    """The fenced block of book/reproduce.md that follows the comment line starting with ``% <marker>``."""
+    text = REPRODUCE.read_text()
+    match = re.search(rf"^% {re.escape(marker)}[^\n]*\n```[a-z]*\n(.*?)^```", text, re.MULTILINE | re.DOTALL)
+    assert match, f"book/reproduce.md has no block after '% {marker}'"
+    return match.group(1)
+
+
+def _command(line: str) -> list[str]:
+    """A recipe line as an argument list: the trailing ``&`` dropped, ``dask`` and ``initmem`` from this Python."""
+    words = shlex.split(line.split(" #")[0].rstrip().removesuffix("&"))
+    if words[0] == "initmem":
+        return [sys.executable, "-m", "initmem", *words[1:]]
+    return [str(BIN / words[0]), *words[1:]]
+
+
+def _write_spec(folder: Path, config, values=(0.5, 1.0, 2.0, 2.5)) -> dict:
+    spec = {"base": config.to_dict(), "grid": {"sigma_w": list(values)}}
+    (folder / "spec.yaml").write_text(json.dumps(spec))
+    return spec
+
+
+def _same_numbers(a: xr.Dataset, b: xr.Dataset) -> None:
+    """Every variable but the wall time equal, bit for bit."""
+    xr.testing.assert_identical(a.drop_vars("wall_time_s").drop_attrs(), b.drop_vars("wall_time_s").drop_attrs())
+
+
+class Daemons:
+    """Processes started in their own process groups, stopped (SIGTERM, then SIGKILL) with all they started."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.processes: list[subprocess.Popen] = []
+
+    def start(self, command: list[str], name: str, env: dict | None = None) -> subprocess.Popen:
+        log = open(self.folder / f"{name}.log", "wb")
+        process = subprocess.Popen(command, cwd=self.folder, env=env or ENV, stdout=log, stderr=subprocess.STDOUT,
+                                   stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        log.close()
+        self.processes.append(process)
+        return process
+
+    def kill(self, process: subprocess.Popen, how: int = signal.SIGKILL) -> None:
+        """Signal ``process`` and everything of its process group."""
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, how)
+
+    def stop(self) -> None:
+        family = []
+        for process in self.processes:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                family += psutil.Process(process.pid).children(recursive=True)
+        for process in reversed(self.processes):
+            self.kill(process, signal.SIGTERM)
+        deadline = time.monotonic() + DAEMON_S / 4
+        for process in self.processes:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(max(0.1, deadline - time.monotonic()))
+        for process in self.processes:
+            self.kill(process)
+            process.wait()
+        for child in family:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                child.kill()
+        _, alive = psutil.wait_procs(family, timeout=DAEMON_S / 4)
+        alive = [c.pid for c in alive if _running(c)]
+        assert not alive, f"processes {alive} outlived their daemons"
+
+    def log(self, name: str) -> str:
+        return (self.folder / f"{name}.log").read_text(errors="replace")
+
+
+def _running(process: psutil.Process) -> bool:
+    try:
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return False
+
+
+def _wait_for(condition, what: str, timeout: float = DAEMON_S) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} within {timeout:.0f} s"
+        time.sleep(0.1)
+
+
+# --- a Dask scheduler and two workers ------------------------------------------------------------------------------
+@pytest.fixture
+def dask_cluster(tmp_path):
+    """The Dask recipe of book/reproduce.md, started in ``tmp_path``: a scheduler and two workers on 127.0.0.1.
+
+    Yields ``(daemons, workers, sweep_line)``: the :class:`Daemons`, the two worker processes and the recipe's
+    ``initmem sweep`` line. Everything started is stopped afterwards.
+    """
+    lines = [line for line in recipe("tests/test_cluster.py runs this block").splitlines() if line.strip()]
+    scheduler_line, *worker_lines, sweep_line = lines
+    assert scheduler_line.startswith("dask scheduler") and sweep_line.startswith("initmem sweep")
+    assert len(worker_lines) == 2 and all(line.startswith("dask worker") for line in worker_lines)
+    daemons = Daemons(tmp_path)
+    try:
+        daemons.start(_command(scheduler_line), "scheduler")
+        _wait_for(lambda: (tmp_path / "scheduler.json").exists(), "the scheduler wrote scheduler.json")
+        workers = [daemons.start(_command(line), f"worker{i}") for i, line in enumerate(worker_lines)]
+        address = json.loads((tmp_path / "scheduler.json").read_text())["address"]
+        assert address.startswith("tcp://127.0.0.1:"), address
+        from distributed import Client
+
+        with Client(address, timeout=DAEMON_S) as client:
+            client.wait_for_workers(2, timeout=DAEMON_S)
+            assert all(w.startswith("tcp://127.0.0.1:") for w in client.scheduler_info()["workers"])
+        yield daemons, workers, sweep_line
+    finally:
+        daemons.stop()
+
+
+def _listeners(daemons: Daemons) -> list[str]:
+    """The addresses on which the daemons' processes listen."""
+    found = []
+    for process in daemons.processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            for member in [psutil.Process(process.pid), *psutil.Process(process.pid).children(recursive=True)]:
+                for conn in member.net_connections(kind="inet"):
+                    if conn.status == psutil.CONN_LISTEN:
+                        found.append(f"{conn.laddr.ip}:{conn.laddr.port}")
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.daemons
+def test_a_sweep_on_a_running_dask_cluster_equals_the_serial_sweep(dask_cluster, tiny_config, tmp_path, monkeypatch):
+    daemons, _, sweep_line = dask_cluster
+    listeners = _listeners(daemons)
+    assert listeners and all(a.startswith("127.0.0.1:") for a in listeners), listeners
+    spec = _write_spec(tmp_path, tiny_config)
+    monkeypatch.chdir(tmp_path)  # the recipe's relative names: spec.yaml, cache, scheduler.json, sweep.nc
+    assert main(_command(sweep_line)[3:]) == 0
+    on_cluster = xr.load_dataset(tmp_path / "sweep.nc", engine="h5netcdf")
+    serial = sweep(spec, tmp_path / "serial", progress=False)
+    _same_numbers(on_cluster, serial)
+    assert sorted(p.name for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")) == sorted(
+        p.name for p in (tmp_path / "serial").glob("*.nc"))  # the same run files, no claim left behind
+    from distributed import Client
+
+    with Client(json.loads((tmp_path / "scheduler.json").read_text())["address"]) as client:  # trained there
+        counts = client.run_on_scheduler(lambda dask_scheduler: dict(dask_scheduler.task_prefixes["execute"].state_counts))
+    assert sum(counts.values()) >= len(spec["grid"]["sigma_w"]), counts
+
+
+@pytest.mark.slow
+@pytest.mark.daemons
+def test_a_worker_killed_mid_run_costs_that_run_and_a_rerun_completes_the_cache(dask_cluster, tiny_config, tmp_path,
+                                                                                 monkeypatch):  # fmt: skip
+    daemons, workers, sweep_line = dask_cluster
+    config = tiny_config.replace(epochs=8)
+    spec = _write_spec(tmp_path, config)
+    cache = tmp_path / "cache"
+    first = subprocess.Popen(_command(sweep_line), cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    try:
+        victim = None
+
+        def a_worker_trains() -> bool:
+            nonlocal victim
+            for claim in cache.glob("*" + CLAIM_SUFFIX) if cache.is_dir() else []:
+                with contextlib.suppress(OSError, ValueError):
+                    pid = json.loads(claim.read_text())["pid"]
+                    victim = next((w for w in workers if os.getpgid(pid) == w.pid), None)
+            assert first.poll() is None, "the sweep ended before a worker was killed"
+            return victim is not None
+
+        _wait_for(a_worker_trains, "a worker started training", timeout=240)
+        daemons.kill(victim)  # the worker and its nanny: lost for good
+        out, err = first.communicate(timeout=600)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode in (0, 2), err
+    finished = [p for p in cache.glob("*.nc") if load_run(p) is not None]
+    assert len(finished) >= len(spec["grid"]["sigma_w"]) - 1, err  # the lost worker cost at most its run
+    monkeypatch.chdir(tmp_path)
+    assert main(_command(sweep_line)[3:]) == 0  # the other worker trains what is missing
+    serial = sweep(spec, tmp_path / "serial", progress=False)
+    _same_numbers(xr.load_dataset(tmp_path / "sweep.nc", engine="h5netcdf"), serial)
+
+
+@pytest.mark.slow
+@pytest.mark.daemons
+def test_initmem_experiments_trains_a_notebooks_sweep_on_the_running_cluster(dask_cluster, tmp_path, monkeypatch):
+    pytest.importorskip("papermill")
+    from distributed import Client
+
+    from initmem.study.registry import experiment_spec
+    from initmem.study.presets import notebook_parameters
+    from initmem.sweeps.spec import SweepSpec
+
+    line = recipe("tests/test_cluster.py runs this experiments line").strip()
+    assert line.startswith("initmem experiments")
+    words = shlex.split(line)[2:]
+    words[words.index("--preset") + 1] = "smoke"  # the recipe's notebook, at the preset that trains in seconds
+    results, out = tmp_path / "results", tmp_path / "notebooks"
+    repo = REPRODUCE.parents[1]
+    command = [*words, "--results-dir", str(results), "--out-dir", str(out), "--root", str(repo)]
+    monkeypatch.chdir(tmp_path)  # scheduler.json
+    assert main(["experiments", *command]) == 0
+    n_runs = SweepSpec.from_dict(experiment_spec("01_optimizers", notebook_parameters("smoke", "01_optimizers"))).n_runs
+    assert len(list((results / "smoke" / "01_optimizers" / "runs").glob("*.nc"))) == n_runs
+    with Client(json.loads((tmp_path / "scheduler.json").read_text())["address"]) as client:  # trained there
+        counts = client.run_on_scheduler(lambda dask_scheduler: dict(dask_scheduler.task_prefixes["execute"].state_counts))
+    assert sum(counts.values()) >= n_runs, counts
+
+
+@pytest.mark.daemons
+def test_a_cache_the_workers_do_not_share_is_refused_before_training(tmp_path, tiny_config, capsys):
+    """A worker in its own mount namespace sees another folder at the cache's path: one line, exit 2."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) to give a worker a private mount of the cache folder")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    daemons = Daemons(tmp_path)
+    try:
+        daemons.start(_command("dask scheduler --host 127.0.0.1 --port 0 --dashboard-address 127.0.0.1:0 "
+                               "--scheduler-file scheduler.json"), "scheduler")  # fmt: skip
+        _wait_for(lambda: (tmp_path / "scheduler.json").exists(), "the scheduler wrote scheduler.json")
+        worker = shlex.join(_command("dask worker --scheduler-file scheduler.json --nthreads 1 --host 127.0.0.1 "
+                                     "--dashboard-address 127.0.0.1:0"))  # fmt: skip
+        daemons.start(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                       f"mount -t tmpfs tmpfs {shlex.quote(str(cache))} && exec {worker}"], "worker")  # fmt: skip
+        from distributed import Client
+
+        with Client(json.loads((tmp_path / "scheduler.json").read_text())["address"], timeout=DAEMON_S) as client:
+            client.wait_for_workers(1, timeout=DAEMON_S)
+        _write_spec(tmp_path, tiny_config, values=(0.5,))
+        code = main(["sweep", str(tmp_path / "spec.yaml"), "--cache", str(cache), "--executor", "dask", "--scheduler",
+                     str(tmp_path / "scheduler.json"), "--out", str(tmp_path / "sweep.nc")])  # fmt: skip
+    finally:
+        daemons.stop()
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert f"--cache: {cache} is not shared with the Dask workers tcp://127.0.0.1:" in err
+    assert not list(cache.glob("*.nc")) and not (tmp_path / "sweep.nc").exists()
+
+
+def test_a_run_file_that_is_not_the_one_its_worker_wrote_fails_that_run(tiny_config, tmp_path):
+    from initmem.sweeps.executors import Outcome, RunJob, _landed
+    from initmem.sweeps.store import write_run
+
+    job = RunJob(tiny_config, tmp_path / f"{tiny_config.hash()}.nc")
+    with pytest.raises(RuntimeError, match="which this process cannot see: the cache is not on a file system"):
+        _landed(job, Outcome("trained", "0" * 64, "elsewhere"))
+    checksum = write_run(xr.Dataset(attrs={"config_hash": tiny_config.hash()}), job.path)
+    _landed(job, Outcome("trained", checksum, "here"))  # the file the worker wrote
+    with pytest.raises(RuntimeError, match=f"with checksum {'0' * 64}, but the file here has {checksum}"):
+        _landed(job, Outcome("trained", "0" * 64, "elsewhere"))
+
+
+def test_an_unreachable_scheduler_is_one_line(tmp_path, tiny_config, capsys, monkeypatch):
+    monkeypatch.setattr(initmem.sweeps.cluster, "CONNECT_TIMEOUT_S", 2.0)
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    _write_spec(tmp_path, tiny_config, values=(0.5,))
+    code = main(["sweep", str(tmp_path / "spec.yaml"), "--cache", str(tmp_path / "cache"), "--executor", "dask",
+                 "--scheduler", f"tcp://127.0.0.1:{port}", "--out", str(tmp_path / "s.nc")])  # fmt: skip
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert f"error: --scheduler: cannot reach a Dask scheduler at tcp://127.0.0.1:{port}" in err
+    assert main(["sweep", str(tmp_path / "spec.yaml"), "--cache", str(tmp_path / "cache"), "--scheduler", "x.json",
+                 "--out", str(tmp_path / "s.nc")]) == 2  # fmt: skip
+    assert "error: --scheduler: only with --executor dask" in capsys.readouterr().err
+    assert main(["sweep", str(tmp_path / "spec.yaml"), "--cache", str(tmp_path / "cache"), "--gpus", "1",
+                 "--out", str(tmp_path / "s.nc")]) == 2  # fmt: skip
+    assert "error: --gpus: only with --executor slurm" in capsys.readouterr().err
+
+
+# --- SLURM ----------------------------------------------------------------------------------------------------------
+def test_the_slurm_flags_of_the_gpu_recipe_make_the_job_script():
+    """The GPU command of book/reproduce.md: its flags become these lines of dask-jobqueue's job script."""
+    pytest.importorskip("dask_jobqueue")
+    from dask_jobqueue.slurm import SLURMJob
+
+    from initmem.cli import build_parser
+    from initmem.sweeps.cluster import cluster_from_args
+
+    line = recipe("tests/test_cluster.py checks the job script").strip()
+    args = build_parser().parse_args(shlex.split(line)[1:])
+    _, resources = cluster_from_args(args, args.executor)
+    assert resources == SlurmResources(cores=1, memory="32GB", gpus=1, walltime="04:00:00", partition="gpu",
+                                       account="myproject", jobs=16)  # fmt: skip
+    script = SLURMJob("tcp://127.0.0.1:8786", name="w", **job_options(resources)).job_script()
+    for directive in ("-p gpu", "-A myproject", "-t 04:00:00", "--cpus-per-task=1", "--mem=30G", "--gres=gpu:1"):
+        assert f"#SBATCH {directive}\n" in script, script
+    assert "--nthreads 1" in script
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+_SLURM_CONF = """\
+ClusterName=initmemtest
+SlurmctldHost={host}(127.0.0.1)
+SlurmctldPort={ctld_port}
+SlurmdPort={slurmd_port}
+AuthType=auth/munge
+AuthInfo=socket={folder}/munge.socket
+CredType=cred/munge
+SlurmUser={user}
+SlurmdUser={user}
+StateSaveLocation={folder}/state
+SlurmdSpoolDir={folder}/spool
+SlurmctldPidFile={folder}/slurmctld.pid
+SlurmdPidFile={folder}/slurmd.pid
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SwitchType=switch/none
+MpiDefault=none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+ReturnToService=2
+NodeName={host} NodeAddr=127.0.0.1 CPUs={cpus} RealMemory={memory_mb} State=UNKNOWN
+PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+@pytest.fixture
+def slurm(tmp_path):
+    """A single-node SLURM (munged, slurmctld, slurmd) configured in ``tmp_path/slurm``; yields the environment its
+    clients need (``SLURM_CONF``). Skipped where SLURM is not installed (``make slurm`` installs it)."""
+    missing = [name for name in ("munged", "slurmctld", "slurmd", "sbatch") if shutil.which(name) is None]
+    if missing:
+        pytest.skip(f"SLURM is not installed ({', '.join(missing)} missing; `make slurm` installs it as root with apt)")
+    pytest.importorskip("dask_jobqueue")
+    folder = tmp_path / "slurm"
+    for sub in ("state", "spool"):
+        (folder / sub).mkdir(parents=True)
+    folder.chmod(0o700)
+    key = folder / "munge.key"
+    key.write_bytes(os.urandom(1024))
+    key.chmod(0o600)
+    conf = folder / "slurm.conf"
+    conf.write_text(_SLURM_CONF.format(
+        host=socket.gethostname(), ctld_port=_free_port(), slurmd_port=_free_port(), folder=folder,
+        user=getpass.getuser(), cpus=os.cpu_count(), memory_mb=int(psutil.virtual_memory().total / 2**20 * 0.8),
+    ))  # fmt: skip
+    env = {**ENV, "SLURM_CONF": str(conf)}
+    daemons = Daemons(folder)
+    try:
+        daemons.start(["munged", "--foreground", "--force", f"--socket={folder}/munge.socket", f"--key-file={key}",
+                       f"--pid-file={folder}/munged.pid", f"--seed-file={folder}/munged.seed",
+                       f"--log-file={folder}/munged.file.log"], "munged", env)  # fmt: skip
+        _wait_for(lambda: (folder / "munge.socket").exists(), "munged created its socket")
+        daemons.start(["slurmctld", "-D", "-f", str(conf)], "slurmctld", env)
+        daemons.start(["slurmd", "-D", "-f", str(conf), "-N", socket.gethostname()], "slurmd", env)
+
+        def idle() -> bool:
+            state = subprocess.run(["sinfo", "-h", "-o", "%T"], env=env, capture_output=True, text=True)
+            return state.stdout.strip() == "idle"
+
+        _wait_for(idle, "the SLURM node became idle")
+        yield env
+    finally:
+        try:
+            _cancel_jobs(env)
+        finally:
+            daemons.stop()
+            for step in _job_steps(conf):  # slurmstepd leaves slurmd's process tree: found by its SLURM_CONF
+                step.kill()
+
+
+def _cancel_jobs(env: dict) -> None:
+    """Cancel every job of this user and wait until the queue is empty (their steps report to slurmd first)."""
+    with contextlib.suppress(OSError, subprocess.SubprocessError):
+        subprocess.run(["scancel", "--user", getpass.getuser()], env=env, capture_output=True, timeout=30)
+        _wait_for(lambda: not subprocess.run(["squeue", "-h"], env=env, capture_output=True, text=True).stdout.strip(),
+                  "the cancelled jobs left the queue", timeout=DAEMON_S / 2)  # fmt: skip
+
+
+def _job_steps(conf: Path) -> list[psutil.Process]:
+    """The slurmstepd processes of the SLURM configured by ``conf``."""
+    steps = []
+    for process in psutil.process_iter(["name"]):
+        with contextlib.suppress(psutil.Error):
+            if process.info["name"] == "slurmstepd" and process.environ().get("SLURM_CONF") == str(conf):
+                steps.append(process)
+    return steps
+
+
+@pytest.mark.slow
+@pytest.mark.daemons
+def test_a_sweep_through_slurm_equals_the_serial_sweep(slurm, tiny_config, tmp_path):
+    dask_config = tmp_path / "dask-config"
+    dask_config.mkdir()
+    (dask_config / "jobqueue.yaml").write_text(recipe("tests/test_cluster.py writes this block"))
+    spec = _write_spec(tmp_path, tiny_config)
+    env = {**slurm, "DASK_CONFIG": str(dask_config)}
+    line = recipe("tests/test_cluster.py runs this command").strip()
+    result = subprocess.run(_command(line), cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    serial = sweep(spec, tmp_path / "serial", progress=False)
+    _same_numbers(xr.load_dataset(tmp_path / "sweep.nc", engine="h5netcdf"), serial)
+    queue = subprocess.run(["squeue", "-h"], env=env, capture_output=True, text=True).stdout.strip()
+    assert queue == "", f"jobs left in the queue: {queue}"  # the sweep cancelled its worker jobs
+    # A GPU this cluster lacks: SLURM refuses the job script before anything is submitted; one line, exit 2.
+    refused = subprocess.run([*_command(line), "--gpus", "1"], cwd=tmp_path, env=env, capture_output=True,
+                             text=True, timeout=300)  # fmt: skip
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "error: executor: SLURM refuses the worker job script" in refused.stderr
