@@ -16,7 +16,7 @@ Why this is exactly K separate runs (up to float rounding):
   in a plain module (checked against separate modules in ``tests/test_stacked.py``).
 * Loss: the sum over members of each member's mean cross-entropy. Member k's parameters receive the
   gradient of its own loss only.
-* Optimizer: one optimizer (:func:`initmem.run.optim.build_optimizer`, same settings) over the stacked
+* Optimizer: one optimizer (:func:`initmem.run.optim.build.build_optimizer`, same settings) over the stacked
   tensors. SGD (with or without momentum, coupled L2 or decoupled decay), Adam and AdamW update each
   element independently, so this equals K separate optimizers. Muon orthogonalises per matrix, which
   a stacked (K, out, in, ...) tensor would mix: ``muon`` runs fall back to sequential :func:`train`
