@@ -278,8 +278,8 @@ def train_stacked(
     for epoch in range(start_epoch, ref.epochs + 1):
         t0 = time.perf_counter()
         running = [k for k in range(k_total) if not divergences[k]]
-        lr = schedule.lr(step)
-        for x, y, lr in schedule.batches(data, epoch, step, optimizer):
+        for x, y in schedule.batches(data, epoch):
+            lr = schedule.apply(optimizer, step)  # set this step's learning rate on the optimizer
             with setup.autocast():
                 losses = _member_losses(stack.logits(x, training=True), y, "mean")
             values = losses.detach().cpu().tolist()
