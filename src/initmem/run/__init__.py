@@ -10,7 +10,9 @@
 * :mod:`~initmem.run.optim` -- SGD, SGD+momentum, Adam, AdamW, Muon, and the learning-rate schedules: muon,
   schedules, build;
 * :mod:`~initmem.run.metrics` -- the paper's per-run measurements: clocks, norms, tau_interp, selection;
-* :mod:`~initmem.run.records` -- what a run records and the Dataset with provenance;
+* :mod:`~initmem.run.records` -- what a run records and the Dataset with provenance; the names it records and the
+  recorded epochs are in :mod:`~initmem.run.variables`, the yes/no thresholds in :mod:`~initmem.run.thresholds`
+  (both free of torch, for the study);
 * :mod:`~initmem.run.loop` -- the pieces every training loop shares: device and precision, the epoch-0
   measurement, the step schedule, checkpoints;
 * :mod:`~initmem.run.training` -- :func:`train`, one run; :mod:`~initmem.run.stacked` -- K runs as one vmapped

@@ -20,7 +20,7 @@ import numpy as np
 import xarray as xr
 
 from ..run.config import RunConfig
-from ..run.records import recorded_epochs
+from ..run.variables import recorded_epochs
 from ..sweeps.spec import SweepSpec
 from .presets import notebook_parameters
 from .registry import EXPERIMENT_SPECS, EXPERIMENTS, experiment_spec

@@ -28,7 +28,7 @@ import xarray as xr
 
 from ..run.config import ADAPTIVE
 from ..run.thresholds import INTERPOLATION_THRESHOLD
-from ..run.records import CLOCKS
+from ..run.variables import CLOCKS
 
 __all__ = [
     "GPU_PRESET",
