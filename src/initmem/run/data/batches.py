@@ -23,8 +23,9 @@ import torch.nn.functional as F
 __all__ = ["CIFAR10_MEAN", "CIFAR10_STD", "DeviceDataset", "steps_per_epoch", "train_batches", "eval_batches",
            "augment_batch"]  # fmt: skip
 
-#: Published per-channel mean and std of the CIFAR-10 training images (pixel values in [0, 1]).
+#: Published per-channel (R, G, B) mean of the CIFAR-10 training images (pixel values in [0, 1]).
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
+#: Published per-channel (R, G, B) standard deviation of the CIFAR-10 training images (pixel values in [0, 1]).
 CIFAR10_STD = (0.2470, 0.2435, 0.2616)
 
 #: Independent random streams derived from data_seed: the split's three and the order of
