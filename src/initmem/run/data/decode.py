@@ -86,8 +86,8 @@ def load_cifar10(path: str | os.PathLike | None = None) -> CifarArrays:
     subsets through :func:`initmem.run.data.prepare.make_split` or
     :func:`~initmem.run.data.prepare.cifar10_tensors` (class-balanced and shuffled), never by slicing.
 
-    The first load decodes the source and caches the arrays (a few seconds for the JPEG archive);
-    later loads read the cache (well under 2 s). Raises :class:`~initmem.run.data.sources.DataError` on missing, corrupt or
+    The first load decodes the source and caches the arrays (a few seconds for the JPEG archive); later loads read
+    the cache (well under 2 s). Raises :class:`~initmem.run.data.sources.DataError` on missing, corrupt or
     mis-shaped data.
     """
     fmt, root = _detect_format(find_cifar10(path))

@@ -159,10 +159,10 @@ def prepare_data(config: RunConfig, device: torch.device | str) -> PreparedData:
     """Load (or synthesise) the data of ``config``, split it, and put it on ``device``.
 
     Uses ``config.data`` (a path, ``"synthetic"`` or None to search), ``data_seed``,
-    ``train_size``, ``val_size``, ``test_size``, ``train_eval_size`` and ``image_size``. For
-    ``"synthetic"``, :func:`~initmem.run.data.synthetic.synthetic_cifar` (seed 0) makes ``(train_size or 2000) + val_size``
-    training and ``test_size or 1000`` test images, each rounded up to a multiple of 10, at most as many as
-    CIFAR-10 has (:func:`~initmem.run.data.synthetic.check_synthetic_sizes`).
+    ``train_size``, ``val_size``, ``test_size``, ``train_eval_size`` and ``image_size``. For ``"synthetic"``,
+    :func:`~initmem.run.data.synthetic.synthetic_cifar` (seed 0) makes ``(train_size or 2000) + val_size`` training
+    and ``test_size or 1000`` test images, each rounded up to a multiple of 10, at most as many as CIFAR-10 has
+    (:func:`~initmem.run.data.synthetic.check_synthetic_sizes`).
     """
     if config.data == SYNTHETIC:
         check_synthetic_sizes(config)
@@ -267,7 +267,8 @@ def cifar10_tensors(
     train_size: int, val_size: int, test_size: int, seed: int = 0, path: str | os.PathLike | None = None,
     image_size: int = 32,
 ) -> tuple[TensorPair, TensorPair, TensorPair]:  # fmt: skip
-    """Shuffled, class-balanced CIFAR-10 splits as CPU tensors, ready for :func:`initmem.sweeps.measure.measure_init_memory`::
+    """Shuffled, class-balanced CIFAR-10 splits as CPU tensors, ready for
+    :func:`initmem.sweeps.measure.measure_init_memory`::
 
         train, val, test = cifar10_tensors(5000, 1000, 1000, seed=0)
         ds = measure_init_memory(model_fn, train, val, test, sigma_ws=[0.5, 1.0, 2.0], seeds=[0, 1, 2])
@@ -279,8 +280,8 @@ def cifar10_tensors(
     images. Each is class-balanced (:func:`make_split` with ``data_seed=seed``: ``n // 10`` images per class, the
     remainder one each to the lowest classes) and in an order drawn from ``seed``, so that its first images are
     not one class, as they would be from :func:`~initmem.run.data.decode.load_cifar10` (sorted by class for the
-    JPEG archive). The same sizes and ``seed`` give the same tensors; the validation set does not depend on
-    ``train_size``. ``path`` is a CIFAR-10 source as for :func:`~initmem.run.data.decode.load_cifar10` (None
+    JPEG archive). The same sizes and ``seed`` give the same tensors; the validation and test tensors do not depend
+    on ``train_size``. ``path`` is a CIFAR-10 source as for :func:`~initmem.run.data.decode.load_cifar10` (None
     searches); ``image_size`` below 32 area-downsamples.
 
     Raises:
@@ -289,11 +290,11 @@ def cifar10_tensors(
     """
     arrays = load_cifar10(path)
     split = make_split(arrays.train_labels, arrays.test_labels, train_size, val_size, test_size, seed)
-    order = _rng(seed, _STREAM_ORDER)
     pairs = []
-    for index, images, labels in ((split.train, arrays.train_images, arrays.train_labels),
-                                  (split.val, arrays.train_images, arrays.train_labels),
-                                  (split.test, arrays.test_images, arrays.test_labels)):  # fmt: skip
+    for k, (index, images, labels) in enumerate(((split.train, arrays.train_images, arrays.train_labels),
+                                                 (split.val, arrays.train_images, arrays.train_labels),
+                                                 (split.test, arrays.test_images, arrays.test_labels))):  # fmt: skip
+        order = np.random.default_rng(np.random.SeedSequence([seed, _STREAM_ORDER, k]))  # one stream per split
         shuffled = order.permutation(index)
         on_cpu = DeviceDataset.from_uint8(images[shuffled], labels[shuffled], "cpu", image_size)
         pairs.append((on_cpu.images, on_cpu.labels))

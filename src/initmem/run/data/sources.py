@@ -101,7 +101,8 @@ def find_cifar10(path: str | os.PathLike | None = None) -> Path:
 def download_cifar10(root: str | os.PathLike) -> Path:
     """Download the original CIFAR-10 with torchvision into ``root`` (needs internet).
 
-    Returns ``root/cifar-10-batches-py``, which :func:`~initmem.run.data.decode.load_cifar10` accepts (as does ``root``).
+    Returns ``root/cifar-10-batches-py``, which :func:`~initmem.run.data.decode.load_cifar10` accepts (as does
+    ``root``).
     """
     from torchvision.datasets import CIFAR10
 

@@ -30,8 +30,8 @@ Muon choices (what the paper does not state; our choices and reasons)
   CPU). ``ns_dtype="bfloat16"`` reproduces the reference numerics: on CPU it matches ``torch.optim.Muon``
   bit for bit (the parity test). The float32 default differs from torch's bfloat16 by bfloat16 rounding
   (about 5e-4 in the weights after 10 steps at lr 0.02) and agrees with a float64 NS5 to 1e-5.
-  :func:`~initmem.run.optim.build.build_optimizer` picks bfloat16 only when ``config.bf16`` is set and the model is on CUDA
-  (``bf16`` already changes the numbers and is part of the run hash).
+  :func:`~initmem.run.optim.build.build_optimizer` picks bfloat16 only when ``config.bf16`` is set and the model is
+  on CUDA (``bf16`` already changes the numbers and is part of the run hash).
 * Per-matrix scale ``s`` uses the flattened 2-D shape ``(out, in*kh*kw)``. Jordan's code computes it from
   the last two dimensions of the 4-D gradient (``kh/kw = 1``) for conv kernels, so its conv layers get
   ``s = 1``; with the flattened shape the two agree except for convs with ``out > in*kh*kw`` (the stem:
