@@ -20,6 +20,7 @@ import numpy as np
 import xarray as xr
 
 from initmem.study import costs
+from initmem.sweeps.store import read_checked
 
 
 def effective_rate(ds: xr.Dataset) -> tuple[tuple[str, int, int, int], float]:
@@ -42,12 +43,12 @@ def main() -> None:
     rates: dict[tuple, list[float]] = defaultdict(list)
     hardware = set()
     for path in sorted(Path(args.results_dir, args.preset).glob("*/runs/*.nc")):
-        with xr.open_dataset(path, engine="h5netcdf") as ds:
-            if int(ds.attrs.get("channels_last", 0)) != 1 or ds.attrs.get("device") != "cpu":
-                continue  # the table is for the current (channels-last) CPU loop
-            key, rate = effective_rate(ds)
-            rates[key].append(rate)
-            hardware.add(ds.attrs.get("hardware", "?"))
+        ds = read_checked(path)
+        if int(ds.attrs.get("channels_last", 0)) != 1 or ds.attrs.get("device") != "cpu":
+            continue  # the table is for the current (channels-last) CPU loop
+        key, rate = effective_rate(ds)
+        rates[key].append(rate)
+        hardware.add(ds.attrs.get("hardware", "?"))
     print(f"preset {args.preset}, channels-last CPU runs on: {'; '.join(sorted(hardware)) or 'none'}")
     print(f"{'model':>10} {'width':>5} {'px':>3} {'batch':>5} {'runs':>4} {'img/s (median)':>15} {'table x batch':>14}")
     for (model, width, size, b), values in sorted(rates.items()):

@@ -11,8 +11,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "initmem"
 
 #: Layers from the bottom up; a module may import from its own layer and the ones before it.
 LAYERS = ("base", "run", "sweeps", "study", "theory", "book", "cli", "__init__")
-#: theory sits beside study: it may use run (shared constants), never the study.
+#: theory sits beside study: neither may import the other.
 SIBLINGS = {("theory", "study"), ("study", "theory")}
+#: What theory may import besides itself: base only (its shared constants are in base.constants). ``run`` is torch;
+#: the numpy theory must not need it.
+THEORY_MAY_IMPORT = ("base", "theory")
 
 
 def _module_name(path: Path) -> str:
@@ -78,6 +81,12 @@ def test_imports_only_run_downward(module):
         assert there <= here, f"{module} ({_layer(module)}) imports {target} from a higher layer ({_layer(target)})"
 
 
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _layer(m) == "theory"))
+def test_theory_imports_nothing_from_run(module):
+    for target in GRAPH[module]:
+        assert _layer(target) in THEORY_MAY_IMPORT, f"{module} imports {target}: the numpy theory may import base only"
+
+
 def test_no_import_cycle():
     state: dict[str, int] = {}
 
@@ -102,3 +111,50 @@ def test_the_checker_sees_imports():
     assert "initmem.sweeps.store" in GRAPH["initmem.sweeps.executors"]
     assert "initmem.run.training" in GRAPH["initmem.sweeps.executors"]  # a function-level import
     assert "initmem.study.plots" not in GRAPH["initmem.run.training"]
+    assert "initmem.base.constants" in GRAPH["initmem.theory.optimizers"]  # a relative import two levels up
+    assert "initmem.base.files" in GRAPH["initmem.run.data.decode"]  # three levels up, from a subpackage
+
+
+# --- what must not import torch ------------------------------------------------------------------------------------
+#: Modules that import without torch: the analysis of committed results, the numpy theory, the torch-free constants.
+TORCH_FREE = (
+    "initmem", "initmem.base.constants", "initmem.run.config", "initmem.run.thresholds", "initmem.run.variables",
+    "initmem.sweeps", "initmem.study", "initmem.study.stats", "initmem.study.summary", "initmem.study.analysis",
+    "initmem.study.claims", "initmem.study.results", "initmem.study.costs", "initmem.study.gpu_results",
+    "initmem.theory", "initmem.book.runner",
+)  # fmt: skip
+
+
+def _loads_torch(code: str) -> str:
+    """Run ``code`` in a fresh interpreter on this checkout's source; it prints what it reports."""
+    import subprocess
+    import sys
+
+    env = {"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"}
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                          check=True).stdout.strip()  # fmt: skip
+
+
+def test_the_study_and_the_theory_import_no_torch():
+    code = (
+        "import importlib, sys\n"
+        f"for name in {TORCH_FREE!r}:\n"
+        "    importlib.import_module(name)\n"
+        "    if 'torch' in sys.modules:\n"
+        "        print(name); break\n"
+        "else:\n"
+        "    print('torch-free')\n"
+    )
+    assert _loads_torch(code) == "torch-free", "this module imported torch (first of TORCH_FREE to do so)"
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["experiments", "--help"], ["train", "--help"]])
+def test_the_command_line_answers_version_and_help_without_torch(argv):
+    code = (
+        "import contextlib, io, sys\n"
+        "from initmem.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):\n"
+        f"    main({argv!r})\n"
+        "print('initmem' in out.getvalue(), 'torch' in sys.modules)\n"
+    )
+    assert _loads_torch(code) == "True False"

@@ -7,7 +7,9 @@ import hashlib
 import json
 import io
 import pickle
+import struct
 import tarfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +19,7 @@ from PIL import Image
 
 from initmem.run import data
 from initmem.run.config import RunConfig
-from initmem.run.data import CIFAR10_CLASSES, CIFAR10_MEAN, CIFAR10_STD, DataError, DeviceDataset, augment_batch, eval_batches, find_cifar10, load_cifar10, make_split, prepare_data, steps_per_epoch, synthetic_cifar, train_batches
+from initmem.run.data import CIFAR10_CLASSES, CIFAR10_MEAN, CIFAR10_STD, DataError, DeviceDataset, augment_batch, cifar10_tensors, eval_batches, find_cifar10, load_cifar10, make_split, prepare_data, steps_per_epoch, synthetic_cifar, train_batches
 
 REAL_ARCHIVE = Path(__file__).resolve().parents[2] / "shared" / "data" / "cifar10-jpeg.tar.gz"
 
@@ -283,7 +285,7 @@ def test_second_load_reads_the_cache_without_decoding(tmp_path, cache, monkeypat
     def no_decoding(*args):
         raise AssertionError("decoded again instead of reading the cache")
 
-    monkeypatch.setattr(data, "_decode", no_decoding)
+    monkeypatch.setattr(data.decode, "_decode", no_decoding)
     second = load_cifar10(archive)
     assert np.array_equal(first.train_images, second.train_images) and first.source == second.source
 
@@ -312,12 +314,86 @@ def test_corrupt_archive_is_a_data_error(tmp_path, cache):
         load_cifar10(truncated)
 
 
+def _png_header(width: int, height: int) -> bytes:
+    """A PNG with a valid header claiming ``width`` x ``height`` RGB pixels and no pixel data."""
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IEND", b"")
+
+
+@pytest.mark.parametrize("side", [40_000, 64])
+def test_an_image_claiming_too_many_pixels_is_a_one_line_data_error(tmp_path, cache, capsys, side):
+    # 40000 x 40000 is above Pillow's decompression-bomb limit (refused when opened); 64 x 64 is only the wrong size
+    folder = tmp_path / "cifar"
+    _write_image_folder(folder, {"train": 1, "test": 1})
+    (folder / "train" / "dog" / "0000.png").write_bytes(_png_header(side, side))
+    archive = tmp_path / "bomb.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        tar.add(folder, arcname=".")
+    with pytest.raises(DataError) as error:
+        load_cifar10(archive)
+    message = str(error.value)
+    assert "train/dog/0000.png" in message and "32x32" in message and "\n" not in message
+    if side > 10_000:
+        assert "1600000000 pixels" in message  # Pillow's own words: refused before any pixel was decoded
+    from initmem.cli import main
+
+    flags = ["--data", str(archive), "--width", "4", "--epochs", "1", "--no-progress", "--num-threads", "1"]
+    assert main(["train", *flags, "--out", str(tmp_path / "run.nc")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "error: data:" in err and "train/dog/0000.png" in err
+    assert not (tmp_path / "run.nc").exists()
+
+
+def _cifar10_tensor_source(tmp_path: Path) -> Path:
+    """An image folder sorted by class as the JPEG archive is: 6 training and 2 test images per class, pixel value
+    ``20 * label + i`` for image ``i`` of a class (so every image is identified by its value)."""
+    folder = tmp_path / "cifar"
+    _write_image_folder(folder, {"train": 6, "test": 2})
+    return folder
+
+
+def _identities(x: torch.Tensor) -> np.ndarray:
+    """The pixel value of each normalised image (N, 3, 32, 32) of :func:`_cifar10_tensor_source`, from channel 0."""
+    return np.rint((x[:, 0, 0, 0].numpy() * CIFAR10_STD[0] + CIFAR10_MEAN[0]) * 255).astype(int)
+
+
+def test_cifar10_tensors_are_balanced_shuffled_and_ready_for_measure_init_memory(tmp_path, cache):
+    source = _cifar10_tensor_source(tmp_path)
+    (x, y), (x_val, y_val), (x_test, y_test) = cifar10_tensors(20, 10, 10, seed=1, path=source)
+    assert x.shape == (20, 3, 32, 32) and x.dtype == torch.float32 and y.dtype == torch.int64
+    assert x_val.shape == (10, 3, 32, 32) and x_test.shape == (10, 3, 32, 32)
+    assert np.bincount(y.numpy()).tolist() == [2] * 10 and np.bincount(y_val.numpy()).tolist() == [1] * 10
+    assert np.bincount(y_test.numpy()).tolist() == [1] * 10
+    assert np.any(np.diff(y.numpy()) < 0)  # not sorted by class, as the source is
+    # each image still carries its own label, and train and val are disjoint images of the training set
+    for images, labels in ((x, y), (x_val, y_val), (x_test, y_test)):
+        offset = _identities(images) - 20 * labels.numpy()
+        assert offset.min() >= 0 and offset.max() < 6
+    assert not set(_identities(x)) & set(_identities(x_val))
+    # normalised exactly as a run's data is
+    train_images = load_cifar10(source).train_images
+    first = int(np.flatnonzero(train_images[:, 0, 0, 0] == _identities(x[:1])[0])[0])
+    assert torch.equal(x[0], DeviceDataset.from_uint8(train_images[first : first + 1], [0]).images[0])
+    # a function of the sizes and the seed; validation and test do not depend on train_size
+    again = cifar10_tensors(20, 10, 10, seed=1, path=source)
+    assert torch.equal(again[0][0], x) and torch.equal(again[2][1], y_test)
+    bigger = cifar10_tensors(30, 10, 10, seed=1, path=source)
+    assert torch.equal(bigger[1][0], x_val) and torch.equal(bigger[2][0], x_test)
+    assert not torch.equal(cifar10_tensors(20, 10, 10, seed=2, path=source)[0][1], y)
+    with pytest.raises(DataError, match="train_size: must be between 0 and 50"):
+        cifar10_tensors(55, 10, 10, path=source)
+
+
 def test_missing_data_lists_every_place_looked(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     monkeypatch.setenv("INITMEM_DATA", str(tmp_path / "nowhere"))
     monkeypatch.delenv("INITMEM_CACHE", raising=False)
-    monkeypatch.setattr(data, "_REPO_ROOT", tmp_path / "a" / "repo")
+    monkeypatch.setattr(data.sources, "_REPO_ROOT", tmp_path / "a" / "repo")
     with pytest.raises(DataError) as error:
         find_cifar10(None)
     message = str(error.value)
@@ -346,6 +422,11 @@ def test_real_archive():
     assert np.bincount(arrays.test_labels).tolist() == [1000] * 10
     assert arrays.classes == list(CIFAR10_CLASSES)
     assert arrays.source["sha256"] == "4c6d5fe35bc03ae0c129c8812f8052bf4a60a07fe3d70e994eb76fd42c010c57"
+    # the archive's order, as load_cifar10 documents it: sorted by class, so a first slice is one class
+    assert np.all(np.diff(arrays.train_labels) >= 0) and np.all(np.diff(arrays.test_labels) >= 0)
+    (x, y), _, (x_test, y_test) = cifar10_tensors(1000, 100, 100, seed=0, path=REAL_ARCHIVE)
+    assert np.bincount(y.numpy()).tolist() == [100] * 10 and np.bincount(y_test.numpy()).tolist() == [10] * 10
+    assert len(np.unique(y[:50].numpy())) >= 8 and x.shape == (1000, 3, 32, 32)
     sums, squares = np.zeros(3), np.zeros(3)
     for chunk in np.array_split(arrays.train_images, 10):  # float copies of 1/10 of the images
         pixels = chunk.reshape(-1, 3).astype(np.float64) / 255.0

@@ -19,7 +19,7 @@ from initmem.study import registry  # noqa: E402
 from initmem.book.runner import ParameterError, run_notebooks# noqa: E402
 from initmem.base.paths import RootError, find_repo_root# noqa: E402
 
-SRC = Path(experiments.__file__).resolve().parents[1]
+SRC = Path(experiments.__file__).resolve().parents[2]  # src/
 GOOD = """\
 # %% [markdown]
 # # A tiny notebook
@@ -73,7 +73,7 @@ def test_the_installed_package_does_not_decide_the_root(tmp_path):
     """The package imported from this checkout's src/ works on the checkout that contains the working directory."""
     root = _project(tmp_path / "elsewhere")
     (root / "sub").mkdir()
-    code = "from initmem.run import data; from initmem.book import runner; print(runner.REPO_ROOT); print(data._REPO_ROOT)"
+    code = "from initmem.run import data; from initmem.book import runner; print(runner.REPO_ROOT); print(data.sources._REPO_ROOT)"
     env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}
     out = subprocess.run([sys.executable, "-c", code], cwd=root / "sub", env=env, capture_output=True, text=True,
                          timeout=120, check=True).stdout.split()  # fmt: skip

@@ -206,3 +206,86 @@ def test_a_run_records_the_cpu_its_numbers_depend_on(tiny_config):
     assert ds.attrs["cpu_capability"] in ds.attrs["hardware"]
     if torch.backends.mkldnn.is_available():
         assert ds.attrs["onednn_version"][0].isdigit() and f"oneDNN {ds.attrs['onednn_version']}" in ds.attrs["hardware"]
+
+
+# --- the learning rate is set at the call site, and the numbers are those of the loop before that change -------
+_SCHEDULED = dict(
+    model="resnet9", width=4, data="synthetic", train_size=200, val_size=100, test_size=100, train_eval_size=100,
+    batch_size=50, epochs=3, image_size=16, progress=False, device="cpu", num_threads=1, schedule="cosine",
+    warmup_epochs=1.0, final_lr_fraction=0.1,
+)  # fmt: skip
+#: Per-epoch numbers of three runs with a warm-up + cosine schedule, computed by the loop whose Schedule.batches set
+#: the learning rate inside its generator (commit 96ab4e0), on torch 2.14.1 (AVX512, oneDNN 3.12.0, MKL 2024.2).
+_REFERENCE = {
+    "sgd_momentum": {
+        "config": dict(optimizer="sgd_momentum", lr=0.05, momentum=0.9, weight_decay=5e-4),
+        "train_loss": [2.3828594970703123, 2.3481266784667967, 2.185699157714844, 2.112673645019531],
+        "val_loss": [2.3572694396972658, 2.329300842285156, 2.200172119140625, 2.132769012451172],
+        "lr": [0.0125, 0.05, 0.03611037722821452, 0.006712710518496048],
+    },
+    "muon": {
+        "config": dict(optimizer="muon", lr=0.02, aux_lr=3e-3, weight_decay=1e-3),
+        "train_loss": [2.3828594970703123, 2.3164332580566405, 2.1362486267089844, 2.048975524902344],
+        "val_loss": [2.3572694396972658, 2.30322998046875, 2.158487091064453, 2.0828094482421875],
+        "lr": [0.005, 0.02, 0.014444150891285808, 0.0026850842073984195],
+    },
+    "stacked sigma_w=2": {
+        "config": dict(optimizer="sgd_momentum", lr=0.05, momentum=0.9, sigma_w=2.0),
+        "train_loss": [2.4744390869140624, 3.849313049316406, 2.317726287841797, 2.096526794433594],
+        "val_loss": [2.442262725830078, 3.7868881225585938, 2.3584979248046873, 2.1339094543457033],
+        "lr": [0.0125, 0.05, 0.03611037722821452, 0.006712710518496048],
+    },
+}
+_REFERENCE_PATH = {"cpu_capability": "AVX512", "torch_version": "2.14.1", "onednn_version": "3.12.0", "mkl_version": "2024.2"}
+
+
+@pytest.mark.parametrize("name", sorted(_REFERENCE))
+def test_per_epoch_numbers_equal_the_reference_of_the_loop_before_schedule_apply(name):
+    from initmem.run.config import RunConfig
+    from initmem.run.stacked import train_stacked
+    from initmem.sweeps.executors import prepared_data
+
+    reference = _REFERENCE[name]
+    config = RunConfig(**_SCHEDULED, **reference["config"])
+    if name.startswith("stacked"):
+        partner = config.replace(sigma_w=0.5)  # a stack of two; the reference is the sigma_w=2 member
+        ds = train_stacked([partner, config], data=prepared_data(config))[1]
+        assert ds.attrs["stacked"] == 2
+    else:
+        ds = train(config)
+    # the schedule is plain float arithmetic: the same on every machine
+    np.testing.assert_allclose(ds["lr"], reference["lr"], rtol=1e-12, atol=0)
+    # the losses are bit-identical on the floating-point path they were computed on, close elsewhere
+    same_path = all(str(ds.attrs[key]).split("+")[0] == value for key, value in _REFERENCE_PATH.items())
+    rtol = 1e-12 if same_path else 1e-3
+    for variable in ("train_loss", "val_loss"):
+        np.testing.assert_allclose(ds[variable], reference[variable], rtol=rtol, atol=0, err_msg=variable)
+
+
+def test_every_step_is_taken_at_the_lr_of_its_schedule_in_every_group(tiny_config, monkeypatch):
+    """Muon's two groups (hidden kernels at lr, the AdamW rest at aux_lr) both follow the schedule at every step."""
+    import initmem.run.training as training_module
+    from initmem.run.optim import build_optimizer, lr_multiplier
+
+    config = tiny_config.replace(**{k: _SCHEDULED[k] for k in ("schedule", "warmup_epochs", "final_lr_fraction")},
+                                 optimizer="muon", lr=0.02, aux_lr=3e-3, epochs=2)  # fmt: skip
+    taken: list[list[float]] = []
+
+    def spying_build_optimizer(model, run_config):
+        optimizer = build_optimizer(model, run_config)
+        step = optimizer.step
+
+        def recording_step(*args, **kwargs):
+            taken.append([group["lr"] for group in optimizer.param_groups])
+            return step(*args, **kwargs)
+
+        optimizer.step = recording_step
+        return optimizer
+
+    monkeypatch.setattr(training_module, "build_optimizer", spying_build_optimizer)
+    train(config)
+    multiplier = lr_multiplier(config, steps_per_epoch(config.train_size, config.batch_size))
+    assert len(taken) == 8  # 2 epochs of 200 // 50 steps
+    for k, lrs in enumerate(taken):
+        assert lrs == [0.02 * multiplier(k), 3e-3 * multiplier(k)], k
+    assert len({tuple(lrs) for lrs in taken}) == 7  # warm-up (1/4 .. 1), then the cosine from 1: step 3 = step 4

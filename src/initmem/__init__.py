@@ -8,6 +8,7 @@ The small public API::
     from initmem import measure_init_memory, RunConfig, train, sweep, SweepSpec, init_sigma_w_, build_optimizer, spread
 
     ds = measure_init_memory(my_model_fn, (x_train, y_train), (x_val, y_val), (x_test, y_test))  # your own model
+    ds = measure_init_memory(my_model_fn, *cifar10_tensors(5000, 1000, 1000, seed=0))       # ... on CIFAR-10
     ds = train(RunConfig(model="resnet9", width=16, sigma_w=0.5, optimizer="sgd", lr=0.01))     # a built-in run
 
 The package is built in layers, each a folder whose modules import only from the layers below it::
@@ -35,6 +36,7 @@ from .run.config import ConfigError, RunConfig
 #: Public name -> the module that defines it (imported on first access).
 LAZY_EXPORTS: dict[str, str] = {
     "measure_init_memory": "initmem.sweeps.measure",
+    "cifar10_tensors": "initmem.run.data.prepare",
     "train": "initmem.run.training",
     "init_sigma_w_": "initmem.run.sigma_w",
     "build_optimizer": "initmem.run.optim",

@@ -75,12 +75,14 @@ def _is_netcdf(path: Path) -> bool:
 
 
 def recorded_config(path: str | Path) -> dict[str, Any]:
-    """The RunConfig fields recorded in a run's result file (its ``config`` attribute, written by ``train``)."""
-    import xarray as xr
+    """The RunConfig fields recorded in a run's result file (its ``config`` attribute, written by ``train``), read
+    with its checksum verified (:func:`initmem.sweeps.store.read_checked`)."""
+    from .sweeps.store import ChecksumError, read_checked
 
     try:
-        with xr.open_dataset(path, engine="h5netcdf") as ds:
-            attrs = dict(ds.attrs)
+        attrs = dict(read_checked(path).attrs)
+    except ChecksumError as exc:
+        raise ConfigError(f"--config: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - any unreadable file is one line
         raise ConfigError(f"--config: cannot read the result file {path} ({type(exc).__name__})") from None
     if "config" not in attrs:

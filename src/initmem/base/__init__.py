@@ -1,6 +1,8 @@
-"""The foundation: the package version, where the repository is, and how files are written and claimed.
+"""The foundation: the package version, shared constants, where the repository is, how files are written and claimed.
 
 * :mod:`~initmem.base.version` -- ``__version__``;
+* :mod:`~initmem.base.constants` -- numbers the trainer and the numpy theory share (Muon's Newton-Schulz
+  coefficients), free of torch;
 * :mod:`~initmem.base.paths` -- the one repository-root lookup (working directory, ``--root`` or
   ``INITMEM_ROOT``; never where the package is installed);
 * :mod:`~initmem.base.files` -- output checks before any work, the one atomic writer, files set aside, run

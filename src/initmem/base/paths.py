@@ -11,7 +11,7 @@ notebooks, results and book it works on, so the repository root is looked up in 
    ``name = "initmem"``.
 
 The *source checkout* (:func:`source_checkout`) is another thing: the folder above ``src/`` that holds the code
-this process runs, asked only for provenance (which commit computed a run).
+this process runs, asked only for provenance (which commit computed a run: :func:`git_commit`).
 
 Example::
 
@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import os
 import re
+import subprocess
 from pathlib import Path
 
-__all__ = ["RootError", "ROOT_ENV", "TRAIN_ENV", "EXECUTOR_ENV", "SCHEDULER_ENV", "PROJECT_NAME", "is_project_root", "find_repo_root", "default_root",
-           "source_checkout"]  # fmt: skip
+__all__ = ["RootError", "ROOT_ENV", "TRAIN_ENV", "EXECUTOR_ENV", "SCHEDULER_ENV", "PROJECT_NAME", "is_project_root",
+           "find_repo_root", "default_root", "source_checkout", "git_commit"]  # fmt: skip
 
 #: The environment variable that names the repository root.
 ROOT_ENV = "INITMEM_ROOT"
@@ -111,3 +112,21 @@ def source_checkout() -> Path:
     ask git which commit the running code is. Outside a checkout (an installed wheel) it is some folder of the
     installation, where git finds no repository."""
     return Path(__file__).resolve().parents[3]
+
+
+def git_commit() -> str:
+    """The commit of the source tree this package runs from, or '' outside a git checkout; ``-dirty`` when the
+    package's code (``src/``, ``pyproject.toml``) differs from it. Outputs the tools write into the checkout
+    (executed notebooks, results) do not make it dirty: they do not change what a run computes."""
+    root = source_checkout()
+    try:
+        out = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
+        )
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "src", "pyproject.toml"],
+            capture_output=True, text=True, timeout=5,
+        ).stdout.strip()  # fmt: skip
+        return out.stdout.strip() + ("-dirty" if dirty else "")
+    except (OSError, subprocess.SubprocessError):
+        return ""

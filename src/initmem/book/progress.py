@@ -17,8 +17,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..study.layout import results_paths
 from ..study.registry import EXPERIMENT_SPECS, experiment_spec
-from ..sweeps.executors import resolve_threads
-from ..sweeps.spec import SweepSpec
 
 if TYPE_CHECKING:
     from tqdm import tqdm
@@ -32,6 +30,10 @@ POLL_S = 2.0
 def planned_runs(name: str, parameters: Mapping[str, Any], results_dir: Path, preset: str) -> tuple[Path, list[str]]:
     """``(runs_dir, hashes)`` of the runs that notebook ``name`` trains or reads at ``parameters`` (complete, as the
     runner injects them); no runs for a notebook that builds no sweep."""
+    # imported here: the sweeps package imports xarray, which ``initmem --help`` (it imports the runner) need not
+    from ..sweeps.executors import resolve_threads
+    from ..sweeps.spec import SweepSpec
+
     runs_dir = results_paths(results_dir, preset, name)[0]
     if name not in EXPERIMENT_SPECS:
         return runs_dir, []

@@ -5,8 +5,9 @@ schedule, measure and checkpoint a run in exactly the same way.
 * :func:`setup_run` -- the thread count, the device, the prepared data and the autocast context of a run
   (:class:`RunSetup`); :func:`resolve_device` turns ``auto``/``cpu``/``cuda`` into a device.
 * :func:`initial_row` -- the epoch-0 measurement, on a copy whose BatchNorm statistics are recalibrated.
-* :class:`Schedule` -- the learning rate of every step (:func:`initmem.run.optim.lr_multiplier`) and the
-  batches of an epoch with it applied to the optimizer (:meth:`Schedule.batches`).
+* :class:`Schedule` -- the learning rate of every step (:func:`initmem.run.optim.schedules.lr_multiplier`), set on
+  the optimizer by the trainer before each step (:meth:`Schedule.apply`), and the batches of an epoch
+  (:meth:`Schedule.batches`).
 * :class:`DivergenceWatch` -- the divergence rule (:mod:`initmem.run.thresholds`) applied to every training batch's
   loss and every recorded evaluation.
 * :func:`save_checkpoint` / :func:`read_checkpoint` -- resumable state, written atomically, read back with
@@ -112,7 +113,9 @@ class Schedule:
     """The learning rate of each global step of a run and the batches of each epoch.
 
     ``steps_per_epoch`` optimizer steps per epoch (the last incomplete batch is dropped), ``multiplier`` the
-    schedule of :func:`initmem.run.optim.lr_multiplier`; the lr of step ``k`` is ``config.lr * multiplier(k)``.
+    schedule of :func:`initmem.run.optim.schedules.lr_multiplier`; the lr of step ``k`` is
+    ``config.lr * multiplier(k)``. Nothing here changes the optimizer on its own: the trainer calls :meth:`apply`
+    before each step.
     """
 
     config: RunConfig
@@ -128,19 +131,19 @@ class Schedule:
         """The learning rate of global step ``step`` (0-based), per step."""
         return self.config.lr * self.multiplier(step)
 
-    def batches(
-        self, data: PreparedData, epoch: int, first_step: int, optimizer: torch.optim.Optimizer
-    ) -> Iterator[tuple[torch.Tensor, torch.Tensor, float]]:
-        """The training batches of ``epoch`` as ``(images, labels, lr)``; before each is yielded, the optimizer's
-        learning rate is set to that step's (``first_step`` is the global step of the epoch's first batch). The
-        caller counts a step only once it is taken (a divergence stops the epoch before its step)."""
+    def apply(self, optimizer: torch.optim.Optimizer, step: int) -> float:
+        """Set every parameter group's learning rate to that of global step ``step`` (0-based): its peak
+        ``group["initial_lr"]`` times ``multiplier(step)`` (:func:`initmem.run.optim.schedules.apply_lr_multiplier`).
+        Returns the run's lr of that step, :meth:`lr` (per step), for the clocks and the record."""
+        factor = self.multiplier(step)
+        apply_lr_multiplier(optimizer, factor)
+        return self.config.lr * factor
+
+    def batches(self, data: PreparedData, epoch: int) -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
+        """The training batches ``(images, labels)`` of ``epoch``, ``steps_per_epoch`` of them
+        (:func:`initmem.run.data.batches.train_batches` with the run's ``batch_size``, data seed and augmentation)."""
         config = self.config
-        step = first_step
-        for x, y in train_batches(data.train, config.batch_size, epoch, config.effective_data_seed, config.augment):
-            factor = self.multiplier(step)
-            apply_lr_multiplier(optimizer, factor)
-            yield x, y, config.lr * factor
-            step += 1
+        return train_batches(data.train, config.batch_size, epoch, config.effective_data_seed, config.augment)
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,9 @@
 
 :func:`initmem.run.training.train` and :func:`initmem.run.stacked.train_stacked` record the same things in the same
 way through these functions, so a stacked run's Dataset has exactly the variables, coordinates and attributes
-of a separate run's (see :mod:`initmem.run.training` for the table of variables).
+of a separate run's (see :mod:`initmem.run.training` for the table of variables). The variables' names and the
+recorded epochs are in the torch-free :mod:`initmem.run.variables` (re-exported here), the commit in
+:func:`initmem.base.paths.git_commit`.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import math
 import os
 import platform
 import re
-import subprocess
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,12 +25,13 @@ import torch
 import torch.nn.functional as F
 import xarray as xr
 
-from ..base.paths import source_checkout
+from ..base.paths import git_commit
 from ..base.version import __version__
 from .config import RunConfig
 from .data import PreparedData, eval_batches
 from .metrics import best_index, distance_from_init, frobenius_norms, repair_gap, tau_interp, total_norm
 from .kernels import kernel_parameters
+from .variables import CLOCK_DESCRIPTIONS, CLOCKS, EPOCH_METRICS, SCALAR_METRICS, recorded_epochs
 
 __all__ = [
     "LOSSES",
@@ -52,29 +54,6 @@ __all__ = [
     "hardware_description",
     "to_dataset",
 ]
-
-#: Per-epoch scalar variables, in the order they are recorded.
-EPOCH_METRICS = (
-    "train_loss", "train_acc", "val_loss", "val_acc", "test_loss", "test_acc",
-    "weight_norm", "dist_from_init", "lr", "step", "T_SGD", "T_L2", "T_adapt",
-)  # fmt: skip
-#: Per-run scalar variables.
-SCALAR_METRICS = (
-    "best_epoch", "selected_test_acc", "selected_val_acc", "selected_train_acc", "selected_T_SGD",
-    "selected_T_L2", "selected_T_adapt", "final_epoch", "final_test_acc", "final_train_acc", "final_T_SGD",
-    "final_T_L2", "final_T_adapt", "tau_interp", "repair_gap", "diverged", "wall_time_s",
-)  # fmt: skip
-#: The clocks, each recorded per epoch and at the selected and the final checkpoint.
-CLOCKS = ("T_SGD", "T_L2", "T_adapt")
-#: What each clock counts (stored as the variables' ``description`` attribute).
-CLOCK_DESCRIPTIONS = {
-    "T_SGD": "(1/b) sum_k eta_k^2 over the steps so far; eta_k is the effective step (lr/(1-momentum) for "
-             "sgd_momentum; under muon the lr of the orthogonalised hidden kernels, not aux_lr)",
-    "T_L2": "lambda sum_k eta_k over the steps so far (eta_k as for T_SGD)",
-    "T_adapt": "sum_k eta_k over the steps so far (eta_k as for T_SGD; under muon it covers the orthogonalised "
-               "hidden kernels only, not the auxiliary AdamW group of BatchNorm, biases and head)",
-}  # fmt: skip
-
 
 def mse_one_hot(logits: torch.Tensor, targets: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
     """Squared error between the logits (N, C) and the one-hot targets (N,) (class indices), summed over the C
@@ -109,11 +88,6 @@ EVAL_BATCH_MIN = 500
 def eval_batch_size(config: RunConfig) -> int:
     """The evaluation batch size of a run: ``max(config.batch_size, EVAL_BATCH_MIN)`` images."""
     return max(config.batch_size, EVAL_BATCH_MIN)
-
-
-def recorded_epochs(config: RunConfig) -> list[int]:
-    """Epoch 0, every ``eval_every``-th epoch and the last one."""
-    return sorted({0, config.epochs, *range(config.eval_every, config.epochs + 1, config.eval_every)})
 
 
 @torch.no_grad()
@@ -177,24 +151,6 @@ def kernel_norms(
     each one's norm."""
     layer_norms = frobenius_norms(kernels)
     return {"weight_norm": total_norm(layer_norms), "dist_from_init": distance_from_init(kernels, initial)}, layer_norms
-
-
-def git_commit() -> str:
-    """The commit of the source tree this package runs from, or '' outside a git checkout; ``-dirty`` when the
-    package's code (``src/``, ``pyproject.toml``) differs from it. Outputs the tools write into the checkout
-    (executed notebooks, results) do not make it dirty: they do not change what a run computes."""
-    root = source_checkout()
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
-        )
-        dirty = subprocess.run(
-            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "src", "pyproject.toml"],
-            capture_output=True, text=True, timeout=5,
-        ).stdout.strip()  # fmt: skip
-        return out.stdout.strip() + ("-dirty" if dirty else "")
-    except (OSError, subprocess.SubprocessError):
-        return ""
 
 
 def cpu_model() -> str:

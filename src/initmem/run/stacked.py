@@ -16,7 +16,7 @@ Why this is exactly K separate runs (up to float rounding):
   in a plain module (checked against separate modules in ``tests/test_stacked.py``).
 * Loss: the sum over members of each member's mean cross-entropy. Member k's parameters receive the
   gradient of its own loss only.
-* Optimizer: one optimizer (:func:`initmem.run.optim.build_optimizer`, same settings) over the stacked
+* Optimizer: one optimizer (:func:`initmem.run.optim.build.build_optimizer`, same settings) over the stacked
   tensors. SGD (with or without momentum, coupled L2 or decoupled decay), Adam and AdamW update each
   element independently, so this equals K separate optimizers. Muon orthogonalises per matrix, which
   a stacked (K, out, in, ...) tensor would mix: ``muon`` runs fall back to sequential :func:`train`
@@ -280,8 +280,8 @@ def train_stacked(
     for epoch in range(start_epoch, ref.epochs + 1):
         t0 = time.perf_counter()
         running = [k for k in range(k_total) if not divergences[k]]
-        lr = schedule.lr(step)
-        for x, y, lr in schedule.batches(data, epoch, step, optimizer):
+        for x, y in schedule.batches(data, epoch):
+            lr = schedule.apply(optimizer, step)  # set this step's learning rate on the optimizer
             with setup.autocast():
                 losses = _member_losses(stack.logits(x, training=True), y, "mean")
             values = losses.detach().cpu().tolist()

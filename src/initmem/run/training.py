@@ -176,8 +176,8 @@ def train(
     for epoch in range(start_epoch, config.epochs + 1):
         t0 = time.perf_counter()
         model.train()
-        lr = schedule.lr(step)
-        for x, y, lr in schedule.batches(data, epoch, step, optimizer):
+        for x, y in schedule.batches(data, epoch):
+            lr = schedule.apply(optimizer, step)  # set this step's learning rate on the optimizer
             if config.channels_last:
                 x = x.contiguous(memory_format=torch.channels_last)
             with setup.autocast():

@@ -12,5 +12,7 @@
 * :mod:`~initmem.study.gpu_results` -- the paper-scale (GPU) column of the ledger.
 
 It may import :mod:`initmem.base`, :mod:`initmem.run` and :mod:`initmem.sweeps`, never :mod:`initmem.theory` or
-:mod:`initmem.book.build`.
+:mod:`initmem.book.build`. Analysing committed results needs no torch: from ``run`` it imports only the torch-free
+:mod:`~initmem.run.config`, :mod:`~initmem.run.thresholds` and :mod:`~initmem.run.variables` at module level
+(``tests/test_architecture.py`` checks it); training a missing run imports the trainer when it is called.
 """

@@ -36,7 +36,7 @@ import numpy as np
 import xarray as xr
 
 from ..run.config import ADAPTIVE
-from ..run.records import CLOCKS
+from ..run.variables import CLOCKS
 
 __all__ = [
     "horizons_of",

@@ -17,11 +17,11 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
-import xarray as xr
 
 from ..run.config import RunConfig
-from ..run.records import recorded_epochs
+from ..run.variables import recorded_epochs
 from ..sweeps.spec import SweepSpec
+from ..sweeps.store import read_checked
 from .presets import notebook_parameters
 from .registry import EXPERIMENT_SPECS, EXPERIMENTS, experiment_spec
 from .layout import results_paths
@@ -127,15 +127,15 @@ def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[
         runs_dir = results_paths(results_dir, preset, name)[0]
         seconds, shared, hardware, torch_versions = [], 0, set(), set()
         for path in sorted(runs_dir.glob("*.nc")):
-            with xr.open_dataset(path, engine="h5netcdf") as ds:
-                hardware.add(str(ds.attrs.get("hardware", "?")))
-                torch_versions.add(str(ds.attrs.get("torch_version", "?")))
-                digest = str(ds.attrs.get("config_hash", path.stem))
-                if digest in counted:
-                    shared += 1
-                    continue
-                counted.add(digest)
-                seconds.append(float(ds["wall_time_s"]))
+            ds = read_checked(path)
+            hardware.add(str(ds.attrs.get("hardware", "?")))
+            torch_versions.add(str(ds.attrs.get("torch_version", "?")))
+            digest = str(ds.attrs.get("config_hash", path.stem))
+            if digest in counted:
+                shared += 1
+                continue
+            counted.add(digest)
+            seconds.append(float(ds["wall_time_s"]))
         if seconds or shared:
             rows.append({
                 "experiment": name, "runs": len(seconds) + shared, "shared_runs": shared,

@@ -28,7 +28,8 @@ import xarray as xr
 
 from ..run.config import ADAPTIVE
 from ..run.thresholds import INTERPOLATION_THRESHOLD
-from ..run.records import CLOCKS
+from ..run.variables import CLOCKS
+from ..sweeps.store import read_checked
 
 __all__ = [
     "GPU_PRESET",
@@ -61,14 +62,14 @@ def load_paper_scale(results_dir: str | os.PathLike = "results/gpu") -> xr.Datas
     """The combined Dataset ``<results_dir>/01_optimizers.nc`` (dims ``sigma_w``, ``seed``, ``optimizer``,
     ``epoch``, ``layer``), fully in memory; None if there is none.
 
-    ``results_dir`` is the GPU folder itself (``results/gpu``), not ``results``. The Dataset can be passed to
+    Read with :func:`initmem.sweeps.store.read_checked` (its checksum verified). ``results_dir`` is the GPU folder
+    itself (``results/gpu``), not ``results``. The Dataset can be passed to
     :func:`initmem.study.claims.reproduction_table` as ``{"01_optimizers": ds}`` for the ledger's verdicts.
     """
     path = Path(results_dir) / f"{EXPERIMENT}.nc"
     if not path.is_file():
         return None
-    with xr.open_dataset(path, engine="h5netcdf") as ds:
-        return ds.load()
+    return read_checked(path)
 
 
 def load_manifest(results_dir: str | os.PathLike = "results/gpu") -> dict[str, Any]:

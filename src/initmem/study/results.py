@@ -28,7 +28,7 @@ from ..base.paths import EXECUTOR_ENV, SCHEDULER_ENV, TRAIN_ENV
 from ..sweeps.driver import sweep
 from ..sweeps.executors import resolve_threads
 from ..sweeps.spec import SweepSpec
-from ..sweeps.store import write_run
+from ..sweeps.store import read_checked, write_run
 from .costs import estimate_seconds
 from .layout import results_paths
 from .presets import resolve_parameters
@@ -47,9 +47,8 @@ def _same_results(path: Path, ds: xr.Dataset) -> xr.Dataset | None:
     if not path.is_file():
         return None
     try:
-        with xr.open_dataset(path, engine="h5netcdf") as stored:
-            stored = stored.load()
-    except Exception:  # unreadable: rewrite it
+        stored = read_checked(path)
+    except Exception:  # noqa: BLE001 - unreadable or refused by its checksum: rewrite it
         return None
     keys = {"spec", "preset", "experiment"} | {k for k in ds.attrs if k not in _VOLATILE_ATTRS}
     if any(str(stored.attrs.get(k)) != str(ds.attrs.get(k)) for k in keys):
@@ -78,9 +77,8 @@ def _check_replacement(name: str, spec: Mapping[str, Any], out: Path, replace: b
     if replace is True or (replace is None and os.environ.get(TRAIN_ENV) == "1") or not out.is_file():
         return
     try:
-        with xr.open_dataset(out, engine="h5netcdf") as stored:
-            stored_spec = stored.attrs.get("spec")
-    except Exception:  # noqa: BLE001 - an unreadable file is rewritten
+        stored_spec = read_checked(out).attrs.get("spec")
+    except Exception:  # noqa: BLE001 - an unreadable file, or one refused by its checksum, is rewritten
         return
     if stored_spec == SweepSpec.from_dict(spec).to_json():
         return
@@ -198,8 +196,11 @@ def _check_training_allowed(
 def read_results(results_dir: str | os.PathLike, preset: str, name: str, *, reader: str) -> xr.Dataset:
     """The combined Dataset of experiment ``name`` at ``preset``, for the notebook ``reader`` that analyses it.
 
+    Read with :func:`initmem.sweeps.store.read_checked`: its checksum is verified.
+
     Raises:
         FileNotFoundError: naming the missing file and the command that makes it (nothing is trained here).
+        initmem.sweeps.store.ChecksumError: the file's content does not match its checksum.
     """
     path = results_paths(results_dir, preset, name)[1]
     if not path.is_file():
@@ -207,18 +208,18 @@ def read_results(results_dir: str | os.PathLike, preset: str, name: str, *, read
             f"{reader} reads the results of {name} at preset {preset!r}, but {path} does not exist; "
             f"make them first with: initmem experiments --preset {preset} --only {name[:2]}"
         )
-    with xr.open_dataset(path, engine="h5netcdf") as ds:
-        return ds.load()
+    return read_checked(path)
 
 
 def load_results(
     results_dir: str | os.PathLike, preset: str, names: Iterable[str] = EXPERIMENTS
 ) -> dict[str, xr.Dataset]:
-    """The combined Datasets of ``names`` that exist for ``preset`` (missing ones are left out)."""
+    """The combined Datasets of ``names`` that exist for ``preset`` (missing ones are left out), each read with
+    :func:`initmem.sweeps.store.read_checked` (a file whose content does not match its checksum raises
+    :class:`~initmem.sweeps.store.ChecksumError`)."""
     found: dict[str, xr.Dataset] = {}
     for name in names:
         path = results_paths(results_dir, preset, name)[1]
         if path.is_file():
-            with xr.open_dataset(path, engine="h5netcdf") as ds:
-                found[name] = ds.load()
+            found[name] = read_checked(path)
     return found

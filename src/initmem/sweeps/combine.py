@@ -21,7 +21,7 @@ import numpy as np
 import xarray as xr
 
 from ..base.version import __version__
-from ..run.records import git_commit
+from ..base.paths import git_commit
 from .spec import SweepSpec
 
 __all__ = ["RENAMED_VARIABLES", "NUMERICS_ATTRS", "combine_runs"]

@@ -53,7 +53,7 @@ __all__ = ["EXECUTORS", "DATA_FIELDS", "Done", "Outcome", "RunJob", "prepared_da
 log = logging.getLogger(__name__)
 
 EXECUTORS = ("serial", "processes", "dask", "stacked")
-#: The RunConfig fields (and properties) that decide what :func:`initmem.run.data.prepare_data` returns (with the
+#: The RunConfig fields (and properties) that decide what :func:`initmem.run.data.prepare.prepare_data` returns (with the
 #: device).
 DATA_FIELDS = ("data", "effective_data_seed", "train_size", "val_size", "test_size", "train_eval_size", "image_size")
 

@@ -166,7 +166,7 @@ def measure_init_memory(
         ConfigError: an empty or invalid ``sigma_ws``/``seeds``, an unknown keyword or an invalid setting, an
             unknown ``executor``, or a ``model_fn`` that the parallel executors cannot pickle.
         TypeError: ``model_fn`` is not callable or returns something other than an ``nn.Module``.
-        ValueError: mismatched data shapes (:class:`initmem.run.data.DataError`), a model whose output does not
+        ValueError: mismatched data shapes (:class:`initmem.run.data.sources.DataError`), a model whose output does not
             fit the targets, or an unknown ``loss``.
     """
     sigma_ws, seeds = _check_grid("sigma_ws", sigma_ws, _is_positive), _check_grid("seeds", seeds, _is_seed)
@@ -342,7 +342,7 @@ class TensorSplits:
         return (self.fingerprint, self.device, self.train_eval_size, data_seed)
 
     def prepared(self, data_seed: int) -> PreparedData:
-        """The :class:`~initmem.run.data.PreparedData` of ``data_seed`` (its train-eval sample and batch order)."""
+        """The :class:`~initmem.run.data.prepare.PreparedData` of ``data_seed`` (its train-eval sample and batch order)."""
         key = self.key(data_seed)
         if key not in _PREPARED:
             for other in [k for k in _PREPARED if k[0] != self.fingerprint]:  # a worker keeps one measurement's data

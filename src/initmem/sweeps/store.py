@@ -1,4 +1,5 @@
-"""The run store: one netCDF file per run, named by the run's hash, verified when read.
+"""The run store: one netCDF file per run, named by the run's hash, verified when read; and the one checked read
+of every file :func:`write_run` writes (:func:`read_checked`).
 
 ``<cache_dir>/<config.hash()>.nc`` (``<hash>.stacked<K>.nc`` for a run trained in a stack of K models: stacking
 changes the floating-point path, so a stacked and a sequential run of one config never share a file). Each file
@@ -6,6 +7,10 @@ carries a checksum of its content (:data:`CHECKSUM_ATTR`) and is written atomica
 (:func:`initmem.base.files.atomic_write`), so a killed sweep never leaves half a file. A file that cannot be read,
 whose checksum does not match, or that belongs to another config is moved aside (``.rejected``) and the run is
 trained again. Runs with ``checkpoint_every > 0`` keep ``<hash>.ckpt`` beside their file while they train.
+
+:func:`write_run` also writes the combined files of a sweep (``results/<preset>/<experiment>.nc``) and the GPU
+results; whatever reads any of these goes through :func:`read_checked`, which verifies the checksum (or says, in a
+logged line, that the file predates checksums) and raises :class:`ChecksumError` on a mismatch.
 """
 
 from __future__ import annotations
@@ -24,11 +29,20 @@ import xarray as xr
 from ..base.files import atomic_write, set_aside
 from ..run.config import RunConfig
 
-__all__ = ["CHECKSUM_ATTR", "run_path", "checkpoint_path", "content_digest", "write_run", "load_run"]
+__all__ = ["CHECKSUM_ATTR", "ChecksumError", "run_path", "checkpoint_path", "content_digest", "write_run",
+           "read_checked", "load_run"]  # fmt: skip
 
 log = logging.getLogger(__name__)
 
 CHECKSUM_ATTR = "content_sha256"
+
+
+class ChecksumError(ValueError):
+    """A stored Dataset whose content does not match its :data:`CHECKSUM_ATTR` (corrupt, truncated or changed after
+    it was written), or that has none where one is required. The message (one line) names the file; ``reason``
+    says what is wrong without it."""
+
+    reason: str = ""
 
 
 def run_path(cache_dir: str | os.PathLike, config: RunConfig, stacked: int = 0) -> Path:
@@ -96,15 +110,47 @@ def _plain_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def read_checked(path: str | os.PathLike, *, require_checksum: bool = False) -> xr.Dataset:
+    """A file written by :func:`write_run` (a run, a combined sweep, the GPU results), fully in memory with the file
+    closed, its checksum verified: the one way the package reads them.
+
+    The content must match the file's :data:`CHECKSUM_ATTR` (:func:`content_digest`). A file without the attribute
+    predates checksums: it is returned as read, after one warning line saying so, unless ``require_checksum``
+    (what :func:`load_run` asks of a cached run), which refuses it.
+
+    Raises:
+        FileNotFoundError: there is no file at ``path``.
+        ChecksumError: the content does not match its checksum, or there is none and ``require_checksum``.
+        OSError, ValueError: not a readable netCDF file (the errors of h5netcdf and h5py).
+    """
+    path = Path(path)
+    ds = xr.load_dataset(path, engine="h5netcdf")
+    stored = ds.attrs.get(CHECKSUM_ATTR)
+    if stored is None and not require_checksum:
+        log.warning("%s predates checksums (it has no %s attribute): read as it is, unverified", path, CHECKSUM_ATTR)
+        return ds
+    if stored is None:
+        reason, remedy = "it has no checksum (not a file of this version)", "write it again"
+    elif stored != content_digest(ds):
+        reason = "its content does not match its checksum (corrupt, truncated or changed after it was written)"
+        remedy = "restore it (a committed file: git checkout -- <file>) or write it again"
+    else:
+        return ds
+    error = ChecksumError(f"{path}: refused, {reason}; {remedy}")
+    error.reason = reason
+    raise error
+
+
 def load_run(
     path: str | os.PathLike, config: RunConfig | None = None, *, expected_hash: str | None = None
 ) -> xr.Dataset | None:
     """A cached run, fully in memory with the file closed; None if there is none.
 
-    A file that cannot be read, whose :data:`CHECKSUM_ATTR` does not match its content (corrupt, truncated or
-    written by something else), or whose ``config_hash`` is not ``expected_hash`` (default: ``config.hash()``,
-    when a config is given) is reported in one warning line and moved aside to ``<path>.rejected``, so that the run
-    is trained again and the file can be inspected.
+    Read with :func:`read_checked` (a checksum required). A file that cannot be read, whose :data:`CHECKSUM_ATTR`
+    is missing or does not match its content (corrupt, truncated or written by something else), or whose
+    ``config_hash`` is not ``expected_hash`` (default: ``config.hash()``, when a config is given) is reported in one
+    warning line and moved aside to ``<path>.rejected``, so that the run is trained again and the file can be
+    inspected.
     """
     if expected_hash is None and config is not None:
         expected_hash = config.hash()
@@ -112,16 +158,12 @@ def load_run(
     if not path.exists():
         return None
     try:
-        ds = xr.load_dataset(path, engine="h5netcdf")
-        stored = ds.attrs.get(CHECKSUM_ATTR)
-        if stored is None:
-            reason = "it has no checksum (not a run file of this version)"
-        elif stored != content_digest(ds):
-            reason = "its content does not match its checksum (corrupt)"
-        elif expected_hash is not None and ds.attrs.get("config_hash") != expected_hash:
-            reason = f"its config_hash {ds.attrs.get('config_hash')!r} is not the run's {expected_hash}"
-        else:
+        ds = read_checked(path, require_checksum=True)
+        if expected_hash is None or ds.attrs.get("config_hash") == expected_hash:
             return ds
+        reason = f"its config_hash {ds.attrs.get('config_hash')!r} is not the run's {expected_hash}"
+    except ChecksumError as exc:
+        reason = exc.reason
     except Exception as exc:  # noqa: BLE001 - a corrupt file of any kind is re-trained
         reason = f"it is unreadable ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
     _reject(path, reason)

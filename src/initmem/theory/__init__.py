@@ -3,9 +3,9 @@
 Everything here is numpy (scipy where a solver is needed), float64, and small enough to run on a
 laptop CPU in seconds. The notebooks import it as ``from initmem import theory`` and use every name from here.
 
-The theory layer sits beside the study: it may import :mod:`initmem.base` and :mod:`initmem.run` (the constants it
-shares with the optimizers, the PyTorch BatchNorm network of its independent checks), never :mod:`initmem.study`
-or :mod:`initmem.book`.
+The theory layer sits beside the study: it may import :mod:`initmem.base` only (the constants it shares with the
+optimizers are in :mod:`initmem.base.constants`), never :mod:`initmem.run` (torch), :mod:`initmem.study` or
+:mod:`initmem.book`; its independent BatchNorm check imports torch itself, inside the function.
 
 Conventions
 -----------

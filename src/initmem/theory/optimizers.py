@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..run.optim import NS_COEFFICIENTS
+from ..base.constants import NS_COEFFICIENTS
 from .helpers import as_schedule, batch_indices
 
 logger = logging.getLogger(__name__)
@@ -180,7 +180,7 @@ def adam_step_bound(t: int | Array, beta1: float = 0.9, beta2: float = 0.999) ->
 
 
 #: Muon's quintic Newton-Schulz coefficients (a, b, c) from the reference implementation (K. Jordan).
-NS5_COEFFS = NS_COEFFICIENTS  # the coefficients of initmem.run.optim's Muon, defined there once
+NS5_COEFFS = NS_COEFFICIENTS  # the coefficients of initmem.run.optim.muon's Muon, defined once in initmem.base
 
 
 def ns5(G: Array, steps: int = 5, eps: float = 1e-7, coeffs: tuple[float, float, float] = NS5_COEFFS) -> Array:

@@ -1,0 +1,251 @@
+"""Building a run's optimizer (:func:`build_optimizer`): the exact variants of every optimizer and of weight decay.
+
+:func:`build_optimizer` turns a :class:`~initmem.run.config.RunConfig` (or an optimizer name and keyword settings,
+``build_optimizer(model, "adamw", lr=1e-3, weight_decay=0.05)``) into ONE ``torch.optim.Optimizer``
+(``.step()``, ``.zero_grad()``, ``state_dict()`` / ``load_state_dict()``), whatever the optimizer.
+Learning rates are per step; ``lr`` below is the group's current (scheduled) learning rate.
+
+Optimizers (``config.optimizer``)
+---------------------------------
+``sgd``
+    ``torch.optim.SGD`` without momentum: ``w <- w - lr * g``.
+``sgd_momentum``
+    ``torch.optim.SGD`` with heavy-ball momentum in PyTorch's convention (dampening 0):
+    ``B <- mu B + g; w <- w - lr B`` (``mu = config.momentum``), or with ``config.nesterov``
+    ``w <- w - lr (g + mu B)``.
+``adam``
+    ``torch.optim.Adam`` (``config.betas``, ``config.eps``; eps is added to the bias-corrected
+    ``sqrt(v)``; no AMSGrad).
+``adamw``
+    ``torch.optim.AdamW``: Adam with decoupled decay.
+``muon``
+    :class:`~initmem.run.optim.muon.MuonWithAuxAdam`, one optimizer with two kinds of parameter groups
+    (:func:`split_muon_params`): Muon steps for the hidden kernels at ``config.lr``, AdamW steps for everything
+    else at ``config.aux_lr`` (:mod:`initmem.run.optim.muon`).
+
+Weight decay (``config.weight_decay`` = lambda, ``config.effective_decay_mode``)
+--------------------------------------------------------------------------------
+``l2`` (coupled)
+    ``g <- g + lambda w`` before anything else sees the gradient: the gradient of
+    ``L + lambda/2 ||w||^2``. This is exactly what the ``weight_decay`` argument of ``torch.optim.SGD`` and
+    ``torch.optim.Adam`` does (checked in ``tests/test_optim.py`` against a hand-modified gradient). Under
+    Adam the penalty gradient is then rescaled by ``1/sqrt(v)`` like the loss gradient.
+``decoupled``
+    ``w <- (1 - lr lambda) w`` before the optimizer's own update, with the current scheduled ``lr``, so
+    that the clock ``T_L2 = lambda sum_k lr_k`` measures the total shrinkage ``prod_k (1 - lr_k lambda)``.
+    For ``adam`` this is ``torch.optim.Adam(decoupled_weight_decay=True)`` (= AdamW); for ``sgd`` and
+    ``sgd_momentum`` it is :class:`SGDW`. Without momentum, decoupled and coupled SGD are the same update
+    (``w - lr (g + lambda w) = (1 - lr lambda) w - lr g``); with momentum they differ (the coupled penalty
+    enters the buffer, the decoupled one does not). Under Muon the hidden kernels shrink by
+    ``(1 - config.lr lambda)`` and the AdamW group by ``(1 - config.aux_lr lambda)``, as in Jordan's
+    ``MuonWithAuxAdam`` and ``torch.optim.Muon`` (the shrink uses the group lr, not Muon's adjusted lr).
+
+Decay applies to ALL trainable parameters (kernels, BatchNorm gains and shifts, biases, head), as a plain
+``weight_decay=lambda`` argument does and as the classic CIFAR ResNet recipes do (He et al. 2016; the
+akamaster ResNet-20/56/110 code passes ``weight_decay`` for every parameter). The paper states an "L2"
+strength without parameter groups, so this is the reading that needs no extra assumption.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from ..config import OPTIMIZERS, ConfigError, RunConfig
+from .muon import MuonWithAuxAdam, _closure_loss
+
+__all__ = ["SGDW", "OPTIMIZER_FIELDS", "build_optimizer", "optimizer_config", "split_muon_params"]
+
+logger = logging.getLogger(__name__)
+
+_KERNEL_MODULES = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.Linear)
+
+
+class SGDW(torch.optim.SGD):
+    """SGD (optionally with heavy-ball or Nesterov momentum) with decoupled weight decay.
+
+    ``w <- (1 - lr wd) w``, then ``torch.optim.SGD``'s own step (no decay) with the gradient computed at the
+    old ``w``; the momentum buffer never sees the decay. ``lr`` per step, ``weight_decay`` lambda per unit lr.
+    Stored per group as ``group["decoupled_weight_decay"]`` (``group["weight_decay"]``, the coupled
+    penalty, stays 0).
+    """
+
+    def __init__(
+        self,
+        params: Iterable[Tensor] | Iterable[dict[str, Any]],
+        lr: float,
+        momentum: float = 0.0,
+        nesterov: bool = False,
+        weight_decay: float = 0.0,
+    ) -> None:
+        if weight_decay < 0:
+            raise ValueError(f"weight_decay: must be >= 0, got {weight_decay!r}")
+        super().__init__(params, lr=lr, momentum=momentum, nesterov=nesterov, weight_decay=0.0)
+        self.defaults["decoupled_weight_decay"] = weight_decay
+        for group in self.param_groups:
+            group.setdefault("decoupled_weight_decay", weight_decay)
+
+    @torch.no_grad()
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Shrink every parameter that has a gradient, then take torch's SGD step."""
+        loss = _closure_loss(closure)
+        for group in self.param_groups:
+            shrink = 1 - group["lr"] * group["decoupled_weight_decay"]
+            for p in group["params"]:
+                if p.grad is not None:
+                    p.mul_(shrink)
+        super().step()
+        return loss
+
+
+# --- parameter selection and construction -----------------------------------------------------
+def _trainable(model: nn.Module) -> list[Tensor]:
+    return [p for p in model.parameters() if p.requires_grad]
+
+
+def split_muon_params(model: nn.Module) -> tuple[list[Tensor], list[Tensor]]:
+    """Split the trainable parameters into (hidden kernels for Muon, others for AdamW).
+
+    Hidden kernels: the weights of every ``nn.Conv1d/2d/3d`` and every ``nn.Linear`` except the classifier
+    head, which is the last ``nn.Linear`` in ``model.modules()`` order. Others: BatchNorm gains and shifts,
+    all biases, the head's weight and bias, and any parameter not owned by a conv or linear layer. Both lists
+    follow ``model.parameters()`` order; together they hold every trainable parameter exactly once.
+    """
+    modules = list(model.modules())
+    linears = [m for m in modules if isinstance(m, nn.Linear)]
+    head = linears[-1] if linears else None
+    hidden_ids = {id(m.weight) for m in modules if isinstance(m, _KERNEL_MODULES) and m is not head}
+    params = _trainable(model)
+    hidden = [p for p in params if id(p) in hidden_ids]
+    others = [p for p in params if id(p) not in hidden_ids]
+    return hidden, others
+
+
+def _ns_dtype(model: nn.Module, config: RunConfig) -> str:
+    """bfloat16 Newton-Schulz only for bf16 runs on CUDA; float32 otherwise."""
+    on_cuda = any(p.is_cuda for p in model.parameters())
+    return "bfloat16" if config.bf16 and on_cuda else "float32"
+
+
+def _build_sgd(model: nn.Module, config: RunConfig, momentum: float, nesterov: bool) -> torch.optim.Optimizer:
+    params = _trainable(model)
+    if config.effective_decay_mode == "decoupled":
+        return SGDW(
+            params, lr=config.lr, momentum=momentum, nesterov=nesterov, weight_decay=config.weight_decay
+        )
+    return torch.optim.SGD(
+        params, lr=config.lr, momentum=momentum, nesterov=nesterov, weight_decay=config.weight_decay
+    )
+
+
+def _build_adam(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
+    return torch.optim.Adam(
+        _trainable(model),
+        lr=config.lr,
+        betas=config.betas,
+        eps=config.eps,
+        weight_decay=config.weight_decay,
+        decoupled_weight_decay=config.effective_decay_mode == "decoupled",
+    )
+
+
+def _build_adamw(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
+    return torch.optim.AdamW(
+        _trainable(model), lr=config.lr, betas=config.betas, eps=config.eps, weight_decay=config.weight_decay
+    )
+
+
+def _build_muon(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
+    hidden, others = split_muon_params(model)
+    decay = {"weight_decay": config.weight_decay, "decay_mode": config.effective_decay_mode}
+    muon_group = {
+        "params": hidden,
+        "use_muon": True,
+        "lr": config.lr,
+        "momentum": config.muon_momentum,
+        "nesterov": config.muon_nesterov,
+        "ns_steps": config.muon_ns_steps,
+        "adjust_lr": config.muon_lr_adjust,
+        "ns_dtype": _ns_dtype(model, config),
+        **decay,
+    }
+    adam_group = {
+        "params": others,
+        "use_muon": False,
+        "lr": config.aux_lr,
+        "betas": config.betas,
+        "eps": config.eps,
+        **decay,
+    }
+    return MuonWithAuxAdam([g for g in (muon_group, adam_group) if g["params"]])
+
+
+_BUILDERS: dict[str, Callable[[nn.Module, RunConfig], torch.optim.Optimizer]] = {
+    "sgd": lambda model, config: _build_sgd(model, config, momentum=0.0, nesterov=False),
+    "sgd_momentum": lambda model, config: _build_sgd(model, config, config.momentum, config.nesterov),
+    "adam": _build_adam,
+    "adamw": _build_adamw,
+    "muon": _build_muon,
+}
+
+
+#: The RunConfig fields that :func:`build_optimizer`'s plain-argument form accepts as keywords.
+OPTIMIZER_FIELDS = (
+    "lr", "momentum", "nesterov", "betas", "eps", "weight_decay", "decay_mode", "muon_momentum", "muon_nesterov",
+    "muon_ns_steps", "muon_lr_adjust", "aux_lr", "bf16",
+)  # fmt: skip
+
+
+def optimizer_config(optimizer: str, **settings: Any) -> RunConfig:
+    """A :class:`RunConfig` carrying only optimizer settings (every other field at its default, no training
+    set size), validated as RunConfig validates them.
+
+    Raises:
+        ConfigError: an unknown keyword (naming the allowed ones) or an invalid value.
+    """
+    unknown = sorted(set(settings) - set(OPTIMIZER_FIELDS))
+    if unknown:
+        raise ConfigError(f"{unknown[0]}: not an optimizer setting; allowed: {', '.join(OPTIMIZER_FIELDS)}")
+    return RunConfig(optimizer=optimizer, train_size=None, **settings)
+
+
+def build_optimizer(model: nn.Module, config: RunConfig | str, **settings: Any) -> torch.optim.Optimizer:
+    """The optimizer over the trainable parameters of ``model`` (see the module docstring).
+
+    Two forms::
+
+        build_optimizer(model, config)                                  # a RunConfig
+        build_optimizer(model, "adamw", lr=1e-3, weight_decay=0.05)     # plain arguments
+
+    The plain form takes the optimizer's name (``sgd``, ``sgd_momentum``, ``adam``, ``adamw`` or ``muon``) and any of
+    :data:`OPTIMIZER_FIELDS` as keywords, with RunConfig's defaults and validation for the rest; nothing
+    unrelated (batch size, data sizes) is checked. Both forms build the same optimizer for the same settings.
+
+    Every parameter group gets ``group["initial_lr"]``, its peak learning rate; the training loop drives the
+    schedule with :func:`~initmem.run.optim.schedules.apply_lr_multiplier`.
+
+    Raises:
+        ConfigError: an unknown optimizer (naming the allowed ones), an unknown keyword or an invalid value.
+        TypeError: keywords given together with a RunConfig.
+    """
+    if isinstance(config, str):
+        config = optimizer_config(config, **settings)
+    elif settings:
+        raise TypeError(f"build_optimizer: keywords ({', '.join(settings)}) go with an optimizer name, not a RunConfig")
+    if config.optimizer not in _BUILDERS:
+        raise ConfigError(f"optimizer: allowed values are {', '.join(OPTIMIZERS)}; got {config.optimizer!r}")
+    optimizer = _BUILDERS[config.optimizer](model, config)
+    for group in optimizer.param_groups:
+        group["initial_lr"] = group["lr"]
+    logger.debug(
+        "built %s (%s decay %g) with groups %s",
+        type(optimizer).__name__,
+        config.effective_decay_mode,
+        config.weight_decay,
+        [(len(g["params"]), g["lr"]) for g in optimizer.param_groups],
+    )
+    return optimizer

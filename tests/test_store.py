@@ -1,0 +1,90 @@
+"""The one checked read: every file :func:`write_run` writes (a run, a combined sweep, the GPU results) is read back
+through :func:`read_checked`, which verifies its checksum or says that it predates checksums."""
+
+from __future__ import annotations
+
+import json
+import logging
+import pickle
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from initmem.cli import recorded_config
+from initmem.run.config import ConfigError
+from initmem.study import costs, gpu_results, results
+from initmem.study.layout import results_paths
+from initmem.sweeps.store import CHECKSUM_ATTR, ChecksumError, load_run, read_checked, write_run
+
+
+def _dataset() -> xr.Dataset:
+    """A small Dataset shaped like a combined sweep, with the provenance a run file carries."""
+    rng = np.random.default_rng(0)
+    return xr.Dataset(
+        {"selected_test_acc": (("sigma_w", "seed"), rng.uniform(10, 90, (3, 2))), "wall_time_s": ((), 12.5)},
+        coords={"sigma_w": [0.5, 1.0, 2.0], "seed": [0, 1]},
+        attrs={"config": json.dumps({"sigma_w": 0.5}), "config_hash": "abc", "hardware": "cpu", "torch_version": "2"},
+    )
+
+
+def _tamper(path) -> None:
+    """Change one number and write the file back with its old checksum (a readable file with a wrong value)."""
+    tampered = xr.load_dataset(path, engine="h5netcdf")
+    tampered["selected_test_acc"][0, 0] = 99.0
+    tampered.to_netcdf(path, engine="h5netcdf")
+
+
+def test_read_checked_returns_what_write_run_wrote(tmp_path):
+    path = tmp_path / "run.nc"
+    write_run(_dataset(), path)
+    ds = read_checked(path)
+    assert len(ds.attrs[CHECKSUM_ATTR]) == 64
+    xr.testing.assert_identical(ds.drop_attrs(), _dataset().drop_attrs())
+    path.unlink()  # fully in memory, the file closed
+    assert float(ds["wall_time_s"]) == 12.5
+
+
+def test_a_tampered_combined_file_is_refused_with_a_clear_message(tmp_path):
+    runs_dir, combined = results_paths(tmp_path, "test", "01_optimizers")
+    runs_dir.mkdir(parents=True)
+    write_run(_dataset(), combined)
+    write_run(_dataset(), runs_dir / "abc.nc")
+    gpu = tmp_path / "gpu"
+    gpu.mkdir()
+    write_run(_dataset(), gpu / "01_optimizers.nc")
+    assert results.read_results(tmp_path, "test", "01_optimizers", reader="06_norms")["seed"].size == 2
+    for path in (combined, runs_dir / "abc.nc", gpu / "01_optimizers.nc"):
+        _tamper(path)
+    with pytest.raises(ChecksumError) as error:
+        read_checked(combined)
+    message = str(error.value)
+    assert str(combined) in message and "does not match its checksum" in message and "\n" not in message
+    again = pickle.loads(pickle.dumps(error.value))  # a worker process can send it back whole
+    assert str(again) == message and again.reason == error.value.reason
+    # every reader of the study goes through it
+    match = "refused, its content does not match its checksum"
+    with pytest.raises(ChecksumError, match=match):
+        results.read_results(tmp_path, "test", "01_optimizers", reader="06_norms")
+    with pytest.raises(ChecksumError, match=match):
+        results.load_results(tmp_path, "test", ["01_optimizers"])
+    with pytest.raises(ChecksumError, match=match):
+        gpu_results.load_paper_scale(gpu)
+    with pytest.raises(ChecksumError, match=match):
+        costs.measured_costs(tmp_path, "test", ["01_optimizers"])
+    with pytest.raises(ConfigError, match=f"--config: .*abc.nc: {match}"):
+        recorded_config(runs_dir / "abc.nc")
+    # the cache sets a tampered run aside (and trains it again)
+    assert load_run(runs_dir / "abc.nc") is None and (runs_dir / "abc.nc.rejected").exists()
+
+
+def test_a_file_that_predates_checksums_is_read_with_a_logged_line(tmp_path, caplog):
+    old = tmp_path / "old.nc"
+    _dataset().to_netcdf(old, engine="h5netcdf")  # written before write_run added the checksum
+    with caplog.at_level(logging.WARNING, logger="initmem.sweeps.store"):
+        ds = read_checked(old)
+    assert float(ds["wall_time_s"]) == 12.5
+    assert "predates checksums" in caplog.text and str(old) in caplog.text and len(caplog.records) == 1
+    with pytest.raises(ChecksumError, match="it has no checksum"):
+        read_checked(old, require_checksum=True)
+    assert load_run(old) is None and not old.exists()  # a cached run must have one: set aside, trained again
