@@ -75,12 +75,14 @@ def test_sweep_summary_is_the_spread_over_sigma_w():
     text = spread_summary(_sweep_dataset())
     lines = text.splitlines()
     assert lines[0].startswith("spread over sigma_w")
-    assert "selected spread (pp)" in text and "final spread (pp)" in text
-    sgd = next(line for line in lines if line.startswith("sgd"))
-    # per-seed spreads: seed 0: 60 - 40 = 20, seed 1: 62 - 44 = 18 -> mean 19.0
-    assert sgd.split()[1] == "19.0"
-    # adam: seed 0: 50 - 48 = 2, seed 1: 52 - 50 = 2
-    assert math.isclose(float(next(line for line in lines if line.startswith("adam")).split()[1]), 2.0)
+    assert "raw spread (pp)" in text and "noise p" in text and "cross-fitted (pp)" in text
+    sgd = next(line for line in lines if line.startswith("sgd")).split()
+    # raw: the seed-mean curve 61, 55.5, 42 -> 19.0; cross-fitted: seed 0 at seed 1's best and worst sigma_w,
+    # 60 - 40 = 20, seed 1 at seed 0's, 62 - 44 = 18 -> 19.0
+    assert sgd[1] == "19.0" and sgd[3] == "19.0"
+    # adam: a flat seed-mean curve (raw 0.0); each seed is read where the other is best and worst: -2 and -2
+    adam = next(line for line in lines if line.startswith("adam")).split()
+    assert math.isclose(float(adam[1]), 0.0) and math.isclose(float(adam[3]), -2.0)
 
 
 def test_sweep_summary_without_sigma_w():
@@ -97,4 +99,4 @@ def test_initmem_sweep_ends_with_the_spread(tmp_path, capsys):
     assert main(["sweep", str(spec), "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "s.nc")]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("2 runs, dims {'sigma_w': 2}")
-    assert out[1].startswith("spread over sigma_w") and "selected spread (pp)" in out[2]
+    assert out[1].startswith("spread over sigma_w") and "raw spread (pp)" in out[2]

@@ -42,9 +42,11 @@ def test_landing_page_pastes_its_results_from_the_notebooks():
     """The results at a glance are generated: glued by the ledger and chapter 01, pasted by the landing page."""
     text = (REPO / "book" / "intro.md").read_text()
     top = text[: text.index("## The question")]
-    for key, notebook in (("r_glance", "99_reproduction"), ("e01_fig_spread", "01_optimizers")):
+    for key, notebook in (("r_answer", "99_reproduction"), ("r_forest", "99_reproduction"),
+                          ("r_glance", "99_reproduction"), ("e01_fig_spread", "01_optimizers")):  # fmt: skip
         assert f"```{{glue}} {key}\n:doc: generated/{notebook}.ipynb\n```" in top
-        assert f'glue("{key}", ' in (REPO / "notebooks" / f"{notebook}.py").read_text()
+        source = (REPO / "notebooks" / f"{notebook}.py").read_text()
+        assert f'glue("{key}", ' in source or f'"{key}", source)' in source  # glued directly or by page.figure
 
 
 def test_the_pdf_has_one_documented_command_and_its_configuration():

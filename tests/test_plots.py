@@ -305,28 +305,6 @@ def test_seed_points_are_the_values_drawn():
     matplotlib.pyplot.close(fig)
 
 
-# --------------------------------------------------------------------------- where a figure comes from
-def test_source_note_links_the_record_and_names_the_command(monkeypatch):
-    """A file of the committed record is a {download} link relative to book/generated/; the command reproduces it."""
-    root = Path(__file__).resolve().parents[1]
-    monkeypatch.setenv("INITMEM_ROOT", str(root))
-    record = root / "results" / "cpu" / "01_optimizers.nc"
-    assert record.is_file(), "the committed record of 01 at the cpu preset"
-    note = plots.source_note("06_norms", "cpu", ["01_optimizers"])
-    assert note == ("data: {download}`results/cpu/01_optimizers.nc <../../results/cpu/01_optimizers.nc>` · "
-                    "reproduce: `initmem experiments --preset cpu --only 01,06`")  # fmt: skip
-    assert (root / "book" / "generated" / "../../results/cpu/01_optimizers.nc").resolve() == record
-
-
-def test_source_note_gives_other_files_as_paths(tmp_path):
-    note = plots.source_note("01_optimizers", "smoke", results_dir=tmp_path)
-    assert "{download}" not in note and f"`{tmp_path / 'smoke' / '01_optimizers.nc'}`" in note
-    assert note.endswith("reproduce: `initmem experiments --preset smoke --only 01`")
-    assert plots.source_note("T1_scale_invariance", sources=[]).startswith("data: computed on this page")
-    with pytest.raises(ValueError, match="preset"):
-        plots.source_note("01_optimizers")
-
-
 def test_use_book_style_sets_the_style_outside_ipython():
     with matplotlib.rc_context():
         plots.use_book_style()

@@ -1,0 +1,58 @@
+"""The page helpers of the notebooks (initmem.book.page): where a figure comes from, tables for readers."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from initmem.book import page
+from initmem.study.tables import format_value, present
+
+
+# --------------------------------------------------------------------------- where a figure comes from
+def test_source_note_links_the_record_and_names_the_command(monkeypatch):
+    """A file of the committed record is a {download} link relative to book/generated/; the command reproduces it."""
+    root = Path(__file__).resolve().parents[1]
+    monkeypatch.setenv("INITMEM_ROOT", str(root))
+    record = root / "results" / "cpu" / "01_optimizers.nc"
+    assert record.is_file(), "the committed record of 01 at the cpu preset"
+    note = page.source_note("06_norms", "cpu", ["01_optimizers"])
+    assert note == ("data: {download}`results/cpu/01_optimizers.nc <../../results/cpu/01_optimizers.nc>` · "
+                    "reproduce: `initmem experiments --preset cpu --only 01,06`")  # fmt: skip
+    assert (root / "book" / "generated" / "../../results/cpu/01_optimizers.nc").resolve() == record
+
+
+def test_source_note_gives_other_files_as_paths(tmp_path):
+    note = page.source_note("01_optimizers", "smoke", results_dir=tmp_path)
+    assert "{download}" not in note and f"`{tmp_path / 'smoke' / '01_optimizers.nc'}`" in note
+    assert note.endswith("reproduce: `initmem experiments --preset smoke --only 01`")
+    assert page.source_note("T1_scale_invariance", sources=[]).startswith("data: computed on this page")
+    with pytest.raises(ValueError, match="preset"):
+        page.source_note("01_optimizers")
+
+
+
+
+def test_a_table_for_readers_has_human_headers_one_decimal_and_intervals_in_one_cell():
+    table = pd.DataFrame({"selected_spread_pp": [21.15, math.nan], "selected_ci95_low": [15.17, math.nan],
+                          "selected_ci95_high": [27.13, math.nan], "selected_null_p": [0.00694, 0.52],
+                          "T_SGD": [0.0153, 0.38245], "selected_n_seeds": [5.0, 1.0]},
+                         index=pd.Index(["sgd", "adam"], name="optimizer"))  # fmt: skip
+    shown = present(table)
+    assert list(shown.columns) == ["selected spread (pp), 95 % CI", "noise p (selected)", "T_SGD, selected", "seeds"]
+    assert shown.index.name == "optimizer"
+    assert shown.loc["sgd"].tolist() == ["21.1 [15.2, 27.1]", "0.0069", "0.0153", "5"]
+    assert shown.loc["adam"].tolist() == ["–", "0.52", "0.382", "1"]
+    assert present(table, ["T_SGD"], labels={"T_SGD": "T_SGD at the selected checkpoint"}).columns.tolist() == [
+        "T_SGD at the selected checkpoint"]  # fmt: skip
+    two = table.set_index(pd.MultiIndex.from_tuples([(0.02, 0.0), (0.1, 0.01)], names=["lr", "weight_decay"]))
+    assert present(two).index.names == ["learning rate", "λ"]
+
+
+def test_cell_formats():
+    assert format_value("selected_spread_pp", 21.149) == "21.1" and format_value("final_train_acc", 99.96) == "100.0"
+    assert format_value("selected_null_p", 0.0004) == "4.0e-04" and format_value("x", -1.6701) == "-1.67"
+    assert format_value("optimizer", "sgd") == "sgd" and format_value("anything", None) == "–"
