@@ -114,7 +114,9 @@ def predicted_decay_at(ds: xr.Dataset, lrs: Any) -> dict[str, Any]:
     which T5's law puts x = 0 (``{lr: lambda}``; NaN where no lambda up to 10 reaches it).
 
     With ``|W*|(eta, lambda) = W*_ref ((eta / eta_ref) / (lambda / lambda_ref))^(1/4)``, x = lambda eta S -
-    ln(W0 / |W*|) is increasing in lambda, so each lambda is one root (``scipy.optimize.brentq``)."""
+    ln(W0 / |W*|) falls with lambda up to ``lambda = 1 / (4 eta S)`` (where the law's |W*| grows without bound as
+    lambda -> 0, which no real norm does) and rises after it; the boundary is the root on the rising side
+    (``scipy.optimize.brentq``)."""
     from scipy import optimize
 
     table = cell_table(ds)
@@ -130,7 +132,7 @@ def predicted_decay_at(ds: xr.Dataset, lrs: Any) -> dict[str, Any]:
     boundary = {}
     for lr in np.atleast_1d(lrs):
         lr = float(lr)
-        low, high = 1e-6, 10.0
+        low, high = 1.0 / (4.0 * lr * total), 10.0
         boundary[lr] = optimize.brentq(x_at, low, high, args=(lr,)) if x_at(low, lr) < 0 < x_at(high, lr) else math.nan
     return {"sum_eta_per_lr": total, "lr_ref": lr_ref, "weight_decay_ref": wd_ref, "W_star_ref": w_ref, "W0": w0,
             "boundary": boundary}  # fmt: skip

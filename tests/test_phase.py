@@ -1,0 +1,99 @@
+"""The phase diagram (experiment 10, ledger row B1): its registry entry, x computed by hand, the logistic fit on
+synthetic data with a known midpoint, and the verdict the fit earns."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from initmem.study import claims, phase, presets, registry
+from initmem.sweeps.spec import SweepSpec
+
+from sweep_fakes import fake_phase, fake_sweep  # tests/ is on sys.path under pytest
+
+
+def test_the_phase_diagram_is_03s_sweep_on_a_5_by_5_grid_that_holds_03s_cells():
+    p10 = presets.notebook_parameters("cpu", "10_phase_diagram")
+    assert len(p10["lrs"]) >= 5 and len(p10["weight_decays"]) >= 5 and 0.0 in p10["weight_decays"]
+    assert p10["sigma_ws"] == [0.1, 2.5] and len(p10["seeds"]) >= 3
+    lrs, wds = np.array(p10["lrs"]), np.array([w for w in p10["weight_decays"] if w > 0])
+    ratios = np.r_[lrs[1:] / lrs[:-1], wds[1:] / wds[:-1]]
+    assert np.all(ratios > 1.3) and np.ptp(np.log(lrs[1:] / lrs[:-1])) < 0.1  # log-spaced learning rates
+    spec10 = SweepSpec.from_dict(registry.experiment_spec("10_phase_diagram", p10))
+    spec03 = SweepSpec.from_dict(registry.experiment_spec("03_lr_and_l2", presets.notebook_parameters("cpu", "03_lr_and_l2")))
+    assert spec10.n_runs == len(p10["lrs"]) * len(p10["weight_decays"]) * 2 * len(p10["seeds"]) >= 150
+    hashes10 = {c.hash() for _, c in spec10.configs()}
+    assert {c.hash() for _, c in spec03.configs()} <= hashes10  # 03's runs are runs of 10
+    # everything but lr and lambda at 01's cpu settings, with 03's step schedule and coupled L2
+    base, base01 = spec10.base, registry.experiment_spec("01_optimizers", presets.notebook_parameters("cpu", "01_optimizers"))["base"]
+    for field in ("model", "width", "logit_scale", "batch_size", "epochs", "train_size", "val_size", "test_size"):
+        assert base[field] == base01[field], field
+    assert base["optimizer"] == "sgd" and base["decay_mode"] == "l2" and base["schedule"] == "step"
+    for preset in presets.PRESETS:  # defined at every preset
+        assert registry.experiment_spec("10_phase_diagram", presets.notebook_parameters(preset, "10_phase_diagram"))
+
+
+def _hand_cell(w0: float, w_star: float, t_l2: float) -> xr.Dataset:
+    """One (lr, weight_decay) cell with known norms and clock, two sigma_w, two seeds."""
+    ds = fake_sweep({"lr": [0.1], "weight_decay": [0.01], "sigma_w": [0.1, 2.5], "seed": [0, 1]})
+    initial = xr.DataArray([1.7, w0], dims="sigma_w", coords={"sigma_w": [0.1, 2.5]})
+    final = xr.DataArray([w_star, 11.0], dims="sigma_w", coords={"sigma_w": [0.1, 2.5]})
+    frac = xr.DataArray(np.linspace(0, 1, ds.sizes["epoch"]), dims="epoch", coords={"epoch": ds["epoch"]})
+    ds["weight_norm"] = (initial + (final - initial) * frac).broadcast_like(ds["weight_norm"]).transpose(*ds["weight_norm"].dims)
+    ds["final_T_L2"][:] = t_l2
+    acc = xr.DataArray([[60.0, 62.0], [50.0, 49.0]], dims=("sigma_w", "seed"), coords={"sigma_w": [0.1, 2.5]})
+    ds["selected_test_acc"] = acc.broadcast_like(ds["selected_test_acc"]).transpose(*ds["selected_test_acc"].dims)
+    return ds
+
+
+def test_x_is_the_l2_clock_minus_the_log_ratio_of_the_initial_to_the_equilibrium_norm():
+    table = phase.cell_table(_hand_cell(w0=42.5, w_star=10.0, t_l2=2.5))
+    row = table.loc[(0.1, 0.01)]
+    assert row["W0"] == pytest.approx(42.5) and row["W_star"] == pytest.approx(10.0) and row["W_top"] == pytest.approx(11.0)
+    assert row["log_ratio"] == pytest.approx(math.log(4.25)) and row["x"] == pytest.approx(2.5 - math.log(4.25))
+    # the gap: acc at sigma_w 0.1 minus at 2.5, per seed 10 and 13 -> 11.5 with its t-interval
+    assert row["selected_gap"] == pytest.approx(11.5)
+    assert row["selected_gap_high"] - row["selected_gap"] == pytest.approx(12.706 * math.sqrt(4.5) / math.sqrt(2), rel=1e-3)
+
+
+def test_t5s_scaling_law_is_recovered_from_the_cells():
+    table = phase.cell_table(fake_phase())
+    law = phase.equilibrium_scaling(table)
+    assert law["cells"] == 20 and law["exponent"] == pytest.approx(0.25, abs=1e-6)
+    assert law["constant"] == pytest.approx(10.0 * (0.1 / 0.01) ** -0.25, rel=1e-6)  # |W*| = c (lr / lambda)^(1/4)
+    no_decay = table.xs(0.0, level="weight_decay", drop_level=False)
+    assert math.isnan(phase.equilibrium_scaling(no_decay)["exponent"])  # lambda = 0 only: no law
+
+
+@pytest.mark.parametrize("midpoint", [0.0, 0.8, -0.6])
+def test_the_logistic_fit_finds_a_known_midpoint(midpoint):
+    fit = phase.fit_transition(fake_phase(midpoint=midpoint), resamples=300)
+    assert fit.midpoint.estimate == pytest.approx(midpoint, abs=0.08)
+    assert fit.midpoint.low <= fit.midpoint.estimate <= fit.midpoint.high
+    assert fit.height.estimate == pytest.approx(20.0, abs=1.0) and fit.width.estimate == pytest.approx(0.3, abs=0.1)
+    assert fit.trend.rho < -0.5 and fit.trend.significant() and fit.cells == 25 and fit.seeds == 3
+
+
+def test_b1_in_size_when_the_boundary_sits_at_x_0_and_in_direction_with_where_it_lies_otherwise():
+    row = claims.reproduction_table({"10_phase_diagram": fake_phase(midpoint=0.05)}).loc["B1"]
+    assert row["verdict"] == claims.IN_SIZE and (row["band_low"], row["band_high"]) == (-0.3, 0.3)
+    row = claims.reproduction_table({"10_phase_diagram": fake_phase(midpoint=1.0)}).loc["B1"]
+    assert row["verdict"] == claims.IN_DIRECTION and "lies at x0 = 1.0" in row["reason"]
+    assert "needs T_L2 above ln(|W0|/|W*|) by 1.0" in row["reason"]
+    flat = claims.reproduction_table({"10_phase_diagram": fake_phase(height=0.0, noise=0.5)}).loc["B1"]
+    assert flat["verdict"] in (claims.NOT_REPRODUCED, claims.INCONCLUSIVE)
+
+
+def test_the_grid_is_placed_from_a_smaller_sweep_by_t5s_law():
+    ds = fake_phase(lrs=(0.02, 0.1), weight_decays=(0.0, 0.01))  # 03's four cells
+    ds["final_T_adapt"] = (ds["lr"] * 2500.0 * xr.ones_like(ds["final_T_adapt"])).transpose(*ds["final_T_adapt"].dims)
+    design = phase.predicted_decay_at(ds, [0.02, 0.1])
+    assert design["sum_eta_per_lr"] == pytest.approx(2500.0) and design["W_star_ref"] == pytest.approx(10.0)
+    assert (design["lr_ref"], design["weight_decay_ref"]) == (0.1, 0.01)
+    for lr, wd in design["boundary"].items():  # at the predicted lambda, x = 0 by T5's law
+        w_star = 10.0 * ((lr / 0.1) / (wd / 0.01)) ** 0.25
+        assert wd * lr * 2500.0 == pytest.approx(math.log(42.5 / w_star), abs=1e-6)
+    assert design["boundary"][0.1] < design["boundary"][0.02]  # a larger learning rate forgets at a smaller lambda
