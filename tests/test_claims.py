@@ -15,6 +15,17 @@ from initmem.study.claims import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPROD
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 
 SEEDS = [0, 1, 2, 3, 4]
+
+
+@pytest.fixture(autouse=True)
+def quick_nulls(monkeypatch):
+    """Smaller permutation nulls (their exact and drawn forms are tested in test_nulls.py): 1,000 draws, exact up to
+    2,000 permutations; every p-value this file asserts is far from where that resolution matters."""
+    from initmem.study import nulls
+
+    monkeypatch.setattr(nulls, "N_RESAMPLES", 1_000)
+    monkeypatch.setattr(nulls, "MAX_EXACT", 2_000)
+    monkeypatch.setattr(nulls, "MAX_EXACT_SWAPS", 1_024)
 JITTER = np.array([0.0, 0.6, -0.5, 0.3, -0.4])  # the seeds' small disagreement (pp), mean 0
 
 

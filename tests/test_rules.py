@@ -136,3 +136,36 @@ def test_more_noise_never_moves_a_verdict_away_from_inconclusive(center, half, w
     unchanged_before = judge_unchanged(Interval(center, center - half, center + half, 5)).verdict
     unchanged_after = judge_unchanged(Interval(center, center - widen * half, center + widen * half, 5)).verdict
     assert _weaker_or_equal(unchanged_before, unchanged_after)
+
+
+def _rejudge(row, k: float, p_more: float = 0.0):
+    """``row``'s verdict when its per-seed values spread k times as far around their means (more seed noise, the same
+    estimate) and its permutation p is ``p_more`` larger."""
+    from initmem.study.stats import mean_interval
+
+    inflate = lambda v: None if v is None else np.nanmean(v) + k * (v - np.nanmean(v))  # noqa: E731
+    size = inflate(row.size_values)
+    return judge(mean_interval(inflate(row.values)), min(1.0, row.null.p_value + p_more),
+                 size=None if size is None else mean_interval(size), band=row.band, margin=row.margin).verdict  # fmt: skip
+
+
+def test_more_seed_noise_on_the_committed_runs_never_strengthens_a_verdict():
+    """The committed cpu results of 01 and 03 (real run files), every row that is judged by seeds: its per-seed
+    effects spread 1.5, 2, 4 and 8 times as far (and its p-value raised), the verdict only moves towards
+    inconclusive."""
+    from pathlib import Path
+
+    import xarray as xr
+
+    from initmem.study import claims
+
+    root = Path(__file__).resolve().parents[1] / "results" / "cpu"
+    results = {name: xr.load_dataset(root / f"{name}.nc", engine="h5netcdf") for name in ("01_optimizers", "03_lr_and_l2")}
+    rows = [row for row in claims.claim_rows(results, ["C1", "C2", "C4", "C7"]) if row.values is not None]
+    assert len(rows) == 8
+    for row in rows:
+        assert _rejudge(row, 1.0) == row.verdict.verdict  # the rows' verdicts are these rules' on these values
+        verdicts = [row.verdict.verdict] + [_rejudge(row, k, p) for k, p in ((1.5, 0.0), (2, 0.01), (4, 0.05), (8, 0.2))]
+        for before, after in zip(verdicts, verdicts[1:]):
+            assert _weaker_or_equal(before, after), (row.key, verdicts)
+        assert verdicts[-1] in (INCONCLUSIVE, row.verdict.verdict), (row.key, verdicts)

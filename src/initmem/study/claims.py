@@ -122,6 +122,9 @@ class Row:
     experiment: str = ""
     unit: str = " pp"
     margin: float = rules.MARGIN_PP
+    #: The per-seed values behind ``effect`` and ``size`` (what the intervals are of), None where not judged by seeds.
+    values: np.ndarray | None = None
+    size_values: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self.unit = _UNITS.get(self.claim, self.unit)
@@ -230,7 +233,9 @@ def _judged_row(claim: str, part: str, direction_values: np.ndarray, null: NullT
     size = mean_interval(size_values, method=method) if size_values is not None else direction
     verdict = rules.judge(direction, null.p_value, size=size, band=band, margin=margin, premise=premise)
     needed = _seeds_for(direction_values, floor, margin=margin) if verdict.verdict == INCONCLUSIVE and not premise else None
-    return Row(claim, part, verdict, direction, null, size, band, seeds_needed=needed, margin=margin, **texts)
+    return Row(claim, part, verdict, direction, null, size, band, seeds_needed=needed, margin=margin,
+               values=np.asarray(direction_values, dtype=float),
+               size_values=None if size_values is None else np.asarray(size_values, dtype=float), **texts)
 
 
 # --- the claims -----------------------------------------------------------------------------------------

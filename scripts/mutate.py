@@ -1,0 +1,193 @@
+"""A small mutation tester: do the tests notice when the judge's code is wrong?
+
+Usage: python scripts/mutate.py MODULE.py [MODULE.py ...] --tests TESTS [--sample N] [--seed S] [--timeout SECONDS]
+                                [--report mutants.json]
+
+Each mutant changes ONE place of one module: a comparison flipped (``<`` <-> ``<=``, ``>`` <-> ``>=``, ``==`` <->
+``!=``, ``is None`` <-> ``is not None``), a sign swapped (``+`` <-> ``-``, a unary minus dropped), a numeric
+constant shifted (x -> 1.1 x, 0 -> 1, 1 -> 2), ``min`` <-> ``max``, ``and`` <-> ``or``, a ``not`` dropped, ``True``
+<-> ``False``. Docstrings and f-string text are never mutated. For each mutant the package is copied to a
+temporary folder with the mutated file, and ``pytest -x`` runs ``TESTS`` against it (``PYTHONPATH`` points at the
+copy); a failing test kills the mutant. Survivors are printed with their line, so each can be judged: a missing
+test, or an equivalent mutant (one that cannot change any result, e.g. a tie-breaking ``<=`` where values never tie).
+
+``--sample N`` draws N mutants per module at random (``--seed``); without it every mutant runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+_COMPARE_SWAPS = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
+                  ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}  # fmt: skip
+_BINOP_SWAPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
+
+
+@dataclass
+class Mutant:
+    module: str
+    index: int
+    line: int
+    kind: str
+    before: str
+    after: str
+    killed: bool | None = None
+    seconds: float = 0.0
+
+
+def _docstring_nodes(tree: ast.AST) -> set[int]:
+    """ids of the Constant nodes that are docstrings or the text of f-strings (never mutated)."""
+    skip: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                skip.add(id(first.value))
+        if isinstance(node, ast.JoinedStr):
+            skip.update(id(v) for v in node.values if isinstance(v, ast.Constant))
+        if isinstance(node, ast.FormattedValue) and node.format_spec is not None:
+            skip.update(id(v) for v in ast.walk(node.format_spec))
+    return skip
+
+
+def _sites(tree: ast.AST) -> list[tuple[ast.AST, str, object]]:
+    """Every mutation site as (node, kind, detail)."""
+    skip = _docstring_nodes(tree)
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for i, op in enumerate(node.ops):
+                if type(op) in _COMPARE_SWAPS:
+                    out.append((node, "compare", i))
+        elif isinstance(node, ast.BinOp) and type(node.op) in _BINOP_SWAPS:
+            out.append((node, "binop", None))
+        elif isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Not)):
+            out.append((node, "unary", None))
+        elif isinstance(node, ast.BoolOp):
+            out.append((node, "boolop", None))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max"):
+            out.append((node, "minmax", None))
+        elif isinstance(node, ast.Constant) and id(node) not in skip:
+            if isinstance(node.value, bool) or (isinstance(node.value, (int, float)) and not isinstance(node.value, bool)):
+                out.append((node, "constant", None))
+    return out
+
+
+def _mutate(node: ast.AST, kind: str, detail: object) -> ast.AST:
+    """A mutated copy of ``node``."""
+    new = copy.deepcopy(node)
+    if kind == "compare":
+        new.ops[detail] = _COMPARE_SWAPS[type(new.ops[detail])]()
+    elif kind == "binop":
+        new.op = _BINOP_SWAPS[type(new.op)]()
+    elif kind == "unary":
+        return copy.deepcopy(new.operand)
+    elif kind == "boolop":
+        new.op = ast.Or() if isinstance(new.op, ast.And) else ast.And()
+    elif kind == "minmax":
+        new.func.id = "max" if new.func.id == "min" else "min"
+    elif kind == "constant":
+        value = new.value
+        if isinstance(value, bool):
+            new.value = not value
+        elif value == 0:
+            new.value = 1
+        elif value == 1:
+            new.value = 2
+        else:
+            new.value = type(value)(value * 1.1) if isinstance(value, float) else value + 1
+    return new
+
+
+class _Replace(ast.NodeTransformer):
+    def __init__(self, target: ast.AST, replacement: ast.AST):
+        self.target, self.replacement = target, replacement
+
+    def generic_visit(self, node):
+        if node is self.target:
+            return self.replacement
+        return super().generic_visit(node)
+
+    def visit(self, node):
+        if node is self.target:
+            return self.replacement
+        return super().visit(node)
+
+
+def mutants_of(path: Path) -> list[tuple[Mutant, str]]:
+    """Every mutant of ``path`` with its mutated source (sites are found anew in a fresh parse for each mutant, so
+    that one mutation never leaks into the next)."""
+    source = path.read_text()
+    out = []
+    for k, (node, kind, detail) in enumerate(_sites(ast.parse(source))):
+        fresh = ast.parse(source)
+        target, _, _ = _sites(fresh)[k]
+        replacement = _mutate(target, kind, detail)
+        fresh = ast.fix_missing_locations(_Replace(target, replacement).visit(fresh))
+        mutant = Mutant(str(path.relative_to(ROOT)), k, getattr(node, "lineno", 0), kind, ast.unparse(node),
+                        ast.unparse(replacement))  # fmt: skip
+        out.append((mutant, ast.unparse(fresh)))
+    return out
+
+
+def run_mutant(mutant: Mutant, source: str, tests: list[str], timeout: float) -> Mutant:
+    with tempfile.TemporaryDirectory(prefix="mutant-") as tmp:
+        src = Path(tmp) / "src"
+        shutil.copytree(ROOT / "src", src, ignore=shutil.ignore_patterns("__pycache__"))
+        (src / Path(mutant.module).relative_to("src")).write_text(source)
+        env = {**os.environ, "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"}
+        start = time.perf_counter()
+        try:
+            result = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+                                    cwd=ROOT, env=env, capture_output=True, timeout=timeout)  # fmt: skip
+            mutant.killed = result.returncode != 0
+        except subprocess.TimeoutExpired:
+            mutant.killed = True  # a mutant that hangs the tests is noticed
+        mutant.seconds = time.perf_counter() - start
+    return mutant
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("modules", nargs="+", type=Path)
+    parser.add_argument("--tests", required=True, help="pytest arguments, comma-separated (e.g. tests/test_rules.py)")
+    parser.add_argument("--sample", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--report", type=Path, default=None)
+    args = parser.parse_args()
+    tests = [t for t in args.tests.split(",") if t]
+    done: list[Mutant] = []
+    for module in args.modules:
+        candidates = mutants_of(module.resolve())
+        if args.sample and args.sample < len(candidates):
+            candidates = random.Random(args.seed).sample(candidates, args.sample)
+        print(f"{module}: {len(candidates)} mutants", flush=True)
+        for mutant, source in candidates:
+            run_mutant(mutant, source, tests, args.timeout)
+            done.append(mutant)
+            status = "killed" if mutant.killed else "SURVIVED"
+            print(f"  {status:8s} {mutant.module}:{mutant.line} {mutant.kind}: {mutant.before!r} -> {mutant.after!r} "
+                  f"({mutant.seconds:.0f} s)", flush=True)  # fmt: skip
+            if args.report:
+                args.report.write_text(json.dumps([asdict(m) for m in done], indent=1))
+    killed = sum(m.killed for m in done)
+    print(f"killed {killed} of {len(done)} ({100 * killed / max(1, len(done)):.0f} %)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
