@@ -29,13 +29,14 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import claims, forest, gpu_results, presets, results, rules
+from initmem.study import claims, forest, gpu_results, presets, replays, results, rules
 
 experiments = results.load_results(results_dir, preset, presets.NOTEBOOK_READS["99_reproduction"])
 table = claims.reproduction_table(experiments)
 glue("r_preset", preset, display=False)
 glue("r_experiments", ", ".join(experiments) or "none", display=False)
 glue("r_answer", claims.answer(table, preset), display=False)
+glue("r_replays", replays.replay_summary(replays.replay_pairs(results_dir, preset)), display=False)
 fig = forest.forest(table, caption=f"preset {preset}; the scale of each row is in its block below the table")
 glue("r_forest", fig, display=False)
 # the landing page's compact table (book/intro.md pastes it): claim | paper | ours [interval] | verdict
@@ -93,6 +94,11 @@ with pd.option_context("display.max_colwidth", None):
 #
 # An inconclusive row says how many seeds would decide it if more seeds behaved like these (their observed mean and
 # spread), counting the seeds a permutation test needs before it can reach p < 0.05.
+#
+# **Replays and hardware.** {glue:text}`r_replays` Training is chaotic: another CPU instruction set or another oneDNN
+# version changes the floating-point path from the first step. Every run file records its CPU model and instruction
+# set and its oneDNN and MKL versions; a replay (`initmem train --config run.nc`) is bitwise only on the same CPU type,
+# and every run of one experiment comes from one clean commit.
 #
 # ## The table
 #
