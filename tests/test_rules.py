@@ -70,6 +70,7 @@ def test_every_verdict_says_why():
         judge(iv(10.0, 30.0), 0.001, band=(18.55, 34.45)).reason: "not inside the band",
         judge(iv(10.0, 30.0), 0.001).reason: "the paper gives no number",
         judge(iv(-1.0, 30.0), 0.001).reason: "straddles 0",
+        judge(iv(0.0, 30.0), 0.001).reason: "[0.00, 30.00] straddles 0",  # touching 0 is straddling it
         judge(iv(10.0, 30.0), 0.2).reason: "p = 0.2 is not below 0.05",
         judge(iv(10.0, 30.0), 0.001, premise="not interpolating").reason: "premise not met: not interpolating",
     }

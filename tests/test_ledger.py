@@ -1,0 +1,159 @@
+"""How the ledger is told: the first screen's answer and table, the chapters' boxes and lines, the scale and clock
+texts, and the choices each claim makes (which optimizer, model, sigma_w and horizon it compares)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from initmem.study import claims
+from initmem.study.claims import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED
+
+from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
+from test_claims import SEEDS, memory, quick_nulls  # noqa: F401  (quick_nulls: an autouse fixture, used here too)
+
+
+@pytest.fixture()
+def results():
+    out = ledger_results(SEEDS)
+    memory(out["01_optimizers"], {"optimizer": "sgd"}, 26.0)
+    memory(out["01_optimizers"], {"optimizer": "muon"}, 4.0)
+    return out
+
+
+def test_the_glance_table_gives_the_paper_ours_with_its_interval_and_the_verdict(results):
+    table = claims.reproduction_table(results)
+    glance = claims.glance_table(table)
+    assert list(glance.columns) == ["paper", "ours [95 % CI]", "verdict"] and glance.index.name == "claim"
+    assert list(glance.index) == list(table.index) and list(glance["verdict"]) == list(table["verdict"])
+    c1 = table.loc["C1"]
+    assert glance.loc["C1", "paper"] == "26.5 pp"
+    assert glance.loc["C1", "ours [95 % CI]"] == (f"{c1['size']:.1f} pp [{c1['size_low']:.1f}, {c1['size_high']:.1f}] "
+                                                  "(SGD's spread)")  # fmt: skip
+    assert glance.loc["C2 Muon", "paper"] == "about 4 pp" and glance.loc["C4 both", "paper"] == "near 0 pp"
+    c5 = table.loc["C5 equal steps"]  # no paper number: the effect, not a size
+    assert glance.loc["C5 equal steps", "ours [95 % CI]"].startswith(f"{c5['effect']:.1f} pp [{c5['effect_low']:.1f}, ")
+    c7 = table.loc["C7"]  # a slope: two decimals, no unit
+    assert glance.loc["C7", "ours [95 % CI]"] == (f"{c7['effect']:.2f} [{c7['effect_low']:.2f}, {c7['effect_high']:.2f}] "
+                                                  "(SGD slope minus adaptive)")  # fmt: skip
+    assert glance.loc["B1", "ours [95 % CI]"] == "not measured" and glance.loc["C5 equal epochs", "ours [95 % CI]"] == "not measured"
+    one_seed = claims.glance_table(claims.reproduction_table({"01_optimizers": results["01_optimizers"].isel(seed=[0])}))
+    assert "[" not in one_seed.loc["C1", "ours [95 % CI]"]  # no interval, no brackets
+
+
+def test_the_answer_is_three_sentences_from_the_ledger(results):
+    table = claims.reproduction_table(results)
+    text = claims.answer(table, "test")
+    c1 = table.loc["C1"]
+    first, second, third = text.split(". ", 2)[0], text.split(". ", 2)[1], text.split(". ", 2)[2]
+    assert first == (f"At the test preset, low-learning-rate SGD keeps a cross-fitted spread of {c1['effect']:.1f} pp "
+                     f"[95 % CI {c1['effect_low']:.1f}, {c1['effect_high']:.1f}] across the initialization scales "
+                     f"(paper: 26.5 pp): {c1['verdict']}")  # fmt: skip
+    assert second.startswith("The adaptive optimizers keep less: Adam ") and "Muon 4.0 pp (reproduced in size)" in second
+    counts = table["verdict"].value_counts()
+    assert third == (f"Of the ledger's 14 rows, {counts.get(IN_SIZE, 0)} are reproduced in size, "
+                     f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(NOT_REPRODUCED, 0)} not reproduced and "
+                     f"{counts.get(INCONCLUSIVE, 0)} inconclusive; each inconclusive row says what would decide it.")  # fmt: skip
+    nothing = claims.answer(claims.reproduction_table({}), "smoke")
+    assert nothing.startswith("Of the ledger's 8 rows, 0 are reproduced in size") and "SGD" not in nothing
+
+
+def test_the_scale_and_the_clocks_name_what_was_measured(results):
+    table = claims.reproduction_table(results)
+    assert table.loc["C1", "scale"] == "test, resnet9 w8, 500 train images, 16 px, 5 seeds"
+    assert table.loc["C6", "scale"].startswith("test, resnet9/resnet56 w8")
+    depth = fake_sweep({"sigma_w": [0.25, 2.5], "seed": SEEDS}, {"model": ["resnet9", "resnet110"], "width": [8, 16]},
+                       base={"image_size": 32})  # fmt: skip
+    row = claims.reproduction_table({"05_depth": depth}).loc["C6"]
+    assert row["scale"] == "test, resnet9 w8/resnet110 w16, 500 train images, 5 seeds"  # zipped widths; 32 px unsaid
+    clocks = table.loc["C1", "clocks"]
+    sgd = results["01_optimizers"].sel(optimizer="sgd")
+    assert clocks == (f"T_SGD {float(sgd['selected_T_SGD'].mean()):.3g} at the selected checkpoint "
+                      f"({float(sgd['final_T_SGD'].mean()):.3g} at the end)")  # fmt: skip
+    assert "T_adapt" in table.loc["C2 Adam", "clocks"] and "T_L2" in table.loc["C4 L2", "clocks"]
+    results["01_optimizers"]["selected_T_SGD"][:] = 0.0
+    results["01_optimizers"]["final_T_SGD"][:] = 0.0
+    assert claims.reproduction_table(results, ["C1"]).loc["C1", "clocks"] == ""  # a clock that never ran is not shown
+
+
+def test_a_subset_of_claims_and_the_chapter_renderings(results):
+    table = claims.reproduction_table(results, ["C4", "C6"])
+    assert list(table.index) == ["C4 larger lr", "C4 L2", "C4 both", "C6"]
+    box = claims.verdict_box(table, "C4")
+    assert box.count("**C4.") == 1 and box.count("- C4 ") == 3 and box.count("Rule:") == 1 and "**C6." not in box
+    assert claims.verdict_box(table, "C9") == ""
+    assert "About" not in box  # no inconclusive row here
+    line = claims.chapter_verdicts("05_depth", results["05_depth"], label="mine")
+    assert line.endswith("<mine>`).") and "C6 " in line and "C4" not in line
+    no_preset = results["05_depth"].copy()
+    no_preset.attrs.pop("preset")
+    assert claims.chapter_verdicts("05_depth", no_preset).startswith("**Verdict at this preset:**")
+    assert "**C4." in claims.chapter_box("03_lr_and_l2", results["03_lr_and_l2"], ["C4"])
+
+
+def test_each_row_keeps_its_per_seed_values_and_units(results):
+    rows = {row.key: row for row in claims.claim_rows(results)}
+    assert len(rows["C1"].values) == 5 and np.allclose(np.mean(rows["C1"].values), rows["C1"].effect.estimate)
+    assert np.allclose(np.mean(rows["C2 Muon"].size_values), rows["C2 Muon"].size.estimate)
+    assert rows["C1"].unit == " pp" and rows["C7"].unit == "" and rows["B1"].unit == ""
+    assert rows["C6"].margin == 0.5 and rows["C7"].margin == 0.1 and rows["C1"].margin == 5.0
+    as_dict = rows["C2 Muon"].as_dict()
+    assert as_dict["paper_value"] == 4.0 and as_dict["unit"] == "pp" and as_dict["claim"] == "C2" and as_dict["part"] == "Muon"
+    assert json.dumps({k: v for k, v in as_dict.items() if isinstance(v, (str, int, float))})
+
+
+def test_the_claims_compare_what_their_rules_say(results):
+    # C2: only the adaptive optimizers that were run
+    opt = results["01_optimizers"].sel(optimizer=["sgd", "adam", "muon"])
+    table = claims.reproduction_table({"01_optimizers": opt})
+    assert [k for k in table.index if k.startswith("C2")] == ["C2 Adam", "C2 Muon"]
+    # C7: against the adaptive optimizer whose final norm is most coupled to the initial one
+    norms = results["01_optimizers"]["weight_norm"]
+    later = {"optimizer": "muon", "epoch": norms["epoch"].values[1:]}
+    norms.loc[later] = norms.sel(optimizer="sgd", epoch=later["epoch"]).values ** 0.5  # final ~ initial^(1/2)
+    row = claims.reproduction_table(results, ["C7"]).loc["C7"]
+    assert "SGD minus muon" in row["ours"] and row["effect"] == pytest.approx(0.5, abs=0.01)
+    # C6: the deepest model at the largest sigma_w, by name
+    depth = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": SEEDS}, {"model": ["resnet9", "resnet20", "resnet110", "resnet56"]})
+    depth["final_train_acc"].loc[{"model": "resnet110", "sigma_w": 2.5}] = 70.0
+    depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 0.25}] = 70.0
+    row = claims.reproduction_table({"05_depth": depth}).loc["C6"]
+    assert row["effect"] == pytest.approx(30.0) and "resnet110 at sigma_w 2.5" in row["ours"]
+    assert "resnet56 sigma_w 0.25 seed 0 (70.0 %)" in row["note"]
+    depth["final_train_acc"].loc[{"model": "resnet110", "sigma_w": 2.5}] = 99.5  # 99.5 % is interpolation
+    note = claims.reproduction_table({"05_depth": depth}).loc["C6", "note"]
+    assert "resnet110" not in note
+
+
+def test_c3_reads_the_declared_reference_horizon_or_the_one_before_the_longest(results):
+    long = results["02_long_training"]
+    long.attrs.update(horizons=json.dumps([2, 6, 10]), reference_horizon=6)
+    assert "at 6 epochs" in claims.reproduction_table(results, ["C3"]).loc["C3 final predictor", "ours"]
+    del long.attrs["reference_horizon"]
+    row = claims.reproduction_table(results, ["C3"]).loc["C3 final predictor"]
+    assert "at 6 epochs" in row["ours"] and row["scale"].endswith(", 6 vs 10 epochs")
+
+
+def test_the_09_note_goes_to_c2_only(results):
+    results["09_adaptive_lr"] = fake_sweep(
+        {"lr": [0.005, 0.05], "sigma_w": [0.1, 2.5], "seed": [0, 1, 2]},
+        {"optimizer": ["adam", "adamw", "muon"], "weight_decay": [0.0, 0.05, 0.0]},
+    )
+    table = claims.reproduction_table(results)
+    assert all("09 tried" in table.loc[k, "note"] for k in ("C2 Adam", "C2 AdamW", "C2 Muon"))
+    assert not any("09 tried" in table.loc[k, "note"] for k in table.index if not k.startswith("C2"))
+    del results["01_optimizers"]
+    note = claims.reproduction_table(results, ["C2"]).loc["C2", "note"]  # without 01: what 09 tried, no comparison
+    assert note.startswith("09 tried") and "01's learning rate" not in note
+
+
+def test_an_inconclusive_contrast_says_how_many_seeds_would_decide_it(results):
+    lr = results["03_lr_and_l2"]  # 2 sigma_w x 5 seeds: the contrast null can reach p < 0.05
+    memory(lr, {"lr": 0.02, "weight_decay": 0.0}, 6.0, jitter=np.array([0.0, 5.0, -5.0, 4.0, -4.0]))
+    memory(lr, {"lr": 0.1, "weight_decay": 0.0}, 1.0, jitter=np.array([5.0, -5.0, 0.0, -4.0, 4.0]))
+    row = claims.reproduction_table(results, ["C4"]).loc["C4 larger lr"]
+    assert row["verdict"] == INCONCLUSIVE and row["seeds_needed"] > 5
+    box = claims.chapter_box("03_lr_and_l2", lr)
+    assert f"About {row['seeds_needed']} seeds would decide it" in box
