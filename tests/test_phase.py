@@ -15,6 +15,12 @@ from initmem.sweeps.spec import SweepSpec
 from sweep_fakes import fake_phase, fake_sweep  # tests/ is on sys.path under pytest
 
 
+@pytest.fixture(autouse=True)
+def quick_bootstrap(monkeypatch):
+    """300 bootstrap resamples (of 3 seeds: 10 distinct ones) instead of 2,000: the same intervals, sooner."""
+    monkeypatch.setattr(phase, "BOOTSTRAP_RESAMPLES", 300)
+
+
 def test_the_phase_diagram_is_03s_sweep_on_a_5_by_5_grid_that_holds_03s_cells():
     p10 = presets.notebook_parameters("cpu", "10_phase_diagram")
     assert len(p10["lrs"]) >= 5 and len(p10["weight_decays"]) >= 5 and 0.0 in p10["weight_decays"]
@@ -70,7 +76,7 @@ def test_t5s_scaling_law_is_recovered_from_the_cells():
 
 @pytest.mark.parametrize("midpoint", [0.0, 0.8, -0.6])
 def test_the_logistic_fit_finds_a_known_midpoint(midpoint):
-    fit = phase.fit_transition(fake_phase(midpoint=midpoint), resamples=300)
+    fit = phase.fit_transition(fake_phase(midpoint=midpoint))
     assert fit.midpoint.estimate == pytest.approx(midpoint, abs=0.08)
     assert fit.midpoint.low <= fit.midpoint.estimate <= fit.midpoint.high
     assert fit.height.estimate == pytest.approx(20.0, abs=1.0) and fit.width.estimate == pytest.approx(0.3, abs=0.1)

@@ -32,11 +32,13 @@ import xarray as xr
 from .analysis import last_finite
 from .stats import LEVEL, Interval, RankTest, finite_runs, mean_interval, rank_test, seed_mean
 
-__all__ = ["BOUNDARY_BAND", "cell_table", "gap", "equilibrium_scaling", "predicted_decay_at", "Transition", "logistic",
+__all__ = ["BOUNDARY_BAND", "BOOTSTRAP_RESAMPLES", "cell_table", "gap", "equilibrium_scaling", "predicted_decay_at", "Transition", "logistic",
            "fit_transition"]  # fmt: skip
 
 #: B1's band around the predicted boundary x = 0: +- 0.3 in x, i.e. a 35 % error in the norm ratio |W0| / |W*|.
 BOUNDARY_BAND = (-0.3, 0.3)
+#: Bootstrap resamples of the transition's fit.
+BOOTSTRAP_RESAMPLES = 2_000
 _CELL = ("lr", "weight_decay")
 
 
@@ -177,7 +179,7 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     return tuple(float(v) for v in params)
 
 
-def fit_transition(ds: xr.Dataset, var: str = "selected_test_acc", resamples: int = 2000) -> Transition:
+def fit_transition(ds: xr.Dataset, var: str = "selected_test_acc", resamples: int | None = None) -> Transition:
     """Fit :func:`logistic` to every cell's seed-mean gap against its x (:func:`cell_table`), and bootstrap the seeds
     (resampled with replacement, jointly for all cells: a seed is one draw of initial directions and data order in
     every cell) for the parameters' intervals (``scipy.stats.bootstrap``, percentile, fixed seed)."""
@@ -204,7 +206,8 @@ def fit_transition(ds: xr.Dataset, var: str = "selected_test_acc", resamples: in
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             boot = stats.bootstrap((np.arange(seeds, dtype=float),), statistic, vectorized=False, method="percentile",
-                                   n_resamples=resamples, rng=np.random.default_rng(NULL_SEED))  # fmt: skip
+                                   n_resamples=resamples or BOOTSTRAP_RESAMPLES,
+                                   rng=np.random.default_rng(NULL_SEED))  # fmt: skip
         low, high = boot.confidence_interval
         intervals = [Interval(value, float(lo), float(hi), seeds, "bootstrap over seeds")
                      for value, lo, hi in zip(point, low, high)]  # fmt: skip
