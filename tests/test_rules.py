@@ -72,6 +72,7 @@ def test_every_verdict_says_why():
         judge(iv(-1.0, 30.0), 0.001).reason: "straddles 0",
         judge(iv(0.0, 30.0), 0.001).reason: "[0.00, 30.00] straddles 0",  # touching 0 is straddling it
         judge(iv(10.0, 30.0), 0.2).reason: "p = 0.2 is not below 0.05",
+        judge(iv(0.5, 9.0), 0.2).reason: "lies above 0 but its permutation p = 0.2",
         judge(iv(10.0, 30.0), 0.001, premise="not interpolating").reason: "premise not met: not interpolating",
     }
     for reason, expected in reasons.items():
@@ -101,7 +102,18 @@ def test_seeds_to_decide_from_the_observed_mean_and_spread():
     assert rules.seeds_to_decide(np.array([1.0, 3.0, 2.0]), lambda i, n: i.low > 0 and n >= 6) == 6
     assert rules.seeds_to_decide(np.array([-1.0, 1.0, 0.0]), lambda i, n: i.low > 0) is None  # a mean of 0 never
     assert rules.seeds_to_decide(np.array([2.0]), lambda i, n: True) is None  # one seed has no spread to project
+    # two seeds are enough to project: mean 2, sd 1.41 -> t_{0.975,4} * 1.41 / sqrt(5) = 1.76 < 2 at 5 seeds
+    assert rules.seeds_to_decide(np.array([1.0, 3.0]), lambda i, n: i.low > 0) == 5
     assert rules.seeds_to_decide(np.array([1.0, 3.0]), lambda i, n: i.low > 1.9, max_seeds=50) is None
+
+
+def test_a_verdict_cannot_be_changed_after_it_is_given():
+    import dataclasses
+
+    verdict = judge(iv(20.0, 30.0), 0.001)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.verdict = IN_SIZE  # type: ignore[misc]
+    assert str(verdict) == IN_DIRECTION
 
 
 def test_the_verdicts_and_their_definitions():
