@@ -64,8 +64,9 @@ ds, p = results.notebook_experiment("08_calibration", globals())  # parameters (
 source = page.source_note("08_calibration", preset, results_dir=results_dir)  # under every figure
 
 # %% tags=["hide-input"]
-page.figure(plots.training_curves(ds, var="train_acc", col="logit_scale", interpolation=True,
-                            title="Plain SGD: training accuracy per logit factor")  # fmt: skip, "e08_fig_train_acc", source)
+fig = plots.training_curves(ds, var="train_acc", col="logit_scale", interpolation=True,
+                            title="Plain SGD: training accuracy per logit factor")
+page.figure(fig, "e08_fig_train_acc", source)
 
 # %% [markdown]
 # One panel per logit factor, one line per $\sigma_w$; the dashed line is the interpolation threshold.
