@@ -100,7 +100,7 @@ page.verdict_box("01_optimizers", ds)
 # This notebook runs the five optimizers (SGD, SGD with momentum, Adam, AdamW, Muon) over the $\sigma_w$ grid
 # of the preset and reports, for every optimizer, the spread of the selected test accuracy and, beside it,
 # the spread of the final-epoch test accuracy (the predictor without early stopping). The learning rates
-# and the other choices the paper does not state are listed with their reasons in `initmem.study.presets.PRESET_NOTES`
+# and the other choices the paper does not state are listed with their reasons in `initmem.study.preset_notes`
 # (rendered in the Setup chapter).
 
 # %% [markdown]
