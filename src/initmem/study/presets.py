@@ -63,20 +63,38 @@ BOOK_PRESET: str = "smoke"
 #: every run of its ``cpu`` sweep (and of the sweeps it reads) is committed under ``results/cpu/``, so that
 #: building the book reads results and never trains (tests/test_book_presets.py checks this). Every page prints
 #: the preset it was executed at.
+# fmt: off
 BOOK_PRESET_BY_NOTEBOOK: dict[str, str] = {
     "00_presets": "cpu", "01_optimizers": "cpu", "02_long_training": "cpu", "03_lr_and_l2": "cpu",
     "04_batch_size": "cpu", "05_depth": "cpu", "06_norms": "cpu", "07_clocks": "cpu", "08_calibration": "cpu",
     "09_adaptive_lr": "cpu", "99_reproduction": "cpu",
-}  # fmt: skip
+}
+# fmt: on
 
 #: One line per preset, shown by the CLI and the book.
 PRESET_DESCRIPTIONS: dict[str, str] = {
     "smoke": "end-to-end check in minutes on a CPU; the numbers mean nothing",
     "cpu": "small networks and a CIFAR-10 subset, sized for a laptop CPU (hours)",
-    "gpu": "01 only, at paper scale on one GPU in minutes: one seed, four sigma_w, as many epochs as fit the time "
-           "budget (benchmarks/gpu_oneshot.py)",
+    "gpu": "01 only, at paper scale on one GPU in minutes: one seed, the epochs that fit (benchmarks/gpu_oneshot.py)",
     "paper": "the paper's protocol: full CIFAR-10 and full-width networks (a GPU job)",
 }
+
+#: Optimizers whose learning rate scales linearly with the batch size (their step is a gradient-noise average).
+_LINEAR_IN_BATCH = ("sgd", "sgd_momentum")
+
+
+def _rescaled(source: Mapping[str, Any], batch_size: int, order: list[str]) -> dict[str, Any]:
+    """01's optimizers of ``source`` (its zipped lists) in ``order``, their learning rates rescaled from the source's
+    batch size to ``batch_size`` (linearly for :data:`_LINEAR_IN_BATCH`, unchanged for the adaptive optimizers)."""
+    ratio = batch_size / source["batch_size"]
+    index = [source["optimizers"].index(name) for name in order]
+    return {
+        "optimizers": list(order),
+        "lrs": [source["lrs"][i] * (ratio if order[j] in _LINEAR_IN_BATCH else 1.0) for j, i in enumerate(index)],
+        "weight_decays": [source["weight_decays"][i] for i in index],
+        "aux_lrs": [source["aux_lrs"][i] for i in index],
+    }
+
 
 # ==============================================================================================
 # The experiment notebooks (01-07, 99): their parameters at each preset
@@ -85,12 +103,14 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
 # (rendered as a table in the book's Setup chapter). The experiment notebooks declare their parameters as
 # None and take these values (resolve_parameters); tests/test_notebooks_smoke.py checks that both list the same names.
 
+# The tables stay as written, a group of settings a line, not one value a line (the formatter leaves them alone):
+# fmt: off
 # --- smoke: seconds per notebook on a CPU; synthetic data, a width-4 ResNet-9 ------------------
 _SMOKE_RUN = {"executor": "serial", "workers": None, "num_threads": 1}
 _SMOKE_DATA = {
     "data": "synthetic", "image_size": 16, "train_size": 200, "val_size": 100, "test_size": 100,
     "train_eval_size": 100, "augment": False,
-}  # fmt: skip
+}
 _SMOKE_OPTIMIZERS = {
     "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
     "lrs": [0.05, 0.005, 0.005, 0.005, 0.02],
@@ -100,7 +120,7 @@ _SMOKE_OPTIMIZERS = {
 _SMOKE_01 = {
     **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50, "epochs": 3, "eval_every": 1,
     "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], **_SMOKE_OPTIMIZERS,
-}  # fmt: skip
+}
 _SMOKE = {
     "01_optimizers": _SMOKE_01,
     "02_long_training": {
@@ -146,7 +166,7 @@ _SMOKE = {
         "weight_decays": [0.0, 0.005, 0.02],
     },
     "99_reproduction": {},
-}  # fmt: skip
+}
 
 # --- cpu: a reduced-scale reproduction for a 2-core CPU, about 15 core-hours for all notebooks -----
 # Every run of this preset comes from one clean commit, run from a separate git worktree (see book/reproduce.md).
@@ -154,7 +174,7 @@ _CPU_RUN = {"executor": "processes", "workers": 2, "num_threads": 1}
 _CPU_DATA = {
     "data": None, "image_size": 32, "train_size": 5000, "val_size": 2000, "test_size": 2000,
     "train_eval_size": 1000, "augment": False,
-}  # fmt: skip
+}
 #: The sigma_w grid of the cpu preset: the paper's range [0.1, 2.5] in roughly equal ratios (x3).
 _CPU_SIGMAS = [0.1, 0.3, 0.9, 2.5]
 _CPU_SEEDS = [0, 1, 2]
@@ -162,18 +182,18 @@ _CPU_SEEDS = [0, 1, 2]
 #: sigma_w within the budget with the architecture's own 0.125).
 _CPU_LOGIT_SCALE = 1.0
 _CPU_NET = {"model": "resnet9", "width": 8, "logit_scale": _CPU_LOGIT_SCALE, "batch_size": 64, "eval_every": 2,
-            "warmup_epochs": 1.0}  # fmt: skip
+            "warmup_epochs": 1.0}
 _CPU_01 = {
     **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "epochs": 40, "sigma_ws": _CPU_SIGMAS, "seeds": _CPU_SEEDS,
     "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
     "lrs": [0.02, 0.002, 0.008, 0.008, 0.02],
     "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
     "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.008],
-}  # fmt: skip
+}
 _CPU_03 = {
     **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "epochs": 40, "schedule": "step", "schedule_milestones": [0.8, 0.9],
     "schedule_gamma": 0.1, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS, "lrs": [0.02, 0.1], "weight_decays": [0.0, 0.01],
-}  # fmt: skip
+}
 _CPU = {
     "01_optimizers": _CPU_01,
     "02_long_training": {
@@ -211,14 +231,14 @@ _CPU = {
         **_CPU_03, "lrs": [0.02, 0.03, 0.045, 0.067, 0.1], "weight_decays": [0.0, 0.0025, 0.005, 0.01, 0.02],
     },
     "99_reproduction": {},
-}  # fmt: skip
+}
 
 # --- paper: the paper's protocol as far as it is known; a GPU job ---------------------------------
 _PAPER_RUN = {"executor": "serial", "workers": None, "num_threads": None}
 _PAPER_DATA = {
     "data": None, "image_size": 32, "train_size": None, "val_size": 5000, "test_size": None,
     "train_eval_size": 5000, "augment": False,
-}  # fmt: skip
+}
 _PAPER_SIGMAS = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5]
 #: ResNet-9's logit factor at paper scale: the cpu calibration's choice (08_calibration), not yet checked at
 #: full scale.
@@ -231,7 +251,7 @@ _PAPER_01 = {
     "lrs": [0.01, 0.001, 0.001, 0.001, 0.02],
     "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
     "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.001],
-}  # fmt: skip
+}
 _PAPER = {
     "01_optimizers": _PAPER_01,
     "02_long_training": {
@@ -276,34 +296,17 @@ _PAPER = {
         "lrs": [0.01, 0.018, 0.032, 0.056, 0.1], "weight_decays": [0.0, 0.0001, 0.0003, 0.001, 0.003],
     },
     "99_reproduction": {},
-}  # fmt: skip
+}
 
 # --- gpu: 01 at paper scale on one GPU within minutes (benchmarks/gpu_oneshot.py); no other experiment --------------
 #: The order 01 trains its optimizers in at this preset: SGD and an adaptive optimizer first, so that a sweep stopped
 #: at its deadline still measures C1 and C2.
 _GPU_ORDER = ["sgd", "muon", "adam", "adamw", "sgd_momentum"]
-#: Optimizers whose learning rate scales linearly with the batch size (their step is a gradient-noise average).
-_LINEAR_IN_BATCH = ("sgd", "sgd_momentum")
-
-
-def _rescaled(source: Mapping[str, Any], batch_size: int, order: list[str]) -> dict[str, Any]:
-    """01's optimizers of ``source`` (its zipped lists) in ``order``, their learning rates rescaled from the source's
-    batch size to ``batch_size`` (linearly for :data:`_LINEAR_IN_BATCH`, unchanged for the adaptive optimizers)."""
-    ratio = batch_size / source["batch_size"]
-    index = [source["optimizers"].index(name) for name in order]
-    return {
-        "optimizers": list(order),
-        "lrs": [source["lrs"][i] * (ratio if order[j] in _LINEAR_IN_BATCH else 1.0) for j, i in enumerate(index)],
-        "weight_decays": [source["weight_decays"][i] for i in index],
-        "aux_lrs": [source["aux_lrs"][i] for i in index],
-    }
-
-
 _GPU_01 = {
     "executor": "stacked", "workers": None, "num_threads": None, **_PAPER_DATA, "model": "resnet9", "width": 64,
     "logit_scale": _PAPER_LOGIT_SCALE, "batch_size": 128, "epochs": 200, "eval_every": 1, "warmup_epochs": 1.0,
     "sigma_ws": [0.1, 0.25, 1.0, 2.5], "seeds": [0], **_rescaled(_CPU_01, 128, _GPU_ORDER),
-}  # fmt: skip
+}
 #: Only 01 (the readers 00, 06, 07 and 99 read its results): the other experiments are not defined at this preset.
 _GPU = {"01_optimizers": _GPU_01, "06_norms": {}, "07_clocks": {}, "99_reproduction": {}}
 
@@ -328,6 +331,8 @@ NOTEBOOK_READS: dict[str, tuple[str, ...]] = {
     "99_reproduction": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth",
                         "09_adaptive_lr", "10_phase_diagram"),
 }
+# fmt: on
+
 
 def book_preset(name: str) -> str:
     """The preset the book renders notebook ``name`` at."""
@@ -366,7 +371,9 @@ def resolve_parameters(name: str, preset: str, given: Mapping[str, Any]) -> dict
     if not values:
         defined = [n for n, v in NOTEBOOK_PARAMETERS[preset].items() if v]
         elsewhere = [p for p in PRESETS if NOTEBOOK_PARAMETERS[p].get(name)]
-        raise ValueError(f"preset: {name} is not defined at preset {preset!r} (it defines {', '.join(defined)}); "
-                         f"presets that define it: {', '.join(elsewhere) or 'none'}")  # fmt: skip
+        raise ValueError(
+            f"preset: {name} is not defined at preset {preset!r} (it defines {', '.join(defined)}); "
+            f"presets that define it: {', '.join(elsewhere) or 'none'}"
+        )
     values.update({key: copy.deepcopy(given[key]) for key in values if given.get(key) is not None})
     return values
