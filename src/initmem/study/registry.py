@@ -209,7 +209,7 @@ def experiment_spec(name: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
 
 
 
-def parameter_table(parameters: Mapping[str, Any]) -> "Any":
+def parameter_table(parameters: Mapping[str, Any]) -> Any:
     """A :class:`pandas.DataFrame` of ``parameters`` (name -> value, the values a page was computed with) with what
     each means (:data:`PARAMETERS`), indexed by name, in the given order; values as compact JSON."""
     import json

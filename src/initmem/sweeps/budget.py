@@ -342,7 +342,7 @@ def timed_sweep(
             seconds = deadline.elapsed() - start
             overrun = max(overrun, seconds / max(group_seconds(group), 1e-9))
             for r in members:
-                error = errors.get(r.path.name.split(".", 1)[0])
+                error = errors.get(r.hash)  # a job's key is its run's hash
                 r.status = f"failed: {error}" if error else "finished"
                 r.seconds, r.estimated_s = seconds / len(members), need / len(members)
             log.info("trained %s x%d in %.1f s (estimated %.1f s)", group[0].optimizer, len(group), seconds, need)
