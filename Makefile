@@ -9,7 +9,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book pdf test test-fast env browser slurm tex smoke clean
+.PHONY: book pdf test test-fast lint env browser slurm tex smoke clean
 
 book: $(STAMP)
 	$(BIN)/initmem book
@@ -24,6 +24,11 @@ test: $(STAMP) browser slurm
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow and not book" -q
+
+# ruff (configured in pyproject.toml): the linter, then the formatter's check; neither changes a file.
+lint: $(STAMP)
+	$(BIN)/ruff check src notebooks tests benchmarks
+	$(BIN)/ruff format --check src notebooks tests benchmarks
 
 env: $(STAMP)
 

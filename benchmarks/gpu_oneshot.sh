@@ -4,8 +4,9 @@
 #   benchmarks/gpu_oneshot.sh --prepare     # here, before: copies into .gpu_carry/ (git-ignored, ~20 MB) what a
 #                                           # bare GPU machine lacks: the CIFAR-10 archive, the pure-Python
 #                                           # h5netcdf package, and the commit being run
-#   benchmarks/gpu_oneshot.sh [OPTIONS]     # there: runs the script (8-minute budget) into results/gpu; extra
-#                                           # OPTIONS go to gpu_oneshot.py. Where $OUT is set (the device tool),
+#   benchmarks/gpu_oneshot.sh [OPTIONS]     # there: runs the script (8-minute budget): experiment 01 at preset
+#                                           # gpu into results/gpu; extra OPTIONS go to gpu_oneshot.py (e.g.
+#                                           # -p epochs 20, --optimizers sgd,muon). Where $OUT is set (the device tool),
 #                                           # results/gpu is also packed into $OUT/results-gpu.tar.gz
 #
 # With the device tool: run(command="bash benchmarks/gpu_oneshot.sh", carry=[".gpu_carry"], timeout_s=600).
@@ -57,7 +58,8 @@ for ((i = 0; i < ${#args[@]}; i++)); do
 done
 limit=$("$PYTHON" -c "print(int(float('$budget_min') * 60 + 90))")
 set +e
-timeout --signal=INT --kill-after=30 "$limit" "$PYTHON" benchmarks/gpu_oneshot.py --out "$out" "${data_args[@]}" "$@"
+timeout --signal=INT --kill-after=30 "$limit" "$PYTHON" benchmarks/gpu_oneshot.py --results-dir "$(dirname "$out")" \
+    "${data_args[@]}" "$@"
 code=$?
 set -e
 echo "gpu_oneshot.py exited with $code (0 complete, 3 stopped early with partial results saved); results in $out"

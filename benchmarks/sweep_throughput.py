@@ -5,7 +5,7 @@ The fixed sweep: ``--sigmas`` values of sigma_w (log-spaced from 0.25 to 2.5) of
 ``--eval-size`` images at every epoch. Each executor runs the same sweep with :func:`initmem.sweep` into
 a fresh temporary cache, so the wall time is what a user waits for: training, evaluation, writing the
 run files and combining them, plus (for ``processes``) starting the workers and loading the data in
-each. The parent's data is prepared once beforehand, and ``serial``/``stacked`` get a tiny warm-up run,
+each. The parent's data is prepared once beforehand, and ``serial``/``stacked`` get a tiny warm-up sweep,
 so neither pays one-off start-up costs.
 
     python benchmarks/sweep_throughput.py                       # CPU, synthetic data (about a minute on 2 cores)
@@ -29,12 +29,10 @@ import time
 import numpy as np
 import torch
 
-from initmem.run.stacked import train_stacked
-from initmem.sweeps.spec import SweepSpec
-from initmem.sweeps.executors import prepared_data
-from initmem.sweeps.driver import sweep
 from initmem.run.loop import resolve_device
-from initmem.run.training import train
+from initmem.sweeps.driver import sweep
+from initmem.sweeps.executors import prepared_data
+from initmem.sweeps.spec import SweepSpec
 
 EXECUTORS = ("serial", "stacked", "processes")
 
@@ -70,17 +68,15 @@ def build_spec(args: argparse.Namespace) -> SweepSpec:
 
 
 def warm_up(spec: SweepSpec) -> None:
-    """Load the data into this process and run a tiny plain and stacked run (one-off costs)."""
-    configs = [config for _, config in spec.configs()][:2]
-    data = prepared_data(configs[0])
-    tiny = [c.replace(epochs=1, eval_every=1) for c in configs]
-    small = data.__class__(
-        train=data.train.subset(np.arange(tiny[0].batch_size)), train_eval=data.train_eval.subset(np.arange(10)),
-        val=data.val.subset(np.arange(10)), test=data.test.subset(np.arange(10)), split=data.split, source=data.source,
-    )  # fmt: skip
-    train(tiny[0], data=small)
-    if len(tiny) == 2:
-        train_stacked(tiny, data=small)
+    """Run a tiny plain and stacked sweep (one-off costs: imports, kernel selection) into a throwaway cache, then
+    load the sweep's data into this process, so that neither is timed."""
+    sizes = {"epochs": 1, "eval_every": 1, "val_size": 10, "test_size": 10, "train_eval_size": 10}
+    base = {**spec.base, **sizes, "train_size": spec.base["batch_size"]}
+    tiny = SweepSpec.from_dict({"base": base, "grid": {"sigma_w": spec.grid["sigma_w"][:2]}})
+    with tempfile.TemporaryDirectory(prefix="sweep-warm-up-") as cache:
+        for executor in ("serial", "stacked"):
+            sweep(tiny, os.path.join(cache, executor), executor=executor, progress=False)
+    prepared_data(spec.configs()[0][1])
 
 
 def time_executor(spec: SweepSpec, executor: str, args: argparse.Namespace):

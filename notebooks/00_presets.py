@@ -30,8 +30,8 @@ results_dir = "results"
 import pandas as pd
 from IPython.display import Markdown, display
 
-from initmem.study import costs, presets, registry
 from initmem.book.runner import discover_notebooks
+from initmem.study import costs, preset_notes, presets, registry
 
 pd.set_option("display.max_colwidth", None)  # the tables of this page are text: show every cell in full
 
@@ -84,8 +84,11 @@ display(estimates.astype({"runs": int, "train_images": int, "eval_images": int})
 
 # %% [markdown]
 # ## Choices at the selected preset
+#
+# Each value is read from `initmem.study.presets`, where the preset defines it; each reason is kept beside the
+# parameters it explains in `initmem.study.preset_notes`.
 
 # %% tags=["hide-input"]
-notes = pd.DataFrame(presets.PRESET_NOTES[notes_preset]).set_index("setting")
+notes = pd.DataFrame(preset_notes.notes_table(notes_preset)).set_index("setting")
 display(Markdown(f"Preset **{notes_preset}**: {presets.PRESET_DESCRIPTIONS[notes_preset]}."))
 display(notes)

@@ -100,7 +100,7 @@ page.verdict_box("01_optimizers", ds)
 # This notebook runs the five optimizers (SGD, SGD with momentum, Adam, AdamW, Muon) over the $\sigma_w$ grid
 # of the preset and reports, for every optimizer, the spread of the selected test accuracy and, beside it,
 # the spread of the final-epoch test accuracy (the predictor without early stopping). The learning rates
-# and the other choices the paper does not state are listed with their reasons in `initmem.study.presets.PRESET_NOTES`
+# and the other choices the paper does not state are listed with their reasons in `initmem.study.preset_notes`
 # (rendered in the Setup chapter).
 
 # %% [markdown]
@@ -122,7 +122,7 @@ page.table(table, "e01_table", ["lr", "selected_spread_pp", "selected_ci95_low",
                                 "min_final_train_acc", "T_SGD", "T_adapt", "final_T_adapt"])  # fmt: skip
 for name in ("sgd", "sgd_momentum", "adam", "adamw", "muon"):
     row = table.loc[name] if name in table.index else None
-    value = lambda col: float(row[col]) if row is not None else float("nan")  # noqa: E731
+    value = lambda col, row=row: float(row[col]) if row is not None else float("nan")  # noqa: E731
     glue(f"e01_spread_{name}", value("selected_spread_pp"), display=False)
     glue(f"e01_final_spread_{name}", value("final_spread_pp"), display=False)
     glue(f"e01_raw_spread_{name}", value("selected_raw_spread_pp"), display=False)

@@ -108,12 +108,12 @@ with pd.option_context("display.max_colwidth", None):
 detail = table.assign(verdict=table["verdict"])[["paper", "ours", "verdict"]]
 with pd.option_context("display.max_colwidth", None):
     glue("r_table", detail)
-gpu = gpu_results.paper_scale_column(f"{results_dir}/{gpu_results.GPU_PRESET}")
-if any(text != gpu_results.NOT_RUN for text in gpu.values()):  # shown once the GPU check has run
-    gpu_table = pd.DataFrame({"paper scale (GPU)": [gpu.get(c, "not measured by the GPU check") for c in table["claim"]]},
-                             index=table.index)  # fmt: skip
+# the GPU check's column (benchmarks/gpu_oneshot.py: 01 at preset gpu), judged by the same rules; once it has run
+gpu = gpu_results.ledger_column(results_dir) if preset != gpu_results.GPU_PRESET else None
+if gpu is not None:
+    display(Markdown(f"**{gpu_results.COLUMN}**, at {gpu_results.paper_scale(results_dir)}:"))
     with pd.option_context("display.max_colwidth", None):
-        display(gpu_table)
+        display(gpu.reindex(table.index).fillna("not measured by the GPU check").to_frame())
 
 # %% tags=["hide-input"]
 blocks = []

@@ -112,8 +112,6 @@ bn_eta = 0.05
 
 # %%
 import numpy as np
-import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
@@ -311,21 +309,15 @@ from initmem.run.sigma_w import init_sigma_w_
 torch.set_num_threads(1)
 n_in, width, n_cls, n_bn = 16, 32, 4, 256
 Xt, yt = theory.bn_mlp_data(n_bn, n_in, n_cls, seed)     # Gaussian inputs, labels of a noisy tanh teacher
-order = theory.batch_indices(n_bn, 32, bn_steps, seed)
 
 
 def train_bn_mlp(sigma_w: float, include_head: bool, hidden_lr: float) -> nn.Sequential:
-    """SGD with the same batches; hidden kernels at hidden_lr, head and BN affine at bn_eta."""
-    model = init_sigma_w_(theory.bn_mlp(n_in, width, n_cls, bn_eps=1e-12), sigma_w, include_head=include_head, generator=torch.Generator().manual_seed(seed))
-    hidden = [model[0].weight, model[3].weight]
-    rest = [p for p in model.parameters() if all(p is not q for q in hidden)]
-    opt = torch.optim.SGD([{"params": hidden, "lr": hidden_lr}, {"params": rest, "lr": bn_eta}])
-    for k in range(bn_steps):
-        idx = torch.as_tensor(order[k])
-        loss = nn.functional.cross_entropy(model(Xt[idx]), yt[idx])
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
+    """The theory's own SGD loop (theory.bn_mlp_sgd_record: the same batches for every run): hidden kernels at
+    hidden_lr, head and BN affine at bn_eta."""
+    model = init_sigma_w_(theory.bn_mlp(n_in, width, n_cls, bn_eps=1e-12), sigma_w, include_head=include_head,
+                          generator=torch.Generator().manual_seed(seed))
+    hidden = {"0.weight": hidden_lr, "3.weight": hidden_lr}
+    theory.bn_mlp_sgd_record(model, Xt, yt, bn_eta, 32, bn_steps, seed, lrs=hidden)
     return model
 
 

@@ -30,6 +30,34 @@ def tiny_config():
     )  # fmt: skip
 
 
+@pytest.fixture
+def interrupted_at_epoch():
+    """``with interrupted_at_epoch(n): train(...)``: the run is killed (KeyboardInterrupt) when it asks for the batches
+    of its n-th epoch, as a session that dies mid-run; the block must raise it, and the real batches come back after."""
+    import contextlib
+
+    import initmem.run.loop as loop
+
+    @contextlib.contextmanager
+    def interrupt(n: int):
+        real, calls = loop.train_batches, {"n": 0}
+
+        def failing(*args, **kwargs):
+            calls["n"] += 1
+            if calls["n"] == n:
+                raise KeyboardInterrupt
+            return real(*args, **kwargs)
+
+        loop.train_batches = failing
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                yield
+        finally:
+            loop.train_batches = real
+
+    return interrupt
+
+
 def pytest_terminal_summary(terminalreporter):
     """List the tests against real daemons (Dask, SLURM) and how each ended, so that a CI log shows that they ran
     (or why they were skipped: SLURM where it cannot be installed)."""

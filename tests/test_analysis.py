@@ -10,7 +10,6 @@ import pytest
 import xarray as xr
 
 from initmem.study import analysis, costs, results
-
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 
 
@@ -156,14 +155,20 @@ def test_missing_runs_of_hours_are_refused_unless_asked(tmp_path, monkeypatch):
     results._check_training_allowed("01_optimizers", _big_spec(), "cpu", runs_dir, None, "serial", None)
 
 
+#: One run of a second: a sweep that trains without asking (estimated far below a minute).
+ONE_TINY_RUN = {
+    "base": {"model": "resnet9", "width": 4, "data": "synthetic", "train_size": 100, "val_size": 50, "test_size": 50,
+             "train_eval_size": 50, "image_size": 16, "batch_size": 50, "epochs": 1, "progress": False,
+             "num_threads": 1},
+    "grid": {"sigma_w": [0.5]},
+}  # fmt: skip
+
+
 def test_a_minute_of_missing_runs_trains_without_asking(tmp_path, monkeypatch):
     from initmem.base.paths import TRAIN_ENV
 
     monkeypatch.delenv(TRAIN_ENV, raising=False)
-    spec = {"base": {"model": "resnet9", "width": 4, "data": "synthetic", "train_size": 100, "val_size": 50,
-                     "test_size": 50, "train_eval_size": 50, "image_size": 16, "batch_size": 50, "epochs": 1,
-                     "progress": False, "num_threads": 1},
-            "grid": {"sigma_w": [0.5]}}  # fmt: skip
+    spec = ONE_TINY_RUN
     ds = results.run_experiment("01_optimizers", spec, preset="smoke", results_dir=tmp_path, train_missing=None,
                                 progress=False)  # fmt: skip
     assert int(ds.attrs["n_runs"]) == 1 and len(list((tmp_path / "smoke" / "01_optimizers" / "runs").glob("*.nc"))) == 1
@@ -189,10 +194,7 @@ def test_another_sweep_never_replaces_a_record_outside_the_runner(tmp_path, monk
     from initmem.base.paths import TRAIN_ENV
 
     monkeypatch.delenv(TRAIN_ENV, raising=False)
-    spec = {"base": {"model": "resnet9", "width": 4, "data": "synthetic", "train_size": 100, "val_size": 50,
-                     "test_size": 50, "train_eval_size": 50, "image_size": 16, "batch_size": 50, "epochs": 1,
-                     "progress": False, "num_threads": 1},
-            "grid": {"sigma_w": [0.5]}}  # fmt: skip
+    spec = ONE_TINY_RUN
     results.run_experiment("04_batch_size", spec, preset="smoke", results_dir=tmp_path, progress=False)
     record = (tmp_path / "smoke" / "04_batch_size.nc").read_bytes()
     other = {**spec, "grid": {"sigma_w": [0.5, 2.0]}}

@@ -87,6 +87,41 @@ def test_theory_imports_nothing_from_run(module):
         assert _layer(target) in THEORY_MAY_IMPORT, f"{module} imports {target}: the numpy theory may import base only"
 
 
+#: What no benchmark may import: the trainers and the run records. A benchmark measures the package through its
+#: own drivers (initmem.sweeps.sweep, initmem.study.results), so that what it times is what a user runs.
+BENCHMARKS_MUST_NOT_IMPORT = ("initmem.run.training", "initmem.run.stacked", "initmem.run.records")
+
+
+def _benchmark_imports(path: Path) -> set[str]:
+    """The initmem modules a benchmark script imports (absolute imports; ``from initmem import train`` counts as
+    the module that :data:`initmem.LAZY_EXPORTS` takes ``train`` from)."""
+    from initmem import LAZY_EXPORTS
+
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names if a.name.startswith("initmem"))
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("initmem"):
+            found.add(node.module)
+            for alias in node.names:
+                name = f"{node.module}.{alias.name}"
+                found.add(LAZY_EXPORTS.get(alias.name, name) if node.module == "initmem" else name)
+    return found
+
+
+@pytest.mark.parametrize("script", sorted(p.name for p in (PACKAGE.parents[1] / "benchmarks").glob("*.py")))
+def test_benchmarks_import_no_trainer(script):
+    imported = _benchmark_imports(PACKAGE.parents[1] / "benchmarks" / script)
+    banned = sorted(m for m in imported if any(m == b or m.startswith(b + ".") for b in BENCHMARKS_MUST_NOT_IMPORT))
+    assert not banned, f"benchmarks/{script} imports {banned}: measure through the package's drivers instead"
+
+
+def test_the_benchmark_checker_sees_imports(tmp_path):
+    script = tmp_path / "bench.py"
+    script.write_text("from initmem import train\nfrom initmem.run import stacked\nimport initmem.run.records\n")
+    assert set(BENCHMARKS_MUST_NOT_IMPORT) <= _benchmark_imports(script)
+
+
 def test_no_import_cycle():
     state: dict[str, int] = {}
 
@@ -121,6 +156,7 @@ TORCH_FREE = (
     "initmem", "initmem.base.constants", "initmem.run.config", "initmem.run.thresholds", "initmem.run.variables",
     "initmem.sweeps", "initmem.study", "initmem.study.stats", "initmem.study.summary", "initmem.study.analysis",
     "initmem.study.claims", "initmem.study.results", "initmem.study.costs", "initmem.study.gpu_results",
+    "initmem.study.preset_notes", "initmem.study.timed", "initmem.sweeps.budget",
     "initmem.theory", "initmem.book.runner",
 )  # fmt: skip
 

@@ -104,7 +104,7 @@ def test_results_dir_outside_the_working_directory_stays_absolute(layout, tmp_pa
 
 
 def test_unknown_preset():
-    with pytest.raises(ValueError, match="smoke, cpu, paper"):
+    with pytest.raises(ValueError, match="smoke, cpu, gpu, paper"):
         presets.notebook_parameters("laptop", "01_optimizers")
     assert presets.BOOK_PRESET in presets.PRESETS
 

@@ -16,8 +16,8 @@ pytest.importorskip("myst_nb")
 jupytext = pytest.importorskip("jupytext")
 nbformat = pytest.importorskip("nbformat")
 
-from initmem.book import runner as experiments
-from initmem.study import costs, presets, registry  # noqa: E402
+from initmem.book import runner as experiments  # noqa: E402
+from initmem.study import costs, preset_notes, presets, registry  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -226,10 +226,31 @@ def test_parameters_cell_declares_the_preset_names_each_as_none(name):
     assert all(key in registry.PARAMETERS for key in defaults), sorted(set(defaults) - set(registry.PARAMETERS))
 
 
+#: The presets that define every experiment (gpu defines 01 only).
+FULL_PRESETS = ("smoke", "cpu", "paper")
+#: (preset, experiment) for every experiment a preset defines.
+DEFINED = [(p, n) for p in presets.PRESETS for n in TRAINING_EXPERIMENTS if presets.notebook_parameters(p, n)]
+
+
 @pytest.mark.parametrize("name", TRAINING_EXPERIMENTS)
 def test_every_preset_gives_every_parameter_a_value(name):
+    """A preset defines an experiment with every parameter, or not at all; the full presets define every one."""
     names = {preset: set(presets.notebook_parameters(preset, name)) for preset in presets.PRESETS}
-    assert len({frozenset(v) for v in names.values()}) == 1, names
+    defined = {preset: v for preset, v in names.items() if v}
+    assert set(FULL_PRESETS) <= set(defined)
+    assert len({frozenset(v) for v in defined.values()}) == 1, names
+
+
+def test_the_gpu_preset_defines_01_only_and_says_so():
+    assert [n for p, n in DEFINED if p == "gpu"] == ["01_optimizers"]
+    with pytest.raises(ValueError, match="02_long_training is not defined at preset 'gpu'.*smoke, cpu, paper"):
+        presets.resolve_parameters("02_long_training", "gpu", {"preset": "gpu"})
+    gpu, cpu = (presets.notebook_parameters(p, "01_optimizers") for p in ("gpu", "cpu"))
+    lrs = dict(zip(gpu["optimizers"], gpu["lrs"]))
+    # the cpu preset's rates at batch 128: SGD's twice (batch 64 -> 128), the adaptive optimizers' unchanged
+    for name, lr in zip(cpu["optimizers"], cpu["lrs"]):
+        assert lrs[name] == lr * (2 if name in ("sgd", "sgd_momentum") else 1), name
+    assert gpu["optimizers"][:2] == ["sgd", "muon"] and gpu["seeds"] == [0] and gpu["train_size"] is None
 
 
 @pytest.mark.parametrize("preset", presets.PRESETS)
@@ -240,15 +261,14 @@ def test_every_preset_parameter_is_declared(preset, name):
     assert not unknown, f"{preset}/{name}: {sorted(unknown)} are not parameters of the notebook"
 
 
-@pytest.mark.parametrize("preset", presets.PRESETS)
+@pytest.mark.parametrize("preset", [p for p, n in DEFINED if n == "04_batch_size"])
 def test_batch_sizes_fit_the_training_set(preset):
     p = presets.notebook_parameters(preset, "04_batch_size")
     size = p.get("train_size") or 45_000
     assert max(p["batch_sizes"]) <= size and 512 <= size
 
 
-@pytest.mark.parametrize("preset", presets.PRESETS)
-@pytest.mark.parametrize("name", sorted(registry.EXPERIMENT_SPECS))
+@pytest.mark.parametrize(("preset", "name"), DEFINED)
 def test_preset_sweeps_are_valid_specs(preset, name):
     """Every experiment's sweep at every preset builds valid RunConfigs through the registry (no training)."""
     from initmem.sweeps.spec import SweepSpec
@@ -259,10 +279,26 @@ def test_preset_sweeps_are_valid_specs(preset, name):
         assert p["reference_horizon"] in p["horizons"] and max(p["horizons"]) <= p["epochs"]
 
 
-def test_cpu_preset_notes_and_costs():
-    assert presets.PRESET_NOTES["cpu"] and all(
-        set(row) == {"setting", "value", "notebooks", "reason"} for rows in presets.PRESET_NOTES.values() for row in rows
-    )
+@pytest.mark.parametrize("preset", presets.PRESETS)
+def test_every_preset_has_notes_with_reasons(preset):
+    rows = preset_notes.notes_table(preset)
+    assert rows and all(set(row) == {"setting", "value", "notebooks", "reason"} for row in rows)
+    assert all(row["value"] and row["reason"] and row["notebooks"] for row in rows)
+
+
+def test_the_notes_values_are_read_from_the_preset(monkeypatch):
+    """The value column is generated: change a preset value and the table follows; only the reasons are prose."""
+    row = next(r for r in preset_notes.notes_table("cpu") if r["setting"] == "epochs (01, 03)")
+    assert row["value"] == "epochs: 40" and row["notebooks"] == "01, 03"
+    monkeypatch.setitem(presets.NOTEBOOK_PARAMETERS["cpu"]["03_lr_and_l2"], "epochs", 60)
+    row = next(r for r in preset_notes.notes_table("cpu") if r["setting"] == "epochs (01, 03)")
+    assert row["value"] == "epochs: 40 (01); 60 (03)"
+    monkeypatch.setitem(preset_notes.PRESET_NOTES, "cpu", [preset_notes.Note("gone", ("no_such_parameter",), "why")])
+    with pytest.raises(ValueError, match="'gone' names no_such_parameter"):
+        preset_notes.notes_table("cpu")
+
+
+def test_cpu_preset_costs():
     core_hours = sum(costs.estimate_cost("cpu", n)["core_seconds"] for n in presets.NOTEBOOK_PARAMETERS["cpu"]) / 3600
     assert 8 < core_hours < 18  # "about 15 core-hours" for the whole cpu preset
 

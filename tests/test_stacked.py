@@ -9,14 +9,13 @@ import pytest
 import torch
 import xarray as xr
 
-import initmem.run.loop as loop_module
 import initmem.run.stacked as stacked_module
 from initmem.run.config import RunConfig
 from initmem.run.stacked import group_hash, stack_groups, stack_key, train_stacked
+from initmem.run.training import train
+from initmem.sweeps.driver import sweep
 from initmem.sweeps.executors import prepared_data
 from initmem.sweeps.store import run_path
-from initmem.sweeps.driver import sweep
-from initmem.run.training import train
 
 BASE = RunConfig(
     data="synthetic", model="resnet9", width=4, image_size=16, train_size=200, val_size=100, test_size=100,
@@ -90,26 +89,15 @@ def test_a_diverging_member_stops_alone(monkeypatch):
     assert np.isfinite(healthy["test_acc"].sel(epoch=2).item())
 
 
-def test_stacked_resume_equals_uninterrupted(tmp_path, monkeypatch):
+def test_stacked_resume_equals_uninterrupted(tmp_path, interrupted_at_epoch):
     configs = [BASE.replace(sigma_w=s, epochs=3, checkpoint_every=1, optimizer="sgd_momentum") for s in (0.5, 2.0)]
     data = prepared_data(configs[0])
     reference = train_stacked(configs, data=data)
 
-    calls = {"n": 0}
-    real_batches = loop_module.train_batches
-
-    def failing_batches(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return real_batches(*args, **kwargs)
-
     checkpoint = tmp_path / "stack.ckpt"
-    monkeypatch.setattr(loop_module, "train_batches", failing_batches)
-    with pytest.raises(KeyboardInterrupt):
+    with interrupted_at_epoch(3):
         train_stacked(configs, data=data, checkpoint_path=checkpoint)
     assert checkpoint.exists()
-    monkeypatch.setattr(loop_module, "train_batches", real_batches)
     resumed = train_stacked(configs, data=data, checkpoint_path=checkpoint)
     assert not checkpoint.exists()
     for a, b in zip(reference, resumed):

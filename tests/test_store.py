@@ -69,7 +69,7 @@ def test_a_tampered_combined_file_is_refused_with_a_clear_message(tmp_path):
     with pytest.raises(ChecksumError, match=match):
         results.load_results(tmp_path, "test", ["01_optimizers"])
     with pytest.raises(ChecksumError, match=match):
-        gpu_results.load_paper_scale(gpu)
+        gpu_results.load_paper_scale(tmp_path)  # its results_dir/gpu/01_optimizers.nc
     with pytest.raises(ChecksumError, match=match):
         costs.measured_costs(tmp_path, "test", ["01_optimizers"])
     with pytest.raises(ConfigError, match=f"--config: .*abc.nc: {match}"):

@@ -171,6 +171,24 @@ def test_bn_mlp_kernels_follow_the_norm_law():
             assert r["sq_norm"][-1] > r["sq_norm"][0]
 
 
+def test_bn_mlp_sgd_record_trains_named_parameters_at_their_own_rates():
+    """T1's twin: parameters named in lrs train at their rate (0: frozen), the others at eta."""
+    import torch
+
+    from initmem.run.sigma_w import init_sigma_w_
+
+    torch.set_num_threads(1)
+    X, y = theory.bn_mlp_data(64, 8, 3, seed=0)
+    model = init_sigma_w_(theory.bn_mlp(8, 16, 3), 0.5, generator=torch.Generator().manual_seed(0))
+    before = {name: p.detach().clone() for name, p in model.named_parameters()}
+    rec = theory.bn_mlp_sgd_record(model, X, y, 0.1, 16, 5, seed=0, lrs={"6.weight": 0.0})
+    after = dict(model.named_parameters())
+    assert torch.equal(after["6.weight"], before["6.weight"]) and np.ptp(rec["6.weight"]["sq_norm"]) == 0
+    assert not torch.equal(after["0.weight"], before["0.weight"])
+    with pytest.raises(ValueError, match="lrs: \\['7.weight'\\] are not parameters"):
+        theory.bn_mlp_sgd_record(model, X, y, 0.1, 16, 5, lrs={"7.weight": 0.1})
+
+
 # ------------------------------------------------------------------------------------------------
 # initialization scale == learning rate
 

@@ -130,30 +130,14 @@ def test_eval_every_records_first_and_last(tiny_config):
     assert list(ds.epoch.values) == [0, 2, 4, 5]
 
 
-def test_resumed_run_equals_uninterrupted(tiny_config, tmp_path, monkeypatch):
+def test_resumed_run_equals_uninterrupted(tiny_config, tmp_path, interrupted_at_epoch):
     config = tiny_config.replace(epochs=4, checkpoint_every=1, optimizer="sgd_momentum")
     reference = train(config)
 
-    # Interrupt the run after epoch 2 by making the 3rd epoch's data raise.
-    import initmem.run.training as train_module
-
-    calls = {"n": 0}
-    import initmem.run.loop as loop_module
-
-    real_batches = loop_module.train_batches
-
-    def failing_batches(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise KeyboardInterrupt
-        return real_batches(*args, **kwargs)
-
     checkpoint = tmp_path / "run.ckpt"
-    monkeypatch.setattr(loop_module, "train_batches", failing_batches)
-    with pytest.raises(KeyboardInterrupt):
+    with interrupted_at_epoch(3):  # killed after epoch 2, its checkpoint written
         train(config, checkpoint_path=checkpoint)
     assert checkpoint.exists()
-    monkeypatch.setattr(loop_module, "train_batches", real_batches)
     resumed = train(config, checkpoint_path=checkpoint)
     assert not checkpoint.exists()
     xr.testing.assert_identical(_metrics_only(reference).drop_attrs(), _metrics_only(resumed).drop_attrs())

@@ -1,9 +1,11 @@
 """The study: the paper's experiments, their presets, results, statistics, verdicts and figures.
 
-* :mod:`~initmem.study.presets` -- the smoke, cpu and paper presets (the parameters of every notebook);
+* :mod:`~initmem.study.presets` -- the smoke, cpu, gpu and paper presets (the parameters of every notebook);
+* :mod:`~initmem.study.preset_notes` -- the choices the paper does not state, with their reasons;
 * :mod:`~initmem.study.registry` -- the one experiment registry: each experiment's sweep from its parameters;
 * :mod:`~initmem.study.costs` -- what a preset costs, estimated from throughput and measured from run files;
 * :mod:`~initmem.study.results` -- load-or-run an experiment and where its results live;
+* :mod:`~initmem.study.timed` -- an experiment within a wall-time budget (the GPU check);
 * :mod:`~initmem.study.stats` -- the statistics vocabulary (seed mean, interval, spread, rank correlation);
 * :mod:`~initmem.study.summary` -- the summary table of a sweep;
 * :mod:`~initmem.study.analysis` -- the analyses of the chapters (horizons, norm coupling, clocks, calibration);

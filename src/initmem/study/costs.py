@@ -4,7 +4,7 @@
   :data:`CPU_THROUGHPUT` and the experiment's sweep (:func:`initmem.study.registry.experiment_spec`);
 * :func:`measured_costs` -- what the committed runs of a preset took, read from their provenance;
 * :func:`run_images` / :func:`run_cost` / :func:`estimate_seconds` -- the images one run trains on and evaluates,
-  and what runs cost.
+  and what runs cost; :func:`group_seconds` -- what a group of runs costs at a measured throughput (a GPU's).
 
 The Setup chapter prints both, side by side.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -22,12 +22,12 @@ from ..run.config import RunConfig
 from ..run.variables import recorded_epochs
 from ..sweeps.spec import SweepSpec
 from ..sweeps.store import read_checked
+from .layout import results_paths
 from .presets import notebook_parameters
 from .registry import EXPERIMENT_SPECS, EXPERIMENTS, experiment_spec
-from .layout import results_paths
 
-__all__ = ["CPU_THROUGHPUT", "BATCH_FACTOR", "EVAL_SPEEDUP", "run_images", "run_cost", "estimate_seconds", "estimate_cost",
-           "measured_costs"]  # fmt: skip
+__all__ = ["CPU_THROUGHPUT", "BATCH_FACTOR", "EVAL_SPEEDUP", "run_images", "run_cost", "group_seconds",
+           "estimate_seconds", "estimate_cost", "measured_costs"]  # fmt: skip
 
 #: Training throughput (images/s per core, ONE thread per run, batch 64, no augmentation, channels-last) on the
 #: 2-core development machine (torch 2.14.1, x86_64), keyed by (model, width, image_size): the medians over the
@@ -78,6 +78,15 @@ def run_cost(config: RunConfig) -> tuple[int, int, float]:
     rate = CPU_THROUGHPUT.get((c.model, c.effective_width, c.image_size), math.nan)
     seconds = _OVERHEAD * (images / (rate * BATCH_FACTOR.get(c.batch_size, 1.0)) + eval_images / (rate * EVAL_SPEEDUP))
     return images, eval_images, seconds
+
+
+def group_seconds(configs: Sequence[RunConfig], rate: float, overhead_s: float = 1.0) -> float:
+    """Estimated seconds of ``configs`` trained together (a stack of runs differing in their initialisation, or one
+    run) at ``rate`` training images/s per model, measured on the machine: their trained and evaluated images
+    (:func:`run_images`; one evaluated image costs 1 / :data:`EVAL_SPEEDUP` of a trained one), plus ``overhead_s``
+    per run (writing its file, combining, Python)."""
+    trained, evaluated, _ = run_cost(configs[0])
+    return len(configs) * ((trained + evaluated / EVAL_SPEEDUP) / rate + overhead_s)
 
 
 def estimate_seconds(configs: Iterable[RunConfig]) -> float:

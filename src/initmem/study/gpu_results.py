@@ -1,18 +1,19 @@
-"""The paper-scale GPU results (``results/gpu/``): reading them and the ledger's "paper scale (GPU)" column.
+"""The paper-scale GPU results (preset ``gpu``): reading them, the ledger's "paper scale (GPU)" column, the summary.
 
-``benchmarks/gpu_oneshot.py`` runs a reduced paper-scale experiment 01 (five optimizers x sigma_w, full CIFAR-10,
-ResNet-9 at width 64, batch 128, one seed) on one GPU within a fixed time budget and writes, in the layout of
-every other preset (:func:`initmem.study.layout.results_paths` with preset ``gpu``)::
+``benchmarks/gpu_oneshot.py`` runs experiment 01 at preset ``gpu`` (:mod:`initmem.study.presets`: the paper's data
+and network, one seed, four sigma_w) on one GPU within a time budget
+(:func:`initmem.study.timed.run_timed_experiment`), in the layout of every preset::
 
     results/gpu/01_optimizers/runs/<hash>[.stacked<K>].nc   one ordinary run file per finished run
     results/gpu/01_optimizers.nc                             the combined Dataset of the optimizers whose every
-                                                             sigma_w run finished (attrs: spec, preset="gpu", ...)
-    results/gpu/oneshot.json                                 throughput, parity, plan, status of every run
+                                                             run finished (attrs: spec, preset, sweep_status, ...)
+    results/gpu/oneshot.json                                 throughput, parity, trainer, plan, status of every run
     results/gpu/summary.txt                                  the one-page summary the script printed
 
-This module reads that folder; it trains nothing. :func:`paper_scale_column` gives one text per claim (C1, C2)
-for the ledger, or :data:`NOT_RUN` when the folder holds no results. Accuracies are in percent, spreads in
-percentage points (pp) of the validation-selected test accuracy (max - min over sigma_w).
+This module reads that folder; it trains nothing. The column is judged by the ledger's one judge,
+:func:`initmem.study.claims.reproduction_table`, on these results: with one seed nothing can be cross-fitted, so each
+row shows the raw spreads ("1 seed, no interval") beside the verdict the rules give (inconclusive). Accuracies in
+percent, spreads in percentage points (pp) of the validation-selected test accuracy.
 """
 
 from __future__ import annotations
@@ -20,164 +21,244 @@ from __future__ import annotations
 import json
 import math
 import os
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import xarray as xr
 
-from ..run.config import ADAPTIVE
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from ..run.variables import CLOCKS
-from ..sweeps.store import read_checked
+from . import claims
+from .layout import results_paths
+from .results import load_results
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "GPU_PRESET",
     "EXPERIMENT",
     "MANIFEST",
     "SUMMARY",
-    "NOT_RUN",
-    "CLAIMS",
+    "COLUMN",
     "load_paper_scale",
     "load_manifest",
     "optimizer_summary",
-    "paper_scale_column",
+    "paper_scale",
+    "ledger_column",
+    "summary_text",
 ]
 
-#: The preset name of these results (``results/<GPU_PRESET>/``).
+#: The preset of these results (``results/<GPU_PRESET>/``).
 GPU_PRESET = "gpu"
 #: The experiment the one-shot script runs.
 EXPERIMENT = "01_optimizers"
-#: The script's record of the session (throughput, parity, plan, per-run status), JSON.
+#: The script's record of the session (throughput, parity, trainer, plan, per-run status), JSON.
 MANIFEST = "oneshot.json"
 #: The one-page summary, as printed.
 SUMMARY = "summary.txt"
-#: What the column says for a claim without results.
-NOT_RUN = "not run yet"
-#: The claims the one-shot run measures.
-CLAIMS = ("C1", "C2")
+#: The ledger column's name.
+COLUMN = "paper scale (GPU)"
 
 
-def load_paper_scale(results_dir: str | os.PathLike = "results/gpu") -> xr.Dataset | None:
-    """The combined Dataset ``<results_dir>/01_optimizers.nc`` (dims ``sigma_w``, ``seed``, ``optimizer``,
-    ``epoch``, ``layer``), fully in memory; None if there is none.
-
-    Read with :func:`initmem.sweeps.store.read_checked` (its checksum verified). ``results_dir`` is the GPU folder
-    itself (``results/gpu``), not ``results``. The Dataset can be passed to
-    :func:`initmem.study.claims.reproduction_table` as ``{"01_optimizers": ds}`` for the ledger's verdicts.
-    """
-    path = Path(results_dir) / f"{EXPERIMENT}.nc"
-    if not path.is_file():
-        return None
-    return read_checked(path)
+def load_paper_scale(results_dir: str | os.PathLike = "results") -> xr.Dataset | None:
+    """The combined Dataset of 01 at preset ``gpu`` under ``results_dir`` (dims ``sigma_w``, ``seed``, ``optimizer``,
+    ``epoch``, ``layer``), its checksum verified (:func:`initmem.study.results.load_results`); None if there is none."""
+    return load_results(results_dir, GPU_PRESET, [EXPERIMENT]).get(EXPERIMENT)
 
 
-def load_manifest(results_dir: str | os.PathLike = "results/gpu") -> dict[str, Any]:
-    """``<results_dir>/oneshot.json`` as a dict ({} if absent or unreadable)."""
-    path = Path(results_dir) / MANIFEST
+def load_manifest(results_dir: str | os.PathLike = "results") -> dict[str, Any]:
+    """``<results_dir>/gpu/oneshot.json`` as a dict ({} if absent or unreadable)."""
+    path = results_paths(results_dir, GPU_PRESET, EXPERIMENT)[1].parent / MANIFEST
     try:
         return json.loads(path.read_text())
     except (OSError, ValueError):
         return {}
 
 
-def optimizer_summary(ds: xr.Dataset) -> "Any":
+def optimizer_summary(ds: xr.Dataset) -> pd.DataFrame:
     """One row per optimizer of a combined Dataset (a pandas DataFrame indexed by optimizer).
 
-    Columns: ``selected_spread_pp`` / ``final_spread_pp`` (seed-mean spread over sigma_w, from
-    :func:`initmem.study.summary.summary_table`), ``selected_best_sigma_w`` / ``selected_worst_sigma_w``,
-    ``min_final_train_acc`` (%), ``interpolated`` (runs with a finite ``tau_interp``, i.e. train accuracy
-    >= 99.5 % at some recorded epoch), ``runs``, ``diverged``, ``max_tau_interp`` (epochs), ``epochs``,
-    and the clocks reached at the final epoch (means over sigma_w and seeds): ``T_SGD``, ``T_L2``, ``T_adapt``.
+    The columns of :func:`initmem.study.summary.summary_table` (``selected_spread_pp`` is the raw spread with one
+    seed, ``selected_estimator`` says so), plus ``min_final_train_acc`` (%), ``interpolated`` (runs with a finite
+    ``tau_interp``, i.e. train accuracy >= 99.5 % at some recorded epoch), ``runs``, ``diverged`` and the clocks
+    reached at the final epoch (means over sigma_w and seeds): ``T_SGD``, ``T_L2``, ``T_adapt``.
     """
     from .summary import summary_table
 
     table = summary_table(ds, over="sigma_w", by="optimizer")
-    interpolated, runs, diverged, min_train, max_tau, clocks = [], [], [], [], [], {c: [] for c in CLOCKS}
+    extra: dict[str, list[float]] = {"min_final_train_acc": [], "interpolated": [], "runs": [], "diverged": []}
+    extra.update({clock: [] for clock in CLOCKS})
     for name in table.index:
         sub = ds.sel(optimizer=name)
         tau = np.asarray(sub["tau_interp"].values, dtype=float).ravel()
-        interpolated.append(int(np.isfinite(tau).sum()))
-        runs.append(int(tau.size))
-        diverged.append(int(np.nansum(sub["diverged"].values)))
-        min_train.append(float(sub["final_train_acc"].min(skipna=True)))
-        max_tau.append(float(np.nanmax(tau)) if np.isfinite(tau).any() else math.nan)
+        extra["min_final_train_acc"].append(float(sub["final_train_acc"].min(skipna=True)))
+        extra["interpolated"].append(int(np.isfinite(tau).sum()))
+        extra["runs"].append(int(tau.size))
+        extra["diverged"].append(int(np.nansum(sub["diverged"].values)))
         for clock in CLOCKS:
-            name_final = f"final_{clock}"
-            clocks[clock].append(float(sub[name_final].mean(skipna=True)) if name_final in sub else math.nan)
-    table["min_final_train_acc"] = min_train
-    table["interpolated"] = interpolated
-    table["runs"] = runs
-    table["diverged"] = diverged
-    table["max_tau_interp"] = max_tau
-    table["epochs"] = _epochs(ds)
-    for clock, values in clocks.items():
-        table[clock] = values
-    return table
-
-
+            final = f"final_{clock}"
+            extra[clock].append(float(sub[final].mean(skipna=True)) if final in sub else math.nan)
+    return table.assign(**extra)
 
 
 def _epochs(ds: xr.Dataset) -> int:
-    try:
-        return int(json.loads(ds.attrs["spec"])["base"]["epochs"])
-    except (KeyError, ValueError, TypeError):
-        return int(ds["epoch"].max())
+    return int(json.loads(ds.attrs["spec"])["base"]["epochs"])
 
 
 def _scale(ds: xr.Dataset, manifest: dict[str, Any]) -> str:
-    """'H200, 12 epochs, 1 seed, 4 sigma_w in [0.1, 2.5], full CIFAR-10, ResNet-9 w64, b=128, bf16, stacked'."""
-    base = json.loads(ds.attrs.get("spec", "{}")).get("base", {})
+    """'H200, 12 epochs, 1 seed, 4 sigma_w in [0.1, 2.5], full CIFAR-10, resnet9 w64, b=128, bf16, stacked'."""
+    base = json.loads(ds.attrs["spec"])["base"]
     sigmas = [float(s) for s in ds["sigma_w"].values]
     seeds = ds.sizes.get("seed", 1)
-    parts = [str(ds.attrs.get("hardware", "?")), f"{_epochs(ds)} epochs", f"{seeds} seed{'s' if seeds > 1 else ''}",
-             f"{len(sigmas)} sigma_w in [{min(sigmas):g}, {max(sigmas):g}]"]  # fmt: skip
-    train_size = base.get("train_size")
-    parts.append("full CIFAR-10" if train_size is None else f"n={train_size}")
-    parts.append(f"{base.get('model', 'resnet9')} w{base.get('width')}, b={base.get('batch_size')}")
-    if base.get("bf16"):
-        parts.append("bf16")
-    plan = manifest.get("plan", {})
-    if plan.get("mode"):
-        parts.append(str(plan["mode"]))
-    if manifest.get("status") and manifest["status"] != "complete":
-        parts.append(f"run {manifest['status']}")
+    parts = [
+        str(ds.attrs.get("hardware", "?")),
+        f"{_epochs(ds)} epochs",
+        f"{seeds} seed{'s' if seeds > 1 else ''}",
+        f"{len(sigmas)} sigma_w in [{min(sigmas):g}, {max(sigmas):g}]",
+        "full CIFAR-10" if base.get("train_size") is None else f"n={base['train_size']}",
+        f"{base.get('model')} w{base.get('width')}, b={base.get('batch_size')}",
+    ]
+    parts += ["bf16"] if base.get("bf16") else []
+    parts += [str(manifest["trainer"]["mode"])] if manifest.get("trainer") else []
+    if ds.attrs.get("sweep_status", "complete") != "complete":
+        parts.append(f"run {ds.attrs['sweep_status']}")
     return ", ".join(parts)
 
 
-def paper_scale_column(results_dir: str | os.PathLike = "results/gpu") -> dict[str, str]:
-    """The ledger's "paper scale (GPU)" column: ``{"C1": text, "C2": text}``.
+def _spreads(table: pd.DataFrame, names: list[str]) -> str:
+    """Optimizers' spreads as the summary table gives them: cross-fitted with their intervals (2 seeds or more), or
+    raw with one seed: ``"Adam 1.2 pp against SGD 9.8 pp (raw, 1 seed, no interval)"``."""
+    rows = [table.loc[name] for name in names]
+    label = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
+    if all(row["selected_estimator"] == "cross-fitted" for row in rows):
+        parts = [
+            f"{label.get(n, n)} {r['selected_spread_pp']:.1f} pp [{r['selected_ci95_low']:.1f}, "
+            f"{r['selected_ci95_high']:.1f}]"
+            for n, r in zip(names, rows)
+        ]
+        how = f"cross-fitted, {int(min(r['selected_n_seeds'] for r in rows))} seeds"
+    else:
+        parts = [f"{label.get(n, n)} {r['selected_raw_spread_pp']:.1f} pp" for n, r in zip(names, rows)]
+        how = f"raw, {int(min(r['selected_n_seeds'] for r in rows))} seed, no interval"
+    return f"{' against '.join(parts)} ({how})"
 
-    Each text is :data:`NOT_RUN` when ``results_dir`` holds no combined results. Otherwise C1 gives SGD's spread
-    (selected and final), the lowest final training accuracy and how many SGD runs interpolated; C2 gives every
-    adaptive optimizer's spread beside SGD's. Both end with the scale in parentheses (hardware, epochs, seeds,
-    sigma_w grid, data, model, precision, trainer, and the run's status if it stopped early). A claim whose
-    optimizers did not finish says so.
+
+def _measured(row: pd.Series, table: pd.DataFrame) -> str:
+    """What the GPU results measured for one ledger row, before its verdict."""
+    optimizer = str(row["part"]).lower()
+    if row["claim"] == "C1" and "sgd" in table.index:
+        sgd = table.loc["sgd"]
+        return (
+            f"spread: {_spreads(table, ['sgd'])}, final epoch {sgd['final_raw_spread_pp']:.1f} pp raw; lowest final "
+            f"train acc {sgd['min_final_train_acc']:.1f} %, {int(sgd['interpolated'])}/{int(sgd['runs'])} runs "
+            f"reached {INTERPOLATION_THRESHOLD:g} %"
+        )
+    if row["claim"] == "C2" and {optimizer, "sgd"} <= set(table.index):
+        return f"spreads: {_spreads(table, [optimizer, 'sgd'])}"
+    if math.isfinite(row["effect"]):
+        interval = "no interval" if row["seeds"] < 2 else f"[{row['effect_low']:.3g}, {row['effect_high']:.3g}]"
+        unit = f" {row['unit']}" if row["unit"] else ""
+        return f"effect {row['effect']:.3g}{unit} ({int(row['seeds'])} seed, {interval})"
+    return "not measured"
+
+
+def paper_scale(results_dir: str | os.PathLike = "results") -> str:
+    """The scale of the GPU results in one line (hardware, epochs, seeds, sigma_w grid, data, network, precision,
+    trainer, and the run's status if it stopped early); "" when there are none."""
+    ds = load_paper_scale(results_dir)
+    return "" if ds is None else _scale(ds, load_manifest(results_dir))
+
+
+def ledger_column(results_dir: str | os.PathLike = "results") -> pd.Series | None:
+    """The ledger's "paper scale (GPU)" column (:data:`COLUMN`): one text per ledger row that the GPU results of
+    01 decide (C1, each part of C2, C7), indexed like :func:`initmem.study.claims.reproduction_table`; None when
+    ``results_dir`` holds no GPU results.
+
+    Each text says what was measured (the spreads: raw, with one seed), then the verdict and its reason from
+    :func:`~initmem.study.claims.reproduction_table` on these results: the ledger's one judge. The scale they were
+    measured at is :func:`paper_scale`. An optimizer that did not finish is absent from the results, and so are
+    its rows.
     """
+    import pandas as pd
+
     ds = load_paper_scale(results_dir)
     if ds is None:
-        return {claim: NOT_RUN for claim in CLAIMS}
-    table = optimizer_summary(ds)
-    manifest = load_manifest(results_dir)
-    planned = {row["optimizer"] for row in manifest.get("optimizer_table", [])} or set(ADAPTIVE)
-    scale = f" ({_scale(ds, manifest)})"
-    present = list(table.index)
-    out: dict[str, str] = {}
-    if "sgd" in present:
-        row = table.loc["sgd"]
-        out["C1"] = (f"SGD spread {row['selected_spread_pp']:.1f} pp (final epoch {row['final_spread_pp']:.1f} pp); "
-                     f"lowest final train acc {row['min_final_train_acc']:.1f} %, {int(row['interpolated'])}/{int(row['runs'])} "
-                     f"runs reached {INTERPOLATION_THRESHOLD:g} %") + scale  # fmt: skip
-    else:
-        out["C1"] = "not measured: the GPU run stopped before SGD finished" + scale
-    adaptive = [o for o in ADAPTIVE if o in present]
-    if "sgd" in present and adaptive:
-        parts = ", ".join(f"{o} {table.loc[o, 'selected_spread_pp']:.1f} pp" for o in adaptive)
-        missing = [o for o in ADAPTIVE if o in planned and o not in present]
-        out["C2"] = f"{parts} against SGD {table.loc['sgd', 'selected_spread_pp']:.1f} pp"
-        if missing:
-            out["C2"] += f" ({', '.join(missing)} not finished)"
-        out["C2"] += scale
-    else:
-        out["C2"] = "not measured: the GPU run did not finish SGD and an adaptive optimizer" + scale
-    return out
+        return None
+    table = claims.reproduction_table({EXPERIMENT: ds})
+    spreads = optimizer_summary(ds)
+    texts = {
+        key: f"{_measured(row, spreads)}; {row['verdict']}: {row['reason']}"
+        for key, row in table.iterrows()
+        if row["experiment"] == EXPERIMENT
+    }
+    return pd.Series(texts, name=COLUMN, dtype=object)
+
+
+def summary_text(results_dir: str | os.PathLike = "results") -> str:
+    """The one-page summary of a one-shot session: environment, throughput, parity, the plan and what ran, each
+    optimizer's spread, and the ledger column, from ``oneshot.json`` and the combined results."""
+    m = load_manifest(results_dir)
+    env, p = m.get("environment", {}), m.get("parameters", {})
+    lines = [
+        f"initmem paper scale in one shot ({'DRY RUN, ' if m.get('dry_run') else ''}status: {m.get('status')}, "
+        f"{m.get('elapsed_s', math.nan):.0f} s of a {m.get('budget_s', math.nan):.0f} s budget)",
+        f"device {env.get('device')} ({env.get('hardware')}), torch {env.get('torch')}, CUDA {env.get('cuda') or '-'}"
+        f", cuDNN {env.get('cudnn') or '-'}, commit {env.get('git_commit') or 'unknown (not a git checkout)'}",
+        "",
+        f"1. training throughput, ResNet-9 width {p.get('width')}, batch {p.get('batch_size')} (images/s per model):",
+    ]
+    for probe in m.get("throughput", []):
+        rate = probe.get("images_per_s", math.nan)
+        first = probe.get("first_call_s", math.nan)
+        lines.append(
+            f"   {probe['name']:<26}{rate:10.0f}"
+            + (f"  first call {first:.1f} s" if math.isfinite(first) else "")
+            + (f"  {probe['note']}" if probe.get("note") else "")
+        )
+    par = m.get("parity", {})
+    if par:
+        worst = max(par.get("max_rel_diff", {}).values(), default=math.nan)
+        lines += [
+            "",
+            f"2. stacked vs sequential, {par.get('steps')} SGD steps, sigma_w {par.get('sigma_w')}: largest "
+            f"relative difference {worst:.2e} (tolerance {par.get('rtol'):.0e}): "
+            f"{'ok' if par.get('ok') else 'FAILED'}" + (f" ({par['error']})" if par.get("error") else ""),
+        ]
+    plan, trainer = m.get("sweep", {}).get("plan", {}), m.get("trainer", {})
+    if plan:
+        n_train = p.get("train_size") or 50_000 - p.get("val_size", 0)
+        lines += [
+            "",
+            f"3. 01 at preset gpu: {plan['epochs']} epochs of {n_train} images, batch {p.get('batch_size')}, "
+            f"{trainer.get('mode')}, {'bf16' if trainer.get('bf16') else 'fp32'}; estimated "
+            f"{plan['estimated_s']:.0f} s of {plan['available_s']:.0f} s available",
+        ]
+        counts: dict[str, int] = {}
+        for run in m["sweep"].get("runs", []):
+            status = run["status"].split(":")[0]
+            counts[status] = counts.get(status, 0) + 1
+        lines.append("   runs: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
+    ds = load_paper_scale(results_dir)
+    if ds is not None:
+        table = optimizer_summary(ds)
+        lines += [
+            "",
+            f"   {'optimizer':<13}{'lr':>8}{'spread sel':>11}{'final':>8}{'min train':>10}{'interp':>8}"
+            f"{'T_SGD':>9}{'T_adapt':>9}",
+        ]
+        for name, row in table.iterrows():
+            lines.append(
+                f"   {name:<13}{row['lr']:>8.3g}{row['selected_spread_pp']:>9.1f}pp{row['final_spread_pp']:>6.1f}pp"
+                f"{row['min_final_train_acc']:>9.1f}%{int(row['interpolated']):>5}/{int(row['runs']):<2}"
+                f"{row['T_SGD']:>9.3g}{row['T_adapt']:>9.3g}"
+            )
+    column = ledger_column(results_dir)
+    lines += ["", f"4. ledger column '{COLUMN}' ({paper_scale(results_dir) or 'no results'}):"]
+    lines += [f"   {key}: {text}" for key, text in column.items()] if column is not None else ["   not run yet"]
+    folder = results_paths(results_dir, GPU_PRESET, EXPERIMENT)[1].parent
+    lines += [
+        "",
+        f"files: {folder}/{EXPERIMENT}/runs/*.nc, {folder}/{EXPERIMENT}.nc, {folder}/{MANIFEST}, {folder}/{SUMMARY}",
+    ]
+    return "\n".join(lines)

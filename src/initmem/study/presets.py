@@ -11,6 +11,11 @@ user's ``-p NAME VALUE`` overrides.
 ``cpu``
     Hours on a laptop-class CPU. Small networks and a subset of CIFAR-10, with step counts and learning
     rates chosen so that the forgetting clocks reach the regime the paper studies.
+``gpu``
+    Experiment 01 only, at the paper's data and network scale, one seed, on one GPU in minutes:
+    ``benchmarks/gpu_oneshot.py`` runs it within a time budget (:func:`initmem.study.timed.run_timed_experiment`),
+    training as many of the preset's epochs as fit. Its results are the ledger's "paper scale (GPU)" column
+    (:mod:`initmem.study.gpu_results`). The other experiments are not defined at this preset.
 ``paper``
     The paper's protocol (full CIFAR-10, full-width ResNet-9, ResNet-20/56/110). A GPU job.
 
@@ -43,14 +48,13 @@ __all__ = [
     "PRESET_DESCRIPTIONS",
     "NOTEBOOK_PARAMETERS",
     "NOTEBOOK_READS",
-    "PRESET_NOTES",
     "check_preset",
     "notebook_parameters",
     "resolve_parameters",
 ]
 
 #: The presets, from cheapest to most expensive.
-PRESETS: tuple[str, ...] = ("smoke", "cpu", "paper")
+PRESETS: tuple[str, ...] = ("smoke", "cpu", "gpu", "paper")
 
 #: The preset ``initmem book`` renders a notebook at, unless :data:`BOOK_PRESET_BY_NOTEBOOK` names another.
 BOOK_PRESET: str = "smoke"
@@ -59,32 +63,54 @@ BOOK_PRESET: str = "smoke"
 #: every run of its ``cpu`` sweep (and of the sweeps it reads) is committed under ``results/cpu/``, so that
 #: building the book reads results and never trains (tests/test_book_presets.py checks this). Every page prints
 #: the preset it was executed at.
+# fmt: off
 BOOK_PRESET_BY_NOTEBOOK: dict[str, str] = {
     "00_presets": "cpu", "01_optimizers": "cpu", "02_long_training": "cpu", "03_lr_and_l2": "cpu",
     "04_batch_size": "cpu", "05_depth": "cpu", "06_norms": "cpu", "07_clocks": "cpu", "08_calibration": "cpu",
     "09_adaptive_lr": "cpu", "99_reproduction": "cpu",
-}  # fmt: skip
+}
+# fmt: on
 
 #: One line per preset, shown by the CLI and the book.
 PRESET_DESCRIPTIONS: dict[str, str] = {
     "smoke": "end-to-end check in minutes on a CPU; the numbers mean nothing",
     "cpu": "small networks and a CIFAR-10 subset, sized for a laptop CPU (hours)",
+    "gpu": "01 only, at paper scale on one GPU in minutes: one seed, the epochs that fit (benchmarks/gpu_oneshot.py)",
     "paper": "the paper's protocol: full CIFAR-10 and full-width networks (a GPU job)",
 }
+
+#: Optimizers whose learning rate scales linearly with the batch size (their step is a gradient-noise average).
+_LINEAR_IN_BATCH = ("sgd", "sgd_momentum")
+
+
+def _rescaled(source: Mapping[str, Any], batch_size: int, order: list[str]) -> dict[str, Any]:
+    """01's optimizers of ``source`` (its zipped lists) in ``order``, their learning rates rescaled from the source's
+    batch size to ``batch_size`` (linearly for :data:`_LINEAR_IN_BATCH`, unchanged for the adaptive optimizers)."""
+    ratio = batch_size / source["batch_size"]
+    index = [source["optimizers"].index(name) for name in order]
+    return {
+        "optimizers": list(order),
+        "lrs": [source["lrs"][i] * (ratio if order[j] in _LINEAR_IN_BATCH else 1.0) for j, i in enumerate(index)],
+        "weight_decays": [source["weight_decays"][i] for i in index],
+        "aux_lrs": [source["aux_lrs"][i] for i in index],
+    }
+
 
 # ==============================================================================================
 # The experiment notebooks (01-07, 99): their parameters at each preset
 # ==============================================================================================
-# Every value the paper does not state is a choice; each is listed with its reason in PRESET_NOTES
-# below (rendered as a table in the book's Setup chapter). The experiment notebooks declare their parameters as
+# Every value the paper does not state is a choice; each is listed with its reason in initmem.study.preset_notes
+# (rendered as a table in the book's Setup chapter). The experiment notebooks declare their parameters as
 # None and take these values (resolve_parameters); tests/test_notebooks_smoke.py checks that both list the same names.
 
+# The tables stay as written, a group of settings a line, not one value a line (the formatter leaves them alone):
+# fmt: off
 # --- smoke: seconds per notebook on a CPU; synthetic data, a width-4 ResNet-9 ------------------
 _SMOKE_RUN = {"executor": "serial", "workers": None, "num_threads": 1}
 _SMOKE_DATA = {
     "data": "synthetic", "image_size": 16, "train_size": 200, "val_size": 100, "test_size": 100,
     "train_eval_size": 100, "augment": False,
-}  # fmt: skip
+}
 _SMOKE_OPTIMIZERS = {
     "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
     "lrs": [0.05, 0.005, 0.005, 0.005, 0.02],
@@ -94,7 +120,7 @@ _SMOKE_OPTIMIZERS = {
 _SMOKE_01 = {
     **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50, "epochs": 3, "eval_every": 1,
     "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], **_SMOKE_OPTIMIZERS,
-}  # fmt: skip
+}
 _SMOKE = {
     "01_optimizers": _SMOKE_01,
     "02_long_training": {
@@ -140,7 +166,7 @@ _SMOKE = {
         "weight_decays": [0.0, 0.005, 0.02],
     },
     "99_reproduction": {},
-}  # fmt: skip
+}
 
 # --- cpu: a reduced-scale reproduction for a 2-core CPU, about 15 core-hours for all notebooks -----
 # Every run of this preset comes from one clean commit, run from a separate git worktree (see book/reproduce.md).
@@ -148,7 +174,7 @@ _CPU_RUN = {"executor": "processes", "workers": 2, "num_threads": 1}
 _CPU_DATA = {
     "data": None, "image_size": 32, "train_size": 5000, "val_size": 2000, "test_size": 2000,
     "train_eval_size": 1000, "augment": False,
-}  # fmt: skip
+}
 #: The sigma_w grid of the cpu preset: the paper's range [0.1, 2.5] in roughly equal ratios (x3).
 _CPU_SIGMAS = [0.1, 0.3, 0.9, 2.5]
 _CPU_SEEDS = [0, 1, 2]
@@ -156,18 +182,18 @@ _CPU_SEEDS = [0, 1, 2]
 #: sigma_w within the budget with the architecture's own 0.125).
 _CPU_LOGIT_SCALE = 1.0
 _CPU_NET = {"model": "resnet9", "width": 8, "logit_scale": _CPU_LOGIT_SCALE, "batch_size": 64, "eval_every": 2,
-            "warmup_epochs": 1.0}  # fmt: skip
+            "warmup_epochs": 1.0}
 _CPU_01 = {
     **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "epochs": 40, "sigma_ws": _CPU_SIGMAS, "seeds": _CPU_SEEDS,
     "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
     "lrs": [0.02, 0.002, 0.008, 0.008, 0.02],
     "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
     "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.008],
-}  # fmt: skip
+}
 _CPU_03 = {
     **_CPU_RUN, **_CPU_DATA, **_CPU_NET, "epochs": 40, "schedule": "step", "schedule_milestones": [0.8, 0.9],
     "schedule_gamma": 0.1, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS, "lrs": [0.02, 0.1], "weight_decays": [0.0, 0.01],
-}  # fmt: skip
+}
 _CPU = {
     "01_optimizers": _CPU_01,
     "02_long_training": {
@@ -205,14 +231,14 @@ _CPU = {
         **_CPU_03, "lrs": [0.02, 0.03, 0.045, 0.067, 0.1], "weight_decays": [0.0, 0.0025, 0.005, 0.01, 0.02],
     },
     "99_reproduction": {},
-}  # fmt: skip
+}
 
 # --- paper: the paper's protocol as far as it is known; a GPU job ---------------------------------
 _PAPER_RUN = {"executor": "serial", "workers": None, "num_threads": None}
 _PAPER_DATA = {
     "data": None, "image_size": 32, "train_size": None, "val_size": 5000, "test_size": None,
     "train_eval_size": 5000, "augment": False,
-}  # fmt: skip
+}
 _PAPER_SIGMAS = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5]
 #: ResNet-9's logit factor at paper scale: the cpu calibration's choice (08_calibration), not yet checked at
 #: full scale.
@@ -225,7 +251,7 @@ _PAPER_01 = {
     "lrs": [0.01, 0.001, 0.001, 0.001, 0.02],
     "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
     "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.001],
-}  # fmt: skip
+}
 _PAPER = {
     "01_optimizers": _PAPER_01,
     "02_long_training": {
@@ -270,13 +296,26 @@ _PAPER = {
         "lrs": [0.01, 0.018, 0.032, 0.056, 0.1], "weight_decays": [0.0, 0.0001, 0.0003, 0.001, 0.003],
     },
     "99_reproduction": {},
-}  # fmt: skip
+}
+
+# --- gpu: 01 at paper scale on one GPU within minutes (benchmarks/gpu_oneshot.py); no other experiment --------------
+#: The order 01 trains its optimizers in at this preset: SGD and an adaptive optimizer first, so that a sweep stopped
+#: at its deadline still measures C1 and C2.
+_GPU_ORDER = ["sgd", "muon", "adam", "adamw", "sgd_momentum"]
+_GPU_01 = {
+    "executor": "stacked", "workers": None, "num_threads": None, **_PAPER_DATA, "model": "resnet9", "width": 64,
+    "logit_scale": _PAPER_LOGIT_SCALE, "batch_size": 128, "epochs": 200, "eval_every": 1, "warmup_epochs": 1.0,
+    "sigma_ws": [0.1, 0.25, 1.0, 2.5], "seeds": [0], **_rescaled(_CPU_01, 128, _GPU_ORDER),
+}
+#: Only 01 (the readers 00, 06, 07 and 99 read its results): the other experiments are not defined at this preset.
+_GPU = {"01_optimizers": _GPU_01, "06_norms": {}, "07_clocks": {}, "99_reproduction": {}}
 
 #: Per-preset parameter overrides, keyed by notebook name. Theory notebooks (``T*``) have none:
 #: they are cheap at every preset.
 NOTEBOOK_PARAMETERS: dict[str, dict[str, dict[str, Any]]] = {
     "smoke": _SMOKE,
     "cpu": _CPU,
+    "gpu": _GPU,
     "paper": _PAPER,
 }
 
@@ -292,117 +331,7 @@ NOTEBOOK_READS: dict[str, tuple[str, ...]] = {
     "99_reproduction": ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth",
                         "09_adaptive_lr", "10_phase_diagram"),
 }
-
-#: Every choice the paper does not state, per preset, with its reason: rows of
-#: ``{"setting", "value", "notebooks", "reason"}`` (the book's Setup chapter renders them as a table).
-PRESET_NOTES: dict[str, list[dict[str, str]]] = {
-    "smoke": [
-        {"setting": "data", "value": "synthetic, 200 train / 100 val / 100 test images, 16 px", "notebooks": "all",
-         "reason": "no dataset needed: the preset checks that every notebook runs end to end in seconds"},
-        {"setting": "network", "value": "ResNet-9 width 4 (05: also ResNet-20 width 4)", "notebooks": "all",
-         "reason": "the smallest networks that exercise every code path"},
-        {"setting": "budget", "value": "2-6 epochs, 1 seed, sigma_w in {0.5, 2}", "notebooks": "all",
-         "reason": "seconds per run; the numbers mean nothing and no verdict should be read from them"},
-        {"setting": "train_size (04)", "value": "640", "notebooks": "04",
-         "reason": "at least 512 so that the documented example -p batch_sizes '[32, 512]' runs at every preset"},
-    ],
-    "cpu": [
-        {"setting": "provenance", "value": "every run from one clean commit", "notebooks": "01-05, 08",
-         "reason": "training is chaotic: memory layout, thread count or code changes move a seed's accuracy by points, "
-                   "so the preset's runs are produced by one commit, run from a separate git worktree while work "
-                   "goes on (the commit is in every run file)"},
-        {"setting": "network", "value": "ResNet-9, width 8 (~0.1 M parameters)", "notebooks": "01-04, 06, 08",
-         "reason": "width 64 is a GPU job; width 8 still interpolates 5,000 images under every optimizer"},
-        {"setting": "logit_scale", "value": "1 (ResNet-9's own is 0.125; CIFAR ResNets: 1)", "notebooks": "01-05",
-         "reason": "chosen by 08_calibration (committed runs): the factor multiplies every gradient, and with 0.125 plain "
-                   "SGD at the headline learning rate does not interpolate at sigma_w 2.5 within 50 epochs, while "
-                   "with 1 it does at both ends of the grid. C1's premise needs interpolation; adaptive optimizers "
-                   "normalise the gradient's scale and barely feel the factor"},
-        {"setting": "image_size", "value": "32 px (05: 16 px)", "notebooks": "01-04, 06, 08",
-         "reason": "CIFAR-10's own size; 05 measures interpolation only and keeps 16 px for its deep networks"},
-        {"setting": "train_size", "value": "5,000 images (class-balanced; 05: 2,000)", "notebooks": "01-06, 08",
-         "reason": "the budget is counted in steps (clocks), not in images; 5,000 images still take tens of epochs to "
-                   "interpolate"},
-        {"setting": "val_size / test_size / train_eval_size", "value": "2,000 / 2,000 / 1,000",
-         "notebooks": "01-04, 06, 08",
-         "reason": "2,000 test images give a standard error of about 1 pp per accuracy, below the spreads of interest; "
-                   "2,000 validation images make the best-validation-loss selection stable"},
-        {"setting": "eval_every", "value": "2 epochs", "notebooks": "01-05, 08",
-         "reason": "20-80 measurements per run keep evaluation a small part of the cost and still resolve early "
-                   "selected checkpoints"},
-        {"setting": "augment", "value": "off (as in the paper preset)", "notebooks": "all",
-         "reason": "the paper's summary mentions none; without it every optimizer interpolates 5,000 images, so a "
-                   "spread is memory, not plain undertraining. The price: validation losses bottom out early, so "
-                   "every table shows the final predictor beside the selected one"},
-        {"setting": "batch_size", "value": "64 (the paper: 128; 04: 16, 64, 256)", "notebooks": "01-03, 05, 06, 08",
-         "reason": "twice the steps per image at the same cost"},
-        {"setting": "epochs (01, 03)", "value": "40 = 3,120 steps", "notebooks": "01, 03, 06",
-         "reason": "08_calibration's table gives the epoch at which plain SGD interpolated at sigma_w 2.5 (the slowest "
-                   "end); 40 leaves a margin above it for the other seeds. Adam/AdamW at 8e-3 then reach T_adapt = "
-                   "3,120 x 0.008 = 25, Muon 62"},
-        {"setting": "learning rates (01)", "value": "SGD 0.02; SGD+momentum 0.002 (momentum 0.9); Adam 8e-3; "
-                   "AdamW 8e-3; Muon 0.02 (its AdamW group 8e-3)", "notebooks": "01, 06",
-         "reason": "SGD 0.02 is low-lr SGD that interpolates in the budget (08_calibration); momentum 0.9 at 0.002 has "
-                   "the same effective step lr/(1-mu) = 0.02, so it isolates momentum from step size; 0.02 is Muon's "
-                   "customary rate; 09_adaptive_lr measures the adaptive optimizers at 0.008, 0.02 and 0.05"},
-        {"setting": "adaptive learning-rate grid (09)", "value": "0.008, 0.02, 0.05 for each of Adam, AdamW, Muon",
-         "notebooks": "09",
-         "reason": "01's own rates and 2.5x and 6.25x Adam's: the rate moves the clock T_adapt, and the selected "
-                   "checkpoints of 01 come early (T_adapt about 5 for Adam); sigma_w at the grid's ends only"},
-        {"setting": "AdamW decay / Muon decay", "value": "0.05 decoupled / 0", "notebooks": "01, 06",
-         "reason": "0.05 is a common AdamW setting; Muon without decay isolates the orthogonalised update from norm "
-                   "decay"},
-        {"setting": "warmup_epochs", "value": "1", "notebooks": "01-05, 08",
-         "reason": "a short linear warm-up keeps the first steps of small-sigma_w runs (effective lr eta/sigma_w^2) "
-                   "stable; it does not depend on the run length, so 02's horizons remain exact prefixes"},
-        {"setting": "sigma_w grid", "value": "{0.1, 0.3, 0.9, 2.5} (02-04, 08: {0.1, 2.5}; 05: {0.1, 0.9, 2.5})",
-         "notebooks": "01-06, 08",
-         "reason": "the paper's range 0.1-2.5 in steps of about x3; 02-04 keep the two ends, which bound the spread "
-                   "where accuracy falls monotonically with sigma_w (01 shows whether it does)"},
-        {"setting": "seeds", "value": "3", "notebooks": "01-05, 08, 09",
-         "reason": "three seeds give a Student-t interval for every effect (t_0.975,2 = 4.3, so intervals are still "
-                   "wide); a seed sets the initial directions and the data order (data_seed = seed)"},
-        {"setting": "02 length", "value": "160 epochs, horizons 10-160", "notebooks": "02",
-         "reason": "4x the length of 01 with 01's SGD recipe; the paper's 5,000 epochs are out of reach on a CPU. A "
-                   "resumable checkpoint every 10 epochs lets the long runs survive an interrupted session"},
-        {"setting": "03 schedule and grid", "value": "step decay x0.1 at 80 % and 90 % of training; lr {0.02, 0.1}, "
-                   "L2 {0, 0.01}", "notebooks": "03",
-         "reason": "constant lr 0.1 was unstable at the end in the guide's pilots; the grid spans T_L2 from 0 to ~3, "
-                   "around ln(||W_0|| / ||W*||), the relaxation the L2 clock must cover (theory T5)"},
-        {"setting": "04 design", "value": "b in {16, 64, 256} at about 2,340 steps each, lr 0.02", "notebooks": "04",
-         "reason": "equal steps, not equal epochs: at equal epochs a large batch is also less trained; at equal steps "
-                   "the batch sizes differ only in their noise, T_SGD = S eta^2 / b"},
-        {"setting": "05 models and budget", "value": "ResNet-9/20/56/110 at width 8, 16 px, 2,000 images, b = 64, "
-                   "40 epochs", "notebooks": "05",
-         "reason": "the deep networks dominate the cost; with logit_scale 1 the ResNet-9 reference is meant to "
-                   "interpolate at every sigma_w (C6's rule checks it)"},
-        {"setting": "executor", "value": "2 worker processes x 1 thread", "notebooks": "01-06, 08",
-         "reason": "on 2 cores two single-thread runs beat one two-thread run; the thread count is part of every run's "
-                   "hash, so a run with another count is another run"},
-    ],
-    "paper": [
-        {"setting": "data", "value": "CIFAR-10, 45,000 train / 5,000 val / 10,000 test, 32 px, no augmentation",
-         "notebooks": "all", "reason": "the paper's split size is not stated; 5,000 validation images is the usual "
-                                      "hold-out; the summary mentions no augmentation"},
-        {"setting": "epochs", "value": "200 (02: 5,000)", "notebooks": "01, 03-06",
-         "reason": "not stated; 200 epochs = 70,000 steps at b = 128, which puts Adam at lr 1e-3 at T_adapt = 70, "
-                   "the order the paper's Adam runs must reach"},
-        {"setting": "learning rates", "value": "SGD 0.01; SGD+momentum 1e-3; Adam/AdamW 1e-3; Muon 0.02",
-         "notebooks": "01, 06", "reason": "the summary says 'low learning rate' for SGD and uses 1e-2 in the L2 "
-                                         "experiment; the adaptive rates are the usual defaults"},
-        {"setting": "03 grid", "value": "lr {0.01, 0.05, 0.1} x L2 {0, 5e-4, 5e-3}, step decay at 80 %/90 %",
-         "notebooks": "03", "reason": "not stated; spans the usual CIFAR recipes"},
-        {"setting": "logit_scale", "value": "1 for ResNet-9", "notebooks": "01-05",
-         "reason": "the cpu calibration's choice (08_calibration), not yet checked at full scale"},
-        {"setting": "04 design", "value": "b in {16, ..., 256} x 50 and 200 epochs", "notebooks": "04",
-         "reason": "a grid: every pair of batch sizes meets at equal epochs, and b and 4b meet at equal steps (b at "
-                   "50 epochs, 4b at 200), so C5 is judged both ways between batch sizes that interpolate"},
-        {"setting": "seeds", "value": "3 (02, 05: 2)", "notebooks": "01-06",
-         "reason": "not stated; three seeds give intervals for the headline spreads"},
-        {"setting": "executor", "value": "serial, on one GPU", "notebooks": "01-06",
-         "reason": "use executor 'dask' or 'processes' to spread runs over several GPUs or machines"},
-    ],
-}  # fmt: skip
+# fmt: on
 
 
 def book_preset(name: str) -> str:
@@ -439,5 +368,12 @@ def resolve_parameters(name: str, preset: str, given: Mapping[str, Any]) -> dict
     [0, 1]
     """
     values = notebook_parameters(preset, name)
+    if not values:
+        defined = [n for n, v in NOTEBOOK_PARAMETERS[preset].items() if v]
+        elsewhere = [p for p in PRESETS if NOTEBOOK_PARAMETERS[p].get(name)]
+        raise ValueError(
+            f"preset: {name} is not defined at preset {preset!r} (it defines {', '.join(defined)}); "
+            f"presets that define it: {', '.join(elsewhere) or 'none'}"
+        )
     values.update({key: copy.deepcopy(given[key]) for key in values if given.get(key) is not None})
     return values

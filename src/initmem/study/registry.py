@@ -23,7 +23,7 @@ EXPERIMENTS = ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_si
 
 #: What each parameter of the experiment notebooks means (units in parentheses).
 PARAMETERS: dict[str, str] = {
-    "preset": "the preset whose values the parameters left at None take: smoke, cpu or paper",
+    "preset": "the preset whose values the parameters left at None take: smoke, cpu, gpu (01 only) or paper",
     "executor": "how the runs are trained: serial, processes or dask (not part of a run's hash)",
     "workers": "parallel worker processes of the executor (None: one per core)",
     "num_threads": "torch threads per run (part of the hash: it changes the floating-point path)",
@@ -209,7 +209,7 @@ def experiment_spec(name: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
 
 
 
-def parameter_table(parameters: Mapping[str, Any]) -> "Any":
+def parameter_table(parameters: Mapping[str, Any]) -> Any:
     """A :class:`pandas.DataFrame` of ``parameters`` (name -> value, the values a page was computed with) with what
     each means (:data:`PARAMETERS`), indexed by name, in the given order; values as compact JSON."""
     import json

@@ -8,7 +8,7 @@ Conventions: :mod:`initmem.theory`.
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable, Mapping
 
 import numpy as np
 
@@ -76,9 +76,14 @@ def bn_mlp_data(n: int = 256, n_in: int = 16, n_cls: int = 4, seed: int = 0):
     return torch.tensor(X), torch.tensor(y)
 
 
-def bn_mlp_sgd_record(model, X, y, eta: float, b: int, steps: int, seed: int = 0) -> dict[str, dict[str, Array]]:
+def bn_mlp_sgd_record(
+    model, X, y, eta: float, b: int, steps: int, seed: int = 0, lrs: Mapping[str, float] | None = None
+) -> dict[str, dict[str, Array]]:
     """Train ``model`` (training mode) with ``torch.optim.SGD(lr=eta)`` (no momentum, no decay) on cross-entropy over
     the minibatches :func:`batch_indices` ``(len(X), b, steps, seed)``; record every 2-d weight (the kernels).
+
+    ``lrs``: learning rates of named parameters that do not train at ``eta`` (``{"0.weight": eta / sigma**2}``: a
+    twin whose hidden kernels train at the rate that a scale sigma gives them, as in T1).
 
     Returns ``{name: {"sq_norm": ||W_k||^2 (steps+1,), "inner": <W_k, g_k> (steps,), "grad_sq": ||g_k||^2 (steps,)}}``
     with ``g_k`` the autograd gradient at step ``k`` (Frobenius norms and inner products). Nothing here uses the
@@ -87,8 +92,14 @@ def bn_mlp_sgd_record(model, X, y, eta: float, b: int, steps: int, seed: int = 0
     import torch
 
     model.train()
-    kernels = {name: p for name, p in model.named_parameters() if p.ndim == 2}
-    opt = torch.optim.SGD(model.parameters(), lr=eta)
+    named = dict(model.named_parameters())
+    lrs = dict(lrs or {})
+    if set(lrs) - set(named):
+        raise ValueError(f"lrs: {sorted(set(lrs) - set(named))} are not parameters of the model; it has {list(named)}")
+    kernels = {name: p for name, p in named.items() if p.ndim == 2}
+    groups = [{"params": [p for name, p in named.items() if name not in lrs], "lr": eta}]
+    groups += [{"params": [named[name]], "lr": lr} for name, lr in lrs.items()]
+    opt = torch.optim.SGD([g for g in groups if g["params"]], lr=eta)
     order = batch_indices(len(X), b, steps, seed)
     rec = {name: {"sq_norm": [float(p.detach().pow(2).sum())], "inner": [], "grad_sq": []}
            for name, p in kernels.items()}

@@ -45,7 +45,7 @@ Muon choices (what the paper does not state; our choices and reasons)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import torch
@@ -122,15 +122,20 @@ def _muon_scale(adjust_lr: str, rows: int, cols: int) -> float:
 
 
 # --- per-group update rules (shared by Muon and MuonWithAuxAdam) ------------------------------
+def _gradients(state: dict, group: dict[str, Any]) -> Iterator[tuple[Tensor, Tensor, dict]]:
+    """``(parameter, gradient, its state)`` for every parameter of ``group`` that has a gradient; with coupled
+    decay (``decay_mode`` ``l2``) the gradient includes ``weight_decay * parameter``."""
+    wd, decoupled = group["weight_decay"], group["decay_mode"] == "decoupled"
+    for p in group["params"]:
+        if p.grad is not None:
+            yield p, p.grad if decoupled or wd == 0 else p.grad.add(p, alpha=wd), state[p]
+
+
 def _muon_group_step(state: dict, group: dict[str, Any]) -> None:
     """One Muon step for every parameter of ``group`` that has a gradient (in place, no grad)."""
     lr, mu, wd = group["lr"], group["momentum"], group["weight_decay"]
     decoupled = group["decay_mode"] == "decoupled"
-    for p in group["params"]:
-        if p.grad is None:
-            continue
-        grad = p.grad if decoupled or wd == 0 else p.grad.add(p, alpha=wd)
-        param_state = state[p]
+    for p, grad, param_state in _gradients(state, group):
         if "momentum_buffer" not in param_state:
             param_state["momentum_buffer"] = torch.zeros_like(p)
         buf = param_state["momentum_buffer"]
@@ -151,11 +156,7 @@ def _adam_group_step(state: dict, group: dict[str, Any]) -> None:
     lr, wd, eps = group["lr"], group["weight_decay"], group["eps"]
     beta1, beta2 = group["betas"]
     decoupled = group["decay_mode"] == "decoupled"
-    for p in group["params"]:
-        if p.grad is None:
-            continue
-        grad = p.grad if decoupled or wd == 0 else p.grad.add(p, alpha=wd)
-        param_state = state[p]
+    for p, grad, param_state in _gradients(state, group):
         if not param_state:
             param_state["step"] = 0
             param_state["exp_avg"] = torch.zeros_like(p)
