@@ -104,6 +104,10 @@ def test_seeds_to_decide_from_the_observed_mean_and_spread():
     assert rules.seeds_to_decide(np.array([2.0]), lambda i, n: True) is None  # one seed has no spread to project
     # two seeds are enough to project: mean 2, sd 1.41 -> t_{0.975,4} * 1.41 / sqrt(5) = 1.76 < 2 at 5 seeds
     assert rules.seeds_to_decide(np.array([1.0, 3.0]), lambda i, n: i.low > 0) == 5
+    assert rules.seeds_to_decide(np.array([1.0, 3.0]), lambda i, n: i.low > 0, max_seeds=5) == 5  # the limit counts
+    assert rules.seeds_to_decide(np.array([1.0, 3.0]), lambda i, n: i.low > 0, max_seeds=4) is None
+    # always "above the current number": values that already decide get the next one
+    assert rules.seeds_to_decide(np.array([5.0, 5.1, 4.9, 5.0]), lambda i, n: i.low > 0) == 5
     assert rules.seeds_to_decide(np.array([1.0, 3.0]), lambda i, n: i.low > 1.9, max_seeds=50) is None
 
 
