@@ -202,7 +202,7 @@ def measure_init_memory(
         jobs = [OwnModelJob(config=config, path=folder / f"{digest}.nc", model_fn=model_fn, data=data, loss=loss,
                             include=tuple(include), exclude=tuple(exclude))
                 for config, digest in ((c, _job_digest(model_fn, c, first, loss, include, exclude)) for c in configs)]  # fmt: skip
-        runs, _ = train_jobs(jobs, executor, workers=workers, client=client, progress=progress)
+        runs, *_ = train_jobs(jobs, executor, workers=workers, client=client, progress=progress)
         combined = combine_runs(spec, [runs[job.key] for job in jobs])
     combined.attrs.update(_description(skeleton, first, base, loss))
     return combined
