@@ -13,13 +13,15 @@ import numpy as np
 import xarray as xr
 
 from .analysis import batch_points
-from .plots import _MUTED, _finish, _log_axis, _seed_spread, _styled, legend_in, panels, seed_mean
-from .stats import mean_interval
+from .plots.captions import finish
+from .plots.seeds import seed_spread
+from .plots.style import MUTED, legend_in, log_axis, panels, styled
+from .stats import mean_interval, seed_mean
 
 __all__ = ["batch_spreads"]
 
 
-@_styled
+@styled
 def batch_spreads(ds: xr.Dataset, title: str | None = "Spread against the batch size"):
     """See the module docstring; the seeds' mean with its 95 % t-interval (bars)."""
     from matplotlib.lines import Line2D
@@ -34,7 +36,7 @@ def batch_spreads(ds: xr.Dataset, title: str | None = "Spread against the batch 
         color = f"C{k}"
         xs, ys, lows, highs, clocks = [], [], [], [], []
         for point in group:
-            values = _seed_spread(point.ds, "selected_test_acc", ())  # cross-fitted; one seed: its raw spread
+            values = seed_spread(point.ds, "selected_test_acc", ())  # cross-fitted; one seed: its raw spread
             interval = mean_interval(values.values)
             xs.append(point.batch_size)
             ys.append(interval.estimate)
@@ -48,14 +50,14 @@ def batch_spreads(ds: xr.Dataset, title: str | None = "Spread against the batch 
                             else None, fmt="o", ms=5, mfc=face, mec=color, color=color, elinewidth=0.8)  # fmt: skip
         axes[0, 0].plot(xs, ys, color=color, lw=1.0, label=label)
         axes[0, 1].plot(clocks, ys, color=color, lw=0.6, alpha=0.6)
-    _log_axis(axes[0, 0], "x", sorted({p.batch_size for p in points}), base=2)
-    _log_axis(axes[0, 1], "x")
+    log_axis(axes[0, 0], "x", sorted({p.batch_size for p in points}), base=2)
+    log_axis(axes[0, 1], "x")
     axes[0, 0].set_xlabel("batch size $b$")
     axes[0, 1].set_xlabel(r"$T_{\mathrm{SGD}}$ at the end")
     axes[0, 0].set_ylabel(r"cross-fitted spread over $\sigma_w$ (pp)")
     for ax in axes[0]:
-        ax.axhline(0.0, color=_MUTED, lw=0.6)
-    hollow = Line2D([], [], color=_MUTED, marker="o", mfc="white", ls="none", label="not every run interpolates")
+        ax.axhline(0.0, color=MUTED, lw=0.6)
+    hollow = Line2D([], [], color=MUTED, marker="o", mfc="white", ls="none", label="not every run interpolates")
     legend_in(strips[0], [axes[0, 0], hollow])
     steps = ", ".join(sorted({f"b={p.batch_size} x {p.epochs} ep: {p.steps} steps" for p in points}))
-    return _finish(fig, ds, title, f"mean over seeds, 95 % t-interval; {steps}" if len(points) <= 6 else None)
+    return finish(fig, ds, title, f"mean over seeds, 95 % t-interval; {steps}" if len(points) <= 6 else None)

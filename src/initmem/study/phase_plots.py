@@ -14,7 +14,8 @@ import numpy as np
 import xarray as xr
 
 from .phase import BOUNDARY_BAND, Transition, cell_table, equilibrium_scaling, logistic
-from .plots import _MUTED, _finish, legend_in, panels, _styled
+from .plots.captions import finish
+from .plots.style import MUTED, legend_in, panels, styled
 
 __all__ = ["phase_heatmaps", "boundary_collapse"]
 
@@ -27,7 +28,7 @@ def _grid(table: Any, column: str) -> tuple[np.ndarray, list[float], list[float]
     return values, lrs, wds
 
 
-@_styled
+@styled
 def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forgets"):
     """Two heat maps over (learning rate, L2 strength): the selected and the final memory gap (pp, seed mean, the
     value written in each cell), with the contour x = 0 where T_L2 = ln(|W0|/|W*|) (solid) and the T_SGD contours
@@ -60,11 +61,11 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
     from matplotlib.lines import Line2D
 
     legend_in(strips[0], [Line2D([], [], color="#d62728", lw=1.6, label=r"x = 0: $T_{L2} = \ln(|W_0|/|W^*|)$ (measured)"),
-                          Line2D([], [], color=_MUTED, lw=0.8, ls=":", label=r"$T_{SGD}$ contours")])  # fmt: skip
-    return _finish(fig, ds, title, r"gap = accuracy at the smallest minus at the largest $\sigma_w$, mean over seeds")
+                          Line2D([], [], color=MUTED, lw=0.8, ls=":", label=r"$T_{SGD}$ contours")])  # fmt: skip
+    return finish(fig, ds, title, r"gap = accuracy at the smallest minus at the largest $\sigma_w$, mean over seeds")
 
 
-@_styled
+@styled
 def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The memory against the L2 clock's margin"):
     """Left: every cell's selected gap (seed mean, 95 % t-interval) against x = T_L2 - ln(|W0|/|W*|), coloured by
     lambda, with the fitted logistic (line), its midpoint x0 and bootstrap interval (band), and the predicted boundary
@@ -78,7 +79,7 @@ def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The 
     wds = sorted(set(table.index.get_level_values("weight_decay")))
     cmap = mpl.colormaps["plasma"]
     ax.axvspan(*BOUNDARY_BAND, color="0.9", lw=0, label="B1's band around the prediction")
-    ax.axvline(0.0, color=_MUTED, ls="--", lw=1.0, label="predicted boundary x = 0")
+    ax.axvline(0.0, color=MUTED, ls="--", lw=1.0, label="predicted boundary x = 0")
     if fit.midpoint.has_bounds:
         ax.axvspan(fit.midpoint.low, fit.midpoint.high, color="#d62728", alpha=0.18, lw=0, label="fitted x0, 95 % interval")
     for k, wd in enumerate(wds):
@@ -101,7 +102,7 @@ def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The 
         predicted = scaling["constant"] * ratio**0.25
         ax.loglog(predicted, decayed["W_star"], "o", color="C0", ms=4, label=r"cells with $\lambda > 0$")
         span = np.array([min(predicted.min(), decayed["W_star"].min()), max(predicted.max(), decayed["W_star"].max())])
-        ax.loglog(span, span, color=_MUTED, lw=0.8, ls="--", label="T5's law (slope 1/4 in $\\eta/\\lambda$)")
+        ax.loglog(span, span, color=MUTED, lw=0.8, ls="--", label="T5's law (slope 1/4 in $\\eta/\\lambda$)")
         ax.set_title(f"fitted exponent {scaling['exponent']:.2f} [{scaling['exponent_low']:.2f}, "
                      f"{scaling['exponent_high']:.2f}]; T5: 0.25")  # fmt: skip
     ax.set_xlabel(r"T5: $c\,(\eta/\lambda)^{1/4}$")
@@ -109,4 +110,4 @@ def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The 
     legend_in(strips[0], [axes[0, 0], axes[0, 1]])
     extra = (f"logistic fit over {fit.cells} cells, bootstrap over {fit.seeds} seeds: x0 = {fit.midpoint.estimate:.2f}"
              if np.isfinite(fit.midpoint.estimate) else "the logistic could not be fitted")  # fmt: skip
-    return _finish(fig, ds, title, extra)
+    return finish(fig, ds, title, extra)
