@@ -61,7 +61,9 @@ from initmem.study import analysis, plots, registry, results
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("08_calibration", globals())  # parameters (None: the preset's) -> sweep -> results
-source = page.source_note("08_calibration", preset, results_dir=results_dir)  # under every figure
+# under every figure: the results it reads, the command that reproduces the page
+source = page.source_note("08_calibration", preset, results_dir=results_dir,
+                          parameters=p)
 
 # %% tags=["hide-input"]
 page.figure(plots.training_curves(ds, var="train_acc", col="logit_scale", interpolation=True,

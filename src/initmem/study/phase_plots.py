@@ -15,6 +15,7 @@ import xarray as xr
 
 from .phase import BOUNDARY_BAND, Transition, cell_table, equilibrium_scaling, logistic
 from .plots.captions import finish
+from .plots.overlay import RECORD_COLOR, RECORD_LABEL, record_note
 from .plots.style import MUTED, legend_in, panels, styled
 
 __all__ = ["phase_heatmaps", "boundary_collapse"]
@@ -29,12 +30,15 @@ def _grid(table: Any, column: str) -> tuple[np.ndarray, list[float], list[float]
 
 
 @styled
-def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forgets"):
+def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forgets", record: xr.Dataset | None = None):
     """Two heat maps over (learning rate, L2 strength): the selected and the final memory gap (pp, seed mean, the
     value written in each cell), with the contour x = 0 where T_L2 = ln(|W0|/|W*|) (solid) and the T_SGD contours
-    (dotted, labelled). The axes are the grid's cells, labelled with their values (lambda = 0 included)."""
+    (dotted, labelled). The axes are the grid's cells, labelled with their values (lambda = 0 included). ``record``:
+    the committed record's Dataset, its contour x = 0 drawn muted over the cells both grids have
+    (:mod:`initmem.study.plots.overlay`)."""
     table = cell_table(ds)
     x, lrs, wds = _grid(table, "x")
+    theirs = _record_x(record, lrs, wds) if record is not None else None
     t_sgd, _, _ = _grid(table, "T_SGD")
     fig, axes, strips = panels(2, height=2.9, legend="below")
     gaps = [_grid(table, f"{name}_gap")[0] for name in ("selected", "final")]
@@ -47,6 +51,9 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
                     color="white" if value < 0.6 * top else "black")  # fmt: skip
         if np.nanmin(x) < 0 < np.nanmax(x):
             ax.contour(np.arange(len(lrs)), np.arange(len(wds)), x, levels=[0.0], colors="#d62728", linewidths=1.6)
+        if theirs is not None and np.nanmin(theirs) < 0 < np.nanmax(theirs):
+            ax.contour(np.arange(len(lrs)), np.arange(len(wds)), theirs, levels=[0.0], colors=RECORD_COLOR,
+                       linewidths=1.4, linestyles="--")  # fmt: skip
         if np.ptp(t_sgd) > 0:
             levels = np.unique(np.round(np.geomspace(np.nanmin(t_sgd[t_sgd > 0]), np.nanmax(t_sgd), 3), 3))
             lines = ax.contour(np.arange(len(lrs)), np.arange(len(wds)), t_sgd, levels=levels[1:-1] if len(levels) > 2
@@ -60,9 +67,24 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
     axes[0, 0].set_ylabel(r"L2 strength $\lambda$")
     from matplotlib.lines import Line2D
 
+    overlaid = [Line2D([], [], color=RECORD_COLOR, lw=1.4, ls="--", label=f"x = 0 of the {RECORD_LABEL}")]
     legend_in(strips[0], [Line2D([], [], color="#d62728", lw=1.6, label=r"x = 0: $T_{L2} = \ln(|W_0|/|W^*|)$ (measured)"),
-                          Line2D([], [], color=MUTED, lw=0.8, ls=":", label=r"$T_{SGD}$ contours")])  # fmt: skip
-    return finish(fig, ds, title, r"gap = accuracy at the smallest minus at the largest $\sigma_w$, mean over seeds")
+                          Line2D([], [], color=MUTED, lw=0.8, ls=":", label=r"$T_{SGD}$ contours"),
+                          *(overlaid if theirs is not None else [])])  # fmt: skip
+    extra = r"gap = accuracy at the smallest minus at the largest $\sigma_w$, mean over seeds"
+    return finish(fig, ds, title, record_note(record, extra) if theirs is not None else extra)
+
+
+def _record_x(record: xr.Dataset, lrs: list[float], wds: list[float]) -> np.ndarray | None:
+    """The record's x = T_L2 - ln(|W0|/|W*|) on the (weight_decay, lr) grid ``wds`` x ``lrs`` (NaN where the record
+    has no such cell); None when the two grids share no cell."""
+    try:
+        table = cell_table(record)
+    except (KeyError, ValueError):  # not a phase-diagram sweep
+        return None
+    values = np.array([[table.loc[(lr, wd), "x"] if (lr, wd) in table.index else np.nan for lr in lrs] for wd in wds],
+                      dtype=float)  # fmt: skip
+    return values if np.isfinite(values).any() else None
 
 
 @styled

@@ -17,6 +17,7 @@ from ...run.thresholds import INTERPOLATION_THRESHOLD
 from ..analysis import last_finite
 from ..stats import seed_mean
 from .captions import finish
+from .overlay import RECORD_LINE, record_handle, record_note, shared
 from .labels import (HE_NOTE, PREDICTORS, SPREAD_LABEL, SPREAD_VARS, VAR_LABELS, field_label, hue_label, label, var_label, var_title)  # fmt: skip
 from .seeds import (check_dims, dodge_factor, estimator_handles, iter_hue, mean_and_seeds, reduce_other, seed_count,
                     seed_marks, seed_spread)  # fmt: skip
@@ -33,26 +34,33 @@ def acc_vs_sigma(
     variables: Sequence[str] = SPREAD_VARS,
     title: str | None = "Test accuracy against the initialization scale",
     chance: float | None = 10.0,
+    record: xr.Dataset | None = None,
 ):
     """One panel per variable (default: the validation-selected and the final-epoch test accuracy) against sigma_w
     (log axis): one colour per ``hue`` value, its seed mean as a line and its seeds as points (or the mean's 95 %
-    interval, with more than :data:`~initmem.study.plots.style.SEED_POINTS_MAX` seeds)."""
+    interval, with more than :data:`~initmem.study.plots.style.SEED_POINTS_MAX` seeds). ``record``: the committed
+    record's Dataset, its seed-mean line of every ``hue`` value both have drawn muted underneath
+    (:mod:`initmem.study.plots.overlay`)."""
     check_dims(ds, "sigma_w")
     n_hues = ds.sizes[hue] if hue in ds.dims else 1
     fig, axes, strips = panels(len(variables), legend="below")
     sigmas = ds["sigma_w"].values
     for ax, var in zip(axes.flat, variables):
+        for value in shared(ds, record, hue) if record is not None and var in record else []:
+            theirs = reduce_other(record[var].sel({hue: value}) if value is not None else record[var], ("sigma_w", "seed"))
+            ax.plot(theirs["sigma_w"].values, seed_mean(theirs).values, label="_record", **RECORD_LINE)
         for i, (value, da) in enumerate(iter_hue(ds[var], hue)):
             mean_and_seeds(ax, sigmas, reduce_other(da, ("sigma_w", "seed")), hue_color(value, i),
-                            hue_label(hue, value, ds), dodge_factor(i, n_hues))  # fmt: skip
+                           hue_label(hue, value, ds), dodge_factor(i, n_hues))  # fmt: skip
         sigma_axis(ax, sigmas)
         if chance is not None:
             ax.axhline(chance, color="0.6", lw=0.8, ls=":")
         ax.set_ylabel(VAR_LABELS["test_acc"] if var in PREDICTORS else var_label(var))
         ax.set_title(PREDICTORS.get(var, var_title(var)))
-    legend_in(strips[0], [axes[0, 0], *estimator_handles(seed_count(ds))])
-    notes = [HE_NOTE] + (["dotted: chance"] if chance is not None else [])
-    return finish(fig, ds, title, "; ".join(notes))
+    overlaid = [record_handle()] if record is not None else []
+    legend_in(strips[0], [axes[0, 0], *estimator_handles(seed_count(ds)), *overlaid])
+    notes = "; ".join([HE_NOTE] + (["dotted: chance"] if chance is not None else []))
+    return finish(fig, ds, title, record_note(record, notes) if record is not None else notes)
 
 
 @styled

@@ -17,6 +17,7 @@ import xarray as xr
 from ..analysis import FAMILY_CLOCK
 from ..stats import seed_mean
 from .captions import caption_many, finish
+from .overlay import plain
 from .labels import (CLOCK_FORMULAS, FIELD_LABELS, PREDICTORS, SPREAD_LABEL, SPREAD_VARS, VAR_LABELS, field_label, label, var_title)  # fmt: skip
 from .seeds import check_dims, dodge_factor, estimator_handles, mean_and_seeds, reduce_other, seed_count, seed_spread
 from .style import STYLE, hue_color, legend_in, log_axis, panels, pyplot, sigma_axis, style_axes, styled
@@ -81,23 +82,32 @@ def spread_heatmap(
     variables: Sequence[str] = SPREAD_VARS,
     clock: str | None = "T_L2",
     title: str | None = r"Spread over $\sigma_w$ against learning rate and L2 strength",
+    record: xr.Dataset | None = None,
 ):
     """One heatmap per variable: the spread in each (``x``, ``y``) cell (mean over seeds of each seed's spread, pp,
-    as in the tables), annotated with the spread and (``clock``) the clock the cell's runs reached."""
+    as in the tables), annotated with the spread and (``clock``) the clock the cell's runs reached. ``record``: the
+    committed record's Dataset; its spread is written, muted, under the spread of every cell both grids have (in place
+    of the clock; :mod:`initmem.study.plots.overlay`)."""
     check_dims(ds, "sigma_w", x, y)
     fig, axes, _ = panels(len(variables), height=3.0)
     for ax, var in zip(axes.flat, variables):
-        clock_var = f"{var.split('_')[0]}_{clock}" if clock else None  # the clock of the predictor shown
+        clock_var = f"{var.split('_')[0]}_{clock}" if clock and record is None else None  # the predictor's clock
         grid = seed_mean(seed_spread(ds, var, (x, y))).transpose(y, x)
+        theirs = _record_cells(record, var, x, y) if record is not None else {}
         top = float(np.nanmax(grid.values)) if np.isfinite(grid.values).any() else 1.0
         image = ax.imshow(grid.values, origin="lower", cmap="viridis", aspect="auto", vmin=0, vmax=max(1.0, top))
         for (iy, ix), v in np.ndenumerate(grid.values):
+            cell = (plain(grid[x].values[ix]), plain(grid[y].values[iy]))
             text = "n/a" if not np.isfinite(v) else f"{v:.1f}"
             if clock_var in ds:
-                reached = ds[clock_var].sel({x: grid[x].values[ix], y: grid[y].values[iy]})
+                reached = ds[clock_var].sel({x: cell[0], y: cell[1]})
                 text += f"\n{FIELD_LABELS.get(clock, clock)} = {float(reached.mean(skipna=True)):.2g}"
-            ax.text(ix, iy, text, ha="center", va="center", fontsize=STYLE["legend.fontsize"],
-                    color="w" if np.isfinite(v) and v < 0.6 * top else "k")  # fmt: skip
+            color = "w" if np.isfinite(v) and v < 0.6 * top else "k"
+            ax.text(ix, iy, text, ha="center", va="bottom" if cell in theirs else "center",
+                    fontsize=STYLE["legend.fontsize"], color=color)  # fmt: skip
+            if cell in theirs:
+                ax.text(ix, iy, f"({theirs[cell]:.1f})", ha="center", va="top", fontsize=STYLE["legend.fontsize"],
+                        color=color, alpha=0.7, fontstyle="italic")  # fmt: skip
         ax.set_xticks(range(grid.sizes[x]), [f"{v:g}" for v in grid[x].values])
         ax.set_yticks(range(grid.sizes[y]), [f"{v:g}" for v in grid[y].values])
         ax.set_xlabel(field_label(x))
@@ -107,7 +117,20 @@ def spread_heatmap(
         bar = fig.colorbar(image, ax=ax, shrink=0.85)
         bar.set_label(SPREAD_LABEL)
         style_axes(bar.ax)
-    return finish(fig, ds, title, "cells: mean over seeds of each seed's spread")
+    extra = "cells: mean over seeds of each seed's spread"
+    if record is not None:
+        extra += "; in brackets, italic: the committed record's" + (f" (preset {record.attrs['preset']})"
+                                                                    if "preset" in record.attrs else "")  # fmt: skip
+    return finish(fig, ds, title, extra)
+
+
+def _record_cells(record: xr.Dataset, var: str, x: str, y: str) -> dict[tuple[Any, Any], float]:
+    """``{(x value, y value): spread}`` of the record's cells (mean over seeds of each seed's spread, pp); empty when
+    the record lacks the variable or the grid's dimensions."""
+    if var not in record or x not in record.dims or y not in record.dims or "sigma_w" not in record.dims:
+        return {}
+    grid = seed_mean(seed_spread(record, var, (x, y)))
+    return {(plain(a), plain(b)): float(grid.sel({x: a, y: b})) for a in grid[x].values for b in grid[y].values}
 
 
 # --- 04: spread against one swept field --------------------------------------------------------------------------------
