@@ -91,7 +91,7 @@ page.figure(plots.training_curves(ds, var="train_acc", col="logit_scale", interp
 
 # %% tags=["hide-input"]
 table = analysis.calibration_table(ds)
-glue("e08_table", table.round(2))
+page.table(table, "e08_table")
 choice = analysis.calibrated_logit_scale(ds)
 glue("e08_choice", "none of them" if choice is None else f"{choice:g}", display=False)
 glue("e08_epochs", int(ds["epoch"].max()), display=False)
