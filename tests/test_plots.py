@@ -203,6 +203,18 @@ def test_text_is_legible_in_the_book_column(drawn, name):
 
 
 @pytest.mark.parametrize("name", FIGURES)
+def test_caption_and_ticks_are_large_enough_in_the_book_column(drawn, name):
+    """Shown in the book's column, the caption line is at least MIN_CAPTION_PT and every tick label MIN_TICK_PT."""
+    fig, texts = drawn[name]
+    scale = _shown_scale(fig)
+    caption = fig._supxlabel
+    assert caption is not None and caption.get_fontsize() * scale >= plots.MIN_CAPTION_PT, (name, caption.get_fontsize())
+    ticks = [t for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels() if t in texts]
+    small = sorted({round(t.get_fontsize() * scale, 1) for t in ticks if t.get_fontsize() * scale < plots.MIN_TICK_PT})
+    assert ticks and not small, f"{name}: tick labels of {small} pt in the book"
+
+
+@pytest.mark.parametrize("name", FIGURES)
 def test_style_is_applied_to_every_element(drawn, name):
     """Legends (frame off, STYLE's size) and tick labels follow plots.STYLE, though drawn outside its rc_context."""
     fig, texts = drawn[name]
@@ -386,3 +398,20 @@ def test_phase_heatmaps_take_the_records_boundary_on_the_shared_cells():
     assert any("committed record" in text for text in _legend_labels(fig))
     assert not any("committed record" in text for text in _legend_labels(phase_plots.phase_heatmaps(ds)))
     matplotlib.pyplot.close("all")
+
+
+def test_long_legend_labels_wrap_inside_their_strip():
+    """Three panels with one legend each (as the theory pages draw them): labels too long for a strip are wrapped, so
+    the legends do not run into each other, and the strips grow to hold them."""
+    fig, axes, strips = plots.panels(3, legend="each")
+    for k, (ax, strip) in enumerate(zip(axes[0], strips)):
+        ax.plot([1, 2], [1, 2], label=f"a rather long description of line {k} (slope {k}.00, expected {k})")
+        ax.plot([1, 2], [2, 1], label="short")
+        plots.legend_in(strip, ax)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [strip.get_legend().get_window_extent(renderer) for strip in strips]
+    assert all(not a.overlaps(b) for a, b in zip(boxes, boxes[1:])), [(b.x0, b.x1) for b in boxes]
+    assert "\n" in strips[0].get_legend().get_texts()[0].get_text()  # wrapped
+    assert strips[0].get_legend().get_texts()[1].get_text() == "short"
+    matplotlib.pyplot.close(fig)

@@ -47,7 +47,7 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
         image = ax.imshow(gap, origin="lower", cmap="viridis", vmin=min(0.0, float(np.nanmin(gap))), vmax=top,
                           aspect="auto")  # fmt: skip
         for (i, j), value in np.ndenumerate(gap):
-            ax.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=7,
+            ax.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=8,
                     color="white" if value < 0.6 * top else "black")  # fmt: skip
         if np.nanmin(x) < 0 < np.nanmax(x):
             ax.contour(np.arange(len(lrs)), np.arange(len(wds)), x, levels=[0.0], colors="#d62728", linewidths=1.6)
@@ -58,7 +58,7 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
             levels = np.unique(np.round(np.geomspace(np.nanmin(t_sgd[t_sgd > 0]), np.nanmax(t_sgd), 3), 3))
             lines = ax.contour(np.arange(len(lrs)), np.arange(len(wds)), t_sgd, levels=levels[1:-1] if len(levels) > 2
                                else levels, colors="white", linewidths=0.8, linestyles=":")  # fmt: skip
-            ax.clabel(lines, fmt=lambda v: f"T_SGD {v:.2g}", fontsize=6)
+            ax.clabel(lines, fmt=lambda v: f"T_SGD {v:.2g}", fontsize=7.5)
         ax.set_xticks(range(len(lrs)), [f"{v:g}" for v in lrs], rotation=45)
         ax.set_yticks(range(len(wds)), [f"{v:g}" for v in wds])
         ax.set_xlabel(r"learning rate $\eta$")

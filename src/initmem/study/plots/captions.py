@@ -9,21 +9,20 @@ grows by their height so that its panels keep theirs. (Under each figure a noteb
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import xarray as xr
 
 from ..analysis import field_values
-from .labels import label
+from .labels import label, wrap_words
 from .style import MUTED, STYLE
 
 __all__ = ["caption", "caption_many", "finish"]
 
 #: Heights (inches) of the title and of one line of the caption, with their spacing.
-_TITLE_HEIGHT = 0.25
-_CAPTION_LINE = 0.16
+_TITLE_HEIGHT = 0.29
+_CAPTION_LINE = 0.18
 
 
 def _join(values: Sequence[Any], fmt=str) -> str:
@@ -119,8 +118,4 @@ def finish(fig, ds: xr.Dataset | xr.DataArray | str | None, title: str | None, e
 
 def _wrap(text: str, width_in: float) -> str:
     """``text`` in lines that fit ``width_in`` inches at the caption's size, never broken inside ``$math$``."""
-    chars = int(width_in * 72 / (0.5 * STYLE["figure.labelsize"]))
-    nbsp = "\u00a0"
-    protected = "$".join(part.replace(" ", nbsp) if i % 2 else part for i, part in enumerate(text.split("$")))
-    lines = textwrap.wrap(protected, chars, break_long_words=False, break_on_hyphens=False)
-    return "\n".join(lines).replace(nbsp, " ")
+    return wrap_words(text, int(width_in * 72 / (0.5 * STYLE["figure.labelsize"])))

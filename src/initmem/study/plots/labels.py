@@ -7,13 +7,14 @@ the variable names of the Datasets (``test_acc``, ``lr``); ``tests/test_plots.py
 from __future__ import annotations
 
 import re
+import textwrap
 from typing import Any
 
 import xarray as xr
 
 __all__ = ["OPTIMIZER_LABELS", "VAR_LABELS", "PREDICTORS", "SPREAD_VARS", "SPREAD_LABEL", "FIELD_LABELS",
            "FIELD_SYMBOLS", "CLOCK_FORMULAS", "HE_NOTE", "label", "var_label", "field_label", "var_title",
-           "hue_label"]  # fmt: skip
+           "hue_label", "wrap_words"]  # fmt: skip
 
 #: The optimizers' names as the paper writes them.
 OPTIMIZER_LABELS = {"sgd": "SGD", "sgd_momentum": "SGD+momentum", "adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
@@ -91,3 +92,12 @@ def hue_label(hue: str | None, value: Any, ds: xr.Dataset | None = None) -> str:
         return label(value)
     symbol = FIELD_SYMBOLS.get(hue, hue.replace("_", " "))
     return f"{symbol} = {value:g}" if isinstance(value, (int, float)) else f"{symbol} = {value}"
+
+
+def wrap_words(text: str, chars: int) -> str:
+    """``text`` in lines of at most ``chars`` characters (a longer word keeps its line), never broken inside
+    ``$math$``."""
+    nbsp = "\u00a0"
+    protected = "$".join(part.replace(" ", nbsp) if i % 2 else part for i, part in enumerate(text.split("$")))
+    lines = textwrap.wrap(protected, max(1, chars), break_long_words=False, break_on_hyphens=False)
+    return "\n".join(lines).replace(nbsp, " ")

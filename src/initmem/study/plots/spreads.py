@@ -25,6 +25,8 @@ from .style import STYLE, hue_color, legend_in, log_axis, panels, pyplot, sigma_
 __all__ = ["spread_vs_horizon", "spread_heatmap", "spread_vs", "spread_vs_clocks"]
 
 _FAMILY_MARKERS = {"SGD": "o", "SGD+L2": "s", "adaptive": "^"}
+#: The widest grid (columns) of :func:`spread_heatmap` whose cells still have room for the clock's line.
+_CLOCK_COLUMNS = 3
 _FAMILY_CLOCK_TITLES = {"SGD": "plain SGD's clock", "SGD+L2": "SGD with L2's clock",
                         "adaptive": "adaptive optimizers' clock"}  # fmt: skip
 
@@ -85,13 +87,15 @@ def spread_heatmap(
     record: xr.Dataset | None = None,
 ):
     """One heatmap per variable: the spread in each (``x``, ``y``) cell (mean over seeds of each seed's spread, pp,
-    as in the tables), annotated with the spread and (``clock``) the clock the cell's runs reached. ``record``: the
+    as in the tables), annotated with the spread and (``clock``, on grids of at most :data:`_CLOCK_COLUMNS` columns,
+    where it fits) the clock the cell's runs reached. ``record``: the
     committed record's Dataset; its spread is written, muted, under the spread of every cell both grids have (in place
     of the clock; :mod:`initmem.study.plots.overlay`)."""
     check_dims(ds, "sigma_w", x, y)
     fig, axes, _ = panels(len(variables), height=3.0)
     for ax, var in zip(axes.flat, variables):
-        clock_var = f"{var.split('_')[0]}_{clock}" if clock and record is None else None  # the predictor's clock
+        wide = ds.sizes[x] > _CLOCK_COLUMNS
+        clock_var = f"{var.split('_')[0]}_{clock}" if clock and record is None and not wide else None
         grid = seed_mean(seed_spread(ds, var, (x, y))).transpose(y, x)
         theirs = _record_cells(record, var, x, y) if record is not None else {}
         top = float(np.nanmax(grid.values)) if np.isfinite(grid.values).any() else 1.0
@@ -108,7 +112,7 @@ def spread_heatmap(
             if cell in theirs:
                 ax.text(ix, iy, f"({theirs[cell]:.1f})", ha="center", va="top", fontsize=STYLE["legend.fontsize"],
                         color=color, alpha=0.7, fontstyle="italic")  # fmt: skip
-        ax.set_xticks(range(grid.sizes[x]), [f"{v:g}" for v in grid[x].values])
+        ax.set_xticks(range(grid.sizes[x]), [f"{v:g}" for v in grid[x].values], rotation=45 if wide else 0)
         ax.set_yticks(range(grid.sizes[y]), [f"{v:g}" for v in grid[y].values])
         ax.set_xlabel(field_label(x))
         ax.set_ylabel(field_label(y))
@@ -118,6 +122,8 @@ def spread_heatmap(
         bar.set_label(SPREAD_LABEL)
         style_axes(bar.ax)
     extra = "cells: mean over seeds of each seed's spread"
+    if clock and ds.sizes[x] > _CLOCK_COLUMNS:
+        extra += f"; the {field_label(clock)} clock of each cell is in the table"
     if record is not None:
         extra += "; in brackets, italic: the committed record's" + (f" (preset {record.attrs['preset']})"
                                                                     if "preset" in record.attrs else "")  # fmt: skip

@@ -17,9 +17,10 @@ from typing import Any
 
 import numpy as np
 
-from .labels import FIELD_LABELS
+from .labels import FIELD_LABELS, wrap_words
 
-__all__ = ["BOOK_COLUMN_PX", "MIN_TEXT_PX", "PX_PER_INCH", "FIGURE_WIDTH", "PANEL_HEIGHT", "SEED_POINTS_MAX", "STYLE",
+__all__ = ["BOOK_COLUMN_PX", "MIN_TEXT_PX", "PX_PER_INCH", "FIGURE_WIDTH", "PANEL_HEIGHT", "SEED_POINTS_MAX",
+           "MIN_CAPTION_PT", "MIN_TICK_PT", "STYLE",
            "OPTIMIZER_COLORS", "MUTED", "SEED_MARKERSIZE", "DODGE", "pyplot", "styled", "use_book_style", "hue_color",
            "panels", "legend_in", "style_axes", "log_axis", "sigma_axis"]  # fmt: skip
 
@@ -36,22 +37,25 @@ FIGURE_WIDTH = BOOK_COLUMN_PX / PX_PER_INCH - 2 * 0.1
 PANEL_HEIGHT = 2.5
 #: Up to this many seeds every seed is drawn as a point; with more, the seed mean's 95 % t-interval.
 SEED_POINTS_MAX = 5
+#: The smallest sizes (points, as shown in the book's column) of the caption line and of the tick labels.
+MIN_CAPTION_PT = 9.0
+MIN_TICK_PT = 10.0
 
 #: The matplotlib settings every figure is drawn under (:func:`styled`, :func:`use_book_style`).
 STYLE: dict[str, Any] = {
     "figure.dpi": PX_PER_INCH,
     "savefig.dpi": 2 * PX_PER_INCH,  # a PNG, where one is made, at twice the resolution it is shown at
     "svg.hashsalt": "initmem",  # the same SVG for the same figure (no random ids)
-    "font.size": 8.5,
-    "axes.titlesize": 9,
-    "axes.labelsize": 8.5,
-    "xtick.labelsize": 8,
-    "ytick.labelsize": 8,
-    "legend.fontsize": 8,
-    "legend.title_fontsize": 8,
+    "font.size": 10,
+    "axes.titlesize": 10.5,
+    "axes.labelsize": 10,
+    "xtick.labelsize": 10,  # at least MIN_TICK_PT
+    "ytick.labelsize": 10,
+    "legend.fontsize": 9.5,
+    "legend.title_fontsize": 9.5,
     "legend.frameon": False,
-    "figure.titlesize": 10,
-    "figure.labelsize": 8,  # the caption line (fig.supxlabel)
+    "figure.titlesize": 11.5,
+    "figure.labelsize": 9,  # the caption line (fig.supxlabel): at least MIN_CAPTION_PT
     "axes.grid": True,
     "grid.alpha": 0.3,
     "axes.spines.top": False,
@@ -76,7 +80,7 @@ MUTED = "0.35"
 SEED_MARKERSIZE = 3.0
 DODGE = 1.04
 #: Height (inches) of one line of legend text, with its spacing.
-_LEGEND_LINE = 0.19
+_LEGEND_LINE = 0.225
 
 
 def pyplot():
@@ -173,8 +177,8 @@ def style_axes(ax) -> None:
 def legend_in(strip, items, ncol: int | None = None):
     """A legend in ``strip`` (a legend strip of :func:`panels`), in :data:`STYLE`'s legend style: of the labelled
     artists of ``items`` (an Axes, or a list of Axes and artists), each label once, in as many columns as fit the strip
-    unless ``ncol`` is given. The strip's row, and the figure, grow to the legend's height. Returns the legend (None
-    when there is nothing to list)."""
+    unless ``ncol`` is given; labels too long for the strip even in one column are wrapped. The strip's row, and the
+    figure, grow to the legend's height. Returns the legend (None when there is nothing to list)."""
     artists = []
     for item in items if isinstance(items, Sequence) else [items]:
         artists += item.get_legend_handles_labels()[0] if hasattr(item, "get_legend_handles_labels") else [item]
@@ -183,13 +187,21 @@ def legend_in(strip, items, ncol: int | None = None):
         return None
     width = strip.get_position().width * strip.figure.bbox.width  # px, before the layout: at most the final width
     renderer = strip.figure.canvas.get_renderer()
+    labels = list(unique)
     for columns in [ncol] if ncol else range(len(unique), 0, -1):
-        legend = strip.legend(unique.values(), unique.keys(), loc="upper center", ncol=columns,
+        legend = strip.legend(unique.values(), labels, loc="upper center", ncol=columns,
                               frameon=STYLE["legend.frameon"], fontsize=STYLE["legend.fontsize"])  # fmt: skip
         if ncol or columns == 1 or legend.get_window_extent(renderer).width <= width:
             break
         legend.remove()
-    _grow_strip(strip, math.ceil(len(unique) / columns))
+    if not ncol and columns == 1 and legend.get_window_extent(renderer).width > width:  # too wide even in one column
+        legend.remove()
+        em = STYLE["legend.fontsize"] * strip.figure.dpi / 72
+        labels = [wrap_words(text, int(width / (0.55 * em)) - 4) for text in labels]  # less the handle's 4 ems
+        legend = strip.legend(unique.values(), labels, loc="upper center", ncol=1, frameon=STYLE["legend.frameon"],
+                              fontsize=STYLE["legend.fontsize"])  # fmt: skip
+    lines = sum(text.count("\n") + 1 for text in labels) if columns == 1 else math.ceil(len(labels) / columns)
+    _grow_strip(strip, lines)
     return legend
 
 
