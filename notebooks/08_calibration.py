@@ -66,8 +66,9 @@ source = page.source_note("08_calibration", preset, results_dir=results_dir,
                           parameters=p)
 
 # %% tags=["hide-input"]
-page.figure(plots.training_curves(ds, var="train_acc", col="logit_scale", interpolation=True,
-                            title="Plain SGD: training accuracy per logit factor")  # fmt: skip, "e08_fig_train_acc", source)
+fig = plots.training_curves(ds, var="train_acc", col="logit_scale", interpolation=True,
+                            title="Plain SGD: training accuracy per logit factor")
+page.figure(fig, "e08_fig_train_acc", source)
 
 # %% [markdown]
 # One panel per logit factor, one line per $\sigma_w$; the dashed line is the interpolation threshold.

@@ -14,7 +14,7 @@ import pytest
 pytest.importorskip("papermill")
 nbformat = pytest.importorskip("nbformat")
 
-from initmem.book import build as book, runner as experiments
+from initmem.book import build as book, exploration, runner as experiments
 from initmem.cli import main
 from initmem.study import registry  # noqa: E402
 from initmem.book.runner import ParameterError, run_notebooks# noqa: E402
@@ -93,7 +93,7 @@ def test_no_root_lookup_uses_the_package_location():
 def test_overrides_go_to_their_own_folder_with_a_banner(repo):
     res = run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False)
     assert res[0].ok, str(res[0])
-    tag = experiments.exploration_tag("smoke", {"scale": 3})
+    tag = exploration.exploration_tag("smoke", {"scale": 3})
     folder = repo / "results" / "explore" / tag
     assert res[0].output == folder / "notebooks" / "01_good.ipynb"
     assert not (repo / "book").exists()  # the record is untouched
@@ -108,7 +108,7 @@ def test_overrides_go_to_their_own_folder_with_a_banner(repo):
     assert nb.cells[0].source.startswith("# A tiny notebook")  # the title stays the page title
     # the same exploration is reused; another one gets another folder
     assert run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False)[0].status == "reused"
-    assert experiments.exploration_tag("smoke", {"scale": 4}) != tag
+    assert exploration.exploration_tag("smoke", {"scale": 4}) != tag
 
 
 def test_another_preset_is_an_exploration_and_the_book_preset_is_the_record(repo):
@@ -197,7 +197,7 @@ def test_an_exploration_of_the_checkout_changes_no_tracked_file(capsys):
                               capture_output=True, text=True, check=True).stdout  # fmt: skip
 
     parameters = {"batch_sizes": [32, 128]}
-    folder = experiments.explore_folder(root, "smoke", parameters)
+    folder = exploration.explore_folder(root, "smoke", parameters)
     existed = folder.exists()
     before = status()
     try:

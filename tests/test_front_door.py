@@ -44,7 +44,9 @@ def test_landing_page_pastes_its_results_from_the_notebooks():
     top = text[: text.index("## The question")]
     for key, notebook in (("r_answer", "99_reproduction"), ("r_forest", "99_reproduction"),
                           ("r_glance", "99_reproduction"), ("e01_fig_spread", "01_optimizers")):  # fmt: skip
-        assert f"```{{glue}} {key}\n:doc: generated/{notebook}.ipynb\n```" in top
+        block = f"```{{glue}} {key}\n:doc: generated/{notebook}.ipynb\n```"
+        inline = f"{{glue:text}}`generated/{notebook}.ipynb::{key}:s`"  # a text, pasted as a paragraph
+        assert block in top or inline in top, key
         source = (REPO / "notebooks" / f"{notebook}.py").read_text()
         assert f'glue("{key}", ' in source or f'"{key}", source)' in source  # glued directly or by page.figure
 

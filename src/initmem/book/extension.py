@@ -16,6 +16,7 @@
   history; :func:`plain_title` writes it as text (``the ∑η² clock``) there, the page itself keeps its typeset math.
 * Notebooks to download: every chapter's download menu offers its notebook as an ``.ipynb`` that runs outside the
   repository with an installed initmem (:mod:`initmem.book.portable`), written into the build's ``_notebooks/``.
+* Source links of type aliases (:func:`source_module`): viewcode would follow them to ``builtins``.
 
 The glue names used here (:class:`~myst_nb.ext.glue.utils.PendingGlueReference`, the glue cache that
 :func:`~myst_nb.ext.glue.crossref.read_glue_cache` reads) are myst-nb 1.x's, the series jupyter-book 1.x uses.
@@ -38,7 +39,7 @@ from .portable import PORTABLE_DIR, write_portable_notebooks
 from .repository import configure_repository_buttons
 
 __all__ = ["PasteFigures", "note_paste_dependencies", "plain_title", "plain_page_title", "portable_notebooks",
-           "download_button", "setup"]  # fmt: skip
+           "download_button", "source_module", "setup"]  # fmt: skip
 
 #: The image types a pasted figure may come in, in myst-nb's order of preference for HTML, and their suffixes.
 FIGURE_TYPES = {"image/svg+xml": ".svg", "image/png": ".png", "image/jpeg": ".jpeg", "image/gif": ".gif"}
@@ -170,6 +171,20 @@ def download_button(app: Any, pagename: str, templatename: str, context: dict[st
                                 "label": "download-portable-notebook-button"})  # fmt: skip
 
 
+def source_module(app: Any, modname: str, attribute: str) -> str | None:
+    """``viewcode-follow-imported`` handler: an attribute whose value is a builtin object (a type alias such as
+    ``tuple[Tensor, Tensor]`` reports the module ``builtins``) keeps the module it is documented in, so that viewcode
+    neither lists ``builtins`` among the modules nor links to a page it cannot write. Anything else: viewcode's own
+    rule (None)."""
+    import importlib
+
+    try:
+        value = getattr(importlib.import_module(modname), attribute.split(".", 1)[0])
+    except (ImportError, AttributeError):
+        return None
+    return modname if getattr(value, "__module__", None) == "builtins" else None
+
+
 def setup(app: Any) -> dict[str, Any]:  # pragma: no cover - called by Sphinx
     """Register the extension with Sphinx."""
     app.set_html_assets_policy("always")
@@ -179,4 +194,5 @@ def setup(app: Any) -> dict[str, Any]:  # pragma: no cover - called by Sphinx
     app.connect("html-page-context", plain_page_title)
     app.connect("html-page-context", download_button, priority=600)  # after the theme's header buttons (501)
     app.connect("build-finished", portable_notebooks)
+    app.connect("viewcode-follow-imported", source_module)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

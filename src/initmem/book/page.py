@@ -48,19 +48,26 @@ def figure(fig: Any, key: str, source: str) -> None:
     display(Markdown(source))
 
 
-def table(frame: Any, key: str | None = None, columns: Sequence[str] | None = None, **present: Any) -> Any:
+def table(frame: Any, key: str | None = None, columns: Sequence[str] | None = None, show: bool = True,
+          **present: Any) -> Any:
     """Show ``frame`` for readers (:func:`initmem.study.tables.present` of its ``columns``), glued under ``key`` if
-    given; returns the presented table."""
+    given (``show=False``: glued only, for a page that pastes it elsewhere), every cell in full (pandas would cut one
+    longer than 50 characters) and with one header row (a single index's name heads its column, where pandas would
+    give it a row of its own); returns the presented table."""
+    import pandas as pd
     from IPython.display import display
     from myst_nb import glue
 
     from ..study.tables import present as present_table
 
     shown = present_table(frame, columns, **present)
-    if key:
-        glue(key, shown)
-    else:
-        display(shown)
+    if shown.index.nlevels == 1 and shown.index.name:
+        shown = shown.rename_axis(index=None, columns=shown.index.name)
+    with pd.option_context("display.max_colwidth", None):
+        if key:
+            glue(key, shown, display=show)
+        elif show:
+            display(shown)
     return shown
 
 

@@ -45,32 +45,14 @@ from ..study import presets as _presets
 from ..study.layout import RECORD_OUT_DIR, RECORD_RESULTS_DIR
 from ..study.reuse import RunPlan, notebook_plan
 from .digest import notebook_digest, portable, result_files, stored_digest
-from .exploration import (add_banner, collapse_parameter_cells, destinations, exploration_banner, exploration_tag,
-                          explore_folder, is_exploration, record_differences)  # fmt: skip
+from .exploration import add_banner, collapse_parameter_cells, destinations, exploration_banner, record_differences
 from .kernel import failure_details, kernel_environment, quiet_kernel_options
 from .parameters import (ParameterError, final_parameters, notebook_parameter_names, parameter_defaults,
                          parse_parameter_value, validate_experiment)  # fmt: skip
 from .progress import RunProgress
 
-__all__ = [
-    "REPO_ROOT",
-    "NOTEBOOKS_DIR",
-    "NOTEBOOKS",
-    "NotebookResult",
-    "ParameterError",
-    "discover_notebooks",
-    "select_notebooks",
-    "notebook_parameter_names",
-    "parse_parameter_value",
-    "notebook_digest",
-    "parameter_defaults",
-    "validate_experiment",
-    "exploration_tag",
-    "is_exploration",
-    "explore_folder",
-    "record_differences",
-    "run_notebooks",
-]
+__all__ = ["REPO_ROOT", "NOTEBOOKS_DIR", "NOTEBOOKS", "DEFAULT_OUT_DIR", "DEFAULT_RESULTS_DIR", "FAILED_SUBDIR",
+           "NotebookResult", "discover_notebooks", "select_notebooks", "run_notebooks"]  # fmt: skip
 
 log = logging.getLogger("initmem.book.runner")
 

@@ -46,8 +46,7 @@ from . import experiments as _experiments
 from .flags import (FIELD_CHOICES, add_config_flags, checkpoint_option, config_from_args, field_docs, load_config_file,
                     parse_field_value, recorded_config)  # fmt: skip
 
-__all__ = ["main", "build_parser", "error_line", "spread_summary", "load_config_file", "parse_field_value",
-           "field_docs", "config_from_args", "recorded_config", "FIELD_CHOICES"]  # fmt: skip
+__all__ = ["main", "build_parser", "error_line", "spread_summary", "Interrupted"]
 
 USAGE_ERROR = 2
 log = logging.getLogger("initmem.cli")
@@ -237,6 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``initmem`` command on ``argv`` (default: ``sys.argv[1:]``); returns the exit status (0, 1 when a
+    notebook or a rendering failed, 2 for an error the tool recognises, 128 + the signal when interrupted)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     level = logging.INFO if args.verbose else logging.WARNING

@@ -1,7 +1,7 @@
 """The figure of experiment 04: the spread against the batch size, at equal epochs and at equal steps.
 
-:func:`batch_spreads` draws every (batch size, epochs) point of the sweep (:func:`initmem.study.analysis.
-batch_points`): left, the cross-fitted spread of the validation-selected predictor against the batch size, one line per
+:func:`batch_spreads` draws every (batch size, epochs) point of the sweep
+(:func:`initmem.study.analysis.batch_points`): left, the cross-fitted spread of the validation-selected predictor against the batch size, one line per
 training length (a grid over batch size and epochs), or one line for batch sizes zipped with their epochs (equal
 steps); right, the same spreads against the T_SGD clock each point reached. A point whose runs do not all interpolate
 is drawn hollow: C5 compares only batch sizes that interpolate (:func:`initmem.study.analysis.batch_comparisons`). On an

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .plots.captions import finish
-from .plots.style import FIGURE_WIDTH, MUTED, STYLE, pyplot, style_axes, styled
+from .plots.style import FIGURE_WIDTH, MUTED, STYLE, legend_in, pyplot, style_axes, styled
 
 __all__ = ["VERDICT_COLORS", "forest"]
 
@@ -25,7 +25,7 @@ VERDICT_COLORS = {"reproduced in size": "#1a7f37", "reproduced in direction": "#
                   "inconclusive": "0.35"}  # fmt: skip
 _BAND = "#9ec5ea"
 _NULL = "0.85"
-_ROW_HEIGHT = 0.3
+_ROW_HEIGHT = 0.17
 
 
 def _finite(*values: Any) -> bool:
@@ -59,8 +59,9 @@ def forest(table: Any, title: str | None = "The claims against the paper", capti
     groups = [("pp", table[table["unit"] == "pp"]), ("other", table[table["unit"] != "pp"])]
     groups = [(name, rows) for name, rows in groups if len(rows)]
     heights = [max(len(rows), 1) * _ROW_HEIGHT + 0.55 for _, rows in groups]
-    fig = plt.figure(figsize=(FIGURE_WIDTH, sum(heights) + 0.5), layout="constrained")
-    grid = fig.add_gridspec(len(groups), 1, height_ratios=heights)
+    strip = 0.3  # the legend's strip under the panels (legend_in makes it as tall as the legend needs)
+    fig = plt.figure(figsize=(FIGURE_WIDTH, sum(heights) + strip), layout="constrained")
+    grid = fig.add_gridspec(len(groups) + 1, 1, height_ratios=[*heights, strip])
     for k, (name, rows) in enumerate(groups):
         ax = fig.add_subplot(grid[k])
         style_axes(ax)
@@ -74,8 +75,10 @@ def forest(table: Any, title: str | None = "The claims against the paper", capti
         ax.set_ylim(-0.6, len(rows) - 0.4)
         ax.set_xlabel("percentage points" if name == "pp" else "C7: slope difference; B1: boundary x0")
         ax.grid(axis="x", color="0.92", lw=0.6)
-    legend = [plt.Rectangle((0, 0), 1, 1, color=_BAND, lw=0, label="paper's number (diamond) and its band"),
-              plt.Rectangle((0, 0), 1, 1, color=_NULL, lw=0, label="null-equivalence band (no effect)"),
-              plt.Line2D([], [], color="black", marker="o", ms=4.5, lw=1.6, label="ours: mean, 95 % interval")]  # fmt: skip
-    fig.legend(handles=legend, loc="outside upper center", ncol=3, frameon=False, fontsize=STYLE["legend.fontsize"])
+    legend = [plt.Rectangle((0, 0), 1, 1, color=_BAND, lw=0, label="paper (diamond), its band"),
+              plt.Rectangle((0, 0), 1, 1, color=_NULL, lw=0, label="no-effect band"),
+              plt.Line2D([], [], color="black", marker="o", ms=4.5, lw=1.6, label="ours, 95 % interval")]  # fmt: skip
+    keys = fig.add_subplot(grid[-1])
+    keys.axis("off")
+    legend_in(keys, legend, ncol=3)
     return finish(fig, caption or "", title)

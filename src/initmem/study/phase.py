@@ -4,7 +4,7 @@ Theory (T5): with coupled L2 decay, the fourth power of a scale-invariant kernel
 ``|W*|^4 = eta G / (lambda (2 - eta lambda))`` that does not depend on the initialization, and the initial norm's
 contribution is damped by ``exp(-4 T_L2)``, ``T_L2 = lambda sum_k eta_k``. The start is forgotten once
 
-    x = T_L2 - ln(|W0| / |W*|)  >  0 .
+    ``x = T_L2 - ln(|W0| / |W*|)  >  0`` .
 
 Experiments 03 and 10 measure every quantity of ``x`` from their own runs (:func:`cell_table`): ``|W0|`` is the
 initial kernel norm at the largest sigma_w (the start with the most to forget), ``|W*|`` the final kernel norm at the
@@ -35,7 +35,7 @@ from .stats import LEVEL, Interval, RankTest, finite_runs, mean_interval, rank_t
 __all__ = ["BOUNDARY_BAND", "cell_table", "gap", "equilibrium_scaling", "predicted_decay_at", "Transition", "logistic",
            "fit_transition"]  # fmt: skip
 
-#: B1's band around the predicted boundary x = 0: +- 0.3 in x, i.e. a 35 % error in the norm ratio |W0| / |W*|.
+#: B1's band around the predicted boundary x = 0: +- 0.3 in x, i.e. a 35 % error in the norm ratio ``|W0| / |W*|``.
 BOUNDARY_BAND = (-0.3, 0.3)
 _CELL = ("lr", "weight_decay")
 
@@ -89,7 +89,7 @@ def equilibrium_scaling(table: Any) -> dict[str, float]:
     """T5's law for the measured equilibrium norms of the cells with decay: ``|W*| = c (eta / lambda)^(1/4)``.
 
     Returns ``{"exponent", "exponent_low", "exponent_high", "constant", "cells"}``: the least-squares slope of
-    ln |W*| on ln(eta / lambda) with its 95 % interval (T5 predicts 0.25), and ``c`` fitted with the exponent fixed at
+    ``ln |W*|`` on ``ln(eta / lambda)`` with its 95 % interval (T5 predicts 0.25), and ``c`` fitted with the exponent fixed at
     1/4 (``table`` is a :func:`cell_table`; ``predicted_W_star`` = c (eta / lambda)^(1/4) can be set beside
     ``W_star``)."""
     from scipy import stats
@@ -113,8 +113,8 @@ def predicted_decay_at(ds: xr.Dataset, lrs: Any) -> dict[str, Any]:
     with the largest lambda) and its measured ``W_star``, ``W0``, and for each learning rate of ``lrs`` the lambda at
     which T5's law puts x = 0 (``{lr: lambda}``; NaN where no lambda up to 10 reaches it).
 
-    With ``|W*|(eta, lambda) = W*_ref ((eta / eta_ref) / (lambda / lambda_ref))^(1/4)``, x = lambda eta S -
-    ln(W0 / |W*|) is increasing in lambda, so each lambda is one root (``scipy.optimize.brentq``)."""
+    With ``|W*|(eta, lambda) = W*_ref ((eta / eta_ref) / (lambda / lambda_ref))^(1/4)``, ``x = lambda eta S -
+    ln(W0 / |W*|)`` is increasing in lambda, so each lambda is one root (``scipy.optimize.brentq``)."""
     from scipy import optimize
 
     table = cell_table(ds)

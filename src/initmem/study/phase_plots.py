@@ -1,7 +1,7 @@
 """The figures of the phase diagram (experiment 10): where in the (learning rate, L2) plane SGD forgets.
 
 * :func:`phase_heatmaps` -- the memory gap of the selected and of the final predictor in every (lr, lambda) cell,
-  with the measured boundary x = 0 (x = T_L2 - ln(|W0|/|W*|), :mod:`initmem.study.phase`) and the T_SGD contours;
+  with the measured boundary x = 0 (``x = T_L2 - ln(|W0|/|W*|)``, :mod:`initmem.study.phase`) and the T_SGD contours;
 * :func:`boundary_collapse` -- every cell's gap against its x, with the fitted logistic and its midpoint x0, and the
   measured equilibrium norms against T5's law ``|W*| ~ (eta / lambda)^(1/4)``.
 """
@@ -32,7 +32,7 @@ def _grid(table: Any, column: str) -> tuple[np.ndarray, list[float], list[float]
 @styled
 def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forgets", record: xr.Dataset | None = None):
     """Two heat maps over (learning rate, L2 strength): the selected and the final memory gap (pp, seed mean, the
-    value written in each cell), with the contour x = 0 where T_L2 = ln(|W0|/|W*|) (solid) and the T_SGD contours
+    value written in each cell), with the contour x = 0 where ``T_L2 = ln(|W0|/|W*|)`` (solid) and the T_SGD contours
     (dotted, labelled). The axes are the grid's cells, labelled with their values (lambda = 0 included). ``record``:
     the committed record's Dataset, its contour x = 0 drawn muted over the cells both grids have
     (:mod:`initmem.study.plots.overlay`)."""
@@ -76,7 +76,7 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
 
 
 def _record_x(record: xr.Dataset, lrs: list[float], wds: list[float]) -> np.ndarray | None:
-    """The record's x = T_L2 - ln(|W0|/|W*|) on the (weight_decay, lr) grid ``wds`` x ``lrs`` (NaN where the record
+    """The record's ``x = T_L2 - ln(|W0|/|W*|)`` on the (weight_decay, lr) grid ``wds`` x ``lrs`` (NaN where the record
     has no such cell); None when the two grids share no cell."""
     try:
         table = cell_table(record)
@@ -89,9 +89,9 @@ def _record_x(record: xr.Dataset, lrs: list[float], wds: list[float]) -> np.ndar
 
 @styled
 def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The memory against the L2 clock's margin"):
-    """Left: every cell's selected gap (seed mean, 95 % t-interval) against x = T_L2 - ln(|W0|/|W*|), coloured by
+    """Left: every cell's selected gap (seed mean, 95 % t-interval) against ``x = T_L2 - ln(|W0|/|W*|)``, coloured by
     lambda, with the fitted logistic (line), its midpoint x0 and bootstrap interval (band), and the predicted boundary
-    x = 0 (dashed) with B1's band (grey). Right: the measured equilibrium norm |W*| against T5's law
+    x = 0 (dashed) with B1's band (grey). Right: the measured equilibrium norm ``|W*|`` against T5's law
     c (eta / lambda)^(1/4) (c fitted), log-log, cells with lambda > 0."""
     import matplotlib as mpl
 

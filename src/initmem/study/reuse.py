@@ -38,8 +38,8 @@ __all__ = ["record_dir", "record_stores", "RunPlan", "plan_runs", "notebook_plan
 
 
 def record_dir(root: str | os.PathLike | None = None) -> Path | None:
-    """The committed record's results folder, ``<root>/results`` (default root: :func:`~initmem.base.paths.
-    find_repo_root`); None outside a checkout."""
+    """The committed record's results folder, ``<root>/results`` (default root:
+    :func:`~initmem.base.paths.find_repo_root`); None outside a checkout."""
     try:
         return (Path(root) if root is not None else find_repo_root()) / RECORD_RESULTS_DIR
     except RootError:

@@ -34,6 +34,7 @@ __all__ = ["CHECKSUM_ATTR", "ChecksumError", "run_path", "checkpoint_path", "con
 
 log = logging.getLogger(__name__)
 
+#: The attribute of every file :func:`write_run` writes that holds the sha256 of its content (:func:`content_digest`).
 CHECKSUM_ATTR = "content_sha256"
 
 

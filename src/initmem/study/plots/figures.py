@@ -1,7 +1,7 @@
 """The figures against the initialization scale: accuracy, the spread's bars, training curves, depth, norms.
 
-Each function takes a sweep Dataset and returns a :class:`matplotlib.figure.Figure` :data:`~initmem.study.plots.
-style.FIGURE_WIDTH` wide, with its legend under the panels and its caption line at the bottom
+Each function takes a sweep Dataset and returns a :class:`matplotlib.figure.Figure`
+:data:`~initmem.study.plots.style.FIGURE_WIDTH` wide, with its legend under the panels and its caption line at the bottom
 (:func:`~initmem.study.plots.captions.finish`). The main figure of a chapter also takes ``record``: the committed
 record's Dataset, drawn muted under an exploration's (:mod:`initmem.study.plots.overlay`).
 """
@@ -120,7 +120,7 @@ def training_curves(
     """Per-epoch curves of ``var`` (seed mean), one panel per ``col`` value (at most ``max_panels``, three to a
     row), one line per sigma_w; the validation-selected epoch of each curve is marked (a dot). ``x``: ``epoch`` or
     a clock (``T_SGD``, ``T_L2``, ``T_adapt``, log axis). ``interpolation``: the interpolation threshold
-    (a training accuracy, :data:`initmem.run.metrics.INTERPOLATION_THRESHOLD`) dashed in every panel."""
+    (a training accuracy, :data:`initmem.run.thresholds.INTERPOLATION_THRESHOLD`) dashed in every panel."""
     from matplotlib.lines import Line2D
 
     check_dims(ds, "sigma_w", "epoch")
