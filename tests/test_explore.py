@@ -185,7 +185,7 @@ def test_book_from_an_exploration_builds_elsewhere(repo, monkeypatch):
 
 @pytest.mark.slow
 def test_an_exploration_of_the_checkout_changes_no_tracked_file(capsys):
-    """The README's exploration, `initmem experiments --preset smoke --only 04 -p batch_sizes "[32, 128]"`, run in
+    """An exploration, `initmem experiments --preset smoke --only 04 -p batch_sizes "[32, 128]"`, run in
     this checkout (trains its smoke runs, about 30 s): `git status` is the same before and after, untracked files
     included, so everything it wrote is in its git-ignored results/explore/ folder."""
     root = find_repo_root(start=SRC)
