@@ -474,6 +474,19 @@ def test_an_explorations_banner_and_overlay_are_on_its_first_screen(exploration,
         httpd.server_close()
 
 
+def test_every_chapter_offers_its_notebook_to_run(html_dir):
+    """Each page of a notebook links, from its download menu, to ``_notebooks/<name>.ipynb``, which the build wrote:
+    the chapter as a notebook that runs with an installed initmem (initmem.book.portable)."""
+    pages = sorted((html_dir / "book" / "generated").glob("*.html"))
+    assert pages
+    missing = {}
+    for page in pages:
+        target = html_dir / "_notebooks" / f"{page.stem}.ipynb"
+        if f'href="../../_notebooks/{page.stem}.ipynb"' not in page.read_text(encoding="utf-8") or not target.is_file():
+            missing[page.name] = target.is_file()
+    assert not missing, f"pages without their notebook to run (whether the file exists): {missing}"
+
+
 def test_figure_text_is_legible(report, server, html_dir):
     """No figure is shrunk so far that its body text renders below MIN_FIGURE_TEXT_PX.
 
