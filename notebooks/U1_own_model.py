@@ -116,9 +116,11 @@ title = r"Your own model: test accuracy against $\sigma_w$"
 fig = plots.acc_vs_sigma(both, hue="optimizer", title=title)
 
 # %% tags=["remove-cell"]
-# The book's side of the page, not part of the example: numbers for the text below.
+# The book's side of the page, not part of the example: the figure, glued as every
+# figure of the book is (other pages can paste it), and the numbers of the text below.
 from myst_nb import glue
 
+glue("u1_fig_acc_vs_sigma", fig, display=False)
 glue("u1_spread_sgd", float(table.loc["sgd", "selected_spread_pp"]), display=False)
 glue("u1_spread_adam", float(table.loc["adam", "selected_spread_pp"]), display=False)
 glue("u1_T_adapt_adam", float(adam["final_T_adapt"].mean()), display=False)

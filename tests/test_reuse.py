@@ -124,6 +124,7 @@ def test_the_done_means_command_trains_nothing_and_prints_the_page(tmp_path):
     starts, nothing is written into the exploration's run store (nothing trained), and the printed page exists, with the
     banner naming the parameter and the figure drawn over the record."""
     copy = tmp_path / "clone"
+    copy.mkdir()
     for item in ("pyproject.toml", "_config.yml", "_toc.yml", "notebooks", "book", "src"):
         source = ROOT / item
         (shutil.copytree(source, copy / item, ignore=shutil.ignore_patterns("_build", "__pycache__", "_failed"))
