@@ -171,3 +171,13 @@ def test_every_chapter_offers_its_notebook_to_run_first_in_the_download_menu(tmp
         other = context()
         download_button(app, page, "page.html", other, None)
         assert [b["label"] for b in other["header_buttons"][0]["buttons"]] == ["download-notebook-button"]
+
+
+def test_viewcode_keeps_a_type_alias_in_its_module():
+    """``TensorPair = tuple[Tensor, Tensor]`` says its module is ``builtins``: viewcode would list a page it cannot
+    write. The handler keeps it in the module it is documented in, and leaves every other name to viewcode."""
+    from initmem.book.extension import source_module
+
+    assert source_module(None, "initmem.run.data.prepare", "TensorPair") == "initmem.run.data.prepare"
+    assert source_module(None, "initmem.run.data.prepare", "cifar10_tensors") is None
+    assert source_module(None, "initmem.no_such_module", "x") is None

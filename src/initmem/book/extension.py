@@ -194,5 +194,6 @@ def setup(app: Any) -> dict[str, Any]:  # pragma: no cover - called by Sphinx
     app.connect("html-page-context", plain_page_title)
     app.connect("html-page-context", download_button, priority=600)  # after the theme's header buttons (501)
     app.connect("build-finished", portable_notebooks)
-    app.connect("viewcode-follow-imported", source_module)
+    if "viewcode-follow-imported" in app.events.events:  # sphinx.ext.viewcode is loaded (the book lists it first)
+        app.connect("viewcode-follow-imported", source_module)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -180,7 +180,7 @@ def notebook_experiment(name: str, namespace: Mapping[str, Any]) -> tuple[xr.Dat
 
 def _check_training_allowed(
     name: str, spec: Mapping[str, Any], preset: str, runs_dir: Path, train_missing: bool | None, executor: str,
-    workers: int | None, scheduler: str | None, reuse: Sequence[str | os.PathLike],
+    workers: int | None, scheduler: str | None = None, reuse: Sequence[str | os.PathLike] = (),
 ) -> None:
     """Raise :class:`TrainingRefused` when runs of ``spec`` are missing from ``runs_dir`` and ``reuse`` and training
     them was not asked for (see :func:`run_experiment`)."""
