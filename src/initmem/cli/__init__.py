@@ -43,8 +43,11 @@ from ..base.files import OutputError, check_output_dir, check_output_file
 from ..base.version import __version__
 from ..run.config import ConfigError, RunConfig
 from . import experiments as _experiments
-from .flags import (FIELD_CHOICES, add_config_flags, checkpoint_option, config_from_args, field_docs, load_config_file,
-                    parse_field_value, recorded_config)  # fmt: skip
+from .flags import add_config_flags, checkpoint_option, config_from_args
+# The train command's helpers, importable from initmem.cli as before the package split (documented in cli.flags).
+from .flags import FIELD_CHOICES as FIELD_CHOICES, field_docs as field_docs
+from .flags import load_config_file as load_config_file, parse_field_value as parse_field_value
+from .flags import recorded_config as recorded_config
 
 __all__ = ["main", "build_parser", "error_line", "spread_summary", "Interrupted"]
 
