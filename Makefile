@@ -15,7 +15,7 @@ book: $(STAMP)
 	$(BIN)/initmem book
 
 # The book as one PDF, _build/latex/initmem.pdf (after the HTML build, which executes what changed). Needs TeX:
-# the tex target installs it with apt (about 600 MB of downloads) where it is missing.
+# the tex target installs it with apt where it is missing (about 600 MB of downloads; it says so before it starts).
 pdf: book tex
 	$(BIN)/jupyter-book build . --builder pdflatex
 
@@ -61,12 +61,18 @@ slurm:
 # XeLaTeX, latexmk, the LaTeX packages and fonts jupyter-book's LaTeX uses, and rsvg-convert for the SVG figures.
 TEX_PACKAGES := texlive-xetex texlive-latex-extra texlive-fonts-recommended texlive-fonts-extra latexmk \
                 fonts-freefont-otf librsvg2-bin
+# Before installing, it says what and how much (the sum of the downloads apt lists); apt then shows each download
+# and each package as it is set up.
 tex:
 	@command -v xelatex >/dev/null && command -v latexmk >/dev/null && command -v rsvg-convert >/dev/null && \
 	  kpsewhich bbm.sty >/dev/null && fc-list | grep -q FreeSerif || \
 	  { if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-	      apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-	        $(TEX_PACKAGES) >/dev/null; \
+	      apt-get update -qq && \
+	      mb=$$(apt-get install --print-uris -qq -y --no-install-recommends $(TEX_PACKAGES) | \
+	            awk '{ bytes += $$3 } END { printf "%.0f", bytes / 1e6 }') && \
+	      echo "make pdf: installing TeX with apt-get: $(TEX_PACKAGES)" && \
+	      echo "make pdf: about $$mb MB to download (apt-get says the disk space next); this takes minutes" && \
+	      DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $(TEX_PACKAGES); \
 	    else echo "TeX is missing: install $(TEX_PACKAGES) (Debian names), then run make pdf again"; exit 2; fi; }
 
 smoke: $(STAMP)

@@ -9,6 +9,8 @@
 #     display_name: Python 3
 #     language: python
 #     name: python3
+#   mystnb:
+#     render_markdown_format: myst
 # ---
 
 # %% [markdown]
@@ -30,15 +32,17 @@ results_dir = "results"
 import pandas as pd
 from IPython.display import Markdown, display
 
+from initmem.book import page
 from initmem.book.runner import discover_notebooks
 from initmem.study import costs, preset_notes, presets, registry
 
-pd.set_option("display.max_colwidth", None)  # the tables of this page are text: show every cell in full
 
-overview = pd.DataFrame(
-    {"preset": list(presets.PRESETS), "what it is": [presets.PRESET_DESCRIPTIONS[p] for p in presets.PRESETS]}
-).set_index("preset")
-display(overview)
+def definitions(items):
+    """A MyST definition list: one term and its text per item."""
+    return Markdown("\n\n".join(f"{term}\n: {text}" for term, text in items))
+
+
+display(definitions((f"**{p}**", presets.PRESET_DESCRIPTIONS[p]) for p in presets.PRESETS))
 
 # %% [markdown]
 # ## Which preset each chapter shows
@@ -48,8 +52,9 @@ display(overview)
 
 # %% tags=["hide-input"]
 names = list(discover_notebooks())
-chapters = pd.DataFrame({"chapter": names, "preset": [presets.book_preset(n) for n in names]})
-display(chapters.groupby("preset")["chapter"].agg(", ".join).to_frame("chapters"))
+by_preset = {p: [n for n in names if presets.book_preset(n) == p] for p in presets.PRESETS}
+display(definitions((f"**{p}**", ", ".join(f"`{n}`" for n in chosen)) for p, chosen in by_preset.items()
+                    if chosen))  # fmt: skip
 
 # %% [markdown]
 # ## What the results of this preset cost
@@ -63,10 +68,17 @@ display(chapters.groupby("preset")["chapter"].agg(", ".join).to_frame("chapters"
 # %% tags=["hide-input"]
 measured = costs.measured_costs(results_dir, preset, registry.EXPERIMENT_SPECS)
 display(Markdown(f"Runs of the **{preset}** preset cached in `{results_dir}`:"))
-display(measured.round(3) if len(measured) else Markdown("none yet."))
+COST_LABELS = {"runs": "runs", "shared_runs": "shared with an earlier experiment", "core_hours": "core-hours",
+               "minutes_per_run": "minutes per run", "train_images": "images trained",
+               "eval_images": "images evaluated", "wall_hours": "hours with the preset's workers"}  # fmt: skip
 if len(measured):
-    display(Markdown(f"In all: **{int(measured['runs'].sum() - measured['shared_runs'].sum())} runs trained, "
-                     f"{measured['core_hours'].sum():.1f} core-hours**."))
+    page.table(measured, None, ["runs", "shared_runs", "core_hours", "minutes_per_run"], labels=COST_LABELS)
+    trained = int(measured["runs"].sum() - measured["shared_runs"].sum())
+    machines = sorted({h for cell in measured["hardware"] for h in cell.split("; ")})
+    display(Markdown(f"In all: **{trained} runs trained, {measured['core_hours'].sum():.1f} core-hours**, on "
+                     f"{'; '.join(machines)} (torch {', '.join(sorted(set(measured['torch'])))})."))
+else:
+    display(Markdown("none yet."))
 
 # %% [markdown]
 # ## Estimated cost at the selected preset
@@ -80,7 +92,8 @@ estimates = pd.DataFrame({name: costs.estimate_cost(notes_preset, name) for name
 estimates["wall_hours"] = estimates.pop("wall_seconds") / 3600.0
 estimates["core_hours"] = estimates.pop("core_seconds") / 3600.0
 display(Markdown(f"Preset **{notes_preset}**: about {estimates['wall_hours'].sum():.1f} h in all."))
-display(estimates.astype({"runs": int, "train_images": int, "eval_images": int}).round(2))
+estimates = estimates.astype({"runs": int, "train_images": int, "eval_images": int})
+page.table(estimates, None, ["runs", "train_images", "eval_images", "wall_hours", "core_hours"], labels=COST_LABELS)
 
 # %% [markdown]
 # ## Choices at the selected preset
@@ -89,6 +102,6 @@ display(estimates.astype({"runs": int, "train_images": int, "eval_images": int})
 # parameters it explains in `initmem.study.preset_notes`.
 
 # %% tags=["hide-input"]
-notes = pd.DataFrame(preset_notes.notes_table(notes_preset)).set_index("setting")
 display(Markdown(f"Preset **{notes_preset}**: {presets.PRESET_DESCRIPTIONS[notes_preset]}."))
-display(notes)
+display(definitions((f"**{n['setting']}** = {n['value']} ({n['notebooks']})", n["reason"])
+                    for n in preset_notes.notes_table(notes_preset)))

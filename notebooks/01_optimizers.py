@@ -60,18 +60,23 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, claims, plots, registry, results
+from initmem.study import analysis, claims, plots, registry, results, reuse
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("01_optimizers", globals())  # parameters (None: the preset's) -> sweep -> results
-source = page.source_note("01_optimizers", preset, results_dir=results_dir)  # under every figure
+# under every figure: the results it reads, the command that reproduces the page
+source = page.source_note("01_optimizers", preset, results_dir=results_dir,
+                          parameters=p)
+record = reuse.record_results("01_optimizers", preset, results_dir)  # None on the record
 
 # %% tags=["remove-input"]
 page.verdict_line("01_optimizers", ds)
 
 # %% tags=["hide-input"]
-page.figure(plots.acc_vs_sigma(ds, hue="optimizer"), "e01_fig_acc_vs_sigma", source)
+fig = plots.acc_vs_sigma(ds, hue="optimizer", record=record)  # record: on explorations
+page.figure(fig, "e01_fig_acc_vs_sigma", source)
+page.against_record("01_optimizers", ds, record)
 
 # %% [markdown]
 # Left: the validation-selected predictor; right: the last epoch. Each line is the mean over seeds; with up to five

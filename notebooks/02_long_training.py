@@ -64,7 +64,9 @@ from initmem.study import analysis, claims, plots, registry, results
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("02_long_training", globals())  # parameters (None: the preset's) -> sweep -> results
-source = page.source_note("02_long_training", preset, results_dir=results_dir)  # under every figure
+# under every figure: the results it reads, the command that reproduces the page
+source = page.source_note("02_long_training", preset, results_dir=results_dir,
+                          parameters=p)
 
 # %% tags=["remove-input"]
 page.verdict_line("02_long_training", ds)

@@ -60,18 +60,23 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, phase, plots, results
+from initmem.study import analysis, phase, plots, results, reuse
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("03_lr_and_l2", globals())  # parameters (None: the preset's) -> sweep -> results
-source = page.source_note("03_lr_and_l2", preset, results_dir=results_dir)  # under every figure
+# under every figure: the results it reads, the command that reproduces the page
+source = page.source_note("03_lr_and_l2", preset, results_dir=results_dir,
+                          parameters=p)
+record = reuse.record_results("03_lr_and_l2", preset, results_dir)  # None on the record
 
 # %% tags=["remove-input"]
 page.verdict_line("03_lr_and_l2", ds)
 
 # %% tags=["hide-input"]
-page.figure(plots.spread_heatmap(ds, x="lr", y="weight_decay", clock="T_L2"), "e03_fig_heatmap", source)
+fig = plots.spread_heatmap(ds, x="lr", y="weight_decay", clock="T_L2", record=record)
+page.figure(fig, "e03_fig_heatmap", source)
+page.against_record("03_lr_and_l2", ds, record)
 
 # %% [markdown]
 # Each cell shows the spread over $\sigma_w$ (pp; the mean over seeds of each seed's spread, the number of the

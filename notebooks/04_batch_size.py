@@ -53,18 +53,23 @@ batch_sizes = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, batch_plots, plots, results
+from initmem.study import analysis, batch_plots, plots, results, reuse
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("04_batch_size", globals())  # parameters (None: the preset's) -> sweep -> results
-source = page.source_note("04_batch_size", preset, results_dir=results_dir)  # under every figure
+# under every figure: the results it reads, the command that reproduces the page
+source = page.source_note("04_batch_size", preset, results_dir=results_dir,
+                          parameters=p)
+record = reuse.record_results("04_batch_size", preset, results_dir)  # None on the record
 
 # %% tags=["remove-input"]
 page.verdict_line("04_batch_size", ds)
 
 # %% tags=["hide-input"]
-page.figure(batch_plots.batch_spreads(ds), "e04_fig_spread_vs_batch", source)
+fig = batch_plots.batch_spreads(ds, record=record)  # record: on explorations
+page.figure(fig, "e04_fig_spread_vs_batch", source)
+page.against_record("04_batch_size", ds, record)
 
 # %% [markdown]
 # Left: the cross-fitted spread against $b$, one line per training length; right: the same spreads against the

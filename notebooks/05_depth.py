@@ -62,7 +62,9 @@ from initmem.study import claims, plots, registry, results, stats
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("05_depth", globals())  # parameters (None: the preset's) -> sweep -> results
-source = page.source_note("05_depth", preset, results_dir=results_dir)  # under every figure
+# under every figure: the results it reads, the command that reproduces the page
+source = page.source_note("05_depth", preset, results_dir=results_dir,
+                          parameters=p)
 
 # %% tags=["remove-input"]
 page.verdict_line("05_depth", ds)

@@ -75,7 +75,7 @@ page.verdict_box("01_optimizers", ds, ["C7"])
 # %% tags=["hide-input"]
 
 table = analysis.norm_table(ds)
-glue("e06_table", table.round(3))
+page.table(table, "e06_table")
 for opt in ("sgd", "sgd_momentum", "adam", "adamw", "muon"):
     present = opt in table.index
     glue(f"e06_slope_{opt}", float(table.loc[opt, "slope"]) if present else float("nan"), display=False)

@@ -61,7 +61,9 @@ from initmem.study import analysis, plots, registry, results
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("08_calibration", globals())  # parameters (None: the preset's) -> sweep -> results
-source = page.source_note("08_calibration", preset, results_dir=results_dir)  # under every figure
+# under every figure: the results it reads, the command that reproduces the page
+source = page.source_note("08_calibration", preset, results_dir=results_dir,
+                          parameters=p)
 
 # %% tags=["hide-input"]
 fig = plots.training_curves(ds, var="train_acc", col="logit_scale", interpolation=True,
@@ -90,7 +92,7 @@ page.figure(fig, "e08_fig_train_acc", source)
 
 # %% tags=["hide-input"]
 table = analysis.calibration_table(ds)
-glue("e08_table", table.round(2))
+page.table(table, "e08_table")
 choice = analysis.calibrated_logit_scale(ds)
 glue("e08_choice", "none of them" if choice is None else f"{choice:g}", display=False)
 glue("e08_epochs", int(ds["epoch"].max()), display=False)

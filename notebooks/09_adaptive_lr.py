@@ -73,7 +73,9 @@ plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("09_adaptive_lr", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
-source = page.source_note("09_adaptive_lr", preset, results_dir=results_dir)  # under every figure
+# under every figure: the results it reads, the command that reproduces the page
+source = page.source_note("09_adaptive_lr", preset, results_dir=results_dir,
+                          parameters=p)
 table = analysis.spread_points(ds, "09_adaptive_lr")
 best = analysis.smallest_spread(table, by="optimizer", var="selected")
 

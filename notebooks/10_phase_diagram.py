@@ -60,12 +60,15 @@ weight_decays = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import costs, phase, phase_plots, plots, results
+from initmem.study import costs, phase, phase_plots, plots, results, reuse
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("10_phase_diagram", globals())  # parameters (None: the preset's) -> sweep -> results
-source = page.source_note("10_phase_diagram", preset, results_dir=results_dir)  # under every figure
+# under every figure: the results it reads, the command that reproduces the page
+source = page.source_note("10_phase_diagram", preset, results_dir=results_dir,
+                          parameters=p)
+record = reuse.record_results("10_phase_diagram", preset, results_dir)  # None on the record
 cells = phase.cell_table(ds)
 fit = phase.fit_transition(ds)
 
@@ -73,7 +76,9 @@ fit = phase.fit_transition(ds)
 page.verdict_line("10_phase_diagram", ds)
 
 # %% tags=["hide-input"]
-page.figure(phase_plots.phase_heatmaps(ds), "e10_fig_heatmaps", source)
+fig = phase_plots.phase_heatmaps(ds, record=record)  # record: on explorations
+page.figure(fig, "e10_fig_heatmaps", source)
+page.against_record("10_phase_diagram", ds, record)
 
 # %% [markdown]
 # Each cell is one recipe: plain SGD at learning rate $\eta$ with coupled L2 of strength $\lambda$, everything else at

@@ -273,11 +273,13 @@ for color, (beta, (e_plain, e_mod)) in zip(("C0", "C1"), hb.items()):
     ax.loglog(eta_lam, e_plain, "o-", color=color, label=rf"$\beta={beta}$ vs plain flow")
     ax.loglog(eta_lam, e_mod, "s--", color=color, label=rf"$\beta={beta}$ vs modified flow")
 ax.set(xlabel=r"$\eta\lambda$", ylabel=r"$|{-\ln\mu}/(\eta\lambda)-\mathrm{prediction}|$",
-       title="check 3: heavy-ball slow root")
+       title="check 3: heavy-ball\nslow root")
 plots.legend_in(keys[2], ax)
-for ax, ticks in zip(axes, (gd_steps_sizes, epsilons, eta_lams)):
+for ax, ticks in zip(axes[:2], (gd_steps_sizes[::2], epsilons[::2])):  # every other: no overlap
     ax.minorticks_off()
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks])
+axes[2].minorticks_off()
+axes[2].set_xticks(eta_lams[::2], [f"$10^{{{np.log10(t):.0f}}}$" for t in eta_lams[::2]])
 page.figure(fig, "t3_fig", source)
 
 # %% [markdown]

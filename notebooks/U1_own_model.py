@@ -19,8 +19,9 @@
 # {py:func}`initmem.sweeps.measure.measure_init_memory` trains a fresh copy of your model at every initialization scale
 # $\sigma_w$ and seed, with the training loop, the metrics and the clocks that every experiment of this book uses,
 # and returns one `xarray.Dataset` with the variables of a built-in sweep. Here a small BatchNorm MLP learns a
-# 10-class Gaussian mixture that the page generates; the whole example below is 15 lines and runs in seconds on a
-# laptop CPU.
+# 10-class Gaussian mixture that the page generates; the whole example below is under 20 lines and runs in seconds
+# on a laptop CPU. Each code cell of this page runs as it is in a fresh Python session with `initmem` installed
+# (copy them in order), and none holds any of the book's own plumbing.
 #
 # **What $\sigma_w$ means for your model.** The kernel $W$ of every `nn.Linear` and convolution is drawn from
 # $\mathcal N(0,\sigma_w^2/\text{fan-in})$, its bias is 0 and normalization layers start at gain 1 and shift 0.
@@ -34,26 +35,48 @@
 preset = "smoke"       # not used: the page has one size (seconds on a CPU)
 results_dir = "results"
 
+# %% tags=["remove-cell"]
+# The book's side of the page (not the example): SVG figures, legible in the book.
+from initmem.study import plots
+
+plots.use_book_style()
+
 # %%
 import torch
 from torch import nn
+
 from initmem import measure_init_memory, spread, summary_table
 
 g = torch.Generator().manual_seed(0)
-centres = torch.randn(10, 32, generator=g)          # a 10-class Gaussian mixture in 32 dimensions
+centres = torch.randn(10, 32, generator=g)  # a 10-class Gaussian mixture in 32 dims
 
-def draw(n):                                         # inputs (n, 32), integer labels (n,)
+
+def draw(n):  # inputs (n, 32), integer labels (n,): the classes interleaved
     y = torch.arange(n) % 10
     return centres[y] + 1.2 * torch.randn(n, 32, generator=g), y
 
-def mlp():                                           # your model: any () -> nn.Module
-    return nn.Sequential(nn.Linear(32, 64), nn.BatchNorm1d(64), nn.ReLU(),
-                         nn.Linear(64, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 10))
+
+def mlp():  # your model: any () -> nn.Module
+    return nn.Sequential(
+        nn.Linear(32, 64), nn.BatchNorm1d(64), nn.ReLU(),
+        nn.Linear(64, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 10))
+
 
 train, val, test = draw(1000), draw(500), draw(500)
-sgd = measure_init_memory(mlp, train, val, test, sigma_ws=[0.25, 1.0, 4.0], seeds=[0, 1, 2],
-                          optimizer="sgd", lr=0.02, epochs=12, batch_size=64, progress=False)
-spread(sgd)  # max - min over sigma_w of the validation-selected test accuracy, per seed (pp)
+sigma_ws, seeds = [0.25, 1.0, 4.0], [0, 1, 2]
+sgd = measure_init_memory(mlp, train, val, test, sigma_ws=sigma_ws, seeds=seeds,
+                          optimizer="sgd", lr=0.02, epochs=12, progress=False)
+print(spread(sgd))  # per seed: max - min over sigma_w of the selected test acc (pp)
+
+# %% [markdown]
+# On CIFAR-10 instead, take shuffled, class-balanced tensors of the sizes you want (the images of the archive are
+# sorted by class, so a first slice of them would hold one class):
+#
+# ```python
+# from initmem import cifar10_tensors
+#
+# train, val, test = cifar10_tensors(5000, 1000, 1000, seed=0)  # (x, y) pairs, x (n, 3, 32, 32)
+# ```
 
 # %% [markdown]
 # `sgd` has the dimensions `sigma_w`, `seed` and `epoch`, the variables of every experiment in this book
@@ -63,9 +86,11 @@ spread(sgd)  # max - min over sigma_w of the validation-selected test accuracy, 
 # over the seeds:
 
 # %%
-print(sgd.attrs["model_class"], sgd.attrs["n_parameters"], "parameters; sigma_w sets", sgd.attrs["kernels"])
+print(sgd.attrs["model_class"], sgd.attrs["n_parameters"], "parameters")
+print("sigma_w sets", sgd.attrs["kernels"])
 print("data:", sgd.attrs["data_sizes"])
-summary_table(sgd)[["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "final_spread_pp"]]
+columns = ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high"]
+print(summary_table(sgd)[columns])
 
 # %% [markdown]
 # ## Does an adaptive optimizer forget?
@@ -76,37 +101,39 @@ summary_table(sgd)[["selected_spread_pp", "selected_ci95_low", "selected_ci95_hi
 # Dataset along an `optimizer` dimension, and the book's own figure draws it.
 
 # %%
-import matplotlib.pyplot as plt
 import pandas as pd
 import xarray as xr
-from myst_nb import glue
-from initmem.book import page
+
 from initmem.study import plots
 
-plots.use_book_style()  # SVG figures, legible in the book
-adam = measure_init_memory(mlp, train, val, test, sigma_ws=[0.25, 1.0, 4.0], seeds=[0, 1, 2],
-                           optimizer="adam", lr=0.01, epochs=12, batch_size=64, progress=False)
-both = xr.concat([sgd, adam], dim=pd.Index(["sgd", "adam"], name="optimizer"), combine_attrs="drop_conflicts")
+adam = measure_init_memory(mlp, train, val, test, sigma_ws=sigma_ws, seeds=seeds,
+                           optimizer="adam", lr=0.01, epochs=12, progress=False)
+optimizer = pd.Index(["sgd", "adam"], name="optimizer")
+both = xr.concat([sgd, adam], dim=optimizer, combine_attrs="drop_conflicts")
 table = summary_table(both)
-fig = plots.acc_vs_sigma(both, hue="optimizer", title=r"Your own model: test accuracy against $\sigma_w$")
+print(table[columns + ["selected_best_sigma_w", "selected_worst_sigma_w"]])
+title = r"Your own model: test accuracy against $\sigma_w$"
+fig = plots.acc_vs_sigma(both, hue="optimizer", title=title)
+
+# %% tags=["remove-cell"]
+# The book's side of the page, not part of the example: the figure, glued as every
+# figure of the book is (other pages can paste it), and the numbers of the text below.
+from myst_nb import glue
+
 glue("u1_fig_acc_vs_sigma", fig, display=False)
-plt.close(fig)  # shown once: the numbered figure below
 glue("u1_spread_sgd", float(table.loc["sgd", "selected_spread_pp"]), display=False)
 glue("u1_spread_adam", float(table.loc["adam", "selected_spread_pp"]), display=False)
 glue("u1_T_adapt_adam", float(adam["final_T_adapt"].mean()), display=False)
 glue("u1_T_SGD_sgd", float(sgd["final_T_SGD"].mean()), display=False)
-table[["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "selected_best_sigma_w", "selected_worst_sigma_w"]]
 
 # %% [markdown]
-# ```{glue:figure} u1_fig_acc_vs_sigma
-# :name: fig-u1-acc-vs-sigma
-#
-# Test accuracy of the validation-selected and the final predictor of the BatchNorm MLP against $\sigma_w$: the
-# mean over three seeds as a line, each seed a point beside it.
-# ```
+# The figure: the test accuracy of the validation-selected and the final predictor of the BatchNorm MLP against
+# $\sigma_w$, the mean over three seeds as a line, each seed a point beside it.
 
 # %% tags=["remove-input"]
 from IPython.display import Markdown, display
+
+from initmem.book import page
 
 display(Markdown(page.source_note("U1_own_model", sources=[])))
 

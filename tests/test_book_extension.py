@@ -130,3 +130,54 @@ def test_figures_pasted_into_the_pdfs_latex_are_included_images(tmp_path):
     png_sha = hashlib.sha256(_png()).hexdigest()
     assert (svg_sha, "pdf") in included and (png_sha, "png") in included, tex[-2000:]
     assert (out / f"{svg_sha}.pdf").read_bytes().startswith(b"%PDF") and (out / f"{png_sha}.png").read_bytes() == _png()
+
+
+# --------------------------------------------------------------------------- titles and downloads
+def test_page_titles_with_math_are_plain_text_in_the_tab():
+    from initmem.book.extension import plain_page_title, plain_title
+
+    assert plain_title(r"where the $\sum\eta^2$ and $T_{\rm SGD}$ clocks come from") == \
+        "where the ∑η² and T_SGD clocks come from"  # fmt: skip
+    assert plain_title(r"the $T_{L_2}$ clock, $\frac{1+\beta}{1-\beta}$") == "the T_L2 clock, (1+β)/(1-β)"
+    assert plain_title("no math at all") == "no math at all"
+    # the rendered title MathJax typesets in the page, as the theme's template gets it
+    context = {"title": r'T5. the <span class="math notranslate nohighlight">\(T_{\mathrm{L2}}\)</span> clock'}
+    plain_page_title(None, "book/generated/T5_weight_decay", "page.html", context, None)
+    assert context["title"] == "T5. the T_L2 clock"
+
+
+def test_every_chapter_offers_its_notebook_to_run_first_in_the_download_menu(tmp_path):
+    """The theme's download group of a chapter page starts with _notebooks/<name>.ipynb; pages without a notebook
+    source (the introduction) keep the theme's menu as it is."""
+    from types import SimpleNamespace
+
+    from initmem.book.extension import download_button
+
+    root = tmp_path / "repo"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "initmem"\n')
+    (root / "notebooks" / "04_batch_size.py").write_text("# %%\n")
+    app = SimpleNamespace(srcdir=str(root))
+
+    def context():
+        group = {"label": "download-buttons", "buttons": [{"label": "download-notebook-button"}]}
+        return {"header_buttons": [group], "pathto": lambda name, resource=0: f"../../{name}"}
+
+    chapter = context()
+    download_button(app, "book/generated/04_batch_size", "page.html", chapter, None)
+    first = chapter["header_buttons"][0]["buttons"][0]
+    assert first["url"] == "../../_notebooks/04_batch_size.ipynb" and first["label"].startswith("download-portable")
+    for page in ("book/intro", "book/generated/T9_missing"):
+        other = context()
+        download_button(app, page, "page.html", other, None)
+        assert [b["label"] for b in other["header_buttons"][0]["buttons"]] == ["download-notebook-button"]
+
+
+def test_viewcode_keeps_a_type_alias_in_its_module():
+    """``TensorPair = tuple[Tensor, Tensor]`` says its module is ``builtins``: viewcode would list a page it cannot
+    write. The handler keeps it in the module it is documented in, and leaves every other name to viewcode."""
+    from initmem.book.extension import source_module
+
+    assert source_module(None, "initmem.run.data.prepare", "TensorPair") == "initmem.run.data.prepare"
+    assert source_module(None, "initmem.run.data.prepare", "cifar10_tensors") is None
+    assert source_module(None, "initmem.no_such_module", "x") is None

@@ -10,13 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from initmem.sweeps.spec import SweepSpec
+
 pytest.importorskip("papermill")
 pytest.importorskip("jupytext")
 nbformat = pytest.importorskip("nbformat")
 
-from initmem.book import runner as experiments
+from initmem.book import digest, exploration, kernel, runner as experiments  # noqa: E402
+from initmem.cli import main  # noqa: E402
 from initmem.study import presets  # noqa: E402
-from initmem.book.runner import ParameterError, parse_parameter_value, run_notebooks# noqa: E402
+from initmem.book.runner import ParameterError, parse_parameter_value, run_notebooks  # noqa: E402
 
 GOOD = """\
 # %% [markdown]
@@ -182,12 +185,12 @@ def test_failing_notebook_reported_and_next_still_runs(layout, caplog):
 def test_cli_main(layout, capsys):
     argv = [
         "--preset", "smoke", "--only", "01", "-p", "items", "[3, 4]", "--root", str(layout["cwd"]),
-        "--out-dir", str(layout["out_dir"]), "--results-dir", str(layout["results_dir"]),
+        "--out-dir", str(layout["out_dir"]), "--results-dir", str(layout["results_dir"]), "--no-render",
     ]
-    assert experiments.main(argv) == 0
+    assert main(["experiments", *argv]) == 0
     assert "01_good: executed" in capsys.readouterr().out
     assert "TOTAL=14" in _stdout(layout["out_dir"] / "01_good.ipynb")
-    assert experiments.main(argv[:4] + ["-p", "nope", "1"]) == 2
+    assert main(["experiments", *argv[:4], "-p", "nope", "1"]) == 2
     assert json.loads(json.dumps(parse_parameter_value("[32, 512]"))) == [32, 512]
 
 
@@ -199,8 +202,8 @@ def test_a_reader_notebook_depends_on_the_results_it_reads(tmp_path, monkeypatch
     for transient in (".a.nc.host.123.tmp", "b.claim", "c.nc.rejected"):  # a running sweep's files do not count
         (run.parent / transient).write_bytes(b"y")
     monkeypatch.setitem(presets.NOTEBOOK_READS, "07_reader", ("01_src",))
-    assert experiments._result_files(results, "smoke", "07_reader") == [run]
-    assert experiments._result_files(results, "smoke", "01_other") == []
+    assert digest.result_files(results, "smoke", "07_reader") == [run]
+    assert digest.result_files(results, "smoke", "01_other") == []
 
 
 def test_executed_notebooks_collapse_their_parameter_cells():
@@ -214,7 +217,7 @@ def test_executed_notebooks_collapse_their_parameter_cells():
     nb.cells[0].metadata["tags"] = ["parameters"]
     nb.cells[1].metadata["tags"] = ["injected-parameters"]
     nb.cells[2].metadata["tags"] = ["remove-input"]
-    experiments._collapse_parameter_cells(nb)
+    exploration.collapse_parameter_cells(nb)
     assert [c.metadata.get("tags") for c in nb.cells] == [
         ["parameters", "remove-cell"], ["injected-parameters", "hide-input"], ["remove-input"], None
     ]
@@ -222,18 +225,22 @@ def test_executed_notebooks_collapse_their_parameter_cells():
 
 # --- run-level progress of `initmem experiments` ---------------------------------------------------------------
 def test_planned_runs_are_the_files_the_sweep_writes(tmp_path):
-    from initmem.book.progress import planned_runs
     from initmem.study import registry, results
-    from initmem.sweeps.spec import SweepSpec
+    from initmem.study.reuse import notebook_plan
 
     p = presets.notebook_parameters("smoke", "05_depth")
-    runs_dir, hashes = planned_runs("05_depth", p, tmp_path, "smoke")
-    assert runs_dir == tmp_path / "smoke" / "05_depth" / "runs"
+    plan = notebook_plan("05_depth", p, tmp_path, "smoke", record=tmp_path / "no-record")
+    assert plan.runs_dir == tmp_path / "smoke" / "05_depth" / "runs"
+    hashes = [config.hash() for config in plan.to_train]
     assert len(hashes) == SweepSpec.from_dict(registry.experiment_spec("05_depth", p)).n_runs == len(set(hashes))
+    assert plan.cached == plan.reused == [] and plan.seconds > 0
     results.run_experiment("05_depth", registry.experiment_spec("05_depth", p), preset="smoke", results_dir=tmp_path,
                            progress=False)  # fmt: skip
-    assert sorted(f.name.split(".")[0] for f in runs_dir.glob("*.nc")) == sorted(hashes)
-    assert planned_runs("06_norms", {}, tmp_path, "smoke")[1] == []  # reads 01's results, trains nothing
+    assert sorted(f.name.split(".")[0] for f in plan.runs_dir.glob("*.nc")) == sorted(hashes)
+    again = notebook_plan("05_depth", p, tmp_path, "smoke", record=tmp_path / "no-record")
+    assert sorted(again.cached) == sorted(hashes) and again.to_train == [] and again.seconds == 0
+    assert "0 to train" in again.summary()
+    assert notebook_plan("06_norms", {}, tmp_path, "smoke") is None  # reads 01's results, trains nothing
 
 
 def test_run_progress_counts_run_files_as_they_appear(tmp_path):
@@ -261,12 +268,12 @@ def test_kernels_keep_their_sockets_out_of_the_working_directory(layout, monkeyp
     """The notebooks' kernels listen on IPC sockets (no "running over TCP" warning on every start) in a private
     temporary folder, removed with the kernel: jupyter_client's default, ``kernel-ipc-<port>`` relative to the working
     directory, left socket files in the repository root whenever a kernel's clean-up was skipped."""
-    made, mkdtemp = [], experiments.tempfile.mkdtemp
-    monkeypatch.setattr(experiments.tempfile, "mkdtemp", lambda **kw: made.append(mkdtemp(**kw)) or made[-1])
+    made, mkdtemp = [], kernel.tempfile.mkdtemp
+    monkeypatch.setattr(kernel.tempfile, "mkdtemp", lambda **kw: made.append(mkdtemp(**kw)) or made[-1])
     res = run_notebooks(**layout)
     assert res[0].status == "executed"
     assert "without encryption" not in _stdout(res[0].output)
-    assert experiments.IPCKernelManager(kernel_name="python3").ip.startswith(made[-1] + os.sep)  # absolute, private
+    assert kernel.IPCKernelManager(kernel_name="python3").ip.startswith(made[-1] + os.sep)  # absolute, private
     Path(made.pop()).rmdir()
     folder = Path(made[0])
     assert folder.name.startswith("initmem-kernel-") and folder not in (Path.cwd(), layout["cwd"])

@@ -14,7 +14,8 @@ import pytest
 pytest.importorskip("papermill")
 nbformat = pytest.importorskip("nbformat")
 
-from initmem.book import build as book, runner as experiments
+from initmem.book import build as book, exploration, runner as experiments
+from initmem.cli import main
 from initmem.study import registry  # noqa: E402
 from initmem.book.runner import ParameterError, run_notebooks# noqa: E402
 from initmem.base.paths import RootError, find_repo_root# noqa: E402
@@ -92,7 +93,7 @@ def test_no_root_lookup_uses_the_package_location():
 def test_overrides_go_to_their_own_folder_with_a_banner(repo):
     res = run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False)
     assert res[0].ok, str(res[0])
-    tag = experiments.exploration_tag("smoke", {"scale": 3})
+    tag = exploration.exploration_tag("smoke", {"scale": 3})
     folder = repo / "results" / "explore" / tag
     assert res[0].output == folder / "notebooks" / "01_good.ipynb"
     assert not (repo / "book").exists()  # the record is untouched
@@ -101,11 +102,13 @@ def test_overrides_go_to_their_own_folder_with_a_banner(repo):
     assert nb.metadata["initmem"]["parameters"]["results_dir"] == f"results/explore/{tag}"
     banner = nb.cells[1]
     assert banner.cell_type == "markdown" and "Exploration, not the committed record" in banner.source
-    assert "| `scale` | `2` | `3` |" in banner.source and "`items`" not in banner.source
+    assert "| **`scale`** (set by you) | **`2`** | **`3`** |" in banner.source and "`items`" not in banner.source
+    assert "**You set** **`scale` = `3`**" in banner.source
+    assert "Reproduce this page: `initmem experiments --preset smoke --only 01 -p scale 3`" in banner.source
     assert nb.cells[0].source.startswith("# A tiny notebook")  # the title stays the page title
     # the same exploration is reused; another one gets another folder
     assert run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False)[0].status == "reused"
-    assert experiments.exploration_tag("smoke", {"scale": 4}) != tag
+    assert exploration.exploration_tag("smoke", {"scale": 4}) != tag
 
 
 def test_another_preset_is_an_exploration_and_the_book_preset_is_the_record(repo):
@@ -119,6 +122,16 @@ def test_another_preset_is_an_exploration_and_the_book_preset_is_the_record(repo
     assert nb.metadata["initmem"]["exploration"] is False
 
 
+def test_the_banner_lists_what_the_user_set_first_and_highlighted(repo):
+    """At another preset with -p, the parameter set by hand comes first, in bold; the preset, which differs too, after
+    it, in plain text; the re-run command has both."""
+    res = run_notebooks(preset="cpu", parameters={"items": [5]}, cwd=repo, progress=False)
+    source = nbformat.read(res[0].output, as_version=4).cells[1].source
+    rows = [line for line in source.splitlines() if line.startswith("| ") and "parameter" not in line]
+    assert rows == ["| **`items`** (set by you) | **`[1, 2]`** | **`[5]`** |", '| `preset` | `"smoke"` | `"cpu"` |']
+    assert "`initmem experiments --preset cpu --only 01 -p items '[5]'`" in source
+
+
 def test_an_exploration_may_not_write_into_the_record(repo):
     for option in ({"out_dir": repo / "book" / "generated"}, {"results_dir": repo / "results"}):
         with pytest.raises(ParameterError, match="committed record"):
@@ -127,7 +140,7 @@ def test_an_exploration_may_not_write_into_the_record(repo):
 
 
 def test_cli_prints_where_an_exploration_went_and_how_to_render_it(repo, capsys):
-    assert experiments.main(["--root", str(repo), "-p", "scale", "5"]) == 0
+    assert main(["experiments", "--root", str(repo), "-p", "scale", "5", "--no-render"]) == 0
     out = capsys.readouterr().out
     assert "initmem book --from" in out and "results/explore/smoke-" in out
 
@@ -172,7 +185,7 @@ def test_book_from_an_exploration_builds_elsewhere(repo, monkeypatch):
 
 @pytest.mark.slow
 def test_an_exploration_of_the_checkout_changes_no_tracked_file(capsys):
-    """The README's exploration, `initmem experiments --preset smoke --only 04 -p batch_sizes "[32, 128]"`, run in
+    """An exploration, `initmem experiments --preset smoke --only 04 -p batch_sizes "[32, 128]"`, run in
     this checkout (trains its smoke runs, about 30 s): `git status` is the same before and after, untracked files
     included, so everything it wrote is in its git-ignored results/explore/ folder."""
     root = find_repo_root(start=SRC)
@@ -184,12 +197,13 @@ def test_an_exploration_of_the_checkout_changes_no_tracked_file(capsys):
                               capture_output=True, text=True, check=True).stdout  # fmt: skip
 
     parameters = {"batch_sizes": [32, 128]}
-    folder = experiments.explore_folder(root, "smoke", parameters)
+    folder = exploration.explore_folder(root, "smoke", parameters)
     existed = folder.exists()
     before = status()
     try:
-        argv = ["--root", str(root), "--preset", "smoke", "--only", "04", "-p", "batch_sizes", "[32, 128]", "--force"]
-        assert experiments.main(argv) == 0, capsys.readouterr()
+        argv = ["--root", str(root), "--preset", "smoke", "--only", "04", "-p", "batch_sizes", "[32, 128]", "--force",
+                "--no-render"]
+        assert main(["experiments", *argv]) == 0, capsys.readouterr()
         assert (folder / "notebooks" / "04_batch_size.ipynb").is_file()
         assert status() == before
     finally:
@@ -215,7 +229,7 @@ def test_every_grid_value_is_validated_before_anything_runs(repo, monkeypatch):
 
 def test_cli_names_the_parameter_of_a_real_notebook_in_one_line(capsys):
     root = find_repo_root(start=SRC)
-    assert experiments.main(["--root", str(root), "--only", "01", "-p", "sigma_ws", "[0.5, -1]"]) == 2
+    assert main(["experiments", "--root", str(root), "--only", "01", "-p", "sigma_ws", "[0.5, -1]"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1
     assert err.startswith("initmem experiments: error: notebook '01_optimizers', parameter 'sigma_ws'")
@@ -224,7 +238,7 @@ def test_cli_names_the_parameter_of_a_real_notebook_in_one_line(capsys):
 
 def test_batch_larger_than_the_training_set_is_caught_before_running(capsys):
     root = find_repo_root(start=SRC)
-    assert experiments.main(["--root", str(root), "--only", "04", "-p", "batch_sizes", "[32, 100000]"]) == 2
+    assert main(["experiments", "--root", str(root), "--only", "04", "-p", "batch_sizes", "[32, 100000]"]) == 2
     err = capsys.readouterr().err
     assert "parameter 'batch_sizes'" in err and "exceed train_size" in err
 

@@ -1,9 +1,11 @@
-"""The front door: citation metadata, the landing page, and what the docs say about a PDF."""
+"""The front door: citation metadata, the landing page, and what the docs and `make tex` say about a PDF."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
+import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -44,9 +46,12 @@ def test_landing_page_pastes_its_results_from_the_notebooks():
     top = text[: text.index("## The question")]
     for key, notebook in (("r_answer", "99_reproduction"), ("r_forest", "99_reproduction"),
                           ("r_glance", "99_reproduction"), ("e01_fig_spread", "01_optimizers")):  # fmt: skip
-        assert f"```{{glue}} {key}\n:doc: generated/{notebook}.ipynb\n```" in top
+        block = f"```{{glue}} {key}\n:doc: generated/{notebook}.ipynb\n```"
+        inline = f"{{glue:text}}`generated/{notebook}.ipynb::{key}:s`"  # a text, pasted as a paragraph
+        assert block in top or inline in top, key
         source = (REPO / "notebooks" / f"{notebook}.py").read_text()
-        assert f'glue("{key}", ' in source or f'"{key}", source)' in source  # glued directly or by page.figure
+        # glued directly, by page.figure or by page.table
+        assert f'glue("{key}", ' in source or f'"{key}", source)' in source or f'"{key}", show=False)' in source
 
 
 def test_the_pdf_has_one_documented_command_and_its_configuration():
@@ -67,3 +72,37 @@ def test_the_pdf_has_one_documented_command_and_its_configuration():
     assert "sphinxcontrib.rsvgconverter" in config["sphinx"]["config"]["extensions"]
     assert ["latex", "image/svg+xml", 15] in config["sphinx"]["config"]["nb_mime_priority_overrides"]
     assert "make pdf" in (REPO / "README.md").read_text()
+
+
+def test_make_tex_says_what_it_installs_and_how_much_before_installing(tmp_path):
+    """`make tex` where TeX is missing, as root, with apt-get replaced by a stub that logs its calls and lists two
+    downloads of 300 MB and 150 MB: it names the packages and the size (450 MB) before the real install starts, and
+    that install is not quiet (apt shows each download and package)."""
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None or os.geteuid() != 0:
+        pytest.skip("needs make, and root (the target installs only as root)")
+    stubs = tmp_path / "bin"
+    stubs.mkdir()
+    log = tmp_path / "calls.log"
+    (stubs / "apt-get").write_text(
+        "#!/bin/sh\n"
+        f'echo "apt-get $*" >> {log}\n'
+        'case "$*" in *--print-uris*) echo "\'http://x/a.deb\' a.deb 300000000 SHA256:0";'
+        ' echo "\'http://x/b.deb\' b.deb 150000000 SHA256:1";; esac\n'
+    )  # fmt: skip
+    (stubs / "apt-get").chmod(0o755)
+    for tool in ("make", "awk", "sh", "id", "grep", "cat", "echo"):
+        found = shutil.which(tool)
+        if found:
+            (stubs / tool).symlink_to(found)
+    proc = subprocess.run(["make", "--no-print-directory", "tex"], cwd=REPO, env={"PATH": str(stubs)},
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    calls = log.read_text().splitlines()
+    assert [c.split()[1] for c in calls] == ["update", "install", "install"] and "--print-uris" in calls[1]
+    assert "-qq" not in calls[2] and "texlive-xetex" in calls[2]
+    lines = proc.stdout.splitlines()
+    assert any("texlive-xetex" in line and "installing TeX" in line for line in lines)
+    assert any("about 450 MB to download" in line for line in lines)

@@ -34,6 +34,53 @@ def test_source_note_gives_other_files_as_paths(tmp_path):
         page.source_note("01_optimizers")
 
 
+def test_the_reproduce_command_carries_the_parameters_that_differ_from_the_preset(tmp_path):
+    """The page's command reproduces the page: one -p per value that is not the preset's, quoted for the shell."""
+    from initmem.study import presets
+
+    p = presets.notebook_parameters("cpu", "04_batch_size")
+    assert page.source_note("04_batch_size", "cpu", results_dir=tmp_path, parameters=p).endswith(
+        "reproduce: `initmem experiments --preset cpu --only 04`")
+    changed = {**p, "batch_sizes": [64, 256], "seeds": [0]}
+    assert page.overrides("04_batch_size", "cpu", changed) == {"batch_sizes": [64, 256], "seeds": [0]}
+    note = page.source_note("04_batch_size", "cpu", results_dir=tmp_path, parameters=changed)
+    # in the order of the page's parameters
+    assert note.endswith("reproduce: `initmem experiments --preset cpu --only 04 -p seeds '[0]' "
+                         "-p batch_sizes '[64, 256]'`")  # fmt: skip
+
+
+def test_against_record_shows_the_chapters_rows_beside_the_records_and_nothing_on_the_record(monkeypatch):
+    """With the record, one row per claim part of the chapter: the record's number, this page's and the verdict (an
+    arrow where it changed); on the record's own page (record None), nothing."""
+    from initmem.study import claims
+    from initmem.sweeps.store import read_checked
+
+    record = read_checked(Path(__file__).resolve().parents[1] / "results" / "cpu" / "04_batch_size.nc")
+    subset = record.sel(batch_size=[64, 256])
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    page.against_record("04_batch_size", subset, None)
+    assert shown == []
+    page.against_record("04_batch_size", subset, record)
+    table = shown[-1]
+    assert list(table.columns) == ["measures", "committed record [95 % CI]", "this page [95 % CI]", "verdict"]
+    assert list(table.index) == list(claims.chapter_table("04_batch_size", record).index)
+    mine = claims.chapter_table("04_batch_size", subset)
+    for key, row in table.iterrows():
+        assert row["verdict"].endswith(mine.loc[key, "verdict"])
+    same = claims.against_record(claims.chapter_table("04_batch_size", record),
+                                 claims.chapter_table("04_batch_size", record))  # fmt: skip
+    assert (same["committed record [95 % CI]"] == same["this page [95 % CI]"]).all()
+    assert not same["verdict"].str.contains("→").any()
+
+
+def test_the_parameters_close_the_page_as_a_list_in_a_dropdown(monkeypatch):
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    page.parameters("cpu", {"lr": 0.02, "seeds": [0, 1]})
+    text = shown[0].data
+    assert text.startswith(":::{dropdown}") and text.rstrip().endswith(":::")
+    assert '`preset` = `"cpu"`\n: ' in text and "`seeds` = `[0, 1]`\n: " in text and "<table" not in text
 
 
 def test_a_table_for_readers_has_human_headers_one_decimal_and_intervals_in_one_cell():

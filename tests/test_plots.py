@@ -125,6 +125,8 @@ def _figures(seeds: int) -> dict:
     return {
         "acc_vs_sigma": lambda: plots.acc_vs_sigma(opt),
         "acc_vs_sigma_batch": lambda: plots.acc_vs_sigma(bs, hue="batch_size"),
+        "acc_vs_sigma_record": lambda: plots.acc_vs_sigma(bs.isel(batch_size=[0, 2]), hue="batch_size", record=bs),
+        "spread_heatmap_record": lambda: plots.spread_heatmap(lr, record=lr),
         "spread_bars": lambda: plots.spread_bars(opt, paper={"sgd": 26.5, "muon": 4.0}),
         "training_curves": lambda: plots.training_curves(opt),
         "training_curves_one": lambda: plots.training_curves(long, col=None),
@@ -198,6 +200,18 @@ def test_text_is_legible_in_the_book_column(drawn, name):
     small = {t.get_text(): round(t.get_fontsize() * plots.PX_PER_INCH / 72 * scale, 1) for t in texts
              if t.get_fontsize() * plots.PX_PER_INCH / 72 * scale < plots.MIN_TEXT_PX}  # fmt: skip
     assert texts and not small, f"{name}: text below {plots.MIN_TEXT_PX} px in the book: {small}"
+
+
+@pytest.mark.parametrize("name", FIGURES)
+def test_caption_and_ticks_are_large_enough_in_the_book_column(drawn, name):
+    """Shown in the book's column, the caption line is at least MIN_CAPTION_PT and every tick label MIN_TICK_PT."""
+    fig, texts = drawn[name]
+    scale = _shown_scale(fig)
+    caption = fig._supxlabel
+    assert caption is not None and caption.get_fontsize() * scale >= plots.MIN_CAPTION_PT, (name, caption.get_fontsize())
+    ticks = [t for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels() if t in texts]
+    small = sorted({round(t.get_fontsize() * scale, 1) for t in ticks if t.get_fontsize() * scale < plots.MIN_TICK_PT})
+    assert ticks and not small, f"{name}: tick labels of {small} pt in the book"
 
 
 @pytest.mark.parametrize("name", FIGURES)
@@ -310,3 +324,94 @@ def test_use_book_style_sets_the_style_outside_ipython():
         plots.use_book_style()
         assert matplotlib.rcParams["legend.frameon"] is False
         assert matplotlib.rcParams["font.size"] == plots.STYLE["font.size"]
+
+
+# --------------------------------------------------------------------------- the record under an exploration
+def _record_lines(fig) -> list:
+    return [line for ax in fig.axes for line in ax.lines if line.get_label() == "_record"]
+
+
+def _legend_labels(fig) -> list[str]:
+    return [t.get_text() for legend in _legends(fig) for t in legend.get_texts()]
+
+
+def test_acc_vs_sigma_draws_the_record_muted_under_the_shared_hues():
+    """The exploration's batch sizes 64 and 256 meet the record's 16, 64 and 256 at two of them: the record's two
+    seed-mean lines per panel, grey, under the exploration's coloured ones, with a legend entry and a caption note."""
+    from initmem.study.plots import overlay
+
+    ds = fake_sweep({"batch_size": [64, 256], "sigma_w": [0.25, 2.5], "seed": [0, 1]})
+    record = fake_sweep({"batch_size": [16, 64, 256], "sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1, 2]}, seed=3)
+    record.attrs["preset"] = "cpu"
+    fig = plots.acc_vs_sigma(ds, hue="batch_size", record=record)
+    lines = _record_lines(fig)
+    assert len(lines) == 2 * 2  # two shared batch sizes, two panels
+    assert {matplotlib.colors.to_hex(line.get_color()) for line in lines} == {matplotlib.colors.to_hex(overlay.RECORD_COLOR)}
+    assert all(line.get_zorder() < 2 for line in lines)  # under the exploration's lines (zorder 2)
+    means = record["selected_test_acc"].sel(batch_size=64).mean("seed").values
+    assert lines[0].get_ydata() == pytest.approx(means) and list(lines[0].get_xdata()) == [0.25, 1.0, 2.5]
+    assert overlay.RECORD_LABEL in _legend_labels(fig)
+    assert "committed record (preset cpu)" in fig._supxlabel.get_text().replace("\n", " ")
+    plain = plots.acc_vs_sigma(ds, hue="batch_size")
+    assert not _record_lines(plain) and overlay.RECORD_LABEL not in _legend_labels(plain)
+    matplotlib.pyplot.close("all")
+
+
+def test_spread_heatmap_writes_the_records_spread_in_the_cells_both_grids_have():
+    ds = fake_sweep({"lr": [0.01, 0.1], "weight_decay": [0.0, 1e-3], "sigma_w": [0.25, 2.5], "seed": [0, 1]})
+    record = fake_sweep({"lr": [0.01, 0.03], "weight_decay": [0.0, 1e-3, 1e-2], "sigma_w": [0.25, 2.5], "seed": [0, 1]},
+                        seed=5)  # fmt: skip
+    fig = plots.spread_heatmap(ds, record=record)
+    italic = [t for t in fig.axes[0].texts if t.get_fontstyle() == "italic"]
+    assert len(italic) == 2  # lr 0.01 at both weight decays; lr 0.1 is not in the record
+    assert all(t.get_position()[0] == 0 for t in italic)  # the lr = 0.01 column
+    assert "record" in fig._supxlabel.get_text()
+    assert not [t for t in plots.spread_heatmap(ds).axes[0].texts if t.get_fontstyle() == "italic"]
+    matplotlib.pyplot.close("all")
+
+
+def test_batch_spreads_draws_the_records_line_of_the_shared_design():
+    from initmem.study import batch_plots
+
+    base = {"train_size": 500}
+    ds = fake_sweep({"sigma_w": [0.25, 2.5], "seed": [0, 1]}, {"batch_size": [64, 256], "epochs": [10, 40]}, base)
+    record = fake_sweep({"sigma_w": [0.25, 2.5], "seed": [0, 1]},
+                        {"batch_size": [16, 64, 256], "epochs": [3, 10, 40]}, base, seed=2)  # fmt: skip
+    fig = batch_plots.batch_spreads(ds, record=record)
+    lines = _record_lines(fig)
+    assert len(lines) == 2 and list(lines[0].get_xdata()) == [16, 64, 256]  # both panels, the record's three points
+    assert "committed record" in _legend_labels(fig)
+    assert not _record_lines(batch_plots.batch_spreads(ds))
+    matplotlib.pyplot.close("all")
+
+
+def test_phase_heatmaps_take_the_records_boundary_on_the_shared_cells():
+    import numpy as np
+
+    from initmem.study import phase_plots
+
+    ds = fake_sweep({"lr": [0.01, 0.03, 0.1], "weight_decay": [0.0, 1e-3, 1e-2], "sigma_w": [0.1, 2.5], "seed": [0, 1]})
+    record = fake_sweep({"lr": [0.01, 0.1], "weight_decay": [1e-3, 1e-2], "sigma_w": [0.1, 2.5], "seed": [0, 1]})
+    theirs = phase_plots._record_x(record, [0.01, 0.03, 0.1], [0.0, 1e-3, 1e-2])
+    assert np.isfinite(theirs).tolist() == [[False, False, False], [True, False, True], [True, False, True]]
+    fig = phase_plots.phase_heatmaps(ds, record=record)
+    assert any("committed record" in text for text in _legend_labels(fig))
+    assert not any("committed record" in text for text in _legend_labels(phase_plots.phase_heatmaps(ds)))
+    matplotlib.pyplot.close("all")
+
+
+def test_long_legend_labels_wrap_inside_their_strip():
+    """Three panels with one legend each (as the theory pages draw them): labels too long for a strip are wrapped, so
+    the legends do not run into each other, and the strips grow to hold them."""
+    fig, axes, strips = plots.panels(3, legend="each")
+    for k, (ax, strip) in enumerate(zip(axes[0], strips)):
+        ax.plot([1, 2], [1, 2], label=f"a rather long description of line {k} (slope {k}.00, expected {k})")
+        ax.plot([1, 2], [2, 1], label="short")
+        plots.legend_in(strip, ax)
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = [strip.get_legend().get_window_extent(renderer) for strip in strips]
+    assert all(not a.overlaps(b) for a, b in zip(boxes, boxes[1:])), [(b.x0, b.x1) for b in boxes]
+    assert "\n" in strips[0].get_legend().get_texts()[0].get_text()  # wrapped
+    assert strips[0].get_legend().get_texts()[1].get_text() == "short"
+    matplotlib.pyplot.close(fig)

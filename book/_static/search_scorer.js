@@ -4,16 +4,17 @@
 // A reader searching "Muon" or "weight decay" wants the chapters first and the API reference after them. With
 // Sphinx's scores alone an API object whose name matches scores 11 + 5 = 16 and the API page itself 15 (its
 // section titles name the modules), above a chapter that mentions the word (5) or even has it in its title (15).
-// So every result on the API page loses `apiPenalty`: an object or a title of it scores at most
+// So every result on the API pages loses `apiPenalty`: an object or a title of it scores at most
 // 11 + 15 - 30 = -4, below any result of another page (at least `partialTerm` = 2). Only an index entry that
 // is most of the query (a full module name) can still come first. The order among the API page's results, and
 // among the other pages', stays Sphinx's own; the other values are Sphinx 7's defaults.
 var Scorer = {
-  // the API reference page (its docname), and what each of its results loses
+  // the API reference (its first page's docname; one page per layer below it), and what each of its results loses
   apiPage: "book/api",
   apiPenalty: 30,
+  isApi: (docname) => docname === Scorer.apiPage || docname.startsWith(Scorer.apiPage + "/"),
   // result: [docname, title, anchor, descr, score, filename]
-  score: ([docname, , , , score]) => (docname === Scorer.apiPage ? score - Scorer.apiPenalty : score),
+  score: ([docname, , , , score]) => (Scorer.isApi(docname) ? score - Scorer.apiPenalty : score),
 
   // query matches the full name of an object, or the last dotted part of it
   objNameMatch: 11,

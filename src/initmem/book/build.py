@@ -35,13 +35,16 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import runner as _experiments
-from ..study import presets as _presets
-from ..run.config import ConfigError
-from .runner import EXPLORE_NOTEBOOKS, RECORD_OUT_DIR, RECORD_RESULTS_DIR, NotebookResult, discover_notebooks, run_notebooks
 from ..base.paths import find_repo_root
+from ..run.config import ConfigError
+from ..study import presets as _presets
+from ..study.layout import RECORD_OUT_DIR, RECORD_RESULTS_DIR
+from . import runner as _experiments
+from .exploration import EXPLORE_NOTEBOOKS
+from .runner import NotebookResult, discover_notebooks, run_notebooks
 
-__all__ = ["BookBuildError", "MATHJAX_VERSION", "MATHJAX_FILES", "ensure_mathjax", "build_book", "explore_source"]
+__all__ = ["BookBuildError", "MATHJAX_VERSION", "MATHJAX_FILES", "ensure_mathjax", "build_book", "explore_source",
+           "render_exploration"]  # fmt: skip
 
 #: Where ``build_book(from_dir=...)`` copies the book's sources and builds them, relative to the root.
 EXPLORE_BUILD_DIR = Path("_build") / "explore"
@@ -187,6 +190,23 @@ def build_book(
                                timeout=timeout)
 
 
+def render_exploration(root: str | Path, from_dir: str | Path, names: Sequence[str], *,
+                       timeout: float | None = None) -> dict[str, Path]:  # fmt: skip
+    """Render the exploration in ``from_dir`` beside the record (:func:`build_book` with ``from_dir``, not strict:
+    an exploration's pages are not the record, and a warning on one of them should not hide the others) and return the
+    built page of each notebook of ``names``, ``{name: .../_build/explore/<name>/_build/html/book/generated/<name>.html}``.
+
+    Raises:
+        BookBuildError: jupyter-book failed, or a page of ``names`` was not built.
+    """
+    index = build_book(root=root, from_dir=from_dir, strict=False, timeout=timeout)
+    pages = {name: index.parent / RECORD_OUT_DIR / f"{name}.html" for name in names}
+    missing = [str(page) for page in pages.values() if not page.is_file()]
+    if missing:
+        raise BookBuildError(f"jupyter-book built no page {', '.join(missing)}; log: {index.parents[1] / 'book-build.log'}")
+    return pages
+
+
 def explore_source(root: str | Path, from_dir: str | Path) -> Path:
     """Copy the book's sources to ``<root>/_build/explore/<name>/`` with ``from_dir``'s executed notebooks in place
     of the record's (``book/generated/<notebook>.ipynb``); return that folder, the root of the exploration's book.
@@ -227,7 +247,7 @@ def explore_source(root: str | Path, from_dir: str | Path) -> Path:
 
 def _copy_record_results(root: Path, source: Path) -> None:
     """Copy the record's combined results (``results/<preset>/<experiment>.nc``) to ``source``: the record's pages
-    link to them relative to themselves (:func:`initmem.study.plots.source_note`), and Sphinx copies what they link."""
+    link to them relative to themselves (:func:`initmem.book.page.source_note`), and Sphinx copies what they link."""
     for path in (root / RECORD_RESULTS_DIR).glob("*/*.nc"):
         target = source / path.relative_to(root)
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,11 @@
   incremental Sphinx build would otherwise keep the outputs pasted from the notebook's previous execution.
 * Repository buttons linking to the clone's hosted ``origin`` remote, where it has one
   (:func:`initmem.book.repository.configure_repository_buttons`).
+* Plain-text page titles: a title with math (``T3. ... the $\\sum\\eta^2$ clock``) is TeX in the browser's tab and
+  history; :func:`plain_title` writes it as text (``the ∑η² clock``) there, the page itself keeps its typeset math.
+* Notebooks to download: every chapter's download menu offers its notebook as an ``.ipynb`` that runs outside the
+  repository with an installed initmem (:mod:`initmem.book.portable`), written into the build's ``_notebooks/``.
+* Source links of type aliases (:func:`source_module`): viewcode would follow them to ``builtins``.
 
 The glue names used here (:class:`~myst_nb.ext.glue.utils.PendingGlueReference`, the glue cache that
 :func:`~myst_nb.ext.glue.crossref.read_glue_cache` reads) are myst-nb 1.x's, the series jupyter-book 1.x uses.
@@ -20,7 +25,9 @@ The glue names used here (:class:`~myst_nb.ext.glue.utils.PendingGlueReference`,
 from __future__ import annotations
 
 import hashlib
+import html
 import os
+import re
 from binascii import a2b_base64
 from pathlib import Path
 from typing import Any
@@ -28,9 +35,11 @@ from typing import Any
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
+from .portable import PORTABLE_DIR, write_portable_notebooks
 from .repository import configure_repository_buttons
 
-__all__ = ["PasteFigures", "note_paste_dependencies", "setup"]
+__all__ = ["PasteFigures", "note_paste_dependencies", "plain_title", "plain_page_title", "portable_notebooks",
+           "download_button", "source_module", "setup"]  # fmt: skip
 
 #: The image types a pasted figure may come in, in myst-nb's order of preference for HTML, and their suffixes.
 FIGURE_TYPES = {"image/svg+xml": ".svg", "image/png": ".png", "image/jpeg": ".jpeg", "image/gif": ".gif"}
@@ -86,10 +95,105 @@ def note_paste_dependencies(app: Any, doctree: nodes.document) -> None:
         app.env.note_dependency(app.env.doc2path(node.refdoc))
 
 
+#: TeX in page titles and the text it stands for in a browser's tab.
+_TEX_TEXT = {
+    r"\sum": "∑", r"\eta": "η", r"\sigma": "σ", r"\lambda": "λ", r"\alpha": "α", r"\beta": "β", r"\tau": "τ",
+    r"\mathbb E": "𝔼", r"\|": "‖", r"\equiv": "≡", r"\arg\min": "argmin ", r"\ln": "ln ", r"\tilde": "",
+    r"\,": " ", r"\infty": "∞", r"\le": "≤", r"\ge": "≥", "^2": "²", "^4": "⁴",
+}  # fmt: skip
+
+
+def plain_title(text: str) -> str:
+    """A page title as plain text: each ``$...$`` (or MathJax ``\\(...\\)``) written without TeX, e.g.
+    ``"the $\\sum\\eta^2$ and $T_{\\rm SGD}$ clocks"`` -> ``"the ∑η² and T_SGD clocks"``."""
+
+    def untex(match: re.Match) -> str:
+        math = match.group(1) or match.group(2)
+        math = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)", math)
+        math = re.sub(r"\\(?:mathrm|rm|text)\s*\{([^{}]*)\}", r"\1", math)
+        math = re.sub(r"\\rm\s*", "", math)
+        for tex, plain in sorted(_TEX_TEXT.items(), key=lambda kv: -len(kv[0])):
+            math = math.replace(tex, plain)
+        math = re.sub(r"_\{([^{}]*)\}", lambda sub: "_" + sub.group(1).replace("_", ""), math)
+        math = re.sub(r"\\([A-Za-z]+)", r"\1", math)  # any other command: its name
+        return re.sub(r"[{}]", "", math).strip()
+
+    return re.sub(r"\$([^$]+)\$|\\\((.+?)\\\)", untex, text)
+
+
+def plain_page_title(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """``html-page-context`` handler: the page's ``title`` (its ``<title>``, the tab's text) as plain text
+    (:func:`plain_title`); math is typeset in the page (MathJax), not in a tab."""
+    title = context.get("title")
+    if title:
+        text = html.unescape(re.sub(r"<[^>]+>", "", str(title)))
+        context["title"] = html.escape(plain_title(text))
+
+
+#: The pages that are executed notebooks (``book/generated/<name>``).
+_GENERATED = "book/generated/"
+
+
+def _notebooks_dir(app: Any) -> Path | None:
+    """The checkout's ``notebooks/``, found from the book's source folder (an exploration's book is built inside
+    the checkout's ``_build/``); None outside a checkout."""
+    from ..base.paths import RootError, find_repo_root
+
+    try:
+        return find_repo_root(start=Path(app.srcdir)) / "notebooks"
+    except RootError:
+        return None
+
+
+def portable_notebooks(app: Any, exception: Exception | None) -> None:
+    """``build-finished`` handler: write every chapter's notebook to download (:mod:`initmem.book.portable`) into the
+    HTML build's ``_notebooks/``."""
+    notebooks = _notebooks_dir(app)
+    if exception is not None or app.builder.format != "html" or notebooks is None:
+        return
+    names = [doc[len(_GENERATED):] for doc in app.env.found_docs if doc.startswith(_GENERATED)]
+    write_portable_notebooks(notebooks, Path(app.outdir) / PORTABLE_DIR, names)
+
+
+def download_button(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
+    """``html-page-context`` handler, after the theme's: the first entry of a chapter's download menu is its notebook
+    to run with an installed initmem (``_notebooks/<name>.ipynb``, :func:`portable_notebooks`)."""
+    notebooks = _notebooks_dir(app)
+    name = pagename[len(_GENERATED):]
+    group = next((b for b in context.get("header_buttons", []) if b.get("label") == "download-buttons"), None)
+    if not pagename.startswith(_GENERATED) or notebooks is None or group is None:
+        return
+    if not (notebooks / f"{name}.py").is_file():
+        return
+    url = f"{context['pathto'](PORTABLE_DIR, 1)}/{name}.ipynb"
+    group["buttons"].insert(0, {"type": "link", "url": url, "text": "notebook to run", "icon": "fas fa-play",
+                                "tooltip": "Download this chapter as a notebook that runs with an installed initmem",
+                                "label": "download-portable-notebook-button"})  # fmt: skip
+
+
+def source_module(app: Any, modname: str, attribute: str) -> str | None:
+    """``viewcode-follow-imported`` handler: an attribute whose value is a builtin object (a type alias such as
+    ``tuple[Tensor, Tensor]`` reports the module ``builtins``) keeps the module it is documented in, so that viewcode
+    neither lists ``builtins`` among the modules nor links to a page it cannot write. Anything else: viewcode's own
+    rule (None)."""
+    import importlib
+
+    try:
+        value = getattr(importlib.import_module(modname), attribute.split(".", 1)[0])
+    except (ImportError, AttributeError):
+        return None
+    return modname if getattr(value, "__module__", None) == "builtins" else None
+
+
 def setup(app: Any) -> dict[str, Any]:  # pragma: no cover - called by Sphinx
     """Register the extension with Sphinx."""
     app.set_html_assets_policy("always")
     app.add_post_transform(PasteFigures)
     app.connect("doctree-read", note_paste_dependencies)
     app.connect("config-inited", configure_repository_buttons)
+    app.connect("html-page-context", plain_page_title)
+    app.connect("html-page-context", download_button, priority=600)  # after the theme's header buttons (501)
+    app.connect("build-finished", portable_notebooks)
+    if "viewcode-follow-imported" in app.events.events:  # sphinx.ext.viewcode is loaded (the book lists it first)
+        app.connect("viewcode-follow-imported", source_module)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

@@ -9,20 +9,25 @@ repeated (glue a figure, show it, print where its data came from):
 * :func:`verdict_line` / :func:`verdict_box` -- the first-screen verdicts of a chapter and its full box
   (:mod:`initmem.study.claims`);
 * :func:`source_note` -- the line under every figure: the results it was drawn from (a download link into the
-  record) and the command that reproduces it.
+  record) and the command that reproduces it, ``-p`` flags included;
+* :func:`against_record` -- on an exploration's page, the chapter's ledger rows beside the committed record's (the
+  main figure draws the record too: :mod:`initmem.study.plots.overlay`);
+* :func:`parameters` -- the values a page was computed with and what each means, in a dropdown.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..base.paths import RootError, find_repo_root
 from ..study.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
+from .exploration import rerun_command
 
-__all__ = ["VERDICT_INTRO", "figure", "table", "verdict_line", "verdict_box", "parameters", "source_note"]
+__all__ = ["VERDICT_INTRO", "figure", "table", "verdict_line", "verdict_box", "against_record", "parameters",
+           "source_note", "overrides"]  # fmt: skip
 
 #: The paragraph above every chapter's verdict box.
 VERDICT_INTRO = (
@@ -43,19 +48,26 @@ def figure(fig: Any, key: str, source: str) -> None:
     display(Markdown(source))
 
 
-def table(frame: Any, key: str | None = None, columns: Sequence[str] | None = None, **present: Any) -> Any:
+def table(frame: Any, key: str | None = None, columns: Sequence[str] | None = None, show: bool = True,
+          **present: Any) -> Any:
     """Show ``frame`` for readers (:func:`initmem.study.tables.present` of its ``columns``), glued under ``key`` if
-    given; returns the presented table."""
+    given (``show=False``: glued only, for a page that pastes it elsewhere), every cell in full (pandas would cut one
+    longer than 50 characters) and with one header row (a single index's name heads its column, where pandas would
+    give it a row of its own); returns the presented table."""
+    import pandas as pd
     from IPython.display import display
     from myst_nb import glue
 
     from ..study.tables import present as present_table
 
     shown = present_table(frame, columns, **present)
-    if key:
-        glue(key, shown)
-    else:
-        display(shown)
+    if shown.index.nlevels == 1 and shown.index.name:
+        shown = shown.rename_axis(index=None, columns=shown.index.name)
+    with pd.option_context("display.max_colwidth", None):
+        if key:
+            glue(key, shown, display=show)
+        elif show:
+            display(shown)
     return shown
 
 
@@ -84,10 +96,12 @@ def source_note(
     preset: str | None = None,
     sources: Sequence[str] | None = None,
     results_dir: str | os.PathLike = "results",
+    parameters: Mapping[str, Any] | None = None,
 ) -> str:
     """The line a notebook prints under each figure (MyST Markdown): the results the figure was drawn from and the
     command that reproduces it, e.g. ``data: results/cpu/01_optimizers.nc · reproduce: initmem experiments --preset
-    cpu --only 01``.
+    cpu --only 01``; with ``parameters`` that differ from the preset's, one ``-p NAME VALUE`` per difference
+    (:func:`overrides`), so that the command reproduces the page.
 
     A file of the committed record (``<root>/results/<preset>/``) becomes a ``{download}`` link relative to the page
     (``book/generated/<page>.ipynb``), so that the built book carries a copy of it; any other file (an exploration's,
@@ -100,6 +114,8 @@ def source_note(
         sources: the experiments whose combined results the figure reads; default ``[page]``; ``[]``: the page
             computes its figures itself.
         results_dir: the notebook's ``results_dir``.
+        parameters: the complete parameters the page was computed with (what
+            :func:`initmem.study.results.notebook_experiment` returns).
 
     >>> source_note("T1_scale_invariance", sources=[])
     'data: computed on this page · reproduce: `initmem experiments --only T1`'
@@ -108,9 +124,18 @@ def source_note(
     if sources and preset is None:
         raise ValueError(f"source_note: the results of {', '.join(sources)} need the preset they were computed at")
     files = [_result_link(results_paths(results_dir, preset, name)[1]) for name in sources]
-    only = ",".join(sorted({name[:2] for name in [*sources, page]}))
-    command = f"initmem experiments{f' --preset {preset}' if preset else ''} --only {only}"
+    changed = overrides(page, preset, parameters) if preset and parameters else {}
+    command = rerun_command(preset, [*sources, page], changed)
     return f"data: {', '.join(files) if files else 'computed on this page'} · reproduce: `{command}`"
+
+
+def overrides(page: str, preset: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``parameters`` of notebook ``page`` whose values differ from ``preset``'s
+    (:func:`initmem.study.presets.notebook_parameters`): the ``-p`` flags that reproduce the page."""
+    from ..study.presets import notebook_parameters
+
+    values = notebook_parameters(preset, page)
+    return {key: value for key, value in parameters.items() if key in values and values[key] != value}
 
 
 def _result_link(path: Path) -> str:
@@ -127,15 +152,31 @@ def _result_link(path: Path) -> str:
     return f"{{download}}`{path.relative_to(root).as_posix()} <{target}>`"
 
 
+def against_record(experiment: str, ds: Any, record: Any, claims: list[str] | None = None) -> None:
+    """On an exploration's page (``record`` is the committed record's Dataset of the chapter,
+    :func:`initmem.study.reuse.record_results`), the chapter's ledger rows measured here beside the record's
+    (:func:`initmem.study.claims.against_record`); nothing on the record's own pages (``record`` None)."""
+    if record is None:
+        return
+    from IPython.display import Markdown, display
+
+    from ..study.claims import against_record as rows, chapter_table
+
+    display(Markdown(f"**This exploration against the committed record** (preset {record.attrs.get('preset', '?')}): "
+                     "the chapter's ledger rows, by the same rules."))  # fmt: skip
+    display(rows(chapter_table(experiment, ds, claims), chapter_table(experiment, record, claims)))
 
 
-def parameters(preset: str, values: dict[str, Any]) -> None:
-    """The table that closes every experiment page: the values it was computed with and what each means
-    (:func:`initmem.study.registry.parameter_table`), each meaning in full."""
-    import pandas as pd
-    from IPython.display import display
+def parameters(preset: str, values: Mapping[str, Any]) -> None:
+    """What closes every experiment page: the values it was computed with and what each means
+    (:data:`initmem.study.registry.PARAMETERS`), as a list in a dropdown (long meanings read as text, not as table
+    cells)."""
+    import json
 
-    from ..study.registry import parameter_table
+    from IPython.display import Markdown, display
 
-    with pd.option_context("display.max_colwidth", None):
-        display(parameter_table({"preset": preset, **values}))
+    from ..study.registry import PARAMETERS
+
+    items = [f"`{key}` = `{json.dumps(value)}`\n: {PARAMETERS.get(key, '')}" for key, value in
+             {"preset": preset, **values}.items()]  # fmt: skip
+    display(Markdown(":::{dropdown} The values of this page, and what each means\n" + "\n\n".join(items) + "\n:::"))

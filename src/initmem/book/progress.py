@@ -1,45 +1,26 @@
 """Run-level progress of a notebook while its kernel trains: runs done of the sweep's total, with an ETA.
 
 A notebook's sweep trains inside its kernel, where a progress bar would only reach the executed notebook. The
-runner knows the sweep before the kernel starts (:func:`planned_runs`: the run hashes of the experiment's spec at
-the notebook's parameters, with the thread count each run will have), so :class:`RunProgress` watches the run
-store from outside: a thread counts the run files (``<hash>.nc`` or ``<hash>.stacked<K>.nc``) every
-:data:`POLL_S` seconds and advances a tqdm bar, whose rate (runs per second, averaged over the runs trained in this
-session) gives the ETA.
+runner knows the sweep before the kernel starts (:func:`initmem.study.reuse.notebook_plan`: the run hashes of the
+experiment's spec at the notebook's parameters, with the thread count each run will have, and which of them will
+train), so :class:`RunProgress` watches the run store from outside: a thread counts the run files (``<hash>.nc`` or
+``<hash>.stacked<K>.nc``) every :data:`POLL_S` seconds and advances a tqdm bar, whose rate (runs per second, averaged
+over the runs trained in this session) gives the ETA.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
-
-from ..study.layout import results_paths
-from ..study.registry import EXPERIMENT_SPECS, experiment_spec
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tqdm import tqdm
 
-__all__ = ["POLL_S", "planned_runs", "RunProgress"]
+__all__ = ["POLL_S", "RunProgress"]
 
 #: Seconds between two looks at the run store.
 POLL_S = 2.0
-
-
-def planned_runs(name: str, parameters: Mapping[str, Any], results_dir: Path, preset: str) -> tuple[Path, list[str]]:
-    """``(runs_dir, hashes)`` of the runs that notebook ``name`` trains or reads at ``parameters`` (complete, as the
-    runner injects them); no runs for a notebook that builds no sweep."""
-    # imported here: the sweeps package imports xarray, which ``initmem --help`` (it imports the runner) need not
-    from ..sweeps.executors import resolve_threads
-    from ..sweeps.spec import SweepSpec
-
-    runs_dir = results_paths(results_dir, preset, name)[0]
-    if name not in EXPERIMENT_SPECS:
-        return runs_dir, []
-    configs = [config for _, config in SweepSpec.from_dict(experiment_spec(name, parameters)).configs()]
-    configs = resolve_threads(configs, parameters.get("executor") or "serial", parameters.get("workers"), None, None)
-    return runs_dir, [config.hash() for config in configs]
 
 
 def _done(runs_dir: Path, hashes: list[str]) -> int:

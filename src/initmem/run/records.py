@@ -47,7 +47,6 @@ __all__ = [
     "recalibrated_copy",
     "measure",
     "kernel_norms",
-    "git_commit",
     "cpu_model",
     "math_library_versions",
     "hardware_facts",

@@ -6,11 +6,14 @@
 * :mod:`~initmem.study.costs` -- what a preset costs, estimated from throughput and measured from run files;
 * :mod:`~initmem.study.results` -- load-or-run an experiment and where its results live;
 * :mod:`~initmem.study.timed` -- an experiment within a wall-time budget (the GPU check);
+* :mod:`~initmem.study.reuse` -- what an exploration takes from the committed record: its runs, and its results;
 * :mod:`~initmem.study.stats` -- the statistics vocabulary (seed mean, interval, spread, rank correlation);
 * :mod:`~initmem.study.summary` -- the summary table of a sweep;
 * :mod:`~initmem.study.analysis` -- the analyses of the chapters (horizons, norm coupling, clocks, calibration);
 * :mod:`~initmem.study.claims` -- the claims ledger C1-C7 and its verdict rules;
-* :mod:`~initmem.study.plots` -- the figures;
+* :mod:`~initmem.study.plots` -- the figures (style, labels, captions, seeds, figures, spreads, the record's
+  overlay), with :mod:`~initmem.study.batch_plots`, :mod:`~initmem.study.phase_plots` and
+  :mod:`~initmem.study.forest`;
 * :mod:`~initmem.study.gpu_results` -- the paper-scale (GPU) column of the ledger.
 
 It may import :mod:`initmem.base`, :mod:`initmem.run` and :mod:`initmem.sweeps`, never :mod:`initmem.theory` or

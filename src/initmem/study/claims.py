@@ -4,8 +4,9 @@ Each claim, or each part of one (an optimizer of C2, a lever of C4, a design of 
 printed rules of :mod:`initmem.study.rules`:
 
 * its **direction effect**: a per-seed paired contrast, positive in the paper's direction, summarised by the mean
-  over seeds and its 95 % t-interval; spreads in it are **cross-fitted** (:func:`initmem.study.stats.
-  cross_fitted_spreads`: the best and worst sigma_w are chosen on the other seeds), so that noise alone gives 0;
+  over seeds and its 95 % t-interval; spreads in it are **cross-fitted**
+  (:func:`initmem.study.stats.cross_fitted_spreads`: the best and worst sigma_w are chosen on the other seeds), so
+  that noise alone gives 0;
 * its **noise null**: a permutation p-value (:mod:`initmem.study.nulls`) of the raw statistic (sigma_w labels
   permuted within seeds for a spread; the two conditions swapped within (sigma_w, seed) cells for a contrast);
 * its **size** where the paper gives a number ``P``, with the band ``P +- max(5 pp, 30 % of P)``.
@@ -32,8 +33,8 @@ from .rules import INCONCLUSIVE, IN_DIRECTION, IN_SIZE, NOT_REPRODUCED, VERDICT_
 from .stats import Interval, cross_fitted_spreads, finite_runs, mean_interval, n_diverged, seed_mean
 
 __all__ = ["IN_SIZE", "IN_DIRECTION", "NOT_REPRODUCED", "INCONCLUSIVE", "VERDICTS", "VERDICT_DEFINITIONS", "PAPER",
-           "RULES", "Row", "reproduction_table", "claim_rows", "glance_table", "answer", "verdict_box", "chapter_box",
-           "chapter_verdicts"]  # fmt: skip
+           "RULES", "Row", "reproduction_table", "claim_rows", "glance_table", "against_record", "answer", "verdict_box",
+           "chapter_table", "chapter_box", "chapter_verdicts"]  # fmt: skip
 
 #: The paper's claims, with where they come from (the paper summary, shared/paper/000_*.txt), and the number it
 #: gives for each part (None: no number, so the claim can be at most "in direction").
@@ -540,8 +541,9 @@ _OURS_SHORT = {
 }  # fmt: skip
 
 
-def _ours_cell(row: Any) -> str:
-    """A row's measured number with its interval: the size where the paper gives a number, else the effect."""
+def _ours_cell(row: Any, describe: bool = True) -> str:
+    """A row's measured number with its interval: the size where the paper gives a number, else the effect; with
+    ``describe``, followed by what it measures."""
     sized = _given(row["band_low"])
     centre, low, high = ((row["size"], row["size_low"], row["size_high"]) if sized else
                          (row["effect"], row["effect_low"], row["effect_high"]))  # fmt: skip
@@ -549,7 +551,7 @@ def _ours_cell(row: Any) -> str:
         return "not measured"
     unit, digits = (" pp", 1) if row["unit"] == "pp" else ("", 2)
     interval = f" [{low:.{digits}f}, {high:.{digits}f}]" if _given(low) and _given(high) else ""
-    return f"{centre:.{digits}f}{unit}{interval} ({_OURS_SHORT[row['claim']]})"
+    return f"{centre:.{digits}f}{unit}{interval}" + (f" ({_OURS_SHORT[row['claim']]})" if describe else "")
 
 
 def glance_table(table: Any) -> Any:
@@ -560,6 +562,28 @@ def glance_table(table: Any) -> Any:
     rows = {"paper": [_PAPER_SHORT.get(key, "") for key in table.index],
             "ours [95 % CI]": [_ours_cell(row) for _, row in table.iterrows()], "verdict": list(table["verdict"])}  # fmt: skip
     return pd.DataFrame(rows, index=pd.Index(list(table.index), name="claim"))
+
+
+def against_record(table: Any, record: Any) -> Any:
+    """An exploration's rows (``table``, a :func:`reproduction_table`) beside the committed record's (``record``, the
+    same claims measured on the record): what each row measures, the record's number with its 95 % interval, this
+    exploration's, and the verdict, ``"reproduced in size"`` or ``"record → here"`` where it changed."""
+    import pandas as pd
+
+    keys = list(table.index)
+    theirs = {key: record.loc[key] for key in keys if key in record.index}
+    rows = {
+        "measures": [_OURS_SHORT[table.loc[key, "claim"]] for key in keys],
+        "committed record [95 % CI]": [_ours_cell(theirs[key], False) if key in theirs else "–" for key in keys],
+        "this page [95 % CI]": [_ours_cell(table.loc[key], False) for key in keys],
+        "verdict": [_verdict_change(theirs[key]["verdict"] if key in theirs else None, table.loc[key, "verdict"])
+                    for key in keys],
+    }  # fmt: skip
+    return pd.DataFrame(rows, index=pd.Index(keys, name="claim"))
+
+
+def _verdict_change(record: str | None, here: str) -> str:
+    return here if record in (None, here) else f"{record} → {here}"
 
 
 def answer(table: Any, preset: str) -> str:
@@ -621,11 +645,16 @@ def _own_claims(experiment: str, claims: list[str] | None) -> list[str]:
     return list(claims) if claims else [claim for claim, name, _ in _CLAIMS if name == experiment]
 
 
+def chapter_table(experiment: str, ds: xr.Dataset, claims: list[str] | None = None) -> Any:
+    """The :func:`reproduction_table` of the claims that ``experiment``'s results ``ds`` decide (all of them, or
+    ``claims``)."""
+    return reproduction_table({experiment: ds}, _own_claims(experiment, claims))
+
+
 def chapter_box(experiment: str, ds: xr.Dataset, claims: list[str] | None = None) -> str:
     """The verdict box of the claims that ``experiment``'s results ``ds`` decide (all of them, or ``claims``), for
     its chapter; the same rules and numbers as the ledger."""
-    own = _own_claims(experiment, claims)
-    return verdict_box(reproduction_table({experiment: ds}, own), own)
+    return verdict_box(chapter_table(experiment, ds, claims), _own_claims(experiment, claims))
 
 
 def chapter_verdicts(experiment: str, ds: xr.Dataset, claims: list[str] | None = None, label: str | None = None) -> str:
@@ -633,8 +662,7 @@ def chapter_verdicts(experiment: str, ds: xr.Dataset, claims: list[str] | None =
     its chapter, linking to the full box (:func:`chapter_box`) under the MyST target ``label`` (default
     ``verdict-<experiment>``), e.g. ``**Verdict at the cpu preset:** C1 reproduced in direction · C7 reproduced in
     direction ({ref}`the numbers and the rules <verdict-01_optimizers>`).``"""
-    own = _own_claims(experiment, claims)
-    table = reproduction_table({experiment: ds}, own)
+    table = chapter_table(experiment, ds, claims)
     where = f"the {ds.attrs['preset']} preset" if "preset" in ds.attrs else "this preset"
     verdicts = " · ".join(f"{key} {row['verdict']}" for key, row in table.iterrows())
     return f"**Verdict at {where}:** {verdicts} ({{ref}}`the numbers and the rules <{label or f'verdict-{experiment}'}>`)."

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from .plots import FIGURE_WIDTH, STYLE, _MUTED, _finish, _plt, _style_axes, _styled
+from .plots.captions import finish
+from .plots.style import FIGURE_WIDTH, MUTED, STYLE, legend_in, pyplot, style_axes, styled
 
 __all__ = ["VERDICT_COLORS", "forest"]
 
@@ -24,7 +25,7 @@ VERDICT_COLORS = {"reproduced in size": "#1a7f37", "reproduced in direction": "#
                   "inconclusive": "0.35"}  # fmt: skip
 _BAND = "#9ec5ea"
 _NULL = "0.85"
-_ROW_HEIGHT = 0.3
+_ROW_HEIGHT = 0.17
 
 
 def _finite(*values: Any) -> bool:
@@ -35,7 +36,7 @@ def _draw_row(ax, y: float, row: Any) -> None:
     """One ledger row at height ``y``: the band and number of the paper, or the null band, and ours."""
     sized = _finite(row["band_low"], row["band_high"])
     if sized:
-        ax.add_patch(_plt().Rectangle((row["band_low"], y - 0.32), row["band_high"] - row["band_low"], 0.64,
+        ax.add_patch(pyplot().Rectangle((row["band_low"], y - 0.32), row["band_high"] - row["band_low"], 0.64,
                                       color=_BAND, lw=0, zorder=1))  # fmt: skip
         if _finite(row["paper_value"]):
             ax.plot([row["paper_value"]], [y], marker="D", ms=5, color="#1f4e79", zorder=3, ls="none")
@@ -43,7 +44,7 @@ def _draw_row(ax, y: float, row: Any) -> None:
     else:
         margin = row["margin"]
         if _finite(margin):
-            ax.add_patch(_plt().Rectangle((-margin, y - 0.32), 2 * margin, 0.64, color=_NULL, lw=0, zorder=1))
+            ax.add_patch(pyplot().Rectangle((-margin, y - 0.32), 2 * margin, 0.64, color=_NULL, lw=0, zorder=1))
         centre, low, high = row["effect"], row["effect_low"], row["effect_high"]
     if _finite(low, high):
         ax.plot([low, high], [y, y], color="black", lw=1.6, zorder=4, solid_capstyle="butt")
@@ -51,30 +52,33 @@ def _draw_row(ax, y: float, row: Any) -> None:
         ax.plot([centre], [y], marker="o", ms=4.5, color="black", zorder=5, ls="none")
 
 
-@_styled
+@styled
 def forest(table: Any, title: str | None = "The claims against the paper", caption: str | None = None):
     """The forest plot of a :func:`~initmem.study.claims.reproduction_table` (see the module docstring)."""
-    plt = _plt()
+    plt = pyplot()
     groups = [("pp", table[table["unit"] == "pp"]), ("other", table[table["unit"] != "pp"])]
     groups = [(name, rows) for name, rows in groups if len(rows)]
     heights = [max(len(rows), 1) * _ROW_HEIGHT + 0.55 for _, rows in groups]
-    fig = plt.figure(figsize=(FIGURE_WIDTH, sum(heights) + 0.5), layout="constrained")
-    grid = fig.add_gridspec(len(groups), 1, height_ratios=heights)
+    strip = 0.3  # the legend's strip under the panels (legend_in makes it as tall as the legend needs)
+    fig = plt.figure(figsize=(FIGURE_WIDTH, sum(heights) + strip), layout="constrained")
+    grid = fig.add_gridspec(len(groups) + 1, 1, height_ratios=[*heights, strip])
     for k, (name, rows) in enumerate(groups):
         ax = fig.add_subplot(grid[k])
-        _style_axes(ax)
+        style_axes(ax)
         ys = np.arange(len(rows))[::-1]
         for y, (_, row) in zip(ys, rows.iterrows()):
             _draw_row(ax, float(y), row)
             ax.annotate(row["verdict"], xy=(1.01, float(y)), xycoords=("axes fraction", "data"), va="center",
-                        fontsize=STYLE["legend.fontsize"], color=VERDICT_COLORS.get(row["verdict"], _MUTED))  # fmt: skip
-        ax.axvline(0.0, color=_MUTED, lw=0.8, zorder=2)
+                        fontsize=STYLE["legend.fontsize"], color=VERDICT_COLORS.get(row["verdict"], MUTED))  # fmt: skip
+        ax.axvline(0.0, color=MUTED, lw=0.8, zorder=2)
         ax.set_yticks(ys, list(rows.index))
         ax.set_ylim(-0.6, len(rows) - 0.4)
         ax.set_xlabel("percentage points" if name == "pp" else "C7: slope difference; B1: boundary x0")
         ax.grid(axis="x", color="0.92", lw=0.6)
-    legend = [plt.Rectangle((0, 0), 1, 1, color=_BAND, lw=0, label="paper's number (diamond) and its band"),
-              plt.Rectangle((0, 0), 1, 1, color=_NULL, lw=0, label="null-equivalence band (no effect)"),
-              plt.Line2D([], [], color="black", marker="o", ms=4.5, lw=1.6, label="ours: mean, 95 % interval")]  # fmt: skip
-    fig.legend(handles=legend, loc="outside upper center", ncol=3, frameon=False, fontsize=STYLE["legend.fontsize"])
-    return _finish(fig, caption or "", title)
+    legend = [plt.Rectangle((0, 0), 1, 1, color=_BAND, lw=0, label="paper (diamond), its band"),
+              plt.Rectangle((0, 0), 1, 1, color=_NULL, lw=0, label="no-effect band"),
+              plt.Line2D([], [], color="black", marker="o", ms=4.5, lw=1.6, label="ours, 95 % interval")]  # fmt: skip
+    keys = fig.add_subplot(grid[-1])
+    keys.axis("off")
+    legend_in(keys, legend, ncol=3)
+    return finish(fig, caption or "", title)

@@ -4,7 +4,7 @@ Theory (T5): with coupled L2 decay, the fourth power of a scale-invariant kernel
 ``|W*|^4 = eta G / (lambda (2 - eta lambda))`` that does not depend on the initialization, and the initial norm's
 contribution is damped by ``exp(-4 T_L2)``, ``T_L2 = lambda sum_k eta_k``. The start is forgotten once
 
-    x = T_L2 - ln(|W0| / |W*|)  >  0 .
+    ``x = T_L2 - ln(|W0| / |W*|)  >  0`` .
 
 Experiments 03 and 10 measure every quantity of ``x`` from their own runs (:func:`cell_table`): ``|W0|`` is the
 initial kernel norm at the largest sigma_w (the start with the most to forget), ``|W*|`` the final kernel norm at the
@@ -35,7 +35,7 @@ from .stats import LEVEL, Interval, RankTest, finite_runs, mean_interval, rank_t
 __all__ = ["BOUNDARY_BAND", "BOOTSTRAP_RESAMPLES", "cell_table", "gap", "equilibrium_scaling", "predicted_decay_at", "Transition", "logistic",
            "fit_transition"]  # fmt: skip
 
-#: B1's band around the predicted boundary x = 0: +- 0.3 in x, i.e. a 35 % error in the norm ratio |W0| / |W*|.
+#: B1's band around the predicted boundary x = 0: +- 0.3 in x, i.e. a 35 % error in the norm ratio ``|W0| / |W*|``.
 BOUNDARY_BAND = (-0.3, 0.3)
 #: Bootstrap resamples of the transition's fit.
 BOOTSTRAP_RESAMPLES = 2_000
@@ -91,7 +91,7 @@ def equilibrium_scaling(table: Any) -> dict[str, float]:
     """T5's law for the measured equilibrium norms of the cells with decay: ``|W*| = c (eta / lambda)^(1/4)``.
 
     Returns ``{"exponent", "exponent_low", "exponent_high", "constant", "cells"}``: the least-squares slope of
-    ln |W*| on ln(eta / lambda) with its 95 % interval (T5 predicts 0.25), and ``c`` fitted with the exponent fixed at
+    ``ln |W*|`` on ``ln(eta / lambda)`` with its 95 % interval (T5 predicts 0.25), and ``c`` fitted with the exponent fixed at
     1/4 (``table`` is a :func:`cell_table`; ``predicted_W_star`` = c (eta / lambda)^(1/4) can be set beside
     ``W_star``)."""
     from scipy import stats
@@ -115,9 +115,9 @@ def predicted_decay_at(ds: xr.Dataset, lrs: Any) -> dict[str, Any]:
     with the largest lambda) and its measured ``W_star``, ``W0``, and for each learning rate of ``lrs`` the lambda at
     which T5's law puts x = 0 (``{lr: lambda}``; NaN where no lambda up to 10 reaches it).
 
-    With ``|W*|(eta, lambda) = W*_ref ((eta / eta_ref) / (lambda / lambda_ref))^(1/4)``, x = lambda eta S -
-    ln(W0 / |W*|) falls with lambda up to ``lambda = 1 / (4 eta S)`` (where the law's |W*| grows without bound as
-    lambda -> 0, which no real norm does) and rises after it; the boundary is the root on the rising side
+    With ``|W*|(eta, lambda) = W*_ref ((eta / eta_ref) / (lambda / lambda_ref))^(1/4)``, ``x = lambda eta S -
+    ln(W0 / |W*|)`` falls with lambda up to ``lambda = 1 / (4 eta S)`` (where the law's ``|W*|`` grows without bound
+    as lambda -> 0, which no real norm does) and rises after it; the boundary is the root on the rising side
     (``scipy.optimize.brentq``)."""
     from scipy import optimize
 

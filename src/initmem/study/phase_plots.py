@@ -1,7 +1,7 @@
 """The figures of the phase diagram (experiment 10): where in the (learning rate, L2) plane SGD forgets.
 
 * :func:`phase_heatmaps` -- the memory gap of the selected and of the final predictor in every (lr, lambda) cell,
-  with the measured boundary x = 0 (x = T_L2 - ln(|W0|/|W*|), :mod:`initmem.study.phase`) and the T_SGD contours;
+  with the measured boundary x = 0 (``x = T_L2 - ln(|W0|/|W*|)``, :mod:`initmem.study.phase`) and the T_SGD contours;
 * :func:`boundary_collapse` -- every cell's gap against its x, with the fitted logistic and its midpoint x0, and the
   measured equilibrium norms against T5's law ``|W*| ~ (eta / lambda)^(1/4)``.
 """
@@ -14,7 +14,9 @@ import numpy as np
 import xarray as xr
 
 from .phase import BOUNDARY_BAND, Transition, cell_table, equilibrium_scaling, logistic
-from .plots import _MUTED, _finish, legend_in, panels, _styled
+from .plots.captions import finish
+from .plots.overlay import RECORD_COLOR, RECORD_LABEL, record_note
+from .plots.style import MUTED, legend_in, panels, styled
 
 __all__ = ["phase_heatmaps", "boundary_collapse"]
 
@@ -27,13 +29,16 @@ def _grid(table: Any, column: str) -> tuple[np.ndarray, list[float], list[float]
     return values, lrs, wds
 
 
-@_styled
-def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forgets"):
+@styled
+def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forgets", record: xr.Dataset | None = None):
     """Two heat maps over (learning rate, L2 strength): the selected and the final memory gap (pp, seed mean, the
-    value written in each cell), with the contour x = 0 where T_L2 = ln(|W0|/|W*|) (solid) and the T_SGD contours
-    (dotted, labelled). The axes are the grid's cells, labelled with their values (lambda = 0 included)."""
+    value written in each cell), with the contour x = 0 where ``T_L2 = ln(|W0|/|W*|)`` (solid) and the T_SGD contours
+    (dotted, labelled). The axes are the grid's cells, labelled with their values (lambda = 0 included). ``record``:
+    the committed record's Dataset, its contour x = 0 drawn muted over the cells both grids have
+    (:mod:`initmem.study.plots.overlay`)."""
     table = cell_table(ds)
     x, lrs, wds = _grid(table, "x")
+    theirs = _record_x(record, lrs, wds) if record is not None else None
     t_sgd, _, _ = _grid(table, "T_SGD")
     fig, axes, strips = panels(2, height=2.9, legend="below")
     gaps = [_grid(table, f"{name}_gap")[0] for name in ("selected", "final")]
@@ -42,15 +47,18 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
         image = ax.imshow(gap, origin="lower", cmap="viridis", vmin=min(0.0, float(np.nanmin(gap))), vmax=top,
                           aspect="auto")  # fmt: skip
         for (i, j), value in np.ndenumerate(gap):
-            ax.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=7,
+            ax.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=8,
                     color="white" if value < 0.6 * top else "black")  # fmt: skip
         if np.nanmin(x) < 0 < np.nanmax(x):
             ax.contour(np.arange(len(lrs)), np.arange(len(wds)), x, levels=[0.0], colors="#d62728", linewidths=1.6)
+        if theirs is not None and np.nanmin(theirs) < 0 < np.nanmax(theirs):
+            ax.contour(np.arange(len(lrs)), np.arange(len(wds)), theirs, levels=[0.0], colors=RECORD_COLOR,
+                       linewidths=1.4, linestyles="--")  # fmt: skip
         if np.ptp(t_sgd) > 0:
             levels = np.unique(np.round(np.geomspace(np.nanmin(t_sgd[t_sgd > 0]), np.nanmax(t_sgd), 3), 3))
             lines = ax.contour(np.arange(len(lrs)), np.arange(len(wds)), t_sgd, levels=levels[1:-1] if len(levels) > 2
                                else levels, colors="white", linewidths=0.8, linestyles=":")  # fmt: skip
-            ax.clabel(lines, fmt=lambda v: f"T_SGD {v:.2g}", fontsize=6)
+            ax.clabel(lines, fmt=lambda v: f"T_SGD {v:.2g}", fontsize=7.5)
         ax.set_xticks(range(len(lrs)), [f"{v:g}" for v in lrs], rotation=45)
         ax.set_yticks(range(len(wds)), [f"{v:g}" for v in wds])
         ax.set_xlabel(r"learning rate $\eta$")
@@ -59,16 +67,31 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
     axes[0, 0].set_ylabel(r"L2 strength $\lambda$")
     from matplotlib.lines import Line2D
 
+    overlaid = [Line2D([], [], color=RECORD_COLOR, lw=1.4, ls="--", label=f"x = 0 of the {RECORD_LABEL}")]
     legend_in(strips[0], [Line2D([], [], color="#d62728", lw=1.6, label=r"x = 0: $T_{L2} = \ln(|W_0|/|W^*|)$ (measured)"),
-                          Line2D([], [], color=_MUTED, lw=0.8, ls=":", label=r"$T_{SGD}$ contours")])  # fmt: skip
-    return _finish(fig, ds, title, r"gap = accuracy at the smallest minus at the largest $\sigma_w$, mean over seeds")
+                          Line2D([], [], color=MUTED, lw=0.8, ls=":", label=r"$T_{SGD}$ contours"),
+                          *(overlaid if theirs is not None else [])])  # fmt: skip
+    extra = r"gap = accuracy at the smallest minus at the largest $\sigma_w$, mean over seeds"
+    return finish(fig, ds, title, record_note(record, extra) if theirs is not None else extra)
 
 
-@_styled
+def _record_x(record: xr.Dataset, lrs: list[float], wds: list[float]) -> np.ndarray | None:
+    """The record's ``x = T_L2 - ln(|W0|/|W*|)`` on the (weight_decay, lr) grid ``wds`` x ``lrs`` (NaN where the record
+    has no such cell); None when the two grids share no cell."""
+    try:
+        table = cell_table(record)
+    except (KeyError, ValueError):  # not a phase-diagram sweep
+        return None
+    values = np.array([[table.loc[(lr, wd), "x"] if (lr, wd) in table.index else np.nan for lr in lrs] for wd in wds],
+                      dtype=float)  # fmt: skip
+    return values if np.isfinite(values).any() else None
+
+
+@styled
 def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The memory against the L2 clock's margin"):
-    """Left: every cell's selected gap (seed mean, 95 % t-interval) against x = T_L2 - ln(|W0|/|W*|), coloured by
+    """Left: every cell's selected gap (seed mean, 95 % t-interval) against ``x = T_L2 - ln(|W0|/|W*|)``, coloured by
     lambda, with the fitted logistic (line), its midpoint x0 and bootstrap interval (band), and the predicted boundary
-    x = 0 (dashed) with B1's band (grey). Right: the measured equilibrium norm |W*| against T5's law
+    x = 0 (dashed) with B1's band (grey). Right: the measured equilibrium norm ``|W*|`` against T5's law
     c (eta / lambda)^(1/4) (c fitted), log-log, cells with lambda > 0."""
     import matplotlib as mpl
 
@@ -78,7 +101,7 @@ def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The 
     wds = sorted(set(table.index.get_level_values("weight_decay")))
     cmap = mpl.colormaps["plasma"]
     ax.axvspan(*BOUNDARY_BAND, color="0.9", lw=0, label="B1's band around the prediction")
-    ax.axvline(0.0, color=_MUTED, ls="--", lw=1.0, label="predicted boundary x = 0")
+    ax.axvline(0.0, color=MUTED, ls="--", lw=1.0, label="predicted boundary x = 0")
     if fit.midpoint.has_bounds:
         ax.axvspan(fit.midpoint.low, fit.midpoint.high, color="#d62728", alpha=0.18, lw=0, label="fitted x0, 95 % interval")
     for k, wd in enumerate(wds):
@@ -101,7 +124,7 @@ def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The 
         predicted = scaling["constant"] * ratio**0.25
         ax.loglog(predicted, decayed["W_star"], "o", color="C0", ms=4, label=r"cells with $\lambda > 0$")
         span = np.array([min(predicted.min(), decayed["W_star"].min()), max(predicted.max(), decayed["W_star"].max())])
-        ax.loglog(span, span, color=_MUTED, lw=0.8, ls="--", label="T5's law (slope 1/4 in $\\eta/\\lambda$)")
+        ax.loglog(span, span, color=MUTED, lw=0.8, ls="--", label="T5's law (slope 1/4 in $\\eta/\\lambda$)")
         ax.set_title(f"fitted exponent {scaling['exponent']:.2f} [{scaling['exponent_low']:.2f}, "
                      f"{scaling['exponent_high']:.2f}]; T5: 0.25")  # fmt: skip
     ax.set_xlabel(r"T5: $c\,(\eta/\lambda)^{1/4}$")
@@ -109,4 +132,4 @@ def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The 
     legend_in(strips[0], [axes[0, 0], axes[0, 1]])
     extra = (f"logistic fit over {fit.cells} cells, bootstrap over {fit.seeds} seeds: x0 = {fit.midpoint.estimate:.2f}"
              if np.isfinite(fit.midpoint.estimate) else "the logistic could not be fitted")  # fmt: skip
-    return _finish(fig, ds, title, extra)
+    return finish(fig, ds, title, extra)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["EXPERIMENTS", "EXPERIMENT_SPECS", "EXPERIMENT_ATTRS", "PARAMETERS", "experiment_spec", "batch_size_epochs", "parameter_table"]
+__all__ = ["EXPERIMENTS", "EXPERIMENT_SPECS", "EXPERIMENT_ATTRS", "PARAMETERS", "experiment_spec", "batch_size_epochs"]
 
 #: The training experiments whose combined results feed the clock collapse (07) and the ledger (99), in order.
 EXPERIMENTS = ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth")
@@ -206,15 +206,3 @@ def experiment_spec(name: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
         return EXPERIMENT_SPECS[name](parameters)
     except KeyError as exc:
         raise ValueError(f"parameters: experiment {name} needs the parameter {exc.args[0]!r}") from None
-
-
-
-def parameter_table(parameters: Mapping[str, Any]) -> Any:
-    """A :class:`pandas.DataFrame` of ``parameters`` (name -> value, the values a page was computed with) with what
-    each means (:data:`PARAMETERS`), indexed by name, in the given order; values as compact JSON."""
-    import json
-
-    import pandas as pd
-
-    rows = [{"parameter": k, "value": json.dumps(v), "meaning": PARAMETERS.get(k, "")} for k, v in parameters.items()]
-    return pd.DataFrame(rows, columns=["parameter", "value", "meaning"]).set_index("parameter")

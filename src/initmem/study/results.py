@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,19 +26,19 @@ import xarray as xr
 
 from ..base.paths import EXECUTOR_ENV, SCHEDULER_ENV, TRAIN_ENV
 from ..sweeps.driver import sweep
-from ..sweeps.executors import resolve_threads
 from ..sweeps.spec import SweepSpec
 from ..sweeps.store import read_checked, write_run
-from .costs import estimate_seconds
 from .layout import results_paths
 from .presets import resolve_parameters
 from .registry import EXPERIMENT_ATTRS, EXPERIMENTS, experiment_spec
+from .reuse import plan_runs, record_stores
 
 __all__ = ["SMALL_TRAINING_S", "TrainingRefused", "ReplaceRefused", "notebook_experiment", "run_experiment", "read_results", "load_results"]
 
 
 #: Sweep attributes that change on every call (timings, cache counts) and so do not decide sameness.
-_VOLATILE_ATTRS = {"created", "wall_time_s", "n_cached", "n_runs", "executor", "git_commit", "hardware"}
+_VOLATILE_ATTRS = {"created", "wall_time_s", "n_cached", "n_reused", "n_runs", "executor", "git_commit",
+                   "hardware"}
 
 
 def _same_results(path: Path, ds: xr.Dataset) -> xr.Dataset | None:
@@ -101,6 +101,7 @@ def run_experiment(
     attrs: Mapping[str, Any] | None = None,
     train_missing: bool | None = True,
     replace: bool | None = None,
+    reuse: Sequence[str | os.PathLike] = (),
 ) -> xr.Dataset:
     """Load-or-run the sweep ``spec`` of experiment ``name`` and save the combined Dataset.
 
@@ -124,6 +125,8 @@ def run_experiment(
             replaced. None: only under ``initmem experiments``, which keeps explorations out of the committed record
             by itself; elsewhere (a notebook run with papermill or by hand, with other parameters, into the
             repository's ``results``) it raises :class:`ReplaceRefused` before anything trains.
+        reuse: read-only run stores whose runs are read instead of trained (an exploration reuses the committed
+            record's, :func:`initmem.study.reuse.record_stores`); they count as present for ``train_missing``.
 
     Raises:
         TrainingRefused: runs are missing and training them was not asked for; one line naming how many runs,
@@ -132,10 +135,11 @@ def run_experiment(
     """
     runs_dir, out = results_paths(results_dir, preset, name)
     _check_replacement(name, spec, out, replace)
-    _check_training_allowed(name, spec, preset, runs_dir, train_missing, executor, workers, scheduler)
+    _check_training_allowed(name, spec, preset, runs_dir, train_missing, executor, workers, scheduler, reuse)
     with warnings.catch_warnings():  # tqdm.auto warns at import when ipywidgets is missing (executed notebooks)
         warnings.filterwarnings("ignore", message="IProgress not found")
-        ds = sweep(spec, runs_dir, executor=executor, workers=workers, progress=progress, scheduler=scheduler)
+        ds = sweep(spec, runs_dir, executor=executor, workers=workers, progress=progress, scheduler=scheduler,
+                   reuse=reuse)  # fmt: skip
     ds.attrs.update(preset=preset, experiment=name)
     extra = {k: v if isinstance(v, (str, int, float)) and not isinstance(v, bool) else json.dumps(v)
              for k, v in (attrs or {}).items()}  # fmt: skip
@@ -156,6 +160,8 @@ def notebook_experiment(name: str, namespace: Mapping[str, Any]) -> tuple[xr.Dat
     :func:`run_experiment` (the attributes the registry names for the experiment are stored with it), with the
     executor and scheduler that ``initmem experiments --executor`` sets in the environment
     (:data:`initmem.base.paths.EXECUTOR_ENV`, :data:`~initmem.base.paths.SCHEDULER_ENV`) over the parameters' own.
+    An exploration (``results_dir`` other than the record's) reads the runs the committed record holds
+    (:func:`initmem.study.reuse.record_stores`) instead of training them.
 
     Returns:
         ``(ds, parameters)``: the combined Dataset and the complete parameters it was computed with.
@@ -167,29 +173,26 @@ def notebook_experiment(name: str, namespace: Mapping[str, Any]) -> tuple[xr.Dat
         name, experiment_spec(name, parameters), preset=preset, results_dir=namespace["results_dir"],
         executor=executor, workers=parameters["workers"], scheduler=os.environ.get(SCHEDULER_ENV) or None,
         train_missing=namespace.get("train_missing"), attrs={key: parameters[key] for key in EXPERIMENT_ATTRS.get(name, ())},
+        reuse=record_stores(namespace["results_dir"], preset),
     )  # fmt: skip
     return ds, parameters
 
 
 def _check_training_allowed(
     name: str, spec: Mapping[str, Any], preset: str, runs_dir: Path, train_missing: bool | None, executor: str,
-    workers: int | None, scheduler: str | None = None,
+    workers: int | None, scheduler: str | None = None, reuse: Sequence[str | os.PathLike] = (),
 ) -> None:
-    """Raise :class:`TrainingRefused` when runs of ``spec`` are missing from ``runs_dir`` and training them was not
-    asked for (see :func:`run_experiment`)."""
+    """Raise :class:`TrainingRefused` when runs of ``spec`` are missing from ``runs_dir`` and ``reuse`` and training
+    them was not asked for (see :func:`run_experiment`)."""
     if train_missing is True or (train_missing is None and os.environ.get(TRAIN_ENV) == "1"):
         return
-    configs = resolve_threads([c for _, c in SweepSpec.from_dict(spec).configs()], executor, workers, scheduler, None)
-    missing = [c for c in configs if not any(runs_dir.glob(f"{c.hash()}*.nc"))]
-    if not missing:
-        return
-    seconds = estimate_seconds(missing)
-    if train_missing is None and seconds < SMALL_TRAINING_S:
+    plan = plan_runs(name, spec, runs_dir, executor, workers, [Path(p) for p in reuse], scheduler)
+    if not plan.to_train or (train_missing is None and plan.seconds < SMALL_TRAINING_S):
         return
     raise TrainingRefused(
-        f"train_missing: {len(missing)} of {len(configs)} runs of {name} at preset {preset!r} are not in {runs_dir} "
-        f"(about {seconds / 3600:.1f} core-hours to train); set train_missing = True in the notebook's parameters "
-        f"to train them here, or run: initmem experiments --preset {preset} --only {name[:2]}"
+        f"train_missing: {len(plan.to_train)} of {plan.total} runs of {name} at preset {preset!r} are not in "
+        f"{runs_dir} (about {plan.seconds / 3600:.1f} core-hours to train); set train_missing = True in the "
+        f"notebook's parameters to train them here, or run: initmem experiments --preset {preset} --only {name[:2]}"
     )
 
 

@@ -10,6 +10,7 @@ in HTML, in a notebook and in the PDF's plain text.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -45,11 +46,13 @@ _PP_DIGITS = 1
 
 def format_value(name: str, value: Any) -> str:
     """One cell: percentages and pp with one decimal, clocks and norms with three significant digits, p-values with
-    two, counts as integers; NaN as an en dash."""
+    two, counts (and any integer value) as integers with thousands separators; NaN as an en dash."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, (bool, str)) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
         return str(value)
+    if isinstance(value, numbers.Integral):
+        return f"{int(value):,}"
     v = float(value)
     if math.isnan(v):
         return "–"
@@ -71,8 +74,8 @@ def present(
 ) -> Any:
     """``table`` (a pandas DataFrame of an analysis function) for a page: the ``columns`` (default all) in order,
     formatted by :func:`format_value`, with headers from :data:`LABELS` (``labels`` adds or overrides). With
-    ``intervals``, ``X_spread_pp`` (or ``X_gap``) followed by its ``X_ci95_low``/``_high`` (``X_gap_low``/``_high``)
-    becomes one cell ``"21.2 [15.2, 27.1]"`` headed "... , 95 % CI". The index is kept, its levels relabelled."""
+    ``intervals``, ``X_spread_pp`` (or ``X_gap``, ``slope``) followed by its ``X_ci95_low``/``_high``
+    (``X_gap_low``/``_high``) becomes one cell ``"21.2 [15.2, 27.1]"`` headed "... , 95 % CI". The index is kept, its levels relabelled."""
     import pandas as pd
 
     names = {**LABELS, **(labels or {})}
@@ -82,7 +85,7 @@ def present(
     for column in columns:
         if column in skip:
             continue
-        low, high = _interval_columns(column)
+        low, high = _interval_columns(column, list(table.columns))
         if intervals and low in table.columns and high in table.columns:
             skip.update({low, high})
             cells = [_interval_cell(column, row[column], row[low], row[high]) for _, row in table.iterrows()]
@@ -95,10 +98,14 @@ def present(
     return frame
 
 
-def _interval_columns(column: str) -> tuple[str, str]:
+def _interval_columns(column: str, columns: Sequence[str] = ()) -> tuple[str, str]:
+    """The names of the bounds of ``column``'s interval: ``X_ci95_low``/``_high`` for ``X_spread_pp`` and where
+    ``columns`` has them (``slope_ci95_low``), else ``X_low``/``_high``."""
     if column.endswith("_spread_pp"):
         stem = column.removesuffix("_spread_pp")
         return f"{stem}_ci95_low", f"{stem}_ci95_high"
+    if f"{column}_ci95_low" in columns:
+        return f"{column}_ci95_low", f"{column}_ci95_high"
     return f"{column}_low", f"{column}_high"
 
 

@@ -1,14 +1,16 @@
 """``sweep(spec, cache_dir)``: train every point of a spec that the run store lacks, return the combined Dataset.
 
 The driver validates everything first (the spec, the executor, the cache folder is writable), reads the runs
-already in the store (:mod:`initmem.sweeps.store`), trains the rest with an executor
+already in the store (:mod:`initmem.sweeps.store`) or in read-only stores it is given to reuse (the committed record,
+for an exploration), trains the rest with an executor
 (:mod:`initmem.sweeps.executors`) and combines all of them (:mod:`initmem.sweeps.combine`). The hash of a run
 covers every field that changes the numbers, the thread count and memory layout included; stacked runs have
 files of their own. A run that raises is logged with its config, the others go on, and :func:`sweep` raises
 :class:`SweepFailed` listing the failures at the end: a rerun trains only what is missing.
 
 The combined Dataset has the attributes of :mod:`initmem.sweeps.combine` plus ``created``, ``wall_time_s``
-(this call, seconds), ``n_runs``, ``n_cached`` (runs read from the store instead of trained) and ``executor``.
+(this call, seconds), ``n_runs``, ``n_cached`` (runs read from the store instead of trained), ``n_reused`` (runs read
+from the read-only stores) and ``executor``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import datetime as _dt
 import logging
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +43,7 @@ from .executors import (
 from .spec import SweepSpec, as_spec
 from .store import load_run, run_path
 
-__all__ = ["SweepFailed", "sweep", "train_jobs"]
+__all__ = ["SweepFailed", "sweep", "plan_jobs", "reusable", "train_jobs"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +69,7 @@ def sweep(
     threads_per_worker: int | None = None,
     stack_size: int | None = None,
     scheduler: str | None = None,
+    reuse: Sequence[str | os.PathLike] = (),
 ) -> xr.Dataset:
     """Train every point of ``spec`` that ``cache_dir`` lacks, then return the combined Dataset.
 
@@ -91,6 +94,9 @@ def sweep(
             ``max(1, os.cpu_count() // workers)``. The thread count is part of each run's hash.
         stack_size: ``stacked`` only: at most this many models per stack (GPU memory); None stacks every
             run that differs only in sigma_w/seed/init_head.
+        reuse: read-only run stores (the committed record's ``results/<preset>/<experiment>/runs``, say): a run
+            missing from ``cache_dir`` whose file is in one of them is read from there, its checksum and hash
+            verified, instead of trained; nothing is written there. The combined Dataset counts them in ``n_reused``.
 
     Returns:
         The combined Dataset (see the module docstring).
@@ -126,20 +132,41 @@ def sweep(
 
             cache = cache.resolve()  # the workers' working folders are not ours
             check_shared_cache(client, cache)
-        configs = resolve_threads([c for _, c in spec.configs()], executor, workers, client, threads_per_worker)
-        stacked = _stack_sizes(configs, executor, stack_size)
-        jobs = [RunJob(c, run_path(cache, c, stacked.get(c.hash(), 0))) for c in configs]
-        runs, n_cached = train_jobs(jobs, executor, workers=workers, client=client, progress=progress,
-                                    stack_size=stack_size)  # fmt: skip
+        jobs = plan_jobs(spec, cache, executor, workers, client, threads_per_worker, stack_size)
+        runs, n_cached, n_reused = train_jobs(jobs, executor, workers=workers, client=client, progress=progress,
+                                              stack_size=stack_size, reuse=reuse)  # fmt: skip
     combined = combine_runs(spec, [runs[job.key] for job in jobs])
     combined.attrs.update(
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         wall_time_s=time.perf_counter() - t0,
-        n_runs=len(configs),
+        n_runs=len(jobs),
         n_cached=n_cached,
+        n_reused=n_reused,
         executor=executor,
     )
     return combined
+
+
+def plan_jobs(
+    spec: SweepSpec, cache: Path, executor: str, workers: int | None = None, client: Any = None,
+    threads_per_worker: int | None = None, stack_size: int | None = None,
+) -> list[RunJob]:  # fmt: skip
+    """The jobs of ``spec`` as :func:`sweep` runs them: each config with the thread count it will run with
+    (:func:`~initmem.sweeps.executors.resolve_threads`) and its file in ``cache`` (stacked runs: ``<hash>.stacked<K>
+    .nc``). Computed before anything trains, so a caller can count what is cached, what can be reused and what is to
+    train."""
+    configs = resolve_threads([c for _, c in spec.configs()], executor, workers, client, threads_per_worker)
+    stacked = _stack_sizes(configs, executor, stack_size)
+    return [RunJob(c, run_path(cache, c, stacked.get(c.hash(), 0))) for c in configs]
+
+
+def reusable(job: RunJob, reuse: Sequence[str | os.PathLike]) -> Path | None:
+    """The first file in the read-only run stores ``reuse`` with the name of ``job``'s file, or None."""
+    for folder in reuse:
+        candidate = Path(folder) / job.path.name
+        if candidate.is_file():
+            return candidate
+    return None
 
 
 def _stack_sizes(configs: list[RunConfig], executor: str, stack_size: int | None) -> dict[str, int]:
@@ -154,16 +181,18 @@ def _stack_sizes(configs: list[RunConfig], executor: str, stack_size: int | None
 
 def train_jobs(
     jobs: list[RunJob], executor: str, *, workers: int | None = None, client: Any = None, progress: bool = True,
-    stack_size: int | None = None,
-) -> tuple[dict[str, xr.Dataset], int]:  # fmt: skip
-    """Read the jobs whose run files exist, train the others with ``executor``, read those back.
+    stack_size: int | None = None, reuse: Sequence[str | os.PathLike] = (),
+) -> tuple[dict[str, xr.Dataset], int, int]:  # fmt: skip
+    """Read the jobs whose run files exist, reuse what the read-only stores ``reuse`` hold, train the others with
+    ``executor``, read those back.
 
     The part of :func:`sweep` that :func:`initmem.sweeps.measure.measure_init_memory` shares: ``jobs`` are
     :class:`~initmem.sweeps.executors.RunJob` values (their files are checked with :func:`load_run` against their key;
-    a corrupt or foreign file is set aside and trained again).
+    a corrupt or foreign file is set aside and trained again; one in ``reuse`` is left where it is).
 
     Returns:
-        ``({job.key: Dataset}, n_cached)``: every job's run, and how many were read instead of trained.
+        ``({job.key: Dataset}, n_cached, n_reused)``: every job's run, how many were read from their own files and how
+        many from ``reuse``, instead of trained.
 
     Raises:
         SweepFailed: some jobs raised (or left no readable file); every other run is written first.
@@ -174,10 +203,17 @@ def train_jobs(
         if ds is not None:
             runs[job.key] = ds
     n_cached = len(runs)
+    for job in jobs:
+        found = reusable(job, reuse) if job.key not in runs else None
+        ds = load_run(found, expected_hash=job.key, read_only=True) if found is not None else None
+        if ds is not None:
+            runs[job.key] = ds
+    n_reused = len(runs) - n_cached
     pending = [job for job in jobs if job.key not in runs]
     pending.sort(key=lambda job: data_key(job.config))  # runs sharing their data run back to back
-    log.info("sweep: %d runs, %d cached, %d to train with %s", len(jobs), n_cached, len(pending), executor)
-    failures = _train_pending(pending, jobs, executor, workers, client, progress, stack_size, n_cached)
+    log.info("sweep: %d runs, %d cached, %d reused, %d to train with %s", len(jobs), n_cached, n_reused, len(pending),
+             executor)  # fmt: skip
+    failures = _train_pending(pending, jobs, executor, workers, client, progress, stack_size, n_cached + n_reused)
     for job in jobs:
         if job.key not in runs and job.key not in failures:
             ds = load_run(job.path, expected_hash=job.key)
@@ -187,7 +223,7 @@ def train_jobs(
                 runs[job.key] = ds
     if failures:
         raise SweepFailed(failures, len(jobs), jobs[0].path.parent)
-    return runs, n_cached
+    return runs, n_cached, n_reused
 
 
 def _train_pending(

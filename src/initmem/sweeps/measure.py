@@ -47,7 +47,7 @@ import xarray as xr
 from torch import nn
 
 from ..run.config import ConfigError, RunConfig
-from ..run.data import PreparedData, SplitData, prepare_tensors
+from ..run.data import DataError, PreparedData, SplitData, prepare_tensors
 from ..run.sigma_w import init_sigma_w_
 from ..run.kernels import kernel_parameters, sigma_w_kernels
 from ..run.optim import OPTIMIZER_FIELDS
@@ -165,11 +165,17 @@ def measure_init_memory(
     Raises:
         ConfigError: an empty or invalid ``sigma_ws``/``seeds``, an unknown keyword or an invalid setting, an
             unknown ``executor``, or a ``model_fn`` that the parallel executors cannot pickle.
-        TypeError: ``model_fn`` is not callable or returns something other than an ``nn.Module``.
-        ValueError: mismatched data shapes (:class:`initmem.run.data.sources.DataError`), a model whose output does not
-            fit the targets, or an unknown ``loss``.
+        TypeError: ``model_fn`` is a model instead of a function that builds one, is not callable, or returns
+            something other than an ``nn.Module``.
+        ValueError: mismatched data shapes or training targets of fewer than 2 classes
+            (:class:`initmem.run.data.sources.DataError`), a model with no weight layer that sigma_w scales, a model
+            whose output does not fit the targets, or an unknown ``loss``.
     """
     sigma_ws, seeds = _check_grid("sigma_ws", sigma_ws, _is_positive), _check_grid("seeds", seeds, _is_seed)
+    if isinstance(model_fn, nn.Module):
+        name = type(model_fn).__name__
+        raise TypeError(f"model_fn: got a model ({name}), not a function that builds one; every (sigma_w, seed) "
+                        f"trains a fresh copy, so pass e.g. model_fn=lambda: {name}(...) or the class itself")  # fmt: skip
     if not callable(model_fn):
         raise TypeError(f"model_fn: must be a callable () -> torch.nn.Module, got {type(model_fn).__name__}")
     if loss not in LOSSES:
@@ -182,6 +188,11 @@ def measure_init_memory(
     include, exclude = list(include), list(exclude)
     first = prepare_tensors(train, val, test, resolve_device(device), train_eval_size,
                             seeds[0] if data_seed is None else data_seed)  # fmt: skip
+    classes = torch.unique(first.train.labels).tolist()
+    if len(classes) < 2:
+        raise DataError(f"train: the targets hold {len(classes)} class ({', '.join(map(str, classes))}); measuring "
+                        "needs at least 2 (a first slice of data sorted by class holds one: shuffle it, e.g. "
+                        "initmem.cifar10_tensors)")  # fmt: skip
     base = _base_config(first, optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size, device=device,
                         progress=progress, data_seed=data_seed, train_eval_size=train_eval_size,
                         init_head=include_head, **options)  # fmt: skip
@@ -202,7 +213,7 @@ def measure_init_memory(
         jobs = [OwnModelJob(config=config, path=folder / f"{digest}.nc", model_fn=model_fn, data=data, loss=loss,
                             include=tuple(include), exclude=tuple(exclude))
                 for config, digest in ((c, _job_digest(model_fn, c, first, loss, include, exclude)) for c in configs)]  # fmt: skip
-        runs, _ = train_jobs(jobs, executor, workers=workers, client=client, progress=progress)
+        runs, *_ = train_jobs(jobs, executor, workers=workers, client=client, progress=progress)
         combined = combine_runs(spec, [runs[job.key] for job in jobs])
     combined.attrs.update(_description(skeleton, first, base, loss))
     return combined
@@ -298,10 +309,15 @@ def run_digest(config: RunConfig, model: nn.Module, data: PreparedData, loss: st
 
 
 def _check_first_model(model_fn, config: RunConfig, data: PreparedData, include, exclude) -> dict[str, Any]:
-    """Build the first run's model, check that it fits the data (:func:`_check_model`) and return its
-    :func:`_skeleton` (before anything trains, so a mismatch is one early error)."""
+    """Build the first run's model, check that sigma_w scales some of its weights and that it fits the data
+    (:func:`_check_model`), and return its :func:`_skeleton` (before anything trains, so a mismatch is one early
+    error)."""
     with torch.random.fork_rng(devices=[]):
         model = _build(model_fn, config, include, exclude)
+        if not sigma_w_kernels(model, include, exclude):
+            raise ValueError(f"model_fn: the model ({type(model).__name__}) has no weight layer that sigma_w scales "
+                             "(no nn.Linear or convolution, nothing in include=[...]), so there is nothing to "
+                             "measure")  # fmt: skip
         _check_model(model, data)
         return _skeleton(model, include, exclude)
 

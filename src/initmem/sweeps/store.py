@@ -34,6 +34,7 @@ __all__ = ["CHECKSUM_ATTR", "ChecksumError", "run_path", "checkpoint_path", "con
 
 log = logging.getLogger(__name__)
 
+#: The attribute of every file :func:`write_run` writes that holds the sha256 of its content (:func:`content_digest`).
 CHECKSUM_ATTR = "content_sha256"
 
 
@@ -142,7 +143,8 @@ def read_checked(path: str | os.PathLike, *, require_checksum: bool = False) -> 
 
 
 def load_run(
-    path: str | os.PathLike, config: RunConfig | None = None, *, expected_hash: str | None = None
+    path: str | os.PathLike, config: RunConfig | None = None, *, expected_hash: str | None = None,
+    read_only: bool = False,
 ) -> xr.Dataset | None:
     """A cached run, fully in memory with the file closed; None if there is none.
 
@@ -150,7 +152,8 @@ def load_run(
     is missing or does not match its content (corrupt, truncated or written by something else), or whose
     ``config_hash`` is not ``expected_hash`` (default: ``config.hash()``, when a config is given) is reported in one
     warning line and moved aside to ``<path>.rejected``, so that the run is trained again and the file can be
-    inspected.
+    inspected. With ``read_only`` (a run of the committed record, which an exploration reuses) such a file is only
+    reported and left where it is.
     """
     if expected_hash is None and config is not None:
         expected_hash = config.hash()
@@ -166,7 +169,10 @@ def load_run(
         reason = exc.reason
     except Exception as exc:  # noqa: BLE001 - a corrupt file of any kind is re-trained
         reason = f"it is unreadable ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
-    _reject(path, reason)
+    if read_only:
+        log.warning("not reusing the run %s: %s; it will be trained instead", path, reason)
+    else:
+        _reject(path, reason)
     return None
 
 

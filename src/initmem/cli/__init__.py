@@ -5,7 +5,8 @@ Sub-commands::
     initmem train   [--config FILE] [--FIELD VALUE ...] --out run.nc
     initmem sweep   SPEC.yaml --cache DIR [--executor serial|processes|dask|stacked|slurm] [--workers N]
                     [--scheduler ADDRESS] [--jobs N --cores N --memory M ...] --out sweep.nc
-    initmem experiments [--preset smoke|cpu|paper] [--only 01,04] [-p NAME VALUE ...] [--force] [--root DIR]
+    initmem experiments [--preset smoke|cpu|paper] [--only 01,04] [-p NAME VALUE ...] [--force] [--no-render]
+                    [--root DIR]
     initmem book    [--preset PRESET] [--force] [--from DIR] [--root DIR]
     initmem download-data DIR
 
@@ -14,22 +15,21 @@ lists as JSON, e.g. ``--betas "[0.9, 0.99]"``; ``none`` for optional fields). ``
 file of fields, or a run's result file (``run.nc``, or a cached ``<hash>.nc``): ``initmem train --config
 run.nc --out again.nc`` replays the recorded config (bit for bit on the same machine).
 
-Every error the tool recognises (an invalid value, data that cannot be read, a device that is missing, a run that
+Every error the tool recognises (an invalid value, an unknown notebook parameter, data that cannot be read, a device that is missing, a run that
 does not fit in memory, an output that cannot be written or is not a regular file, a cluster that cannot be reached
 or does not share the cache, failed runs of a sweep) prints one line naming the cause and the option or field, and
 exits with code 2. Output locations are checked before anything trains; a checkpoint is deleted only after the
 result is written. SIGINT (Ctrl-C) and SIGTERM stop the command and its workers with one line and exit status 130
 or 143; what was finished (runs in the cache, a checkpoint) is kept.
+
+This module parses the command line and owns the one error path (:func:`error_line`); the ``train`` command's
+RunConfig flags are in :mod:`initmem.cli.flags`, the ``experiments`` command in :mod:`initmem.cli.experiments`.
 """
 
 from __future__ import annotations
 
 import argparse
-import ast
 import contextlib
-import functools
-import inspect
-import json
 import logging
 import signal
 import sys
@@ -39,165 +39,24 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..base.files import OutputError, check_output_dir, check_output_file
+from ..base.version import __version__
+from ..run.config import ConfigError, RunConfig
+from . import experiments as _experiments
+from .flags import add_config_flags, checkpoint_option, config_from_args
+# The train command's helpers, importable from initmem.cli as before the package split (documented in cli.flags).
+from .flags import FIELD_CHOICES as FIELD_CHOICES, field_docs as field_docs
+from .flags import load_config_file as load_config_file, parse_field_value as parse_field_value
+from .flags import recorded_config as recorded_config
 
-from .base.version import __version__
-from .run import config as _config
-from .run.config import ConfigError, RunConfig, read_mapping_file
-from .base.files import OutputError, check_output_dir, check_output_file
-
-__all__ = ["main", "load_config_file", "parse_field_value", "field_docs", "FIELD_CHOICES"]
+__all__ = ["main", "build_parser", "error_line", "spread_summary", "Interrupted"]
 
 USAGE_ERROR = 2
 log = logging.getLogger("initmem.cli")
 
-#: The first bytes of a netCDF-4 (HDF5) or classic netCDF file: a result file given to ``--config``.
-_NETCDF_MAGIC = (b"\x89HDF\r\n\x1a\n", b"CDF\x01", b"CDF\x02")
-
-
-def load_config_file(path: str | Path) -> dict[str, Any]:
-    """Read a JSON or YAML mapping of RunConfig fields, or the recorded config of a run's result file."""
-    path = Path(path)
-    if _is_netcdf(path):
-        return recorded_config(path)
-    return read_mapping_file(path, "--config")
-
-
-def _is_netcdf(path: Path) -> bool:
-    """Whether ``path`` is a regular file starting like a netCDF file (pipes are never peeked at)."""
-    if not path.is_file():
-        return False
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(8)
-    except OSError:
-        return False
-    return head.startswith(_NETCDF_MAGIC)
-
-
-def recorded_config(path: str | Path) -> dict[str, Any]:
-    """The RunConfig fields recorded in a run's result file (its ``config`` attribute, written by ``train``), read
-    with its checksum verified (:func:`initmem.sweeps.store.read_checked`)."""
-    from .sweeps.store import ChecksumError, read_checked
-
-    try:
-        attrs = dict(read_checked(path).attrs)
-    except ChecksumError as exc:
-        raise ConfigError(f"--config: {exc}") from None
-    except Exception as exc:  # noqa: BLE001 - any unreadable file is one line
-        raise ConfigError(f"--config: cannot read the result file {path} ({type(exc).__name__})") from None
-    if "config" not in attrs:
-        hint = "; it is a sweep result: give one of its runs (<cache>/<run_hash>.nc)" if "spec" in attrs else ""
-        raise ConfigError(f"--config: {path} records no run config{hint}")
-    try:
-        values = json.loads(attrs["config"])
-    except ValueError:
-        raise ConfigError(f"--config: the config recorded in {path} is not valid JSON") from None
-    if not isinstance(values, dict):
-        raise ConfigError(f"--config: the config recorded in {path} is not a mapping")
-    return values
-
-
-def parse_field_value(name: str, text: str) -> Any:
-    """Turn a command-line string into a value for RunConfig field ``name`` (validated later)."""
-    annotation = str({f.name: f.type for f in fields(RunConfig)}[name])
-    if text.lower() in ("none", "null") and "None" in annotation:
-        return None
-    base = annotation.replace(" | None", "")
-    try:
-        if base == "int":
-            return int(text)
-        if base == "float":
-            return float(text)
-        if base.startswith("tuple"):
-            return [float(v) for v in json.loads(text if text.startswith("[") else f"[{text}]")]
-    except (ValueError, TypeError, json.JSONDecodeError):
-        kind = {"int": "an integer", "float": "a number"}.get(base, "a list of numbers")
-        raise ConfigError(f"{name}: must be {kind}, got {text!r}") from None
-    return text
-
-
-#: The RunConfig fields that take one of a fixed set of values, and those values.
-FIELD_CHOICES: dict[str, tuple[str, ...]] = {
-    "model": _config.MODELS,
-    "optimizer": _config.OPTIMIZERS,
-    "schedule": _config.SCHEDULES,
-    "decay_mode": _config.DECAY_MODES,
-    "device": _config.DEVICES,
-    "muon_lr_adjust": _config.MUON_LR_ADJUST,
-}
-_METAVARS = {"int": "N", "float": "X", "str": "TEXT"}
-
-
-@functools.lru_cache(maxsize=1)
-def field_docs() -> dict[str, str]:
-    """Each RunConfig field's attribute docstring (the string literal after it in config.py), as plain text.
-
-    Read with :mod:`ast` from the source of :mod:`initmem.run.config`; RST markup (````x````) is dropped.
-    """
-    tree = ast.parse(inspect.getsource(_config))
-    body = next(n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RunConfig")
-    docs: dict[str, str] = {}
-    for node, after in zip(body, body[1:]):
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
-                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
-            docs[node.target.id] = " ".join(after.value.value.replace("``", "").split())
-    return docs
-
-
-def _field_help(f) -> str:
-    """The help of one RunConfig flag: its docstring, its allowed values and its default (``%`` escaped)."""
-    parts = [field_docs().get(f.name, "").rstrip(".") + "."] if field_docs().get(f.name) else []
-    if f.name in FIELD_CHOICES:
-        parts.append(f"Allowed: {', '.join(FIELD_CHOICES[f.name])}.")
-    default = "none" if f.default is None else json.dumps(list(f.default) if isinstance(f.default, tuple) else f.default)
-    parts.append(f"Default: {default}.")
-    return " ".join(parts).replace("%", "%%")
-
-
-def _add_config_flags(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("run configuration (RunConfig fields; 'none' for an optional field)")
-    for f in fields(RunConfig):
-        flag = "--" + f.name.replace("_", "-")
-        doc = _field_help(f)
-        if str(f.type) == "bool":
-            group.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=doc)
-            continue
-        base = str(f.type).replace(" | None", "")
-        if f.name in FIELD_CHOICES:
-            metavar = "{" + ",".join(FIELD_CHOICES[f.name]) + "}"
-        else:
-            metavar = "JSON_LIST" if base.startswith("tuple") else _METAVARS.get(base, "VALUE")
-        group.add_argument(flag, dest=f.name, metavar=metavar, default=argparse.SUPPRESS, help=doc)
-
-
-def config_from_args(args: argparse.Namespace) -> RunConfig:
-    """RunConfig from ``--config FILE`` (if any) overridden by individual flags."""
-    values: dict[str, Any] = load_config_file(args.config) if args.config else {}
-    names = {f.name for f in fields(RunConfig)}
-    for name, value in vars(args).items():
-        if name in names:
-            values[name] = value if isinstance(value, bool) else parse_field_value(name, value)
-    return RunConfig.from_dict(values)
-
-
-def _checkpoint_option(args: argparse.Namespace, config: RunConfig) -> Path | None:
-    """The checked ``--checkpoint`` file, or None; ``--checkpoint`` and ``--checkpoint-every`` go together."""
-    every_flag = "checkpoint_every" in vars(args)  # given on the command line (not only in --config)
-    if args.checkpoint is None:
-        if every_flag and config.checkpoint_every:
-            raise ConfigError("--checkpoint-every: needs --checkpoint FILE (where to keep the checkpoint)")
-        if config.checkpoint_every:
-            log.warning("checkpoint_every=%d (from --config) has no effect without --checkpoint FILE",
-                        config.checkpoint_every)  # fmt: skip
-        return None
-    if not config.checkpoint_every:
-        raise ConfigError("--checkpoint: needs --checkpoint-every N (epochs between checkpoints, N > 0)")
-    return check_output_file(args.checkpoint, "--checkpoint")
-
-
 def _write_result(ds: Any, out: Path, option: str) -> None:
     """Write a result atomically (:func:`initmem.sweeps.store.write_run`); an I/O failure is an OutputError."""
-    from .sweeps.store import write_run
+    from ..sweeps.store import write_run
 
     try:
         write_run(ds, out)
@@ -206,12 +65,12 @@ def _write_result(ds: Any, out: Path, option: str) -> None:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
-    from .run.loop import resolve_device
-    from .run.training import train
+    from ..run.loop import resolve_device
+    from ..run.training import train
 
     config = config_from_args(args)
     out = check_output_file(args.out, "--out")
-    checkpoint = _checkpoint_option(args, config)
+    checkpoint = checkpoint_option(args, config)
     resolve_device(config.device)  # a missing GPU is reported before any data is read
     ds = train(config, checkpoint_path=checkpoint, keep_checkpoint=True)
     _write_result(ds, out, "--out")
@@ -228,9 +87,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
-    from .sweeps.cluster import check_shared_cache, cluster_from_args, open_client
-    from .sweeps.driver import sweep
-    from .sweeps.spec import SweepSpec
+    from ..sweeps.cluster import check_shared_cache, cluster_from_args, open_client
+    from ..sweeps.driver import sweep
+    from ..sweeps.spec import SweepSpec
 
     spec = SweepSpec.from_file(args.spec)
     scheduler, slurm = cluster_from_args(args, args.executor)
@@ -258,7 +117,7 @@ _SUMMARY_COLUMNS = {
 def spread_summary(ds: Any) -> str:
     """A few lines on what a sweep produced: the spread over sigma_w (:func:`initmem.study.summary.summary_table`) per
     combination of the other dims, or why there is none."""
-    from .study.summary import summary_table
+    from ..study.summary import summary_table
 
     if "sigma_w" not in ds.dims or ds.sizes["sigma_w"] < 2:
         return "no spread: the sweep has no sigma_w dimension with two or more values"
@@ -270,15 +129,9 @@ def spread_summary(ds: Any) -> str:
             "and worst sigma_w (needs 2 seeds), with its 95 % t-interval:\n" + text)
 
 
-def _cmd_experiments(args: argparse.Namespace) -> int:
-    from .book.runner import main as run_experiments
-
-    return run_experiments(args)
-
-
 def _cmd_book(args: argparse.Namespace) -> int:
-    from .book.build import build_book
-    from .base.paths import find_repo_root
+    from ..base.paths import find_repo_root
+    from ..book.build import build_book
 
     root = find_repo_root(args.root)
     index = build_book(preset=args.preset, force=args.force, root=root, from_dir=args.from_dir)
@@ -287,22 +140,16 @@ def _cmd_book(args: argparse.Namespace) -> int:
 
 
 def _cmd_download(args: argparse.Namespace) -> int:
-    from .run.data import download_cifar10
+    from ..run.data import download_cifar10
 
     print(f"CIFAR-10 is in {download_cifar10(args.root)}")
     return 0
 
 
 def _add_cluster_flags(parser: argparse.ArgumentParser) -> None:
-    from .sweeps.cluster import add_cluster_arguments
+    from ..sweeps.cluster import add_cluster_arguments
 
     add_cluster_arguments(parser)
-
-
-def _add_experiment_flags(parser: argparse.ArgumentParser) -> None:
-    from .book.runner import add_arguments
-
-    add_arguments(parser)
 
 
 _DESCRIPTION = """initmem: the executable companion to "Do Deep Networks Forget Initialization?" (arXiv:2605.29152).
@@ -311,7 +158,7 @@ Train runs over the initialization scale sigma_w, sweep grids of them, re-execut
 _EPILOG = """examples:
   initmem train --optimizer sgd --lr 0.01 --sigma-w 0.5 --width 16 --epochs 30 --out run.nc
   initmem sweep spec.yaml --cache results/cache --executor processes --workers 2 --out sweep.nc
-  initmem experiments --preset cpu --only 04 -p batch_sizes "[32, 512]"
+  initmem experiments --preset cpu --only 04 -p batch_sizes "[64, 256]"
   initmem book --from results/explore/cpu-defaults
 
 Errors the tool recognises print one line and exit with status 2. Run "initmem COMMAND --help" for details."""
@@ -325,10 +172,14 @@ _EXAMPLES = {
              "  initmem sweep spec.yaml --cache /shared/cache --executor dask --scheduler tcp://head:8786 --out sweep.nc\n"
              "  initmem sweep spec.yaml --cache /shared/cache --executor slurm --jobs 8 --cores 1 --memory 16GB "
              "--gpus 1 --out sweep.nc",
-    "experiments": "examples:\n  initmem experiments --preset smoke                      # the committed record, book/generated\n"
-                   "  initmem experiments --only 04 -p batch_sizes \"[32, 512]\"  # an exploration: "
-                   "results/explore/smoke-<digest>/\n  initmem book --from results/explore/smoke-<digest>     "
-                   "# render it in _build/explore/",
+    "experiments": "examples:\n"
+                   "  initmem experiments --preset cpu                  # every page of the record at its preset: "
+                   "book/generated\n"
+                   "  initmem experiments --preset cpu --only 04 -p batch_sizes \"[64, 256]\"\n"
+                   "      # an exploration: reuses the record's runs, trains only the missing ones, writes\n"
+                   "      # results/explore/cpu-<digest>/ and prints its page in _build/explore/cpu-<digest>/\n"
+                   "  initmem experiments --preset smoke                # a quick check of every notebook (numbers "
+                   "meaningless)",
     "book": "examples:\n  initmem book                                   # = make book: _build/html/index.html\n"
             "  initmem book --from results/explore/cpu-defaults  # an exploration, in _build/explore/cpu-defaults/",
     "download-data": "example:\n  initmem download-data ~/data   # then --data ~/data/cifar-10-batches-py",
@@ -341,8 +192,7 @@ def _subparser(sub, name: str, help: str) -> argparse.ArgumentParser:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .book.runner import add_root_argument
-
+    """The ``initmem`` parser with its five sub-commands (see the module docstring)."""
     parser = argparse.ArgumentParser(prog="initmem", description=_DESCRIPTION, epilog=_EPILOG,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"initmem {__version__}")
@@ -354,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(flags override it)")
     p.add_argument("--out", required=True, help="output .nc file")
     p.add_argument("--checkpoint", help="resumable checkpoint file (with --checkpoint-every N)")
-    _add_config_flags(p)
+    add_config_flags(p)
     p.set_defaults(handler=_cmd_train)
 
     p = _subparser(sub, "sweep", "run a grid of runs (cached, resumable) into one Dataset")
@@ -369,8 +219,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_cmd_sweep)
 
     p = _subparser(sub, "experiments", "execute the notebooks with papermill at a preset")
-    _add_experiment_flags(p)
-    p.set_defaults(handler=_cmd_experiments)
+    _experiments.add_arguments(p)
+    p.set_defaults(handler=_experiments.run)
 
     p = _subparser(sub, "book", "execute what changed and build the jupyter-book")
     p.add_argument("--preset", default=None, help="render every notebook at this preset; notebooks the book renders "
@@ -379,7 +229,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--from", dest="from_dir", default=None, metavar="DIR",
                    help="render an exploration (results/explore/<preset>-<digest>, or a folder of executed notebooks) "
                         "into _build/explore/<name>/ instead of the committed pages; executes nothing")
-    add_root_argument(p)
+    _experiments.add_root_argument(p)
     p.set_defaults(handler=_cmd_book)
 
     p = _subparser(sub, "download-data", "download CIFAR-10 with torchvision (needs internet)")
@@ -389,6 +239,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the ``initmem`` command on ``argv`` (default: ``sys.argv[1:]``); returns the exit status (0, 1 when a
+    notebook or a rendering failed, 2 for an error the tool recognises, 128 + the signal when interrupted)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     level = logging.INFO if args.verbose else logging.WARNING
@@ -459,6 +311,9 @@ def error_line(exc: BaseException) -> str | None:
         return _one_line(str(exc))
     paths = sys.modules.get("initmem.base.paths")
     if paths is not None and isinstance(exc, paths.RootError):
+        return _one_line(str(exc))
+    parameters = sys.modules.get("initmem.book.parameters")  # an unknown parameter, notebook or preset
+    if parameters is not None and isinstance(exc, parameters.ParameterError):
         return _one_line(str(exc))
     loop = sys.modules.get("initmem.run.loop")
     if loop is not None and isinstance(exc, loop.OutOfMemory):

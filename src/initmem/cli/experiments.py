@@ -1,0 +1,150 @@
+"""The ``initmem experiments`` command: execute the notebooks at a preset, and render an exploration's pages.
+
+``initmem experiments --preset cpu --only 04 -p batch_sizes "[64, 256]"`` executes chapter 04 with one parameter
+changed: an *exploration* (:mod:`initmem.book.exploration`). Before anything runs it prints, per notebook, how many
+runs are reused from the committed record, how many are in the exploration's own cache and how many will train, with
+the estimated time (:mod:`initmem.study.reuse`). After it ran it renders the exploration's pages beside the record's
+(:func:`initmem.book.build.build_book` with ``from_dir``, unless ``--no-render``) and prints each changed chapter's
+page as a ``file://`` URL. Errors (an unknown parameter, an invalid sweep, a missing root, a cluster that cannot be
+reached) raise, and :func:`initmem.cli.main` prints them as one line with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..base.paths import EXECUTOR_ENV, SCHEDULER_ENV, find_repo_root
+from ..study import presets as _presets
+from ..study.layout import RECORD_OUT_DIR
+
+__all__ = ["add_arguments", "add_root_argument", "run"]
+
+log = logging.getLogger("initmem.cli")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add the ``initmem experiments`` options to ``parser``."""
+    parser.add_argument(
+        "--preset", default="smoke", choices=_presets.PRESETS,
+        help="compute budget (default: smoke, a quick check whose numbers mean nothing; the book renders the "
+             "experiment chapters at cpu, so another preset than a chapter's is an exploration)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--only", default=None, help="comma-separated notebook names or prefixes, e.g. 01,04 or T (default: all)"
+    )
+    parser.add_argument(
+        "-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+        help="override a notebook parameter; VALUE is JSON or YAML, e.g. -p batch_sizes '[64, 256]'",
+    )  # fmt: skip
+    parser.add_argument("--force", action="store_true", help="execute even if nothing changed")
+    parser.add_argument(
+        "--out-dir", default=None,
+        help="where the executed notebooks go (default: book/generated at a notebook's book preset without -p; "
+             "otherwise results/explore/<preset>-<digest>/notebooks)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--results-dir", default=None,
+        help="results folder (default: results at the book preset without -p; otherwise "
+             "results/explore/<preset>-<digest>)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--no-render", dest="render", action="store_false",
+        help="do not render an exploration's pages (default: render them beside the record's, in "
+             "_build/explore/<preset>-<digest>/, and print each changed chapter's page)",
+    )  # fmt: skip
+    _add_executor_arguments(parser)
+    add_root_argument(parser)
+    return parser
+
+
+def _add_executor_arguments(parser: argparse.ArgumentParser) -> None:
+    """``--executor`` and the cluster flags of :func:`initmem.sweeps.cluster.add_cluster_arguments`."""
+    from ..sweeps.cluster import add_cluster_arguments
+
+    parser.add_argument(
+        "--executor", default=None, choices=("serial", "processes", "dask", "slurm"),
+        help="how the notebooks' sweeps train (default: each preset's own); dask with --scheduler: a running cluster; "
+             "slurm: workers started as SLURM jobs, for all the notebooks. An execution setting: the pages and "
+             "their digests do not change with it",
+    )  # fmt: skip
+    add_cluster_arguments(parser)
+
+
+def add_root_argument(parser: argparse.ArgumentParser) -> None:
+    """The ``--root DIR`` option (default: ``$INITMEM_ROOT``, else the initmem checkout containing the working dir)."""
+    parser.add_argument(
+        "--root", default=None, metavar="DIR",
+        help="the repository (default: $INITMEM_ROOT, else the folder at or above the working directory whose "
+             "pyproject.toml names initmem)",
+    )  # fmt: skip
+
+
+@contextlib.contextmanager
+def _execution(args: argparse.Namespace) -> Iterator[None]:
+    """The kernels' :data:`~initmem.base.paths.EXECUTOR_ENV` and :data:`~initmem.base.paths.SCHEDULER_ENV` for
+    ``--executor`` (nothing without it). A ``--scheduler`` is reached once first (a one-line error if nothing answers);
+    ``slurm`` starts the SLURM cluster here, for every notebook, and cancels its jobs afterwards."""
+    from ..book.kernel import environment
+    from ..sweeps.cluster import cluster_from_args, open_client
+
+    executor = getattr(args, "executor", None)
+    if executor is None:
+        yield
+        return
+    scheduler, slurm = cluster_from_args(args, executor)
+    with open_client(scheduler, slurm) as client:
+        values = {EXECUTOR_ENV: "dask" if executor == "slurm" else executor,
+                  SCHEDULER_ENV: client.scheduler.address if client is not None else None}  # fmt: skip
+        with environment(values):
+            yield
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run ``initmem experiments``; returns the exit status (1 if any notebook failed). Bad arguments raise (see the
+    module docstring)."""
+    from ..book.parameters import parse_parameter_value
+    from ..book.runner import run_notebooks
+
+    root = find_repo_root(getattr(args, "root", None))
+    params = {name: parse_parameter_value(value) for name, value in (args.parameter or [])}
+    with _execution(args):
+        results = run_notebooks(preset=args.preset, only=args.only, parameters=params, out_dir=args.out_dir,
+                                results_dir=args.results_dir, force=args.force, cwd=root, announce=print)  # fmt: skip
+    for r in results:
+        print(r)
+    record = (root / RECORD_OUT_DIR).resolve()
+    explored: dict[Path, list[str]] = {}
+    for r in results:
+        if r.ok and r.output is not None and r.output.parent.resolve() != record:
+            explored.setdefault(r.output.parent, []).append(r.name)
+    rendered = all([_show_exploration(root, folder, names, getattr(args, "render", True))
+                    for folder, names in explored.items()])  # fmt: skip
+    failed = [r for r in results if not r.ok]
+    if failed:
+        print(f"{len(failed)} of {len(results)} notebooks failed: {', '.join(r.name for r in failed)}")
+    return 0 if rendered and not failed else 1
+
+
+def _show_exploration(root: Path, folder: Path, names: list[str], render: bool) -> bool:
+    """Render the exploration in ``folder`` beside the record (:func:`initmem.book.build.render_exploration`) and
+    print the page of each of ``names``; without ``render``, print how to render it. False if rendering failed (the
+    executed notebooks stay where they are)."""
+    from ..book.build import BookBuildError, render_exploration
+
+    again = f"initmem book --from {folder}"
+    if not render:
+        print(f"exploration written to {folder}; render it with: {again}")
+        return True
+    try:
+        pages = render_exploration(root, folder, names)
+    except BookBuildError as exc:
+        print(f"the exploration in {folder} was executed but not rendered: {str(exc).splitlines()[0]}; "
+              f"render it again with: {again}")  # fmt: skip
+        return False
+    for name, page in pages.items():
+        print(f"{name}: {page.as_uri()}")
+    return True

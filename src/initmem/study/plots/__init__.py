@@ -1,0 +1,61 @@
+"""The figures of the experiment notebooks and the book: each function takes sweep Datasets (or tables built
+from them) and returns a :class:`matplotlib.figure.Figure`.
+
+The package, by concern:
+
+* :mod:`~initmem.study.plots.style` -- legible at the book's width: :data:`~initmem.study.plots.style.STYLE`, :data:`~initmem.study.plots.style.FIGURE_WIDTH`,
+  :func:`~initmem.study.plots.style.use_book_style`, :func:`~initmem.study.plots.style.panels` with legend strips under the data (:func:`~initmem.study.plots.style.legend_in`), log axes;
+* :mod:`~initmem.study.plots.labels` -- words and units for the names in the results (:func:`~initmem.study.plots.labels.label`);
+* :mod:`~initmem.study.plots.captions` -- the caption line naming the preset, model, width, data size and seeds
+  (:func:`~initmem.study.plots.captions.caption`), and the title;
+* :mod:`~initmem.study.plots.seeds` -- seeds as points beside their mean, or the mean's 95 % t-interval;
+* :mod:`~initmem.study.plots.figures` -- the figures against sigma_w: accuracy, spread bars, training curves, depth,
+  norms;
+* :mod:`~initmem.study.plots.spreads` -- the spread against the training length, (lr, L2), a swept field, the clocks;
+* :mod:`~initmem.study.plots.overlay` -- the committed record drawn muted under an exploration.
+
+Every name is importable from the package itself, as the notebooks do::
+
+    from initmem.study import plots
+    fig = plots.acc_vs_sigma(ds, hue="optimizer")
+    fig.savefig("acc.svg")
+"""
+
+from __future__ import annotations
+
+from .captions import caption, caption_many
+from .figures import acc_vs_sigma, depth_panels, norm_scatter, norm_trajectories, spread_bars, training_curves
+from .labels import OPTIMIZER_LABELS, label
+from .spreads import spread_heatmap, spread_vs, spread_vs_clocks, spread_vs_horizon
+from .style import (BOOK_COLUMN_PX, FIGURE_WIDTH, MIN_CAPTION_PT, MIN_TEXT_PX, MIN_TICK_PT, OPTIMIZER_COLORS,
+                    PANEL_HEIGHT, PX_PER_INCH, SEED_POINTS_MAX, STYLE, legend_in, panels, use_book_style)  # fmt: skip
+
+__all__ = [
+    "STYLE",
+    "BOOK_COLUMN_PX",
+    "MIN_TEXT_PX",
+    "MIN_CAPTION_PT",
+    "MIN_TICK_PT",
+    "PX_PER_INCH",
+    "FIGURE_WIDTH",
+    "PANEL_HEIGHT",
+    "SEED_POINTS_MAX",
+    "OPTIMIZER_COLORS",
+    "OPTIMIZER_LABELS",
+    "use_book_style",
+    "panels",
+    "legend_in",
+    "caption",
+    "caption_many",
+    "label",
+    "acc_vs_sigma",
+    "spread_bars",
+    "training_curves",
+    "spread_vs_horizon",
+    "spread_heatmap",
+    "spread_vs",
+    "depth_panels",
+    "norm_scatter",
+    "norm_trajectories",
+    "spread_vs_clocks",
+]

@@ -1,0 +1,130 @@
+"""What an exploration takes from the committed record: its runs, so that only missing runs train, and its results,
+to draw and tabulate beside the exploration's.
+
+A run is named by the hash of everything that changes its numbers (:meth:`initmem.run.config.RunConfig.hash`), so a
+run file of the record with the hash an exploration needs *is* that run. An exploration (results in a folder other
+than the record's ``results/``, see :mod:`initmem.study.layout`) reads such runs from the record's run stores,
+``<root>/results/<preset>/<experiment>/runs/``, read-only, with their checksum and hash verified
+(:func:`initmem.sweeps.store.load_run`); it trains only the others, into its own folder.
+
+* :func:`record_stores` -- the committed run stores an exploration at a preset reuses;
+* :func:`plan_runs` / :class:`RunPlan` -- before anything trains: how many runs a sweep has, how many are in its own
+  cache, how many come from the record, how many will train and about how long that takes
+  (:func:`initmem.study.costs.estimate_seconds`);
+* :func:`record_results` -- the record's combined Dataset of a chapter, for an exploration's page to compare with.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import xarray as xr
+
+from ..base.paths import EXECUTOR_ENV, RootError, find_repo_root
+from ..run.config import RunConfig
+from ..sweeps.driver import plan_jobs, reusable
+from ..sweeps.spec import SweepSpec
+from ..sweeps.store import read_checked
+from .costs import estimate_seconds
+from .layout import RECORD_RESULTS_DIR, resolve_results_dir, results_paths
+from .presets import book_preset
+from .registry import EXPERIMENT_SPECS, experiment_spec
+
+__all__ = ["record_dir", "record_stores", "RunPlan", "plan_runs", "notebook_plan", "record_results"]
+
+
+def record_dir(root: str | os.PathLike | None = None) -> Path | None:
+    """The committed record's results folder, ``<root>/results`` (default root:
+    :func:`~initmem.base.paths.find_repo_root`); None outside a checkout."""
+    try:
+        return (Path(root) if root is not None else find_repo_root()) / RECORD_RESULTS_DIR
+    except RootError:
+        return None
+
+
+def record_stores(results_dir: str | os.PathLike, preset: str, record: str | os.PathLike | None = None) -> list[Path]:
+    """The committed run stores (``<record>/<preset>/*/runs``, every experiment's: runs shared between experiments
+    count too) that a sweep whose results go to ``results_dir`` may reuse; empty when ``results_dir`` is the record
+    itself or there is no record. ``record``: the record's results folder (default: :func:`record_dir`)."""
+    record = Path(record) if record is not None else record_dir()
+    if record is None or resolve_results_dir(results_dir).resolve() == record.resolve():
+        return []
+    return sorted(p for p in (record / preset).glob("*/runs") if p.is_dir())
+
+
+@dataclasses.dataclass(frozen=True)
+class RunPlan:
+    """The runs of one experiment's sweep, before anything trains."""
+
+    name: str
+    runs_dir: Path  #: the sweep's own run store
+    cached: list[str]  #: hashes of the runs already in ``runs_dir``
+    reused: list[str]  #: hashes of the runs read from the record's stores
+    to_train: list[RunConfig]  #: the runs that will train
+    seconds: float  #: single-core seconds estimated for ``to_train`` (:func:`initmem.study.costs.estimate_seconds`)
+
+    @property
+    def total(self) -> int:
+        """How many runs the sweep has."""
+        return len(self.cached) + len(self.reused) + len(self.to_train)
+
+    def summary(self) -> str:
+        """One line, e.g. ``04_batch_size: 12 runs: 12 reused from the record, 0 in its own cache, 0 to train``."""
+        line = (f"{self.name}: {self.total} runs: {len(self.reused)} reused from the record, {len(self.cached)} in its "
+                f"own cache, {len(self.to_train)} to train")  # fmt: skip
+        if self.to_train:
+            line += f" (about {_duration(self.seconds)} on one core)"
+        return line
+
+
+def _duration(seconds: float) -> str:
+    """``seconds`` in words: ``"40 s"``, ``"12 min"``, ``"3.5 h"``."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def plan_runs(name: str, spec: Mapping[str, Any], runs_dir: Path, executor: str, workers: int | None,
+              stores: Sequence[Path] = (), scheduler: str | None = None) -> RunPlan:  # fmt: skip
+    """The :class:`RunPlan` of sweep ``spec`` of experiment ``name`` cached in ``runs_dir``, reusing ``stores``:
+    the jobs as :func:`initmem.sweeps.driver.sweep` makes them (same hashes, same file names), each found in its own
+    cache, in a store, or to train. ``scheduler``: the running dask scheduler the sweep will use, if any (its workers'
+    thread counts are their own, as with a client)."""
+    jobs = plan_jobs(SweepSpec.from_dict(spec), runs_dir, executor, workers, client=scheduler)
+    cached = [job.key for job in jobs if job.path.is_file()]
+    reused = [job.key for job in jobs if job.key not in cached and reusable(job, stores) is not None]
+    to_train = [job.config for job in jobs if job.key not in cached and job.key not in reused]
+    return RunPlan(name, runs_dir, cached, reused, to_train, estimate_seconds(to_train))
+
+
+def notebook_plan(name: str, parameters: Mapping[str, Any], results_dir: str | os.PathLike, preset: str,
+                  record: str | os.PathLike | None = None) -> RunPlan | None:  # fmt: skip
+    """The :class:`RunPlan` of notebook ``name`` at its complete ``parameters`` (as the runner injects them) with
+    results in ``results_dir``; None for a notebook that builds no sweep. The executor is the one the notebook will use
+    (``initmem experiments --executor`` through :data:`~initmem.base.paths.EXECUTOR_ENV`, else its parameter)."""
+    if name not in EXPERIMENT_SPECS:
+        return None
+    executor = os.environ.get(EXECUTOR_ENV) or parameters.get("executor") or "serial"
+    return plan_runs(name, experiment_spec(name, parameters), results_paths(results_dir, preset, name)[0], executor,
+                     parameters.get("workers"), record_stores(results_dir, preset, record))  # fmt: skip
+
+
+def record_results(name: str, preset: str, results_dir: str | os.PathLike) -> xr.Dataset | None:
+    """The committed record's combined Dataset of chapter ``name`` (``<root>/results/<book preset>/<name>.nc``, read
+    with its checksum verified), for a page whose results are ``results_dir`` at ``preset`` to draw and tabulate
+    beside its own; None when the page *is* the record (its results are the record's at the book preset) or the
+    record has no such file."""
+    record = record_dir()
+    if record is None:
+        return None
+    book = book_preset(name)
+    if preset == book and resolve_results_dir(results_dir).resolve() == record.resolve():
+        return None
+    path = results_paths(record, book, name)[1]
+    return read_checked(path) if path.is_file() else None
