@@ -13,15 +13,19 @@ The rules, applied in this order (:func:`judge`):
 1. **inconclusive** without an interval (fewer than 2 seeds), or when a premise of the claim is not met here;
 2. **not reproduced** when D's interval lies entirely below 0 (the wrong side), or entirely inside the
    null-equivalence band ``(-margin, +margin)`` (the effect is, within the margin, no effect at all);
-3. **reproduced in size** when D's interval lies above 0, its permutation p is below 0.05, and S's whole interval
-   lies inside the band;
-4. **reproduced in direction** when D's interval lies above 0 and p < 0.05, but S's interval is not inside the band
-   (or the paper gives no number);
+3. **reproduced in size** when D's interval lies above 0, its permutation p is below 0.05, its estimate is at least
+   the margin (an effect that matters, not only one told apart from 0), and S's whole interval lies inside the band;
+4. **reproduced in direction** when D's interval lies above 0, p < 0.05 and D's estimate is at least the margin, but
+   S's interval is not inside the band (or the paper gives no number);
 5. **inconclusive** otherwise; :func:`seeds_to_decide` then says how many seeds would decide it at the observed
    mean and spread of the per-seed effects.
 
 Every rule asks for an interval to lie *inside* something, never merely to contain a number: a wider interval
-(more noise) can only move a verdict towards "inconclusive", never towards "in size" or "not reproduced".
+(more noise, the same estimate) can only move a verdict towards "inconclusive", never towards "in size" or "not
+reproduced". The margin on the estimate in rules 3-4 is what makes this hold everywhere: an effect told apart from 0
+but inside the equivalence band (real, but smaller than the margin) is "not reproduced" by rule 2; without the
+margin, a noisier copy of it, its interval reaching past the band, would pass as "in direction". With it, that copy
+is inconclusive (tests/test_rules.py checks the property on random intervals).
 C3 ("unchanged") is a non-inferiority claim and has its own rule (:func:`judge_unchanged`).
 """
 
@@ -36,13 +40,28 @@ import numpy as np
 from .stats import LEVEL, Interval
 
 __all__ = [
-    "IN_SIZE", "IN_DIRECTION", "NOT_REPRODUCED", "INCONCLUSIVE", "VERDICTS", "VERDICT_DEFINITIONS", "STRENGTH",
-    "ALPHA", "MARGIN_PP", "band_of", "Verdict", "judge", "judge_unchanged", "seeds_to_decide",
-]  # fmt: skip
+    "IN_SIZE",
+    "IN_DIRECTION",
+    "NOT_REPRODUCED",
+    "INCONCLUSIVE",
+    "VERDICTS",
+    "VERDICT_DEFINITIONS",
+    "STRENGTH",
+    "ALPHA",
+    "MARGIN_PP",
+    "band_of",
+    "Verdict",
+    "judge",
+    "judge_unchanged",
+    "seeds_to_decide",
+]
 
 IN_SIZE, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE = (
-    "reproduced in size", "reproduced in direction", "not reproduced", "inconclusive",
-)  # fmt: skip
+    "reproduced in size",
+    "reproduced in direction",
+    "not reproduced",
+    "inconclusive",
+)
 #: The four verdicts, strongest first.
 VERDICTS = (IN_SIZE, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE)
 #: How far each verdict is from "inconclusive" (0), on its side: noise may only lower the absolute value.
@@ -55,16 +74,16 @@ MARGIN_PP = 5.0
 #: What each verdict means (printed in the book).
 VERDICT_DEFINITIONS = {
     IN_SIZE: "the effect lies on the paper's side beyond its noise null (95 % interval above 0, permutation p < "
-             "0.05), and the whole 95 % interval of the measured size lies inside the band around the paper's "
-             "number, P +- max(5 pp, 30 % of P)",
-    IN_DIRECTION: "the effect lies on the paper's side beyond its noise null, but the size's interval is not inside "
-                  "the band (or the paper gives no number)",
+    "0.05) with an estimate of at least the margin (5 pp), and the whole 95 % interval of the measured size lies inside the band around the paper's "
+    "number, P +- max(5 pp, 30 % of P)",
+    IN_DIRECTION: "the effect lies on the paper's side beyond its noise null with an estimate of at least the margin, but the size's interval is not inside "
+    "the band (or the paper gives no number)",
     NOT_REPRODUCED: "the effect's interval lies entirely on the wrong side of 0, or entirely inside the "
-                    "null-equivalence band +- 5 pp (no effect, within the margin)",
+    "null-equivalence band +- 5 pp (no effect, within the margin)",
     INCONCLUSIVE: "anything else: the interval straddles 0 or a band's edge, the permutation p is not below 0.05, "
-                  "there are fewer than 2 seeds, or a premise of the claim is not met at this scale; the verdict "
-                  "then says how many seeds would decide it",
-}  # fmt: skip
+    "there are fewer than 2 seeds, or a premise of the claim is not met at this scale; the verdict "
+    "then says how many seeds would decide it",
+}
 
 
 def band_of(paper: float, floor: float = MARGIN_PP, share: float = 0.3) -> tuple[float, float]:
@@ -115,29 +134,48 @@ def judge(
     """
     size = direction if size is None else size
     if not direction.has_bounds:
-        return Verdict(INCONCLUSIVE, "no interval: fewer than 2 seeds with a value (a spread is cross-fitted on the "
-                                     "other seeds)")  # fmt: skip
+        return Verdict(
+            INCONCLUSIVE, "no interval: fewer than 2 seeds with a value (a spread is cross-fitted on the other seeds)"
+        )
     if premise:
         return Verdict(INCONCLUSIVE, f"premise not met: {premise}")
     if direction.high < 0:
-        return Verdict(NOT_REPRODUCED, f"the effect's interval [{direction.low:.2f}, {direction.high:.2f}] lies "
-                                       "entirely below 0")  # fmt: skip
+        return Verdict(
+            NOT_REPRODUCED, f"the effect's interval [{direction.low:.2f}, {direction.high:.2f}] lies entirely below 0"
+        )
     if -margin < direction.low and direction.high < margin:
-        return Verdict(NOT_REPRODUCED, f"the effect's interval [{direction.low:.2f}, {direction.high:.2f}] lies "
-                                       f"inside the null-equivalence band +-{margin:g}")  # fmt: skip
-    beyond_null = direction.low > 0 and math.isfinite(p_value) and p_value < alpha
+        return Verdict(
+            NOT_REPRODUCED,
+            f"the effect's interval [{direction.low:.2f}, {direction.high:.2f}] lies "
+            f"inside the null-equivalence band +-{margin:g}",
+        )
+    beyond_null = direction.low > 0 and math.isfinite(p_value) and p_value < alpha and direction.estimate >= margin
     if beyond_null:
         if band is not None and _inside(size, band):
-            return Verdict(IN_SIZE, f"effect above 0 (p = {p_value:.3g}) and the size's interval [{size.low:.1f}, "
-                                    f"{size.high:.1f}] inside the band [{band[0]:g}, {band[1]:g}]")  # fmt: skip
-        why = ("the paper gives no number" if band is None else
-               f"the size's interval [{size.low:.1f}, {size.high:.1f}] is not inside the band [{band[0]:g}, {band[1]:g}]"
-               if size.has_bounds else "the size has no interval")  # fmt: skip
+            return Verdict(
+                IN_SIZE,
+                f"effect above 0 (p = {p_value:.3g}) and the size's interval [{size.low:.1f}, "
+                f"{size.high:.1f}] inside the band [{band[0]:g}, {band[1]:g}]",
+            )
+        why = (
+            "the paper gives no number"
+            if band is None
+            else f"the size's interval [{size.low:.1f}, {size.high:.1f}] is not inside the band [{band[0]:g}, {band[1]:g}]"
+            if size.has_bounds
+            else "the size has no interval"
+        )
         return Verdict(IN_DIRECTION, f"effect above 0 (p = {p_value:.3g}); {why}")
     if direction.low <= 0:
         return Verdict(INCONCLUSIVE, f"the effect's interval [{direction.low:.2f}, {direction.high:.2f}] straddles 0")
-    return Verdict(INCONCLUSIVE, f"the effect's interval lies above 0 but its permutation p = {p_value:.3g} is not "
-                                 f"below {alpha:g}")  # fmt: skip
+    if direction.estimate < margin:
+        return Verdict(
+            INCONCLUSIVE,
+            f"the effect {direction.estimate:.2f} lies above 0 but below the margin {margin:g}, and its interval "
+            f"[{direction.low:.2f}, {direction.high:.2f}] reaches past the null-equivalence band",
+        )
+    return Verdict(
+        INCONCLUSIVE, f"the effect's interval lies above 0 but its permutation p = {p_value:.3g} is not below {alpha:g}"
+    )
 
 
 def judge_unchanged(change: Interval, margin: float = MARGIN_PP, premise: str = "") -> Verdict:
@@ -151,10 +189,13 @@ def judge_unchanged(change: Interval, margin: float = MARGIN_PP, premise: str = 
     if premise:
         return Verdict(INCONCLUSIVE, f"premise not met: {premise}")
     if change.low > -margin:
-        return Verdict(IN_DIRECTION, f"the change's interval [{change.low:.1f}, {change.high:.1f}] lies above -{margin:g}")
+        return Verdict(
+            IN_DIRECTION, f"the change's interval [{change.low:.1f}, {change.high:.1f}] lies above -{margin:g}"
+        )
     if change.high < -margin:
-        return Verdict(NOT_REPRODUCED, f"the change's interval [{change.low:.1f}, {change.high:.1f}] lies below "
-                                       f"-{margin:g}")  # fmt: skip
+        return Verdict(
+            NOT_REPRODUCED, f"the change's interval [{change.low:.1f}, {change.high:.1f}] lies below -{margin:g}"
+        )
     return Verdict(INCONCLUSIVE, f"the change's interval [{change.low:.1f}, {change.high:.1f}] straddles -{margin:g}")
 
 
