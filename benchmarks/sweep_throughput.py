@@ -49,20 +49,32 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--optimizer", default="sgd")
     parser.add_argument("--lr", type=float, default=0.05)
-    parser.add_argument("--workers", type=int, default=None,
-                        help="processes executor: workers (default: cores, at most --sigmas)")  # fmt: skip
+    parser.add_argument(
+        "--workers", type=int, default=None, help="processes executor: workers (default: cores, at most --sigmas)"
+    )
     parser.add_argument("--threads-per-worker", type=int, default=None)
-    parser.add_argument("--executors", default=",".join(EXECUTORS),
-                        help=f"comma-separated subset of {', '.join(EXECUTORS)}")  # fmt: skip
+    parser.add_argument(
+        "--executors", default=",".join(EXECUTORS), help=f"comma-separated subset of {', '.join(EXECUTORS)}"
+    )
     return parser.parse_args()
 
 
 def build_spec(args: argparse.Namespace) -> SweepSpec:
     base = dict(
-        data=args.data, model="resnet9", width=args.width, train_size=args.train_size, val_size=args.eval_size,
-        test_size=args.eval_size, train_eval_size=args.eval_size, batch_size=args.batch_size, epochs=args.epochs,
-        optimizer=args.optimizer, lr=args.lr, device=args.device, progress=False,
-    )  # fmt: skip
+        data=args.data,
+        model="resnet9",
+        width=args.width,
+        train_size=args.train_size,
+        val_size=args.eval_size,
+        test_size=args.eval_size,
+        train_eval_size=args.eval_size,
+        batch_size=args.batch_size,
+        epochs=args.epochs,
+        optimizer=args.optimizer,
+        lr=args.lr,
+        device=args.device,
+        progress=False,
+    )
     sigmas = [float(f"{s:.4g}") for s in np.geomspace(0.25, 2.5, args.sigmas)]
     return SweepSpec.from_dict({"base": base, "grid": {"sigma_w": sigmas}})
 
@@ -85,8 +97,14 @@ def time_executor(spec: SweepSpec, executor: str, args: argparse.Namespace):
         start = time.perf_counter()
         if resolve_device(args.device).type == "cuda":
             torch.cuda.synchronize()
-        ds = sweep(spec, cache, executor=executor, workers=args.workers, progress=False,
-                   threads_per_worker=args.threads_per_worker)  # fmt: skip
+        ds = sweep(
+            spec,
+            cache,
+            executor=executor,
+            workers=args.workers,
+            progress=False,
+            threads_per_worker=args.threads_per_worker,
+        )
         return time.perf_counter() - start, ds
 
 
@@ -99,9 +117,11 @@ def main() -> None:
         hardware = torch.cuda.get_device_name(device)
     else:
         hardware = f"{platform.machine()}, {os.cpu_count()} cores"
-    print(f"sweep: {spec.n_runs} runs (sigma_w {spec.grid['sigma_w']}), ResNet-9 width {args.width}, "
-          f"{args.epochs} epoch(s) of {args.train_size} images, batch {args.batch_size}, "
-          f"eval {args.eval_size} images/split, data {args.data}")  # fmt: skip
+    print(
+        f"sweep: {spec.n_runs} runs (sigma_w {spec.grid['sigma_w']}), ResNet-9 width {args.width}, "
+        f"{args.epochs} epoch(s) of {args.train_size} images, batch {args.batch_size}, "
+        f"eval {args.eval_size} images/split, data {args.data}"
+    )
     print(f"device {device} ({hardware}), torch {torch.__version__}, {torch.get_num_threads()} threads in this process")
     warm_up(spec)
 
@@ -123,8 +143,10 @@ def main() -> None:
             float(np.nanmax(np.abs(stacked[v] - reference[v]) / np.abs(reference[v])))
             for v in ("train_loss", "val_loss", "test_loss")
         )
-        print(f"\nstacked vs serial: largest relative difference of the per-epoch losses {worst:.1e} "
-              "(1e-7 is rounding; ~1e-3 means a max-pool near-tie flipped, see initmem.run.stacked)")
+        print(
+            f"\nstacked vs serial: largest relative difference of the per-epoch losses {worst:.1e} "
+            "(1e-7 is rounding; ~1e-3 means a max-pool near-tie flipped, see initmem.run.stacked)"
+        )
 
 
 if __name__ == "__main__":

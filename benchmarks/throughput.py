@@ -25,9 +25,9 @@ from torchvision import transforms
 
 from initmem import RunConfig
 from initmem.run.data import CIFAR10_MEAN, CIFAR10_STD, load_cifar10, prepare_data, synthetic_cifar, train_batches
-from initmem.run.sigma_w import seeded_model
-from initmem.run.optim import build_optimizer
 from initmem.run.loop import resolve_device
+from initmem.run.optim import build_optimizer
+from initmem.run.sigma_w import seeded_model
 
 
 class ConventionalCIFAR(Dataset):
@@ -39,7 +39,9 @@ class ConventionalCIFAR(Dataset):
         self._to_pil = Image.fromarray
         self.images, self.labels = images, labels
         steps = [transforms.RandomCrop(32, padding=4), transforms.RandomHorizontalFlip()] if augment else []
-        self.transform = transforms.Compose([*steps, transforms.ToTensor(), transforms.Normalize(CIFAR10_MEAN, CIFAR10_STD)])
+        self.transform = transforms.Compose(
+            [*steps, transforms.ToTensor(), transforms.Normalize(CIFAR10_MEAN, CIFAR10_STD)]
+        )
 
     def __len__(self) -> int:
         return len(self.labels)
@@ -90,9 +92,17 @@ def main() -> None:
 
     device = resolve_device(args.device)
     config = RunConfig(
-        width=args.width, batch_size=args.batch_size, train_size=args.train_size, val_size=1000, test_size=1000,
-        train_eval_size=1000, augment=args.augment, data=args.data, device=str(device), progress=False,
-    )  # fmt: skip
+        width=args.width,
+        batch_size=args.batch_size,
+        train_size=args.train_size,
+        val_size=1000,
+        test_size=1000,
+        train_eval_size=1000,
+        augment=args.augment,
+        data=args.data,
+        device=str(device),
+        progress=False,
+    )
     prepared = prepare_data(config, device)
     arrays = synthetic_cifar(args.train_size, 10) if args.data == "synthetic" else load_cifar10(args.data)
     images, labels = arrays.train_images[prepared.split.train], arrays.train_labels[prepared.split.train]
@@ -106,11 +116,15 @@ def main() -> None:
             batches = _endless(lambda e: train_batches(prepared.train, args.batch_size, e, 0, args.augment))
         else:
             loader = DataLoader(
-                ConventionalCIFAR(images, labels, args.augment), batch_size=args.batch_size, shuffle=True,
-                drop_last=True, num_workers=args.workers, pin_memory=device.type == "cuda",
+                ConventionalCIFAR(images, labels, args.augment),
+                batch_size=args.batch_size,
+                shuffle=True,
+                drop_last=True,
+                num_workers=args.workers,
+                pin_memory=device.type == "cuda",
                 persistent_workers=args.workers > 0,
-            )  # fmt: skip
-            batches = _endless(lambda e: loader)
+            )
+            batches = _endless(lambda e, loader=loader: loader)
         # initmem trains channels-last (RunConfig.channels_last); "initmem NCHW" isolates the memory format.
         channels_last = name == "initmem"
         seconds = _train_steps(model, optimizer, batches, args.steps, device, channels_last)

@@ -53,8 +53,7 @@ display(definitions((f"**{p}**", presets.PRESET_DESCRIPTIONS[p]) for p in preset
 # %% tags=["hide-input"]
 names = list(discover_notebooks())
 by_preset = {p: [n for n in names if presets.book_preset(n) == p] for p in presets.PRESETS}
-display(definitions((f"**{p}**", ", ".join(f"`{n}`" for n in chosen)) for p, chosen in by_preset.items()
-                    if chosen))  # fmt: skip
+display(definitions((f"**{p}**", ", ".join(f"`{n}`" for n in chosen)) for p, chosen in by_preset.items() if chosen))
 
 # %% [markdown]
 # ## What the results of this preset cost
@@ -68,15 +67,25 @@ display(definitions((f"**{p}**", ", ".join(f"`{n}`" for n in chosen)) for p, cho
 # %% tags=["hide-input"]
 measured = costs.measured_costs(results_dir, preset, registry.EXPERIMENT_SPECS)
 display(Markdown(f"Runs of the **{preset}** preset cached in `{results_dir}`:"))
-COST_LABELS = {"runs": "runs", "shared_runs": "shared with an earlier experiment", "core_hours": "core-hours",
-               "minutes_per_run": "minutes per run", "train_images": "images trained",
-               "eval_images": "images evaluated", "wall_hours": "hours with the preset's workers"}  # fmt: skip
+COST_LABELS = {
+    "runs": "runs",
+    "shared_runs": "shared with an earlier experiment",
+    "core_hours": "core-hours",
+    "minutes_per_run": "minutes per run",
+    "train_images": "images trained",
+    "eval_images": "images evaluated",
+    "wall_hours": "hours with the preset's workers",
+}
 if len(measured):
     page.table(measured, None, ["runs", "shared_runs", "core_hours", "minutes_per_run"], labels=COST_LABELS)
     trained = int(measured["runs"].sum() - measured["shared_runs"].sum())
     machines = sorted({h for cell in measured["hardware"] for h in cell.split("; ")})
-    display(Markdown(f"In all: **{trained} runs trained, {measured['core_hours'].sum():.1f} core-hours**, on "
-                     f"{'; '.join(machines)} (torch {', '.join(sorted(set(measured['torch'])))})."))
+    display(
+        Markdown(
+            f"In all: **{trained} runs trained, {measured['core_hours'].sum():.1f} core-hours**, on "
+            f"{'; '.join(machines)} (torch {', '.join(sorted(set(measured['torch'])))})."
+        )
+    )
 else:
     display(Markdown("none yet."))
 
@@ -103,5 +112,9 @@ page.table(estimates, None, ["runs", "train_images", "eval_images", "wall_hours"
 
 # %% tags=["hide-input"]
 display(Markdown(f"Preset **{notes_preset}**: {presets.PRESET_DESCRIPTIONS[notes_preset]}."))
-display(definitions((f"**{n['setting']}** = {n['value']} ({n['notebooks']})", n["reason"])
-                    for n in preset_notes.notes_table(notes_preset)))
+display(
+    definitions(
+        (f"**{n['setting']}** = {n['value']} ({n['notebooks']})", n["reason"])
+        for n in preset_notes.notes_table(notes_preset)
+    )
+)

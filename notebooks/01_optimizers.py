@@ -54,20 +54,16 @@ weight_decays = None
 aux_lrs = None
 
 # %% tags=["hide-input"]
-import matplotlib.pyplot as plt
-import pandas as pd
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, claims, plots, registry, results, reuse
+from initmem.study import analysis, plots, results, reuse
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("01_optimizers", globals())  # parameters (None: the preset's) -> sweep -> results
 # under every figure: the results it reads, the command that reproduces the page
-source = page.source_note("01_optimizers", preset, results_dir=results_dir,
-                          parameters=p)
+source = page.source_note("01_optimizers", preset, results_dir=results_dir, parameters=p)
 record = reuse.record_results("01_optimizers", preset, results_dir)  # None on the record
 
 # %% tags=["remove-input"]
@@ -121,10 +117,28 @@ page.verdict_box("01_optimizers", ds)
 
 # %% tags=["hide-input"]
 table = analysis.spread_points(ds, "01_optimizers").set_index("optimizer")
-page.table(table, "e01_table", ["lr", "selected_spread_pp", "selected_ci95_low", "selected_ci95_high",
-                                "selected_raw_spread_pp", "selected_null_p", "selected_null_p95_pp", "final_spread_pp",
-                                "final_ci95_low", "final_ci95_high", "selected_best_sigma_w", "selected_worst_sigma_w",
-                                "min_final_train_acc", "T_SGD", "T_adapt", "final_T_adapt"])  # fmt: skip
+page.table(
+    table,
+    "e01_table",
+    [
+        "lr",
+        "selected_spread_pp",
+        "selected_ci95_low",
+        "selected_ci95_high",
+        "selected_raw_spread_pp",
+        "selected_null_p",
+        "selected_null_p95_pp",
+        "final_spread_pp",
+        "final_ci95_low",
+        "final_ci95_high",
+        "selected_best_sigma_w",
+        "selected_worst_sigma_w",
+        "min_final_train_acc",
+        "T_SGD",
+        "T_adapt",
+        "final_T_adapt",
+    ],
+)
 for name in ("sgd", "sgd_momentum", "adam", "adamw", "muon"):
     row = table.loc[name] if name in table.index else None
     value = lambda col, row=row: float(row[col]) if row is not None else float("nan")  # noqa: E731

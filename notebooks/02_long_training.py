@@ -53,20 +53,18 @@ horizons = None
 reference_horizon = None
 
 # %% tags=["hide-input"]
-import matplotlib.pyplot as plt
-import pandas as pd
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, claims, plots, registry, results
+from initmem.study import analysis, plots, results
 
 plots.use_book_style()  # SVG figures, legible in the book
 
-ds, p = results.notebook_experiment("02_long_training", globals())  # parameters (None: the preset's) -> sweep -> results
+ds, p = results.notebook_experiment(
+    "02_long_training", globals()
+)  # parameters (None: the preset's) -> sweep -> results
 # under every figure: the results it reads, the command that reproduces the page
-source = page.source_note("02_long_training", preset, results_dir=results_dir,
-                          parameters=p)
+source = page.source_note("02_long_training", preset, results_dir=results_dir, parameters=p)
 
 # %% tags=["remove-input"]
 page.verdict_line("02_long_training", ds)
@@ -102,9 +100,23 @@ page.verdict_box("02_long_training", ds)
 
 # %% tags=["hide-input"]
 table = analysis.horizon_table(ds, p["horizons"])
-page.table(table, "e02_table", ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "final_spread_pp",
-                                "final_ci95_low", "final_ci95_high", "final_raw_spread_pp", "selected_train_acc",
-                                "min_final_train_acc", "T_SGD", "final_T_SGD"])  # fmt: skip
+page.table(
+    table,
+    "e02_table",
+    [
+        "selected_spread_pp",
+        "selected_ci95_low",
+        "selected_ci95_high",
+        "final_spread_pp",
+        "final_ci95_low",
+        "final_ci95_high",
+        "final_raw_spread_pp",
+        "selected_train_acc",
+        "min_final_train_acc",
+        "T_SGD",
+        "final_T_SGD",
+    ],
+)
 
 # %% tags=["hide-input"]
 first, last = p["reference_horizon"], max(p["horizons"])
@@ -121,9 +133,14 @@ glue("e02_T_SGD_final_longest", float(table.loc[last, "final_T_SGD"]), display=F
 glue("e02_min_train_longest", float(table.loc[last, "min_final_train_acc"]), display=False)
 glue("e02_latest_selected", int(h["best_epoch"].sel(horizon=last).max()), display=False)
 same = bool((h["best_epoch"].sel(horizon=first) == h["best_epoch"].sel(horizon=last)).all())
-glue("e02_selection", "selects the same checkpoints at both horizons, so the selected spread cannot change and only "
-     "the final predictor can show what the extra training does" if same else "selects later checkpoints at the "
-     "longer horizon, so both predictors can show what the extra training does", display=False)  # fmt: skip
+glue(
+    "e02_selection",
+    "selects the same checkpoints at both horizons, so the selected spread cannot change and only "
+    "the final predictor can show what the extra training does"
+    if same
+    else "selects later checkpoints at the longer horizon, so both predictors can show what the extra training does",
+    display=False,
+)
 
 # %% [markdown]
 # The selected predictor: a cross-fitted spread of {glue:text}`e02_spread_reference:.1f` pp at
@@ -147,7 +164,11 @@ glue("e02_selection", "selects the same checkpoints at both horizons, so the sel
 # ## Curves of the long runs
 
 # %% tags=["hide-input"]
-page.figure(plots.training_curves(ds, var="test_acc", col=None, title="Test accuracy during the long runs"), "e02_fig_curves", source)
+page.figure(
+    plots.training_curves(ds, var="test_acc", col=None, title="Test accuracy during the long runs"),
+    "e02_fig_curves",
+    source,
+)
 
 
 # %% [markdown]

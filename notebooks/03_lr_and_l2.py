@@ -54,9 +54,6 @@ lrs = None
 weight_decays = None
 
 # %% tags=["hide-input"]
-import matplotlib.pyplot as plt
-import pandas as pd
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
@@ -66,8 +63,7 @@ plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("03_lr_and_l2", globals())  # parameters (None: the preset's) -> sweep -> results
 # under every figure: the results it reads, the command that reproduces the page
-source = page.source_note("03_lr_and_l2", preset, results_dir=results_dir,
-                          parameters=p)
+source = page.source_note("03_lr_and_l2", preset, results_dir=results_dir, parameters=p)
 record = reuse.record_results("03_lr_and_l2", preset, results_dir)  # None on the record
 
 # %% tags=["remove-input"]
@@ -115,9 +111,24 @@ page.verdict_box("03_lr_and_l2", ds)
 
 # %% tags=["hide-input"]
 table = analysis.spread_points(ds, "03_lr_and_l2").set_index(["lr", "weight_decay"])
-page.table(table, "e03_table", ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high", "final_spread_pp",
-                                "final_ci95_low", "final_ci95_high", "selected_raw_spread_pp", "min_final_train_acc",
-                                "T_SGD", "final_T_SGD", "T_L2", "final_T_L2"])  # fmt: skip
+page.table(
+    table,
+    "e03_table",
+    [
+        "selected_spread_pp",
+        "selected_ci95_low",
+        "selected_ci95_high",
+        "final_spread_pp",
+        "final_ci95_low",
+        "final_ci95_high",
+        "selected_raw_spread_pp",
+        "min_final_train_acc",
+        "T_SGD",
+        "final_T_SGD",
+        "T_L2",
+        "final_T_L2",
+    ],
+)
 
 lo_lr, hi_lr = min(p["lrs"]), max(p["lrs"])
 lo_wd, hi_wd = min(p["weight_decays"]), max(p["weight_decays"])
@@ -148,7 +159,11 @@ glue("e03_wd_high", hi_wd, display=False)
 
 # %% tags=["hide-input"]
 strong = ds.sel(weight_decay=hi_wd)
-page.figure(plots.norm_trajectories(strong, col="lr", title=f"Kernel norm during training, L2 strength $\\lambda$ = {hi_wd:g}"), "e03_fig_norms", source)
+page.figure(
+    plots.norm_trajectories(strong, col="lr", title=f"Kernel norm during training, L2 strength $\\lambda$ = {hi_wd:g}"),
+    "e03_fig_norms",
+    source,
+)
 
 # %% [markdown]
 # ## Each cell against the L2 clock
@@ -164,8 +179,24 @@ page.figure(plots.norm_trajectories(strong, col="lr", title=f"Kernel norm during
 
 # %% tags=["hide-input"]
 cells = phase.cell_table(ds)
-page.table(cells, "e03_cells", ["W0", "W_star", "W_top", "log_ratio", "T_L2", "x", "selected_gap", "selected_gap_low",
-                                "selected_gap_high", "final_gap", "final_gap_low", "final_gap_high"])  # fmt: skip
+page.table(
+    cells,
+    "e03_cells",
+    [
+        "W0",
+        "W_star",
+        "W_top",
+        "log_ratio",
+        "T_L2",
+        "x",
+        "selected_gap",
+        "selected_gap_low",
+        "selected_gap_high",
+        "final_gap",
+        "final_gap_low",
+        "final_gap_high",
+    ],
+)
 
 
 # %% [markdown]

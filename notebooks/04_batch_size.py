@@ -53,14 +53,13 @@ batch_sizes = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, batch_plots, plots, results, reuse
+from initmem.study import analysis, batch_plots, batches, plots, results, reuse
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("04_batch_size", globals())  # parameters (None: the preset's) -> sweep -> results
 # under every figure: the results it reads, the command that reproduces the page
-source = page.source_note("04_batch_size", preset, results_dir=results_dir,
-                          parameters=p)
+source = page.source_note("04_batch_size", preset, results_dir=results_dir, parameters=p)
 record = reuse.record_results("04_batch_size", preset, results_dir)  # None on the record
 
 # %% tags=["remove-input"]
@@ -101,21 +100,41 @@ page.verdict_box("04_batch_size", ds)
 # ## Every (batch size, length) point
 
 # %% tags=["hide-input"]
-points = analysis.batch_points(ds)
+points = batches.batch_points(ds)
 frame = analysis.spread_points(ds, "04_batch_size")
 keys = [c for c in ("batch_size", "epochs") if c in frame.columns]
 frame = frame.drop_duplicates(keys).set_index(keys)
-frame["steps"] = [next(pt.steps for pt in points if pt.batch_size == b and (len(keys) == 1 or pt.epochs == e))
-                  for b, e in (idx if isinstance(idx, tuple) else (idx, None) for idx in frame.index)]  # fmt: skip
-page.table(frame, "e04_table", ["steps", "selected_spread_pp", "selected_ci95_low", "selected_ci95_high",
-                                "final_spread_pp", "final_ci95_low", "final_ci95_high", "min_final_train_acc",
-                                "final_T_SGD"], labels={"steps": "steps"})  # fmt: skip
-comparisons = analysis.batch_comparisons(ds)
+frame["steps"] = [
+    next(pt.steps for pt in points if pt.batch_size == b and (len(keys) == 1 or pt.epochs == e))
+    for b, e in (idx if isinstance(idx, tuple) else (idx, None) for idx in frame.index)
+]
+page.table(
+    frame,
+    "e04_table",
+    [
+        "steps",
+        "selected_spread_pp",
+        "selected_ci95_low",
+        "selected_ci95_high",
+        "final_spread_pp",
+        "final_ci95_low",
+        "final_ci95_high",
+        "min_final_train_acc",
+        "final_T_SGD",
+    ],
+    labels={"steps": "steps"},
+)
+comparisons = batches.batch_comparisons(ds)
 for design, pair in comparisons.items():
     key = design.replace(" ", "_")
-    glue(f"e04_{key}", "no two batch sizes whose runs all interpolate" if pair is None else
-         f"b = {pair[0].batch_size} ({pair[0].epochs} epochs, {pair[0].steps} steps) against b = {pair[1].batch_size} "
-         f"({pair[1].epochs} epochs, {pair[1].steps} steps)", display=False)  # fmt: skip
+    glue(
+        f"e04_{key}",
+        "no two batch sizes whose runs all interpolate"
+        if pair is None
+        else f"b = {pair[0].batch_size} ({pair[0].epochs} epochs, {pair[0].steps} steps) against b = {pair[1].batch_size} "
+        f"({pair[1].epochs} epochs, {pair[1].steps} steps)",
+        display=False,
+    )
 b_small, b_large = min(p["batch_sizes"]), max(p["batch_sizes"])
 glue("e04_b_small", b_small, display=False)
 glue("e04_b_large", b_large, display=False)
@@ -134,8 +153,11 @@ glue("e04_min_train_small_b", float(small["min_final_train_acc"].min()), display
 
 # %% tags=["hide-input"]
 first = ds.isel(epochs=-1) if "epochs" in ds.dims else ds
-page.figure(plots.acc_vs_sigma(first, hue="batch_size", title="Test accuracy against the initialization scale, per "
-                               "batch size"), "e04_fig_acc_vs_sigma", source)  # fmt: skip
+page.figure(
+    plots.acc_vs_sigma(first, hue="batch_size", title="Test accuracy against the initialization scale, per batch size"),
+    "e04_fig_acc_vs_sigma",
+    source,
+)
 
 
 # %% [markdown]

@@ -50,21 +50,16 @@ sigma_ws = None
 seeds = None
 
 # %% tags=["hide-input"]
-import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import claims, plots, registry, results, stats
+from initmem.study import plots, results, stats
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("05_depth", globals())  # parameters (None: the preset's) -> sweep -> results
 # under every figure: the results it reads, the command that reproduces the page
-source = page.source_note("05_depth", preset, results_dir=results_dir,
-                          parameters=p)
+source = page.source_note("05_depth", preset, results_dir=results_dir, parameters=p)
 
 # %% tags=["remove-input"]
 page.verdict_line("05_depth", ds)
@@ -98,8 +93,12 @@ frame = stats.seed_mean(ds[["final_train_acc", "tau_interp", "selected_test_acc"
 table = frame.to_dataframe()
 runs = (ds["final_train_acc"] >= 99.5).sum("seed").to_dataframe(name="runs_interpolating")
 table["runs_interpolating"] = runs["runs_interpolating"].astype(str) + f" of {ds.sizes['seed']}"
-page.table(table, "e05_table", ["final_train_acc", "runs_interpolating", "tau_interp", "selected_test_acc",
-                                "final_test_acc"], labels={"final_train_acc": "final train acc, seed mean (%)"})  # fmt: skip
+page.table(
+    table,
+    "e05_table",
+    ["final_train_acc", "runs_interpolating", "tau_interp", "selected_test_acc", "final_test_acc"],
+    labels={"final_train_acc": "final train acc, seed mean (%)"},
+)
 
 train = stats.seed_mean(ds["final_train_acc"])
 sig_lo, sig_hi = float(ds["sigma_w"].min()), float(ds["sigma_w"].max())
@@ -115,8 +114,12 @@ failed = ds["final_train_acc"].where(ds["final_train_acc"] < 99.5).to_dataframe(
 failed = failed.reorder_levels(["model", "sigma_w", "seed"]).sort_index()
 glue("e05_n_interpolated", runs_total - len(failed), display=False)
 glue("e05_n_runs", runs_total, display=False)
-glue("e05_failed_runs", "; ".join(f"{m} at σ_w {s:g}, seed {seed}: {row.final_train_acc:.1f} %"
-                                  for (m, s, seed), row in failed.iterrows()) or "none", display=False)  # fmt: skip
+glue(
+    "e05_failed_runs",
+    "; ".join(f"{m} at σ_w {s:g}, seed {seed}: {row.final_train_acc:.1f} %" for (m, s, seed), row in failed.iterrows())
+    or "none",
+    display=False,
+)
 deepest = max(map(str, ds["model"].values), key=lambda m: 9 if m == "resnet9" else int(m.removeprefix("resnet")))
 glue("e05_deepest", deepest, display=False)
 

@@ -25,12 +25,10 @@ preset = "smoke"
 results_dir = "results"
 
 # %% tags=["hide-input"]
-import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, claims, plots, results
+from initmem.study import analysis, plots, results
 
 plots.use_book_style()  # SVG figures, legible in the book
 
@@ -79,7 +77,9 @@ page.table(table, "e06_table")
 for opt in ("sgd", "sgd_momentum", "adam", "adamw", "muon"):
     present = opt in table.index
     glue(f"e06_slope_{opt}", float(table.loc[opt, "slope"]) if present else float("nan"), display=False)
-    glue(f"e06_final_ratio_{opt}", float(table.loc[opt, "final_norm_ratio"]) if present else float("nan"), display=False)
+    glue(
+        f"e06_final_ratio_{opt}", float(table.loc[opt, "final_norm_ratio"]) if present else float("nan"), display=False
+    )
 glue("e06_initial_ratio", float(table["initial_norm_ratio"].iloc[0]), display=False)
 
 # %% [markdown]
@@ -104,4 +104,10 @@ glue("e06_initial_ratio", float(table["initial_norm_ratio"].iloc[0]), display=Fa
 # Kernel norm during training with the adaptive clock $T_{adapt} = \sum_k\eta_k$ on the horizontal axis.
 
 # %% tags=["hide-input"]
-page.figure(plots.norm_trajectories(ds, col="optimizer", x="T_adapt", title=r"Kernel norm against the $T_{\mathrm{adapt}}$ clock"), "e06_fig_norm_vs_T_adapt", source)
+page.figure(
+    plots.norm_trajectories(
+        ds, col="optimizer", x="T_adapt", title=r"Kernel norm against the $T_{\mathrm{adapt}}$ clock"
+    ),
+    "e06_fig_norm_vs_T_adapt",
+    source,
+)

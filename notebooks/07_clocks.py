@@ -26,9 +26,6 @@ preset = "smoke"
 results_dir = "results"
 
 # %% tags=["hide-input"]
-import matplotlib.pyplot as plt
-import pandas as pd
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
@@ -78,10 +75,23 @@ page.figure(plots.spread_vs_clocks(table, source=experiments), "e07_fig_spread_v
 
 # %% tags=["hide-input"]
 collapse = analysis.collapse_table(table)
-page.table(collapse, "e07_collapse", ["own clock", "configurations", "rho(T_SGD)", "rho(T_L2)", "rho(T_adapt)",
-                                      "p (rho < 0)", "rho low", "rho high", "prediction"],
-           labels={"p (rho < 0)": "p (rho < 0, own clock)", "rho low": "own clock: rho 95 % CI low",
-                   "rho high": "high"}, intervals=False)  # fmt: skip
+page.table(
+    collapse,
+    "e07_collapse",
+    [
+        "own clock",
+        "configurations",
+        "rho(T_SGD)",
+        "rho(T_L2)",
+        "rho(T_adapt)",
+        "p (rho < 0)",
+        "rho low",
+        "rho high",
+        "prediction",
+    ],
+    labels={"p (rho < 0)": "p (rho < 0, own clock)", "rho low": "own clock: rho 95 % CI low", "rho high": "high"},
+    intervals=False,
+)
 for family, key in (("SGD", "sgd"), ("SGD+L2", "sgd_l2"), ("adaptive", "adaptive")):
     own = analysis.FAMILY_CLOCK[family]
     glue(f"e07_rho_{key}_own", float(collapse.loc[family, f"rho({own})"]), display=False)
@@ -108,8 +118,26 @@ for family, key in (("SGD", "sgd"), ("SGD+L2", "sgd_l2"), ("adaptive", "adaptive
 
 # %% tags=["hide-input"]
 if len(table):
-    page.table(table, "e07_table", ["experiment", "family", "optimizer", "model", "lr", "weight_decay", "batch_size",
-                                    "epochs", "selected_spread_pp", "selected_ci95_low", "selected_ci95_high",
-                                    "min_final_train_acc", "T_SGD", "T_L2", "T_adapt"])  # fmt: skip
+    page.table(
+        table,
+        "e07_table",
+        [
+            "experiment",
+            "family",
+            "optimizer",
+            "model",
+            "lr",
+            "weight_decay",
+            "batch_size",
+            "epochs",
+            "selected_spread_pp",
+            "selected_ci95_low",
+            "selected_ci95_high",
+            "min_final_train_acc",
+            "T_SGD",
+            "T_L2",
+            "T_adapt",
+        ],
+    )
 else:
     glue("e07_table", table)

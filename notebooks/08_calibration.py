@@ -50,24 +50,21 @@ sigma_ws = None
 seeds = None
 
 # %% tags=["hide-input"]
-import matplotlib.pyplot as plt
-import pandas as pd
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, plots, registry, results
+from initmem.study import analysis, plots, results
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("08_calibration", globals())  # parameters (None: the preset's) -> sweep -> results
 # under every figure: the results it reads, the command that reproduces the page
-source = page.source_note("08_calibration", preset, results_dir=results_dir,
-                          parameters=p)
+source = page.source_note("08_calibration", preset, results_dir=results_dir, parameters=p)
 
 # %% tags=["hide-input"]
-fig = plots.training_curves(ds, var="train_acc", col="logit_scale", interpolation=True,
-                            title="Plain SGD: training accuracy per logit factor")
+fig = plots.training_curves(
+    ds, var="train_acc", col="logit_scale", interpolation=True, title="Plain SGD: training accuracy per logit factor"
+)
 page.figure(fig, "e08_fig_train_acc", source)
 
 # %% [markdown]

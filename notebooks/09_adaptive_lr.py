@@ -61,21 +61,19 @@ weight_decays = None
 aux_lrs = None
 
 # %% tags=["hide-input"]
-import matplotlib.pyplot as plt
 import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, plots, presets, registry, results
+from initmem.study import analysis, plots, results
 
 plots.use_book_style()  # SVG figures, legible in the book
 
 ds, p = results.notebook_experiment("09_adaptive_lr", globals())  # parameters (None: the preset's) -> sweep -> results
 print(plots.caption(ds))
 # under every figure: the results it reads, the command that reproduces the page
-source = page.source_note("09_adaptive_lr", preset, results_dir=results_dir,
-                          parameters=p)
+source = page.source_note("09_adaptive_lr", preset, results_dir=results_dir, parameters=p)
 table = analysis.spread_points(ds, "09_adaptive_lr")
 best = analysis.smallest_spread(table, by="optimizer", var="selected")
 
@@ -89,8 +87,12 @@ best = analysis.smallest_spread(table, by="optimizer", var="selected")
 
 # %% tags=["hide-input"]
 for optimizer in ds["optimizer"].values:
-    fig = plots.spread_vs(ds.sel(optimizer=optimizer), dim="lr", clock="T_adapt",
-                          title=f"{plots.label(optimizer)}: spread against the learning rate")  # fmt: skip
+    fig = plots.spread_vs(
+        ds.sel(optimizer=optimizer),
+        dim="lr",
+        clock="T_adapt",
+        title=f"{plots.label(optimizer)}: spread against the learning rate",
+    )
     page.figure(fig, f"e09_fig_{optimizer}", source)
 
 # %% [markdown]
@@ -100,10 +102,23 @@ for optimizer in ds["optimizer"].values:
 # and at the end, and the training accuracy of each predictor.
 
 # %% tags=["hide-input"]
-page.table(table.set_index(["optimizer", "lr"]), "e09_table", ["selected_spread_pp", "selected_ci95_low",
-                                                                 "selected_ci95_high", "selected_null_p", "final_spread_pp",
-                                                                 "final_ci95_low", "final_ci95_high", "T_adapt",
-                                                                 "final_T_adapt", "final_train_acc", "diverged_runs"])  # fmt: skip
+page.table(
+    table.set_index(["optimizer", "lr"]),
+    "e09_table",
+    [
+        "selected_spread_pp",
+        "selected_ci95_low",
+        "selected_ci95_high",
+        "selected_null_p",
+        "final_spread_pp",
+        "final_ci95_low",
+        "final_ci95_high",
+        "T_adapt",
+        "final_T_adapt",
+        "final_train_acc",
+        "diverged_runs",
+    ],
+)
 for _, row in best.iterrows():
     key = row["optimizer"]
     glue(f"e09_best_lr_{key}", float(row["lr"]), display=False)
@@ -148,16 +163,23 @@ for _, row in knob.iterrows():
     elif pd.isna(row.reference_lr):
         change = f"the smallest of this grid is {best}"
     else:
-        change = (f"at 01's learning rate {row.reference_spread_pp:.1f} pp (95 % CI {row.reference_low:.1f} to "
-                  f"{row.reference_high:.1f}) at lr {row.reference_lr:g}; the smallest of this grid {best}, an "
-                  f"interval {'entirely below' if row.measurably_lower else 'that overlaps'} 01's")  # fmt: skip
+        change = (
+            f"at 01's learning rate {row.reference_spread_pp:.1f} pp (95 % CI {row.reference_low:.1f} to "
+            f"{row.reference_high:.1f}) at lr {row.reference_lr:g}; the smallest of this grid {best}, an "
+            f"interval {'entirely below' if row.measurably_lower else 'that overlaps'} 01's"
+        )
     at_largest = table[(table["optimizer"] == row.optimizer) & (table["lr"] == largest_lr)]["final_train_acc"]
-    lines.append(f"- **{plots.label(row.optimizer)}**: {change}. At lr {largest_lr:g} the final predictor trains "
-                 f"to {at_largest.iloc[0]:.1f} %.")  # fmt: skip
+    lines.append(
+        f"- **{plots.label(row.optimizer)}**: {change}. At lr {largest_lr:g} the final predictor trains "
+        f"to {at_largest.iloc[0]:.1f} %."
+    )
 helped = [plots.label(o) for o in knob.loc[knob["measurably_lower"], "optimizer"]]
-verdict = (f"The learning rate lowered the selected spread measurably for {', '.join(helped)} only." if helped else
-           "No learning rate of this grid lowers an adaptive optimizer's selected spread measurably below its spread "
-           "at 01's learning rate: at this preset the knob does not decide C2, and 01's spreads stand.")  # fmt: skip
+verdict = (
+    f"The learning rate lowered the selected spread measurably for {', '.join(helped)} only."
+    if helped
+    else "No learning rate of this grid lowers an adaptive optimizer's selected spread measurably below its spread "
+    "at 01's learning rate: at this preset the knob does not decide C2, and 01's spreads stand."
+)
 display(Markdown("\n".join(lines) + "\n\n" + verdict))
 
 # %% [markdown]

@@ -64,10 +64,11 @@ from initmem.study import costs, phase, phase_plots, plots, results, reuse
 
 plots.use_book_style()  # SVG figures, legible in the book
 
-ds, p = results.notebook_experiment("10_phase_diagram", globals())  # parameters (None: the preset's) -> sweep -> results
+ds, p = results.notebook_experiment(
+    "10_phase_diagram", globals()
+)  # parameters (None: the preset's) -> sweep -> results
 # under every figure: the results it reads, the command that reproduces the page
-source = page.source_note("10_phase_diagram", preset, results_dir=results_dir,
-                          parameters=p)
+source = page.source_note("10_phase_diagram", preset, results_dir=results_dir, parameters=p)
 record = reuse.record_results("10_phase_diagram", preset, results_dir)  # None on the record
 cells = phase.cell_table(ds)
 fit = phase.fit_transition(ds)
@@ -140,9 +141,26 @@ page.verdict_box("10_phase_diagram", ds)
 # underfitting, not by the clock).
 
 # %% tags=["hide-input"]
-page.table(cells, "e10_cells", ["W0", "W_star", "W_top", "log_ratio", "T_L2", "T_SGD", "x", "selected_gap",
-                                "selected_gap_low", "selected_gap_high", "final_gap", "final_gap_low",
-                                "final_gap_high", "min_final_train_acc"])  # fmt: skip
+page.table(
+    cells,
+    "e10_cells",
+    [
+        "W0",
+        "W_star",
+        "W_top",
+        "log_ratio",
+        "T_L2",
+        "T_SGD",
+        "x",
+        "selected_gap",
+        "selected_gap_low",
+        "selected_gap_high",
+        "final_gap",
+        "final_gap_low",
+        "final_gap_high",
+        "min_final_train_acc",
+    ],
+)
 
 # %% [markdown]
 # ## How the grid was chosen, and what it cost
@@ -155,19 +173,24 @@ page.table(cells, "e10_cells", ["W0", "W_star", "W_top", "log_ratio", "T_L2", "T
 
 # %% tags=["hide-input"]
 try:
-    design = phase.predicted_decay_at(results.read_results(results_dir, preset, "03_lr_and_l2",
-                                                           reader="10_phase_diagram"), p["lrs"])  # fmt: skip
+    design = phase.predicted_decay_at(
+        results.read_results(results_dir, preset, "03_lr_and_l2", reader="10_phase_diagram"), p["lrs"]
+    )
 except FileNotFoundError as missing:
     design = None
     print(f"03's results are not available at this preset ({missing}); the placement below cannot be recomputed.")
 if design is not None:
     at = design["boundary"]
-    glue("e10_design", (
-        f"03's cell at lr {design['lr_ref']:g}, lambda {design['weight_decay_ref']:g} ends with |W*| = "
-        f"{design['W_star_ref']:.1f} (from |W0| = {design['W0']:.1f}); with the step schedule, sum_k eta_k = "
-        f"{design['sum_eta_per_lr']:.0f} eta. T5's law |W*| ~ (eta/lambda)^(1/4) then puts x = 0 at "
-        + ", ".join(f"lambda = {wd:.3g} for lr {lr:g}" for lr, wd in at.items())
-    ), display=False)  # fmt: skip
+    glue(
+        "e10_design",
+        (
+            f"03's cell at lr {design['lr_ref']:g}, lambda {design['weight_decay_ref']:g} ends with |W*| = "
+            f"{design['W_star_ref']:.1f} (from |W0| = {design['W0']:.1f}); with the step schedule, sum_k eta_k = "
+            f"{design['sum_eta_per_lr']:.0f} eta. T5's law |W*| ~ (eta/lambda)^(1/4) then puts x = 0 at "
+            + ", ".join(f"lambda = {wd:.3g} for lr {lr:g}" for lr, wd in at.items())
+        ),
+        display=False,
+    )
 else:
     glue("e10_design", "not recomputable here", display=False)
 

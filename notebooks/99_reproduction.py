@@ -37,7 +37,9 @@ glue("r_preset", preset, display=False)
 glue("r_experiments", ", ".join(experiments) or "none", display=False)
 glue("r_answer", claims.answer(table, preset), display=False)
 glue("r_replays", replays.replay_summary(replays.replay_pairs(results_dir, preset)), display=False)
-fig = forest.forest(table, title=None, caption=f"preset {preset}; the scale of each row is in its block below the table")
+fig = forest.forest(
+    table, title=None, caption=f"preset {preset}; the scale of each row is in its block below the table"
+)
 glue("r_forest", fig, display=False)
 # the landing page's compact table (book/intro.md pastes it): claim | paper | ours [interval] | verdict
 page.table(claims.glance_table(table), "r_glance", show=False)
@@ -105,10 +107,17 @@ glue("r_definitions", Markdown(definitions), display=False)
 # Every row with its numbers; ours in full, the rules, reasons and notes are in the blocks below it.
 
 # %% tags=["hide-input"]
-page.table(table, "r_table", ["effect", "effect_low", "effect_high", "seeds", "raw", "p_value", "null_p95",
-                               "verdict"],
-           labels={"effect": "direction effect", "raw": "raw spread (pp)", "p_value": "noise p",
-                   "null_p95": "noise alone, 95th pct (pp)"})  # fmt: skip
+page.table(
+    table,
+    "r_table",
+    ["effect", "effect_low", "effect_high", "seeds", "raw", "p_value", "null_p95", "verdict"],
+    labels={
+        "effect": "direction effect",
+        "raw": "raw spread (pp)",
+        "p_value": "noise p",
+        "null_p95": "noise alone, 95th pct (pp)",
+    },
+)
 # the GPU check's column (benchmarks/gpu_oneshot.py: 01 at preset gpu), judged by the same rules; once it has run
 gpu = gpu_results.ledger_column(results_dir) if preset != gpu_results.GPU_PRESET else None
 if gpu is not None:
@@ -119,17 +128,30 @@ if gpu is not None:
 # %% tags=["hide-input"]
 blocks = []
 for key, row in table.iterrows():
-    needed = (f" About {int(row['seeds_needed'])} seeds would decide it." if row["verdict"] == rules.INCONCLUSIVE
-              and not pd.isna(row["seeds_needed"]) else "")  # fmt: skip
-    lines = [f"**Verdict:** {row['verdict']}: {row['reason']}.{needed}", "",
-             f"**Paper:** {row['paper']}.", "", f"**Ours:** {row['ours'] or 'not measured'}.", "",
-             f"**Rule:** {row['rule']}.", "", f"**Scale:** {row['scale']}."]  # fmt: skip
+    needed = (
+        f" About {int(row['seeds_needed'])} seeds would decide it."
+        if row["verdict"] == rules.INCONCLUSIVE and not pd.isna(row["seeds_needed"])
+        else ""
+    )
+    lines = [
+        f"**Verdict:** {row['verdict']}: {row['reason']}.{needed}",
+        "",
+        f"**Paper:** {row['paper']}.",
+        "",
+        f"**Ours:** {row['ours'] or 'not measured'}.",
+        "",
+        f"**Rule:** {row['rule']}.",
+        "",
+        f"**Scale:** {row['scale']}.",
+    ]
     if row["clocks"]:
         lines += ["", f"**Clocks:** {row['clocks']}."]
     if row["note"]:
         lines += ["", f"**Note:** {row['note']}."]
     lines += ["", f"**Source in the paper:** {row['paper_source']}."]
-    blocks.append(f":::{{dropdown}} {key}: ours in full, the rule, the reason and the notes\n" + "\n".join(lines) + "\n:::")
+    blocks.append(
+        f":::{{dropdown}} {key}: ours in full, the rule, the reason and the notes\n" + "\n".join(lines) + "\n:::"
+    )
 display(Markdown("\n\n".join(blocks)))
 glue("r_rules", table[["rule", "reason", "note"]], display=False)
 

@@ -93,20 +93,20 @@
 # is only linear in $\sigma_w$. The later notebooks ask how fast the dynamics erase this initial learning-rate offset.
 
 # %% tags=["parameters"]
-seed = 0            # data and initial direction
-N = 512             # toy: number of samples
-d = 50              # toy: dimension
-temperature = 5.0   # toy: logit scale s
-sigma = 5.0         # init scale compared against sigma = 1
-eta_sgd = 0.2       # SGD learning rate of the sigma-run
-lam = 1e-3          # weight decay of the sigma-run (SGD with decay)
-eta_adam = 0.01     # Adam learning rate of the sigma-run
-eps_big = 1e-3      # an Adam epsilon large enough to show what happens if it is not rescaled
+seed = 0  # data and initial direction
+N = 512  # toy: number of samples
+d = 50  # toy: dimension
+temperature = 5.0  # toy: logit scale s
+sigma = 5.0  # init scale compared against sigma = 1
+eta_sgd = 0.2  # SGD learning rate of the sigma-run
+lam = 1e-3  # weight decay of the sigma-run (SGD with decay)
+eta_adam = 0.01  # Adam learning rate of the sigma-run
+eps_big = 1e-3  # an Adam epsilon large enough to show what happens if it is not rescaled
 batch = 8
 steps = 1000
 sigma_sweep = [4.0, 8.0, 16.0, 32.0, 64.0]  # for the angular-step scaling
-angle_steps = 10                            # steps over which the angular step is averaged
-bn_sigmas = [0.25, 0.5, 2.0, 4.0]           # BN-MLP: powers of two, so initial kernels are exact multiples
+angle_steps = 10  # steps over which the angular step is averaged
+bn_sigmas = [0.25, 0.5, 2.0, 4.0]  # BN-MLP: powers of two, so initial kernels are exact multiples
 bn_steps = 40
 bn_eta = 0.05
 
@@ -122,7 +122,7 @@ plots.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T1_scale_invariance", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
-w_unit = theory.init_scaled(problem.shape, [1.0], seed=seed)[0]     # ||w|| ~ 1
+w_unit = theory.init_scaled(problem.shape, [1.0], seed=seed)[0]  # ||w|| ~ 1
 
 # %% [markdown]
 # ## Identities and independent checks
@@ -152,9 +152,10 @@ g = problem.grad(w_unit, batch0)
 inner = abs(w_unit @ g) / (np.linalg.norm(w_unit) * np.linalg.norm(g))
 homog = np.linalg.norm(problem.grad(3.0 * w_unit, batch0) - g / 3.0) / np.linalg.norm(g / 3.0)
 
-h = 1e-5   # Hessian by central differences of the gradient along each e_j
-H = np.stack([(problem.grad(w_unit + h * e, batch0) - problem.grad(w_unit - h * e, batch0)) / (2 * h)
-              for e in np.eye(d)], axis=1)
+h = 1e-5  # Hessian by central differences of the gradient along each e_j
+H = np.stack(
+    [(problem.grad(w_unit + h * e, batch0) - problem.grad(w_unit - h * e, batch0)) / (2 * h) for e in np.eye(d)], axis=1
+)
 hess_identity = np.linalg.norm(H @ w_unit + g) / np.linalg.norm(g)
 
 print(f"|<w, g>| / (|w| |g|)          = {inner:.1e}   (identity 1, by construction; pass: < 1e-12)")
@@ -175,8 +176,11 @@ glue("t1_hessian_identity", float(hess_identity), display=False)
 # real mistake in the formula.
 
 # %%
-fd_errors = {(s, name): theory.fd_gradient_error(problem, s * w_unit, idx)
-             for s in (1.0, sigma) for name, idx in (("minibatch", batch0), ("full data", None))}
+fd_errors = {
+    (s, name): theory.fd_gradient_error(problem, s * w_unit, idx)
+    for s in (1.0, sigma)
+    for name, idx in (("minibatch", batch0), ("full data", None))
+}
 for (s, name), err in fd_errors.items():
     print(f"||w|| ~ {s:g}, {name:9s}: |g_FD - g| / |g| = {err:.1e}")
 fd_max = max(fd_errors.values())
@@ -202,16 +206,22 @@ glue("t1_fd_grad_rel_err", fd_max, display=False)
 # %%
 w_sig = sigma * w_unit
 pairs = {
-    "SGD, no decay": (theory.sgd(problem, w_sig, eta_sgd, batch, steps, seed=seed),
-                      theory.sgd(problem, w_unit, eta_sgd / sigma**2, batch, steps, seed=seed)),
-    "SGD + L2 decay": (theory.sgd(problem, w_sig, eta_sgd, batch, steps, lam=lam, seed=seed),
-                       theory.sgd(problem, w_unit, eta_sgd / sigma**2, batch, steps, lam=lam * sigma**2, seed=seed)),
+    "SGD, no decay": (
+        theory.sgd(problem, w_sig, eta_sgd, batch, steps, seed=seed),
+        theory.sgd(problem, w_unit, eta_sgd / sigma**2, batch, steps, seed=seed),
+    ),
+    "SGD + L2 decay": (
+        theory.sgd(problem, w_sig, eta_sgd, batch, steps, lam=lam, seed=seed),
+        theory.sgd(problem, w_unit, eta_sgd / sigma**2, batch, steps, lam=lam * sigma**2, seed=seed),
+    ),
     r"Adam, $\epsilon\to\sigma\epsilon$": (
         theory.adam(problem, w_sig, eta_adam, batch, steps, eps=eps_big, seed=seed),
-        theory.adam(problem, w_unit, eta_adam / sigma, batch, steps, eps=sigma * eps_big, seed=seed)),
+        theory.adam(problem, w_unit, eta_adam / sigma, batch, steps, eps=sigma * eps_big, seed=seed),
+    ),
     r"Adam, $\epsilon$ not rescaled (control)": (
         theory.adam(problem, w_sig, eta_adam, batch, steps, eps=eps_big, seed=seed),
-        theory.adam(problem, w_unit, eta_adam / sigma, batch, steps, eps=eps_big, seed=seed)),
+        theory.adam(problem, w_unit, eta_adam / sigma, batch, steps, eps=eps_big, seed=seed),
+    ),
 }
 diffs = {name: theory.direction_difference(a.w[:, 0], b.w[:, 0]) for name, (a, b) in pairs.items()}
 for name, dd in diffs.items():
@@ -219,8 +229,10 @@ for name, dd in diffs.items():
 
 names = list(diffs)
 max_sgd, max_sgd_wd, max_adam, max_control = (float(diffs[n].max()) for n in names)
-print(f"pass: SGD, SGD+L2, Adam(scaled eps) all < 1e-10 -> {max(max_sgd, max_sgd_wd, max_adam):.1e};"
-      f" control (unscaled eps) > 1e-6 -> {max_control:.1e}")
+print(
+    f"pass: SGD, SGD+L2, Adam(scaled eps) all < 1e-10 -> {max(max_sgd, max_sgd_wd, max_adam):.1e};"
+    f" control (unscaled eps) > 1e-6 -> {max_control:.1e}"
+)
 assert max(max_sgd, max_sgd_wd, max_adam) < 1e-10
 assert max_control > 1e-6
 glue("t1_max_direction_diff", max(max_sgd, max_sgd_wd), display=False)
@@ -251,8 +263,14 @@ w0_sweep = theory.init_scaled(problem.shape, sig_sweep, seed=seed)
 short = angle_steps
 ang_sgd = theory.sgd(problem, w0_sweep, eta_sgd, batch, short, seed=seed).extra["angular"].mean(0)
 tr_adam = theory.adam(problem, w0_sweep, eta_adam, batch, short, seed=seed, record_every=1)
-ang_adam = np.mean(np.arccos(np.clip(
-    np.sum(tr_adam.w[1:] * tr_adam.w[:-1], -1) / np.sqrt(tr_adam.sq_norm()[1:] * tr_adam.sq_norm()[:-1]), -1, 1)), 0)
+ang_adam = np.mean(
+    np.arccos(
+        np.clip(
+            np.sum(tr_adam.w[1:] * tr_adam.w[:-1], -1) / np.sqrt(tr_adam.sq_norm()[1:] * tr_adam.sq_norm()[:-1]), -1, 1
+        )
+    ),
+    0,
+)
 slope_sgd, slope_adam = theory.loglog_slope(sig_sweep, ang_sgd), theory.loglog_slope(sig_sweep, ang_adam)
 print(f"angular step ~ sigma^p:  SGD p = {slope_sgd:.3f} (expected -2),  Adam p = {slope_adam:.3f} (expected -1)")
 assert abs(slope_sgd + 2) < 0.1 and abs(slope_adam + 1) < 0.1
@@ -265,13 +283,18 @@ ax = axes[0]
 for name, dd in diffs.items():
     ax.semilogy(np.arange(steps + 1), np.maximum(dd, 1e-18), label=name)
 ax.axhline(1e-10, color="k", ls=":", lw=1, label="pass threshold")
-ax.set(xlabel="step $k$", ylabel=r"$\|\hat w_k(\sigma) - \hat w_k(1)\|$",
-       title=rf"twin runs from $\sigma={sigma:g}$ and $1$ (directions)")
+ax.set(
+    xlabel="step $k$",
+    ylabel=r"$\|\hat w_k(\sigma) - \hat w_k(1)\|$",
+    title=rf"twin runs from $\sigma={sigma:g}$ and $1$ (directions)",
+)
 plots.legend_in(keys[0], ax)
 ax = axes[1]
 ax.loglog(sig_sweep, ang_sgd, "o-", label=f"SGD, slope {slope_sgd:.2f}")
 ax.loglog(sig_sweep, ang_adam, "s-", label=f"Adam, slope {slope_adam:.2f}")
-ax.set(xlabel=r"init scale $\sigma$", ylabel="mean angular step (rad)", title="effective learning rate of the direction")
+ax.set(
+    xlabel=r"init scale $\sigma$", ylabel="mean angular step (rad)", title="effective learning rate of the direction"
+)
 plots.legend_in(keys[1], ax)
 page.figure(fig, "t1_fig", source)
 
@@ -308,14 +331,18 @@ from initmem.run.sigma_w import init_sigma_w_
 
 torch.set_num_threads(1)
 n_in, width, n_cls, n_bn = 16, 32, 4, 256
-Xt, yt = theory.bn_mlp_data(n_bn, n_in, n_cls, seed)     # Gaussian inputs, labels of a noisy tanh teacher
+Xt, yt = theory.bn_mlp_data(n_bn, n_in, n_cls, seed)  # Gaussian inputs, labels of a noisy tanh teacher
 
 
 def train_bn_mlp(sigma_w: float, include_head: bool, hidden_lr: float) -> nn.Sequential:
     """The theory's own SGD loop (theory.bn_mlp_sgd_record: the same batches for every run): hidden kernels at
     hidden_lr, head and BN affine at bn_eta."""
-    model = init_sigma_w_(theory.bn_mlp(n_in, width, n_cls, bn_eps=1e-12), sigma_w, include_head=include_head,
-                          generator=torch.Generator().manual_seed(seed))
+    model = init_sigma_w_(
+        theory.bn_mlp(n_in, width, n_cls, bn_eps=1e-12),
+        sigma_w,
+        include_head=include_head,
+        generator=torch.Generator().manual_seed(seed),
+    )
     hidden = {"0.weight": hidden_lr, "3.weight": hidden_lr}
     theory.bn_mlp_sgd_record(model, Xt, yt, bn_eta, 32, bn_steps, seed, lrs=hidden)
     return model
@@ -337,8 +364,10 @@ for s in bn_sigmas:
     for include_head in (False, True):
         m_sigma = train_bn_mlp(s, include_head, bn_eta)
         bn_rows.append((s, include_head, *mismatch(m_sigma, m_twin)))
-        print(f"sigma={s:5.2f}  head {'included' if include_head else 'excluded'}:  "
-              f"relative logit mismatch {bn_rows[-1][2]:.1e},  prediction disagreement {bn_rows[-1][3]:.1%}")
+        print(
+            f"sigma={s:5.2f}  head {'included' if include_head else 'excluded'}:  "
+            f"relative logit mismatch {bn_rows[-1][2]:.1e},  prediction disagreement {bn_rows[-1][3]:.1%}"
+        )
 
 inv = max(r[2] for r in bn_rows if not r[1])
 brk = min(r[2] for r in bn_rows if r[1])
@@ -357,8 +386,11 @@ for include_head, marker, label in cases:
     rows = [r for r in bn_rows if r[1] == include_head]
     ax.semilogy([r[0] for r in rows], [max(r[2], 1e-17) for r in rows], marker + "-", label=label)
 ax.set_xscale("log", base=2)
-ax.set(xlabel=r"$\sigma_w$", ylabel="relative logit mismatch with the twin",
-       title=r"BN-MLP: $\sigma_w$-run vs. unit-scale run at $\eta/\sigma_w^2$")
+ax.set(
+    xlabel=r"$\sigma_w$",
+    ylabel="relative logit mismatch with the twin",
+    title=r"BN-MLP: $\sigma_w$-run vs. unit-scale run at $\eta/\sigma_w^2$",
+)
 plots.legend_in(keys[0], ax)
 page.figure(fig, "t1_bn_fig", source)
 

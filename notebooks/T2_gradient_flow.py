@@ -93,23 +93,21 @@
 
 # %% tags=["parameters"]
 seed = 0
-n = 12                   # samples (n < d: underdetermined)
-d = 40                   # dimension
-k_sparse = 3             # nonzeros of the ground truth
+n = 12  # samples (n < d: underdetermined)
+d = 40  # dimension
+k_sparse = 3  # nonzeros of the ground truth
 alphas = [0.001, 0.01, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0]
-sweep_steps = 20000      # GD steps per alpha
-eta_max = 0.01           # GD step: eta_alpha = min(eta_max, eta_curv / alpha^2)
+sweep_steps = 20000  # GD steps per alpha
+eta_max = 0.01  # GD step: eta_alpha = min(eta_max, eta_curv / alpha^2)
 eta_curv = 0.002
-halving_alpha = 0.1      # alpha for the step-halving check
-halving_time = 50.0      # fixed total time sum(eta) for the step-halving check
+halving_alpha = 0.1  # alpha for the step-halving check
+halving_time = 50.0  # fixed total time sum(eta) for the step-halving check
 halving_etas = [0.01, 0.005, 0.0025]
-norm_time = 10.0         # normalized toy: total time sum(eta) for the conservation check
+norm_time = 10.0  # normalized toy: total time sum(eta) for the conservation check
 norm_etas = [0.2, 0.1, 0.05, 0.025]
 
 # %%
 import numpy as np
-import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
@@ -120,7 +118,7 @@ plots.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T2_gradient_flow", sources=[])  # under every figure
 
 for name, value in {"n": n, "d": d, "k_sparse": k_sparse, "halving_alpha": halving_alpha}.items():
-    glue(f"t2_{name}", value, display=False)   # used in the text below
+    glue(f"t2_{name}", value, display=False)  # used in the text below
 
 # %% [markdown]
 # ## Check 1: the norm is conserved in the gradient-flow limit
@@ -134,7 +132,7 @@ toy = theory.make_normalized_logistic(seed=seed)
 w0 = theory.init_scaled(toy.shape, [1.0], seed=seed)
 norm_change, final_loss = [], []
 for eta in norm_etas:
-    tr = theory.sgd(toy, w0, eta, toy.N, int(round(norm_time / eta)), record_every=10**9)   # b = N: full batch
+    tr = theory.sgd(toy, w0, eta, toy.N, int(round(norm_time / eta)), record_every=10**9)  # b = N: full batch
     sq = tr.sq_norm()[:, 0]
     norm_change.append((sq[-1] - sq[0]) / sq[0])
     final_loss.append(float(toy.loss(tr.final)[0]))
@@ -173,9 +171,11 @@ print(" alpha    final loss   |w_GD - w_Q|/|w_Q|   |w_Q - w_l2|/|w_l2|   |w_Q - 
 for row in zip(alpha, gd["loss"], gd_vs_q, q_to_l2, q_to_l1):
     print("{:7.3f}   {:9.1e}   {:17.1e}   {:19.1e}   {:19.1e}".format(*row))
 print(f"min-l1 interpolant recovers w*: |w_l1 - w*| = {np.linalg.norm(w_l1 - w_star):.1e}")
-print(f"pass: GD within 2% of argmin Q_alpha for every alpha (max {gd_vs_q.max():.1e}); "
-      f"alpha = {alpha[-1]:g} within 1e-3 of min-l2 ({q_to_l2[-1]:.1e}); "
-      f"alpha = {alpha[0]:g} within 0.1 of min-l1 ({q_to_l1[0]:.2f})")
+print(
+    f"pass: GD within 2% of argmin Q_alpha for every alpha (max {gd_vs_q.max():.1e}); "
+    f"alpha = {alpha[-1]:g} within 1e-3 of min-l2 ({q_to_l2[-1]:.1e}); "
+    f"alpha = {alpha[0]:g} within 0.1 of min-l1 ({q_to_l1[0]:.2f})"
+)
 assert gd_vs_q.max() < 2e-2 and q_to_l2[-1] < 1e-3 and q_to_l1[0] < 0.1
 glue("t2_gd_q_max", float(gd_vs_q.max()), display=False)
 glue("t2_large_alpha_l2", float(q_to_l2[-1]), display=False)
@@ -193,16 +193,19 @@ glue("t2_alpha_max", float(alpha[-1]), display=False)
 
 # %%
 w_q_half = theory.solve_q_alpha(X, y, halving_alpha)
-w_half = np.stack([theory.diag_net_gd(X, y, [halving_alpha], eta, int(round(halving_time / eta)))["w"][0]
-                   for eta in halving_etas])
+w_half = np.stack(
+    [theory.diag_net_gd(X, y, [halving_alpha], eta, int(round(halving_time / eta)))["w"][0] for eta in halving_etas]
+)
 dist_half = rel(w_half, w_q_half)
 shift = float(rel(w_half[0], w_half[1]))
 half_slope = theory.loglog_slope(halving_etas, dist_half)
 spread_alpha = float(rel(w_q[0], w_q[-1]))
 for eta, dq in zip(halving_etas, dist_half):
     print(f"eta = {eta:<7} |w_GD - w_Q|/|w_Q| = {dq:.2e}")
-print(f"halving eta moves the endpoint by {shift:.1e} (relative), while changing alpha from {alpha[0]:g} to "
-      f"{alpha[-1]:g} moves the solution by {spread_alpha:.2f}")
+print(
+    f"halving eta moves the endpoint by {shift:.1e} (relative), while changing alpha from {alpha[0]:g} to "
+    f"{alpha[-1]:g} moves the solution by {spread_alpha:.2f}"
+)
 print(f"distance ~ eta^p, p = {half_slope:.3f} (pass: |p - 1| < 0.1 and shift < 1e-2)")
 assert abs(half_slope - 1) < 0.1 and shift < 1e-2
 glue("t2_eta_halving_shift", shift, display=False)
@@ -214,8 +217,11 @@ fig, (axes,), keys = plots.panels(3, legend="each")  # one row of panels
 ax = axes[0]
 ax.loglog(norm_etas, norm_change, "o-", label=f"measured (slope {norm_slope:.2f})")
 ax.loglog(norm_etas, norm_change[0] * np.array(norm_etas) / norm_etas[0], "k:", label=r"$\propto\eta$")
-ax.set(xlabel=r"step $\eta$ (fixed $\sum\eta$)", ylabel=r"$(\|w_K\|^2-\|w_0\|^2)/\|w_0\|^2$",
-       title="scale-invariant toy:\nnorm conserved as $\\eta\\to0$")
+ax.set(
+    xlabel=r"step $\eta$ (fixed $\sum\eta$)",
+    ylabel=r"$(\|w_K\|^2-\|w_0\|^2)/\|w_0\|^2$",
+    title="scale-invariant toy:\nnorm conserved as $\\eta\\to0$",
+)
 plots.legend_in(keys[0], ax)
 ax = axes[1]
 ax.semilogx(alpha, q_to_l1, "-", color="C0", label=r"$\arg\min Q_\alpha$ vs min-$\ell_1$")
@@ -227,8 +233,11 @@ ax.set(xlabel=r"init scale $\alpha$", ylabel="relative distance", title=r"rich (
 plots.legend_in(keys[1], ax)
 ax = axes[2]
 ax.loglog(halving_etas, dist_half, "o-", label=f"slope {half_slope:.2f}")
-ax.set(xlabel=r"step $\eta$ (fixed $\sum\eta$)", ylabel=r"$\|w_{GD}-w_Q\|/\|w_Q\|$",
-       title=rf"$\alpha={halving_alpha:g}$: step halving")
+ax.set(
+    xlabel=r"step $\eta$ (fixed $\sum\eta$)",
+    ylabel=r"$\|w_{GD}-w_Q\|/\|w_Q\|$",
+    title=rf"$\alpha={halving_alpha:g}$: step halving",
+)
 plots.legend_in(keys[2], ax)
 for ax, ticks in ((axes[0], norm_etas), (axes[2], halving_etas)):
     ax.minorticks_off()

@@ -130,15 +130,13 @@ n_samples = 64
 dim = 4
 batch = 8
 epsilons = [0.04, 0.02, 0.01, 0.005]
-reshuffles = 20000       # random permutations (each paired with its reverse)
+reshuffles = 20000  # random permutations (each paired with its reverse)
 # check 3: heavy ball on one quadratic mode
 betas = [0.5, 0.9]
 eta_lams = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2]
 
 # %%
 import numpy as np
-import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
@@ -148,7 +146,7 @@ from initmem.study import plots
 plots.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T3_backward_error", sources=[])  # under every figure
 
-glue("t3_n_samples", n_samples, display=False)   # used in the text below
+glue("t3_n_samples", n_samples, display=False)  # used in the text below
 glue("t3_batch", batch, display=False)
 
 # %% [markdown]
@@ -207,14 +205,18 @@ for eps in epsilons:
     for key, end in flows.items():
         errs[key].append(np.linalg.norm(mean_end - end))
     sems.append(np.linalg.norm(sem))
-    print(f"eps = {eps:<6} errors: plain {errs['plain'][-1]:.2e}, IGR only {errs['igr'][-1]:.2e}, "
-          f"full {errs['full'][-1]:.2e}   (Monte Carlo s.e. {sems[-1]:.1e})")
+    print(
+        f"eps = {eps:<6} errors: plain {errs['plain'][-1]:.2e}, IGR only {errs['igr'][-1]:.2e}, "
+        f"full {errs['full'][-1]:.2e}   (Monte Carlo s.e. {sems[-1]:.1e})"
+    )
 sgd_slopes = {key: theory.loglog_slope(epsilons, e) for key, e in errs.items()}
 s_plain, s_igr, s_full = sgd_slopes["plain"], sgd_slopes["igr"], sgd_slopes["full"]
-print(f"measured orders: plain {s_plain:.2f}, IGR only {s_igr:.2f} (expected 2); "
-      f"full modified loss {s_full:.2f} (expected 3)")
+print(
+    f"measured orders: plain {s_plain:.2f}, IGR only {s_igr:.2f} (expected 2); "
+    f"full modified loss {s_full:.2f} (expected 3)"
+)
 assert abs(s_plain - 2) < 0.2 and abs(s_igr - 2) < 0.2 and s_full > 2.7
-assert np.all(np.array(sems) < 0.3 * np.array(errs["full"]))   # Monte Carlo noise is well below each measured error
+assert np.all(np.array(sems) < 0.3 * np.array(errs["full"]))  # Monte Carlo noise is well below each measured error
 glue("t3_sgd_plain_slope", s_plain, display=False)
 glue("t3_sgd_igr_slope", s_igr, display=False)
 glue("t3_sgd_mod_slope", s_full, display=False)
@@ -235,9 +237,9 @@ for beta in betas:
     hb[beta] = (np.abs(rate - 1), np.abs(rate - pred))
     print(f"beta = {beta}: -ln(mu)/(eta lam) = {np.round(rate, 6)};  prediction {np.round(pred, 6)}")
 
-beta, el = 0.9, 1e-3   # simulate heavy ball (EMA form) on L = theta^2 / 2 with eta = 1e-3
+beta, el = 0.9, 1e-3  # simulate heavy ball (EMA form) on L = theta^2 / 2 with eta = 1e-3
 theta, mom, traj = 1.0, 0.0, []
-for k in range(20000):
+for _ in range(20000):
     mom = beta * mom + (1 - beta) * theta
     theta -= el * mom
     traj.append(theta)
@@ -247,8 +249,10 @@ print(f"simulated decay rate / (eta lam) = {sim_rate:.6f}, slow root gives {root
 
 hb_plain = np.mean([theory.loglog_slope(eta_lam, hb[b][0]) for b in betas])
 hb_mod = np.mean([theory.loglog_slope(eta_lam, hb[b][1]) for b in betas])
-print(f"measured orders (mean over beta): vs plain flow {hb_plain:.2f} (expected 1), "
-      f"vs modified flow {hb_mod:.2f} (expected 2)")
+print(
+    f"measured orders (mean over beta): vs plain flow {hb_plain:.2f} (expected 1), "
+    f"vs modified flow {hb_mod:.2f} (expected 2)"
+)
 assert abs(hb_plain - 1) < 0.1 and abs(hb_mod - 2) < 0.15 and abs(sim_rate - root_rate) < 1e-6
 glue("t3_hb_plain_slope", float(hb_plain), display=False)
 glue("t3_hb_mod_slope", float(hb_mod), display=False)
@@ -272,8 +276,11 @@ ax = axes[2]
 for color, (beta, (e_plain, e_mod)) in zip(("C0", "C1"), hb.items()):
     ax.loglog(eta_lam, e_plain, "o-", color=color, label=rf"$\beta={beta}$ vs plain flow")
     ax.loglog(eta_lam, e_mod, "s--", color=color, label=rf"$\beta={beta}$ vs modified flow")
-ax.set(xlabel=r"$\eta\lambda$", ylabel=r"$|{-\ln\mu}/(\eta\lambda)-\mathrm{prediction}|$",
-       title="check 3: heavy-ball\nslow root")
+ax.set(
+    xlabel=r"$\eta\lambda$",
+    ylabel=r"$|{-\ln\mu}/(\eta\lambda)-\mathrm{prediction}|$",
+    title="check 3: heavy-ball\nslow root",
+)
 plots.legend_in(keys[2], ax)
 for ax, ticks in zip(axes[:2], (gd_steps_sizes[::2], epsilons[::2])):  # every other: no overlap
     ax.minorticks_off()

@@ -105,7 +105,7 @@ steps = 2000
 # grid for the ||w||^4 law and the collapse plot
 grid_etas = [0.05, 0.2]
 grid_batches = [8, 64]
-grid_sigmas = [2.0, 4.0, 8.0]   # sigma >= 2: one step changes ||w||^2 by well under 100 %
+grid_sigmas = [2.0, 4.0, 8.0]  # sigma >= 2: one step changes ||w||^2 by well under 100 %
 # two-sidedness sweep
 sweep_sigmas = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0]
 sweep_eta = 0.1
@@ -117,15 +117,13 @@ interp_eta = 0.02
 interp_batch = 4
 interp_steps = 2000
 # a PyTorch BatchNorm MLP (theory.bn_mlp) trained by torch.optim.SGD: the independent check of the norm law
-bn_sigma_w = 0.5    # small, so that the norm visibly grows
+bn_sigma_w = 0.5  # small, so that the norm visibly grows
 bn_eta = 0.1
 bn_batch = 32
 bn_steps = 200
 
 # %%
 import numpy as np
-import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
@@ -191,8 +189,9 @@ Xbn, ybn = theory.bn_mlp_data(256, 16, 4, seed)
 
 def bn_norm_law(bn_eps: float) -> dict[str, dict[str, float]]:
     """Per kernel: max |cos(W_k, g_k)|, max relative residual of the norm step, and the ||W||^4 law's ratio."""
-    model = init_sigma_w_(theory.bn_mlp(16, 32, 4, bn_eps=bn_eps), bn_sigma_w,
-                          generator=torch.Generator().manual_seed(seed))
+    model = init_sigma_w_(
+        theory.bn_mlp(16, 32, 4, bn_eps=bn_eps), bn_sigma_w, generator=torch.Generator().manual_seed(seed)
+    )
     out = {}
     for name, r in theory.bn_mlp_sgd_record(model, Xbn, ybn, bn_eta, bn_batch, bn_steps, seed).items():
         sq = r["sq_norm"]
@@ -200,15 +199,18 @@ def bn_norm_law(bn_eps: float) -> dict[str, dict[str, float]]:
             cos=float(np.max(np.abs(r["inner"]) / np.sqrt(sq[:-1] * r["grad_sq"]))),
             residual=float(theory.norm_step_residual(sq, r["grad_sq"], bn_eta).max()),
             law4=float((sq[-1] ** 2 - sq[0] ** 2) / (2 * bn_eta**2 * np.sum(r["grad_sq"] * sq[:-1]))),
-            growth=float(sq[-1] / sq[0]))
+            growth=float(sq[-1] / sq[0]),
+        )
     return out
 
 
 bn_law, bn_law_default_eps = bn_norm_law(1e-12), bn_norm_law(1e-5)
 for name, row in bn_law.items():
     kind = "head (control)" if name == "6.weight" else "BN-fed kernel"
-    print(f"{name} ({kind:14s}): max |cos(W, g)| {row['cos']:.1e}, max norm-step residual {row['residual']:.1e}, "
-          f"||W||^4 law ratio {row['law4']:.4f}, ||W||^2 grew x{row['growth']:.3f}")
+    print(
+        f"{name} ({kind:14s}): max |cos(W, g)| {row['cos']:.1e}, max norm-step residual {row['residual']:.1e}, "
+        f"||W||^4 law ratio {row['law4']:.4f}, ||W||^2 grew x{row['growth']:.3f}"
+    )
 bn_kernels = [n for n in bn_law if n != "6.weight"]
 bn_cos = max(bn_law[n]["cos"] for n in bn_kernels)
 bn_residual = max(bn_law[n]["residual"] for n in bn_kernels)
@@ -216,9 +218,11 @@ bn_law4_dev = max(abs(bn_law[n]["law4"] - 1) for n in bn_kernels)
 bn_growth = min(bn_law[n]["growth"] for n in bn_kernels)
 bn_residual_default_eps = max(bn_law_default_eps[n]["residual"] for n in bn_kernels)
 head = bn_law["6.weight"]
-print(f"pass: BN-fed kernels cos {bn_cos:.1e} < 1e-9 and residual {bn_residual:.1e} < 1e-10; "
-      f"||W||^4 law within {bn_law4_dev:.1e} of 1 (< 1e-2); head (control) residual {head['residual']:.1e} > 1e-3; "
-      f"default BN eps: residual {bn_residual_default_eps:.1e}")
+print(
+    f"pass: BN-fed kernels cos {bn_cos:.1e} < 1e-9 and residual {bn_residual:.1e} < 1e-10; "
+    f"||W||^4 law within {bn_law4_dev:.1e} of 1 (< 1e-2); head (control) residual {head['residual']:.1e} > 1e-3; "
+    f"default BN eps: residual {bn_residual_default_eps:.1e}"
+)
 assert bn_cos < 1e-9 and bn_residual < 1e-10 and bn_law4_dev < 1e-2 and head["residual"] > 1e-3
 glue("t4_bn_cos_max", bn_cos, display=False)
 glue("t4_bn_step_residual", bn_residual, display=False)
@@ -263,20 +267,33 @@ for eta in grid_etas:
         signal, trace = problem.unit_grad_stats(tr.w)
         f = (problem.N - b) / (problem.N - 1)
         pred_signal = 2 * steps * eta**2 * theory.time_average(signal, tr.steps)
-        pred_noise = 2 * f * theory.time_average(trace, tr.steps) * steps * eta**2 / b   # 2 f tr(Sigma) T_SGD
+        pred_noise = 2 * f * theory.time_average(trace, tr.steps) * steps * eta**2 / b  # 2 f tr(Sigma) T_SGD
         for j, s in enumerate(grid_sigmas):
-            rows.append(dict(eta=eta, b=b, sigma=s, law_ratio=growth[j] / theory.norm4_law_rhs(tr)[j],
-                             meanG=tr.G[:, j].mean(), y=growth[j] / n4[0, j],
-                             x=(pred_signal[j] + pred_noise[j]) / n4[0, j], x_noise=pred_noise[j] / n4[0, j]))
+            rows.append(
+                dict(
+                    eta=eta,
+                    b=b,
+                    sigma=s,
+                    law_ratio=growth[j] / theory.norm4_law_rhs(tr)[j],
+                    meanG=tr.G[:, j].mean(),
+                    y=growth[j] / n4[0, j],
+                    x=(pred_signal[j] + pred_noise[j]) / n4[0, j],
+                    x_noise=pred_noise[j] / n4[0, j],
+                )
+            )
 ratios = np.array([r["law_ratio"] for r in rows])
 G8 = np.mean([r["meanG"] for r in rows if r["b"] == 8])
 G64 = np.mean([r["meanG"] for r in rows if r["b"] == 64])
 collapse = np.array([r["y"] / r["x"] for r in rows])
 noise_share = np.array([r["x_noise"] / r["x"] for r in rows])
-print(f"||w||^4 law: measured / (2 sum eta^2 G_k) in [{ratios.min():.4f}, {ratios.max():.4f}]  (pass: within 1e-2 of 1)")
+print(
+    f"||w||^4 law: measured / (2 sum eta^2 G_k) in [{ratios.min():.4f}, {ratios.max():.4f}]  (pass: within 1e-2 of 1)"
+)
 print(f"mean G: b=8 {G8:.2f}, b=64 {G64:.2f}, ratio {G8 / G64:.1f} (noise-dominated: ~8)")
-print(f"collapse: measured / predicted in [{collapse.min():.3f}, {collapse.max():.3f}] (pass: within 5 %); "
-      f"noise share of the prediction {noise_share.min():.2f}-{noise_share.max():.2f}")
+print(
+    f"collapse: measured / predicted in [{collapse.min():.3f}, {collapse.max():.3f}] (pass: within 5 %); "
+    f"noise share of the prediction {noise_share.min():.2f}-{noise_share.max():.2f}"
+)
 assert np.all(np.abs(ratios - 1) < 1e-2) and np.all(np.abs(collapse - 1) < 0.05) and G8 / G64 > 5
 glue("t4_law_ratio_min", float(ratios.min()), display=False)
 glue("t4_law_ratio_max", float(ratios.max()), display=False)
@@ -313,16 +330,20 @@ T_sgd = theory.clocks(sweep_eta, steps, sweep_batch)["T_SGD"][-1]
 trace0 = float(problem.unit_grad_stats(w0_sweep[0])[1])
 sigma_c = (2 * (problem.N - sweep_batch) / (problem.N - 1) * trace0 * T_sgd) ** 0.25
 small, large = sig <= sigma_c / 2, sig >= 2 * sigma_c
-tail = sig >= 4 * sigma_c   # far enough out that the direction has barely moved and G stays at its initial value
+tail = sig >= 4 * sigma_c  # far enough out that the direction has barely moved and G stays at its initial value
 tail_slope = theory.loglog_slope(sig[tail], rel_growth[tail])
 best = final_loss.min()
 print(f"T_SGD = {T_sgd:.3f}, tr Sigma(w0) = {trace0:.0f}  ->  sigma_c = {sigma_c:.1f}")
 for s, lo, an, gr in zip(sig, final_loss, angle, rel_growth):
-    print(f"sigma = {s:6.2f}: final loss {lo:.3f} (init {init_loss:.3f}), angle travelled {an:.2f} rad, "
-          f"||w||^4 growth x{gr:.2e}")
-print(f"pass: sigma <= sigma_c/2 within 5 % of the best loss ({final_loss[small].max() / best - 1:.1%}); "
-      f"sigma >= 2 sigma_c at least 1.5x the best ({final_loss[large].min() / best:.2f}x); "
-      f"tail slope {tail_slope:.2f} ~ -4")
+    print(
+        f"sigma = {s:6.2f}: final loss {lo:.3f} (init {init_loss:.3f}), angle travelled {an:.2f} rad, "
+        f"||w||^4 growth x{gr:.2e}"
+    )
+print(
+    f"pass: sigma <= sigma_c/2 within 5 % of the best loss ({final_loss[small].max() / best - 1:.1%}); "
+    f"sigma >= 2 sigma_c at least 1.5x the best ({final_loss[large].min() / best:.2f}x); "
+    f"tail slope {tail_slope:.2f} ~ -4"
+)
 assert final_loss[small].max() < 1.05 * best and final_loss[large].min() > 1.5 * best and abs(tail_slope + 4) < 0.3
 glue("t4_T_sgd", float(T_sgd), display=False)
 glue("t4_sigma_c", float(sigma_c), display=False)
@@ -341,8 +362,15 @@ glue("t4_tail_slope", float(tail_slope), display=False)
 
 # %%
 sep = theory.make_normalized_logistic(N=interp_N, d=d, s=interp_temperature, label_noise=0.0, seed=seed + 1)
-tr = theory.sgd(sep, theory.init_scaled(sep.shape, [1.0], seed=seed), interp_eta, interp_batch, interp_steps,
-                seed=seed, record_every=1)
+tr = theory.sgd(
+    sep,
+    theory.init_scaled(sep.shape, [1.0], seed=seed),
+    interp_eta,
+    interp_batch,
+    interp_steps,
+    seed=seed,
+    record_every=1,
+)
 trace_k = sep.unit_grad_stats(tr.w[:-1])[1][:, 0]
 acc = sep.accuracy(tr.w)[:, 0]
 tau = int(np.argmax(acc >= 1.0)) if np.any(acc >= 1.0) else None
@@ -354,8 +382,10 @@ half = interp_steps // 2
 late_clock = 1 - noise_clock[half] / noise_clock[-1]
 late_growth = 1 - growth[half] / growth[-1]
 print(f"training accuracy reaches 100 % at step {tau}; tr Sigma falls from {trace_k[0]:.0f} to {trace_k[-1]:.1e}")
-print(f"second half of training: T_SGD grows by {1 - T_sched[half] / T_sched[-1]:.0%}, the noise clock by {late_clock:.2e} "
-      f"of its total, ||w||^4 by {late_growth:.2e}  (pass: both < 1e-2)")
+print(
+    f"second half of training: T_SGD grows by {1 - T_sched[half] / T_sched[-1]:.0%}, the noise clock by {late_clock:.2e} "
+    f"of its total, ||w||^4 by {late_growth:.2e}  (pass: both < 1e-2)"
+)
 assert tau is not None and late_clock < 1e-2 and late_growth < 1e-2
 glue("t4_tau_interp", tau, display=False)
 glue("t4_trace_drop", float(trace_k[0] / trace_k[-1]), display=False)
@@ -367,19 +397,31 @@ ax = axes[0]
 for b, marker in zip(grid_batches, "os"):
     pts = [r for r in rows if r["b"] == b]
     ax.loglog([r["x"] for r in pts], [r["y"] for r in pts], marker, ms=7, label=f"$b={b}$ (measured)")
-    ax.loglog([r["x_noise"] for r in pts], [r["y"] for r in pts], marker, mfc="none", color="gray",
-              label=f"$b={b}$ vs noise term only")
+    ax.loglog(
+        [r["x_noise"] for r in pts],
+        [r["y"] for r in pts],
+        marker,
+        mfc="none",
+        color="gray",
+        label=f"$b={b}$ vs noise term only",
+    )
 lims = np.array([min(r["x_noise"] for r in rows) / 2, max(r["x"] for r in rows) * 2])
 ax.loglog(lims, lims, "k:", label="identity")
-ax.set(xlabel=r"predicted $2\sum\eta^2\,\mathbb{E}G\;/\;\|w_0\|^4$", ylabel=r"$(\|w_K\|^4-\|w_0\|^4)/\|w_0\|^4$",
-       title=r"collapse over $(\eta, b, \sigma)$")
+ax.set(
+    xlabel=r"predicted $2\sum\eta^2\,\mathbb{E}G\;/\;\|w_0\|^4$",
+    ylabel=r"$(\|w_K\|^4-\|w_0\|^4)/\|w_0\|^4$",
+    title=r"collapse over $(\eta, b, \sigma)$",
+)
 plots.legend_in(keys[0], ax)
 ax = axes[1]
 ax.semilogx(sig, final_loss, "o-", label="final training loss")
 ax.axhline(init_loss, color="gray", ls="--", lw=1, label="loss at initialization")
 ax.axvline(sigma_c, color="k", ls=":", label=rf"$\sigma_c=(2\,\mathrm{{tr}}\Sigma\,T_{{SGD}})^{{1/4}}={sigma_c:.1f}$")
-ax.set(xlabel=r"init scale $\sigma$", ylabel="training loss",
-       title=rf"same budget ($T_{{SGD}}={T_sgd:.2f}$)" "\n" r"for every $\sigma$")
+ax.set(
+    xlabel=r"init scale $\sigma$",
+    ylabel="training loss",
+    title=rf"same budget ($T_{{SGD}}={T_sgd:.2f}$)" "\n" r"for every $\sigma$",
+)
 ax2 = ax.twinx()
 ax2.loglog(sig, rel_growth, "s--", color="C3", alpha=0.7, label=r"$\|w\|^4$ growth (right)")
 ax2.set_ylabel(r"$(\|w_K\|^4-\|w_0\|^4)/\|w_0\|^4$", color="C3")

@@ -102,18 +102,16 @@ temperature = 5.0
 batch = 8
 eta = 0.5
 lam = 1e-3
-steps = 8000                          # T_L2 = lam * eta * steps
+steps = 8000  # T_L2 = lam * eta * steps
 check_sigmas = [0.2, 1.0, 5.0, 20.0]  # check 1: equilibrium from very different scales
-forget_sigmas = [12.0, 18.0, 27.0, 40.0, 60.0, 90.0]   # check 2: forgetting time (all above equilibrium)
-forget_tol = 0.1                      # within 10 % of the equilibrium ||w||^4
-momentum = 0.9                        # check 3
+forget_sigmas = [12.0, 18.0, 27.0, 40.0, 60.0, 90.0]  # check 2: forgetting time (all above equilibrium)
+forget_tol = 0.1  # within 10 % of the equilibrium ||w||^4
+momentum = 0.9  # check 3
 momentum_eta = 0.1
 momentum_steps = 4000
 
 # %%
 import numpy as np
-import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
@@ -125,7 +123,7 @@ source = page.source_note("T5_weight_decay", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
 T_L2 = theory.clocks(eta, steps, batch, lam)["T_L2"][-1]
-glue("t5_T_L2", float(T_L2), display=False)              # used in the text below
+glue("t5_T_L2", float(T_L2), display=False)  # used in the text below
 glue("t5_forget_tol_pct", 100 * forget_tol, display=False)
 glue("t5_momentum", momentum, display=False)
 
@@ -146,7 +144,7 @@ n4 = tr.sq_norm() ** 2
 late = slice(steps // 2, steps)
 G_bar = tr.G[late].mean()
 n4_pred = theory.sgd_equilibrium_norm4(eta, lam, G_bar)
-n4_final = n4[-50:].mean(0)          # average over the last 500 steps
+n4_final = n4[-50:].mean(0)  # average over the last 500 steps
 spread = (n4_final.max() - n4_final.min()) / n4_final.mean()
 pred_err = abs(n4_final.mean() / n4_pred - 1)
 ang_rms = np.sqrt(np.mean(tr.extra["angular"][late] ** 2))
@@ -183,12 +181,16 @@ assert np.all(idx >= 0), "increase steps: some runs never reached equilibrium"
 k_meas = tr_f.steps[idx]
 k_pred = np.log((n4_f[0] - n4_pred) / (forget_tol * n4_pred)) / (4 * eta * lam)
 slope = np.polyfit(np.log(sig_f), eta * lam * k_meas, 1)[0]
-abs_err = eta * lam * np.abs(k_meas - k_pred)    # in units of T_L2 (e-folds of the norm)
+abs_err = eta * lam * np.abs(k_meas - k_pred)  # in units of T_L2 (e-folds of the norm)
 for s, km, kp in zip(sig_f, k_meas, k_pred):
-    print(f"sigma = {s:5.1f}: forgetting step {km:5d} (T_L2 = {eta * lam * km:.2f}), "
-          f"predicted {kp:7.1f} (T_L2 = {eta * lam * kp:.2f})")
-print(f"slope of T_L2-forget vs ln(sigma): {slope:.3f} (pass: |slope - 1| < 0.1); "
-      f"max |error| {abs_err.max():.2f} in T_L2 units (pass: < 0.25)")
+    print(
+        f"sigma = {s:5.1f}: forgetting step {km:5d} (T_L2 = {eta * lam * km:.2f}), "
+        f"predicted {kp:7.1f} (T_L2 = {eta * lam * kp:.2f})"
+    )
+print(
+    f"slope of T_L2-forget vs ln(sigma): {slope:.3f} (pass: |slope - 1| < 0.1); "
+    f"max |error| {abs_err.max():.2f} in T_L2 units (pass: < 0.25)"
+)
 assert abs(slope - 1) < 0.1 and abs_err.max() < 0.25
 glue("t5_forget_slope", float(slope), display=False)
 glue("t5_forget_max_abs_err", float(abs_err.max()), display=False)
@@ -200,16 +202,19 @@ glue("t5_forget_max_abs_err", float(abs_err.max()), display=False)
 # $\|w_*\|^4\approx\eta\bar G/(2\lambda(1-\alpha))$ (pass: within 10 %) and $\Delta\phi_*\approx\sqrt{2\eta\lambda/(1+\alpha)}$ (pass: within 2 %).
 
 # %%
-tr_m = theory.sgd(problem, w0[1:3], momentum_eta, batch, momentum_steps, lam=lam, momentum=momentum, seed=seed,
-                  record_every=10)
+tr_m = theory.sgd(
+    problem, w0[1:3], momentum_eta, batch, momentum_steps, lam=lam, momentum=momentum, seed=seed, record_every=10
+)
 late_m = slice(momentum_steps // 2, momentum_steps)
 n4_m = (tr_m.sq_norm()[-50:] ** 2).mean()
 n4_m_pred = momentum_eta * tr_m.G[late_m].mean() / (2 * lam * (1 - momentum))
 ang_m = np.sqrt(np.mean(tr_m.extra["angular"][late_m] ** 2))
 ang_m_pred = np.sqrt(2 * momentum_eta * lam / (1 + momentum))
-print(f"momentum {momentum}: ||w||^4 = {n4_m:.0f} vs eta G/(2 lam (1 - alpha)) = {n4_m_pred:.0f} "
-      f"({n4_m / n4_m_pred - 1:+.1%});"
-      f" angular RMS {ang_m:.5f} vs sqrt(2 eta lam/(1 + alpha)) = {ang_m_pred:.5f}")
+print(
+    f"momentum {momentum}: ||w||^4 = {n4_m:.0f} vs eta G/(2 lam (1 - alpha)) = {n4_m_pred:.0f} "
+    f"({n4_m / n4_m_pred - 1:+.1%});"
+    f" angular RMS {ang_m:.5f} vs sqrt(2 eta lam/(1 + alpha)) = {ang_m_pred:.5f}"
+)
 assert abs(n4_m / n4_m_pred - 1) < 0.1 and abs(ang_m / ang_m_pred - 1) < 0.02
 glue("t5_momentum_norm4_ratio", float(n4_m / n4_m_pred), display=False)
 glue("t5_momentum_angular_ratio", float(ang_m / ang_m_pred), display=False)
@@ -222,7 +227,9 @@ for j, s in enumerate(check_sigmas):
     ax.semilogy(T, n4[:, j], color=f"C{j}", label=rf"$\sigma={s:g}$")
     ax.semilogy(T, relax[:, j], color=f"C{j}", ls=":", lw=1)
 ax.axhline(n4_pred, color="k", ls="--", lw=1, label=r"$\eta\bar G/(\lambda(2-\eta\lambda))$")
-ax.set(xlabel=r"$T_{L_2}=\lambda\sum\eta$", ylabel=r"$\|w\|^4$", title="one equilibrium\n(dotted: exponential relaxation)")
+ax.set(
+    xlabel=r"$T_{L_2}=\lambda\sum\eta$", ylabel=r"$\|w\|^4$", title="one equilibrium\n(dotted: exponential relaxation)"
+)
 plots.legend_in(keys[0], ax)
 ax = axes[1]
 ax.plot(np.log(sig_f), eta * lam * k_meas, "o", label="measured")

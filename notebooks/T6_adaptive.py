@@ -136,12 +136,10 @@ sweep_sigmas = [1.0, 2.0, 4.0, 8.0, 16.0, 32.0]
 sweep_batch = 32
 sweep_steps_adam = 4000
 sweep_steps_sgd = 5000
-loss_margin = 0.02          # "forgotten": training loss within this of the best final Adam loss
+loss_margin = 0.02  # "forgotten": training loss within this of the best final Adam loss
 
 # %%
 import numpy as np
-import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
@@ -155,7 +153,7 @@ problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
 C_inf = float(theory.adam_step_bound(10**9))
 glue("t6_C_inf", C_inf, display=False)
 for name, value in {"C": d, "eta": eta, "loss_margin": loss_margin, "sweep_T": eta * sweep_steps_adam}.items():
-    glue(f"t6_{name}", value, display=False)    # used in the text below
+    glue(f"t6_{name}", value, display=False)  # used in the text below
 
 # %% [markdown]
 # ## Check 1: the step bound holds at every step
@@ -172,12 +170,17 @@ bound_runs = {}
 for b in (batch, problem.N):
     tr = theory.adam(problem, w0, eta, b, steps, seed=seed, record_every=1)
     disp_inf = np.max(np.abs(tr.w[:, 0] - tr.w[0, 0]), axis=-1)
-    bound_runs[b] = dict(step_ratio=np.max(tr.extra["max_update"][:, 0] / C_t),
-                         disp_ratio=np.max(disp_inf[1:] / budget[1:]),
-                         max_u=tr.extra["max_update"].max(), disp=disp_inf)
-    print(f"b = {b:3d}: max_k max_i |u| / C_k = {bound_runs[b]['step_ratio']:.6f}, "
-          f"max_k |theta_k - theta_0|_inf / sum eta C = {bound_runs[b]['disp_ratio']:.3f}, "
-          f"max |u| = {bound_runs[b]['max_u']:.3f}")
+    bound_runs[b] = dict(
+        step_ratio=np.max(tr.extra["max_update"][:, 0] / C_t),
+        disp_ratio=np.max(disp_inf[1:] / budget[1:]),
+        max_u=tr.extra["max_update"].max(),
+        disp=disp_inf,
+    )
+    print(
+        f"b = {b:3d}: max_k max_i |u| / C_k = {bound_runs[b]['step_ratio']:.6f}, "
+        f"max_k |theta_k - theta_0|_inf / sum eta C = {bound_runs[b]['disp_ratio']:.3f}, "
+        f"max |u| = {bound_runs[b]['max_u']:.3f}"
+    )
 worst = max(r["step_ratio"] for r in bound_runs.values())
 print(f"pass: the bound holds at every step (worst ratio {worst:.6f} <= 1);  C_inf = {C_inf:.2f}")
 assert worst <= 1 + 1e-9 and max(r["disp_ratio"] for r in bound_runs.values()) <= 1 + 1e-9
@@ -207,14 +210,20 @@ for mean, name in ((0.0, "noise only (mu = 0)"), (1.0, "coherent (mu = 1)")):
     delta = tr.w[:, 0] - tr.w[0, 0]
     T = eta * tr.steps
     late = tr.steps >= 100
-    regimes[name] = dict(T=T, l2=np.linalg.norm(delta, axis=-1), linf=np.max(np.abs(delta), -1),
-                         slope=theory.loglog_slope(T[late], np.linalg.norm(delta[late], axis=-1)),
-                         rms_u=tr.extra["update_rms"][100:].mean())
+    regimes[name] = dict(
+        T=T,
+        l2=np.linalg.norm(delta, axis=-1),
+        linf=np.max(np.abs(delta), -1),
+        slope=theory.loglog_slope(T[late], np.linalg.norm(delta[late], axis=-1)),
+        rms_u=tr.extra["update_rms"][100:].mean(),
+    )
 rw, coh = regimes.values()
 rw_ratio = rw["l2"][-1] ** 2 / (d * steps * eta**2)
 coh_ratio = coh["linf"][-1] / (eta * steps)
-print(f"noise only: slope {rw['slope']:.3f} (expected 0.5), |dtheta|^2 / (C sum eta^2) = {rw_ratio:.2f} (expected ~1), "
-      f"RMS(u) = {rw['rms_u']:.3f} (naive random walk would give {rw['rms_u'] ** 2:.3f})")
+print(
+    f"noise only: slope {rw['slope']:.3f} (expected 0.5), |dtheta|^2 / (C sum eta^2) = {rw_ratio:.2f} (expected ~1), "
+    f"RMS(u) = {rw['rms_u']:.3f} (naive random walk would give {rw['rms_u'] ** 2:.3f})"
+)
 print(f"coherent:   slope {coh['slope']:.3f} (expected 1), |dtheta|_inf / T_adapt = {coh_ratio:.2f} (expected ~1)")
 assert abs(rw["slope"] - 0.5) < 0.1 and abs(rw_ratio - 1) < 0.25
 assert abs(coh["slope"] - 1) < 0.05 and 0.8 < coh_ratio <= C_inf
@@ -239,7 +248,7 @@ glue("t6_coherent_ratio", float(coh_ratio), display=False)
 w0_w = theory.init_scaled(problem.shape, adamw_sigmas, seed=seed)
 tr_w = theory.adamw(problem, w0_w, adamw_eta, batch, adamw_steps, adamw_lam, seed=seed, record_every=10)
 norms = np.sqrt(tr_w.sq_norm())
-final = norms[-100:].mean(0)                       # last 1000 steps
+final = norms[-100:].mean(0)  # last 1000 steps
 pred = theory.adamw_equilibrium_norm(adamw_eta, adamw_lam, d)
 rms_u = tr_w.extra["update_rms"][adamw_steps // 2 :].mean()
 naive = np.sqrt(adamw_eta / (2 * adamw_lam)) * rms_u * np.sqrt(d)
@@ -247,10 +256,14 @@ T_L2 = theory.clocks(adamw_eta, adamw_steps, batch, adamw_lam)["T_L2"]
 T_rec = np.concatenate([[0.0], T_L2])[tr_w.steps]
 box = np.exp(-T_rec)[:, None] * np.max(np.abs(w0_w), -1) + C_inf / adamw_lam
 box_ok = bool(np.all(np.max(np.abs(tr_w.w), -1) <= box))
-print(f"final ||w|| per sigma {np.round(final, 2)}; prediction sqrt(eta C / 2 lam) = {pred:.2f}; "
-      f"naive sqrt(eta/2lam) |u| = {naive:.2f} (RMS(u) = {rms_u:.3f})")
-print(f"max_k ||w_k||_inf = {np.max(np.abs(tr_w.w)):.2f} <= e^(-T_L2) ||w_0||_inf + C_inf/lam (= {C_inf / adamw_lam:.0f}); "
-      f"Kingma-Ba scale 1/lam = {1 / adamw_lam:.0f}")
+print(
+    f"final ||w|| per sigma {np.round(final, 2)}; prediction sqrt(eta C / 2 lam) = {pred:.2f}; "
+    f"naive sqrt(eta/2lam) |u| = {naive:.2f} (RMS(u) = {rms_u:.3f})"
+)
+print(
+    f"max_k ||w_k||_inf = {np.max(np.abs(tr_w.w)):.2f} <= e^(-T_L2) ||w_0||_inf + C_inf/lam (= {C_inf / adamw_lam:.0f}); "
+    f"Kingma-Ba scale 1/lam = {1 / adamw_lam:.0f}"
+)
 spread = (final.max() - final.min()) / final.mean()
 assert spread < 0.1 and abs(final.mean() / pred - 1) < 0.1 and final.mean() / naive > 2 and box_ok
 glue("t6_adamw_norm", float(final.mean()), display=False)
@@ -283,14 +296,16 @@ def forget_time(loss, steps_rec):
 
 
 T_a, T_s = forget_time(loss_a, tr_a.steps), forget_time(loss_s, tr_s.steps)
-fit_a = np.isfinite(T_a) & (sig >= 2)    # sigma = 1 sits at the floor set by the time it takes to learn at all
+fit_a = np.isfinite(T_a) & (sig >= 2)  # sigma = 1 sits at the floor set by the time it takes to learn at all
 fit_s = np.isfinite(T_s)
 slope_a, slope_s = theory.loglog_slope(sig[fit_a], T_a[fit_a]), theory.loglog_slope(sig[fit_s], T_s[fit_s])
 for s, ta, ts in zip(sig, T_a, T_s):
     print(f"sigma = {s:5.1f}: forgotten at T_adapt = {ta:6.2f} (Adam), {ts:6.2f} (SGD)")
 print(f"T_forget ~ sigma^p: Adam p = {slope_a:.2f} (expected 1), SGD p = {slope_s:.2f} (expected 2)")
-print(f"at T_adapt = {eta * sweep_steps_adam:g}: final loss spread across sigma {np.ptp(loss_a[-1]):.3f} (Adam) vs "
-      f"{np.ptp(problem.loss(tr_s.w[tr_s.steps == sweep_steps_adam][0])):.3f} (SGD)")
+print(
+    f"at T_adapt = {eta * sweep_steps_adam:g}: final loss spread across sigma {np.ptp(loss_a[-1]):.3f} (Adam) vs "
+    f"{np.ptp(problem.loss(tr_s.w[tr_s.steps == sweep_steps_adam][0])):.3f} (SGD)"
+)
 assert abs(slope_a - 1) < 0.15 and abs(slope_s - 2) < 0.2 and fit_s.sum() >= 3 and fit_a.sum() >= 4
 glue("t6_adam_slope", float(slope_a), display=False)
 glue("t6_sgd_slope", float(slope_s), display=False)
@@ -305,7 +320,9 @@ for (name, r), color in zip(regimes.items(), ("C0", "C1")):
 T = rw["T"][1:]
 ax.loglog(T, np.sqrt(d * eta * T), "k:", label=r"$\sqrt{C\sum\eta^2}$")
 ax.loglog(T, np.sqrt(d) * T, "k--", lw=1, label=r"$\sqrt{C}\,T_{adapt}$")
-ax.set(xlabel=r"$T_{adapt}=\sum\eta$", ylabel=r"$\|\theta_k-\theta_0\|_2$", title="coherent vs random-walk\ndisplacement")
+ax.set(
+    xlabel=r"$T_{adapt}=\sum\eta$", ylabel=r"$\|\theta_k-\theta_0\|_2$", title="coherent vs random-walk\ndisplacement"
+)
 plots.legend_in(keys[0], ax)
 ax = axes[1]
 for j, s in enumerate(adamw_sigmas):
@@ -317,8 +334,11 @@ plots.legend_in(keys[1], ax)
 ax = axes[2]
 ax.loglog(sig[np.isfinite(T_a)], T_a[np.isfinite(T_a)], "o-", label=f"Adam (slope {slope_a:.2f})")
 ax.loglog(sig[fit_s], T_s[fit_s], "s-", label=f"SGD (slope {slope_s:.2f})")
-ax.set(xlabel=r"init scale $\sigma$", ylabel=r"$T_{adapt}$ at forgetting",
-       title=r"matched $\sum\eta$: Adam $\propto\sigma$, SGD $\propto\sigma^2$")
+ax.set(
+    xlabel=r"init scale $\sigma$",
+    ylabel=r"$T_{adapt}$ at forgetting",
+    title=r"matched $\sum\eta$: Adam $\propto\sigma$, SGD $\propto\sigma^2$",
+)
 plots.legend_in(keys[2], ax)
 page.figure(fig, "t6_fig", source)
 

@@ -73,10 +73,10 @@
 
 # %% tags=["parameters"]
 seed = 0
-N = 512            # training samples
+N = 512  # training samples
 N_test = 2000
-d = 20             # input dimension (columns of W)
-k = 5              # classes (rows of W)
+d = 20  # input dimension (columns of W)
+k = 5  # classes (rows of W)
 temperature = 4.0
 label_noise = 0.5
 sigmas = [0.3, 1.0, 3.0, 10.0, 30.0]
@@ -84,13 +84,11 @@ steps = 2000
 batch = 32
 muon_eta = 0.02
 muon_lam = 0.1
-sgd_eta = 0.1      # a learning rate at which SGD trains well from sigma = 1
+sgd_eta = 0.1  # a learning rate at which SGD trains well from sigma = 1
 twin_steps = 300
 
 # %%
 import numpy as np
-import matplotlib.pyplot as plt
-from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem import theory
@@ -121,14 +119,19 @@ homog = {c: float(np.abs(theory.ns5(c * G) - ref).max()) for c in (1e-4, 1e4)}
 sv = np.linalg.svd(ref, compute_uv=False)
 for c, dev in homog.items():
     print(f"max |NS5({c:g} G) - NS5(G)| = {dev:.1e}")
-print(f"singular values of NS5(G): [{sv.min():.3f}, {sv.max():.3f}];  sup of the iterated quintic on [0, 1]: {s_max:.4f}")
+print(
+    f"singular values of NS5(G): [{sv.min():.3f}, {sv.max():.3f}];  sup of the iterated quintic on [0, 1]: {s_max:.4f}"
+)
 
-problem, X_test, y_test = theory.make_normalized_softmax(N=N, N_test=N_test, d=d, k=k, s=temperature,
-                                                         label_noise=label_noise, seed=seed)
+problem, X_test, y_test = theory.make_normalized_softmax(
+    N=N, N_test=N_test, d=d, k=k, s=temperature, label_noise=label_noise, seed=seed
+)
 W_unit = theory.init_scaled(problem.shape, [1.0], seed=seed)[0]
 sig_twin = 10.0
 tw_a = theory.muon(problem, sig_twin * W_unit, muon_eta, batch, twin_steps, lam=muon_lam, seed=seed, ns_eps=0.0)
-tw_b = theory.muon(problem, W_unit, muon_eta / sig_twin, batch, twin_steps, lam=muon_lam * sig_twin, seed=seed, ns_eps=0.0)
+tw_b = theory.muon(
+    problem, W_unit, muon_eta / sig_twin, batch, twin_steps, lam=muon_lam * sig_twin, seed=seed, ns_eps=0.0
+)
 twin = float(np.max(np.abs(tw_a.w / sig_twin - tw_b.w)) / np.max(np.abs(tw_b.w)))
 print(f"Muon(sigma={sig_twin:g}, eta, lam) vs Muon(1, eta/sigma, sigma lam): max relative difference {twin:.1e}")
 assert homog[1e-4] < 1e-3 and homog[1e4] < 1e-7 and sv.max() <= s_max and twin < 1e-10
@@ -169,20 +172,26 @@ runs = {
 }
 T_L2 = theory.clocks(muon_eta, steps, batch, muon_lam)["T_L2"]
 bound = np.exp(-T_L2)[:, None] * op0[None, :] + s_max / muon_lam
-op_path = runs["Muon + decay"].extra["op_norm"]          # ||W_k||_op after every step, shape (steps, R)
+op_path = runs["Muon + decay"].extra["op_norm"]  # ||W_k||_op after every step, shape (steps, R)
 margin = float(np.min(bound - op_path))
 acc = {name: 100 * problem.accuracy(tr.final, X_test, y_test) for name, tr in runs.items()}
 proba = {name: problem.predict_proba(tr.final, X_test) for name, tr in runs.items()}
 ref = int(np.argmin(np.abs(sig - 1.0)))
 tv = {name: 0.5 * np.abs(p - p[ref]).sum(-1).mean(-1) for name, p in proba.items()}  # mean total variation vs sigma = 1
 spread = {name: float(np.ptp(a)) for name, a in acc.items()}
-print(f"initial ||W||_op: {np.round(op0, 2)};  T_adapt = {muon_eta * steps:g}, T_L2 = {T_L2[-1]:.1f}, "
-      f"ball radius s_max / lam = {s_max / muon_lam:.1f}")
-print(f"Muon + decay: final ||W||_op {np.round(op_path[-1], 2)}; "
-      f"min over steps of (bound - ||W_k||_op) = {margin:.3f} (pass: >= 0)")
+print(
+    f"initial ||W||_op: {np.round(op0, 2)};  T_adapt = {muon_eta * steps:g}, T_L2 = {T_L2[-1]:.1f}, "
+    f"ball radius s_max / lam = {s_max / muon_lam:.1f}"
+)
+print(
+    f"Muon + decay: final ||W||_op {np.round(op_path[-1], 2)}; "
+    f"min over steps of (bound - ||W_k||_op) = {margin:.3f} (pass: >= 0)"
+)
 for name in runs:
-    print(f"{name:15s} test accuracy per sigma {np.round(acc[name], 1)}  spread {spread[name]:5.1f} pp;"
-          f"  mean TV to the sigma = 1 predictor {np.round(tv[name], 3)}")
+    print(
+        f"{name:15s} test accuracy per sigma {np.round(acc[name], 1)}  spread {spread[name]:5.1f} pp;"
+        f"  mean TV to the sigma = 1 predictor {np.round(tv[name], 3)}"
+    )
 assert margin >= 0 and spread["Muon + decay"] < 2 and spread["SGD"] > 20
 glue("t7_bound_margin", margin, display=False)
 glue("t7_T_L2", float(T_L2[-1]), display=False)
@@ -204,8 +213,11 @@ for j, s in enumerate(sigmas):
     ax.semilogy(Tk, op_path[:, j], color=f"C{j}", label=rf"$\sigma={s:g}$")
     ax.semilogy(Tk, bound[:, j], color=f"C{j}", ls=":", lw=1)
 ax.axhline(s_max / muon_lam, color="k", ls="--", lw=1, label=r"ball radius $s_{\max}/\lambda$")
-ax.set(xlabel=r"$T_{L_2}=\lambda\sum\eta$", ylabel=r"$\|W_k\|_{op}$",
-       title="Muon + decay: spectral norm\nand its bound (dotted)")
+ax.set(
+    xlabel=r"$T_{L_2}=\lambda\sum\eta$",
+    ylabel=r"$\|W_k\|_{op}$",
+    title="Muon + decay: spectral norm\nand its bound (dotted)",
+)
 plots.legend_in(keys[0], ax)
 ax = axes[1]
 for (name, a_), marker in zip(acc.items(), "os^"):

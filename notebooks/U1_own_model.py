@@ -32,7 +32,7 @@
 # [T1](T1_scale_invariance.ipynb)).
 
 # %% tags=["parameters"]
-preset = "smoke"       # not used: the page has one size (seconds on a CPU)
+preset = "smoke"  # not used: the page has one size (seconds on a CPU)
 results_dir = "results"
 
 # %% tags=["remove-cell"]
@@ -58,14 +58,19 @@ def draw(n):  # inputs (n, 32), integer labels (n,): the classes interleaved
 
 def mlp():  # your model: any () -> nn.Module
     return nn.Sequential(
-        nn.Linear(32, 64), nn.BatchNorm1d(64), nn.ReLU(),
-        nn.Linear(64, 64), nn.BatchNorm1d(64), nn.ReLU(), nn.Linear(64, 10))
+        nn.Linear(32, 64),
+        nn.BatchNorm1d(64),
+        nn.ReLU(),
+        nn.Linear(64, 64),
+        nn.BatchNorm1d(64),
+        nn.ReLU(),
+        nn.Linear(64, 10),
+    )
 
 
 train, val, test = draw(1000), draw(500), draw(500)
-sigma_ws, seeds = [0.25, 1.0, 4.0], [0, 1, 2]
-sgd = measure_init_memory(mlp, train, val, test, sigma_ws=sigma_ws, seeds=seeds,
-                          optimizer="sgd", lr=0.02, epochs=12, progress=False)
+grid = dict(sigma_ws=[0.25, 1.0, 4.0], seeds=[0, 1, 2], epochs=12, progress=False)
+sgd = measure_init_memory(mlp, train, val, test, optimizer="sgd", lr=0.02, **grid)
 print(spread(sgd))  # per seed: max - min over sigma_w of the selected test acc (pp)
 
 # %% [markdown]
@@ -106,8 +111,7 @@ import xarray as xr
 
 from initmem.study import plots
 
-adam = measure_init_memory(mlp, train, val, test, sigma_ws=sigma_ws, seeds=seeds,
-                           optimizer="adam", lr=0.01, epochs=12, progress=False)
+adam = measure_init_memory(mlp, train, val, test, optimizer="adam", lr=0.01, **grid)
 optimizer = pd.Index(["sgd", "adam"], name="optimizer")
 both = xr.concat([sgd, adam], dim=optimizer, combine_attrs="drop_conflicts")
 table = summary_table(both)

@@ -31,8 +31,18 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-_COMPARE_SWAPS = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt, ast.Eq: ast.NotEq,
-                  ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}  # fmt: skip
+_COMPARE_SWAPS = {
+    ast.Lt: ast.LtE,
+    ast.LtE: ast.Lt,
+    ast.Gt: ast.GtE,
+    ast.GtE: ast.Gt,
+    ast.Eq: ast.NotEq,
+    ast.NotEq: ast.Eq,
+    ast.Is: ast.IsNot,
+    ast.IsNot: ast.Is,
+    ast.In: ast.NotIn,
+    ast.NotIn: ast.In,
+}
 _BINOP_SWAPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
 
 
@@ -54,7 +64,11 @@ def _docstring_nodes(tree: ast.AST) -> set[int]:
     for node in ast.walk(tree):
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 skip.add(id(first.value))
         if isinstance(node, ast.JoinedStr):
             skip.update(id(v) for v in node.values if isinstance(v, ast.Constant))
@@ -81,7 +95,9 @@ def _sites(tree: ast.AST) -> list[tuple[ast.AST, str, object]]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max"):
             out.append((node, "minmax", None))
         elif isinstance(node, ast.Constant) and id(node) not in skip:
-            if isinstance(node.value, bool) or (isinstance(node.value, (int, float)) and not isinstance(node.value, bool)):
+            if isinstance(node.value, bool) or (
+                isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+            ):
                 out.append((node, "constant", None))
     return out
 
@@ -137,8 +153,14 @@ def mutants_of(path: Path) -> list[tuple[Mutant, str]]:
         target, _, _ = _sites(fresh)[k]
         replacement = _mutate(target, kind, detail)
         fresh = ast.fix_missing_locations(_Replace(target, replacement).visit(fresh))
-        mutant = Mutant(str(path.relative_to(ROOT)), k, getattr(node, "lineno", 0), kind, ast.unparse(node),
-                        ast.unparse(replacement))  # fmt: skip
+        mutant = Mutant(
+            str(path.relative_to(ROOT)),
+            k,
+            getattr(node, "lineno", 0),
+            kind,
+            ast.unparse(node),
+            ast.unparse(replacement),
+        )
         out.append((mutant, ast.unparse(fresh)))
     return out
 
@@ -151,8 +173,13 @@ def run_mutant(mutant: Mutant, source: str, tests: list[str], timeout: float) ->
         env = {**os.environ, "PYTHONPATH": str(src), "PYTHONDONTWRITEBYTECODE": "1"}
         start = time.perf_counter()
         try:
-            result = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
-                                    cwd=ROOT, env=env, capture_output=True, timeout=timeout)  # fmt: skip
+            result = subprocess.run(
+                [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                timeout=timeout,
+            )
             mutant.killed = result.returncode != 0
         except subprocess.TimeoutExpired:
             mutant.killed = True  # a mutant that hangs the tests is noticed
@@ -180,8 +207,11 @@ def main() -> int:
             run_mutant(mutant, source, tests, args.timeout)
             done.append(mutant)
             status = "killed" if mutant.killed else "SURVIVED"
-            print(f"  {status:8s} {mutant.module}:{mutant.line} {mutant.kind}: {mutant.before!r} -> {mutant.after!r} "
-                  f"({mutant.seconds:.0f} s)", flush=True)  # fmt: skip
+            print(
+                f"  {status:8s} {mutant.module}:{mutant.line} {mutant.kind}: {mutant.before!r} -> {mutant.after!r} "
+                f"({mutant.seconds:.0f} s)",
+                flush=True,
+            )
             if args.report:
                 args.report.write_text(json.dumps([asdict(m) for m in done], indent=1))
     killed = sum(m.killed for m in done)

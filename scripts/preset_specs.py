@@ -23,8 +23,17 @@ from pathlib import Path
 from initmem.study import presets, registry
 from initmem.sweeps.spec import SweepSpec
 
-ORDER = ("08_calibration", "01_optimizers:sgd", "01_optimizers", "10_phase_diagram", "03_lr_and_l2", "04_batch_size",
-         "05_depth", "02_long_training", "09_adaptive_lr")  # fmt: skip
+ORDER = (
+    "08_calibration",
+    "01_optimizers:sgd",
+    "01_optimizers",
+    "10_phase_diagram",
+    "03_lr_and_l2",
+    "04_batch_size",
+    "05_depth",
+    "02_long_training",
+    "09_adaptive_lr",
+)
 
 
 def parse_overrides(items: list[str]) -> dict[str, dict[str, object]]:

@@ -24,10 +24,21 @@ def tiny_config():
     from initmem import RunConfig
 
     return RunConfig(
-        model="resnet9", width=4, data="synthetic", train_size=200, val_size=100, test_size=100,
-        train_eval_size=100, batch_size=50, epochs=3, image_size=16, lr=0.05, progress=False,
-        device="cpu", num_threads=1,
-    )  # fmt: skip
+        model="resnet9",
+        width=4,
+        data="synthetic",
+        train_size=200,
+        val_size=100,
+        test_size=100,
+        train_eval_size=100,
+        batch_size=50,
+        epochs=3,
+        image_size=16,
+        lr=0.05,
+        progress=False,
+        device="cpu",
+        num_threads=1,
+    )
 
 
 @pytest.fixture

@@ -19,8 +19,17 @@ def fake_sweep(grid: dict, zipped: dict | None = None, base: dict | None = None,
     """
     rng = np.random.default_rng(seed)
     zipped = zipped or {}
-    base = {"model": "resnet9", "width": 8, "train_size": 500, "image_size": 16, "batch_size": 50, "epochs": 10,
-            "data": "synthetic", "eval_every": 2, **(base or {})}  # fmt: skip
+    base = {
+        "model": "resnet9",
+        "width": 8,
+        "train_size": 500,
+        "image_size": 16,
+        "batch_size": 50,
+        "epochs": 10,
+        "data": "synthetic",
+        "eval_every": 2,
+        **(base or {}),
+    }
     dims = [*grid, *list(zipped)[:1]]
     coords: dict = {d: np.asarray(grid[d]) for d in grid}
     if zipped:
@@ -90,8 +99,11 @@ def fake_sweep(grid: dict, zipped: dict | None = None, base: dict | None = None,
     }
     variables.update({k: (tuple(dims), v) for k, v in scalars.items()})
     variables["run_hash"] = (tuple(dims), np.full(shape, "0123456789abcdef"))
-    spec = {"base": base, "grid": {k: list(map(_py, v)) for k, v in grid.items()},
-            "zip": {k: list(map(_py, v)) for k, v in zipped.items()}}  # fmt: skip
+    spec = {
+        "base": base,
+        "grid": {k: list(map(_py, v)) for k, v in grid.items()},
+        "zip": {k: list(map(_py, v)) for k, v in zipped.items()},
+    }
     ds = xr.Dataset(variables, coords={**coords, "epoch": EPOCHS, "layer": LAYERS})
     ds.attrs.update(spec=json.dumps(spec), preset="test", experiment="fake")
     return ds
@@ -123,8 +135,15 @@ def ledger_results(seeds=(0, 1, 2)) -> dict[str, xr.Dataset]:
     return {"01_optimizers": opt, "02_long_training": long, "03_lr_and_l2": lr, "04_batch_size": bs, "05_depth": depth}
 
 
-def fake_phase(midpoint: float = 0.0, height: float = 20.0, width: float = 0.3, seeds=(0, 1, 2), noise: float = 0.3,
-               lrs=(0.02, 0.03, 0.045, 0.067, 0.1), weight_decays=(0.0, 0.0025, 0.005, 0.01, 0.02)) -> xr.Dataset:  # fmt: skip
+def fake_phase(
+    midpoint: float = 0.0,
+    height: float = 20.0,
+    width: float = 0.3,
+    seeds=(0, 1, 2),
+    noise: float = 0.3,
+    lrs=(0.02, 0.03, 0.045, 0.067, 0.1),
+    weight_decays=(0.0, 0.0025, 0.005, 0.01, 0.02),
+) -> xr.Dataset:
     """A phase-diagram sweep (experiment 10) whose memory gap follows a known logistic in x = T_L2 - ln(|W0|/|W*|):
     ``gap = height / (1 + exp((x - midpoint) / width))`` plus N(0, noise) per run. T_L2 = lambda * lr * 2500; |W0| = 42.5
     at sigma_w 2.5; |W*| = 10 ((lr / 0.1) / (lambda / 0.01))^(1/4) with decay (T5's law), 6 (lr / 0.02)^(1/2) without."""

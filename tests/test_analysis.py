@@ -41,7 +41,9 @@ def test_horizon_table_rows():
     ds = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1]})
     table = analysis.horizon_table(ds, [4, 10])
     assert list(table.index) == [4, 10]
-    assert {"selected_spread_pp", "final_spread_pp", "T_SGD", "final_T_SGD", "min_final_train_acc"} <= set(table.columns)
+    assert {"selected_spread_pp", "final_spread_pp", "T_SGD", "final_T_SGD", "min_final_train_acc"} <= set(
+        table.columns
+    )
     # the clock printed beside the selected spread is the clock at the selected checkpoint within the horizon
     h = analysis.within_horizons(ds, [4, 10])
     assert table.loc[10, "T_SGD"] == pytest.approx(float(h["selected_T_SGD"].sel(horizon=10).mean()))
@@ -50,9 +52,7 @@ def test_horizon_table_rows():
 
 
 def test_norm_coupling_slopes():
-    ds = fake_sweep(
-        {"sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1]}, {"optimizer": ["sgd", "adam"], "lr": [0.02, 0.005]}
-    )
+    ds = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1]}, {"optimizer": ["sgd", "adam"], "lr": [0.02, 0.005]})
     slopes = analysis.norm_coupling(ds)
     assert set(slopes.dims) == {"seed", "optimizer"}
     np.testing.assert_allclose(slopes.sel(optimizer="sgd").values, 1.0, atol=1e-9)  # final = 1.5 x initial
@@ -61,7 +61,13 @@ def test_norm_coupling_slopes():
 
 def test_clock_table_families():
     table = analysis.clock_table(ledger_results())
-    assert set(table["experiment"]) == {"01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth"}
+    assert set(table["experiment"]) == {
+        "01_optimizers",
+        "02_long_training",
+        "03_lr_and_l2",
+        "04_batch_size",
+        "05_depth",
+    }
     assert set(table["family"]) == {"SGD", "SGD+L2", "adaptive"}
     assert (table[table["experiment"] == "02_long_training"]["epochs"].tolist()) == [10]  # each configuration once
 
@@ -70,13 +76,15 @@ def test_against_reference_separates_only_intervals_entirely_below():
     """Each optimizer's smallest spread against its spread at the reference lr: lower only when the intervals part."""
     import pandas as pd
 
-    table = pd.DataFrame({
-        "optimizer": ["adam", "adam", "muon", "muon", "sgd"],
-        "lr": [0.01, 0.05, 0.01, 0.05, 0.1],
-        "selected_spread_pp": [10.0, 2.0, 9.0, 6.0, 4.0],
-        "selected_ci95_low": [8.0, 1.0, 5.0, 4.0, 3.0],
-        "selected_ci95_high": [12.0, 7.9, 13.0, 8.0, 5.0],
-    })  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "optimizer": ["adam", "adam", "muon", "muon", "sgd"],
+            "lr": [0.01, 0.05, 0.01, 0.05, 0.1],
+            "selected_spread_pp": [10.0, 2.0, 9.0, 6.0, 4.0],
+            "selected_ci95_low": [8.0, 1.0, 5.0, 4.0, 3.0],
+            "selected_ci95_high": [12.0, 7.9, 13.0, 8.0, 5.0],
+        }
+    )
     knob = analysis.against_reference(table, {"adam": 0.01, "muon": 0.01, "sgd": 0.1})
     assert knob["optimizer"].tolist() == ["adam", "muon", "sgd"]
     assert knob["best_lr"].tolist() == [0.05, 0.05, 0.1] and knob["reference_spread_pp"].tolist() == [10.0, 9.0, 4.0]
@@ -90,11 +98,23 @@ def test_against_reference_separates_only_intervals_entirely_below():
 
 def test_run_experiment_keeps_an_unchanged_file(tmp_path):
     spec = {
-        "base": {"model": "resnet9", "width": 4, "data": "synthetic", "train_size": 100, "val_size": 50,
-                 "test_size": 50, "train_eval_size": 50, "image_size": 8, "batch_size": 50, "epochs": 1,
-                 "progress": False, "device": "cpu", "num_threads": 1},
+        "base": {
+            "model": "resnet9",
+            "width": 4,
+            "data": "synthetic",
+            "train_size": 100,
+            "val_size": 50,
+            "test_size": 50,
+            "train_eval_size": 50,
+            "image_size": 8,
+            "batch_size": 50,
+            "epochs": 1,
+            "progress": False,
+            "device": "cpu",
+            "num_threads": 1,
+        },
         "grid": {"sigma_w": [0.5, 2.0]},
-    }  # fmt: skip
+    }
     ds = results.run_experiment("01_optimizers", spec, preset="test", results_dir=tmp_path, progress=False)
     runs, out = results.results_paths(tmp_path, "test", "01_optimizers")
     assert len(list(runs.glob("*.nc"))) == 2 and out.is_file()
@@ -103,8 +123,9 @@ def test_run_experiment_keeps_an_unchanged_file(tmp_path):
     again = results.run_experiment("01_optimizers", spec, preset="test", results_dir=tmp_path, progress=False)
     assert out.read_bytes() == before, "re-running a cached sweep must not rewrite the combined file"
     xr.testing.assert_equal(again["selected_test_acc"], ds["selected_test_acc"])
-    noted = results.run_experiment("01_optimizers", spec, preset="test", results_dir=tmp_path, progress=False,
-                                    attrs={"note": [1, 2]})  # fmt: skip
+    noted = results.run_experiment(
+        "01_optimizers", spec, preset="test", results_dir=tmp_path, progress=False, attrs={"note": [1, 2]}
+    )
     assert int(noted.attrs["n_cached"]) == 2 and json.loads(noted.attrs["note"]) == [1, 2]
     xr.testing.assert_identical(results.read_results(tmp_path, "test", "01_optimizers", reader="06_norms"), noted)
     assert set(results.load_results(tmp_path, "test", ["01_optimizers", "02_long_training"])) == {"01_optimizers"}
@@ -123,18 +144,34 @@ def test_run_experiment_keeps_an_unchanged_file(tmp_path):
     both = costs.measured_costs(tmp_path, "test", ["01_optimizers", "09_adaptive_lr"])
     assert both.loc["09_adaptive_lr", ["runs", "shared_runs", "core_hours"]].tolist() == [1, 1, 0.0]
     assert both.loc["01_optimizers", "core_hours"] == pytest.approx(sum(seconds) / 3600.0)
-    with pytest.raises(FileNotFoundError, match=r"06_norms reads the results of 02_long_training at preset 'test'.*"
-                                                r"initmem experiments --preset test --only 02"):
+    with pytest.raises(
+        FileNotFoundError,
+        match=r"06_norms reads the results of 02_long_training at preset 'test'.*"
+        r"initmem experiments --preset test --only 02",
+    ):
         results.read_results(tmp_path, "test", "02_long_training", reader="06_norms")
 
 
 # --- notebooks that travel: results found from anywhere in the checkout; no silent hours of training ------------
 def _big_spec() -> dict:
     """Two runs of the cpu preset's shape (minutes each on a CPU); nothing here trains them."""
-    return {"base": {"model": "resnet9", "width": 8, "data": "synthetic", "image_size": 32, "train_size": 5000,
-                     "val_size": 2000, "test_size": 2000, "train_eval_size": 1000, "batch_size": 64, "epochs": 40,
-                     "num_threads": 1, "progress": False},
-            "grid": {"sigma_w": [0.1, 2.5]}}  # fmt: skip
+    return {
+        "base": {
+            "model": "resnet9",
+            "width": 8,
+            "data": "synthetic",
+            "image_size": 32,
+            "train_size": 5000,
+            "val_size": 2000,
+            "test_size": 2000,
+            "train_eval_size": 1000,
+            "batch_size": 64,
+            "epochs": 40,
+            "num_threads": 1,
+            "progress": False,
+        },
+        "grid": {"sigma_w": [0.1, 2.5]},
+    }
 
 
 def test_missing_runs_of_hours_are_refused_unless_asked(tmp_path, monkeypatch):
@@ -157,11 +194,22 @@ def test_missing_runs_of_hours_are_refused_unless_asked(tmp_path, monkeypatch):
 
 #: One run of a second: a sweep that trains without asking (estimated far below a minute).
 ONE_TINY_RUN = {
-    "base": {"model": "resnet9", "width": 4, "data": "synthetic", "train_size": 100, "val_size": 50, "test_size": 50,
-             "train_eval_size": 50, "image_size": 16, "batch_size": 50, "epochs": 1, "progress": False,
-             "num_threads": 1},
+    "base": {
+        "model": "resnet9",
+        "width": 4,
+        "data": "synthetic",
+        "train_size": 100,
+        "val_size": 50,
+        "test_size": 50,
+        "train_eval_size": 50,
+        "image_size": 16,
+        "batch_size": 50,
+        "epochs": 1,
+        "progress": False,
+        "num_threads": 1,
+    },
     "grid": {"sigma_w": [0.5]},
-}  # fmt: skip
+}
 
 
 def test_a_minute_of_missing_runs_trains_without_asking(tmp_path, monkeypatch):
@@ -169,8 +217,9 @@ def test_a_minute_of_missing_runs_trains_without_asking(tmp_path, monkeypatch):
 
     monkeypatch.delenv(TRAIN_ENV, raising=False)
     spec = ONE_TINY_RUN
-    ds = results.run_experiment("01_optimizers", spec, preset="smoke", results_dir=tmp_path, train_missing=None,
-                                progress=False)  # fmt: skip
+    ds = results.run_experiment(
+        "01_optimizers", spec, preset="smoke", results_dir=tmp_path, train_missing=None, progress=False
+    )
     assert int(ds.attrs["n_runs"]) == 1 and len(list((tmp_path / "smoke" / "01_optimizers" / "runs").glob("*.nc"))) == 1
 
 
@@ -202,6 +251,7 @@ def test_another_sweep_never_replaces_a_record_outside_the_runner(tmp_path, monk
         results.run_experiment("04_batch_size", other, preset="smoke", results_dir=tmp_path, progress=False)
     assert (tmp_path / "smoke" / "04_batch_size.nc").read_bytes() == record
     assert len(list((tmp_path / "smoke" / "04_batch_size" / "runs").glob("*.nc"))) == 1, "refused before training"
-    replaced = results.run_experiment("04_batch_size", other, preset="smoke", results_dir=tmp_path, progress=False,
-                                      replace=True)  # fmt: skip
+    replaced = results.run_experiment(
+        "04_batch_size", other, preset="smoke", results_dir=tmp_path, progress=False, replace=True
+    )
     assert replaced.sizes["sigma_w"] == 2

@@ -129,7 +129,7 @@ def test_no_import_cycle():
         state[node] = 1
         for nxt in sorted(GRAPH[node]):
             if state.get(nxt) == 1:
-                cycle = path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt]
+                cycle = path[path.index(nxt) :] + [nxt] if nxt in path else [node, nxt]
                 pytest.fail("import cycle: " + " -> ".join(cycle))
             if nxt not in state:
                 visit(nxt, path + [nxt])
@@ -153,12 +153,26 @@ def test_the_checker_sees_imports():
 # --- what must not import torch ------------------------------------------------------------------------------------
 #: Modules that import without torch: the analysis of committed results, the numpy theory, the torch-free constants.
 TORCH_FREE = (
-    "initmem", "initmem.base.constants", "initmem.run.config", "initmem.run.thresholds", "initmem.run.variables",
-    "initmem.sweeps", "initmem.study", "initmem.study.stats", "initmem.study.summary", "initmem.study.analysis",
-    "initmem.study.claims", "initmem.study.results", "initmem.study.costs", "initmem.study.gpu_results",
-    "initmem.study.preset_notes", "initmem.study.timed", "initmem.sweeps.budget",
-    "initmem.theory", "initmem.book.runner",
-)  # fmt: skip
+    "initmem",
+    "initmem.base.constants",
+    "initmem.run.config",
+    "initmem.run.thresholds",
+    "initmem.run.variables",
+    "initmem.sweeps",
+    "initmem.study",
+    "initmem.study.stats",
+    "initmem.study.summary",
+    "initmem.study.analysis",
+    "initmem.study.claims",
+    "initmem.study.results",
+    "initmem.study.costs",
+    "initmem.study.gpu_results",
+    "initmem.study.preset_notes",
+    "initmem.study.timed",
+    "initmem.sweeps.budget",
+    "initmem.theory",
+    "initmem.book.runner",
+)
 
 
 def _loads_torch(code: str) -> str:
@@ -167,8 +181,9 @@ def _loads_torch(code: str) -> str:
     import sys
 
     env = {"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"}
-    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
-                          check=True).stdout.strip()  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120, check=True
+    ).stdout.strip()
 
 
 def test_the_study_and_the_theory_import_no_torch():

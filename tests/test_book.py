@@ -190,9 +190,9 @@ def _png_dpi(path: Path) -> float | None:
     data = path.read_bytes()
     pos = 8  # after the signature
     while pos + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
         if kind == b"pHYs":
-            per_unit, _, unit = struct.unpack(">IIB", data[pos + 8:pos + 17])
+            per_unit, _, unit = struct.unpack(">IIB", data[pos + 8 : pos + 17])
             return per_unit * 0.0254 if unit == 1 else None  # unit 1: per metre
         if kind == b"IDAT":  # pHYs comes before the image data, or not at all
             return None
@@ -211,7 +211,7 @@ class _Ids(html.parser.HTMLParser):
                 self.ids.add(v)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _ids_of(path: Path) -> frozenset[str]:
     parser = _Ids()
     parser.feed(path.read_text(encoding="utf-8", errors="replace"))
@@ -412,8 +412,11 @@ def test_the_landing_pages_first_screen_holds_the_answer_a_figure_and_the_table(
     missing = [name for name, where in found.items() if where is None]
     assert not missing, f"not on the landing page: {missing}"
     shown = {"answer": MIN_VISIBLE_PX, "figure": MIN_VISIBLE_PX, "table": MIN_TABLE_PX}
-    late = {name: round(where["top"]) for name, where in found.items()
-            if where["top"] + min(shown[name], where["bottom"] - where["top"]) > VIEWPORT[1]}  # fmt: skip
+    late = {
+        name: round(where["top"])
+        for name, where in found.items()
+        if where["top"] + min(shown[name], where["bottom"] - where["top"]) > VIEWPORT[1]
+    }
     assert not late, f"below the first {VIEWPORT[1]} px (their tops): {late}"
 
 
@@ -431,9 +434,29 @@ def exploration(tmp_path_factory):
         pytest.skip("no committed record of 04 at the cpu preset")
     env = {k: v for k, v in os.environ.items() if k != "INITMEM_ROOT"}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
-    proc = subprocess.run([sys.executable, "-m", "initmem", "experiments", "--root", str(REPO), "--preset", "cpu",
-                           "--only", "04", "-p", "batch_sizes", "[64, 256]", "--force"], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=1800)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "initmem",
+            "experiments",
+            "--root",
+            str(REPO),
+            "--preset",
+            "cpu",
+            "--only",
+            "04",
+            "-p",
+            "batch_sizes",
+            "[64, 256]",
+            "--force",
+        ],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     line = next(line for line in proc.stdout.splitlines() if line.startswith("04_batch_size: file://"))
     page = Path(urllib.parse.unquote(urllib.parse.urlsplit(line.split(": ", 1)[1]).path))
@@ -514,7 +537,9 @@ def test_figure_text_is_legible(report, server, html_dir):
             if text_px < MIN_FIGURE_TEXT_PX:
                 small.setdefault(page, []).append(f"{Path(path).name}: {text_px:.1f} px")
     assert checked, "no figure found on any page"
-    assert not small, f"{points}-point figure text rendered below {MIN_FIGURE_TEXT_PX} px: {json.dumps(small, indent=1)}"
+    assert not small, (
+        f"{points}-point figure text rendered below {MIN_FIGURE_TEXT_PX} px: {json.dumps(small, indent=1)}"
+    )
 
 
 def test_internal_links_resolve(report, server, html_dir):

@@ -49,36 +49,51 @@ def _svg(label: str) -> str:
 
 def _png() -> bytes:
     """A 1 x 1 white PNG."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return len(data).to_bytes(4, "big") + kind + data + zlib.crc32(kind + data).to_bytes(4, "big")
 
     header = (1).to_bytes(4, "big") * 2 + bytes([8, 0, 0, 0, 0])
-    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\xff")) + chunk(b"IEND", b"")
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00\xff")) + chunk(b"IEND", b"")
+    )
 
 
 def _glued(name: str, mime: str, content: str):
     """The output ``myst_nb.glue(name, ..., display=False)`` leaves in a notebook."""
     return nbformat.v4.new_output(
-        "display_data", data={GLUE_PREFIX + mime: content, GLUE_PREFIX + "text/plain": "<Figure>"},
+        "display_data",
+        data={GLUE_PREFIX + mime: content, GLUE_PREFIX + "text/plain": "<Figure>"},
         metadata={"scrapbook": {"name": name, "mime_prefix": GLUE_PREFIX}},
-    )  # fmt: skip
+    )
 
 
 def _write_notebook(path: Path, svg: str) -> None:
     cell = nbformat.v4.new_code_cell("glue(...)")
-    cell.outputs = [_glued("fig_svg", "image/svg+xml", svg),
-                    _glued("fig_png", "image/png", base64.b64encode(_png()).decode())]  # fmt: skip
+    cell.outputs = [
+        _glued("fig_svg", "image/svg+xml", svg),
+        _glued("fig_png", "image/png", base64.b64encode(_png()).decode()),
+    ]
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# The notebook"), cell])
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, str(path))
 
 
 def _build(src: Path) -> str:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"),
-                                                        os.environ.get("PYTHONPATH", "")])}  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(Path(__file__).resolve().parents[1] / "src"), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
     # into _build/html: myst-nb keeps its glue caches beside the output, in _build/jupyter_execute
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(src), str(src / "_build" / "html")],
-                          capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", str(src), str(src / "_build" / "html")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     return (src / "_build" / "html" / "pasted.html").read_text(encoding="utf-8")
 
@@ -118,11 +133,20 @@ def test_figures_pasted_into_the_pdfs_latex_are_included_images(tmp_path):
     (tmp_path / "index.md").write_text(ROOT)
     (tmp_path / "pasted.md").write_text(PAGE)
     _write_notebook(tmp_path / "nb.ipynb", _svg("first"))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"),
-                                                        os.environ.get("PYTHONPATH", "")])}  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(Path(__file__).resolve().parents[1] / "src"), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
     out = tmp_path / "_build" / "latex"
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "latex", "-q", str(tmp_path), str(out)],
-                          capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "latex", "-q", str(tmp_path), str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0 and "WARNING" not in proc.stderr, proc.stderr[-3000:]
     tex = next(out.glob("*.tex")).read_text(encoding="utf-8")
     included = re.findall(r"\\sphinxincludegraphics(?:\[[^]]*\])?\{\{([0-9a-f]{64})\}\.(pdf|png)\}", tex)
@@ -136,8 +160,10 @@ def test_figures_pasted_into_the_pdfs_latex_are_included_images(tmp_path):
 def test_page_titles_with_math_are_plain_text_in_the_tab():
     from initmem.book.extension import plain_page_title, plain_title
 
-    assert plain_title(r"where the $\sum\eta^2$ and $T_{\rm SGD}$ clocks come from") == \
-        "where the ∑η² and T_SGD clocks come from"  # fmt: skip
+    assert (
+        plain_title(r"where the $\sum\eta^2$ and $T_{\rm SGD}$ clocks come from")
+        == "where the ∑η² and T_SGD clocks come from"
+    )
     assert plain_title(r"the $T_{L_2}$ clock, $\frac{1+\beta}{1-\beta}$") == "the T_L2 clock, (1+β)/(1-β)"
     assert plain_title("no math at all") == "no math at all"
     # the rendered title MathJax typesets in the page, as the theme's template gets it

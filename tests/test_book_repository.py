@@ -49,9 +49,11 @@ def test_buttons_follow_the_origin_remote(tmp_path):
     github = _clone(tmp_path / "github", "git@github.com:someone/initmem.git")
     assert origin_url(github) == "git@github.com:someone/initmem.git"
     assert _configure(github, repository_branch="main") == {
-        "repository_branch": "main", "repository_url": "https://github.com/someone/initmem",
-        "use_repository_button": True, "use_issues_button": True,
-    }  # fmt: skip
+        "repository_branch": "main",
+        "repository_url": "https://github.com/someone/initmem",
+        "use_repository_button": True,
+        "use_issues_button": True,
+    }
     bitbucket = _clone(tmp_path / "bitbucket", "git@bitbucket.org:team/initmem.git")
     options = _configure(bitbucket)
     assert options["use_repository_button"] and not options["use_issues_button"]  # the theme has no such button
@@ -64,20 +66,31 @@ def test_no_buttons_without_a_hosted_remote_and_a_configured_url_wins(tmp_path):
     assert _configure(_clone(tmp_path / "local", "/work/main")) == {}
     github = _clone(tmp_path / "github", "https://github.com/someone/initmem")
     assert _configure(github, repository_url="https://gitlab.com/other/fork") == {
-        "repository_url": "https://gitlab.com/other/fork"}
+        "repository_url": "https://gitlab.com/other/fork"
+    }
 
 
 def test_a_book_theme_build_links_the_fork(tmp_path):
     """End to end: sphinx-book-theme with the extension renders the repository and issues buttons of the remote."""
     pytest.importorskip("sphinx_book_theme")
     src = _clone(tmp_path / "book", "git@github.com:someone/initmem.git")
-    (src / "conf.py").write_text('extensions = ["initmem.book.extension"]\nhtml_theme = "sphinx_book_theme"\n'
-                                 'exclude_patterns = ["_build"]\n')  # fmt: skip
+    (src / "conf.py").write_text(
+        'extensions = ["initmem.book.extension"]\nhtml_theme = "sphinx_book_theme"\nexclude_patterns = ["_build"]\n'
+    )
     (src / "index.rst").write_text("Root\n====\n")
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1] / "src"),
-                                                        os.environ.get("PYTHONPATH", "")])}  # fmt: skip
-    proc = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", str(src), str(src / "_build")],
-                          capture_output=True, text=True, env=env, timeout=300)  # fmt: skip
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(
+            [str(Path(__file__).resolve().parents[1] / "src"), os.environ.get("PYTHONPATH", "")]
+        ),
+    }
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", "-W", str(src), str(src / "_build")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     html = (src / "_build" / "index.html").read_text(encoding="utf-8")
     assert 'href="https://github.com/someone/initmem"' in html

@@ -11,7 +11,6 @@ import xarray as xr
 
 from initmem.study import claims
 from initmem.study.claims import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED
-
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 
 SEEDS = [0, 1, 2, 3, 4]
@@ -26,11 +25,19 @@ def quick_nulls(monkeypatch):
     monkeypatch.setattr(nulls, "N_RESAMPLES", 1_000)
     monkeypatch.setattr(nulls, "MAX_EXACT", 2_000)
     monkeypatch.setattr(nulls, "MAX_EXACT_SWAPS", 1_024)
+
+
 JITTER = np.array([0.0, 0.6, -0.5, 0.3, -0.4])  # the seeds' small disagreement (pp), mean 0
 
 
-def memory(ds: xr.Dataset, where: dict, spread: float, var: str = "selected_test_acc", base: float = 60.0,
-           jitter: np.ndarray = JITTER) -> None:  # fmt: skip
+def memory(
+    ds: xr.Dataset,
+    where: dict,
+    spread: float,
+    var: str = "selected_test_acc",
+    base: float = 60.0,
+    jitter: np.ndarray = JITTER,
+) -> None:
     """Set ``var`` at ``where`` so that each seed falls by ``spread + jitter[seed]`` pp from the smallest to the
     largest sigma_w (linearly in the sigma_w index)."""
     sigmas = ds["sigma_w"].values
@@ -58,9 +65,22 @@ def results() -> dict[str, xr.Dataset]:
 
 def test_the_ledger_has_a_row_per_claim_and_part(results):
     table = claims.reproduction_table(results)
-    assert list(table.index) == ["C1", "C2 Adam", "C2 AdamW", "C2 Muon", "C3 final predictor", "C3 selected predictor",
-                                 "C4 larger lr", "C4 L2", "C4 both", "C5 equal steps", "C5 equal epochs", "C6", "C7",
-                                 "B1"]  # fmt: skip
+    assert list(table.index) == [
+        "C1",
+        "C2 Adam",
+        "C2 AdamW",
+        "C2 Muon",
+        "C3 final predictor",
+        "C3 selected predictor",
+        "C4 larger lr",
+        "C4 L2",
+        "C4 both",
+        "C5 equal steps",
+        "C5 equal epochs",
+        "C6",
+        "C7",
+        "B1",
+    ]
     assert set(table["verdict"]) <= set(claims.VERDICTS)
     assert table.loc["B1", "verdict"] == INCONCLUSIVE and "no results of 10_phase_diagram" in table.loc["B1", "reason"]
     assert (table["seeds"].drop(["B1", "C5 equal epochs"]) > 0).all()  # the fake 04 has no two equal epochs
@@ -145,8 +165,10 @@ def test_c3_the_selected_predictor_is_judged_when_selection_moves(results):
 def test_c3_needs_memory_and_interpolation_at_the_reference(results):
     long = results["02_long_training"]
     long["train_acc"].loc[{"epoch": 2, "sigma_w": 2.5}] = 90.0
-    assert "premise not met: not every run interpolates" in claims.reproduction_table(results).loc[
-        "C3 final predictor", "reason"]  # fmt: skip
+    assert (
+        "premise not met: not every run interpolates"
+        in claims.reproduction_table(results).loc["C3 final predictor", "reason"]
+    )
     long["train_acc"].loc[{"epoch": 2}] = 100.0
     long["test_acc"].loc[{"epoch": 2}] = 60.0 + long["seed"] * 0.1  # no memory at the reference horizon
     assert "no memory to keep" in claims.reproduction_table(results).loc["C3 final predictor", "reason"]
@@ -167,12 +189,16 @@ def test_c4_judges_each_lever_alone_and_both(results):
 
 
 def _batch_grid(spreads: dict[tuple[int, int], float], interpolating: set[tuple[int, int]]) -> xr.Dataset:
-    ds = fake_sweep({"batch_size": [16, 64, 256], "epochs": [30, 123], "sigma_w": [0.1, 2.5], "seed": SEEDS},
-                    base={"train_size": 5000})  # fmt: skip
+    ds = fake_sweep(
+        {"batch_size": [16, 64, 256], "epochs": [30, 123], "sigma_w": [0.1, 2.5], "seed": SEEDS},
+        base={"train_size": 5000},
+    )
     ds["final_train_acc"][:] = 90.0
     for (b, e), spread in spreads.items():
         memory(ds, {"batch_size": b, "epochs": e}, spread)
-        ds["step"].loc[{"batch_size": b, "epochs": e}] = ds["step"].loc[{"batch_size": b, "epochs": e}] * 0 + e * (5000 // b)
+        ds["step"].loc[{"batch_size": b, "epochs": e}] = ds["step"].loc[{"batch_size": b, "epochs": e}] * 0 + e * (
+            5000 // b
+        )
         if (b, e) in interpolating:
             ds["final_train_acc"].loc[{"batch_size": b, "epochs": e}] = 100.0
     return ds
@@ -198,7 +224,10 @@ def test_c5_compares_interpolating_batch_sizes_at_equal_steps_and_at_equal_epoch
 def test_c5_without_interpolating_pairs_is_inconclusive_with_the_reason(results):
     results["04_batch_size"] = _batch_grid({(256, 123): 20.0}, {(256, 123)})
     row = claims.reproduction_table(results).loc["C5 equal steps"]
-    assert row["verdict"] == INCONCLUSIVE and row["reason"] == "no two batch sizes whose runs all interpolate at equal steps"
+    assert (
+        row["verdict"] == INCONCLUSIVE
+        and row["reason"] == "no two batch sizes whose runs all interpolate at equal steps"
+    )
 
 
 def test_c5_reads_batch_sizes_zipped_with_their_epochs(results):
@@ -208,7 +237,11 @@ def test_c5_reads_batch_sizes_zipped_with_their_epochs(results):
     memory(bs, {"batch_size": 16}, 2.0)
     memory(bs, {"batch_size": 256}, 20.0)
     row = claims.reproduction_table(results).loc["C5 equal steps"]
-    assert "b=16, 2 epochs" in row["ours"] and "b=256, 32 epochs" in row["ours"] and row["effect"] == pytest.approx(18.0, abs=0.01)
+    assert (
+        "b=16, 2 epochs" in row["ours"]
+        and "b=256, 32 epochs" in row["ours"]
+        and row["effect"] == pytest.approx(18.0, abs=0.01)
+    )
     assert claims.reproduction_table(results).loc["C5 equal epochs", "verdict"] == INCONCLUSIVE
 
 
@@ -218,7 +251,9 @@ def test_c6_names_every_run_that_fails_to_interpolate(results):
     depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 0.25, "seed": 1}] = 36.9
     row = claims.reproduction_table(results).loc["C6"]
     assert row["verdict"] == IN_DIRECTION and row["p_value"] == pytest.approx(1 / 32)
-    assert "resnet56 sigma_w 0.25 seed 1 (36.9 %)" in row["note"] and "resnet56 sigma_w 2.5 seed 0 (60.0 %)" in row["note"]
+    assert (
+        "resnet56 sigma_w 0.25 seed 1 (36.9 %)" in row["note"] and "resnet56 sigma_w 2.5 seed 0 (60.0 %)" in row["note"]
+    )
     assert row["note"].count(" seed ") == 6 and "resnet9" not in row["note"]
     assert "100.0 %" in row["ours"]  # an accuracy interval never passes 100 %
 
@@ -245,7 +280,16 @@ def test_c7_sets_sgds_norm_coupling_against_the_most_coupled_adaptive_optimizer(
 
 def test_missing_experiments_are_inconclusive_with_a_reason():
     table = claims.reproduction_table({})
-    assert (table["verdict"] == INCONCLUSIVE).all() and list(table.index) == ["C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"]
+    assert (table["verdict"] == INCONCLUSIVE).all() and list(table.index) == [
+        "C1",
+        "C2",
+        "C3",
+        "C4",
+        "C5",
+        "C6",
+        "C7",
+        "B1",
+    ]
     assert table.loc["C5", "reason"] == "not measured: no results of 04_batch_size"
 
 
@@ -289,8 +333,10 @@ def test_c2_notes_what_each_adaptive_learning_rate_of_09_measured(results):
         assert f"{optimizer} lr 0.008: " in note and "lr 0.05: " in note
     smallest = note.split("the smallest: ")[1]
     assert smallest.count("95 % CI") == 3 and smallest.count(" at lr ") == 3
-    assert note.endswith("none measurably below the spread at 01's learning rate (the intervals overlap), so the "
-                         "learning rate does not decide this verdict")  # fmt: skip
+    assert note.endswith(
+        "none measurably below the spread at 01's learning rate (the intervals overlap), so the "
+        "learning rate does not decide this verdict"
+    )
 
 
 def test_c2_notes_a_learning_rate_that_lowers_the_spread_measurably(results):

@@ -13,10 +13,28 @@ from initmem.cli import build_parser, config_from_args, main
 from initmem.run.config import RunConfig
 
 TINY = [
-    "--data", "synthetic", "--width", "4", "--image-size", "16", "--train-size", "200", "--val-size", "100",
-    "--test-size", "100", "--train-eval-size", "100", "--batch-size", "50", "--epochs", "1", "--no-progress",
-    "--num-threads", "1",
-]  # fmt: skip
+    "--data",
+    "synthetic",
+    "--width",
+    "4",
+    "--image-size",
+    "16",
+    "--train-size",
+    "200",
+    "--val-size",
+    "100",
+    "--test-size",
+    "100",
+    "--train-eval-size",
+    "100",
+    "--batch-size",
+    "50",
+    "--epochs",
+    "1",
+    "--no-progress",
+    "--num-threads",
+    "1",
+]
 
 
 def test_every_field_is_a_flag():
@@ -30,9 +48,17 @@ def test_every_field_is_a_flag():
 def test_flags_override_the_config_file(tmp_path):
     config_file = tmp_path / "run.yaml"
     config_file.write_text("optimizer: adam\nlr: 0.001\nsigma_w: 2.0\nbetas: [0.9, 0.99]\n")
-    args = build_parser().parse_args(["train", "--config", str(config_file), "--sigma-w", "0.5", "--out", "x.nc", "--width", "none"])
+    args = build_parser().parse_args(
+        ["train", "--config", str(config_file), "--sigma-w", "0.5", "--out", "x.nc", "--width", "none"]
+    )
     config = config_from_args(args)
-    assert (config.optimizer, config.lr, config.sigma_w, config.betas, config.width) == ("adam", 0.001, 0.5, (0.9, 0.99), None)
+    assert (config.optimizer, config.lr, config.sigma_w, config.betas, config.width) == (
+        "adam",
+        0.001,
+        0.5,
+        (0.9, 0.99),
+        None,
+    )
 
 
 @pytest.mark.parametrize(
@@ -65,8 +91,10 @@ def test_python_m_initmem_trains_one_run(tmp_path):
     out = tmp_path / "run.nc"
     result = subprocess.run(
         [sys.executable, "-m", "initmem", "train", *TINY, "--sigma-w", "0.5", "--optimizer", "sgd", "--out", str(out)],
-        capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 0, result.stderr
     assert "selected test acc" in result.stdout
     ds = xr.load_dataset(out, engine="h5netcdf")

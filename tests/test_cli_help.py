@@ -11,8 +11,8 @@ import pytest
 import xarray as xr
 
 from initmem import __version__
-from initmem.run import config
 from initmem.cli import FIELD_CHOICES, build_parser, field_docs, main, spread_summary
+from initmem.run import config
 from initmem.run.config import RunConfig
 
 
@@ -38,9 +38,14 @@ def test_train_help_shows_each_fields_doc_allowed_values_and_default(capsys):
         text = actions[f.name].help
         assert " ".join(field_docs()[f.name].split()[:3]) in text, f.name
         assert "Default:" in text, f.name
-    for name, allowed in {"model": config.MODELS, "optimizer": config.OPTIMIZERS, "schedule": config.SCHEDULES,
-                          "decay_mode": config.DECAY_MODES, "device": config.DEVICES,
-                          "muon_lr_adjust": config.MUON_LR_ADJUST}.items():  # fmt: skip
+    for name, allowed in {
+        "model": config.MODELS,
+        "optimizer": config.OPTIMIZERS,
+        "schedule": config.SCHEDULES,
+        "decay_mode": config.DECAY_MODES,
+        "device": config.DEVICES,
+        "muon_lr_adjust": config.MUON_LR_ADJUST,
+    }.items():
         assert FIELD_CHOICES[name] == allowed
         assert f"Allowed: {', '.join(allowed)}." in actions[name].help
     out = _help(capsys, "train")
@@ -67,8 +72,14 @@ def _sweep_dataset(sigmas=(0.5, 1.0, 2.0)) -> xr.Dataset:
     acc = acc[:, : len(sigmas)]
     dims = ("optimizer", "sigma_w", "seed")
     coords = {"optimizer": ["sgd", "adam"], "sigma_w": list(sigmas), "seed": [0, 1]}
-    return xr.Dataset({"selected_test_acc": (dims, acc), "final_test_acc": (dims, acc + 1.0),
-                       "diverged": (dims, np.zeros(acc.shape))}, coords=coords)  # fmt: skip
+    return xr.Dataset(
+        {
+            "selected_test_acc": (dims, acc),
+            "final_test_acc": (dims, acc + 1.0),
+            "diverged": (dims, np.zeros(acc.shape)),
+        },
+        coords=coords,
+    )
 
 
 def test_sweep_summary_is_the_spread_over_sigma_w():

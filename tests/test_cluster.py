@@ -78,8 +78,15 @@ class Daemons:
 
     def start(self, command: list[str], name: str, env: dict | None = None) -> subprocess.Popen:
         log = open(self.folder / f"{name}.log", "wb")
-        process = subprocess.Popen(command, cwd=self.folder, env=env or ENV, stdout=log, stderr=subprocess.STDOUT,
-                                   stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        process = subprocess.Popen(
+            command,
+            cwd=self.folder,
+            env=env or ENV,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         log.close()
         self.processes.append(process)
         return process
@@ -182,24 +189,29 @@ def test_a_sweep_on_a_running_dask_cluster_equals_the_serial_sweep(dask_cluster,
     serial = sweep(spec, tmp_path / "serial", progress=False)
     _same_numbers(on_cluster, serial)
     assert sorted(p.name for p in (tmp_path / "cache").iterdir() if not p.name.startswith(".")) == sorted(
-        p.name for p in (tmp_path / "serial").glob("*.nc"))  # the same run files, no claim left behind
+        p.name for p in (tmp_path / "serial").glob("*.nc")
+    )  # the same run files, no claim left behind
     from distributed import Client
 
     with Client(json.loads((tmp_path / "scheduler.json").read_text())["address"]) as client:  # trained there
-        counts = client.run_on_scheduler(lambda dask_scheduler: dict(dask_scheduler.task_prefixes["execute"].state_counts))
+        counts = client.run_on_scheduler(
+            lambda dask_scheduler: dict(dask_scheduler.task_prefixes["execute"].state_counts)
+        )
     assert sum(counts.values()) >= len(spec["grid"]["sigma_w"]), counts
 
 
 @pytest.mark.slow
 @pytest.mark.daemons
-def test_a_worker_killed_mid_run_costs_that_run_and_a_rerun_completes_the_cache(dask_cluster, tiny_config, tmp_path,
-                                                                                 monkeypatch):  # fmt: skip
+def test_a_worker_killed_mid_run_costs_that_run_and_a_rerun_completes_the_cache(
+    dask_cluster, tiny_config, tmp_path, monkeypatch
+):
     daemons, workers, sweep_line = dask_cluster
     config = tiny_config.replace(epochs=8)
     spec = _write_spec(tmp_path, config)
     cache = tmp_path / "cache"
-    first = subprocess.Popen(_command(sweep_line), cwd=tmp_path, env=ENV, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)  # fmt: skip
+    first = subprocess.Popen(
+        _command(sweep_line), cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     try:
         victim = None
 
@@ -233,8 +245,8 @@ def test_initmem_experiments_trains_a_notebooks_sweep_on_the_running_cluster(das
     pytest.importorskip("papermill")
     from distributed import Client
 
-    from initmem.study.registry import experiment_spec
     from initmem.study.presets import notebook_parameters
+    from initmem.study.registry import experiment_spec
     from initmem.sweeps.spec import SweepSpec
 
     line = recipe("tests/test_cluster.py runs this experiments line").strip()
@@ -249,7 +261,9 @@ def test_initmem_experiments_trains_a_notebooks_sweep_on_the_running_cluster(das
     n_runs = SweepSpec.from_dict(experiment_spec("01_optimizers", notebook_parameters("smoke", "01_optimizers"))).n_runs
     assert len(list((results / "smoke" / "01_optimizers" / "runs").glob("*.nc"))) == n_runs
     with Client(json.loads((tmp_path / "scheduler.json").read_text())["address"]) as client:  # trained there
-        counts = client.run_on_scheduler(lambda dask_scheduler: dict(dask_scheduler.task_prefixes["execute"].state_counts))
+        counts = client.run_on_scheduler(
+            lambda dask_scheduler: dict(dask_scheduler.task_prefixes["execute"].state_counts)
+        )
     assert sum(counts.values()) >= n_runs, counts
 
 
@@ -262,20 +276,51 @@ def test_a_cache_the_workers_do_not_share_is_refused_before_training(tmp_path, t
     cache.mkdir()
     daemons = Daemons(tmp_path)
     try:
-        daemons.start(_command("dask scheduler --host 127.0.0.1 --port 0 --dashboard-address 127.0.0.1:0 "
-                               "--scheduler-file scheduler.json"), "scheduler")  # fmt: skip
+        daemons.start(
+            _command(
+                "dask scheduler --host 127.0.0.1 --port 0 --dashboard-address 127.0.0.1:0 "
+                "--scheduler-file scheduler.json"
+            ),
+            "scheduler",
+        )
         _wait_for(lambda: (tmp_path / "scheduler.json").exists(), "the scheduler wrote scheduler.json")
-        worker = shlex.join(_command("dask worker --scheduler-file scheduler.json --nthreads 1 --host 127.0.0.1 "
-                                     "--dashboard-address 127.0.0.1:0"))  # fmt: skip
-        daemons.start(["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                       f"mount -t tmpfs tmpfs {shlex.quote(str(cache))} && exec {worker}"], "worker")  # fmt: skip
+        worker = shlex.join(
+            _command(
+                "dask worker --scheduler-file scheduler.json --nthreads 1 --host 127.0.0.1 "
+                "--dashboard-address 127.0.0.1:0"
+            )
+        )
+        daemons.start(
+            [
+                "unshare",
+                "--mount",
+                "--propagation",
+                "private",
+                "sh",
+                "-c",
+                f"mount -t tmpfs tmpfs {shlex.quote(str(cache))} && exec {worker}",
+            ],
+            "worker",
+        )
         from distributed import Client
 
         with Client(json.loads((tmp_path / "scheduler.json").read_text())["address"], timeout=DAEMON_S) as client:
             client.wait_for_workers(1, timeout=DAEMON_S)
         _write_spec(tmp_path, tiny_config, values=(0.5,))
-        code = main(["sweep", str(tmp_path / "spec.yaml"), "--cache", str(cache), "--executor", "dask", "--scheduler",
-                     str(tmp_path / "scheduler.json"), "--out", str(tmp_path / "sweep.nc")])  # fmt: skip
+        code = main(
+            [
+                "sweep",
+                str(tmp_path / "spec.yaml"),
+                "--cache",
+                str(cache),
+                "--executor",
+                "dask",
+                "--scheduler",
+                str(tmp_path / "scheduler.json"),
+                "--out",
+                str(tmp_path / "sweep.nc"),
+            ]
+        )
     finally:
         daemons.stop()
     err = capsys.readouterr().err.strip()
@@ -303,16 +348,54 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, tiny_config, capsys, mon
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     _write_spec(tmp_path, tiny_config, values=(0.5,))
-    code = main(["sweep", str(tmp_path / "spec.yaml"), "--cache", str(tmp_path / "cache"), "--executor", "dask",
-                 "--scheduler", f"tcp://127.0.0.1:{port}", "--out", str(tmp_path / "s.nc")])  # fmt: skip
+    code = main(
+        [
+            "sweep",
+            str(tmp_path / "spec.yaml"),
+            "--cache",
+            str(tmp_path / "cache"),
+            "--executor",
+            "dask",
+            "--scheduler",
+            f"tcp://127.0.0.1:{port}",
+            "--out",
+            str(tmp_path / "s.nc"),
+        ]
+    )
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1, err
     assert f"error: --scheduler: cannot reach a Dask scheduler at tcp://127.0.0.1:{port}" in err
-    assert main(["sweep", str(tmp_path / "spec.yaml"), "--cache", str(tmp_path / "cache"), "--scheduler", "x.json",
-                 "--out", str(tmp_path / "s.nc")]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "sweep",
+                str(tmp_path / "spec.yaml"),
+                "--cache",
+                str(tmp_path / "cache"),
+                "--scheduler",
+                "x.json",
+                "--out",
+                str(tmp_path / "s.nc"),
+            ]
+        )
+        == 2
+    )
     assert "error: --scheduler: only with --executor dask" in capsys.readouterr().err
-    assert main(["sweep", str(tmp_path / "spec.yaml"), "--cache", str(tmp_path / "cache"), "--gpus", "1",
-                 "--out", str(tmp_path / "s.nc")]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "sweep",
+                str(tmp_path / "spec.yaml"),
+                "--cache",
+                str(tmp_path / "cache"),
+                "--gpus",
+                "1",
+                "--out",
+                str(tmp_path / "s.nc"),
+            ]
+        )
+        == 2
+    )
     assert "error: --gpus: only with --executor slurm" in capsys.readouterr().err
 
 
@@ -328,8 +411,9 @@ def test_the_slurm_flags_of_the_gpu_recipe_make_the_job_script():
     line = recipe("tests/test_cluster.py checks the job script").strip()
     args = build_parser().parse_args(shlex.split(line)[1:])
     _, resources = cluster_from_args(args, args.executor)
-    assert resources == SlurmResources(cores=1, memory="32GB", gpus=1, walltime="04:00:00", partition="gpu",
-                                       account="myproject", jobs=16)  # fmt: skip
+    assert resources == SlurmResources(
+        cores=1, memory="32GB", gpus=1, walltime="04:00:00", partition="gpu", account="myproject", jobs=16
+    )
     script = SLURMJob("tcp://127.0.0.1:8786", name="w", **job_options(resources)).job_script()
     for directive in ("-p gpu", "-A myproject", "-t 04:00:00", "--cpus-per-task=1", "--mem=30G", "--gres=gpu:1"):
         assert f"#SBATCH {directive}\n" in script, script
@@ -387,16 +471,34 @@ def slurm(tmp_path):
     key.write_bytes(os.urandom(1024))
     key.chmod(0o600)
     conf = folder / "slurm.conf"
-    conf.write_text(_SLURM_CONF.format(
-        host=socket.gethostname(), ctld_port=_free_port(), slurmd_port=_free_port(), folder=folder,
-        user=getpass.getuser(), cpus=os.cpu_count(), memory_mb=int(psutil.virtual_memory().total / 2**20 * 0.8),
-    ))  # fmt: skip
+    conf.write_text(
+        _SLURM_CONF.format(
+            host=socket.gethostname(),
+            ctld_port=_free_port(),
+            slurmd_port=_free_port(),
+            folder=folder,
+            user=getpass.getuser(),
+            cpus=os.cpu_count(),
+            memory_mb=int(psutil.virtual_memory().total / 2**20 * 0.8),
+        )
+    )
     env = {**ENV, "SLURM_CONF": str(conf)}
     daemons = Daemons(folder)
     try:
-        daemons.start(["munged", "--foreground", "--force", f"--socket={folder}/munge.socket", f"--key-file={key}",
-                       f"--pid-file={folder}/munged.pid", f"--seed-file={folder}/munged.seed",
-                       f"--log-file={folder}/munged.file.log"], "munged", env)  # fmt: skip
+        daemons.start(
+            [
+                "munged",
+                "--foreground",
+                "--force",
+                f"--socket={folder}/munge.socket",
+                f"--key-file={key}",
+                f"--pid-file={folder}/munged.pid",
+                f"--seed-file={folder}/munged.seed",
+                f"--log-file={folder}/munged.file.log",
+            ],
+            "munged",
+            env,
+        )
         _wait_for(lambda: (folder / "munge.socket").exists(), "munged created its socket")
         daemons.start(["slurmctld", "-D", "-f", str(conf)], "slurmctld", env)
         daemons.start(["slurmd", "-D", "-f", str(conf), "-N", socket.gethostname()], "slurmd", env)
@@ -420,8 +522,11 @@ def _cancel_jobs(env: dict) -> None:
     """Cancel every job of this user and wait until the queue is empty (their steps report to slurmd first)."""
     with contextlib.suppress(OSError, subprocess.SubprocessError):
         subprocess.run(["scancel", "--user", getpass.getuser()], env=env, capture_output=True, timeout=30)
-        _wait_for(lambda: not subprocess.run(["squeue", "-h"], env=env, capture_output=True, text=True).stdout.strip(),
-                  "the cancelled jobs left the queue", timeout=DAEMON_S / 2)  # fmt: skip
+        _wait_for(
+            lambda: not subprocess.run(["squeue", "-h"], env=env, capture_output=True, text=True).stdout.strip(),
+            "the cancelled jobs left the queue",
+            timeout=DAEMON_S / 2,
+        )
 
 
 def _job_steps(conf: Path) -> list[psutil.Process]:
@@ -450,7 +555,8 @@ def test_a_sweep_through_slurm_equals_the_serial_sweep(slurm, tiny_config, tmp_p
     queue = subprocess.run(["squeue", "-h"], env=env, capture_output=True, text=True).stdout.strip()
     assert queue == "", f"jobs left in the queue: {queue}"  # the sweep cancelled its worker jobs
     # A GPU this cluster lacks: SLURM refuses the job script before anything is submitted; one line, exit 2.
-    refused = subprocess.run([*_command(line), "--gpus", "1"], cwd=tmp_path, env=env, capture_output=True,
-                             text=True, timeout=300)  # fmt: skip
+    refused = subprocess.run(
+        [*_command(line), "--gpus", "1"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
     assert "error: executor: SLURM refuses the worker job script" in refused.stderr

@@ -49,8 +49,13 @@ def test_the_own_model_example_holds_no_book_plumbing():
 
 
 def test_the_own_model_page_code_fits_the_column():
-    long = [line for c in jupytext.read(OWN_MODEL).cells if c.cell_type == "code" for line in c.source.splitlines()
-            if len(line) > MAX_CODE_LINE]  # fmt: skip
+    long = [
+        line
+        for c in jupytext.read(OWN_MODEL).cells
+        if c.cell_type == "code"
+        for line in c.source.splitlines()
+        if len(line) > MAX_CODE_LINE
+    ]
     assert not long, f"code lines over {MAX_CODE_LINE} characters: {long}"
 
 
@@ -59,8 +64,9 @@ def test_the_own_model_example_runs_in_a_fresh_session_outside_the_repository(tm
     """The cells a reader copies, pasted in order into ``python -c`` in an empty folder: they run, print the spreads
     and the table, and write nothing."""
     code = "\n\n".join(c.source for c in _example_cells())
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=_outside_env(), capture_output=True,
-                          text=True, timeout=900)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=_outside_env(), capture_output=True, text=True, timeout=900
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "selected_spread_pp" in proc.stdout and "adam" in proc.stdout
     assert not list(tmp_path.iterdir())
@@ -92,9 +98,12 @@ def test_a_downloaded_chapter_runs_outside_the_repository(tmp_path):
     nbformat.write(portable.portable_notebook(REPO / "notebooks" / "04_batch_size.py"), str(source))
     env = _outside_env()
     env.pop("MPLBACKEND")  # the inline backend, as in Jupyter
-    code = ("import papermill; papermill.execute_notebook('04_batch_size.ipynb', 'out.ipynb', kernel_name='python3', "
-            "progress_bar=False)")  # fmt: skip
-    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=1200)  # fmt: skip
+    code = (
+        "import papermill; papermill.execute_notebook('04_batch_size.ipynb', 'out.ipynb', kernel_name='python3', "
+        "progress_bar=False)"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert (tmp_path / "results" / "smoke" / "04_batch_size.nc").is_file()

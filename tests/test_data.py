@@ -4,8 +4,8 @@ the decoded cache, error messages, and (marked ``data``) the real JPEG archive."
 from __future__ import annotations
 
 import hashlib
-import json
 import io
+import json
 import pickle
 import struct
 import tarfile
@@ -19,7 +19,23 @@ from PIL import Image
 
 from initmem.run import data
 from initmem.run.config import RunConfig
-from initmem.run.data import CIFAR10_CLASSES, CIFAR10_MEAN, CIFAR10_STD, DataError, DeviceDataset, augment_batch, cifar10_tensors, eval_batches, find_cifar10, load_cifar10, make_split, prepare_data, steps_per_epoch, synthetic_cifar, train_batches
+from initmem.run.data import (
+    CIFAR10_CLASSES,
+    CIFAR10_MEAN,
+    CIFAR10_STD,
+    DataError,
+    DeviceDataset,
+    augment_batch,
+    cifar10_tensors,
+    eval_batches,
+    find_cifar10,
+    load_cifar10,
+    make_split,
+    prepare_data,
+    steps_per_epoch,
+    synthetic_cifar,
+    train_batches,
+)
 
 REAL_ARCHIVE = Path(__file__).resolve().parents[2] / "shared" / "data" / "cifar10-jpeg.tar.gz"
 

@@ -16,10 +16,11 @@ pytest.importorskip("papermill")
 pytest.importorskip("jupytext")
 nbformat = pytest.importorskip("nbformat")
 
-from initmem.book import digest, exploration, kernel, runner as experiments  # noqa: E402
-from initmem.cli import main  # noqa: E402
-from initmem.study import presets  # noqa: E402
-from initmem.book.runner import ParameterError, parse_parameter_value, run_notebooks  # noqa: E402
+from initmem.book import digest, exploration, kernel
+from initmem.book import runner as experiments
+from initmem.book.runner import ParameterError, parse_parameter_value, run_notebooks
+from initmem.cli import main
+from initmem.study import presets
 
 GOOD = """\
 # %% [markdown]
@@ -138,7 +139,10 @@ def test_parameters_injected_and_digest_reuse(layout):
     assert run_notebooks(preset="cpu", parameters={"scale": 3, "items": [4, 5]}, **layout)[0].status == "executed"
     # Other parameters, and force, execute too.
     assert run_notebooks(preset="cpu", parameters={"scale": 4, "items": [4, 5]}, **layout)[0].status == "executed"
-    assert run_notebooks(preset="cpu", parameters={"scale": 4, "items": [4, 5]}, force=True, **layout)[0].status == "executed"
+    assert (
+        run_notebooks(preset="cpu", parameters={"scale": 4, "items": [4, 5]}, force=True, **layout)[0].status
+        == "executed"
+    )
 
 
 def test_preset_registry_parameters(layout, monkeypatch):
@@ -184,8 +188,20 @@ def test_failing_notebook_reported_and_next_still_runs(layout, caplog):
 
 def test_cli_main(layout, capsys):
     argv = [
-        "--preset", "smoke", "--only", "01", "-p", "items", "[3, 4]", "--root", str(layout["cwd"]),
-        "--out-dir", str(layout["out_dir"]), "--results-dir", str(layout["results_dir"]), "--no-render",
+        "--preset",
+        "smoke",
+        "--only",
+        "01",
+        "-p",
+        "items",
+        "[3, 4]",
+        "--root",
+        str(layout["cwd"]),
+        "--out-dir",
+        str(layout["out_dir"]),
+        "--results-dir",
+        str(layout["results_dir"]),
+        "--no-render",
     ]
     assert main(["experiments", *argv]) == 0
     assert "01_good: executed" in capsys.readouterr().out
@@ -212,14 +228,21 @@ def test_executed_notebooks_collapse_their_parameter_cells():
     import nbformat
 
     nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell("a = 1"), nbformat.v4.new_code_cell("a = 2"),
-                nbformat.v4.new_code_cell("print(a)"), nbformat.v4.new_markdown_cell("text")]  # fmt: skip
+    nb.cells = [
+        nbformat.v4.new_code_cell("a = 1"),
+        nbformat.v4.new_code_cell("a = 2"),
+        nbformat.v4.new_code_cell("print(a)"),
+        nbformat.v4.new_markdown_cell("text"),
+    ]
     nb.cells[0].metadata["tags"] = ["parameters"]
     nb.cells[1].metadata["tags"] = ["injected-parameters"]
     nb.cells[2].metadata["tags"] = ["remove-input"]
     exploration.collapse_parameter_cells(nb)
     assert [c.metadata.get("tags") for c in nb.cells] == [
-        ["parameters", "remove-cell"], ["injected-parameters", "hide-input"], ["remove-input"], None
+        ["parameters", "remove-cell"],
+        ["injected-parameters", "hide-input"],
+        ["remove-input"],
+        None,
     ]
 
 
@@ -234,8 +257,9 @@ def test_planned_runs_are_the_files_the_sweep_writes(tmp_path):
     hashes = [config.hash() for config in plan.to_train]
     assert len(hashes) == SweepSpec.from_dict(registry.experiment_spec("05_depth", p)).n_runs == len(set(hashes))
     assert plan.cached == plan.reused == [] and plan.seconds > 0
-    results.run_experiment("05_depth", registry.experiment_spec("05_depth", p), preset="smoke", results_dir=tmp_path,
-                           progress=False)  # fmt: skip
+    results.run_experiment(
+        "05_depth", registry.experiment_spec("05_depth", p), preset="smoke", results_dir=tmp_path, progress=False
+    )
     assert sorted(f.name.split(".")[0] for f in plan.runs_dir.glob("*.nc")) == sorted(hashes)
     again = notebook_plan("05_depth", p, tmp_path, "smoke", record=tmp_path / "no-record")
     assert sorted(again.cached) == sorted(hashes) and again.to_train == [] and again.seconds == 0

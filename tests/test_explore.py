@@ -14,11 +14,13 @@ import pytest
 pytest.importorskip("papermill")
 nbformat = pytest.importorskip("nbformat")
 
-from initmem.book import build as book, exploration, runner as experiments
+from initmem.base.paths import RootError, find_repo_root
+from initmem.book import build as book
+from initmem.book import exploration
+from initmem.book import runner as experiments
+from initmem.book.runner import ParameterError, run_notebooks
 from initmem.cli import main
-from initmem.study import registry  # noqa: E402
-from initmem.book.runner import ParameterError, run_notebooks# noqa: E402
-from initmem.base.paths import RootError, find_repo_root# noqa: E402
+from initmem.study import registry
 
 SRC = Path(experiments.__file__).resolve().parents[2]  # src/
 GOOD = """\
@@ -76,14 +78,16 @@ def test_the_installed_package_does_not_decide_the_root(tmp_path):
     (root / "sub").mkdir()
     code = "from initmem.run import data; from initmem.book import runner; print(runner.REPO_ROOT); print(data.sources._REPO_ROOT)"
     env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-c", code], cwd=root / "sub", env=env, capture_output=True, text=True,
-                         timeout=120, check=True).stdout.split()  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root / "sub", env=env, capture_output=True, text=True, timeout=120, check=True
+    ).stdout.split()
     assert out == [str(root.resolve())] * 2
 
 
 def test_no_root_lookup_uses_the_package_location():
-    offenders = [p.name for p in SRC.joinpath("initmem").glob("*.py")
-                 if "parents[2]" in p.read_text() and p.name != "records.py"]  # fmt: skip
+    offenders = [
+        p.name for p in SRC.joinpath("initmem").glob("*.py") if "parents[2]" in p.read_text() and p.name != "records.py"
+    ]
     assert offenders == []  # records.git_commit records the commit of the code that ran: the package's own
 
 
@@ -114,7 +118,7 @@ def test_overrides_go_to_their_own_folder_with_a_banner(repo):
 def test_another_preset_is_an_exploration_and_the_book_preset_is_the_record(repo):
     res = run_notebooks(preset="cpu", cwd=repo, progress=False)
     assert res[0].output == repo / "results" / "explore" / "cpu-defaults" / "notebooks" / "01_good.ipynb"
-    assert "| `preset` | `\"smoke\"` | `\"cpu\"` |" in nbformat.read(res[0].output, as_version=4).cells[1].source
+    assert '| `preset` | `"smoke"` | `"cpu"` |' in nbformat.read(res[0].output, as_version=4).cells[1].source
     res = run_notebooks(preset="smoke", cwd=repo, progress=False)
     assert res[0].output == repo / "book" / "generated" / "01_good.ipynb"
     nb = nbformat.read(res[0].output, as_version=4)
@@ -193,16 +197,32 @@ def test_an_exploration_of_the_checkout_changes_no_tracked_file(capsys):
         pytest.skip(f"{root} is not a git checkout")
 
     def status() -> str:
-        return subprocess.run(["git", "status", "--porcelain", "--untracked-files=all"], cwd=root,
-                              capture_output=True, text=True, check=True).stdout  # fmt: skip
+        return subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=all"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
 
     parameters = {"batch_sizes": [32, 128]}
     folder = exploration.explore_folder(root, "smoke", parameters)
     existed = folder.exists()
     before = status()
     try:
-        argv = ["--root", str(root), "--preset", "smoke", "--only", "04", "-p", "batch_sizes", "[32, 128]", "--force",
-                "--no-render"]
+        argv = [
+            "--root",
+            str(root),
+            "--preset",
+            "smoke",
+            "--only",
+            "04",
+            "-p",
+            "batch_sizes",
+            "[32, 128]",
+            "--force",
+            "--no-render",
+        ]
         assert main(["experiments", *argv]) == 0, capsys.readouterr()
         assert (folder / "notebooks" / "04_batch_size.ipynb").is_file()
         assert status() == before

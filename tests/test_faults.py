@@ -25,21 +25,21 @@ import psutil
 import pytest
 import torch
 import xarray as xr
-from sweep_fakes import fake_sweep
 
 import initmem.run.loop
 import initmem.run.training
 import initmem.sweeps.executors
 import initmem.sweeps.store
+from initmem.base.files import OutputError, RunClaim, temp_name
 from initmem.cli import main
 from initmem.run.config import ConfigError, RunConfig, read_mapping_file
-from initmem.base.files import OutputError, RunClaim, temp_name
-from initmem.sweeps.store import CHECKSUM_ATTR, load_run, run_path, write_run
-from initmem.sweeps.spec import SweepSpec
+from initmem.run.training import load_checkpoint, train
 from initmem.study.stats import spread
 from initmem.study.summary import summary_table
 from initmem.sweeps.driver import sweep
-from initmem.run.training import load_checkpoint, train
+from initmem.sweeps.spec import SweepSpec
+from initmem.sweeps.store import CHECKSUM_ATTR, load_run, run_path, write_run
+from sweep_fakes import fake_sweep
 
 
 def _spec(config):
@@ -105,10 +105,28 @@ def test_unsafe_or_corrupt_checkpoints_are_refused_and_training_starts_fresh(tin
 
 # --- helpers for the tests below ----------------------------------------------------------------------
 TINY_FLAGS = [
-    "--data", "synthetic", "--width", "4", "--image-size", "16", "--train-size", "200", "--val-size", "100",
-    "--test-size", "100", "--train-eval-size", "100", "--batch-size", "50", "--no-progress", "--num-threads", "1",
-    "--device", "cpu",
-]  # fmt: skip
+    "--data",
+    "synthetic",
+    "--width",
+    "4",
+    "--image-size",
+    "16",
+    "--train-size",
+    "200",
+    "--val-size",
+    "100",
+    "--test-size",
+    "100",
+    "--train-eval-size",
+    "100",
+    "--batch-size",
+    "50",
+    "--no-progress",
+    "--num-threads",
+    "1",
+    "--device",
+    "cpu",
+]
 
 
 def _dead_pid() -> int:
@@ -150,8 +168,21 @@ def test_unwritable_out_fails_before_training(tmp_path, monkeypatch, capsys):
     assert f"error: --out: cannot write to {out} ({tmp_path / 'f'} is a file)" in _one_error_line(capsys)
     assert main(["train", *TINY_FLAGS, "--out", str(tmp_path), "--epochs", "1"]) == 2
     assert "--out: cannot write" in _one_error_line(capsys)
-    assert main(["train", *TINY_FLAGS, "--out", str(tmp_path / "o.nc"), "--checkpoint", str(tmp_path / "f" / "ck"),
-                 "--checkpoint-every", "1"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                *TINY_FLAGS,
+                "--out",
+                str(tmp_path / "o.nc"),
+                "--checkpoint",
+                str(tmp_path / "f" / "ck"),
+                "--checkpoint-every",
+                "1",
+            ]
+        )
+        == 2
+    )
     assert "error: --checkpoint: cannot write" in _one_error_line(capsys)
 
 
@@ -172,8 +203,18 @@ def test_unusable_sweep_cache_fails_before_training(tmp_path, monkeypatch, capsy
 
 def test_checkpoint_is_removed_only_after_the_result_is_written(tmp_path, monkeypatch, capsys):
     out, checkpoint = tmp_path / "run.nc", tmp_path / "run.ckpt"
-    flags = ["train", *TINY_FLAGS, "--epochs", "2", "--out", str(out), "--checkpoint", str(checkpoint),
-             "--checkpoint-every", "1"]  # fmt: skip
+    flags = [
+        "train",
+        *TINY_FLAGS,
+        "--epochs",
+        "2",
+        "--out",
+        str(out),
+        "--checkpoint",
+        str(checkpoint),
+        "--checkpoint-every",
+        "1",
+    ]
 
     def full_disk(ds, path):
         raise OSError(28, "No space left on device")
@@ -260,8 +301,12 @@ def test_killing_a_parallel_sweep_stops_its_workers(tmp_path, executor):
     script = tmp_path / "sweep_script.py"
     script.write_text(_SWEEP_SCRIPT)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    parent = subprocess.Popen([sys.executable, str(script), str(tmp_path / "cache"), executor, "500"],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    parent = subprocess.Popen(
+        [sys.executable, str(script), str(tmp_path / "cache"), executor, "500"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 120
         workers: list[psutil.Process] = []
@@ -306,12 +351,17 @@ def test_concurrent_sweeps_over_one_cache_train_each_run_once(tmp_path):
     cache = tmp_path / "cache"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
     processes = [
-        subprocess.Popen([sys.executable, str(script), str(cache)], env=env, stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)  # fmt: skip
+        subprocess.Popen(
+            [sys.executable, str(script), str(cache)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         for _ in range(2)
     ]
     outputs = [p.communicate(timeout=300) for p in processes]
-    for process, (out, err) in zip(processes, outputs):
+    for process, (_, err) in zip(processes, outputs):
         assert process.returncode == 0, err
     trained = [line for _, err in outputs for line in err.splitlines() if line.startswith("trained run ")]
     assert len(trained) == 4 and len(set(trained)) == 4, trained  # each of the 4 runs trained exactly once
@@ -442,8 +492,25 @@ def test_a_spec_can_come_from_a_pipe():
 
 def test_train_config_result_file_replays_the_run_bit_for_bit(tmp_path, capsys):
     first, again = tmp_path / "first.nc", tmp_path / "again.nc"
-    assert main(["train", *TINY_FLAGS, "--epochs", "2", "--optimizer", "adam", "--lr", "1e-3", "--sigma-w", "0.7",
-                 "--out", str(first)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "train",
+                *TINY_FLAGS,
+                "--epochs",
+                "2",
+                "--optimizer",
+                "adam",
+                "--lr",
+                "1e-3",
+                "--sigma-w",
+                "0.7",
+                "--out",
+                str(first),
+            ]
+        )
+        == 0
+    )
     assert main(["train", "--config", str(first), "--out", str(again)]) == 0
     a, b = (xr.load_dataset(p, engine="h5netcdf") for p in (first, again))
     assert a.attrs["config"] == b.attrs["config"] and a.attrs["config_hash"] == b.attrs["config_hash"]
@@ -454,9 +521,19 @@ def test_train_config_result_file_replays_the_run_bit_for_bit(tmp_path, capsys):
 
 
 _TINY = dict(
-    data="synthetic", width=4, image_size=16, train_size=200, val_size=100, test_size=100, train_eval_size=100,
-    batch_size=50, epochs=1, progress=False, device="cpu", num_threads=1,
-)  # fmt: skip
+    data="synthetic",
+    width=4,
+    image_size=16,
+    train_size=200,
+    val_size=100,
+    test_size=100,
+    train_eval_size=100,
+    batch_size=50,
+    epochs=1,
+    progress=False,
+    device="cpu",
+    num_threads=1,
+)
 
 
 # --- 2: a planted CIFAR-10 batch file is refused, nothing executed -------------------------------------------
@@ -519,11 +596,15 @@ def test_a_claim_whose_pid_now_belongs_to_another_process_is_stale(tmp_path):
 
     live = os.getppid()  # a live process of this host
     claim = RunClaim(tmp_path / "run.nc")
-    claim.path.write_text(json.dumps({"host": socket.gethostname(), "pid": live, "pid_start": process_start(live),
-                                      "started": time.time()}))  # fmt: skip
+    claim.path.write_text(
+        json.dumps(
+            {"host": socket.gethostname(), "pid": live, "pid_start": process_start(live), "started": time.time()}
+        )
+    )
     assert claim.stale_reason() is None and not claim.acquire()  # its own process: alive
-    claim.path.write_text(json.dumps({"host": socket.gethostname(), "pid": live, "pid_start": "another-boot:1",
-                                      "started": time.time()}))  # a pid reused since (a container restart, say)
+    claim.path.write_text(
+        json.dumps({"host": socket.gethostname(), "pid": live, "pid_start": "another-boot:1", "started": time.time()})
+    )  # a pid reused since (a container restart, say)
     assert claim.stale_reason() == f"pid {live} now belongs to another process"
     assert claim.acquire() and claim.holder()["pid"] == os.getpid()
     claim.release()
@@ -541,8 +622,9 @@ def test_an_empty_or_unreadable_claim_is_stale_after_the_heartbeat_timeout(tmp_p
     claim.release()
 
 
-def test_a_sweep_waiting_on_a_claim_says_which_run_which_holder_and_how_long(tiny_config, tmp_path, caplog,
-                                                                              monkeypatch):  # fmt: skip
+def test_a_sweep_waiting_on_a_claim_says_which_run_which_holder_and_how_long(
+    tiny_config, tmp_path, caplog, monkeypatch
+):
     import threading
 
     monkeypatch.setattr(initmem.sweeps.executors, "CLAIM_REPORT_S", 0.5)
@@ -553,10 +635,14 @@ def test_a_sweep_waiting_on_a_claim_says_which_run_which_holder_and_how_long(tin
     with caplog.at_level(logging.WARNING):  # normal verbosity
         ds = sweep({"base": config.to_dict()}, tmp_path, progress=False)
     assert ds.attrs["n_cached"] == 0
-    waits = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "waiting for run" in r.getMessage()]
+    waits = [
+        r.getMessage() for r in caplog.records if r.levelno == logging.WARNING and "waiting for run" in r.getMessage()
+    ]
     assert waits, caplog.text
-    assert waits[0].startswith(f"waiting for run {config.hash()}, claimed by another sweep (host "
-                               f"{socket.gethostname()}, pid {os.getpid()}, claimed ")  # fmt: skip
+    assert waits[0].startswith(
+        f"waiting for run {config.hash()}, claimed by another sweep (host "
+        f"{socket.gethostname()}, pid {os.getpid()}, claimed "
+    )
     assert re.search(r"for \d+ s so far", waits[-1])
 
 
@@ -596,9 +682,27 @@ def test_a_signal_to_a_sweep_stops_its_workers_with_one_line_and_keeps_finished_
     spec.write_text(json.dumps({"base": _LONG, "grid": {"epochs": [1, 500], "sigma_w": [0.5, 2.0]}}))
     cache = tmp_path / "cache"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    parent = subprocess.Popen([sys.executable, "-m", "initmem", "sweep", str(spec), "--cache", str(cache),
-                               "--executor", executor, "--workers", "2", "--out", str(tmp_path / "s.nc")],
-                              env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+    parent = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "initmem",
+            "sweep",
+            str(spec),
+            "--cache",
+            str(cache),
+            "--executor",
+            executor,
+            "--workers",
+            "2",
+            "--out",
+            str(tmp_path / "s.nc"),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     workers: list[psutil.Process] = []
     try:
         deadline = time.monotonic() + 240
@@ -620,8 +724,9 @@ def test_a_signal_to_a_sweep_stops_its_workers_with_one_line_and_keeps_finished_
         parent.wait()
     name = signal.Signals(signum).name
     assert parent.returncode == 128 + signum, err
-    assert err.strip() == (f"initmem sweep: interrupted by {name}; the finished runs are kept in {cache}; a rerun "
-                           f"trains only the others"), err  # fmt: skip
+    assert err.strip() == (
+        f"initmem sweep: interrupted by {name}; the finished runs are kept in {cache}; a rerun trains only the others"
+    ), err
     assert not alive, f"workers {alive} outlived the interrupted sweep"
     finished = list(cache.glob("*.nc"))
     assert len(finished) >= 2 and all(load_run(p) is not None for p in finished)
@@ -631,8 +736,9 @@ def test_a_signal_to_a_sweep_stops_its_workers_with_one_line_and_keeps_finished_
 # --- issue 24: outputs that are not regular files ------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["symlink", "fifo", "device", "socket"])
 @pytest.mark.parametrize("command", ["train", "sweep"])
-def test_out_naming_a_symlink_fifo_device_or_socket_is_refused_before_training(tmp_path, monkeypatch, capsys, kind,
-                                                                                command):  # fmt: skip
+def test_out_naming_a_symlink_fifo_device_or_socket_is_refused_before_training(
+    tmp_path, monkeypatch, capsys, kind, command
+):
     _forbid_training(monkeypatch)
     out = tmp_path / "out.nc"
     target = tmp_path / "precious.txt"
@@ -653,8 +759,12 @@ def test_out_naming_a_symlink_fifo_device_or_socket_is_refused_before_training(t
     spec.write_text(json.dumps({"base": _TINY}))
     args = ["train", *TINY_FLAGS] if command == "train" else ["sweep", str(spec), "--cache", str(tmp_path / "c")]
     assert main([*args, "--out", str(out)]) == 2
-    expected = {"symlink": "a symlink", "fifo": "a FIFO (named pipe)", "device": "a character device",
-                "socket": "a socket"}[kind]  # fmt: skip
+    expected = {
+        "symlink": "a symlink",
+        "fifo": "a FIFO (named pipe)",
+        "device": "a character device",
+        "socket": "a socket",
+    }[kind]
     assert f"error: --out: {out} is {expected}, not a regular file" in _one_error_line(capsys)
     assert os.path.lexists(out) and not stat.S_ISREG(os.lstat(out).st_mode) and target.read_text() == "kept"
 
@@ -734,7 +844,9 @@ def test_a_checkpoint_that_does_not_fit_its_model_is_set_aside_and_the_run_resta
 
 # --- issue 24: API misuse, JSON specs, make clean -------------------------------------------------------------------
 def test_train_given_something_else_than_a_run_config_says_what_it_takes():
-    with pytest.raises(TypeError, match=r"train: takes a RunConfig, e.g. train\(RunConfig\(model='resnet9'.*got str 'resnet9'"):
+    with pytest.raises(
+        TypeError, match=r"train: takes a RunConfig, e.g. train\(RunConfig\(model='resnet9'.*got str 'resnet9'"
+    ):
         train("resnet9")
 
 
@@ -743,8 +855,10 @@ def test_a_json_spec_is_parsed_as_json(tmp_path, capsys, monkeypatch):
     spec = tmp_path / "spec.json"
     spec.write_text('{"base": {"data": "synthetic", "width": 4,}, "grid": {"sigma_w": [0.5, 1.0]}}')  # trailing comma
     assert main(["sweep", str(spec), "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "s.nc")]) == 2
-    assert (f"error: sweep spec: {spec} is not valid JSON (line 1 column 43: Expecting property name enclosed in "
-            f"double quotes)") in _one_error_line(capsys)  # fmt: skip
+    assert (
+        f"error: sweep spec: {spec} is not valid JSON (line 1 column 43: Expecting property name enclosed in "
+        f"double quotes)"
+    ) in _one_error_line(capsys)
     yaml_spec = tmp_path / "spec.yaml"
     yaml_spec.write_text("base: {data: synthetic, width: 4,}\ngrid: {sigma_w: [0.5, 1.0]}\n")  # YAML allows it
     assert SweepSpec.from_file(yaml_spec).n_runs == 2
@@ -756,8 +870,12 @@ def test_make_clean_removes_only_untracked_build_output(tmp_path):
     repo = Path(__file__).resolve().parents[1]
     shutil.copy(repo / "Makefile", tmp_path / "Makefile")
     record = tmp_path / "book" / "generated" / "01_optimizers.ipynb"
-    leftovers = [tmp_path / "_build" / "html" / "index.html", tmp_path / "book" / "generated" / "_failed" / "x.ipynb",
-                 tmp_path / "book" / "generated" / ".x.running.ipynb", tmp_path / ".pytest_cache" / "v"]  # fmt: skip
+    leftovers = [
+        tmp_path / "_build" / "html" / "index.html",
+        tmp_path / "book" / "generated" / "_failed" / "x.ipynb",
+        tmp_path / "book" / "generated" / ".x.running.ipynb",
+        tmp_path / ".pytest_cache" / "v",
+    ]
     for path in (record, *leftovers):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("{}")

@@ -44,8 +44,12 @@ def test_landing_page_pastes_its_results_from_the_notebooks():
     """The results at a glance are generated: glued by the ledger and chapter 01, pasted by the landing page."""
     text = (REPO / "book" / "intro.md").read_text()
     top = text[: text.index("## The question")]
-    for key, notebook in (("r_answer", "99_reproduction"), ("r_forest", "99_reproduction"),
-                          ("r_glance", "99_reproduction"), ("e01_fig_spread", "01_optimizers")):  # fmt: skip
+    for key, notebook in (
+        ("r_answer", "99_reproduction"),
+        ("r_forest", "99_reproduction"),
+        ("r_glance", "99_reproduction"),
+        ("e01_fig_spread", "01_optimizers"),
+    ):
         block = f"```{{glue}} {key}\n:doc: generated/{notebook}.ipynb\n```"
         inline = f"{{glue:text}}`generated/{notebook}.ipynb::{key}:s`"  # a text, pasted as a paragraph
         assert block in top or inline in top, key
@@ -90,15 +94,21 @@ def test_make_tex_says_what_it_installs_and_how_much_before_installing(tmp_path)
         "#!/bin/sh\n"
         f'echo "apt-get $*" >> {log}\n'
         'case "$*" in *--print-uris*) echo "\'http://x/a.deb\' a.deb 300000000 SHA256:0";'
-        ' echo "\'http://x/b.deb\' b.deb 150000000 SHA256:1";; esac\n'
-    )  # fmt: skip
+        " echo \"'http://x/b.deb' b.deb 150000000 SHA256:1\";; esac\n"
+    )
     (stubs / "apt-get").chmod(0o755)
     for tool in ("make", "awk", "sh", "id", "grep", "cat", "echo"):
         found = shutil.which(tool)
         if found:
             (stubs / tool).symlink_to(found)
-    proc = subprocess.run(["make", "--no-print-directory", "tex"], cwd=REPO, env={"PATH": str(stubs)},
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    proc = subprocess.run(
+        ["make", "--no-print-directory", "tex"],
+        cwd=REPO,
+        env={"PATH": str(stubs)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     calls = log.read_text().splitlines()
     assert [c.split()[1] for c in calls] == ["update", "install", "install"] and "--print-uris" in calls[1]

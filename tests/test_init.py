@@ -10,10 +10,9 @@ import torch
 from torch import nn
 
 from initmem.run.config import RunConfig
-from initmem.run.kernels import fan_in
-from initmem.run.sigma_w import init_sigma_w_, seeded_model
+from initmem.run.kernels import fan_in, kernel_parameters
 from initmem.run.models import cifar_resnet, resnet9
-from initmem.run.kernels import kernel_parameters
+from initmem.run.sigma_w import init_sigma_w_, seeded_model
 
 
 def init(model: nn.Module, sigma_w: float, seed: int = 0, **kwargs) -> nn.Module:
@@ -161,11 +160,13 @@ def test_include_and_exclude_named_parameters():
 
 @pytest.mark.parametrize(
     "kwargs, message",
-    [({"include": ["nope.weight"]}, "include: 'nope.weight' is not a parameter"),
-     ({"exclude": ["head"]}, "exclude: 'head' is not a parameter"),
-     ({"include": ["gate"]}, "include: 'gate' has shape"),
-     ({"include": ["head.weight"], "exclude": ["head.weight"]}, "also in exclude")],
-)  # fmt: skip
+    [
+        ({"include": ["nope.weight"]}, "include: 'nope.weight' is not a parameter"),
+        ({"exclude": ["head"]}, "exclude: 'head' is not a parameter"),
+        ({"include": ["gate"]}, "include: 'gate' has shape"),
+        ({"include": ["head.weight"], "exclude": ["head.weight"]}, "also in exclude"),
+    ],
+)
 def test_include_exclude_errors_name_the_option(kwargs, message):
     with pytest.raises(ValueError, match=message):
         init_sigma_w_(_Tagger(), 1.0, **kwargs)
@@ -174,7 +175,7 @@ def test_include_exclude_errors_name_the_option(kwargs, message):
 def test_seeds():
     a, b = init(resnet9(8), 1.0, seed=1), init(resnet9(8), 1.0, seed=1)
     c = init(resnet9(8), 1.0, seed=2)
-    for (name, x), y, z in zip(a.state_dict().items(), b.state_dict().values(), c.state_dict().values()):
+    for (name, x), y, _ in zip(a.state_dict().items(), b.state_dict().values(), c.state_dict().values()):
         assert torch.equal(x, y), name
     assert all(not torch.equal(a_k, c_k) for a_k, c_k in zip(kernels(a).values(), kernels(c).values()))
 

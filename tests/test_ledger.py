@@ -10,7 +10,6 @@ import pytest
 
 from initmem.study import claims
 from initmem.study.claims import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED
-
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 from test_claims import SEEDS, memory, quick_nulls  # noqa: F401  (quick_nulls: an autouse fixture, used here too)
 
@@ -30,16 +29,23 @@ def test_the_glance_table_gives_the_paper_ours_with_its_interval_and_the_verdict
     assert list(glance.index) == list(table.index) and list(glance["verdict"]) == list(table["verdict"])
     c1 = table.loc["C1"]
     assert glance.loc["C1", "paper"] == "26.5 pp"
-    assert glance.loc["C1", "ours [95 % CI]"] == (f"{c1['size']:.1f} pp [{c1['size_low']:.1f}, {c1['size_high']:.1f}] "
-                                                  "(SGD's spread)")  # fmt: skip
+    assert glance.loc["C1", "ours [95 % CI]"] == (
+        f"{c1['size']:.1f} pp [{c1['size_low']:.1f}, {c1['size_high']:.1f}] (SGD's spread)"
+    )
     assert glance.loc["C2 Muon", "paper"] == "about 4 pp" and glance.loc["C4 both", "paper"] == "near 0 pp"
     c5 = table.loc["C5 equal steps"]  # no paper number: the effect, not a size
     assert glance.loc["C5 equal steps", "ours [95 % CI]"].startswith(f"{c5['effect']:.1f} pp [{c5['effect_low']:.1f}, ")
     c7 = table.loc["C7"]  # a slope: two decimals, no unit
-    assert glance.loc["C7", "ours [95 % CI]"] == (f"{c7['effect']:.2f} [{c7['effect_low']:.2f}, {c7['effect_high']:.2f}] "
-                                                  "(SGD slope minus adaptive)")  # fmt: skip
-    assert glance.loc["B1", "ours [95 % CI]"] == "not measured" and glance.loc["C5 equal epochs", "ours [95 % CI]"] == "not measured"
-    one_seed = claims.glance_table(claims.reproduction_table({"01_optimizers": results["01_optimizers"].isel(seed=[0])}))
+    assert glance.loc["C7", "ours [95 % CI]"] == (
+        f"{c7['effect']:.2f} [{c7['effect_low']:.2f}, {c7['effect_high']:.2f}] (SGD slope minus adaptive)"
+    )
+    assert (
+        glance.loc["B1", "ours [95 % CI]"] == "not measured"
+        and glance.loc["C5 equal epochs", "ours [95 % CI]"] == "not measured"
+    )
+    one_seed = claims.glance_table(
+        claims.reproduction_table({"01_optimizers": results["01_optimizers"].isel(seed=[0])})
+    )
     assert "[" not in one_seed.loc["C1", "ours [95 % CI]"]  # no interval, no brackets
 
 
@@ -48,14 +54,20 @@ def test_the_answer_is_three_sentences_from_the_ledger(results):
     text = claims.answer(table, "test")
     c1 = table.loc["C1"]
     first, second, third = text.split(". ", 2)[0], text.split(". ", 2)[1], text.split(". ", 2)[2]
-    assert first == (f"At the test preset, low-learning-rate SGD keeps a cross-fitted spread of {c1['effect']:.1f} pp "
-                     f"[95 % CI {c1['effect_low']:.1f}, {c1['effect_high']:.1f}] across the initialization scales "
-                     f"(paper: 26.5 pp): {c1['verdict']}")  # fmt: skip
-    assert second.startswith("The adaptive optimizers keep less: Adam ") and "Muon 4.0 pp (reproduced in size)" in second
+    assert first == (
+        f"At the test preset, low-learning-rate SGD keeps a cross-fitted spread of {c1['effect']:.1f} pp "
+        f"[95 % CI {c1['effect_low']:.1f}, {c1['effect_high']:.1f}] across the initialization scales "
+        f"(paper: 26.5 pp): {c1['verdict']}"
+    )
+    assert (
+        second.startswith("The adaptive optimizers keep less: Adam ") and "Muon 4.0 pp (reproduced in size)" in second
+    )
     counts = table["verdict"].value_counts()
-    assert third == (f"Of the ledger's 14 rows, {counts.get(IN_SIZE, 0)} are reproduced in size, "
-                     f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(NOT_REPRODUCED, 0)} not reproduced and "
-                     f"{counts.get(INCONCLUSIVE, 0)} inconclusive; each inconclusive row says what would decide it.")  # fmt: skip
+    assert third == (
+        f"Of the ledger's 14 rows, {counts.get(IN_SIZE, 0)} are reproduced in size, "
+        f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(NOT_REPRODUCED, 0)} not reproduced and "
+        f"{counts.get(INCONCLUSIVE, 0)} inconclusive; each inconclusive row says what would decide it."
+    )
     nothing = claims.answer(claims.reproduction_table({}), "smoke")
     assert nothing.startswith("Of the ledger's 8 rows, 0 are reproduced in size") and "SGD" not in nothing
 
@@ -64,14 +76,19 @@ def test_the_scale_and_the_clocks_name_what_was_measured(results):
     table = claims.reproduction_table(results)
     assert table.loc["C1", "scale"] == "test, resnet9 w8, 500 train images, 16 px, 5 seeds"
     assert table.loc["C6", "scale"].startswith("test, resnet9/resnet56 w8")
-    depth = fake_sweep({"sigma_w": [0.25, 2.5], "seed": SEEDS}, {"model": ["resnet9", "resnet110"], "width": [8, 16]},
-                       base={"image_size": 32})  # fmt: skip
+    depth = fake_sweep(
+        {"sigma_w": [0.25, 2.5], "seed": SEEDS},
+        {"model": ["resnet9", "resnet110"], "width": [8, 16]},
+        base={"image_size": 32},
+    )
     row = claims.reproduction_table({"05_depth": depth}).loc["C6"]
     assert row["scale"] == "test, resnet9 w8/resnet110 w16, 500 train images, 5 seeds"  # zipped widths; 32 px unsaid
     clocks = table.loc["C1", "clocks"]
     sgd = results["01_optimizers"].sel(optimizer="sgd")
-    assert clocks == (f"T_SGD {float(sgd['selected_T_SGD'].mean()):.3g} at the selected checkpoint "
-                      f"({float(sgd['final_T_SGD'].mean()):.3g} at the end)")  # fmt: skip
+    assert clocks == (
+        f"T_SGD {float(sgd['selected_T_SGD'].mean()):.3g} at the selected checkpoint "
+        f"({float(sgd['final_T_SGD'].mean()):.3g} at the end)"
+    )
     assert "T_adapt" in table.loc["C2 Adam", "clocks"] and "T_L2" in table.loc["C4 L2", "clocks"]
     results["01_optimizers"]["selected_T_SGD"][:] = 0.0
     results["01_optimizers"]["final_T_SGD"][:] = 0.0
@@ -100,7 +117,12 @@ def test_each_row_keeps_its_per_seed_values_and_units(results):
     assert rows["C1"].unit == " pp" and rows["C7"].unit == "" and rows["B1"].unit == ""
     assert rows["C6"].margin == 0.5 and rows["C7"].margin == 0.1 and rows["C1"].margin == 5.0
     as_dict = rows["C2 Muon"].as_dict()
-    assert as_dict["paper_value"] == 4.0 and as_dict["unit"] == "pp" and as_dict["claim"] == "C2" and as_dict["part"] == "Muon"
+    assert (
+        as_dict["paper_value"] == 4.0
+        and as_dict["unit"] == "pp"
+        and as_dict["claim"] == "C2"
+        and as_dict["part"] == "Muon"
+    )
     assert json.dumps({k: v for k, v in as_dict.items() if isinstance(v, (str, int, float))})
 
 
@@ -116,7 +138,9 @@ def test_the_claims_compare_what_their_rules_say(results):
     row = claims.reproduction_table(results, ["C7"]).loc["C7"]
     assert "SGD minus muon" in row["ours"] and row["effect"] == pytest.approx(0.5, abs=0.01)
     # C6: the deepest model at the largest sigma_w, by name
-    depth = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": SEEDS}, {"model": ["resnet9", "resnet20", "resnet110", "resnet56"]})
+    depth = fake_sweep(
+        {"sigma_w": [0.25, 1.0, 2.5], "seed": SEEDS}, {"model": ["resnet9", "resnet20", "resnet110", "resnet56"]}
+    )
     depth["final_train_acc"].loc[{"model": "resnet110", "sigma_w": 2.5}] = 70.0
     depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 0.25}] = 70.0
     row = claims.reproduction_table({"05_depth": depth}).loc["C6"]

@@ -13,8 +13,8 @@ from initmem import measure_init_memory, spread, summary_table
 from initmem.run.config import ConfigError
 from initmem.run.data import DataError, prepare_data
 from initmem.run.models import build_model
-from initmem.sweeps.spec import SweepSpec
 from initmem.sweeps.driver import sweep
+from initmem.sweeps.spec import SweepSpec
 
 SIGMAS, SEEDS = [0.5, 2.0], [0, 1]
 
@@ -45,12 +45,34 @@ def test_builtin_resnet_equals_sweep(tiny_config, tmp_path):
     data = prepare_data(config, "cpu")
     splits = [(d.images, d.labels) for d in (data.train, data.val, data.test)]
     ds = measure_init_memory(
-        lambda: build_model(config), *splits, sigma_ws=SIGMAS, seeds=SEEDS, optimizer=config.optimizer, lr=config.lr,
-        epochs=config.epochs, batch_size=config.batch_size, device="cpu", progress=False, data_seed=0,
-        train_eval_size=config.train_eval_size, num_threads=1, channels_last=True,
-    )  # fmt: skip
-    for name in ("selected_test_acc", "final_test_acc", "test_acc", "train_loss", "val_loss", "weight_norm",
-                 "dist_from_init", "layer_norm", "T_SGD", "tau_interp", "best_epoch"):  # fmt: skip
+        lambda: build_model(config),
+        *splits,
+        sigma_ws=SIGMAS,
+        seeds=SEEDS,
+        optimizer=config.optimizer,
+        lr=config.lr,
+        epochs=config.epochs,
+        batch_size=config.batch_size,
+        device="cpu",
+        progress=False,
+        data_seed=0,
+        train_eval_size=config.train_eval_size,
+        num_threads=1,
+        channels_last=True,
+    )
+    for name in (
+        "selected_test_acc",
+        "final_test_acc",
+        "test_acc",
+        "train_loss",
+        "val_loss",
+        "weight_norm",
+        "dist_from_init",
+        "layer_norm",
+        "T_SGD",
+        "tau_interp",
+        "best_epoch",
+    ):
         np.testing.assert_array_equal(ds[name].values, reference[name].values, err_msg=name)
     assert set(reference.data_vars) == set(ds.data_vars)
     assert ds["selected_test_acc"].dims == ("sigma_w", "seed")
@@ -153,29 +175,56 @@ def test_the_parallel_executors_refuse_a_lambda_before_training(tmp_path):
 # --- errors: one line naming what is wrong -------------------------------------------------------
 @pytest.mark.parametrize(
     "kwargs, error, message",
-    [({"sigma_ws": []}, ConfigError, "sigma_ws: empty"),
-     ({"sigma_ws": [1.0, -2.0]}, ConfigError, "sigma_ws: must be numbers > 0"),
-     ({"seeds": [0, 0]}, ConfigError, "seeds: values must differ"),
-     ({"model_fn": lambda: "net"}, TypeError, "model_fn: must return a torch.nn.Module, got str"),
-     ({"model_fn": lambda: bn_mlp(dim=5)}, ValueError, r"model_fn: the model fails on training inputs of shape \(N, 8\)"),
-     ({"model_fn": lambda: bn_mlp(classes=2)}, ValueError, r"logits \(N, C\) with C >= 3"),
-     ({"splits": (SPLITS[0], (SPLITS[1][0][:, :4], SPLITS[1][1]), SPLITS[2])}, DataError, r"val: inputs are .*\(N, 4\)"),
-     ({"splits": (SPLITS[0], (SPLITS[1][0], SPLITS[1][1][:5]), SPLITS[2])}, DataError, "val: inputs have 48 rows and targets 5"),
-     ({"splits": ((SPLITS[0][0], SPLITS[0][1].float()), SPLITS[1], SPLITS[2])}, DataError, "train: targets must be"),
-     ({"batch_size": 500}, ConfigError, r"batch_size: must be at most train_size \(96\)"),
-     ({"loss": "hinge"}, ConfigError, "loss: allowed values are cross_entropy, mse"),
-     ({"augment": True}, ConfigError, "augment: needs image inputs"),
-     ({"image_size": 16}, ConfigError, "image_size: not a setting of measure_init_memory"),
-     ({"executor": "stacked"}, ConfigError, "executor: allowed values are serial, processes, dask"),
-     ({"model_fn": bn_mlp()}, TypeError, r"^model_fn: got a model \(Sequential\), not a function that builds one"),
-     ({"model_fn": lambda: nn.Sequential(nn.BatchNorm1d(8), nn.ReLU())}, ValueError,
-      r"^model_fn: the model \(Sequential\) has no weight layer that sigma_w scales"),
-     ({"splits": ((SPLITS[0][0], torch.full((96,), 2)), SPLITS[1], SPLITS[2])}, DataError,
-      r"^train: the targets hold 1 class \(2\); measuring needs at least 2"),
-     ({"splits": (SPLITS[0], SPLITS[1], (SPLITS[2][0][:, :5], SPLITS[2][1]))}, DataError, r"^test: inputs are .*\(N, 5\)"),
-     ({"splits": ((SPLITS[0][0].double(), SPLITS[0][1]), SPLITS[1], SPLITS[2])}, DataError,
-      r"^val: inputs are torch.float32 \(N, 8\) but train's are torch.float64")],
-)  # fmt: skip
+    [
+        ({"sigma_ws": []}, ConfigError, "sigma_ws: empty"),
+        ({"sigma_ws": [1.0, -2.0]}, ConfigError, "sigma_ws: must be numbers > 0"),
+        ({"seeds": [0, 0]}, ConfigError, "seeds: values must differ"),
+        ({"model_fn": lambda: "net"}, TypeError, "model_fn: must return a torch.nn.Module, got str"),
+        (
+            {"model_fn": lambda: bn_mlp(dim=5)},
+            ValueError,
+            r"model_fn: the model fails on training inputs of shape \(N, 8\)",
+        ),
+        ({"model_fn": lambda: bn_mlp(classes=2)}, ValueError, r"logits \(N, C\) with C >= 3"),
+        (
+            {"splits": (SPLITS[0], (SPLITS[1][0][:, :4], SPLITS[1][1]), SPLITS[2])},
+            DataError,
+            r"val: inputs are .*\(N, 4\)",
+        ),
+        (
+            {"splits": (SPLITS[0], (SPLITS[1][0], SPLITS[1][1][:5]), SPLITS[2])},
+            DataError,
+            "val: inputs have 48 rows and targets 5",
+        ),
+        ({"splits": ((SPLITS[0][0], SPLITS[0][1].float()), SPLITS[1], SPLITS[2])}, DataError, "train: targets must be"),
+        ({"batch_size": 500}, ConfigError, r"batch_size: must be at most train_size \(96\)"),
+        ({"loss": "hinge"}, ConfigError, "loss: allowed values are cross_entropy, mse"),
+        ({"augment": True}, ConfigError, "augment: needs image inputs"),
+        ({"image_size": 16}, ConfigError, "image_size: not a setting of measure_init_memory"),
+        ({"executor": "stacked"}, ConfigError, "executor: allowed values are serial, processes, dask"),
+        ({"model_fn": bn_mlp()}, TypeError, r"^model_fn: got a model \(Sequential\), not a function that builds one"),
+        (
+            {"model_fn": lambda: nn.Sequential(nn.BatchNorm1d(8), nn.ReLU())},
+            ValueError,
+            r"^model_fn: the model \(Sequential\) has no weight layer that sigma_w scales",
+        ),
+        (
+            {"splits": ((SPLITS[0][0], torch.full((96,), 2)), SPLITS[1], SPLITS[2])},
+            DataError,
+            r"^train: the targets hold 1 class \(2\); measuring needs at least 2",
+        ),
+        (
+            {"splits": (SPLITS[0], SPLITS[1], (SPLITS[2][0][:, :5], SPLITS[2][1]))},
+            DataError,
+            r"^test: inputs are .*\(N, 5\)",
+        ),
+        (
+            {"splits": ((SPLITS[0][0].double(), SPLITS[0][1]), SPLITS[1], SPLITS[2])},
+            DataError,
+            r"^val: inputs are torch.float32 \(N, 8\) but train's are torch.float64",
+        ),
+    ],
+)
 def test_clear_one_line_errors(kwargs, error, message, tmp_path):
     """Each mistake is one line naming the argument, raised before anything trains or is written."""
     with pytest.raises(error, match=message) as info:
@@ -193,8 +242,14 @@ def test_book_page_executes_in_20_lines(tmp_path):
     nbformat = pytest.importorskip("nbformat")
     from initmem.book import runner as experiments
 
-    [result] = experiments.run_notebooks(preset="smoke", only="U1", results_dir=tmp_path / "results",
-                                         out_dir=tmp_path / "executed", force=True, progress=False)  # fmt: skip
+    [result] = experiments.run_notebooks(
+        preset="smoke",
+        only="U1",
+        results_dir=tmp_path / "results",
+        out_dir=tmp_path / "executed",
+        force=True,
+        progress=False,
+    )
     assert result.ok, str(result)
     nb = nbformat.read(result.output, as_version=4)
     example = next(c for c in nb.cells if c.cell_type == "code" and "measure_init_memory(" in c.source)

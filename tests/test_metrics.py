@@ -9,7 +9,16 @@ import pytest
 import torch
 import xarray as xr
 
-from initmem.run.metrics import ForgettingClocks, best_index, clocks_from_lrs, distance_from_init, frobenius_norms, repair_gap, tau_interp, total_norm
+from initmem.run.metrics import (
+    ForgettingClocks,
+    best_index,
+    clocks_from_lrs,
+    distance_from_init,
+    frobenius_norms,
+    repair_gap,
+    tau_interp,
+    total_norm,
+)
 from initmem.study.stats import spread
 
 

@@ -7,8 +7,8 @@ import torch
 from torch import nn
 
 from initmem.run.config import RunConfig
-from initmem.run.models import CIFAR_RESNET_DEPTHS, ShortcutA, build_model, cifar_resnet, resnet9
 from initmem.run.kernels import head_name, is_head, kernel_parameters
+from initmem.run.models import CIFAR_RESNET_DEPTHS, ShortcutA, build_model, cifar_resnet, resnet9
 
 RESNET9_PARAMS = {8: 103_944, 16: 412_944, 64: 6_573_120}
 CIFAR_PARAMS = {20: 269_722, 32: 464_154, 44: 658_586, 56: 853_018, 110: 1_727_962}

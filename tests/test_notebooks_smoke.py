@@ -28,10 +28,24 @@ GLUE_REF = re.compile(r"\{glue(?::\w+)?\}`([^`:]+)(?::[^`]*)?`|```\{glue(?::\w+)
 
 #: Names each experiment notebook must glue (figures and the numbers the book and the ledger use).
 REQUIRED_GLUE = {
-    "01_optimizers": ["e01_fig_acc_vs_sigma", "e01_fig_spread", "e01_table", "e01_spread_sgd", "e01_spread_muon",
-                      "e01_final_spread_sgd", "e01_T_adapt_adam"],
-    "02_long_training": ["e02_fig_spread_vs_horizon", "e02_table", "e02_spread_reference", "e02_spread_longest",
-                         "e02_final_spread_reference", "e02_final_spread_longest", "e02_selection"],
+    "01_optimizers": [
+        "e01_fig_acc_vs_sigma",
+        "e01_fig_spread",
+        "e01_table",
+        "e01_spread_sgd",
+        "e01_spread_muon",
+        "e01_final_spread_sgd",
+        "e01_T_adapt_adam",
+    ],
+    "02_long_training": [
+        "e02_fig_spread_vs_horizon",
+        "e02_table",
+        "e02_spread_reference",
+        "e02_spread_longest",
+        "e02_final_spread_reference",
+        "e02_final_spread_longest",
+        "e02_selection",
+    ],
     "03_lr_and_l2": ["e03_fig_heatmap", "e03_table", "e03_spread_base", "e03_spread_high_lr_l2", "e03_T_L2_high_lr_l2"],
     "04_batch_size": ["e04_fig_spread_vs_batch", "e04_table", "e04_spread_small_b", "e04_spread_large_b"],
     "05_depth": ["e05_fig_depth", "e05_table", "e05_train_resnet9_high_sigma", "e05_failed_runs", "e05_deepest"],
@@ -39,11 +53,26 @@ REQUIRED_GLUE = {
     "07_clocks": ["e07_fig_spread_vs_clocks", "e07_collapse", "e07_table"],
     "08_calibration": ["e08_fig_train_acc", "e08_table", "e08_choice"],
     "09_adaptive_lr": ["e09_fig_adam", "e09_fig_muon", "e09_table", "e09_best_lr_adam", "e09_best_spread_muon"],
-    "10_phase_diagram": ["e10_fig_heatmaps", "e10_fig_collapse", "e10_cells", "e10_x0", "e10_measured_core_hours",
-                         "e10_design"],
-    "99_reproduction": ["r_table", "r_rules", "r_definitions", "r_glance", "r_answer", "r_forest", "r_c1_verdict",
-                        "r_c7_verdict", "r_b1_verdict"],
-}  # fmt: skip
+    "10_phase_diagram": [
+        "e10_fig_heatmaps",
+        "e10_fig_collapse",
+        "e10_cells",
+        "e10_x0",
+        "e10_measured_core_hours",
+        "e10_design",
+    ],
+    "99_reproduction": [
+        "r_table",
+        "r_rules",
+        "r_definitions",
+        "r_glance",
+        "r_answer",
+        "r_forest",
+        "r_c1_verdict",
+        "r_c7_verdict",
+        "r_b1_verdict",
+    ],
+}
 #: Notebooks that draw figures (00 and 99 are tables).
 WITH_FIGURES = [n for n in NOTEBOOKS if n not in ("00_presets", "99_reproduction")]
 
@@ -102,8 +131,16 @@ def _referenced(name: str) -> set[str]:
 
 
 def test_all_notebooks_are_discovered():
-    for name in ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth", "06_norms",
-                 "07_clocks", "99_reproduction"):  # fmt: skip
+    for name in (
+        "01_optimizers",
+        "02_long_training",
+        "03_lr_and_l2",
+        "04_batch_size",
+        "05_depth",
+        "06_norms",
+        "07_clocks",
+        "99_reproduction",
+    ):
         assert name in NOTEBOOKS
 
 
@@ -173,17 +210,33 @@ def test_ledger_has_every_claim(smoke_run):
     result = smoke_run[0]["99_reproduction"]
     data = _glued(result.output)["r_table"]
     html = data.get(GLUE_PREFIX + "text/html") or data["text/html"]  # glue(display=True) has no prefix
-    for claim in ("C1", "C2 Adam", "C2 Muon", "C3 final predictor", "C4 larger lr", "C4 L2", "C4 both",
-                  "C5 equal steps", "C6", "C7", "B1"):
+    for claim in (
+        "C1",
+        "C2 Adam",
+        "C2 Muon",
+        "C3 final predictor",
+        "C4 larger lr",
+        "C4 L2",
+        "C4 both",
+        "C5 equal steps",
+        "C6",
+        "C7",
+        "B1",
+    ):
         assert claim in html
 
 
 def test_batch_size_override_as_documented(tmp_path):
     """`initmem experiments --only 04 -p batch_sizes "[32, 512]"` works at the smoke preset ..."""
     results = experiments.run_notebooks(
-        preset="smoke", only="04", parameters={"batch_sizes": "[32, 512]"}, results_dir=tmp_path / "results",
-        out_dir=tmp_path / "executed", force=True, progress=False,
-    )  # fmt: skip
+        preset="smoke",
+        only="04",
+        parameters={"batch_sizes": "[32, 512]"},
+        results_dir=tmp_path / "results",
+        out_dir=tmp_path / "executed",
+        force=True,
+        progress=False,
+    )
     assert results[0].ok, str(results[0])
     assert results[0].parameters["batch_sizes"] == [32, 512]
 
@@ -192,9 +245,14 @@ def test_batch_size_larger_than_train_size_is_a_clear_error(tmp_path):
     """... and a batch larger than the training set stops, before anything runs, with a message naming both."""
     with pytest.raises(experiments.ParameterError) as info:
         experiments.run_notebooks(
-            preset="smoke", only="04", parameters={"batch_sizes": [32, 100000]}, results_dir=tmp_path / "results",
-            out_dir=tmp_path / "executed", force=True, progress=False,
-        )  # fmt: skip
+            preset="smoke",
+            only="04",
+            parameters={"batch_sizes": [32, 100000]},
+            results_dir=tmp_path / "results",
+            out_dir=tmp_path / "executed",
+            force=True,
+            progress=False,
+        )
     assert "parameter 'batch_sizes'" in str(info.value)
     assert "exceed train_size" in str(info.value) and "100000" in str(info.value)
     assert not (tmp_path / "executed").exists()
@@ -325,16 +383,29 @@ def test_the_documented_papermill_one_liner_runs_from_anywhere_in_the_checkout(t
     root = experiments.NOTEBOOKS_DIR.parent
 
     def record_status() -> str:
-        return subprocess.run(["git", "status", "--porcelain", "--", "results", "book/generated"], cwd=root,
-                              capture_output=True, text=True).stdout  # fmt: skip
+        return subprocess.run(
+            ["git", "status", "--porcelain", "--", "results", "book/generated"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+        ).stdout
 
     before = record_status()
     out, mine = tmp_path / "04.ipynb", tmp_path / "my-results"
-    command = (f"{bin_dir / 'jupytext'} --to ipynb -o - {root / 'notebooks' / '04_batch_size.py'} | "
-               f"{bin_dir / 'papermill'} - {out} -k python3 -p preset smoke -p results_dir {mine} "
-               f"-y 'sigma_ws: [0.25, 2.0]' --log-level ERROR")  # fmt: skip
-    proc = subprocess.run(command, shell=True, cwd=root / "book", capture_output=True, text=True, timeout=600,
-                          env={**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"})  # fmt: skip
+    command = (
+        f"{bin_dir / 'jupytext'} --to ipynb -o - {root / 'notebooks' / '04_batch_size.py'} | "
+        f"{bin_dir / 'papermill'} - {out} -k python3 -p preset smoke -p results_dir {mine} "
+        f"-y 'sigma_ws: [0.25, 2.0]' --log-level ERROR"
+    )
+    proc = subprocess.run(
+        command,
+        shell=True,
+        cwd=root / "book",
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}"},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     import xarray as xr
 

@@ -112,8 +112,10 @@ def test_the_cross_fitted_spread_measures_each_seed_where_the_others_point():
 def test_the_cross_fitted_spread_is_unbiased_without_memory():
     rng = np.random.default_rng(7)
     noise = _acc(rng.normal(60.0, 2.5, (4, 5)), (0.1, 0.3, 0.9, 2.5))
-    values = [float(cross_fitted_spreads(_acc(rng.normal(60.0, 2.5, (4, 5)), (0.1, 0.3, 0.9, 2.5))).mean())
-              for _ in range(300)]  # fmt: skip
+    values = [
+        float(cross_fitted_spreads(_acc(rng.normal(60.0, 2.5, (4, 5)), (0.1, 0.3, 0.9, 2.5))).mean())
+        for _ in range(300)
+    ]
     raw = [float(nulls.raw_spread(rng.normal(60.0, 2.5, (4, 5)))) for _ in range(300)]
     assert abs(np.mean(values)) < 0.35  # about 0 (standard error ~0.15)
     assert np.mean(raw) > 2.0  # the raw spread of pure noise: the range of 4 means of sd 2.5 / sqrt(5), about 2.3
@@ -143,7 +145,10 @@ def test_an_accuracy_interval_stays_within_0_and_100():
 def test_an_interval_formats_one_seed_without_bounds():
     assert Interval(5.81, math.nan, math.nan, 1).format() == "5.8 pp (1 seed, no interval)"
     assert Interval(5.81, 4.1, 7.52, 3).format() == "5.8 pp [95 % CI 4.1, 7.5; t over 3 seeds]"
-    assert Interval(5.81, 4.1, 7.52, 3, "t, cross-fitted").format(" %", 2) == "5.81 % [95 % CI 4.10, 7.52; t, cross-fitted over 3 seeds]"
+    assert (
+        Interval(5.81, 4.1, 7.52, 3, "t, cross-fitted").format(" %", 2)
+        == "5.81 % [95 % CI 4.10, 7.52; t, cross-fitted over 3 seeds]"
+    )
     assert Interval(math.nan, math.nan, math.nan, 0).format() == "n/a"
     assert mean_interval([]).n == 0 and mean_interval([2.0]).format() == "2.0 pp (1 seed, no interval)"
 

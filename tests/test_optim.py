@@ -11,7 +11,16 @@ import torch
 from torch import nn
 
 from initmem.run.config import ConfigError, RunConfig
-from initmem.run.optim import SGDW, Muon, MuonWithAuxAdam, apply_lr_multiplier, build_optimizer, lr_multiplier, split_muon_params, zeropower_via_newtonschulz5
+from initmem.run.optim import (
+    SGDW,
+    Muon,
+    MuonWithAuxAdam,
+    apply_lr_multiplier,
+    build_optimizer,
+    lr_multiplier,
+    split_muon_params,
+    zeropower_via_newtonschulz5,
+)
 
 OPTIMIZER_NAMES = ("sgd", "sgd_momentum", "adam", "adamw", "muon")
 
@@ -241,8 +250,16 @@ def test_split_muon_params():
     model = make_net()
     hidden, others = split_muon_params(model)
     assert {id(p) for p in hidden} == {id(model.conv1.weight), id(model.conv2.weight), id(model.fc.weight)}
-    want_others = [model.bn1.weight, model.bn1.bias, model.conv2.bias, model.bn2.weight, model.bn2.bias,
-                   model.fc.bias, model.head.weight, model.head.bias]
+    want_others = [
+        model.bn1.weight,
+        model.bn1.bias,
+        model.conv2.bias,
+        model.bn2.weight,
+        model.bn2.bias,
+        model.fc.bias,
+        model.head.weight,
+        model.head.bias,
+    ]
     assert {id(p) for p in others} == {id(p) for p in want_others}
     assert len(hidden) + len(others) == len(list(model.parameters()))
 
@@ -311,9 +328,7 @@ def test_cosine_and_linear_schedules(final):
     lin = lr_multiplier(config("sgd", epochs=10, schedule="linear", final_lr_fraction=final), 10)
     assert lin(50) == pytest.approx((1 + final) / 2)
     assert lin(75) == pytest.approx(1 - 0.75 * (1 - final))
-    warm = lr_multiplier(
-        config("sgd", epochs=10, schedule="cosine", final_lr_fraction=final, warmup_epochs=2.0), 10
-    )
+    warm = lr_multiplier(config("sgd", epochs=10, schedule="cosine", final_lr_fraction=final, warmup_epochs=2.0), 10)
     assert warm(0) == pytest.approx(0.05) and warm(19) == 1.0 and warm(20) == 1.0
     assert warm(60) == pytest.approx((1 + final) / 2)  # half-way through the 80 post-warm-up steps
 

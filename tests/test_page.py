@@ -20,8 +20,10 @@ def test_source_note_links_the_record_and_names_the_command(monkeypatch):
     record = root / "results" / "cpu" / "01_optimizers.nc"
     assert record.is_file(), "the committed record of 01 at the cpu preset"
     note = page.source_note("06_norms", "cpu", ["01_optimizers"])
-    assert note == ("data: {download}`results/cpu/01_optimizers.nc <../../results/cpu/01_optimizers.nc>` · "
-                    "reproduce: `initmem experiments --preset cpu --only 01,06`")  # fmt: skip
+    assert note == (
+        "data: {download}`results/cpu/01_optimizers.nc <../../results/cpu/01_optimizers.nc>` · "
+        "reproduce: `initmem experiments --preset cpu --only 01,06`"
+    )
     assert (root / "book" / "generated" / "../../results/cpu/01_optimizers.nc").resolve() == record
 
 
@@ -40,13 +42,15 @@ def test_the_reproduce_command_carries_the_parameters_that_differ_from_the_prese
 
     p = presets.notebook_parameters("cpu", "04_batch_size")
     assert page.source_note("04_batch_size", "cpu", results_dir=tmp_path, parameters=p).endswith(
-        "reproduce: `initmem experiments --preset cpu --only 04`")
+        "reproduce: `initmem experiments --preset cpu --only 04`"
+    )
     changed = {**p, "batch_sizes": [64, 256], "seeds": [0]}
     assert page.overrides("04_batch_size", "cpu", changed) == {"batch_sizes": [64, 256], "seeds": [0]}
     note = page.source_note("04_batch_size", "cpu", results_dir=tmp_path, parameters=changed)
     # in the order of the page's parameters
-    assert note.endswith("reproduce: `initmem experiments --preset cpu --only 04 -p seeds '[0]' "
-                         "-p batch_sizes '[64, 256]'`")  # fmt: skip
+    assert note.endswith(
+        "reproduce: `initmem experiments --preset cpu --only 04 -p seeds '[0]' -p batch_sizes '[64, 256]'`"
+    )
 
 
 def test_against_record_shows_the_chapters_rows_beside_the_records_and_nothing_on_the_record(monkeypatch):
@@ -68,8 +72,9 @@ def test_against_record_shows_the_chapters_rows_beside_the_records_and_nothing_o
     mine = claims.chapter_table("04_batch_size", subset)
     for key, row in table.iterrows():
         assert row["verdict"].endswith(mine.loc[key, "verdict"])
-    same = claims.against_record(claims.chapter_table("04_batch_size", record),
-                                 claims.chapter_table("04_batch_size", record))  # fmt: skip
+    same = claims.against_record(
+        claims.chapter_table("04_batch_size", record), claims.chapter_table("04_batch_size", record)
+    )
     assert (same["committed record [95 % CI]"] == same["this page [95 % CI]"]).all()
     assert not same["verdict"].str.contains("→").any()
 
@@ -84,17 +89,25 @@ def test_the_parameters_close_the_page_as_a_list_in_a_dropdown(monkeypatch):
 
 
 def test_a_table_for_readers_has_human_headers_one_decimal_and_intervals_in_one_cell():
-    table = pd.DataFrame({"selected_spread_pp": [21.15, math.nan], "selected_ci95_low": [15.17, math.nan],
-                          "selected_ci95_high": [27.13, math.nan], "selected_null_p": [0.00694, 0.52],
-                          "T_SGD": [0.0153, 0.38245], "selected_n_seeds": [5.0, 1.0]},
-                         index=pd.Index(["sgd", "adam"], name="optimizer"))  # fmt: skip
+    table = pd.DataFrame(
+        {
+            "selected_spread_pp": [21.15, math.nan],
+            "selected_ci95_low": [15.17, math.nan],
+            "selected_ci95_high": [27.13, math.nan],
+            "selected_null_p": [0.00694, 0.52],
+            "T_SGD": [0.0153, 0.38245],
+            "selected_n_seeds": [5.0, 1.0],
+        },
+        index=pd.Index(["sgd", "adam"], name="optimizer"),
+    )
     shown = present(table)
     assert list(shown.columns) == ["selected spread (pp), 95 % CI", "noise p (selected)", "T_SGD, selected", "seeds"]
     assert shown.index.name == "optimizer"
     assert shown.loc["sgd"].tolist() == ["21.1 [15.2, 27.1]", "0.0069", "0.0153", "5"]
     assert shown.loc["adam"].tolist() == ["–", "0.52", "0.382", "1"]
     assert present(table, ["T_SGD"], labels={"T_SGD": "T_SGD at the selected checkpoint"}).columns.tolist() == [
-        "T_SGD at the selected checkpoint"]  # fmt: skip
+        "T_SGD at the selected checkpoint"
+    ]
     two = table.set_index(pd.MultiIndex.from_tuples([(0.02, 0.0), (0.1, 0.01)], names=["lr", "weight_decay"]))
     assert present(two).index.names == ["learning rate", "λ"]
 

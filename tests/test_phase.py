@@ -11,7 +11,6 @@ import xarray as xr
 
 from initmem.study import claims, phase, presets, registry
 from initmem.sweeps.spec import SweepSpec
-
 from sweep_fakes import fake_phase, fake_sweep  # tests/ is on sys.path under pytest
 
 
@@ -29,12 +28,17 @@ def test_the_phase_diagram_is_03s_sweep_on_a_5_by_5_grid_that_holds_03s_cells():
     ratios = np.r_[lrs[1:] / lrs[:-1], wds[1:] / wds[:-1]]
     assert np.all(ratios > 1.3) and np.ptp(np.log(lrs[1:] / lrs[:-1])) < 0.1  # log-spaced learning rates
     spec10 = SweepSpec.from_dict(registry.experiment_spec("10_phase_diagram", p10))
-    spec03 = SweepSpec.from_dict(registry.experiment_spec("03_lr_and_l2", presets.notebook_parameters("cpu", "03_lr_and_l2")))
+    spec03 = SweepSpec.from_dict(
+        registry.experiment_spec("03_lr_and_l2", presets.notebook_parameters("cpu", "03_lr_and_l2"))
+    )
     assert spec10.n_runs == len(p10["lrs"]) * len(p10["weight_decays"]) * 2 * len(p10["seeds"]) >= 150
     hashes10 = {c.hash() for _, c in spec10.configs()}
     assert {c.hash() for _, c in spec03.configs()} <= hashes10  # 03's runs are runs of 10
     # everything but lr and lambda at 01's cpu settings, with 03's step schedule and coupled L2
-    base, base01 = spec10.base, registry.experiment_spec("01_optimizers", presets.notebook_parameters("cpu", "01_optimizers"))["base"]
+    base, base01 = (
+        spec10.base,
+        registry.experiment_spec("01_optimizers", presets.notebook_parameters("cpu", "01_optimizers"))["base"],
+    )
     for field in ("model", "width", "logit_scale", "batch_size", "epochs", "train_size", "val_size", "test_size"):
         assert base[field] == base01[field], field
     assert base["optimizer"] == "sgd" and base["decay_mode"] == "l2" and base["schedule"] == "step"
@@ -52,7 +56,9 @@ def _hand_cell(w0: float, w_star: float, t_l2: float) -> xr.Dataset:
     initial = xr.DataArray([1.7, w0], dims="sigma_w", coords={"sigma_w": [0.1, 2.5]})
     final = xr.DataArray([w_star, 11.0], dims="sigma_w", coords={"sigma_w": [0.1, 2.5]})
     frac = xr.DataArray(np.linspace(0, 1, ds.sizes["epoch"]), dims="epoch", coords={"epoch": ds["epoch"]})
-    ds["weight_norm"] = (initial + (final - initial) * frac).broadcast_like(ds["weight_norm"]).transpose(*ds["weight_norm"].dims)
+    ds["weight_norm"] = (
+        (initial + (final - initial) * frac).broadcast_like(ds["weight_norm"]).transpose(*ds["weight_norm"].dims)
+    )
     ds["final_T_L2"][:] = t_l2
     acc = xr.DataArray([[60.0, 62.0], [50.0, 49.0]], dims=("sigma_w", "seed"), coords={"sigma_w": [0.1, 2.5]})
     ds["selected_test_acc"] = acc.broadcast_like(ds["selected_test_acc"]).transpose(*ds["selected_test_acc"].dims)
@@ -62,11 +68,17 @@ def _hand_cell(w0: float, w_star: float, t_l2: float) -> xr.Dataset:
 def test_x_is_the_l2_clock_minus_the_log_ratio_of_the_initial_to_the_equilibrium_norm():
     table = phase.cell_table(_hand_cell(w0=42.5, w_star=10.0, t_l2=2.5))
     row = table.loc[(0.1, 0.01)]
-    assert row["W0"] == pytest.approx(42.5) and row["W_star"] == pytest.approx(10.0) and row["W_top"] == pytest.approx(11.0)
+    assert (
+        row["W0"] == pytest.approx(42.5)
+        and row["W_star"] == pytest.approx(10.0)
+        and row["W_top"] == pytest.approx(11.0)
+    )
     assert row["log_ratio"] == pytest.approx(math.log(4.25)) and row["x"] == pytest.approx(2.5 - math.log(4.25))
     # the gap: acc at sigma_w 0.1 minus at 2.5, per seed 10 and 13 -> 11.5 with its t-interval
     assert row["selected_gap"] == pytest.approx(11.5)
-    assert row["selected_gap_high"] - row["selected_gap"] == pytest.approx(12.706 * math.sqrt(4.5) / math.sqrt(2), rel=1e-3)
+    assert row["selected_gap_high"] - row["selected_gap"] == pytest.approx(
+        12.706 * math.sqrt(4.5) / math.sqrt(2), rel=1e-3
+    )
 
 
 def test_t5s_scaling_law_is_recovered_from_the_cells():

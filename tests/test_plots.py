@@ -4,7 +4,6 @@ caption names the preset, the model, the data size and the seeds."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
@@ -14,7 +13,6 @@ matplotlib.use("Agg")  # tests only; the notebooks keep the inline backend
 from matplotlib.figure import Figure  # noqa: E402
 
 from initmem.study import analysis, plots  # noqa: E402
-
 from sweep_fakes import fake_sweep  # noqa: E402  (tests/ is on sys.path under pytest)
 
 
@@ -114,9 +112,10 @@ def test_missing_dimension_is_a_clear_error(optim_ds):
 # Every figure function, drawn on small fakes with a given number of seeds.
 def _figures(seeds: int) -> dict:
     s = list(range(seeds))
-    opt = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": s},
-                     {"optimizer": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
-                      "lr": [0.02, 0.002, 0.005, 0.005, 0.02]})  # fmt: skip
+    opt = fake_sweep(
+        {"sigma_w": [0.25, 1.0, 2.5], "seed": s},
+        {"optimizer": ["sgd", "sgd_momentum", "adam", "adamw", "muon"], "lr": [0.02, 0.002, 0.005, 0.005, 0.02]},
+    )
     lr = fake_sweep({"lr": [0.01, 0.1], "weight_decay": [0.0, 1e-3], "sigma_w": [0.25, 2.5], "seed": s})
     bs = fake_sweep({"batch_size": [16, 32, 64], "sigma_w": [0.25, 2.5], "seed": s})
     depth = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": s}, {"model": ["resnet9", "resnet20", "resnet56"]})
@@ -130,8 +129,9 @@ def _figures(seeds: int) -> dict:
         "spread_bars": lambda: plots.spread_bars(opt, paper={"sgd": 26.5, "muon": 4.0}),
         "training_curves": lambda: plots.training_curves(opt),
         "training_curves_one": lambda: plots.training_curves(long, col=None),
-        "training_curves_logit": lambda: plots.training_curves(logit, var="train_acc", col="logit_scale",
-                                                         interpolation=True),
+        "training_curves_logit": lambda: plots.training_curves(
+            logit, var="train_acc", col="logit_scale", interpolation=True
+        ),
         "norm_trajectories": lambda: plots.norm_trajectories(opt, x="T_adapt"),
         "spread_vs_horizon": lambda: plots.spread_vs_horizon(analysis.within_horizons(long, [2, 6, 10]), 5000),
         "spread_heatmap": lambda: plots.spread_heatmap(lr),
@@ -139,7 +139,8 @@ def _figures(seeds: int) -> dict:
         "depth_panels": lambda: plots.depth_panels(depth),
         "norm_scatter": lambda: plots.norm_scatter(opt),
         "spread_vs_clocks": lambda: plots.spread_vs_clocks(
-            analysis.clock_table({"01_optimizers": opt, "03_lr_and_l2": lr}), source={"01_optimizers": opt}),
+            analysis.clock_table({"01_optimizers": opt, "03_lr_and_l2": lr}), source={"01_optimizers": opt}
+        ),
     }
 
 
@@ -197,8 +198,11 @@ def test_text_is_legible_in_the_book_column(drawn, name):
     """Every text a figure draws is at least MIN_TEXT_PX tall once the figure is shown in the book's column."""
     fig, texts = drawn[name]
     scale = _shown_scale(fig)
-    small = {t.get_text(): round(t.get_fontsize() * plots.PX_PER_INCH / 72 * scale, 1) for t in texts
-             if t.get_fontsize() * plots.PX_PER_INCH / 72 * scale < plots.MIN_TEXT_PX}  # fmt: skip
+    small = {
+        t.get_text(): round(t.get_fontsize() * plots.PX_PER_INCH / 72 * scale, 1)
+        for t in texts
+        if t.get_fontsize() * plots.PX_PER_INCH / 72 * scale < plots.MIN_TEXT_PX
+    }
     assert texts and not small, f"{name}: text below {plots.MIN_TEXT_PX} px in the book: {small}"
 
 
@@ -208,7 +212,10 @@ def test_caption_and_ticks_are_large_enough_in_the_book_column(drawn, name):
     fig, texts = drawn[name]
     scale = _shown_scale(fig)
     caption = fig._supxlabel
-    assert caption is not None and caption.get_fontsize() * scale >= plots.MIN_CAPTION_PT, (name, caption.get_fontsize())
+    assert caption is not None and caption.get_fontsize() * scale >= plots.MIN_CAPTION_PT, (
+        name,
+        caption.get_fontsize(),
+    )
     ticks = [t for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels() if t in texts]
     small = sorted({round(t.get_fontsize() * scale, 1) for t in ticks if t.get_fontsize() * scale < plots.MIN_TICK_PT})
     assert ticks and not small, f"{name}: tick labels of {small} pt in the book"
@@ -346,7 +353,9 @@ def test_acc_vs_sigma_draws_the_record_muted_under_the_shared_hues():
     fig = plots.acc_vs_sigma(ds, hue="batch_size", record=record)
     lines = _record_lines(fig)
     assert len(lines) == 2 * 2  # two shared batch sizes, two panels
-    assert {matplotlib.colors.to_hex(line.get_color()) for line in lines} == {matplotlib.colors.to_hex(overlay.RECORD_COLOR)}
+    assert {matplotlib.colors.to_hex(line.get_color()) for line in lines} == {
+        matplotlib.colors.to_hex(overlay.RECORD_COLOR)
+    }
     assert all(line.get_zorder() < 2 for line in lines)  # under the exploration's lines (zorder 2)
     means = record["selected_test_acc"].sel(batch_size=64).mean("seed").values
     assert lines[0].get_ydata() == pytest.approx(means) and list(lines[0].get_xdata()) == [0.25, 1.0, 2.5]
@@ -359,8 +368,9 @@ def test_acc_vs_sigma_draws_the_record_muted_under_the_shared_hues():
 
 def test_spread_heatmap_writes_the_records_spread_in_the_cells_both_grids_have():
     ds = fake_sweep({"lr": [0.01, 0.1], "weight_decay": [0.0, 1e-3], "sigma_w": [0.25, 2.5], "seed": [0, 1]})
-    record = fake_sweep({"lr": [0.01, 0.03], "weight_decay": [0.0, 1e-3, 1e-2], "sigma_w": [0.25, 2.5], "seed": [0, 1]},
-                        seed=5)  # fmt: skip
+    record = fake_sweep(
+        {"lr": [0.01, 0.03], "weight_decay": [0.0, 1e-3, 1e-2], "sigma_w": [0.25, 2.5], "seed": [0, 1]}, seed=5
+    )
     fig = plots.spread_heatmap(ds, record=record)
     italic = [t for t in fig.axes[0].texts if t.get_fontstyle() == "italic"]
     assert len(italic) == 2  # lr 0.01 at both weight decays; lr 0.1 is not in the record
@@ -375,8 +385,9 @@ def test_batch_spreads_draws_the_records_line_of_the_shared_design():
 
     base = {"train_size": 500}
     ds = fake_sweep({"sigma_w": [0.25, 2.5], "seed": [0, 1]}, {"batch_size": [64, 256], "epochs": [10, 40]}, base)
-    record = fake_sweep({"sigma_w": [0.25, 2.5], "seed": [0, 1]},
-                        {"batch_size": [16, 64, 256], "epochs": [3, 10, 40]}, base, seed=2)  # fmt: skip
+    record = fake_sweep(
+        {"sigma_w": [0.25, 2.5], "seed": [0, 1]}, {"batch_size": [16, 64, 256], "epochs": [3, 10, 40]}, base, seed=2
+    )
     fig = batch_plots.batch_spreads(ds, record=record)
     lines = _record_lines(fig)
     assert len(lines) == 2 and list(lines[0].get_xdata()) == [16, 64, 256]  # both panels, the record's three points

@@ -13,8 +13,10 @@ from initmem.sweeps.store import write_run
 
 
 def _run(acc: float, created: str, hardware: str = "cpu A") -> xr.Dataset:
-    return xr.Dataset({"selected_test_acc": ((), acc), "final_test_acc": ((), acc + 1.0)},
-                      attrs={"config_hash": "abc123", "created": created, "git_commit": "f00", "hardware": hardware})  # fmt: skip
+    return xr.Dataset(
+        {"selected_test_acc": ((), acc), "final_test_acc": ((), acc + 1.0)},
+        attrs={"config_hash": "abc123", "created": created, "git_commit": "f00", "hardware": hardware},
+    )
 
 
 def test_replays_are_separately_trained_files_of_one_configuration(tmp_path):
@@ -29,7 +31,9 @@ def test_replays_are_separately_trained_files_of_one_configuration(tmp_path):
     assert len(pairs) == 1 and {pairs.loc[0, "experiment_a"], pairs.loc[0, "experiment_b"]} <= set(runs)
     assert pairs.loc[0, "selected_delta"] == pytest.approx(2.5) and pairs.loc[0, "final_delta"] == pytest.approx(2.5)
     text = replay_summary(pairs)
-    assert text == ("Of 1 pairs of runs of one configuration trained twice in this record (1 of them on differently "
-                    "described hardware), 1 differ, the selected test accuracy by 2.5 pp on average and up to 2.5 pp.")
+    assert text == (
+        "Of 1 pairs of runs of one configuration trained twice in this record (1 of them on differently "
+        "described hardware), 1 differ, the selected test accuracy by 2.5 pp on average and up to 2.5 pp."
+    )
     assert replay_summary(pairs.iloc[:0]) == "The record holds no configuration trained twice."
     assert np.isfinite(pairs["selected_delta"]).all()

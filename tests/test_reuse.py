@@ -63,8 +63,17 @@ def test_a_subset_of_the_committed_grid_reads_every_run_from_the_record_and_trai
     assert (len(plan.reused), len(plan.cached), len(plan.to_train), plan.seconds) == (n, 0, 0, 0.0)
     assert plan.summary() == f"04_batch_size: {n} runs: {n} reused from the record, 0 in its own cache, 0 to train"
     before = _snapshot(record / "cpu")
-    ds = results.run_experiment("04_batch_size", spec, preset="cpu", results_dir=tmp_path, executor=p["executor"],
-                                workers=p["workers"], train_missing=False, reuse=stores, progress=False)  # fmt: skip
+    ds = results.run_experiment(
+        "04_batch_size",
+        spec,
+        preset="cpu",
+        results_dir=tmp_path,
+        executor=p["executor"],
+        workers=p["workers"],
+        train_missing=False,
+        reuse=stores,
+        progress=False,
+    )
     assert (int(ds.attrs["n_reused"]), int(ds.attrs["n_cached"]), int(ds.attrs["n_runs"])) == (n, 0, n)
     assert sorted(ds["batch_size"].values.tolist()) == [64, 256]
     assert attempts in ([], [0])  # the training function was never asked to train anything
@@ -127,15 +136,35 @@ def test_the_done_means_command_trains_nothing_and_prints_the_page(tmp_path):
     copy.mkdir()
     for item in ("pyproject.toml", "_config.yml", "_toc.yml", "notebooks", "book", "src"):
         source = ROOT / item
-        (shutil.copytree(source, copy / item, ignore=shutil.ignore_patterns("_build", "__pycache__", "_failed"))
-         if source.is_dir() else shutil.copy2(source, copy / item))  # fmt: skip
+        (
+            shutil.copytree(source, copy / item, ignore=shutil.ignore_patterns("_build", "__pycache__", "_failed"))
+            if source.is_dir()
+            else shutil.copy2(source, copy / item)
+        )
     shutil.copytree(ROOT / "results" / "cpu", copy / "results" / "cpu")
     env = {k: v for k, v in os.environ.items() if k not in ("INITMEM_ROOT", "PYTHONPATH")}
     env["PYTHONPATH"] = str(copy / "src")
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "initmem", "experiments", "--preset", "cpu", "--only", "04", "-p",
-                           "batch_sizes", "[64, 256]"], cwd=copy, env=env, capture_output=True, text=True,
-                          timeout=1200)  # fmt: skip
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "initmem",
+            "experiments",
+            "--preset",
+            "cpu",
+            "--only",
+            "04",
+            "-p",
+            "batch_sizes",
+            "[64, 256]",
+        ],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
     seconds = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "04_batch_size: 12 runs: 12 reused from the record, 0 in its own cache, 0 to train" in proc.stdout

@@ -16,20 +16,31 @@ import pytest
 import xarray as xr
 
 import initmem.run.data
-import initmem.sweeps.executors
 import initmem.run.training
+import initmem.sweeps.executors
 from initmem.run.config import ConfigError, RunConfig
-from initmem.sweeps.spec import SweepSpec
-from initmem.sweeps.combine import combine_runs
-from initmem.sweeps.store import run_path
 from initmem.study.stats import spread
 from initmem.study.summary import summary_table
+from initmem.sweeps.combine import combine_runs
 from initmem.sweeps.driver import sweep
+from initmem.sweeps.spec import SweepSpec
+from initmem.sweeps.store import run_path
 
 BASE = dict(
-    data="synthetic", model="resnet9", width=4, image_size=16, train_size=200, val_size=100, test_size=100,
-    train_eval_size=100, batch_size=50, epochs=2, progress=False, device="cpu", num_threads=1,
-)  # fmt: skip
+    data="synthetic",
+    model="resnet9",
+    width=4,
+    image_size=16,
+    train_size=200,
+    val_size=100,
+    test_size=100,
+    train_eval_size=100,
+    batch_size=50,
+    epochs=2,
+    progress=False,
+    device="cpu",
+    num_threads=1,
+)
 #: 4 runs: 2 sigma_w x (sgd at lr 0.05, adam at lr 0.005).
 SPEC = {"base": BASE, "grid": {"sigma_w": [0.5, 2.0]}, "zip": {"optimizer": ["sgd", "adam"], "lr": [0.05, 0.005]}}
 
@@ -266,11 +277,13 @@ def test_dask_accepts_a_client_and_reports_failed_runs(reference, tmp_path):
 # --- spread and summary table -------------------------------------------------------------------------
 def _accuracy_grid():
     """selected/final test accuracy over sigma_w (3) x seed (2) x optimizer (2), with known spreads."""
-    selected = np.array([
-        [[60.0, 50.0], [62.0, 51.0]],   # sigma_w 0.5: seeds 0, 1; optimizers sgd, adam
-        [[50.0, 52.0], [54.0, 50.0]],   # sigma_w 1.0
-        [[40.0, 49.0], [38.0, 53.0]],   # sigma_w 2.0
-    ])  # fmt: skip
+    selected = np.array(
+        [
+            [[60.0, 50.0], [62.0, 51.0]],  # sigma_w 0.5: seeds 0, 1; optimizers sgd, adam
+            [[50.0, 52.0], [54.0, 50.0]],  # sigma_w 1.0
+            [[40.0, 49.0], [38.0, 53.0]],  # sigma_w 2.0
+        ]
+    )
     coords = {"sigma_w": [0.5, 1.0, 2.0], "seed": [0, 1], "optimizer": ["sgd", "adam"]}
     dims = ("sigma_w", "seed", "optimizer")
     return xr.Dataset({"selected_test_acc": (dims, selected), "final_test_acc": (dims, selected + 1.0)}, coords=coords)

@@ -52,7 +52,7 @@ def test_loglog_slope_and_time_average():
     x = np.array([1.0, 2.0, 4.0, 8.0])
     assert theory.loglog_slope(x, 3 * x**2.5) == pytest.approx(2.5)
     steps = np.array([0, 1, 3, 10])
-    assert theory.time_average(2 * steps + 1.0, steps) == pytest.approx(11.0)   # mean of 2k + 1 on [0, 10]
+    assert theory.time_average(2 * steps + 1.0, steps) == pytest.approx(11.0)  # mean of 2k + 1 on [0, 10]
     rec = theory.log_record_steps(1000, 30)
     assert rec[0] == 0 and rec[-1] == 1000 and np.all(np.diff(rec) > 0)
 
@@ -103,7 +103,7 @@ def test_unit_grad_stats_match_minibatch_expectation(toy):
 def test_normalized_softmax_row_invariance():
     problem, _, _ = theory.make_normalized_softmax(N=64, N_test=10, d=8, k=3, seed=0)
     W = theory.init_scaled(problem.shape, [1.0], seed=1)[0]
-    scaled = W * np.array([[2.0], [0.5], [7.0]])          # rescale each row separately
+    scaled = W * np.array([[2.0], [0.5], [7.0]])  # rescale each row separately
     assert problem.loss(scaled) == pytest.approx(problem.loss(W), rel=1e-13)
     g = problem.grad(W)
     assert np.abs(np.sum(g * W, -1)).max() < 1e-13
@@ -122,7 +122,7 @@ def test_norm_step_residual(toy):
     w0 = theory.init_scaled(toy.shape, [1.0, 4.0], seed=0)
     tr = theory.sgd(toy, w0, 0.3, 8, 50, seed=0)
     sq = tr.sq_norm()
-    grad_sq = tr.G / sq[:-1]                     # ||g_k||^2 from G_k = ||g_k||^2 ||w_k||^2
+    grad_sq = tr.G / sq[:-1]  # ||g_k||^2 from G_k = ||g_k||^2 ||w_k||^2
     assert theory.norm_step_residual(sq, grad_sq, 0.3).max() < 1e-12
     assert theory.norm_step_residual(sq, grad_sq, np.full(50, 0.3)).shape == (50, 2)
     # with decay the norm step is not Pythagoras: the residual is visible
@@ -164,9 +164,9 @@ def test_bn_mlp_kernels_follow_the_norm_law():
         assert r["sq_norm"].shape == (21,) and r["inner"].shape == r["grad_sq"].shape == (20,)
         cos = np.abs(r["inner"]) / np.sqrt(r["sq_norm"][:-1] * r["grad_sq"])
         residual = theory.norm_step_residual(r["sq_norm"], r["grad_sq"], eta)
-        if name == "6.weight":      # the head is not scale invariant
+        if name == "6.weight":  # the head is not scale invariant
             assert cos.max() > 1e-2 and residual.max() > 1e-3
-        else:                       # BN-fed kernels: g orthogonal to W, so ||W||^2 grows by eta^2 ||g||^2
+        else:  # BN-fed kernels: g orthogonal to W, so ||W||^2 grows by eta^2 ||g||^2
             assert cos.max() < 1e-9 and residual.max() < 1e-10
             assert r["sq_norm"][-1] > r["sq_norm"][0]
 
@@ -258,7 +258,7 @@ def test_adamw_equilibrium(toy):
     pred = theory.adamw_equilibrium_norm(eta, lam, toy.shape[0])
     assert final == pytest.approx(pred, rel=0.1)
     naive = np.sqrt(eta / (2 * lam)) * tr.extra["update_rms"][1000:].mean() * np.sqrt(toy.shape[0])
-    assert final / naive > 2.5     # the naive formula ignores the momentum correlation
+    assert final / naive > 2.5  # the naive formula ignores the momentum correlation
 
 
 # ------------------------------------------------------------------------------------------------
@@ -267,7 +267,7 @@ def test_adamw_equilibrium(toy):
 
 def test_ns5_homogeneity_and_gain():
     rng = np.random.default_rng(0)
-    G = rng.standard_normal((3, 12, 7))       # batched, tall
+    G = rng.standard_normal((3, 12, 7))  # batched, tall
     ref = theory.ns5(G)
     assert ref.shape == G.shape
     # with the 1e-7 guard of the Frobenius normalization: deviations of order 1e-7 / ||c G||_F
@@ -352,7 +352,7 @@ def test_smith_modified_loss_is_third_order():
     for eps in (0.04, 0.02):
         mean, _ = theory.sgd_epoch_mean(reg, w0, eps, 8, 20000, seed=0)
         errs.append(np.linalg.norm(mean - theory.linear_flow_endpoint(*reg.modified_linear_field(eps, 8), w0, 4 * eps)))
-    assert errs[0] / errs[1] > 6     # O(eps^3): ratio ~8 (the plain flow gives ~4)
+    assert errs[0] / errs[1] > 6  # O(eps^3): ratio ~8 (the plain flow gives ~4)
 
 
 def test_heavy_ball_slow_root():
@@ -380,10 +380,10 @@ def test_linear_loss_regimes():
     np.testing.assert_allclose(noise.A.mean(0), 0.0, atol=1e-12)
     tr = theory.adam(noise, np.zeros(d), 0.01, 4, 2000, seed=0)
     disp2 = np.sum((tr.final - tr.w[0]) ** 2)
-    assert disp2 / (d * 2000 * 0.01**2) == pytest.approx(1.0, abs=0.3)     # random walk: C sum eta^2
+    assert disp2 / (d * 2000 * 0.01**2) == pytest.approx(1.0, abs=0.3)  # random walk: C sum eta^2
     coherent = theory.make_linear_loss(128, d, 1.0, seed=0)
     tr = theory.adam(coherent, np.zeros(d), 0.01, 4, 2000, seed=0)
-    assert np.max(np.abs(tr.final)) / (0.01 * 2000) == pytest.approx(1.0, abs=0.2)   # ballistic: T_adapt
+    assert np.max(np.abs(tr.final)) / (0.01 * 2000) == pytest.approx(1.0, abs=0.2)  # ballistic: T_adapt
 
 
 # ------------------------------------------------------------------------------------------------

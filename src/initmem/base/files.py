@@ -115,14 +115,22 @@ def _refuse_non_regular(file: Path, option: str) -> None:
     except OSError:  # nothing there (or a parent in the way: the writability check names it)
         return
     if not stat.S_ISREG(mode):
-        raise OutputError(f"{option}: {file} is {_file_kind(mode)}, not a regular file; name a regular file or a "
-                          f"new path (it is replaced as a whole when the result is written)")  # fmt: skip
+        raise OutputError(
+            f"{option}: {file} is {_file_kind(mode)}, not a regular file; name a regular file or a "
+            f"new path (it is replaced as a whole when the result is written)"
+        )
 
 
 def _file_kind(mode: int) -> str:
     """What a non-regular file is, in words (``a symlink``, ``a FIFO``, ...)."""
-    kinds = ((stat.S_ISLNK, "a symlink"), (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISCHR, "a character device"),
-             (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a folder"))  # fmt: skip
+    kinds = (
+        (stat.S_ISLNK, "a symlink"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a folder"),
+    )
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
@@ -330,7 +338,7 @@ class RunClaim:
 
         threading.Thread(target=beat, name=f"claim-{self.path.name}", daemon=True).start()
 
-    def __enter__(self) -> "RunClaim":
+    def __enter__(self) -> RunClaim:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -339,8 +347,12 @@ class RunClaim:
 
 def _me() -> dict:
     """This process as a claim holder."""
-    return {"host": socket.gethostname(), "pid": os.getpid(), "pid_start": process_start(os.getpid()),
-            "started": time.time()}  # fmt: skip
+    return {
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "pid_start": process_start(os.getpid()),
+        "started": time.time(),
+    }
 
 
 def remove_stale_claims(folder: Path) -> None:

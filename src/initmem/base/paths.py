@@ -26,8 +26,19 @@ import re
 import subprocess
 from pathlib import Path
 
-__all__ = ["RootError", "ROOT_ENV", "TRAIN_ENV", "EXECUTOR_ENV", "SCHEDULER_ENV", "PROJECT_NAME", "is_project_root",
-           "find_repo_root", "default_root", "source_checkout", "git_commit"]  # fmt: skip
+__all__ = [
+    "RootError",
+    "ROOT_ENV",
+    "TRAIN_ENV",
+    "EXECUTOR_ENV",
+    "SCHEDULER_ENV",
+    "PROJECT_NAME",
+    "is_project_root",
+    "find_repo_root",
+    "default_root",
+    "source_checkout",
+    "git_commit",
+]
 
 #: The environment variable that names the repository root.
 ROOT_ENV = "INITMEM_ROOT"
@@ -94,7 +105,7 @@ def find_repo_root(root: str | os.PathLike | None = None, *, start: str | os.Pat
         if is_project_root(folder):
             return folder
     raise RootError(
-        f"--root: no initmem repository at or above {here} (no pyproject.toml with name = \"initmem\"); "
+        f'--root: no initmem repository at or above {here} (no pyproject.toml with name = "initmem"); '
         f"run inside a checkout, pass --root DIR or set {ROOT_ENV}=DIR"
     )
 
@@ -125,8 +136,10 @@ def git_commit() -> str:
         )
         dirty = subprocess.run(
             ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "src", "pyproject.toml"],
-            capture_output=True, text=True, timeout=5,
-        ).stdout.strip()  # fmt: skip
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
         return out.stdout.strip() + ("-dirty" if dirty else "")
     except (OSError, subprocess.SubprocessError):
         return ""

@@ -43,8 +43,15 @@ from . import runner as _experiments
 from .exploration import EXPLORE_NOTEBOOKS
 from .runner import NotebookResult, discover_notebooks, run_notebooks
 
-__all__ = ["BookBuildError", "MATHJAX_VERSION", "MATHJAX_FILES", "ensure_mathjax", "build_book", "explore_source",
-           "render_exploration"]  # fmt: skip
+__all__ = [
+    "BookBuildError",
+    "MATHJAX_VERSION",
+    "MATHJAX_FILES",
+    "ensure_mathjax",
+    "build_book",
+    "explore_source",
+    "render_exploration",
+]
 
 #: Where ``build_book(from_dir=...)`` copies the book's sources and builds them, relative to the root.
 EXPLORE_BUILD_DIR = Path("_build") / "explore"
@@ -179,19 +186,19 @@ def build_book(
             results += run_notebooks(preset=group_preset, only=names, force=force, cwd=root)
         failed = [r for r in results if not r.ok]
         if failed:
-            raise BookBuildError(
-                "notebooks failed, the book was not built:\n" + "\n".join(f"  {r}" for r in failed)
-            )
+            raise BookBuildError("notebooks failed, the book was not built:\n" + "\n".join(f"  {r}" for r in failed))
         explored = {r.output.parent for r in results if r.output.parent.resolve() != (root / RECORD_OUT_DIR).resolve()}
         from_dir = next(iter(explored), None)  # one preset: at most one exploration folder
     if from_dir is not None:
         root = explore_source(root, from_dir)
-    return _jupyter_book_build(root, force=force, toc=toc, config=config, strict=strict, extra_args=extra_args,
-                               timeout=timeout)
+    return _jupyter_book_build(
+        root, force=force, toc=toc, config=config, strict=strict, extra_args=extra_args, timeout=timeout
+    )
 
 
-def render_exploration(root: str | Path, from_dir: str | Path, names: Sequence[str], *,
-                       timeout: float | None = None) -> dict[str, Path]:  # fmt: skip
+def render_exploration(
+    root: str | Path, from_dir: str | Path, names: Sequence[str], *, timeout: float | None = None
+) -> dict[str, Path]:
     """Render the exploration in ``from_dir`` beside the record (:func:`build_book` with ``from_dir``, not strict:
     an exploration's pages are not the record, and a warning on one of them should not hide the others) and return the
     built page of each notebook of ``names``, ``{name: .../_build/explore/<name>/_build/html/book/generated/<name>.html}``.
@@ -203,7 +210,9 @@ def render_exploration(root: str | Path, from_dir: str | Path, names: Sequence[s
     pages = {name: index.parent / RECORD_OUT_DIR / f"{name}.html" for name in names}
     missing = [str(page) for page in pages.values() if not page.is_file()]
     if missing:
-        raise BookBuildError(f"jupyter-book built no page {', '.join(missing)}; log: {index.parents[1] / 'book-build.log'}")
+        raise BookBuildError(
+            f"jupyter-book built no page {', '.join(missing)}; log: {index.parents[1] / 'book-build.log'}"
+        )
     return pages
 
 
@@ -254,8 +263,9 @@ def _copy_record_results(root: Path, source: Path) -> None:
         shutil.copy2(path, target)
 
 
-def _jupyter_book_build(root: Path, *, force: bool, toc, config, strict: bool, extra_args: Sequence[str],
-                        timeout: float | None) -> Path:
+def _jupyter_book_build(
+    root: Path, *, force: bool, toc, config, strict: bool, extra_args: Sequence[str], timeout: float | None
+) -> Path:
     """Run jupyter-book on ``root``; return ``root/_build/html/index.html`` (BookBuildError with the log tail)."""
     cmd = [*_jupyter_book_command(), "build", str(root), "--builder", "html"]
     if strict:
@@ -298,4 +308,3 @@ def _notebooks_by_preset(preset: str | None, root: Path) -> dict[str, list[str]]
     for name in discover_notebooks(root / "notebooks"):
         groups.setdefault(preset or _presets.book_preset(name), []).append(name)
     return groups
-

@@ -65,7 +65,9 @@ def result_files(results_dir: Path, preset: str, name: str) -> list[Path]:
 
 
 _MODULE_RE = re.compile(r"\binitmem((?:\.[A-Za-z_]\w*)+)")
-_FROM_RE = re.compile(r"^[ \t]*from[ \t]+initmem((?:\.\w+)*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([\w \t,]+))", re.MULTILINE)
+_FROM_RE = re.compile(
+    r"^[ \t]*from[ \t]+initmem((?:\.\w+)*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([\w \t,]+))", re.MULTILINE
+)
 
 
 def _module_files(dotted: str) -> list[Path]:
@@ -79,7 +81,7 @@ def _module_files(dotted: str) -> list[Path]:
     return []
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _defining_file(name: str) -> Path | None:
     """The package file that defines function or class ``name`` at its top level (the first in path order), or None."""
     for path in sorted(_PACKAGE.rglob("*.py")):
@@ -115,6 +117,7 @@ def _initmem_modules(source: str) -> list[Path]:
 
 def notebook_digest(source: str, parameters: Mapping[str, Any], result_files: Iterable[Path], root: Path) -> str:
     """sha256 over the notebook source, its final parameters, the result files and the initmem modules it uses."""
+
     def rel(p: Path) -> str:
         try:
             return str(p.resolve().relative_to(root.resolve()))
@@ -125,8 +128,7 @@ def notebook_digest(source: str, parameters: Mapping[str, Any], result_files: It
         "source": source,
         "parameters": parameters,
         "results": [[rel(p), p.stat().st_size, sha256_file(p)] for p in result_files],
-        "modules": [[p.relative_to(_PACKAGE).as_posix(), sha256_file(p)]
-                    for p in _initmem_modules(source)],
+        "modules": [[p.relative_to(_PACKAGE).as_posix(), sha256_file(p)] for p in _initmem_modules(source)],
     }
     blob = json.dumps(payload, sort_keys=True, default=str).encode()
     return hashlib.sha256(blob).hexdigest()

@@ -22,9 +22,19 @@ from ..study import presets as _presets
 from ..study.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR
 from .parameters import ParameterError, jsonable
 
-__all__ = ["EXPLORE_NOTEBOOKS", "PARAMETER_CELL_TAGS", "exploration_tag", "is_exploration", "explore_folder",
-           "destinations", "record_differences", "rerun_command", "exploration_banner", "collapse_parameter_cells",
-           "add_banner"]  # fmt: skip
+__all__ = [
+    "EXPLORE_NOTEBOOKS",
+    "PARAMETER_CELL_TAGS",
+    "exploration_tag",
+    "is_exploration",
+    "explore_folder",
+    "destinations",
+    "record_differences",
+    "rerun_command",
+    "exploration_banner",
+    "collapse_parameter_cells",
+    "add_banner",
+]
 
 #: Inside an exploration folder: the executed notebooks (its results sit beside, under ``<preset>/<name>/``).
 EXPLORE_NOTEBOOKS = "notebooks"
@@ -51,8 +61,9 @@ def explore_folder(root: str | Path, preset: str, parameters: Mapping[str, Any] 
     return Path(root) / EXPLORE_DIR / exploration_tag(preset, parameters)
 
 
-def destinations(name: str, preset: str, user_params: Mapping[str, Any], root: Path,
-                 out_dir: Path | None, results_dir: Path | None) -> tuple[Path, Path, bool]:  # fmt: skip
+def destinations(
+    name: str, preset: str, user_params: Mapping[str, Any], root: Path, out_dir: Path | None, results_dir: Path | None
+) -> tuple[Path, Path, bool]:
     """(executed-notebook folder, results folder, exploring) for one notebook; never the record when exploring.
 
     Raises:
@@ -76,8 +87,9 @@ def destinations(name: str, preset: str, user_params: Mapping[str, Any], root: P
     return out, results, True
 
 
-def record_differences(name: str, defaults: Mapping[str, Any], preset: str,
-                       final: Mapping[str, Any]) -> dict[str, tuple[Any, Any]]:  # fmt: skip
+def record_differences(
+    name: str, defaults: Mapping[str, Any], preset: str, final: Mapping[str, Any]
+) -> dict[str, tuple[Any, Any]]:
     """``{parameter: (committed value, this run's value)}`` for every parameter that differs from the record
     (the notebook's defaults and its book preset's values); ``preset`` is listed when it differs."""
     book = _presets.book_preset(name)
@@ -102,8 +114,13 @@ def rerun_command(preset: str | None, only: Iterable[str], overrides: Mapping[st
     return " ".join(parts)
 
 
-def exploration_banner(name: str, differences: Mapping[str, tuple[Any, Any]], results_dir: str,
-                       user_set: Mapping[str, Any] | None = None, preset: str | None = None) -> str:  # fmt: skip
+def exploration_banner(
+    name: str,
+    differences: Mapping[str, tuple[Any, Any]],
+    results_dir: str,
+    user_set: Mapping[str, Any] | None = None,
+    preset: str | None = None,
+) -> str:
     """The markdown cell put at the top of an exploration's executed notebook: what it is, the parameters the user
     set (``user_set``: the ``-p`` overrides) first and in bold, then the other values that differ from the record
     (``differences``, from :func:`record_differences`), where its results are, and the command that reproduces it."""

@@ -38,8 +38,16 @@ from sphinx.transforms.post_transforms import SphinxPostTransform
 from .portable import PORTABLE_DIR, write_portable_notebooks
 from .repository import configure_repository_buttons
 
-__all__ = ["PasteFigures", "note_paste_dependencies", "plain_title", "plain_page_title", "portable_notebooks",
-           "download_button", "source_module", "setup"]  # fmt: skip
+__all__ = [
+    "PasteFigures",
+    "note_paste_dependencies",
+    "plain_title",
+    "plain_page_title",
+    "portable_notebooks",
+    "download_button",
+    "source_module",
+    "setup",
+]
 
 #: The image types a pasted figure may come in, in myst-nb's order of preference for HTML, and their suffixes.
 FIGURE_TYPES = {"image/svg+xml": ".svg", "image/png": ".png", "image/jpeg": ".jpeg", "image/gif": ".gif"}
@@ -97,10 +105,26 @@ def note_paste_dependencies(app: Any, doctree: nodes.document) -> None:
 
 #: TeX in page titles and the text it stands for in a browser's tab.
 _TEX_TEXT = {
-    r"\sum": "∑", r"\eta": "η", r"\sigma": "σ", r"\lambda": "λ", r"\alpha": "α", r"\beta": "β", r"\tau": "τ",
-    r"\mathbb E": "𝔼", r"\|": "‖", r"\equiv": "≡", r"\arg\min": "argmin ", r"\ln": "ln ", r"\tilde": "",
-    r"\,": " ", r"\infty": "∞", r"\le": "≤", r"\ge": "≥", "^2": "²", "^4": "⁴",
-}  # fmt: skip
+    r"\sum": "∑",
+    r"\eta": "η",
+    r"\sigma": "σ",
+    r"\lambda": "λ",
+    r"\alpha": "α",
+    r"\beta": "β",
+    r"\tau": "τ",
+    r"\mathbb E": "𝔼",
+    r"\|": "‖",
+    r"\equiv": "≡",
+    r"\arg\min": "argmin ",
+    r"\ln": "ln ",
+    r"\tilde": "",
+    r"\,": " ",
+    r"\infty": "∞",
+    r"\le": "≤",
+    r"\ge": "≥",
+    "^2": "²",
+    "^4": "⁴",
+}
 
 
 def plain_title(text: str) -> str:
@@ -151,7 +175,7 @@ def portable_notebooks(app: Any, exception: Exception | None) -> None:
     notebooks = _notebooks_dir(app)
     if exception is not None or app.builder.format != "html" or notebooks is None:
         return
-    names = [doc[len(_GENERATED):] for doc in app.env.found_docs if doc.startswith(_GENERATED)]
+    names = [doc[len(_GENERATED) :] for doc in app.env.found_docs if doc.startswith(_GENERATED)]
     write_portable_notebooks(notebooks, Path(app.outdir) / PORTABLE_DIR, names)
 
 
@@ -159,16 +183,24 @@ def download_button(app: Any, pagename: str, templatename: str, context: dict[st
     """``html-page-context`` handler, after the theme's: the first entry of a chapter's download menu is its notebook
     to run with an installed initmem (``_notebooks/<name>.ipynb``, :func:`portable_notebooks`)."""
     notebooks = _notebooks_dir(app)
-    name = pagename[len(_GENERATED):]
+    name = pagename[len(_GENERATED) :]
     group = next((b for b in context.get("header_buttons", []) if b.get("label") == "download-buttons"), None)
     if not pagename.startswith(_GENERATED) or notebooks is None or group is None:
         return
     if not (notebooks / f"{name}.py").is_file():
         return
     url = f"{context['pathto'](PORTABLE_DIR, 1)}/{name}.ipynb"
-    group["buttons"].insert(0, {"type": "link", "url": url, "text": "notebook to run", "icon": "fas fa-play",
-                                "tooltip": "Download this chapter as a notebook that runs with an installed initmem",
-                                "label": "download-portable-notebook-button"})  # fmt: skip
+    group["buttons"].insert(
+        0,
+        {
+            "type": "link",
+            "url": url,
+            "text": "notebook to run",
+            "icon": "fas fa-play",
+            "tooltip": "Download this chapter as a notebook that runs with an installed initmem",
+            "label": "download-portable-notebook-button",
+        },
+    )
 
 
 def source_module(app: Any, modname: str, attribute: str) -> str | None:

@@ -51,8 +51,9 @@ def kernel_environment(root: Path) -> contextlib.AbstractContextManager[None]:
     paths = [p for p in (os.environ.get("PYTHONPATH") or "").split(os.pathsep) if p]
     if (root / "src" / "initmem").is_dir() and src not in paths:
         paths = [src, *paths]
-    return environment({"MPLBACKEND": None, "PYTHONPATH": os.pathsep.join(paths) or None,
-                        "INITMEM_ROOT": str(root), TRAIN_ENV: "1"})  # fmt: skip
+    return environment(
+        {"MPLBACKEND": None, "PYTHONPATH": os.pathsep.join(paths) or None, "INITMEM_ROOT": str(root), TRAIN_ENV: "1"}
+    )
 
 
 def failure_details(exc: BaseException) -> tuple[int | None, str]:

@@ -26,8 +26,17 @@ from ..base.paths import RootError, find_repo_root
 from ..study.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
 from .exploration import rerun_command
 
-__all__ = ["VERDICT_INTRO", "figure", "table", "verdict_line", "verdict_box", "against_record", "parameters",
-           "source_note", "overrides"]  # fmt: skip
+__all__ = [
+    "VERDICT_INTRO",
+    "figure",
+    "table",
+    "verdict_line",
+    "verdict_box",
+    "against_record",
+    "parameters",
+    "source_note",
+    "overrides",
+]
 
 #: The paragraph above every chapter's verdict box.
 VERDICT_INTRO = (
@@ -48,8 +57,9 @@ def figure(fig: Any, key: str, source: str) -> None:
     display(Markdown(source))
 
 
-def table(frame: Any, key: str | None = None, columns: Sequence[str] | None = None, show: bool = True,
-          **present: Any) -> Any:
+def table(
+    frame: Any, key: str | None = None, columns: Sequence[str] | None = None, show: bool = True, **present: Any
+) -> Any:
     """Show ``frame`` for readers (:func:`initmem.study.tables.present` of its ``columns``), glued under ``key`` if
     given (``show=False``: glued only, for a page that pastes it elsewhere), every cell in full (pandas would cut one
     longer than 50 characters) and with one header row (a single index's name heads its column, where pandas would
@@ -160,10 +170,15 @@ def against_record(experiment: str, ds: Any, record: Any, claims: list[str] | No
         return
     from IPython.display import Markdown, display
 
-    from ..study.claims import against_record as rows, chapter_table
+    from ..study.claims import against_record as rows
+    from ..study.claims import chapter_table
 
-    display(Markdown(f"**This exploration against the committed record** (preset {record.attrs.get('preset', '?')}): "
-                     "the chapter's ledger rows, by the same rules."))  # fmt: skip
+    display(
+        Markdown(
+            f"**This exploration against the committed record** (preset {record.attrs.get('preset', '?')}): "
+            "the chapter's ledger rows, by the same rules."
+        )
+    )
     display(rows(chapter_table(experiment, ds, claims), chapter_table(experiment, record, claims)))
 
 
@@ -177,6 +192,8 @@ def parameters(preset: str, values: Mapping[str, Any]) -> None:
 
     from ..study.registry import PARAMETERS
 
-    items = [f"`{key}` = `{json.dumps(value)}`\n: {PARAMETERS.get(key, '')}" for key, value in
-             {"preset": preset, **values}.items()]  # fmt: skip
+    items = [
+        f"`{key}` = `{json.dumps(value)}`\n: {PARAMETERS.get(key, '')}"
+        for key, value in {"preset": preset, **values}.items()
+    ]
     display(Markdown(":::{dropdown} The values of this page, and what each means\n" + "\n\n".join(items) + "\n:::"))

@@ -18,8 +18,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["INJECTED", "ParameterError", "notebook_parameter_names", "parse_parameter_value", "jsonable",
-           "final_parameters", "parameter_defaults", "validate_experiment"]  # fmt: skip
+__all__ = [
+    "INJECTED",
+    "ParameterError",
+    "notebook_parameter_names",
+    "parse_parameter_value",
+    "jsonable",
+    "final_parameters",
+    "parameter_defaults",
+    "validate_experiment",
+]
 
 #: Parameters the runner fills in itself when a notebook's parameters cell declares them.
 INJECTED = ("preset", "results_dir")
@@ -174,8 +182,9 @@ def validate_experiment(name: str, parameters: Mapping[str, Any], overridden: It
         raise ParameterError(f"{where}: {message}") from None
 
 
-def _parameter_behind(message: str, spec: Mapping[str, Any], parameters: Mapping[str, Any],
-                      overridden: Sequence[str]) -> str | None:
+def _parameter_behind(
+    message: str, spec: Mapping[str, Any], parameters: Mapping[str, Any], overridden: Sequence[str]
+) -> str | None:
     """The notebook parameter that an error about a sweep field (``sigma_w: ...``, ``grid.seed: ...``) came from."""
     field = message.split(":", 1)[0].strip().split(".", 1)[-1]  # "grid.seed" -> "seed"
     axes = {**spec.get("grid", {}), **spec.get("zip", {})}

@@ -24,7 +24,7 @@ PORTABLE_DIR = "_notebooks"
 HOW_TO_RUN = (
     "**Run this notebook anywhere.** It needs only an installed initmem with the book's extras "
     '(`pip install "initmem[book]"`, or `pip install -e ".[book]"` in a clone). At `preset = "smoke"` (the default '
-    "below) it trains its runs on synthetic data in about a minute on a laptop CPU; at `\"cpu\"` it trains on CIFAR-10 "
+    'below) it trains its runs on synthetic data in about a minute on a laptop CPU; at `"cpu"` it trains on CIFAR-10 '
     "(found under `data/`, or fetched with `initmem download-data data`) for hours. The runs it trains are kept in "
     "`results/` next to it, so a second run reads them back; a chapter that analyses another's results (06, 07, "
     "99) reads them there, so run that chapter first in the same folder."

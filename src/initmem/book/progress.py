@@ -45,13 +45,20 @@ class RunProgress:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def __enter__(self) -> "RunProgress":
+    def __enter__(self) -> RunProgress:
         if self.enabled:
             # imported here: tqdm.auto warns at import in a kernel without ipywidgets (00_presets imports the runner)
             from tqdm.auto import tqdm
 
-            self.bar = tqdm(total=len(self.hashes), initial=_done(self.runs_dir, self.hashes), desc=f"  {self.name}",
-                            unit="run", smoothing=0, dynamic_ncols=True, leave=False)  # fmt: skip
+            self.bar = tqdm(
+                total=len(self.hashes),
+                initial=_done(self.runs_dir, self.hashes),
+                desc=f"  {self.name}",
+                unit="run",
+                smoothing=0,
+                dynamic_ncols=True,
+                leave=False,
+            )
             self._thread = threading.Thread(target=self._watch, name=f"initmem-progress-{self.name}", daemon=True)
             self._thread.start()
         return self

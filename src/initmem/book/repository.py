@@ -51,8 +51,13 @@ def web_url(remote: str) -> str | None:
 def origin_url(root: str | Path) -> str | None:
     """The URL of the ``origin`` remote of the git clone at ``root``, or None (no git, no clone, no such remote)."""
     try:
-        proc = subprocess.run(["git", "-C", str(root), "remote", "get-url", "origin"], capture_output=True,
-                              text=True, timeout=10, check=False)  # fmt: skip
+        proc = subprocess.run(
+            ["git", "-C", str(root), "remote", "get-url", "origin"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     url = proc.stdout.strip()

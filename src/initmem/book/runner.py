@@ -47,12 +47,28 @@ from ..study.reuse import RunPlan, notebook_plan
 from .digest import notebook_digest, portable, result_files, stored_digest
 from .exploration import add_banner, collapse_parameter_cells, destinations, exploration_banner, record_differences
 from .kernel import failure_details, kernel_environment, quiet_kernel_options
-from .parameters import (ParameterError, final_parameters, notebook_parameter_names, parameter_defaults,
-                         parse_parameter_value, validate_experiment)  # fmt: skip
+from .parameters import (
+    ParameterError,
+    final_parameters,
+    notebook_parameter_names,
+    parameter_defaults,
+    parse_parameter_value,
+    validate_experiment,
+)
 from .progress import RunProgress
 
-__all__ = ["REPO_ROOT", "NOTEBOOKS_DIR", "NOTEBOOKS", "DEFAULT_OUT_DIR", "DEFAULT_RESULTS_DIR", "FAILED_SUBDIR",
-           "NotebookResult", "discover_notebooks", "select_notebooks", "run_notebooks"]  # fmt: skip
+__all__ = [
+    "REPO_ROOT",
+    "NOTEBOOKS_DIR",
+    "NOTEBOOKS",
+    "DEFAULT_OUT_DIR",
+    "DEFAULT_RESULTS_DIR",
+    "FAILED_SUBDIR",
+    "NotebookResult",
+    "discover_notebooks",
+    "select_notebooks",
+    "run_notebooks",
+]
 
 log = logging.getLogger("initmem.book.runner")
 
@@ -211,8 +227,9 @@ def run_notebooks(
         bar.set_postfix_str(plan.name)
         if plan.unchanged:
             log.info("%s: unchanged, reusing %s", plan.name, plan.out_path)
-            results.append(NotebookResult(plan.name, "reused", plan.out_path, plan.final, plan.digest,
-                                          exploring=plan.exploring))  # fmt: skip
+            results.append(
+                NotebookResult(plan.name, "reused", plan.out_path, plan.final, plan.digest, exploring=plan.exploring)
+            )
             continue
         results.append(_execute(plan, preset, root, kernel_name, execution_timeout, progress))
     return results
@@ -233,8 +250,16 @@ class _Plan:
     unchanged: bool  # its executed copy carries the same digest: nothing to execute
 
 
-def _prepare(name: str, nb_dir: Path, preset: str, user_params: Mapping[str, Any], root: Path,
-             out_choice: Path | None, results_choice: Path | None, force: bool) -> _Plan:  # fmt: skip
+def _prepare(
+    name: str,
+    nb_dir: Path,
+    preset: str,
+    user_params: Mapping[str, Any],
+    root: Path,
+    out_choice: Path | None,
+    results_choice: Path | None,
+    force: bool,
+) -> _Plan:
     """Read notebook ``name``, check its parameters and its sweep, add the exploration banner, take its digest."""
     import jupytext
 
@@ -243,13 +268,20 @@ def _prepare(name: str, nb_dir: Path, preset: str, user_params: Mapping[str, Any
     nb = jupytext.reads(text, fmt="py:percent")
     out, res, exploring = destinations(name, preset, user_params, root, out_choice, results_choice)
     res = res.resolve()
-    final = final_parameters(name, notebook_parameter_names(nb), preset, _presets.notebook_parameters(preset, name),
-                             user_params, portable(res, root))  # fmt: skip
+    final = final_parameters(
+        name,
+        notebook_parameter_names(nb),
+        preset,
+        _presets.notebook_parameters(preset, name),
+        user_params,
+        portable(res, root),
+    )
     defaults = parameter_defaults(nb)
     validate_experiment(name, {**defaults, **final}, overridden=list(user_params))
     if exploring:
-        banner = exploration_banner(name, record_differences(name, defaults, preset, final), _relative(res, root),
-                                    user_params, preset)  # fmt: skip
+        banner = exploration_banner(
+            name, record_differences(name, defaults, preset, final), _relative(res, root), user_params, preset
+        )
         add_banner(nb, banner)
         text += "\n# exploration banner\n" + banner  # the banner is part of what the digest covers
     digest = notebook_digest(text, final, result_files(res, preset, name), root)
@@ -259,8 +291,9 @@ def _prepare(name: str, nb_dir: Path, preset: str, user_params: Mapping[str, Any
     return _Plan(name, path, nb, final, digest, out_path, exploring, runs, unchanged)
 
 
-def _execute(plan: _Plan, preset: str, root: Path, kernel_name: str, execution_timeout: float | None,
-             progress: bool) -> NotebookResult:  # fmt: skip
+def _execute(
+    plan: _Plan, preset: str, root: Path, kernel_name: str, execution_timeout: float | None, progress: bool
+) -> NotebookResult:
     """Execute one prepared notebook with papermill; write it atomically, or keep its partial copy in ``_failed/``."""
     import nbformat
     import papermill
@@ -276,9 +309,16 @@ def _execute(plan: _Plan, preset: str, root: Path, kernel_name: str, execution_t
     t0 = time.perf_counter()
     try:
         with kernel_environment(root), RunProgress(name, runs_dir, training, enabled=progress):
-            papermill.execute_notebook(nb, str(tmp_path), parameters=plan.final, kernel_name=kernel_name,
-                                       cwd=str(root), progress_bar=False, execution_timeout=execution_timeout,
-                                       **quiet_kernel_options())  # fmt: skip
+            papermill.execute_notebook(
+                nb,
+                str(tmp_path),
+                parameters=plan.final,
+                kernel_name=kernel_name,
+                cwd=str(root),
+                progress_bar=False,
+                execution_timeout=execution_timeout,
+                **quiet_kernel_options(),
+            )
     except Exception as exc:  # noqa: BLE001 - any failure is reported, the next notebook still runs
         seconds = time.perf_counter() - t0
         cell_index, error = failure_details(exc)
@@ -290,8 +330,9 @@ def _execute(plan: _Plan, preset: str, root: Path, kernel_name: str, execution_t
             shutil.move(str(tmp_path), failed_path)
         where = f" in cell {cell_index}" if cell_index is not None else ""
         log.error("%s: failed%s after %.1f s: %s (partial output: %s)", name, where, seconds, error, failed_path)
-        return NotebookResult(name, "failed", failed_path, plan.final, plan.digest, seconds, cell_index, error,
-                              plan.exploring)  # fmt: skip
+        return NotebookResult(
+            name, "failed", failed_path, plan.final, plan.digest, seconds, cell_index, error, plan.exploring
+        )
     seconds = time.perf_counter() - t0
     executed = nbformat.read(tmp_path, as_version=4)
     collapse_parameter_cells(executed)
@@ -317,4 +358,3 @@ def _relative(path: Path, root: Path) -> str:
         return str(path.resolve().relative_to(root.resolve()))
     except ValueError:
         return str(path)
-

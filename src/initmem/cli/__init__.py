@@ -34,25 +34,29 @@ import logging
 import signal
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import fields
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..base.files import OutputError, check_output_dir, check_output_file
 from ..base.version import __version__
 from ..run.config import ConfigError, RunConfig
 from . import experiments as _experiments
-from .flags import add_config_flags, checkpoint_option, config_from_args
+
 # The train command's helpers, importable from initmem.cli as before the package split (documented in cli.flags).
-from .flags import FIELD_CHOICES as FIELD_CHOICES, field_docs as field_docs
-from .flags import load_config_file as load_config_file, parse_field_value as parse_field_value
+from .flags import FIELD_CHOICES as FIELD_CHOICES
+from .flags import add_config_flags, checkpoint_option, config_from_args
+from .flags import field_docs as field_docs
+from .flags import load_config_file as load_config_file
+from .flags import parse_field_value as parse_field_value
 from .flags import recorded_config as recorded_config
 
 __all__ = ["main", "build_parser", "error_line", "spread_summary", "Interrupted"]
 
 USAGE_ERROR = 2
 log = logging.getLogger("initmem.cli")
+
 
 def _write_result(ds: Any, out: Path, option: str) -> None:
     """Write a result atomically (:func:`initmem.sweeps.store.write_run`); an I/O failure is an OutputError."""
@@ -108,10 +112,15 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 #: The summary_table columns ``initmem sweep`` prints, and their short names.
 _SUMMARY_COLUMNS = {
-    "selected_raw_spread_pp": "raw spread (pp)", "selected_null_p": "noise p", "selected_spread_pp": "cross-fitted (pp)",
-    "selected_ci95_low": "ci95 low", "selected_ci95_high": "ci95 high", "selected_n_seeds": "seeds",
-    "final_raw_spread_pp": "final raw (pp)", "n_diverged": "diverged",
-}  # fmt: skip
+    "selected_raw_spread_pp": "raw spread (pp)",
+    "selected_null_p": "noise p",
+    "selected_spread_pp": "cross-fitted (pp)",
+    "selected_ci95_low": "ci95 low",
+    "selected_ci95_high": "ci95 high",
+    "selected_n_seeds": "seeds",
+    "final_raw_spread_pp": "final raw (pp)",
+    "n_diverged": "diverged",
+}
 
 
 def spread_summary(ds: Any) -> str:
@@ -124,9 +133,11 @@ def spread_summary(ds: Any) -> str:
     table = summary_table(ds, over="sigma_w")
     table = table[[c for c in _SUMMARY_COLUMNS if c in table.columns]].rename(columns=_SUMMARY_COLUMNS)
     text = table.to_string(formatters={"noise p": lambda v: f"{v:.3g}"}, float_format=lambda v: f"{v:.1f}")
-    return ("spread over sigma_w of the validation-selected test accuracy: raw = max - min of the seed-mean curve, "
-            "with its p against sigma_w permuted within seeds; cross-fitted = each seed measured at the others' best "
-            "and worst sigma_w (needs 2 seeds), with its 95 % t-interval:\n" + text)
+    return (
+        "spread over sigma_w of the validation-selected test accuracy: raw = max - min of the seed-mean curve, "
+        "with its p against sigma_w permuted within seeds; cross-fitted = each seed measured at the others' best "
+        "and worst sigma_w (needs 2 seeds), with its 95 % t-interval:\n" + text
+    )
 
 
 def _cmd_book(args: argparse.Namespace) -> int:
@@ -165,43 +176,50 @@ Errors the tool recognises print one line and exit with status 2. Run "initmem C
 
 _EXAMPLES = {
     "train": "example:\n  initmem train --model resnet9 --width 16 --optimizer adam --lr 1e-3 --sigma-w 2.5 --epochs 30 "
-             "--out run.nc\n  initmem train --config run.nc --out again.nc     # replay a recorded run",
+    "--out run.nc\n  initmem train --config run.nc --out again.nc     # replay a recorded run",
     "sweep": "example spec.yaml:\n  base: {model: resnet9, width: 8, optimizer: sgd, lr: 0.02, epochs: 20}\n"
-             "  grid: {sigma_w: [0.25, 1.0, 2.5], seed: [0, 1, 2]}\n"
-             "examples:\n  initmem sweep spec.yaml --cache results/cache --executor processes --workers 2 --out sweep.nc\n"
-             "  initmem sweep spec.yaml --cache /shared/cache --executor dask --scheduler tcp://head:8786 --out sweep.nc\n"
-             "  initmem sweep spec.yaml --cache /shared/cache --executor slurm --jobs 8 --cores 1 --memory 16GB "
-             "--gpus 1 --out sweep.nc",
+    "  grid: {sigma_w: [0.25, 1.0, 2.5], seed: [0, 1, 2]}\n"
+    "examples:\n  initmem sweep spec.yaml --cache results/cache --executor processes --workers 2 --out sweep.nc\n"
+    "  initmem sweep spec.yaml --cache /shared/cache --executor dask --scheduler tcp://head:8786 --out sweep.nc\n"
+    "  initmem sweep spec.yaml --cache /shared/cache --executor slurm --jobs 8 --cores 1 --memory 16GB "
+    "--gpus 1 --out sweep.nc",
     "experiments": "examples:\n"
-                   "  initmem experiments --preset cpu                  # every page of the record at its preset: "
-                   "book/generated\n"
-                   "  initmem experiments --preset cpu --only 04 -p batch_sizes \"[64, 256]\"\n"
-                   "      # an exploration: reuses the record's runs, trains only the missing ones, writes\n"
-                   "      # results/explore/cpu-<digest>/ and prints its page in _build/explore/cpu-<digest>/\n"
-                   "  initmem experiments --preset smoke                # a quick check of every notebook (numbers "
-                   "meaningless)",
+    "  initmem experiments --preset cpu                  # every page of the record at its preset: "
+    "book/generated\n"
+    '  initmem experiments --preset cpu --only 04 -p batch_sizes "[64, 256]"\n'
+    "      # an exploration: reuses the record's runs, trains only the missing ones, writes\n"
+    "      # results/explore/cpu-<digest>/ and prints its page in _build/explore/cpu-<digest>/\n"
+    "  initmem experiments --preset smoke                # a quick check of every notebook (numbers "
+    "meaningless)",
     "book": "examples:\n  initmem book                                   # = make book: _build/html/index.html\n"
-            "  initmem book --from results/explore/cpu-defaults  # an exploration, in _build/explore/cpu-defaults/",
+    "  initmem book --from results/explore/cpu-defaults  # an exploration, in _build/explore/cpu-defaults/",
     "download-data": "example:\n  initmem download-data ~/data   # then --data ~/data/cifar-10-batches-py",
-}  # fmt: skip
+}
 
 
 def _subparser(sub, name: str, help: str) -> argparse.ArgumentParser:
-    return sub.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".", epilog=_EXAMPLES[name],
-                          formatter_class=argparse.RawDescriptionHelpFormatter)
+    return sub.add_parser(
+        name,
+        help=help,
+        description=help[0].upper() + help[1:] + ".",
+        epilog=_EXAMPLES[name],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``initmem`` parser with its five sub-commands (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="initmem", description=_DESCRIPTION, epilog=_EPILOG,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="initmem", description=_DESCRIPTION, epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--version", action="version", version=f"initmem {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     p = _subparser(sub, "train", "train one run and write its metrics as netCDF")
-    p.add_argument("--config", help="JSON or YAML file of RunConfig fields, or a run's result .nc to replay "
-                   "(flags override it)")
+    p.add_argument(
+        "--config", help="JSON or YAML file of RunConfig fields, or a run's result .nc to replay (flags override it)"
+    )
     p.add_argument("--out", required=True, help="output .nc file")
     p.add_argument("--checkpoint", help="resumable checkpoint file (with --checkpoint-every N)")
     add_config_flags(p)
@@ -210,9 +228,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = _subparser(sub, "sweep", "run a grid of runs (cached, resumable) into one Dataset")
     p.add_argument("spec", help="sweep spec (YAML or JSON): base, grid, zip")
     p.add_argument("--cache", required=True, help="run cache directory (one .nc per run)")
-    p.add_argument("--executor", default="serial", choices=("serial", "processes", "dask", "stacked", "slurm"),
-                   help="how runs are executed (default: serial); dask: a LocalCluster, or the running scheduler of "
-                        "--scheduler; slurm: workers started as SLURM jobs (dask-jobqueue)")  # fmt: skip
+    p.add_argument(
+        "--executor",
+        default="serial",
+        choices=("serial", "processes", "dask", "stacked", "slurm"),
+        help="how runs are executed (default: serial); dask: a LocalCluster, or the running scheduler of "
+        "--scheduler; slurm: workers started as SLURM jobs (dask-jobqueue)",
+    )
     p.add_argument("--workers", type=int, default=None, help="parallel workers (processes, or a dask LocalCluster)")
     p.add_argument("--out", required=True, help="output .nc file")
     _add_cluster_flags(p)
@@ -223,12 +245,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(handler=_experiments.run)
 
     p = _subparser(sub, "book", "execute what changed and build the jupyter-book")
-    p.add_argument("--preset", default=None, help="render every notebook at this preset; notebooks the book renders "
-                   "at another preset become an exploration (default: each notebook at its committed preset)")
+    p.add_argument(
+        "--preset",
+        default=None,
+        help="render every notebook at this preset; notebooks the book renders "
+        "at another preset become an exploration (default: each notebook at its committed preset)",
+    )
     p.add_argument("--force", action="store_true", help="re-execute every notebook")
-    p.add_argument("--from", dest="from_dir", default=None, metavar="DIR",
-                   help="render an exploration (results/explore/<preset>-<digest>, or a folder of executed notebooks) "
-                        "into _build/explore/<name>/ instead of the committed pages; executes nothing")
+    p.add_argument(
+        "--from",
+        dest="from_dir",
+        default=None,
+        metavar="DIR",
+        help="render an exploration (results/explore/<preset>-<digest>, or a folder of executed notebooks) "
+        "into _build/explore/<name>/ instead of the committed pages; executes nothing",
+    )
     _experiments.add_root_argument(p)
     p.set_defaults(handler=_cmd_book)
 
@@ -252,7 +283,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return args.handler(args)
         except KeyboardInterrupt as exc:
             signum = getattr(exc, "signum", signal.SIGINT)
-            print(f"initmem {args.command}: interrupted by {signal.Signals(signum).name}; {_kept(args)}", file=sys.stderr)
+            print(
+                f"initmem {args.command}: interrupted by {signal.Signals(signum).name}; {_kept(args)}", file=sys.stderr
+            )
             return 128 + signum
         except Exception as exc:
             line = error_line(exc)
@@ -325,8 +358,10 @@ def error_line(exc: BaseException) -> str | None:
     sweeps = sys.modules.get("initmem.sweeps")
     if sweeps is not None and isinstance(exc, sweeps.SweepFailed):
         digest, error = next(iter(exc.failures.items()))
-        return (f"{len(exc.failures)} of {exc.n_runs} runs failed; finished runs are kept in the cache, a rerun "
-                f"trains only the others (first failure: run {digest}: {_one_line(error)}; see the log above)")
+        return (
+            f"{len(exc.failures)} of {exc.n_runs} runs failed; finished runs are kept in the cache, a rerun "
+            f"trains only the others (first failure: run {digest}: {_one_line(error)}; see the log above)"
+        )
     return None
 
 

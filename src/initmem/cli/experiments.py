@@ -29,33 +29,44 @@ log = logging.getLogger("initmem.cli")
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``initmem experiments`` options to ``parser``."""
     parser.add_argument(
-        "--preset", default="smoke", choices=_presets.PRESETS,
+        "--preset",
+        default="smoke",
+        choices=_presets.PRESETS,
         help="compute budget (default: smoke, a quick check whose numbers mean nothing; the book renders the "
-             "experiment chapters at cpu, so another preset than a chapter's is an exploration)",
-    )  # fmt: skip
+        "experiment chapters at cpu, so another preset than a chapter's is an exploration)",
+    )
     parser.add_argument(
         "--only", default=None, help="comma-separated notebook names or prefixes, e.g. 01,04 or T (default: all)"
     )
     parser.add_argument(
-        "-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
         help="override a notebook parameter; VALUE is JSON or YAML, e.g. -p batch_sizes '[64, 256]'",
-    )  # fmt: skip
+    )
     parser.add_argument("--force", action="store_true", help="execute even if nothing changed")
     parser.add_argument(
-        "--out-dir", default=None,
+        "--out-dir",
+        default=None,
         help="where the executed notebooks go (default: book/generated at a notebook's book preset without -p; "
-             "otherwise results/explore/<preset>-<digest>/notebooks)",
-    )  # fmt: skip
+        "otherwise results/explore/<preset>-<digest>/notebooks)",
+    )
     parser.add_argument(
-        "--results-dir", default=None,
+        "--results-dir",
+        default=None,
         help="results folder (default: results at the book preset without -p; otherwise "
-             "results/explore/<preset>-<digest>)",
-    )  # fmt: skip
+        "results/explore/<preset>-<digest>)",
+    )
     parser.add_argument(
-        "--no-render", dest="render", action="store_false",
+        "--no-render",
+        dest="render",
+        action="store_false",
         help="do not render an exploration's pages (default: render them beside the record's, in "
-             "_build/explore/<preset>-<digest>/, and print each changed chapter's page)",
-    )  # fmt: skip
+        "_build/explore/<preset>-<digest>/, and print each changed chapter's page)",
+    )
     _add_executor_arguments(parser)
     add_root_argument(parser)
     return parser
@@ -66,21 +77,25 @@ def _add_executor_arguments(parser: argparse.ArgumentParser) -> None:
     from ..sweeps.cluster import add_cluster_arguments
 
     parser.add_argument(
-        "--executor", default=None, choices=("serial", "processes", "dask", "slurm"),
+        "--executor",
+        default=None,
+        choices=("serial", "processes", "dask", "slurm"),
         help="how the notebooks' sweeps train (default: each preset's own); dask with --scheduler: a running cluster; "
-             "slurm: workers started as SLURM jobs, for all the notebooks. An execution setting: the pages and "
-             "their digests do not change with it",
-    )  # fmt: skip
+        "slurm: workers started as SLURM jobs, for all the notebooks. An execution setting: the pages and "
+        "their digests do not change with it",
+    )
     add_cluster_arguments(parser)
 
 
 def add_root_argument(parser: argparse.ArgumentParser) -> None:
     """The ``--root DIR`` option (default: ``$INITMEM_ROOT``, else the initmem checkout containing the working dir)."""
     parser.add_argument(
-        "--root", default=None, metavar="DIR",
+        "--root",
+        default=None,
+        metavar="DIR",
         help="the repository (default: $INITMEM_ROOT, else the folder at or above the working directory whose "
-             "pyproject.toml names initmem)",
-    )  # fmt: skip
+        "pyproject.toml names initmem)",
+    )
 
 
 @contextlib.contextmanager
@@ -97,8 +112,10 @@ def _execution(args: argparse.Namespace) -> Iterator[None]:
         return
     scheduler, slurm = cluster_from_args(args, executor)
     with open_client(scheduler, slurm) as client:
-        values = {EXECUTOR_ENV: "dask" if executor == "slurm" else executor,
-                  SCHEDULER_ENV: client.scheduler.address if client is not None else None}  # fmt: skip
+        values = {
+            EXECUTOR_ENV: "dask" if executor == "slurm" else executor,
+            SCHEDULER_ENV: client.scheduler.address if client is not None else None,
+        }
         with environment(values):
             yield
 
@@ -112,8 +129,16 @@ def run(args: argparse.Namespace) -> int:
     root = find_repo_root(getattr(args, "root", None))
     params = {name: parse_parameter_value(value) for name, value in (args.parameter or [])}
     with _execution(args):
-        results = run_notebooks(preset=args.preset, only=args.only, parameters=params, out_dir=args.out_dir,
-                                results_dir=args.results_dir, force=args.force, cwd=root, announce=print)  # fmt: skip
+        results = run_notebooks(
+            preset=args.preset,
+            only=args.only,
+            parameters=params,
+            out_dir=args.out_dir,
+            results_dir=args.results_dir,
+            force=args.force,
+            cwd=root,
+            announce=print,
+        )
     for r in results:
         print(r)
     record = (root / RECORD_OUT_DIR).resolve()
@@ -121,8 +146,9 @@ def run(args: argparse.Namespace) -> int:
     for r in results:
         if r.ok and r.output is not None and r.output.parent.resolve() != record:
             explored.setdefault(r.output.parent, []).append(r.name)
-    rendered = all([_show_exploration(root, folder, names, getattr(args, "render", True))
-                    for folder, names in explored.items()])  # fmt: skip
+    rendered = all(
+        [_show_exploration(root, folder, names, getattr(args, "render", True)) for folder, names in explored.items()]
+    )
     failed = [r for r in results if not r.ok]
     if failed:
         print(f"{len(failed)} of {len(results)} notebooks failed: {', '.join(r.name for r in failed)}")
@@ -142,8 +168,10 @@ def _show_exploration(root: Path, folder: Path, names: list[str], render: bool) 
     try:
         pages = render_exploration(root, folder, names)
     except BookBuildError as exc:
-        print(f"the exploration in {folder} was executed but not rendered: {str(exc).splitlines()[0]}; "
-              f"render it again with: {again}")  # fmt: skip
+        print(
+            f"the exploration in {folder} was executed but not rendered: {str(exc).splitlines()[0]}; "
+            f"render it again with: {again}"
+        )
         return False
     for name, page in pages.items():
         print(f"{name}: {page.as_uri()}")

@@ -23,8 +23,16 @@ from ..base.files import check_output_file
 from ..run import config as _config
 from ..run.config import ConfigError, RunConfig, read_mapping_file
 
-__all__ = ["FIELD_CHOICES", "load_config_file", "recorded_config", "parse_field_value", "field_docs",
-           "add_config_flags", "config_from_args", "checkpoint_option"]  # fmt: skip
+__all__ = [
+    "FIELD_CHOICES",
+    "load_config_file",
+    "recorded_config",
+    "parse_field_value",
+    "field_docs",
+    "add_config_flags",
+    "config_from_args",
+    "checkpoint_option",
+]
 
 log = logging.getLogger("initmem.cli")
 
@@ -116,8 +124,13 @@ def field_docs() -> dict[str, str]:
     body = next(n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RunConfig")
     docs: dict[str, str] = {}
     for node, after in zip(body, body[1:]):
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name) and isinstance(after, ast.Expr)
-                and isinstance(after.value, ast.Constant) and isinstance(after.value.value, str)):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
             docs[node.target.id] = " ".join(after.value.value.replace("``", "").split())
     return docs
 
@@ -127,7 +140,9 @@ def _field_help(f) -> str:
     parts = [field_docs().get(f.name, "").rstrip(".") + "."] if field_docs().get(f.name) else []
     if f.name in FIELD_CHOICES:
         parts.append(f"Allowed: {', '.join(FIELD_CHOICES[f.name])}.")
-    default = "none" if f.default is None else json.dumps(list(f.default) if isinstance(f.default, tuple) else f.default)
+    default = (
+        "none" if f.default is None else json.dumps(list(f.default) if isinstance(f.default, tuple) else f.default)
+    )
     parts.append(f"Default: {default}.")
     return " ".join(parts).replace("%", "%%")
 
@@ -138,7 +153,9 @@ def add_config_flags(parser: argparse.ArgumentParser) -> None:
         flag = "--" + f.name.replace("_", "-")
         doc = _field_help(f)
         if str(f.type) == "bool":
-            group.add_argument(flag, dest=f.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=doc)
+            group.add_argument(
+                flag, dest=f.name, action=argparse.BooleanOptionalAction, default=argparse.SUPPRESS, help=doc
+            )
             continue
         base = str(f.type).replace(" | None", "")
         if f.name in FIELD_CHOICES:
@@ -165,8 +182,9 @@ def checkpoint_option(args: argparse.Namespace, config: RunConfig) -> Path | Non
         if every_flag and config.checkpoint_every:
             raise ConfigError("--checkpoint-every: needs --checkpoint FILE (where to keep the checkpoint)")
         if config.checkpoint_every:
-            log.warning("checkpoint_every=%d (from --config) has no effect without --checkpoint FILE",
-                        config.checkpoint_every)  # fmt: skip
+            log.warning(
+                "checkpoint_every=%d (from --config) has no effect without --checkpoint FILE", config.checkpoint_every
+            )
         return None
     if not config.checkpoint_every:
         raise ConfigError("--checkpoint: needs --checkpoint-every N (epochs between checkpoints, N > 0)")

@@ -15,9 +15,10 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 __all__ = [
     "ConfigError",
@@ -212,9 +213,7 @@ class RunConfig:
         if self.train_size is not None:
             _positive_int("train_size", self.train_size)
             if self.train_size < self.batch_size:
-                raise ConfigError(
-                    f"batch_size: must be at most train_size ({self.train_size}), got {self.batch_size}"
-                )
+                raise ConfigError(f"batch_size: must be at most train_size ({self.train_size}), got {self.batch_size}")
         if self.test_size is not None:
             _positive_int("test_size", self.test_size)
         if self.image_size not in (8, 16, 24, 32):
@@ -222,7 +221,9 @@ class RunConfig:
         if self.weight_decay < 0:
             raise ConfigError(f"weight_decay: must be >= 0, got {self.weight_decay!r}")
         if self.optimizer == "adamw" and self.decay_mode == "l2":
-            raise ConfigError("decay_mode: adamw means decoupled decay; use 'decoupled' or 'auto' (or optimizer 'adam' for L2)")
+            raise ConfigError(
+                "decay_mode: adamw means decoupled decay; use 'decoupled' or 'auto' (or optimizer 'adam' for L2)"
+            )
         for name in ("momentum", "muon_momentum", "schedule_gamma", "final_lr_fraction"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
@@ -291,21 +292,19 @@ class RunConfig:
         return json.dumps(self.to_dict(), sort_keys=True)
 
     @classmethod
-    def from_dict(cls, values: Mapping[str, Any]) -> "RunConfig":
+    def from_dict(cls, values: Mapping[str, Any]) -> RunConfig:
         """Build from a mapping; unknown keys raise :class:`ConfigError` listing the known fields."""
         known = {f.name for f in fields(cls)}
         unknown = sorted(set(values) - known)
         if unknown:
-            raise ConfigError(
-                f"{unknown[0]}: unknown field; known fields are {', '.join(sorted(known))}"
-            )
+            raise ConfigError(f"{unknown[0]}: unknown field; known fields are {', '.join(sorted(known))}")
         return cls(**dict(values))
 
     @classmethod
-    def from_json(cls, text: str) -> "RunConfig":
+    def from_json(cls, text: str) -> RunConfig:
         return cls.from_dict(json.loads(text))
 
-    def replace(self, **changes: Any) -> "RunConfig":
+    def replace(self, **changes: Any) -> RunConfig:
         """A copy with some fields changed (validated)."""
         return self.from_dict({**self.to_dict(), **changes})
 

@@ -23,9 +23,12 @@ __all__ = ["KERNEL_MODULES", "NORM_MODULES", "kernel_parameters", "sigma_w_kerne
 KERNEL_MODULES = (nn.modules.conv._ConvNd, nn.Linear)
 #: Normalization layers: set to their identity (gain 1, shift 0, fresh running statistics), never rescaled.
 NORM_MODULES = (
-    nn.modules.batchnorm._BatchNorm, nn.modules.instancenorm._InstanceNorm, nn.LayerNorm, nn.GroupNorm,
+    nn.modules.batchnorm._BatchNorm,
+    nn.modules.instancenorm._InstanceNorm,
+    nn.LayerNorm,
+    nn.GroupNorm,
     *((nn.RMSNorm,) if hasattr(nn, "RMSNorm") else ()),
-)  # fmt: skip
+)
 
 
 def fan_in(module: nn.Module) -> int:
@@ -57,14 +60,18 @@ def sigma_w_kernels(
     for option, names in (("include", include), ("exclude", exclude)):
         unknown = [n for n in names if n not in params]
         if unknown:
-            raise ValueError(f"{option}: {unknown[0]!r} is not a parameter of the model; parameters: {', '.join(params)}")
+            raise ValueError(
+                f"{option}: {unknown[0]!r} is not a parameter of the model; parameters: {', '.join(params)}"
+            )
     both = sorted(set(include) & set(exclude))
     if both:
         raise ValueError(f"include: {both[0]!r} is also in exclude; name each parameter in one of them")
     flat = [n for n in include if params[n].ndim < 2]
     if flat:
         raise ValueError(f"include: {flat[0]!r} has shape {tuple(params[flat[0]].shape)}; a kernel has >= 2 dims")
-    chosen = {f"{name}.weight" if name else "weight" for name, m in model.named_modules() if isinstance(m, KERNEL_MODULES)}
+    chosen = {
+        f"{name}.weight" if name else "weight" for name, m in model.named_modules() if isinstance(m, KERNEL_MODULES)
+    }
     chosen = (chosen | set(include)) - set(exclude)
     return {name: p for name, p in params.items() if name in chosen}
 

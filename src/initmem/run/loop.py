@@ -27,7 +27,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ContextManager
+from typing import Any
 
 import torch
 
@@ -57,6 +57,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
+
 def resolve_device(name: str) -> torch.device:
     """``auto`` -> cuda if available else cpu; ``cuda`` without a GPU raises :class:`ConfigError` naming the field."""
     if name == "auto":
@@ -75,7 +76,7 @@ class RunSetup:
     data: PreparedData
     bf16: bool
 
-    def autocast(self) -> ContextManager:
+    def autocast(self) -> contextlib.AbstractContextManager:
         """A fresh autocast context for one forward pass."""
         if self.bf16:
             return torch.autocast("cuda", dtype=torch.bfloat16)
@@ -94,10 +95,15 @@ def setup_run(config: RunConfig, data: PreparedData | None = None) -> RunSetup:
 
 
 def initial_row(
-    model: torch.nn.Module, setup: RunSetup, config: RunConfig, initial: dict[str, torch.Tensor],
-    schedule: "Schedule", clocks: ForgettingClocks, loss: str = "cross_entropy",
+    model: torch.nn.Module,
+    setup: RunSetup,
+    config: RunConfig,
+    initial: dict[str, torch.Tensor],
+    schedule: Schedule,
+    clocks: ForgettingClocks,
+    loss: str = "cross_entropy",
     kernels: Callable[[torch.nn.Module], dict[str, torch.Tensor]] = kernel_parameters,
-) -> tuple[dict[str, float], dict[str, float]]:  # fmt: skip
+) -> tuple[dict[str, float], dict[str, float]]:
     """The epoch-0 row of a run (losses, accuracies, norms, the first step's lr, step 0 and the zero clocks) and
     its per-layer norms. Measured on a copy of ``model`` whose BatchNorm running statistics are the exact averages
     over the training sample (:func:`initmem.run.records.recalibrated_copy`): a fresh network's statistics do not
@@ -123,7 +129,7 @@ class Schedule:
     multiplier: LRSchedule
 
     @classmethod
-    def of(cls, config: RunConfig, data: PreparedData) -> "Schedule":
+    def of(cls, config: RunConfig, data: PreparedData) -> Schedule:
         n_steps = steps_per_epoch(len(data.train), config.batch_size)
         return cls(config, n_steps, lr_multiplier(config, n_steps))
 
@@ -159,7 +165,7 @@ class DivergenceWatch:
     initial_norm: float
 
     @classmethod
-    def of(cls, initial_row: dict[str, float]) -> "DivergenceWatch":
+    def of(cls, initial_row: dict[str, float]) -> DivergenceWatch:
         return cls(float(initial_row["train_loss"]), float(initial_row["weight_norm"]))
 
     def batch(self, loss: float, epoch: int) -> str:
@@ -227,8 +233,9 @@ def read_checkpoint(path: Path | None, owner: str, mismatch: Callable[[dict[str,
     return None
 
 
-def state_mismatch(saved: Any, model: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None,
-                   saved_optimizer: Any = None) -> str:  # fmt: skip
+def state_mismatch(
+    saved: Any, model: torch.nn.Module, optimizer: torch.optim.Optimizer | None = None, saved_optimizer: Any = None
+) -> str:
     """Why a saved model state (and optimizer state) does not fit ``model`` (and ``optimizer``), or ``""``: a key
     missing or unknown, a tensor of another shape, parameter groups of other sizes. Checked before anything is loaded,
     so that a checkpoint that would fail half-way through ``load_state_dict`` is set aside instead."""
@@ -290,6 +297,8 @@ def _oom_line(config: RunConfig, text: str) -> str:
     if asked is not None:
         size = asked.group(1)
         size = f" (it asked for {int(size) / 2**30:.1f} GiB at once)" if size.isdigit() else f" (it asked for {size})"
-    return (f"memory: the run does not fit in the memory of device {config.device!r}{size}: {config.model} at width "
-            f"{config.width}, batch_size {config.batch_size}, image_size {config.image_size}; reduce width or "
-            f"batch_size")  # fmt: skip
+    return (
+        f"memory: the run does not fit in the memory of device {config.device!r}{size}: {config.model} at width "
+        f"{config.width}, batch_size {config.batch_size}, image_size {config.image_size}; reduce width or "
+        f"batch_size"
+    )

@@ -20,8 +20,8 @@ Accuracies are in percent throughout.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 import numpy as np
 import torch
@@ -39,7 +39,6 @@ __all__ = [
     "best_index",
     "repair_gap",
 ]
-
 
 
 @dataclass
@@ -60,7 +59,7 @@ class ForgettingClocks:
     step_scale: float = 1.0
 
     @classmethod
-    def for_config(cls, config, **sums: float) -> "ForgettingClocks":
+    def for_config(cls, config, **sums: float) -> ForgettingClocks:
         """The clocks of run ``config`` (a :class:`initmem.run.config.RunConfig`), starting from ``sums`` (resume)."""
         scale = 1.0 / (1.0 - config.momentum) if config.optimizer == "sgd_momentum" else 1.0
         return cls(config.batch_size, config.weight_decay, step_scale=scale, **sums)

@@ -29,8 +29,8 @@ from ..base.paths import git_commit
 from ..base.version import __version__
 from .config import RunConfig
 from .data import PreparedData, eval_batches
-from .metrics import best_index, distance_from_init, frobenius_norms, repair_gap, tau_interp, total_norm
 from .kernels import kernel_parameters
+from .metrics import best_index, distance_from_init, frobenius_norms, repair_gap, tau_interp, total_norm
 from .variables import CLOCK_DESCRIPTIONS, CLOCKS, EPOCH_METRICS, SCALAR_METRICS, recorded_epochs
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "hardware_description",
     "to_dataset",
 ]
+
 
 def mse_one_hot(logits: torch.Tensor, targets: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
     """Squared error between the logits (N, C) and the one-hot targets (N,) (class indices), summed over the C
@@ -127,7 +128,12 @@ def recalibrated_copy(model: torch.nn.Module, data, batch_size: int) -> torch.nn
 
 
 def measure(
-    model, data: PreparedData, config: RunConfig, initial, autocast, loss: str = "cross_entropy",
+    model,
+    data: PreparedData,
+    config: RunConfig,
+    initial,
+    autocast,
+    loss: str = "cross_entropy",
     kernels: Callable[[torch.nn.Module], dict[str, torch.Tensor]] = kernel_parameters,
 ) -> tuple[dict, dict]:
     """Losses (``loss``, see :data:`LOSSES`), accuracies and the norms of ``kernels(model)`` (default: every
@@ -186,13 +192,19 @@ def hardware_facts(device: torch.device) -> dict[str, str]:
     versions. Runs of one config replay bit for bit only where these agree.
     """
     if device.type == "cuda":
-        return {"gpu_model": torch.cuda.get_device_name(device), "cuda_version": str(torch.version.cuda or ""),
-                "cudnn_version": str(torch.backends.cudnn.version() or "")}  # fmt: skip
+        return {
+            "gpu_model": torch.cuda.get_device_name(device),
+            "cuda_version": str(torch.version.cuda or ""),
+            "cudnn_version": str(torch.backends.cudnn.version() or ""),
+        }
     libraries = math_library_versions()
     return {
-        "cpu_model": cpu_model(), "cpu_capability": str(torch.backends.cpu.get_cpu_capability()),
-        "machine": platform.machine(), "onednn_version": libraries["onednn"], "mkl_version": libraries["mkl"],
-    }  # fmt: skip
+        "cpu_model": cpu_model(),
+        "cpu_capability": str(torch.backends.cpu.get_cpu_capability()),
+        "machine": platform.machine(),
+        "onednn_version": libraries["onednn"],
+        "mkl_version": libraries["mkl"],
+    }
 
 
 def hardware_description(device: torch.device) -> str:
@@ -205,8 +217,10 @@ def hardware_description(device: torch.device) -> str:
     libraries = ", ".join(
         f"{label} {facts[key]}" for label, key in (("oneDNN", "onednn_version"), ("MKL", "mkl_version")) if facts[key]
     )
-    line = (f"{facts['cpu_model']} ({facts['machine']}, {facts['cpu_capability']}), {os.cpu_count()} cores, "
-            f"{torch.get_num_threads()} threads")  # fmt: skip
+    line = (
+        f"{facts['cpu_model']} ({facts['machine']}, {facts['cpu_capability']}), {os.cpu_count()} cores, "
+        f"{torch.get_num_threads()} threads"
+    )
     return f"{line}; {libraries}" if libraries else line
 
 

@@ -43,6 +43,7 @@ __all__ = ["init_sigma_w_", "seeded_model"]
 
 logger = logging.getLogger(__name__)
 
+
 @torch.no_grad()
 def init_sigma_w_(
     model: nn.Module,
@@ -90,8 +91,10 @@ def init_sigma_w_(
         ValueError: ``sigma_w`` is not a finite number > 0, or ``include``/``exclude`` name no parameter
             (see :func:`sigma_w_kernels`).
     """
-    if isinstance(sigma_w, bool) or not isinstance(sigma_w, numbers.Real) or not (
-        math.isfinite(sigma_w) and sigma_w > 0
+    if (
+        isinstance(sigma_w, bool)
+        or not isinstance(sigma_w, numbers.Real)
+        or not (math.isfinite(sigma_w) and sigma_w > 0)
     ):
         raise ValueError(f"sigma_w: must be a finite number > 0, got {sigma_w!r}")
     kernels = sigma_w_kernels(model, include, exclude)
@@ -110,8 +113,11 @@ def init_sigma_w_(
     untouched = [n for n, _ in model.named_parameters() if n not in kernels and not _is_reset(model, n)]
     logger.debug(
         "initialised %s at sigma_w=%g (head at %s); left as constructed: %s",
-        type(model).__name__, sigma_w, "sigma_w" if include_head else "1", ", ".join(untouched) or "nothing",
-    )  # fmt: skip
+        type(model).__name__,
+        sigma_w,
+        "sigma_w" if include_head else "1",
+        ", ".join(untouched) or "nothing",
+    )
     return model
 
 

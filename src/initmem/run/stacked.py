@@ -62,8 +62,17 @@ from tqdm.auto import tqdm
 from .config import RunConfig
 from .data import PreparedData, eval_batches
 from .kernels import kernel_parameters
-from .loop import (DivergenceWatch, Schedule, checkpoint_due, guard_memory, initial_row, read_checkpoint,
-                   save_checkpoint, setup_run, state_mismatch)  # fmt: skip
+from .loop import (
+    DivergenceWatch,
+    Schedule,
+    checkpoint_due,
+    guard_memory,
+    initial_row,
+    read_checkpoint,
+    save_checkpoint,
+    setup_run,
+    state_mismatch,
+)
 from .metrics import ForgettingClocks
 from .optim import build_optimizer
 from .records import RunHistory, eval_batch_size, kernel_norms, recorded_epochs, to_dataset
@@ -101,8 +110,11 @@ def stack_groups(configs: Iterable[RunConfig], max_size: int | None = None) -> l
             groups.setdefault(stack_key(config), []).append(config)
     if singles:
         names = sorted({group[0].optimizer for group in singles})
-        log.info("%d runs of %s are trained one at a time: their updates are per matrix, not elementwise",
-                 len(singles), ", ".join(names))  # fmt: skip
+        log.info(
+            "%d runs of %s are trained one at a time: their updates are per matrix, not elementwise",
+            len(singles),
+            ", ".join(names),
+        )
     size = max_size or max((len(g) for g in groups.values()), default=1)
     chunks = [group[i : i + size] for group in groups.values() for i in range(0, len(group), size)]
     return chunks + singles
@@ -275,8 +287,14 @@ def train_stacked(
     watches = [DivergenceWatch.of(history.rows[0]) for history in histories]
 
     show = ref.progress if progress is None else progress
-    bar = tqdm(total=ref.epochs, initial=start_epoch - 1, disable=None if show else True,
-               desc=f"stacked x{k_total} {ref.optimizer}", leave=False, dynamic_ncols=True)  # fmt: skip
+    bar = tqdm(
+        total=ref.epochs,
+        initial=start_epoch - 1,
+        disable=None if show else True,
+        desc=f"stacked x{k_total} {ref.optimizer}",
+        leave=False,
+        dynamic_ncols=True,
+    )
     for epoch in range(start_epoch, ref.epochs + 1):
         t0 = time.perf_counter()
         running = [k for k in range(k_total) if not divergences[k]]
@@ -317,12 +335,21 @@ def train_stacked(
             walls[k] += share
         bar.update(1)
         if checkpoint_due(checkpoint_path, ref, epoch):
-            save_checkpoint(checkpoint_path, {
-                "version": STACKED_CHECKPOINT_VERSION, "hashes": [c.hash() for c in configs], "epoch": epoch,
-                "step": step, "stack": stack.state_dict(), "optimizer": optimizer.state_dict(),
-                "clocks": clocks.as_dict(), "histories": [dataclasses.asdict(h) for h in histories],
-                "divergences": divergences, "walls": walls,
-            })  # fmt: skip
+            save_checkpoint(
+                checkpoint_path,
+                {
+                    "version": STACKED_CHECKPOINT_VERSION,
+                    "hashes": [c.hash() for c in configs],
+                    "epoch": epoch,
+                    "step": step,
+                    "stack": stack.state_dict(),
+                    "optimizer": optimizer.state_dict(),
+                    "clocks": clocks.as_dict(),
+                    "histories": [dataclasses.asdict(h) for h in histories],
+                    "divergences": divergences,
+                    "walls": walls,
+                },
+            )
     bar.close()
 
     datasets = []
@@ -335,8 +362,9 @@ def train_stacked(
     return datasets
 
 
-def _load_stack_checkpoint(path: Path | None, configs: Sequence[RunConfig], stack: torch.nn.Module,
-                           optimizer: torch.optim.Optimizer) -> dict[str, Any] | None:  # fmt: skip
+def _load_stack_checkpoint(
+    path: Path | None, configs: Sequence[RunConfig], stack: torch.nn.Module, optimizer: torch.optim.Optimizer
+) -> dict[str, Any] | None:
     hashes = [c.hash() for c in configs]
 
     def mismatch(state: dict[str, Any]) -> str:

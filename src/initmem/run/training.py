@@ -58,8 +58,17 @@ from ..base.files import remove_stale_temp_files
 from .config import RunConfig
 from .data import PreparedData
 from .kernels import kernel_parameters
-from .loop import (DivergenceWatch, Schedule, checkpoint_due, guard_memory, initial_row, read_checkpoint,
-                   save_checkpoint, setup_run, state_mismatch)  # fmt: skip
+from .loop import (
+    DivergenceWatch,
+    Schedule,
+    checkpoint_due,
+    guard_memory,
+    initial_row,
+    read_checkpoint,
+    save_checkpoint,
+    setup_run,
+    state_mismatch,
+)
 from .metrics import ForgettingClocks
 from .optim import build_optimizer
 from .records import LOSSES, RunHistory, measure, recorded_epochs, to_dataset
@@ -73,8 +82,12 @@ log = logging.getLogger(__name__)
 CHECKPOINT_VERSION = 2
 
 
-def load_checkpoint(path: Path | None, config: RunConfig, model: torch.nn.Module | None = None,
-                    optimizer: torch.optim.Optimizer | None = None) -> dict[str, Any] | None:  # fmt: skip
+def load_checkpoint(
+    path: Path | None,
+    config: RunConfig,
+    model: torch.nn.Module | None = None,
+    optimizer: torch.optim.Optimizer | None = None,
+) -> dict[str, Any] | None:
     """The checkpoint of run ``config`` at ``path`` (see :func:`initmem.run.loop.read_checkpoint`), or None.
 
     With ``model`` (and ``optimizer``), a checkpoint whose states do not fit them (:func:`initmem.run.loop.state_mismatch`:
@@ -130,8 +143,10 @@ def train(
     """
     if not isinstance(config, RunConfig):
         shown = repr(config) if len(repr(config)) <= 40 else repr(config)[:37] + "..."
-        raise TypeError(f"train: takes a RunConfig, e.g. train(RunConfig(model='resnet9', sigma_w=0.5)); "
-                        f"got {type(config).__name__} {shown}")  # fmt: skip
+        raise TypeError(
+            f"train: takes a RunConfig, e.g. train(RunConfig(model='resnet9', sigma_w=0.5)); "
+            f"got {type(config).__name__} {shown}"
+        )
     if loss not in LOSSES:
         raise ValueError(f"loss: allowed values are {', '.join(LOSSES)}; got {loss!r}")
     loss_fn = LOSSES[loss]
@@ -170,9 +185,13 @@ def train(
 
     show = config.progress if progress is None else progress
     bar = tqdm(
-        total=config.epochs, initial=start_epoch - 1, disable=None if show else True,
-        desc=f"{config.optimizer} sigma_w={config.sigma_w:g}", leave=False, dynamic_ncols=True,
-    )  # fmt: skip
+        total=config.epochs,
+        initial=start_epoch - 1,
+        disable=None if show else True,
+        desc=f"{config.optimizer} sigma_w={config.sigma_w:g}",
+        leave=False,
+        dynamic_ncols=True,
+    )
     for epoch in range(start_epoch, config.epochs + 1):
         t0 = time.perf_counter()
         model.train()
@@ -204,15 +223,22 @@ def train(
         wall += time.perf_counter() - t0
         bar.update(1)
         if checkpoint_due(checkpoint_path, config, epoch):
-            save_checkpoint(checkpoint_path, {
-                "version": CHECKPOINT_VERSION, "config_hash": config.hash(), "epoch": epoch, "step": step,
-                "model": model.state_dict(), "optimizer": optimizer.state_dict(), "clocks": clocks.as_dict(),
-                "history": dataclasses.asdict(history), "wall_time_s": wall,
-            })  # fmt: skip
+            save_checkpoint(
+                checkpoint_path,
+                {
+                    "version": CHECKPOINT_VERSION,
+                    "config_hash": config.hash(),
+                    "epoch": epoch,
+                    "step": step,
+                    "model": model.state_dict(),
+                    "optimizer": optimizer.state_dict(),
+                    "clocks": clocks.as_dict(),
+                    "history": dataclasses.asdict(history),
+                    "wall_time_s": wall,
+                },
+            )
     bar.close()
     dataset = to_dataset(config, history, recorded, divergence, wall, data, setup.device)
     if checkpoint_path is not None and not keep_checkpoint:
         checkpoint_path.unlink(missing_ok=True)
     return dataset
-
-

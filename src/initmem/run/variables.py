@@ -19,25 +19,50 @@ __all__ = ["EPOCH_METRICS", "SCALAR_METRICS", "CLOCKS", "CLOCK_DESCRIPTIONS", "r
 
 #: Per-epoch scalar variables, in the order they are recorded.
 EPOCH_METRICS = (
-    "train_loss", "train_acc", "val_loss", "val_acc", "test_loss", "test_acc",
-    "weight_norm", "dist_from_init", "lr", "step", "T_SGD", "T_L2", "T_adapt",
-)  # fmt: skip
+    "train_loss",
+    "train_acc",
+    "val_loss",
+    "val_acc",
+    "test_loss",
+    "test_acc",
+    "weight_norm",
+    "dist_from_init",
+    "lr",
+    "step",
+    "T_SGD",
+    "T_L2",
+    "T_adapt",
+)
 #: Per-run scalar variables.
 SCALAR_METRICS = (
-    "best_epoch", "selected_test_acc", "selected_val_acc", "selected_train_acc", "selected_T_SGD",
-    "selected_T_L2", "selected_T_adapt", "final_epoch", "final_test_acc", "final_train_acc", "final_T_SGD",
-    "final_T_L2", "final_T_adapt", "tau_interp", "repair_gap", "diverged", "wall_time_s",
-)  # fmt: skip
+    "best_epoch",
+    "selected_test_acc",
+    "selected_val_acc",
+    "selected_train_acc",
+    "selected_T_SGD",
+    "selected_T_L2",
+    "selected_T_adapt",
+    "final_epoch",
+    "final_test_acc",
+    "final_train_acc",
+    "final_T_SGD",
+    "final_T_L2",
+    "final_T_adapt",
+    "tau_interp",
+    "repair_gap",
+    "diverged",
+    "wall_time_s",
+)
 #: The clocks, each recorded per epoch and at the selected and the final checkpoint.
 CLOCKS = ("T_SGD", "T_L2", "T_adapt")
 #: What each clock counts (stored as the variables' ``description`` attribute).
 CLOCK_DESCRIPTIONS = {
     "T_SGD": "(1/b) sum_k eta_k^2 over the steps so far; eta_k is the effective step (lr/(1-momentum) for "
-             "sgd_momentum; under muon the lr of the orthogonalised hidden kernels, not aux_lr)",
+    "sgd_momentum; under muon the lr of the orthogonalised hidden kernels, not aux_lr)",
     "T_L2": "lambda sum_k eta_k over the steps so far (eta_k as for T_SGD)",
     "T_adapt": "sum_k eta_k over the steps so far (eta_k as for T_SGD; under muon it covers the orthogonalised "
-               "hidden kernels only, not the auxiliary AdamW group of BatchNorm, biases and head)",
-}  # fmt: skip
+    "hidden kernels only, not the auxiliary AdamW group of BatchNorm, biases and head)",
+}
 
 
 def recorded_epochs(config: RunConfig) -> list[int]:

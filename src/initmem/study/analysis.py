@@ -15,6 +15,7 @@ Functions
   its spread and the clocks it reached (experiment 07).
 * :func:`smallest_spread` / :func:`against_reference` -- experiment 09: each optimizer's learning rate with the
   smallest spread, set against the spread at a reference learning rate (01's).
+* experiment 04's batch sizes and which of them C5 compares: :mod:`initmem.study.batches`.
 * :func:`calibration_table` / :func:`calibrated_logit_scale` -- experiment 08: when plain SGD interpolates for
   each logit factor, and the factor the presets use.
 
@@ -29,7 +30,6 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -54,13 +54,9 @@ __all__ = [
     "against_reference",
     "clock_table",
     "collapse_table",
-    "BatchPoint",
-    "batch_points",
-    "batch_comparisons",
     "calibration_table",
     "calibrated_logit_scale",
 ]
-
 
 
 # ----------------------------------------------------------------------------------------------
@@ -198,7 +194,7 @@ def norm_coupling(ds: xr.Dataset, over: str = "sigma_w") -> xr.DataArray:
     return xr.apply_ufunc(_slope, initial, final, input_core_dims=[[over], [over]]).rename("norm_coupling")
 
 
-def norm_table(ds: xr.Dataset) -> "Any":
+def norm_table(ds: xr.Dataset) -> Any:
     """Radial memory per optimizer (experiment 06), a :class:`pandas.DataFrame` indexed by optimizer: the coupling
     slope (:func:`norm_coupling`, mean over seeds, with its t-interval ``slope_ci95_low``/``_high``), the ratio of
     the largest to the smallest seed-mean kernel norm across sigma_w at initialisation and at the end, and the
@@ -213,11 +209,18 @@ def norm_table(ds: xr.Dataset) -> "Any":
     for opt in ds["optimizer"].values:
         slope = mean_interval(slopes.sel(optimizer=opt))
         f, i = seed_mean(final.sel(optimizer=opt)), seed_mean(initial.sel(optimizer=opt))
-        rows.append({
-            "optimizer": str(opt), "slope": slope.estimate, "slope_ci95_low": slope.low, "slope_ci95_high": slope.high,
-            "initial_norm_ratio": float(i.max() / i.min()), "final_norm_ratio": float(f.max() / f.min()),
-            "final_norm_min": float(f.min()), "final_norm_max": float(f.max()),
-        })  # fmt: skip
+        rows.append(
+            {
+                "optimizer": str(opt),
+                "slope": slope.estimate,
+                "slope_ci95_low": slope.low,
+                "slope_ci95_high": slope.high,
+                "initial_norm_ratio": float(i.max() / i.min()),
+                "final_norm_ratio": float(f.max() / f.min()),
+                "final_norm_min": float(f.min()),
+                "final_norm_max": float(f.max()),
+            }
+        )
     return pd.DataFrame(rows).set_index("optimizer")
 
 
@@ -227,7 +230,7 @@ def norm_table(ds: xr.Dataset) -> "Any":
 _INFO_FIELDS = ("optimizer", "lr", "weight_decay", "batch_size", "model", "epochs")
 
 
-def spread_points(ds: xr.Dataset, experiment: str = "", over: str = "sigma_w", seed_dim: str = "seed") -> "Any":
+def spread_points(ds: xr.Dataset, experiment: str = "", over: str = "sigma_w", seed_dim: str = "seed") -> Any:
     """One row per configuration of ``ds`` (every combination of its dims except ``over`` and seeds):
 
     ``experiment``, the RunConfig fields ``optimizer, lr, weight_decay, batch_size, model, epochs``, the
@@ -248,7 +251,7 @@ def spread_points(ds: xr.Dataset, experiment: str = "", over: str = "sigma_w", s
     if "index" in table.columns and not by:
         table = table.drop(columns="index")
     rows = []
-    for i, row in table.iterrows():
+    for _, row in table.iterrows():
         combo = {d: row[d] for d in by}
         sub = ds.sel(combo) if combo else ds
         info = {f: field_value(sub, f) for f in _INFO_FIELDS}
@@ -267,7 +270,7 @@ def spread_points(ds: xr.Dataset, experiment: str = "", over: str = "sigma_w", s
     return frame
 
 
-def smallest_spread(table: "Any", by: str = "optimizer", var: str = "selected") -> "Any":
+def smallest_spread(table: Any, by: str = "optimizer", var: str = "selected") -> Any:
     """The row of each ``by`` group of a :func:`spread_points` table with the smallest ``{var}_spread_pp`` (the
     configuration that forgot the most), in the table's order of groups; groups without a finite spread are left
     out. Experiment 09 uses it to name each adaptive optimizer's best learning rate."""
@@ -284,7 +287,7 @@ def learning_rates_of(ds: xr.Dataset) -> dict[str, float]:
     return dict(zip(optimizers, lrs)) if len(lrs) == len(optimizers) else dict.fromkeys(optimizers, lrs[0])
 
 
-def against_reference(table: "Any", reference_lrs: Mapping[str, float], var: str = "selected") -> "Any":
+def against_reference(table: Any, reference_lrs: Mapping[str, float], var: str = "selected") -> Any:
     """Each optimizer's smallest ``{var}`` spread of a :func:`spread_points` table set against its spread at the
     learning rate ``reference_lrs[optimizer]`` (experiment 09 against 01's learning rates).
 
@@ -303,11 +306,20 @@ def against_reference(table: "Any", reference_lrs: Mapping[str, float], var: str
         optimizer = best["optimizer"]
         at = table[(table["optimizer"] == optimizer) & (table["lr"] == reference_lrs.get(optimizer, np.nan))]
         reference = at.iloc[0] if len(at) else pd.Series({"lr": np.nan, spread: np.nan, low: np.nan, high: np.nan})
-        rows.append({"optimizer": optimizer, "best_lr": float(best["lr"]), "best_spread_pp": float(best[spread]),
-                     "best_low": float(best[low]), "best_high": float(best[high]),
-                     "reference_lr": float(reference["lr"]), "reference_spread_pp": float(reference[spread]),
-                     "reference_low": float(reference[low]), "reference_high": float(reference[high]),
-                     "measurably_lower": bool(best[high] < reference[low])})  # fmt: skip
+        rows.append(
+            {
+                "optimizer": optimizer,
+                "best_lr": float(best["lr"]),
+                "best_spread_pp": float(best[spread]),
+                "best_low": float(best[low]),
+                "best_high": float(best[high]),
+                "reference_lr": float(reference["lr"]),
+                "reference_spread_pp": float(reference[spread]),
+                "reference_low": float(reference[low]),
+                "reference_high": float(reference[high]),
+                "measurably_lower": bool(best[high] < reference[low]),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -321,7 +333,7 @@ def _family(optimizer: str, weight_decay: float) -> str:
 FAMILY_CLOCK = {"SGD": "T_SGD", "SGD+L2": "T_L2", "adaptive": "T_adapt"}
 
 
-def clock_table(datasets: Mapping[str, xr.Dataset]) -> "Any":
+def clock_table(datasets: Mapping[str, xr.Dataset]) -> Any:
     """:func:`spread_points` of every Dataset in ``datasets`` (name -> Dataset), concatenated.
 
     Every configuration counts once: experiment 02 enters at its longest horizon only (its shorter horizons are
@@ -342,7 +354,7 @@ def clock_table(datasets: Mapping[str, xr.Dataset]) -> "Any":
     return pd.concat(frames, ignore_index=True)
 
 
-def collapse_table(table: "Any") -> "Any":
+def collapse_table(table: Any) -> Any:
     """Does each family collapse on its own clock (experiment 07)? For each family of :data:`FAMILY_CLOCK`, over its
     configurations in ``table`` (a :func:`clock_table`): Spearman's rho between the selected spread and each clock
     (``rho(T_*)``), and for the family's own clock its one-sided permutation p (rho < 0), its 95 % bootstrap interval
@@ -373,7 +385,7 @@ def collapse_table(table: "Any") -> "Any":
     return pd.DataFrame(rows).set_index("family")
 
 
-def horizon_table(ds: xr.Dataset, horizons: Sequence[int], experiment: str = "02_long_training") -> "Any":
+def horizon_table(ds: xr.Dataset, horizons: Sequence[int], experiment: str = "02_long_training") -> Any:
     """:func:`spread_points` at each horizon of :func:`within_horizons`: one row per (horizon, configuration),
     indexed by ``horizon_epochs``; the ``epochs`` column is the horizon and the clocks are those reached there."""
     import pandas as pd
@@ -389,70 +401,9 @@ def horizon_table(ds: xr.Dataset, horizons: Sequence[int], experiment: str = "02
 
 
 # ----------------------------------------------------------------------------------------------
-# Experiment 04: which batch sizes can be compared (C5)
-# ----------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class BatchPoint:
-    """One (batch size, epochs) point of experiment 04: its runs ``ds`` (dims sigma_w and seed), the optimisation
-    ``steps`` they took and whether every one of them interpolates (final train accuracy >= 99.5 %)."""
-
-    batch_size: int
-    epochs: int
-    steps: int
-    interpolates: bool
-    ds: xr.Dataset
-
-    @property
-    def label(self) -> str:
-        return f"b={self.batch_size}, {self.epochs} epochs ({self.steps} steps)"
-
-
-def batch_points(ds: xr.Dataset) -> list[BatchPoint]:
-    """Every (batch size, epochs) point of an experiment-04 Dataset, sorted by batch size then epochs: a grid over
-    both, or batch sizes zipped with their epochs (an ``epochs`` coordinate along ``batch_size``)."""
-    from ..run.thresholds import INTERPOLATION_THRESHOLD
-
-    if "epochs" in ds.dims:
-        combos = [({"batch_size": b, "epochs": e}, int(b), int(e)) for b in ds["batch_size"].values
-                  for e in ds["epochs"].values]  # fmt: skip
-    else:
-        epochs = field_values(ds, "epochs")
-        if len(epochs) == 1:
-            epochs = epochs * ds.sizes["batch_size"]
-        combos = [({"batch_size": b}, int(b), int(e)) for b, e in zip(ds["batch_size"].values, epochs)]
-    points = []
-    for selection, b, e in combos:
-        sub = ds.sel(selection)
-        if "epochs" in sub.coords and "epochs" not in sub.dims:
-            sub = sub.drop_vars("epochs")
-        steps = int(np.nanmax(last_finite(sub["step"]).values)) if "step" in sub else 0
-        interpolates = bool((sub["final_train_acc"] >= INTERPOLATION_THRESHOLD).all())
-        points.append(BatchPoint(b, e, steps, interpolates, sub))
-    return sorted(points, key=lambda p: (p.batch_size, p.epochs))
-
-
-def batch_comparisons(ds: xr.Dataset, tolerance: float = 0.05) -> dict[str, tuple[BatchPoint, BatchPoint] | None]:
-    """C5's two fair comparisons, each a (smaller batch, larger batch) pair of :func:`batch_points` whose runs all
-    interpolate, or None where no such pair exists:
-
-    * ``"equal steps"``: steps within ``tolerance`` of each other; the pair with the largest batch ratio (ties: the
-      most steps);
-    * ``"equal epochs"``: the same epochs; the pair with the largest batch ratio (ties: the most epochs).
-    """
-    usable = [p for p in batch_points(ds) if p.interpolates]
-    pairs = [(a, b) for a in usable for b in usable if b.batch_size > a.batch_size]
-    designs = {
-        "equal steps": [(a, b) for a, b in pairs if abs(b.steps - a.steps) <= tolerance * max(a.steps, b.steps, 1)],
-        "equal epochs": [(a, b) for a, b in pairs if a.epochs == b.epochs],
-    }
-    return {name: max(found, key=lambda ab: (ab[1].batch_size / ab[0].batch_size, ab[0].steps)) if found else None
-            for name, found in designs.items()}  # fmt: skip
-
-
-# ----------------------------------------------------------------------------------------------
 # Experiment 08: calibration of the logit factor
 # ----------------------------------------------------------------------------------------------
-def calibration_table(ds: xr.Dataset) -> "Any":
+def calibration_table(ds: xr.Dataset) -> Any:
     """One row per (logit_scale, sigma_w) of experiment 08 (seed mean): ``tau_interp`` (epochs; NaN: never),
     ``final_train_acc``, ``selected_test_acc``, ``final_test_acc`` (%), and ``runs_interpolating`` (of the seeds)."""
     import pandas as pd

@@ -1,19 +1,18 @@
 """The figure of experiment 04: the spread against the batch size, at equal epochs and at equal steps.
 
 :func:`batch_spreads` draws every (batch size, epochs) point of the sweep
-(:func:`initmem.study.analysis.batch_points`): left, the cross-fitted spread of the validation-selected predictor against the batch size, one line per
+(:func:`initmem.study.batches.batch_points`): left, the cross-fitted spread of the validation-selected predictor against the batch size, one line per
 training length (a grid over batch size and epochs), or one line for batch sizes zipped with their epochs (equal
 steps); right, the same spreads against the T_SGD clock each point reached. A point whose runs do not all interpolate
-is drawn hollow: C5 compares only batch sizes that interpolate (:func:`initmem.study.analysis.batch_comparisons`). On an
+is drawn hollow: C5 compares only batch sizes that interpolate (:func:`initmem.study.batches.batch_comparisons`). On an
 exploration's page the committed record's lines are drawn muted underneath (:mod:`initmem.study.plots.overlay`).
 """
 
 from __future__ import annotations
 
-import numpy as np
 import xarray as xr
 
-from .analysis import batch_points
+from .batches import batch_points
 from .plots.captions import finish
 from .plots.overlay import RECORD_LINE, record_handle, record_note
 from .plots.seeds import seed_spread
@@ -24,7 +23,9 @@ __all__ = ["batch_spreads"]
 
 
 @styled
-def batch_spreads(ds: xr.Dataset, title: str | None = "Spread against the batch size", record: xr.Dataset | None = None):
+def batch_spreads(
+    ds: xr.Dataset, title: str | None = "Spread against the batch size", record: xr.Dataset | None = None
+):
     """See the module docstring; the seeds' mean with its 95 % t-interval (bars). ``record``: the committed record's
     Dataset, its line of every training length both have drawn muted underneath (:mod:`initmem.study.plots.overlay`)."""
     from matplotlib.lines import Line2D
@@ -33,13 +34,15 @@ def batch_spreads(ds: xr.Dataset, title: str | None = "Spread against the batch 
     fig, axes, strips = panels(2, legend="below", sharey=True)
     groups = _groups(ds, points)
     theirs = dict(_groups(record, batch_points(record))) if record is not None else {}
-    for label, group in groups:
+    for label, _ in groups:
         if label in theirs:
             spreads = [_spread(point) for point in theirs[label]]
-            axes[0, 0].plot([p.batch_size for p in theirs[label]], [s.estimate for s in spreads], label="_record",
-                            **RECORD_LINE)  # fmt: skip
-            axes[0, 1].plot([_clock(p) for p in theirs[label]], [s.estimate for s in spreads], label="_record",
-                            **RECORD_LINE)  # fmt: skip
+            axes[0, 0].plot(
+                [p.batch_size for p in theirs[label]], [s.estimate for s in spreads], label="_record", **RECORD_LINE
+            )
+            axes[0, 1].plot(
+                [_clock(p) for p in theirs[label]], [s.estimate for s in spreads], label="_record", **RECORD_LINE
+            )
     for k, (label, group) in enumerate(groups):
         color = f"C{k}"
         xs, ys, clocks = [], [], []
@@ -50,9 +53,19 @@ def batch_spreads(ds: xr.Dataset, title: str | None = "Spread against the batch 
             clocks.append(_clock(point))
             face = color if point.interpolates else "white"
             for ax, x in zip(axes[0], (point.batch_size, clocks[-1])):
-                ax.errorbar([x], [interval.estimate], yerr=[[interval.estimate - interval.low],
-                                                            [interval.high - interval.estimate]] if interval.has_bounds
-                            else None, fmt="o", ms=5, mfc=face, mec=color, color=color, elinewidth=0.8)  # fmt: skip
+                ax.errorbar(
+                    [x],
+                    [interval.estimate],
+                    yerr=[[interval.estimate - interval.low], [interval.high - interval.estimate]]
+                    if interval.has_bounds
+                    else None,
+                    fmt="o",
+                    ms=5,
+                    mfc=face,
+                    mec=color,
+                    color=color,
+                    elinewidth=0.8,
+                )
         axes[0, 0].plot(xs, ys, color=color, lw=1.0, label=label)
         axes[0, 1].plot(clocks, ys, color=color, lw=0.6, alpha=0.6)
     drawn = [*points, *(point for group in theirs.values() for point in group)]

@@ -26,8 +26,17 @@ from .layout import results_paths
 from .presets import notebook_parameters
 from .registry import EXPERIMENT_SPECS, EXPERIMENTS, experiment_spec
 
-__all__ = ["CPU_THROUGHPUT", "BATCH_FACTOR", "EVAL_SPEEDUP", "run_images", "run_cost", "group_seconds",
-           "estimate_seconds", "estimate_cost", "measured_costs"]  # fmt: skip
+__all__ = [
+    "CPU_THROUGHPUT",
+    "BATCH_FACTOR",
+    "EVAL_SPEEDUP",
+    "run_images",
+    "run_cost",
+    "group_seconds",
+    "estimate_seconds",
+    "estimate_cost",
+    "measured_costs",
+]
 
 #: Training throughput (images/s per core, ONE thread per run, batch 64, no augmentation, channels-last) on the
 #: 2-core development machine (torch 2.14.1, x86_64), keyed by (model, width, image_size): the medians over the
@@ -74,7 +83,9 @@ def run_cost(config: RunConfig) -> tuple[int, int, float]:
     c = config
     n_train = c.train_size or 50_000 - c.val_size
     n_eval = c.val_size + (c.test_size or 10_000) + c.train_eval_size
-    images, eval_images = run_images(c.epochs, n_train, c.batch_size, len(recorded_epochs(c)), n_eval, c.train_eval_size)
+    images, eval_images = run_images(
+        c.epochs, n_train, c.batch_size, len(recorded_epochs(c)), n_eval, c.train_eval_size
+    )
     rate = CPU_THROUGHPUT.get((c.model, c.effective_width, c.image_size), math.nan)
     seconds = _OVERHEAD * (images / (rate * BATCH_FACTOR.get(c.batch_size, 1.0)) + eval_images / (rate * EVAL_SPEEDUP))
     return images, eval_images, seconds
@@ -116,8 +127,13 @@ def estimate_cost(preset: str, name: str) -> dict[str, Any]:
     total_eval = sum(r[1] for r in per_run)
     seconds = sum(r[2] for r in per_run)
     workers = max(1, p.get("workers") or 1)
-    return {"runs": len(configs), "train_images": int(total_train), "eval_images": int(total_eval),
-            "core_seconds": seconds, "wall_seconds": seconds / workers}  # fmt: skip
+    return {
+        "runs": len(configs),
+        "train_images": int(total_train),
+        "eval_images": int(total_eval),
+        "core_seconds": seconds,
+        "wall_seconds": seconds / workers,
+    }
 
 
 def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[str] = EXPERIMENTS):
@@ -146,11 +162,16 @@ def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[
             counted.add(digest)
             seconds.append(float(ds["wall_time_s"]))
         if seconds or shared:
-            rows.append({
-                "experiment": name, "runs": len(seconds) + shared, "shared_runs": shared,
-                "core_hours": sum(seconds) / 3600.0,
-                "minutes_per_run": float(np.mean(seconds)) / 60.0 if seconds else math.nan,
-                "hardware": "; ".join(sorted(hardware)), "torch": "; ".join(sorted(torch_versions)),
-            })  # fmt: skip
+            rows.append(
+                {
+                    "experiment": name,
+                    "runs": len(seconds) + shared,
+                    "shared_runs": shared,
+                    "core_hours": sum(seconds) / 3600.0,
+                    "minutes_per_run": float(np.mean(seconds)) / 60.0 if seconds else math.nan,
+                    "hardware": "; ".join(sorted(hardware)),
+                    "torch": "; ".join(sorted(torch_versions)),
+                }
+            )
     columns = ["experiment", "runs", "shared_runs", "core_hours", "minutes_per_run", "hardware", "torch"]
     return pd.DataFrame(rows, columns=columns).set_index("experiment")

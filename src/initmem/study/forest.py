@@ -21,8 +21,12 @@ from .plots.style import FIGURE_WIDTH, MUTED, STYLE, legend_in, pyplot, style_ax
 __all__ = ["VERDICT_COLORS", "forest"]
 
 #: The colour of each verdict's label.
-VERDICT_COLORS = {"reproduced in size": "#1a7f37", "reproduced in direction": "#2f6fb5", "not reproduced": "#b42318",
-                  "inconclusive": "0.35"}  # fmt: skip
+VERDICT_COLORS = {
+    "reproduced in size": "#1a7f37",
+    "reproduced in direction": "#2f6fb5",
+    "not reproduced": "#b42318",
+    "inconclusive": "0.35",
+}
 _BAND = "#9ec5ea"
 _NULL = "0.85"
 _ROW_HEIGHT = 0.17
@@ -36,8 +40,11 @@ def _draw_row(ax, y: float, row: Any) -> None:
     """One ledger row at height ``y``: the band and number of the paper, or the null band, and ours."""
     sized = _finite(row["band_low"], row["band_high"])
     if sized:
-        ax.add_patch(pyplot().Rectangle((row["band_low"], y - 0.32), row["band_high"] - row["band_low"], 0.64,
-                                      color=_BAND, lw=0, zorder=1))  # fmt: skip
+        ax.add_patch(
+            pyplot().Rectangle(
+                (row["band_low"], y - 0.32), row["band_high"] - row["band_low"], 0.64, color=_BAND, lw=0, zorder=1
+            )
+        )
         if _finite(row["paper_value"]):
             ax.plot([row["paper_value"]], [y], marker="D", ms=5, color="#1f4e79", zorder=3, ls="none")
         centre, low, high = row["size"], row["size_low"], row["size_high"]
@@ -68,16 +75,24 @@ def forest(table: Any, title: str | None = "The claims against the paper", capti
         ys = np.arange(len(rows))[::-1]
         for y, (_, row) in zip(ys, rows.iterrows()):
             _draw_row(ax, float(y), row)
-            ax.annotate(row["verdict"], xy=(1.01, float(y)), xycoords=("axes fraction", "data"), va="center",
-                        fontsize=STYLE["legend.fontsize"], color=VERDICT_COLORS.get(row["verdict"], MUTED))  # fmt: skip
+            ax.annotate(
+                row["verdict"],
+                xy=(1.01, float(y)),
+                xycoords=("axes fraction", "data"),
+                va="center",
+                fontsize=STYLE["legend.fontsize"],
+                color=VERDICT_COLORS.get(row["verdict"], MUTED),
+            )
         ax.axvline(0.0, color=MUTED, lw=0.8, zorder=2)
         ax.set_yticks(ys, list(rows.index))
         ax.set_ylim(-0.6, len(rows) - 0.4)
         ax.set_xlabel("percentage points" if name == "pp" else "C7: slope difference; B1: boundary x0")
         ax.grid(axis="x", color="0.92", lw=0.6)
-    legend = [plt.Rectangle((0, 0), 1, 1, color=_BAND, lw=0, label="paper (diamond), its band"),
-              plt.Rectangle((0, 0), 1, 1, color=_NULL, lw=0, label="no-effect band"),
-              plt.Line2D([], [], color="black", marker="o", ms=4.5, lw=1.6, label="ours, 95 % interval")]  # fmt: skip
+    legend = [
+        plt.Rectangle((0, 0), 1, 1, color=_BAND, lw=0, label="paper (diamond), its band"),
+        plt.Rectangle((0, 0), 1, 1, color=_NULL, lw=0, label="no-effect band"),
+        plt.Line2D([], [], color="black", marker="o", ms=4.5, lw=1.6, label="ours, 95 % interval"),
+    ]
     keys = fig.add_subplot(grid[-1])
     keys.axis("off")
     legend_in(keys, legend, ncol=3)

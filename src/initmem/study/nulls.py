@@ -31,8 +31,18 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["MAX_EXACT", "MAX_EXACT_SWAPS", "N_RESAMPLES", "NULL_SEED", "NullTest", "raw_spread", "spread_null", "contrast_null",
-           "spread_null_floor", "contrast_null_floor"]  # fmt: skip
+__all__ = [
+    "MAX_EXACT",
+    "MAX_EXACT_SWAPS",
+    "N_RESAMPLES",
+    "NULL_SEED",
+    "NullTest",
+    "raw_spread",
+    "spread_null",
+    "contrast_null",
+    "spread_null_floor",
+    "contrast_null_floor",
+]
 
 #: Nulls with at most this many permutations are enumerated exactly (scipy enumerates swaps of two conditions more
 #: slowly than it draws them, so a contrast is exact up to :data:`MAX_EXACT_SWAPS`).
@@ -72,8 +82,10 @@ class NullTest:
             return "no null (fewer than 2 complete seeds)"
         how = "exact" if self.exact else f"random, seed {NULL_SEED}"
         p = f"{self.p_value:.3f}" if self.p_value >= 0.001 else f"{self.p_value:.1e}"
-        return (f"p = {p} (noise alone: mean {self.null_mean:.{digits}f}{unit}, 95th percentile "
-                f"{self.null_p95:.{digits}f}{unit}; {self.permutations:,} permutations, {how})")  # fmt: skip
+        return (
+            f"p = {p} (noise alone: mean {self.null_mean:.{digits}f}{unit}, 95th percentile "
+            f"{self.null_p95:.{digits}f}{unit}; {self.permutations:,} permutations, {how})"
+        )
 
     def __str__(self) -> str:
         return self.format()
@@ -106,16 +118,30 @@ def _run(data: tuple[np.ndarray, ...], statistic: Callable, count: float, cap: i
 
     exact = count <= cap
     result = stats.permutation_test(
-        data, statistic, permutation_type="samples", vectorized=True, alternative="greater",
-        n_resamples=np.inf if exact else N_RESAMPLES, rng=np.random.default_rng(NULL_SEED),
-    )  # fmt: skip
+        data,
+        statistic,
+        permutation_type="samples",
+        vectorized=True,
+        alternative="greater",
+        n_resamples=np.inf if exact else N_RESAMPLES,
+        rng=np.random.default_rng(NULL_SEED),
+    )
     null = np.asarray(result.null_distribution, dtype=float)
     top = null.max() if null.size else math.nan
     # the smallest attainable p: exact, the share of permutations that reach the largest null value; random, one
     # hit among the draws (and never below the exact bound 1 / count)
-    smallest = float(np.mean(null >= top - 1e-12 * max(1.0, abs(top)))) if exact else max(1.0 / (N_RESAMPLES + 1), 1.0 / count)
-    return NullTest(float(result.statistic), float(result.pvalue), float(null.mean()), float(np.percentile(null, 95)),
-                    int(null.size), exact, smallest)  # fmt: skip
+    smallest = (
+        float(np.mean(null >= top - 1e-12 * max(1.0, abs(top)))) if exact else max(1.0 / (N_RESAMPLES + 1), 1.0 / count)
+    )
+    return NullTest(
+        float(result.statistic),
+        float(result.pvalue),
+        float(null.mean()),
+        float(np.percentile(null, 95)),
+        int(null.size),
+        exact,
+        smallest,
+    )
 
 
 def spread_null(acc: np.ndarray) -> NullTest:
@@ -182,7 +208,7 @@ def contrast_null(
     def vectorized(x, y, axis=-1):
         return statistic(x.reshape(*x.shape[:-1], *shape), y.reshape(*y.shape[:-1], *shape))
 
-    return _run((a.ravel(), b.ravel()), vectorized, 2.0 ** a.size, MAX_EXACT_SWAPS)
+    return _run((a.ravel(), b.ravel()), vectorized, 2.0**a.size, MAX_EXACT_SWAPS)
 
 
 def spread_null_floor(n_sigma: int, n_seeds: int) -> float:

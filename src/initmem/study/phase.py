@@ -32,8 +32,17 @@ import xarray as xr
 from .analysis import last_finite
 from .stats import LEVEL, Interval, RankTest, finite_runs, mean_interval, rank_test, seed_mean
 
-__all__ = ["BOUNDARY_BAND", "BOOTSTRAP_RESAMPLES", "cell_table", "gap", "equilibrium_scaling", "predicted_decay_at", "Transition", "logistic",
-           "fit_transition"]  # fmt: skip
+__all__ = [
+    "BOUNDARY_BAND",
+    "BOOTSTRAP_RESAMPLES",
+    "cell_table",
+    "gap",
+    "equilibrium_scaling",
+    "predicted_decay_at",
+    "Transition",
+    "logistic",
+    "fit_transition",
+]
 
 #: B1's band around the predicted boundary x = 0: +- 0.3 in x, i.e. a 35 % error in the norm ratio ``|W0| / |W*|``.
 BOUNDARY_BAND = (-0.3, 0.3)
@@ -73,14 +82,26 @@ def cell_table(ds: xr.Dataset) -> Any:
             w0 = float(initial.sel(at).sel(sigma_w=sigmas[-1]))
             w_star = float(final.sel(at).sel(sigma_w=sigmas[0]))
             cell = ds.sel(at)
-            row = {"lr": float(lr), "weight_decay": float(wd), "W0": w0, "W_star": w_star,
-                   "W_top": float(final.sel(at).sel(sigma_w=sigmas[-1])), "log_ratio": math.log(w0 / w_star),
-                   "T_L2": float(cell["final_T_L2"].mean()), "T_SGD": float(cell["final_T_SGD"].mean())}  # fmt: skip
+            row = {
+                "lr": float(lr),
+                "weight_decay": float(wd),
+                "W0": w0,
+                "W_star": w_star,
+                "W_top": float(final.sel(at).sel(sigma_w=sigmas[-1])),
+                "log_ratio": math.log(w0 / w_star),
+                "T_L2": float(cell["final_T_L2"].mean()),
+                "T_SGD": float(cell["final_T_SGD"].mean()),
+            }
             row["x"] = row["T_L2"] - row["log_ratio"]
             for name, values in gaps.items():
                 interval = mean_interval(values.sel(at).values)
-                row.update({f"{name}_gap": interval.estimate, f"{name}_gap_low": interval.low,
-                            f"{name}_gap_high": interval.high})  # fmt: skip
+                row.update(
+                    {
+                        f"{name}_gap": interval.estimate,
+                        f"{name}_gap_low": interval.low,
+                        f"{name}_gap_high": interval.high,
+                    }
+                )
             row["final_train_acc"] = float(cell["final_train_acc"].mean())
             row["min_final_train_acc"] = float(cell["final_train_acc"].min())
             rows.append(row)
@@ -98,15 +119,25 @@ def equilibrium_scaling(table: Any) -> dict[str, float]:
 
     rows = table[table.index.get_level_values("weight_decay") > 0]
     if len(rows) < 3:
-        return {"exponent": math.nan, "exponent_low": math.nan, "exponent_high": math.nan, "constant": math.nan,
-                "cells": len(rows)}  # fmt: skip
+        return {
+            "exponent": math.nan,
+            "exponent_low": math.nan,
+            "exponent_high": math.nan,
+            "constant": math.nan,
+            "cells": len(rows),
+        }
     ratio = np.log(rows.index.get_level_values("lr") / rows.index.get_level_values("weight_decay"))
     y = np.log(rows["W_star"].to_numpy())
     fit = stats.linregress(ratio, y)
     half = float(stats.t.ppf(0.5 + LEVEL / 2, len(rows) - 2)) * fit.stderr
     constant = float(np.exp(np.mean(y - 0.25 * ratio)))
-    return {"exponent": float(fit.slope), "exponent_low": float(fit.slope - half),
-            "exponent_high": float(fit.slope + half), "constant": constant, "cells": len(rows)}  # fmt: skip
+    return {
+        "exponent": float(fit.slope),
+        "exponent_low": float(fit.slope - half),
+        "exponent_high": float(fit.slope + half),
+        "constant": constant,
+        "cells": len(rows),
+    }
 
 
 def predicted_decay_at(ds: xr.Dataset, lrs: Any) -> dict[str, Any]:
@@ -136,8 +167,14 @@ def predicted_decay_at(ds: xr.Dataset, lrs: Any) -> dict[str, Any]:
         lr = float(lr)
         low, high = 1.0 / (4.0 * lr * total), 10.0
         boundary[lr] = optimize.brentq(x_at, low, high, args=(lr,)) if x_at(low, lr) < 0 < x_at(high, lr) else math.nan
-    return {"sum_eta_per_lr": total, "lr_ref": lr_ref, "weight_decay_ref": wd_ref, "W_star_ref": w_ref, "W0": w0,
-            "boundary": boundary}  # fmt: skip
+    return {
+        "sum_eta_per_lr": total,
+        "lr_ref": lr_ref,
+        "weight_decay_ref": wd_ref,
+        "W_star_ref": w_ref,
+        "W0": w0,
+        "boundary": boundary,
+    }
 
 
 def logistic(x: np.ndarray, height: float, midpoint: float, width: float) -> np.ndarray:
@@ -190,8 +227,10 @@ def fit_transition(ds: xr.Dataset, var: str = "selected_test_acc", resamples: in
     table = cell_table(ds)
     x = table["x"].to_numpy()
     per_seed = gap(ds, var).transpose("lr", "weight_decay", "seed")
-    cube = per_seed.sel(lr=table.index.get_level_values("lr").unique(),
-                        weight_decay=table.index.get_level_values("weight_decay").unique()).values
+    cube = per_seed.sel(
+        lr=table.index.get_level_values("lr").unique(),
+        weight_decay=table.index.get_level_values("weight_decay").unique(),
+    ).values
     cube = cube.reshape(-1, cube.shape[-1])  # (cells, seeds), in the table's order
     seeds = cube.shape[-1]
     mean = np.nanmean(cube, axis=-1)
@@ -205,10 +244,17 @@ def fit_transition(ds: xr.Dataset, var: str = "selected_test_acc", resamples: in
     if seeds >= 2 and np.all(np.isfinite(point)):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            boot = stats.bootstrap((np.arange(seeds, dtype=float),), statistic, vectorized=False, method="percentile",
-                                   n_resamples=resamples or BOOTSTRAP_RESAMPLES,
-                                   rng=np.random.default_rng(NULL_SEED))  # fmt: skip
+            boot = stats.bootstrap(
+                (np.arange(seeds, dtype=float),),
+                statistic,
+                vectorized=False,
+                method="percentile",
+                n_resamples=resamples or BOOTSTRAP_RESAMPLES,
+                rng=np.random.default_rng(NULL_SEED),
+            )
         low, high = boot.confidence_interval
-        intervals = [Interval(value, float(lo), float(hi), seeds, "bootstrap over seeds")
-                     for value, lo, hi in zip(point, low, high)]  # fmt: skip
+        intervals = [
+            Interval(value, float(lo), float(hi), seeds, "bootstrap over seeds")
+            for value, lo, hi in zip(point, low, high)
+        ]
     return Transition(*intervals, trend=trend, cells=int(np.isfinite(mean).sum()), seeds=seeds)

@@ -44,20 +44,42 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
     gaps = [_grid(table, f"{name}_gap")[0] for name in ("selected", "final")]
     top = max(float(np.nanmax(g)) for g in gaps)
     for ax, gap, name in zip(axes[0], gaps, ("validation-selected", "final epoch")):
-        image = ax.imshow(gap, origin="lower", cmap="viridis", vmin=min(0.0, float(np.nanmin(gap))), vmax=top,
-                          aspect="auto")  # fmt: skip
+        image = ax.imshow(
+            gap, origin="lower", cmap="viridis", vmin=min(0.0, float(np.nanmin(gap))), vmax=top, aspect="auto"
+        )
         for (i, j), value in np.ndenumerate(gap):
-            ax.text(j, i, f"{value:.1f}", ha="center", va="center", fontsize=8,
-                    color="white" if value < 0.6 * top else "black")  # fmt: skip
+            ax.text(
+                j,
+                i,
+                f"{value:.1f}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="white" if value < 0.6 * top else "black",
+            )
         if np.nanmin(x) < 0 < np.nanmax(x):
             ax.contour(np.arange(len(lrs)), np.arange(len(wds)), x, levels=[0.0], colors="#d62728", linewidths=1.6)
         if theirs is not None and np.nanmin(theirs) < 0 < np.nanmax(theirs):
-            ax.contour(np.arange(len(lrs)), np.arange(len(wds)), theirs, levels=[0.0], colors=RECORD_COLOR,
-                       linewidths=1.4, linestyles="--")  # fmt: skip
+            ax.contour(
+                np.arange(len(lrs)),
+                np.arange(len(wds)),
+                theirs,
+                levels=[0.0],
+                colors=RECORD_COLOR,
+                linewidths=1.4,
+                linestyles="--",
+            )
         if np.ptp(t_sgd) > 0:
             levels = np.unique(np.round(np.geomspace(np.nanmin(t_sgd[t_sgd > 0]), np.nanmax(t_sgd), 3), 3))
-            lines = ax.contour(np.arange(len(lrs)), np.arange(len(wds)), t_sgd, levels=levels[1:-1] if len(levels) > 2
-                               else levels, colors="white", linewidths=0.8, linestyles=":")  # fmt: skip
+            lines = ax.contour(
+                np.arange(len(lrs)),
+                np.arange(len(wds)),
+                t_sgd,
+                levels=levels[1:-1] if len(levels) > 2 else levels,
+                colors="white",
+                linewidths=0.8,
+                linestyles=":",
+            )
             ax.clabel(lines, fmt=lambda v: f"T_SGD {v:.2g}", fontsize=7.5)
         ax.set_xticks(range(len(lrs)), [f"{v:g}" for v in lrs], rotation=45)
         ax.set_yticks(range(len(wds)), [f"{v:g}" for v in wds])
@@ -68,9 +90,14 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
     from matplotlib.lines import Line2D
 
     overlaid = [Line2D([], [], color=RECORD_COLOR, lw=1.4, ls="--", label=f"x = 0 of the {RECORD_LABEL}")]
-    legend_in(strips[0], [Line2D([], [], color="#d62728", lw=1.6, label=r"x = 0: $T_{L2} = \ln(|W_0|/|W^*|)$ (measured)"),
-                          Line2D([], [], color=MUTED, lw=0.8, ls=":", label=r"$T_{SGD}$ contours"),
-                          *(overlaid if theirs is not None else [])])  # fmt: skip
+    legend_in(
+        strips[0],
+        [
+            Line2D([], [], color="#d62728", lw=1.6, label=r"x = 0: $T_{L2} = \ln(|W_0|/|W^*|)$ (measured)"),
+            Line2D([], [], color=MUTED, lw=0.8, ls=":", label=r"$T_{SGD}$ contours"),
+            *(overlaid if theirs is not None else []),
+        ],
+    )
     extra = r"gap = accuracy at the smallest minus at the largest $\sigma_w$, mean over seeds"
     return finish(fig, ds, title, record_note(record, extra) if theirs is not None else extra)
 
@@ -82,8 +109,9 @@ def _record_x(record: xr.Dataset, lrs: list[float], wds: list[float]) -> np.ndar
         table = cell_table(record)
     except (KeyError, ValueError):  # not a phase-diagram sweep
         return None
-    values = np.array([[table.loc[(lr, wd), "x"] if (lr, wd) in table.index else np.nan for lr in lrs] for wd in wds],
-                      dtype=float)  # fmt: skip
+    values = np.array(
+        [[table.loc[(lr, wd), "x"] if (lr, wd) in table.index else np.nan for lr in lrs] for wd in wds], dtype=float
+    )
     return values if np.isfinite(values).any() else None
 
 
@@ -103,17 +131,34 @@ def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The 
     ax.axvspan(*BOUNDARY_BAND, color="0.9", lw=0, label="B1's band around the prediction")
     ax.axvline(0.0, color=MUTED, ls="--", lw=1.0, label="predicted boundary x = 0")
     if fit.midpoint.has_bounds:
-        ax.axvspan(fit.midpoint.low, fit.midpoint.high, color="#d62728", alpha=0.18, lw=0, label="fitted x0, 95 % interval")
+        ax.axvspan(
+            fit.midpoint.low, fit.midpoint.high, color="#d62728", alpha=0.18, lw=0, label="fitted x0, 95 % interval"
+        )
     for k, wd in enumerate(wds):
         rows = table.xs(wd, level="weight_decay")
         color = cmap(k / max(1, len(wds) - 1) * 0.85)
-        yerr = np.vstack([rows["selected_gap"] - rows["selected_gap_low"], rows["selected_gap_high"] - rows["selected_gap"]])
-        ax.errorbar(rows["x"], rows["selected_gap"], yerr=np.nan_to_num(yerr), fmt="o", ms=4, color=color,
-                    elinewidth=0.8, label=rf"$\lambda$ = {wd:g}")  # fmt: skip
+        yerr = np.vstack(
+            [rows["selected_gap"] - rows["selected_gap_low"], rows["selected_gap_high"] - rows["selected_gap"]]
+        )
+        ax.errorbar(
+            rows["x"],
+            rows["selected_gap"],
+            yerr=np.nan_to_num(yerr),
+            fmt="o",
+            ms=4,
+            color=color,
+            elinewidth=0.8,
+            label=rf"$\lambda$ = {wd:g}",
+        )
     if np.isfinite(fit.midpoint.estimate):
         grid = np.linspace(float(table["x"].min()), float(table["x"].max()), 200)
-        ax.plot(grid, logistic(grid, fit.height.estimate, fit.midpoint.estimate, fit.width.estimate), color="#d62728",
-                lw=1.4, label="fitted logistic")  # fmt: skip
+        ax.plot(
+            grid,
+            logistic(grid, fit.height.estimate, fit.midpoint.estimate, fit.width.estimate),
+            color="#d62728",
+            lw=1.4,
+            label="fitted logistic",
+        )
     ax.set_xlabel(r"$x = T_{L2} - \ln(|W_0|/|W^*|)$")
     ax.set_ylabel("selected gap (pp)")
     ax = axes[0, 1]
@@ -125,11 +170,16 @@ def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The 
         ax.loglog(predicted, decayed["W_star"], "o", color="C0", ms=4, label=r"cells with $\lambda > 0$")
         span = np.array([min(predicted.min(), decayed["W_star"].min()), max(predicted.max(), decayed["W_star"].max())])
         ax.loglog(span, span, color=MUTED, lw=0.8, ls="--", label="T5's law (slope 1/4 in $\\eta/\\lambda$)")
-        ax.set_title(f"fitted exponent {scaling['exponent']:.2f} [{scaling['exponent_low']:.2f}, "
-                     f"{scaling['exponent_high']:.2f}]; T5: 0.25")  # fmt: skip
+        ax.set_title(
+            f"fitted exponent {scaling['exponent']:.2f} [{scaling['exponent_low']:.2f}, "
+            f"{scaling['exponent_high']:.2f}]; T5: 0.25"
+        )
     ax.set_xlabel(r"T5: $c\,(\eta/\lambda)^{1/4}$")
     ax.set_ylabel(r"measured $|W^*|$ (smallest $\sigma_w$, end)")
     legend_in(strips[0], [axes[0, 0], axes[0, 1]])
-    extra = (f"logistic fit over {fit.cells} cells, bootstrap over {fit.seeds} seeds: x0 = {fit.midpoint.estimate:.2f}"
-             if np.isfinite(fit.midpoint.estimate) else "the logistic could not be fitted")  # fmt: skip
+    extra = (
+        f"logistic fit over {fit.cells} cells, bootstrap over {fit.seeds} seeds: x0 = {fit.midpoint.estimate:.2f}"
+        if np.isfinite(fit.midpoint.estimate)
+        else "the logistic could not be fitted"
+    )
     return finish(fig, ds, title, extra)

@@ -78,9 +78,13 @@ def _optimizers(p: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "base": _base(p, "model", "width", "logit_scale", "batch_size", "epochs", schedule="constant"),
         "grid": {"sigma_w": p["sigma_ws"], "seed": p["seeds"]},
-        "zip": {"optimizer": p["optimizers"], "lr": p["lrs"], "weight_decay": p["weight_decays"],
-                "aux_lr": p["aux_lrs"]},
-    }  # fmt: skip
+        "zip": {
+            "optimizer": p["optimizers"],
+            "lr": p["lrs"],
+            "weight_decay": p["weight_decays"],
+            "aux_lr": p["aux_lrs"],
+        },
+    }
 
 
 def _long_training(p: Mapping[str, Any]) -> dict[str, Any]:
@@ -88,13 +92,25 @@ def _long_training(p: Mapping[str, Any]) -> dict[str, Any]:
     reference_horizon`` (the horizons are read off the runs, see :func:`initmem.study.analysis.within_horizons`)."""
     horizons, reference = p["horizons"], p["reference_horizon"]
     if reference not in horizons or max(horizons) > p["epochs"]:
-        raise ValueError(f"horizons: must contain reference_horizon = {reference} and lie within epochs = "
-                         f"{p['epochs']}; got {horizons}")  # fmt: skip
+        raise ValueError(
+            f"horizons: must contain reference_horizon = {reference} and lie within epochs = "
+            f"{p['epochs']}; got {horizons}"
+        )
     return {
-        "base": _base(p, "model", "width", "logit_scale", "batch_size", "epochs", "lr", "checkpoint_every",
-                      optimizer="sgd", schedule="constant"),
+        "base": _base(
+            p,
+            "model",
+            "width",
+            "logit_scale",
+            "batch_size",
+            "epochs",
+            "lr",
+            "checkpoint_every",
+            optimizer="sgd",
+            schedule="constant",
+        ),
         "grid": {"sigma_w": p["sigma_ws"], "seed": p["seeds"]},
-    }  # fmt: skip
+    }
 
 
 def _lr_and_l2(p: Mapping[str, Any]) -> dict[str, Any]:
@@ -102,10 +118,21 @@ def _lr_and_l2(p: Mapping[str, Any]) -> dict[str, Any]:
     schedule_milestones, schedule_gamma``. 10 is the same sweep on a finer grid, so at equal parameters a cell of
     03 is a cell of 10 (the same runs, the same hashes)."""
     return {
-        "base": _base(p, "model", "width", "logit_scale", "batch_size", "epochs", "schedule", "schedule_milestones",
-                      "schedule_gamma", optimizer="sgd", decay_mode="l2"),
+        "base": _base(
+            p,
+            "model",
+            "width",
+            "logit_scale",
+            "batch_size",
+            "epochs",
+            "schedule",
+            "schedule_milestones",
+            "schedule_gamma",
+            optimizer="sgd",
+            decay_mode="l2",
+        ),
         "grid": {"lr": p["lrs"], "weight_decay": p["weight_decays"], "sigma_w": p["sigma_ws"], "seed": p["seeds"]},
-    }  # fmt: skip
+    }
 
 
 def batch_size_epochs(batch_sizes: list[int], steps: int, train_size: int) -> list[int]:
@@ -136,8 +163,10 @@ def _batch_size(p: Mapping[str, Any]) -> dict[str, Any]:
     base = _base(p, "model", "width", "logit_scale", "lr", optimizer="sgd", schedule="constant")
     if p.get("epochs_grid"):
         epochs = sorted({int(e) for e in p["epochs_grid"]})
-        return {"base": base, "grid": {"batch_size": sizes, "epochs": epochs, "sigma_w": p["sigma_ws"],
-                                       "seed": p["seeds"]}}  # fmt: skip
+        return {
+            "base": base,
+            "grid": {"batch_size": sizes, "epochs": epochs, "sigma_w": p["sigma_ws"], "seed": p["seeds"]},
+        }
     if not p.get("steps"):
         raise ValueError("steps: give the steps every batch size takes, or epochs_grid for a grid of epochs")
     return {

@@ -37,23 +37,45 @@ def replay_pairs(results_dir: str | os.PathLike, preset: str) -> Any:
     files: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for path in (p for paths in by_name.values() if len(paths) > 1 for p in paths):
         ds = read_checked(path)
-        files[str(ds.attrs.get("config_hash", path.stem))].append({
-            "experiment": path.parent.parent.name, "created": str(ds.attrs.get("created", "")),
-            "git_commit": str(ds.attrs.get("git_commit", "")), "hardware": str(ds.attrs.get("hardware", "")),
-            "selected": float(ds["selected_test_acc"]), "final": float(ds["final_test_acc"]),
-        })  # fmt: skip
+        files[str(ds.attrs.get("config_hash", path.stem))].append(
+            {
+                "experiment": path.parent.parent.name,
+                "created": str(ds.attrs.get("created", "")),
+                "git_commit": str(ds.attrs.get("git_commit", "")),
+                "hardware": str(ds.attrs.get("hardware", "")),
+                "selected": float(ds["selected_test_acc"]),
+                "final": float(ds["final_test_acc"]),
+            }
+        )
     rows = []
     for digest, runs in files.items():
         distinct = list({run["created"]: run for run in runs}.values())  # copies share their creation time
         for i, a in enumerate(distinct):
             for b in distinct[i + 1 :]:
-                rows.append({"config_hash": digest, "experiment_a": a["experiment"], "experiment_b": b["experiment"],
-                             "git_commit_a": a["git_commit"], "git_commit_b": b["git_commit"],
-                             "hardware_a": a["hardware"], "hardware_b": b["hardware"],
-                             "selected_delta": abs(a["selected"] - b["selected"]),
-                             "final_delta": abs(a["final"] - b["final"])})  # fmt: skip
-    columns = ["config_hash", "experiment_a", "experiment_b", "git_commit_a", "git_commit_b", "hardware_a",
-               "hardware_b", "selected_delta", "final_delta"]  # fmt: skip
+                rows.append(
+                    {
+                        "config_hash": digest,
+                        "experiment_a": a["experiment"],
+                        "experiment_b": b["experiment"],
+                        "git_commit_a": a["git_commit"],
+                        "git_commit_b": b["git_commit"],
+                        "hardware_a": a["hardware"],
+                        "hardware_b": b["hardware"],
+                        "selected_delta": abs(a["selected"] - b["selected"]),
+                        "final_delta": abs(a["final"] - b["final"]),
+                    }
+                )
+    columns = [
+        "config_hash",
+        "experiment_a",
+        "experiment_b",
+        "git_commit_a",
+        "git_commit_b",
+        "hardware_a",
+        "hardware_b",
+        "selected_delta",
+        "final_delta",
+    ]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -63,8 +85,13 @@ def replay_summary(pairs: Any) -> str:
         return "The record holds no configuration trained twice."
     differ = pairs[(pairs["selected_delta"] > 0) | (pairs["final_delta"] > 0)]
     deltas = np.asarray(differ["selected_delta"], dtype=float)
-    size = (f", the selected test accuracy by {deltas.mean():.1f} pp on average and up to {deltas.max():.1f} pp"
-            if len(differ) and math.isfinite(deltas.mean()) else "")  # fmt: skip
+    size = (
+        f", the selected test accuracy by {deltas.mean():.1f} pp on average and up to {deltas.max():.1f} pp"
+        if len(differ) and math.isfinite(deltas.mean())
+        else ""
+    )
     machines = sum(a != b for a, b in zip(pairs["hardware_a"], pairs["hardware_b"]))
-    return (f"Of {len(pairs)} pairs of runs of one configuration trained twice in this record ({machines} of them on "
-            f"differently described hardware), {len(differ)} differ{size}.")
+    return (
+        f"Of {len(pairs)} pairs of runs of one configuration trained twice in this record ({machines} of them on "
+        f"differently described hardware), {len(differ)} differ{size}."
+    )

@@ -33,12 +33,19 @@ from .presets import resolve_parameters
 from .registry import EXPERIMENT_ATTRS, EXPERIMENTS, experiment_spec
 from .reuse import plan_runs, record_stores
 
-__all__ = ["SMALL_TRAINING_S", "TrainingRefused", "ReplaceRefused", "notebook_experiment", "run_experiment", "read_results", "load_results"]
+__all__ = [
+    "SMALL_TRAINING_S",
+    "TrainingRefused",
+    "ReplaceRefused",
+    "notebook_experiment",
+    "run_experiment",
+    "read_results",
+    "load_results",
+]
 
 
 #: Sweep attributes that change on every call (timings, cache counts) and so do not decide sameness.
-_VOLATILE_ATTRS = {"created", "wall_time_s", "n_cached", "n_reused", "n_runs", "executor", "git_commit",
-                   "hardware"}
+_VOLATILE_ATTRS = {"created", "wall_time_s", "n_cached", "n_reused", "n_runs", "executor", "git_commit", "hardware"}
 
 
 def _same_results(path: Path, ds: xr.Dataset) -> xr.Dataset | None:
@@ -138,11 +145,14 @@ def run_experiment(
     _check_training_allowed(name, spec, preset, runs_dir, train_missing, executor, workers, scheduler, reuse)
     with warnings.catch_warnings():  # tqdm.auto warns at import when ipywidgets is missing (executed notebooks)
         warnings.filterwarnings("ignore", message="IProgress not found")
-        ds = sweep(spec, runs_dir, executor=executor, workers=workers, progress=progress, scheduler=scheduler,
-                   reuse=reuse)  # fmt: skip
+        ds = sweep(
+            spec, runs_dir, executor=executor, workers=workers, progress=progress, scheduler=scheduler, reuse=reuse
+        )
     ds.attrs.update(preset=preset, experiment=name)
-    extra = {k: v if isinstance(v, (str, int, float)) and not isinstance(v, bool) else json.dumps(v)
-             for k, v in (attrs or {}).items()}  # fmt: skip
+    extra = {
+        k: v if isinstance(v, (str, int, float)) and not isinstance(v, bool) else json.dumps(v)
+        for k, v in (attrs or {}).items()
+    }
     ds.attrs.update(extra)
     stored = _same_results(out, ds)
     if stored is None:
@@ -170,17 +180,30 @@ def notebook_experiment(name: str, namespace: Mapping[str, Any]) -> tuple[xr.Dat
     parameters = resolve_parameters(name, preset, namespace)
     executor = os.environ.get(EXECUTOR_ENV) or parameters["executor"]
     ds = run_experiment(
-        name, experiment_spec(name, parameters), preset=preset, results_dir=namespace["results_dir"],
-        executor=executor, workers=parameters["workers"], scheduler=os.environ.get(SCHEDULER_ENV) or None,
-        train_missing=namespace.get("train_missing"), attrs={key: parameters[key] for key in EXPERIMENT_ATTRS.get(name, ())},
+        name,
+        experiment_spec(name, parameters),
+        preset=preset,
+        results_dir=namespace["results_dir"],
+        executor=executor,
+        workers=parameters["workers"],
+        scheduler=os.environ.get(SCHEDULER_ENV) or None,
+        train_missing=namespace.get("train_missing"),
+        attrs={key: parameters[key] for key in EXPERIMENT_ATTRS.get(name, ())},
         reuse=record_stores(namespace["results_dir"], preset),
-    )  # fmt: skip
+    )
     return ds, parameters
 
 
 def _check_training_allowed(
-    name: str, spec: Mapping[str, Any], preset: str, runs_dir: Path, train_missing: bool | None, executor: str,
-    workers: int | None, scheduler: str | None = None, reuse: Sequence[str | os.PathLike] = (),
+    name: str,
+    spec: Mapping[str, Any],
+    preset: str,
+    runs_dir: Path,
+    train_missing: bool | None,
+    executor: str,
+    workers: int | None,
+    scheduler: str | None = None,
+    reuse: Sequence[str | os.PathLike] = (),
 ) -> None:
     """Raise :class:`TrainingRefused` when runs of ``spec`` are missing from ``runs_dir`` and ``reuse`` and training
     them was not asked for (see :func:`run_experiment`)."""

@@ -74,8 +74,10 @@ class RunPlan:
 
     def summary(self) -> str:
         """One line, e.g. ``04_batch_size: 12 runs: 12 reused from the record, 0 in its own cache, 0 to train``."""
-        line = (f"{self.name}: {self.total} runs: {len(self.reused)} reused from the record, {len(self.cached)} in its "
-                f"own cache, {len(self.to_train)} to train")  # fmt: skip
+        line = (
+            f"{self.name}: {self.total} runs: {len(self.reused)} reused from the record, {len(self.cached)} in its "
+            f"own cache, {len(self.to_train)} to train"
+        )
         if self.to_train:
             line += f" (about {_duration(self.seconds)} on one core)"
         return line
@@ -90,8 +92,15 @@ def _duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def plan_runs(name: str, spec: Mapping[str, Any], runs_dir: Path, executor: str, workers: int | None,
-              stores: Sequence[Path] = (), scheduler: str | None = None) -> RunPlan:  # fmt: skip
+def plan_runs(
+    name: str,
+    spec: Mapping[str, Any],
+    runs_dir: Path,
+    executor: str,
+    workers: int | None,
+    stores: Sequence[Path] = (),
+    scheduler: str | None = None,
+) -> RunPlan:
     """The :class:`RunPlan` of sweep ``spec`` of experiment ``name`` cached in ``runs_dir``, reusing ``stores``:
     the jobs as :func:`initmem.sweeps.driver.sweep` makes them (same hashes, same file names), each found in its own
     cache, in a store, or to train. ``scheduler``: the running dask scheduler the sweep will use, if any (its workers'
@@ -103,16 +112,27 @@ def plan_runs(name: str, spec: Mapping[str, Any], runs_dir: Path, executor: str,
     return RunPlan(name, runs_dir, cached, reused, to_train, estimate_seconds(to_train))
 
 
-def notebook_plan(name: str, parameters: Mapping[str, Any], results_dir: str | os.PathLike, preset: str,
-                  record: str | os.PathLike | None = None) -> RunPlan | None:  # fmt: skip
+def notebook_plan(
+    name: str,
+    parameters: Mapping[str, Any],
+    results_dir: str | os.PathLike,
+    preset: str,
+    record: str | os.PathLike | None = None,
+) -> RunPlan | None:
     """The :class:`RunPlan` of notebook ``name`` at its complete ``parameters`` (as the runner injects them) with
     results in ``results_dir``; None for a notebook that builds no sweep. The executor is the one the notebook will use
     (``initmem experiments --executor`` through :data:`~initmem.base.paths.EXECUTOR_ENV`, else its parameter)."""
     if name not in EXPERIMENT_SPECS:
         return None
     executor = os.environ.get(EXECUTOR_ENV) or parameters.get("executor") or "serial"
-    return plan_runs(name, experiment_spec(name, parameters), results_paths(results_dir, preset, name)[0], executor,
-                     parameters.get("workers"), record_stores(results_dir, preset, record))  # fmt: skip
+    return plan_runs(
+        name,
+        experiment_spec(name, parameters),
+        results_paths(results_dir, preset, name)[0],
+        executor,
+        parameters.get("workers"),
+        record_stores(results_dir, preset, record),
+    )
 
 
 def record_results(name: str, preset: str, results_dir: str | os.PathLike) -> xr.Dataset | None:

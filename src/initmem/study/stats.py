@@ -20,17 +20,30 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 import xarray as xr
 
 from ..run.thresholds import DIVERGENCE_FACTOR
 
-__all__ = ["LEVEL", "SEED_DIM", "Interval", "seed_mean", "seed_spreads", "cross_fitted_spreads", "mean_interval",
-           "rank_correlation", "RankTest", "rank_test", "spread",
-           "diverged_runs", "finite_runs", "n_diverged"]  # fmt: skip
+__all__ = [
+    "LEVEL",
+    "SEED_DIM",
+    "Interval",
+    "seed_mean",
+    "seed_spreads",
+    "cross_fitted_spreads",
+    "mean_interval",
+    "rank_correlation",
+    "RankTest",
+    "rank_test",
+    "spread",
+    "diverged_runs",
+    "finite_runs",
+    "n_diverged",
+]
 
 #: Confidence level of every interval in the book.
 LEVEL = 0.95
@@ -153,7 +166,9 @@ def _cross_fit(acc: np.ndarray) -> np.ndarray:
         best = np.argmax(safe, axis=-1)
         worst = np.argmin(np.where(np.isfinite(curve), curve, np.inf), axis=-1)
         own = acc[..., s]
-        value = np.take_along_axis(own, best[..., None], -1)[..., 0] - np.take_along_axis(own, worst[..., None], -1)[..., 0]
+        value = (
+            np.take_along_axis(own, best[..., None], -1)[..., 0] - np.take_along_axis(own, worst[..., None], -1)[..., 0]
+        )
         out[..., s] = np.where(valid, value, np.nan)
     return out
 
@@ -213,13 +228,26 @@ def rank_test(x: Sequence[float], y: Sequence[float], alternative: str = "less")
         return RankTest(math.nan, math.nan, math.nan, math.nan, n, alternative)
 
     exact = math.factorial(n) <= 40_320
-    permutation = stats.permutation_test((x, y), _spearman, permutation_type="pairings", alternative=alternative,
-                                         vectorized=True, n_resamples=np.inf if exact else N_RESAMPLES,
-                                         rng=np.random.default_rng(NULL_SEED))  # fmt: skip
+    permutation = stats.permutation_test(
+        (x, y),
+        _spearman,
+        permutation_type="pairings",
+        alternative=alternative,
+        vectorized=True,
+        n_resamples=np.inf if exact else N_RESAMPLES,
+        rng=np.random.default_rng(NULL_SEED),
+    )
     with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
         warnings.simplefilter("ignore")  # a degenerate resample (3 pairs) has no interval: NaN, said in format()
-        boot = stats.bootstrap((x, y), _spearman, paired=True, vectorized=True, method="percentile",
-                               n_resamples=9_999, rng=np.random.default_rng(NULL_SEED))  # fmt: skip
+        boot = stats.bootstrap(
+            (x, y),
+            _spearman,
+            paired=True,
+            vectorized=True,
+            method="percentile",
+            n_resamples=9_999,
+            rng=np.random.default_rng(NULL_SEED),
+        )
     low, high = boot.confidence_interval
     return RankTest(rho, float(permutation.pvalue), float(low), float(high), n, alternative)
 
@@ -258,8 +286,11 @@ def diverged_runs(ds: xr.Dataset) -> xr.DataArray:
     never count."""
     reference = ds["diverged"] if "diverged" in ds else ds[_any_run_var(ds)]
     run_dims = [d for d in reference.dims if d not in ("epoch", "layer")]
-    flag = (reference.transpose(*run_dims).values == 1) if "diverged" in ds else np.zeros(
-        [ds.sizes[d] for d in run_dims], dtype=bool)  # fmt: skip
+    flag = (
+        (reference.transpose(*run_dims).values == 1)
+        if "diverged" in ds
+        else np.zeros([ds.sizes[d] for d in run_dims], dtype=bool)
+    )
     for name in ("train_loss", "val_loss", "test_loss", "weight_norm"):
         if name in ds and "epoch" in ds[name].dims and set(ds[name].dims) - {"epoch"} == set(run_dims):
             values = np.abs(ds[name].transpose(*run_dims, "epoch").values)

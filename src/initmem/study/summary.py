@@ -26,7 +26,7 @@ def summary_table(
     by: str | Sequence[str] | None = None,
     seed_dim: str = SEED_DIM,
     variables: Sequence[str] = ("selected_test_acc", "final_test_acc"),
-) -> "pd.DataFrame":
+) -> pd.DataFrame:
     """The spread over ``over`` per combination of the ``by`` dims, as a pandas DataFrame (one row each).
 
     Seeds (see :mod:`initmem.study.stats` and :mod:`initmem.study.nulls`): for each row and variable ``v``
@@ -65,8 +65,10 @@ def summary_table(
         by = [by] if isinstance(by, str) else list(by)
     for dim in ds[variables[0]].dims:
         if dim not in ignored and dim not in by and ds.sizes[dim] > 1:
-            raise ValueError(f"by: dimension {dim!r} (size {ds.sizes[dim]}) is neither over, {seed_dim!r} nor in by; "
-                             f"select one value (ds.sel({dim}=...)) or add it to by")  # fmt: skip
+            raise ValueError(
+                f"by: dimension {dim!r} (size {ds.sizes[dim]}) is neither over, {seed_dim!r} nor in by; "
+                f"select one value (ds.sel({dim}=...)) or add it to by"
+            )
     rows = []
     combos = itertools.product(*(ds[d].values for d in by)) if by else [()]
     for combo in combos:

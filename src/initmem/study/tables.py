@@ -19,25 +19,59 @@ __all__ = ["LABELS", "INDEX_LABELS", "present", "format_value"]
 #: Human headers of the columns the analysis tables use. A ``{v}_spread_pp`` column followed by its
 #: ``{v}_ci95_low`` / ``_high`` is shown as one column "{v} spread (pp), 95 % CI".
 LABELS: dict[str, str] = {
-    "selected_spread_pp": "selected spread (pp)", "final_spread_pp": "final spread (pp)",
-    "selected_raw_spread_pp": "selected raw spread (pp)", "final_raw_spread_pp": "final raw spread (pp)",
-    "selected_null_p": "noise p (selected)", "final_null_p": "noise p (final)",
-    "selected_null_p95_pp": "noise alone, 95th pct (pp)", "final_null_p95_pp": "noise alone, 95th pct, final (pp)",
-    "selected_null_mean_pp": "noise alone, mean (pp)", "selected_n_seeds": "seeds",
-    "selected_best_sigma_w": "best σ_w", "selected_worst_sigma_w": "worst σ_w",
-    "selected_train_acc": "train acc, selected (%)", "final_train_acc": "train acc, final (%)",
-    "min_final_train_acc": "lowest final train acc (%)", "selected_test_acc": "selected test acc (%)",
-    "final_test_acc": "final test acc (%)", "tau_interp": "τ_interp (epochs)", "runs_interpolating": "runs interpolating",
-    "T_SGD": "T_SGD, selected", "final_T_SGD": "T_SGD, end", "T_L2": "T_L2, selected", "final_T_L2": "T_L2, end",
-    "T_adapt": "T_adapt, selected", "final_T_adapt": "T_adapt, end", "lr": "learning rate", "weight_decay": "λ",
-    "aux_lr": "aux learning rate", "optimizer": "optimizer", "batch_size": "batch size", "epochs": "epochs",
-    "model": "network", "width": "width", "logit_scale": "logit factor", "sigma_w": "σ_w", "horizon_epochs": "horizon (epochs)",
-    "n_diverged": "diverged runs", "W0": "|W0|", "W_star": "|W*| (σ_w 0.1, end)", "W_top": "|W| (σ_w 2.5, end)",
-    "log_ratio": "ln(|W0|/|W*|)", "x": "x = T_L2 − ln(|W0|/|W*|)", "selected_gap": "selected gap (pp)",
-    "final_gap": "final gap (pp)", "experiment": "experiment", "family": "family", "configurations": "configurations",
-    "slope": "slope", "initial_norm_ratio": "initial norm ratio", "final_norm_ratio": "final norm ratio",
-    "final_norm_min": "smallest final norm", "final_norm_max": "largest final norm",
-}  # fmt: skip
+    "selected_spread_pp": "selected spread (pp)",
+    "final_spread_pp": "final spread (pp)",
+    "selected_raw_spread_pp": "selected raw spread (pp)",
+    "final_raw_spread_pp": "final raw spread (pp)",
+    "selected_null_p": "noise p (selected)",
+    "final_null_p": "noise p (final)",
+    "selected_null_p95_pp": "noise alone, 95th pct (pp)",
+    "final_null_p95_pp": "noise alone, 95th pct, final (pp)",
+    "selected_null_mean_pp": "noise alone, mean (pp)",
+    "selected_n_seeds": "seeds",
+    "selected_best_sigma_w": "best σ_w",
+    "selected_worst_sigma_w": "worst σ_w",
+    "selected_train_acc": "train acc, selected (%)",
+    "final_train_acc": "train acc, final (%)",
+    "min_final_train_acc": "lowest final train acc (%)",
+    "selected_test_acc": "selected test acc (%)",
+    "final_test_acc": "final test acc (%)",
+    "tau_interp": "τ_interp (epochs)",
+    "runs_interpolating": "runs interpolating",
+    "T_SGD": "T_SGD, selected",
+    "final_T_SGD": "T_SGD, end",
+    "T_L2": "T_L2, selected",
+    "final_T_L2": "T_L2, end",
+    "T_adapt": "T_adapt, selected",
+    "final_T_adapt": "T_adapt, end",
+    "lr": "learning rate",
+    "weight_decay": "λ",
+    "aux_lr": "aux learning rate",
+    "optimizer": "optimizer",
+    "batch_size": "batch size",
+    "epochs": "epochs",
+    "model": "network",
+    "width": "width",
+    "logit_scale": "logit factor",
+    "sigma_w": "σ_w",
+    "horizon_epochs": "horizon (epochs)",
+    "n_diverged": "diverged runs",
+    "W0": "|W0|",
+    "W_star": "|W*| (σ_w 0.1, end)",
+    "W_top": "|W| (σ_w 2.5, end)",
+    "log_ratio": "ln(|W0|/|W*|)",
+    "x": "x = T_L2 − ln(|W0|/|W*|)",
+    "selected_gap": "selected gap (pp)",
+    "final_gap": "final gap (pp)",
+    "experiment": "experiment",
+    "family": "family",
+    "configurations": "configurations",
+    "slope": "slope",
+    "initial_norm_ratio": "initial norm ratio",
+    "final_norm_ratio": "final norm ratio",
+    "final_norm_min": "smallest final norm",
+    "final_norm_max": "largest final norm",
+}
 #: Human names of index levels.
 INDEX_LABELS = LABELS
 
@@ -58,8 +92,16 @@ def format_value(name: str, value: Any) -> str:
         return "–"
     if name.endswith("_p") or name.startswith("p "):
         return f"{v:.2g}" if v >= 0.001 else f"{v:.1e}"
-    if name in ("selected_n_seeds", "n_diverged", "runs_interpolating", "configurations", "epochs", "batch_size",
-                "width", "horizon_epochs"):  # fmt: skip
+    if name in (
+        "selected_n_seeds",
+        "n_diverged",
+        "runs_interpolating",
+        "configurations",
+        "epochs",
+        "batch_size",
+        "width",
+        "horizon_epochs",
+    ):
         return f"{int(round(v))}"
     if name.endswith("_pp") or name.endswith("_acc") or name.endswith("_gap"):
         return f"{v:.{_PP_DIGITS}f}"

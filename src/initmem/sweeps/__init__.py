@@ -20,5 +20,15 @@ from .executors import EXECUTORS, prepared_data
 from .spec import SweepSpec
 from .store import CHECKSUM_ATTR, load_run, run_path, write_run
 
-__all__ = ["SweepSpec", "sweep", "SweepFailed", "EXECUTORS", "CHECKSUM_ATTR", "run_path", "load_run", "write_run",
-           "combine_runs", "prepared_data"]  # fmt: skip
+__all__ = [
+    "SweepSpec",
+    "sweep",
+    "SweepFailed",
+    "EXECUTORS",
+    "CHECKSUM_ATTR",
+    "run_path",
+    "load_run",
+    "write_run",
+    "combine_runs",
+    "prepared_data",
+]

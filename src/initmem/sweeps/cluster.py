@@ -34,8 +34,18 @@ from typing import Any
 from ..base.files import OutputError, temp_name
 from ..run.config import ConfigError
 
-__all__ = ["CONNECT_TIMEOUT_S", "SlurmResources", "connect", "slurm_cluster", "job_options", "wait_for_workers",
-           "check_shared_cache", "open_client", "add_cluster_arguments", "cluster_from_args"]  # fmt: skip
+__all__ = [
+    "CONNECT_TIMEOUT_S",
+    "SlurmResources",
+    "connect",
+    "slurm_cluster",
+    "job_options",
+    "wait_for_workers",
+    "check_shared_cache",
+    "open_client",
+    "add_cluster_arguments",
+    "cluster_from_args",
+]
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +66,13 @@ def connect(address: str, option: str = "scheduler") -> Any:
         from distributed import Client
     except ImportError:
         raise ConfigError(f"{option}: a Dask cluster needs distributed: pip install 'initmem[dask]'") from None
-    target = {"scheduler_file": address} if address.endswith(".json") or Path(address).is_file() else {"address": address}
+    target = (
+        {"scheduler_file": address} if address.endswith(".json") or Path(address).is_file() else {"address": address}
+    )
     if "scheduler_file" in target and not Path(address).is_file():
-        raise ConfigError(f"{option}: no scheduler file {address} (dask scheduler --scheduler-file {address} writes it)")
+        raise ConfigError(
+            f"{option}: no scheduler file {address} (dask scheduler --scheduler-file {address} writes it)"
+        )
     try:
         return Client(**target, timeout=CONNECT_TIMEOUT_S)
     except (OSError, ValueError, TypeError) as exc:
@@ -108,16 +122,22 @@ def slurm_cluster(resources: SlurmResources) -> Any:
         cluster = SLURMCluster(**job_options(resources))
     except ValueError as exc:
         if "cores and memory" in str(exc):
-            raise ConfigError("cores, memory: set both (--cores N --memory 16GB), or jobqueue.slurm.cores and "
-                              "jobqueue.slurm.memory in dask's jobqueue.yaml") from None  # fmt: skip
+            raise ConfigError(
+                "cores, memory: set both (--cores N --memory 16GB), or jobqueue.slurm.cores and "
+                "jobqueue.slurm.memory in dask's jobqueue.yaml"
+            ) from None
         raise ConfigError(f"executor: SLURMCluster refused its settings ({' '.join(str(exc).split())})") from None
     try:
         _test_job_script(cluster.job_script())
     except ConfigError:
         cluster.close()
         raise
-    log.info("SLURM: scheduler at %s, asking for %d jobs:\n%s", cluster.scheduler_address, resources.jobs,
-             cluster.job_script())  # fmt: skip
+    log.info(
+        "SLURM: scheduler at %s, asking for %d jobs:\n%s",
+        cluster.scheduler_address,
+        resources.jobs,
+        cluster.job_script(),
+    )
     cluster.scale(jobs=resources.jobs)
     return cluster
 
@@ -130,8 +150,14 @@ def job_options(resources: SlurmResources) -> dict[str, Any]:
     extra = list(dask.config.get("jobqueue.slurm.job-extra-directives", []) or [])
     if resources.gpus:
         extra.append(f"--gres=gpu:{resources.gpus}")
-    return {"cores": resources.cores, "memory": resources.memory, "walltime": resources.walltime,
-            "queue": resources.partition, "account": resources.account, "job_extra_directives": extra}  # fmt: skip
+    return {
+        "cores": resources.cores,
+        "memory": resources.memory,
+        "walltime": resources.walltime,
+        "queue": resources.partition,
+        "account": resources.account,
+        "job_extra_directives": extra,
+    }
 
 
 def _test_job_script(script: str) -> None:
@@ -144,8 +170,10 @@ def _test_job_script(script: str) -> None:
         os.unlink(handle.name)
     if result.returncode != 0:
         why = " ".join((result.stderr or result.stdout).split()) or f"exit status {result.returncode}"
-        raise ConfigError(f"executor: SLURM refuses the worker job script ({why}); see --cores, --memory, --gpus, "
-                          f"--walltime, --partition, --account or dask's jobqueue.slurm config")  # fmt: skip
+        raise ConfigError(
+            f"executor: SLURM refuses the worker job script ({why}); see --cores, --memory, --gpus, "
+            f"--walltime, --partition, --account or dask's jobqueue.slurm config"
+        )
 
 
 def wait_for_workers(client: Any) -> None:
@@ -156,8 +184,11 @@ def wait_for_workers(client: Any) -> None:
             client.wait_for_workers(1, timeout=WORKER_REPORT_S)
         except TimeoutError:
             waited += WORKER_REPORT_S
-            log.warning("waiting for the first Dask worker of %s (%.0f s so far; SLURM jobs may be queued)",
-                        client.scheduler.address, waited)  # fmt: skip
+            log.warning(
+                "waiting for the first Dask worker of %s (%.0f s so far; SLURM jobs may be queued)",
+                client.scheduler.address,
+                waited,
+            )
 
 
 def _read_probe(path: str) -> str | None:
@@ -183,20 +214,25 @@ def check_shared_cache(client: Any, folder: Path, option: str = "cache_dir") -> 
     try:
         seen = client.run(_read_probe, str(probe))
     except Exception as exc:  # noqa: BLE001 - the workers could not run our function at all
-        raise ConfigError(f"scheduler: the Dask workers cannot run initmem ({type(exc).__name__}: "
-                          f"{str(exc).splitlines()[0] if str(exc) else ''}); install it where they run") from None  # fmt: skip
+        raise ConfigError(
+            f"scheduler: the Dask workers cannot run initmem ({type(exc).__name__}: "
+            f"{str(exc).splitlines()[0] if str(exc) else ''}); install it where they run"
+        ) from None
     finally:
         probe.unlink(missing_ok=True)
     blind = sorted(worker for worker, value in seen.items() if value != token)
     if blind:
-        raise OutputError(f"{option}: {folder} is not shared with the Dask workers {', '.join(blind[:3])}"
-                          f"{' ...' if len(blind) > 3 else ''} (they cannot read a file written there); put the cache "
-                          f"on a file system that this process and every worker mount at the same path")  # fmt: skip
+        raise OutputError(
+            f"{option}: {folder} is not shared with the Dask workers {', '.join(blind[:3])}"
+            f"{' ...' if len(blind) > 3 else ''} (they cannot read a file written there); put the cache "
+            f"on a file system that this process and every worker mount at the same path"
+        )
 
 
 @contextlib.contextmanager
-def open_client(scheduler: str | None = None, slurm: SlurmResources | None = None,
-                option: str = "--scheduler") -> Iterator[Any]:  # fmt: skip
+def open_client(
+    scheduler: str | None = None, slurm: SlurmResources | None = None, option: str = "--scheduler"
+) -> Iterator[Any]:
     """A client of the running scheduler ``scheduler``, or of a :func:`slurm_cluster` of ``slurm`` started here;
     closed on leaving (the SLURM jobs are cancelled), also when interrupted. Yields None when neither is given."""
     if scheduler is None and slurm is None:
@@ -227,10 +263,14 @@ _SLURM_FLAGS = (
 
 def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
     """``--scheduler`` and the SLURM flags (``--executor`` itself is the command's own)."""
-    parser.add_argument("--scheduler", metavar="ADDRESS", default=None,
-                        help="with --executor dask: a running Dask scheduler, tcp://HOST:PORT or the file written by "
-                             "dask scheduler --scheduler-file FILE; the cache must be on a file system its workers "
-                             "share")  # fmt: skip
+    parser.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        default=None,
+        help="with --executor dask: a running Dask scheduler, tcp://HOST:PORT or the file written by "
+        "dask scheduler --scheduler-file FILE; the cache must be on a file system its workers "
+        "share",
+    )
     group = parser.add_argument_group(
         "SLURM (with --executor slurm: workers are SLURM jobs of dask-jobqueue's SLURMCluster; a resource not given "
         "here comes from dask's jobqueue.slurm config, e.g. ~/.config/dask/jobqueue.yaml)"

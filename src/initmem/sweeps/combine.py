@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..base.version import __version__
 from ..base.paths import git_commit
+from ..base.version import __version__
 from .spec import SweepSpec
 
 __all__ = ["RENAMED_VARIABLES", "NUMERICS_ATTRS", "combine_runs"]
@@ -138,5 +138,3 @@ def _provenance(spec: SweepSpec, runs: Sequence[xr.Dataset]) -> dict[str, Any]:
         "run_git_commit": _distinct(runs, "git_commit"),
         **{key: _distinct(runs, key) for key in HARDWARE_ATTRS if any(key in ds.attrs for ds in runs)},
     }
-
-

@@ -133,8 +133,9 @@ def sweep(
             cache = cache.resolve()  # the workers' working folders are not ours
             check_shared_cache(client, cache)
         jobs = plan_jobs(spec, cache, executor, workers, client, threads_per_worker, stack_size)
-        runs, n_cached, n_reused = train_jobs(jobs, executor, workers=workers, client=client, progress=progress,
-                                              stack_size=stack_size, reuse=reuse)  # fmt: skip
+        runs, n_cached, n_reused = train_jobs(
+            jobs, executor, workers=workers, client=client, progress=progress, stack_size=stack_size, reuse=reuse
+        )
     combined = combine_runs(spec, [runs[job.key] for job in jobs])
     combined.attrs.update(
         created=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
@@ -148,9 +149,14 @@ def sweep(
 
 
 def plan_jobs(
-    spec: SweepSpec, cache: Path, executor: str, workers: int | None = None, client: Any = None,
-    threads_per_worker: int | None = None, stack_size: int | None = None,
-) -> list[RunJob]:  # fmt: skip
+    spec: SweepSpec,
+    cache: Path,
+    executor: str,
+    workers: int | None = None,
+    client: Any = None,
+    threads_per_worker: int | None = None,
+    stack_size: int | None = None,
+) -> list[RunJob]:
     """The jobs of ``spec`` as :func:`sweep` runs them: each config with the thread count it will run with
     (:func:`~initmem.sweeps.executors.resolve_threads`) and its file in ``cache`` (stacked runs: ``<hash>.stacked<K>
     .nc``). Computed before anything trains, so a caller can count what is cached, what can be reused and what is to
@@ -180,9 +186,15 @@ def _stack_sizes(configs: list[RunConfig], executor: str, stack_size: int | None
 
 
 def train_jobs(
-    jobs: list[RunJob], executor: str, *, workers: int | None = None, client: Any = None, progress: bool = True,
-    stack_size: int | None = None, reuse: Sequence[str | os.PathLike] = (),
-) -> tuple[dict[str, xr.Dataset], int, int]:  # fmt: skip
+    jobs: list[RunJob],
+    executor: str,
+    *,
+    workers: int | None = None,
+    client: Any = None,
+    progress: bool = True,
+    stack_size: int | None = None,
+    reuse: Sequence[str | os.PathLike] = (),
+) -> tuple[dict[str, xr.Dataset], int, int]:
     """Read the jobs whose run files exist, reuse what the read-only stores ``reuse`` hold, train the others with
     ``executor``, read those back.
 
@@ -211,8 +223,14 @@ def train_jobs(
     n_reused = len(runs) - n_cached
     pending = [job for job in jobs if job.key not in runs]
     pending.sort(key=lambda job: data_key(job.config))  # runs sharing their data run back to back
-    log.info("sweep: %d runs, %d cached, %d reused, %d to train with %s", len(jobs), n_cached, n_reused, len(pending),
-             executor)  # fmt: skip
+    log.info(
+        "sweep: %d runs, %d cached, %d reused, %d to train with %s",
+        len(jobs),
+        n_cached,
+        n_reused,
+        len(pending),
+        executor,
+    )
     failures = _train_pending(pending, jobs, executor, workers, client, progress, stack_size, n_cached + n_reused)
     for job in jobs:
         if job.key not in runs and job.key not in failures:
@@ -227,9 +245,15 @@ def train_jobs(
 
 
 def _train_pending(
-    pending: list[RunJob], jobs: list[RunJob], executor: str, workers: int | None, client: Any, progress: bool,
-    stack_size: int | None, n_cached: int,
-) -> dict[str, str]:  # fmt: skip
+    pending: list[RunJob],
+    jobs: list[RunJob],
+    executor: str,
+    workers: int | None,
+    client: Any,
+    progress: bool,
+    stack_size: int | None,
+    n_cached: int,
+) -> dict[str, str]:
     """Run ``pending`` (of all ``jobs``) with ``executor``; returns {key: one-line error} of the runs that raised.
     Under ``stacked``, every group with a pending member is trained whole."""
     from tqdm.auto import tqdm
@@ -237,15 +261,21 @@ def _train_pending(
     failures: dict[str, str] = {}
     if not pending:
         return failures
-    bar = tqdm(total=len(jobs), initial=n_cached, desc="sweep", unit="run", disable=None if progress else True,
-               dynamic_ncols=True, smoothing=0)  # fmt: skip
+    bar = tqdm(
+        total=len(jobs),
+        initial=n_cached,
+        desc="sweep",
+        unit="run",
+        disable=None if progress else True,
+        dynamic_ncols=True,
+        smoothing=0,
+    )
     pending_keys = {job.key for job in pending}
 
     def done(job: RunJob, error: BaseException | None) -> None:
         if error is not None:
             failures[job.key] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
-            log.error("run %s failed (%s: %s); config: %s",
-                      job.key, type(error).__name__, error, job.config.to_json())  # fmt: skip
+            log.error("run %s failed (%s: %s); config: %s", job.key, type(error).__name__, error, job.config.to_json())
         if job.key in pending_keys:
             bar.update(1)
 

@@ -33,8 +33,8 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -47,8 +47,22 @@ from .store import CHECKSUM_ATTR, checkpoint_path, write_run
 if TYPE_CHECKING:
     from ..run.data import PreparedData
 
-__all__ = ["EXECUTORS", "DATA_FIELDS", "Done", "Outcome", "RunJob", "prepared_data", "data_key", "execute", "run_serial",
-           "run_processes", "run_dask", "run_stacked", "default_workers", "resolve_threads"]  # fmt: skip
+__all__ = [
+    "EXECUTORS",
+    "DATA_FIELDS",
+    "Done",
+    "Outcome",
+    "RunJob",
+    "prepared_data",
+    "data_key",
+    "execute",
+    "run_serial",
+    "run_processes",
+    "run_dask",
+    "run_stacked",
+    "default_workers",
+    "resolve_threads",
+]
 
 log = logging.getLogger(__name__)
 
@@ -57,10 +71,10 @@ EXECUTORS = ("serial", "processes", "dask", "stacked")
 #: device).
 DATA_FIELDS = ("data", "effective_data_seed", "train_size", "val_size", "test_size", "train_eval_size", "image_size")
 
-_DATA_CACHE: dict[tuple, "PreparedData"] = {}
+_DATA_CACHE: dict[tuple, PreparedData] = {}
 
 
-def prepared_data(config: RunConfig) -> "PreparedData":
+def prepared_data(config: RunConfig) -> PreparedData:
     """The prepared data of ``config``, loaded once per process for each distinct :data:`DATA_FIELDS`
     and device. Only the latest one is kept (a full CIFAR-10 split is ~0.7 GB on a device)."""
     from ..run.data import prepare_data
@@ -114,8 +128,13 @@ class RunJob:
         """Train the run (keeping ``checkpoint`` for :func:`execute` to delete once the file is written)."""
         from ..run.training import train
 
-        return train(self.config, checkpoint_path=checkpoint, data=prepared_data(self.config), progress=progress,
-                     keep_checkpoint=True)  # fmt: skip
+        return train(
+            self.config,
+            checkpoint_path=checkpoint,
+            data=prepared_data(self.config),
+            progress=progress,
+            keep_checkpoint=True,
+        )
 
 
 class Outcome(NamedTuple):
@@ -171,9 +190,14 @@ def _claim_or_wait(paths: list[Path], claims: list[RunClaim], wait: bool) -> boo
             reported = waited
             held = next((c for c in claims if c not in taken and c.path.exists()), None)
             if held is not None:
-                log.warning("waiting for run %s, claimed by another sweep (%s), for %.0f s so far; its claim is "
-                            "taken over once its heartbeat stops for %g s", held.path.stem, held.describe(), waited,
-                            held.timeout_s)  # fmt: skip
+                log.warning(
+                    "waiting for run %s, claimed by another sweep (%s), for %.0f s so far; its claim is "
+                    "taken over once its heartbeat stops for %g s",
+                    held.path.stem,
+                    held.describe(),
+                    waited,
+                    held.timeout_s,
+                )
         time.sleep(CLAIM_POLL_S)
 
 
@@ -239,8 +263,9 @@ def run_processes(jobs: list[RunJob], workers: int, done: Done) -> None:
     the runs finished so far are in the store.
     """
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_process_worker_init,
-                               initargs=(os.getpid(),))  # fmt: skip
+    pool = ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_process_worker_init, initargs=(os.getpid(),)
+    )
     try:
         _first_unclaimed(jobs, done, lambda job, wait: pool.submit(execute, job, False, wait), as_completed)
     except BaseException:
@@ -249,8 +274,13 @@ def run_processes(jobs: list[RunJob], workers: int, done: Done) -> None:
     pool.shutdown(wait=True)
 
 
-def _first_unclaimed(jobs: list[RunJob], done: Done, submit: Callable[[RunJob, bool], Any],
-                     completed: Callable[[list], Any], check: Callable[[RunJob, Outcome], None] | None = None) -> None:
+def _first_unclaimed(
+    jobs: list[RunJob],
+    done: Done,
+    submit: Callable[[RunJob, bool], Any],
+    completed: Callable[[list], Any],
+    check: Callable[[RunJob, Outcome], None] | None = None,
+) -> None:
     """Submit ``jobs`` (``submit(job, wait)`` returns a future), report each to ``done`` as it completes, then
     submit again, waiting this time, those that another sweep had claimed. ``check(job, outcome)`` may raise to
     fail a job whose outcome does not hold (see :func:`run_dask`)."""
@@ -352,16 +382,20 @@ def _landed(job: RunJob, outcome: Outcome) -> None:
         return
     where = f"the worker on host {outcome.host} wrote {job.path}"
     if not job.path.exists():
-        raise RuntimeError(f"{where}, which this process cannot see: the cache is not on a file system that the "
-                           f"workers and this process share")  # fmt: skip
+        raise RuntimeError(
+            f"{where}, which this process cannot see: the cache is not on a file system that the "
+            f"workers and this process share"
+        )
     try:
         with xr.open_dataset(job.path, engine="h5netcdf") as ds:
             seen = ds.attrs.get(CHECKSUM_ATTR)
     except Exception as exc:  # noqa: BLE001 - any unreadable file fails the run, which is trained again
         raise RuntimeError(f"{where}, but it cannot be read here ({type(exc).__name__})") from None
     if seen != outcome.checksum:
-        raise RuntimeError(f"{where} with checksum {outcome.checksum}, but the file here has {seen}: the cache is "
-                           f"not on a file system that the workers and this process share")  # fmt: skip
+        raise RuntimeError(
+            f"{where} with checksum {outcome.checksum}, but the file here has {seen}: the cache is "
+            f"not on a file system that the workers and this process share"
+        )
 
 
 def run_stacked(groups: list[list[RunJob]], progress: bool, done: Done) -> None:
@@ -391,9 +425,12 @@ def _train_stack(group: list[RunJob], progress: bool, done: Done, wait: bool) ->
         outcome, error = "trained", None
         try:
             datasets = train_stacked(
-                configs, data=prepared_data(configs[0]), progress=progress and configs[0].progress,
-                checkpoint_path=checkpoint, keep_checkpoint=True,
-            )  # fmt: skip
+                configs,
+                data=prepared_data(configs[0]),
+                progress=progress and configs[0].progress,
+                checkpoint_path=checkpoint,
+                keep_checkpoint=True,
+            )
             for path, ds in zip(paths, datasets):
                 write_run(ds, path)
             if checkpoint is not None:
@@ -437,5 +474,3 @@ def resolve_threads(
         threads = max(1, (os.cpu_count() or 1) // default_workers(len(configs), workers))
         return [c if c.num_threads else _with_threads(c, threads) for c in configs]
     return configs
-
-

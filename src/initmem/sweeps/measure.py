@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import dataclasses
 import functools
 import hashlib
 import json
@@ -46,25 +45,32 @@ import torch
 import xarray as xr
 from torch import nn
 
+from ..base.files import check_output_dir
 from ..run.config import ConfigError, RunConfig
 from ..run.data import DataError, PreparedData, SplitData, prepare_tensors
-from ..run.sigma_w import init_sigma_w_
 from ..run.kernels import kernel_parameters, sigma_w_kernels
 from ..run.optim import OPTIMIZER_FIELDS
 from ..run.records import LOSSES
-from ..base.files import atomic_write, check_output_dir
+from ..run.sigma_w import init_sigma_w_
 from .combine import combine_runs
 from .driver import train_jobs
 from .executors import RunJob, resolve_threads
 from .spec import SweepSpec
+from .tensor_splits import TensorSplits
 
 with warnings.catch_warnings():  # tqdm.auto warns at import when ipywidgets is missing (executed notebooks)
     warnings.filterwarnings("ignore", message="IProgress not found")
     from ..run.loop import resolve_device
     from ..run.training import train
 
-__all__ = ["measure_init_memory", "MEASURE_EXECUTORS", "MEASURE_FIELDS", "MEASURE_FORMAT_VERSION", "OwnModelJob",
-           "TensorSplits", "run_digest"]  # fmt: skip
+__all__ = [
+    "measure_init_memory",
+    "MEASURE_EXECUTORS",
+    "MEASURE_FIELDS",
+    "MEASURE_FORMAT_VERSION",
+    "OwnModelJob",
+    "run_digest",
+]
 
 log = logging.getLogger(__name__)
 
@@ -73,9 +79,18 @@ MEASURE_FORMAT_VERSION = 2  # 2: norms count the kernels sigma_w set (include/ex
 #: RunConfig fields :func:`measure_init_memory` accepts as extra keywords (optimizer, schedule, evaluation and
 #: floating-point path).
 MEASURE_FIELDS = (
-    *OPTIMIZER_FIELDS, "schedule", "warmup_epochs", "schedule_milestones", "schedule_gamma", "final_lr_fraction",
-    "eval_every", "num_threads", "compile", "channels_last", "augment",
-)  # fmt: skip
+    *OPTIMIZER_FIELDS,
+    "schedule",
+    "warmup_epochs",
+    "schedule_milestones",
+    "schedule_gamma",
+    "final_lr_fraction",
+    "eval_every",
+    "num_threads",
+    "compile",
+    "channels_last",
+    "augment",
+)
 #: The executors a measurement can run on (stacking needs the built-in networks).
 MEASURE_EXECUTORS = ("serial", "processes", "dask")
 #: RunConfig fields that describe the built-in models or data, meaningless for your own model and data.
@@ -174,28 +189,45 @@ def measure_init_memory(
     sigma_ws, seeds = _check_grid("sigma_ws", sigma_ws, _is_positive), _check_grid("seeds", seeds, _is_seed)
     if isinstance(model_fn, nn.Module):
         name = type(model_fn).__name__
-        raise TypeError(f"model_fn: got a model ({name}), not a function that builds one; every (sigma_w, seed) "
-                        f"trains a fresh copy, so pass e.g. model_fn=lambda: {name}(...) or the class itself")  # fmt: skip
+        raise TypeError(
+            f"model_fn: got a model ({name}), not a function that builds one; every (sigma_w, seed) "
+            f"trains a fresh copy, so pass e.g. model_fn=lambda: {name}(...) or the class itself"
+        )
     if not callable(model_fn):
         raise TypeError(f"model_fn: must be a callable () -> torch.nn.Module, got {type(model_fn).__name__}")
     if loss not in LOSSES:
         raise ConfigError(f"loss: allowed values are {', '.join(LOSSES)}; got {loss!r}")
     if executor not in MEASURE_EXECUTORS:
-        raise ConfigError(f"executor: allowed values are {', '.join(MEASURE_EXECUTORS)} (stacked needs the built-in "
-                          f"networks); got {executor!r}")  # fmt: skip
+        raise ConfigError(
+            f"executor: allowed values are {', '.join(MEASURE_EXECUTORS)} (stacked needs the built-in "
+            f"networks); got {executor!r}"
+        )
     if executor != "serial":
         _check_picklable(model_fn, executor)
     include, exclude = list(include), list(exclude)
-    first = prepare_tensors(train, val, test, resolve_device(device), train_eval_size,
-                            seeds[0] if data_seed is None else data_seed)  # fmt: skip
+    first = prepare_tensors(
+        train, val, test, resolve_device(device), train_eval_size, seeds[0] if data_seed is None else data_seed
+    )
     classes = torch.unique(first.train.labels).tolist()
     if len(classes) < 2:
-        raise DataError(f"train: the targets hold {len(classes)} class ({', '.join(map(str, classes))}); measuring "
-                        "needs at least 2 (a first slice of data sorted by class holds one: shuffle it, e.g. "
-                        "initmem.cifar10_tensors)")  # fmt: skip
-    base = _base_config(first, optimizer=optimizer, lr=lr, epochs=epochs, batch_size=batch_size, device=device,
-                        progress=progress, data_seed=data_seed, train_eval_size=train_eval_size,
-                        init_head=include_head, **options)  # fmt: skip
+        raise DataError(
+            f"train: the targets hold {len(classes)} class ({', '.join(map(str, classes))}); measuring "
+            "needs at least 2 (a first slice of data sorted by class holds one: shuffle it, e.g. "
+            "initmem.cifar10_tensors)"
+        )
+    base = _base_config(
+        first,
+        optimizer=optimizer,
+        lr=lr,
+        epochs=epochs,
+        batch_size=batch_size,
+        device=device,
+        progress=progress,
+        data_seed=data_seed,
+        train_eval_size=train_eval_size,
+        init_head=include_head,
+        **options,
+    )
     spec = SweepSpec(base=base, grid={"sigma_w": sigma_ws, "seed": seeds})
     configs = resolve_threads([config for _, config in spec.configs()], executor, workers, client, None)
     skeleton = _check_first_model(model_fn, configs[0], first, include, exclude)
@@ -204,15 +236,24 @@ def measure_init_memory(
         folder = Path(cache_dir) if cache_dir is not None else Path(stack.enter_context(tempfile.TemporaryDirectory()))
         check_output_dir(folder, "cache_dir")  # before anything trains
         data = TensorSplits(fingerprint=first.source["sha256"], device=device, train_eval_size=train_eval_size)
-        stack.callback(_PREPARED.clear)  # the data of a measurement is held only while it runs
-        _PREPARED[data.key(configs[0].effective_data_seed)] = first
+        stack.callback(TensorSplits.release)  # the data of a measurement is held only while it runs
+        data.hold(configs[0].effective_data_seed, first)
         if executor == "serial":
             data.prepare_in_this_process([c.effective_data_seed for c in configs], (train, val, test))
         else:
             data = stack.enter_context(data.written_to(folder, first))
-        jobs = [OwnModelJob(config=config, path=folder / f"{digest}.nc", model_fn=model_fn, data=data, loss=loss,
-                            include=tuple(include), exclude=tuple(exclude))
-                for config, digest in ((c, _job_digest(model_fn, c, first, loss, include, exclude)) for c in configs)]  # fmt: skip
+        jobs = [
+            OwnModelJob(
+                config=config,
+                path=folder / f"{digest}.nc",
+                model_fn=model_fn,
+                data=data,
+                loss=loss,
+                include=tuple(include),
+                exclude=tuple(exclude),
+            )
+            for config, digest in ((c, _job_digest(model_fn, c, first, loss, include, exclude)) for c in configs)
+        ]
         runs, *_ = train_jobs(jobs, executor, workers=workers, client=client, progress=progress)
         combined = combine_runs(spec, [runs[job.key] for job in jobs])
     combined.attrs.update(_description(skeleton, first, base, loss))
@@ -250,15 +291,26 @@ def _check_grid(name: str, values: Any, ok: Callable[[Any], bool]) -> list:
 def _base_config(data: PreparedData, **settings: Any) -> RunConfig:
     """The RunConfig that carries the training settings to :func:`initmem.run.training.train`. Its data sizes are
     those of ``data``; its model and data-source fields are unused (the model comes from ``model_fn``)."""
-    fixed = {"optimizer", "lr", "epochs", "batch_size", "device", "progress", "data_seed", "train_eval_size", "init_head"}
+    fixed = {
+        "optimizer",
+        "lr",
+        "epochs",
+        "batch_size",
+        "device",
+        "progress",
+        "data_seed",
+        "train_eval_size",
+        "init_head",
+    }
     unknown = sorted(set(settings) - fixed - set(MEASURE_FIELDS))
     if unknown:
         raise ConfigError(f"{unknown[0]}: not a setting of measure_init_memory; allowed: {', '.join(MEASURE_FIELDS)}")
     image_inputs = data.train.images.ndim == 4
     settings.setdefault("channels_last", image_inputs)
     if settings.get("augment") and not image_inputs:
-        raise ConfigError(f"augment: needs image inputs (N, C, H, W), got examples of shape "
-                          f"{tuple(data.train.images.shape[1:])}")  # fmt: skip
+        raise ConfigError(
+            f"augment: needs image inputs (N, C, H, W), got examples of shape {tuple(data.train.images.shape[1:])}"
+        )
     sizes = {"train_size": len(data.train), "val_size": len(data.val), "test_size": len(data.test)}
     return RunConfig(data="tensors", **sizes, **settings)
 
@@ -285,13 +337,17 @@ def _check_model(model: nn.Module, data: PreparedData) -> None:
         out = probe(x)
     except Exception as exc:  # noqa: BLE001 - any failure here is a shape/dtype mismatch to report in one line
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ValueError(f"model_fn: the model fails on training inputs of shape (N, "
-                         f"{', '.join(map(str, x.shape[1:]))}) and dtype {x.dtype}: {first}") from None  # fmt: skip
+        raise ValueError(
+            f"model_fn: the model fails on training inputs of shape (N, "
+            f"{', '.join(map(str, x.shape[1:]))}) and dtype {x.dtype}: {first}"
+        ) from None
     n_classes = int(max(int(d.labels.max()) for d in (data.train, data.val, data.test))) + 1
     if not isinstance(out, torch.Tensor) or out.ndim != 2 or out.shape[1] < n_classes:
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-        raise ValueError(f"model_fn: the model must return logits (N, C) with C >= {n_classes} (the targets go up to "
-                         f"{n_classes - 1}), got {shape}")  # fmt: skip
+        raise ValueError(
+            f"model_fn: the model must return logits (N, C) with C >= {n_classes} (the targets go up to "
+            f"{n_classes - 1}), got {shape}"
+        )
 
 
 def run_digest(config: RunConfig, model: nn.Module, data: PreparedData, loss: str, include, exclude) -> str:
@@ -300,10 +356,14 @@ def run_digest(config: RunConfig, model: nn.Module, data: PreparedData, loss: st
     ``include``/``exclude`` names and :data:`MEASURE_FORMAT_VERSION`."""
     payload = {k: v for k, v in config.hash_payload().items() if k not in _NOT_APPLICABLE}
     payload.update(
-        model=repr(model), parameters=[[n, list(p.shape)] for n, p in model.named_parameters()],
-        data=data.source["sha256"], loss=loss, include=list(include), exclude=list(exclude),
+        model=repr(model),
+        parameters=[[n, list(p.shape)] for n, p in model.named_parameters()],
+        data=data.source["sha256"],
+        loss=loss,
+        include=list(include),
+        exclude=list(exclude),
         measure_format_version=MEASURE_FORMAT_VERSION,
-    )  # fmt: skip
+    )
     canonical = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
@@ -315,9 +375,11 @@ def _check_first_model(model_fn, config: RunConfig, data: PreparedData, include,
     with torch.random.fork_rng(devices=[]):
         model = _build(model_fn, config, include, exclude)
         if not sigma_w_kernels(model, include, exclude):
-            raise ValueError(f"model_fn: the model ({type(model).__name__}) has no weight layer that sigma_w scales "
-                             "(no nn.Linear or convolution, nothing in include=[...]), so there is nothing to "
-                             "measure")  # fmt: skip
+            raise ValueError(
+                f"model_fn: the model ({type(model).__name__}) has no weight layer that sigma_w scales "
+                "(no nn.Linear or convolution, nothing in include=[...]), so there is nothing to "
+                "measure"
+            )
         _check_model(model, data)
         return _skeleton(model, include, exclude)
 
@@ -337,56 +399,6 @@ def _check_picklable(model_fn: Callable[[], nn.Module], executor: str) -> None:
             f"callable (a function or class defined at module level), got {model_fn!r} "
             f"({type(exc).__name__}); use executor='serial' or define it at module level"
         ) from None
-
-
-#: Prepared data of this process, by :meth:`TensorSplits.key` (the workers of a parallel measurement fill it once).
-_PREPARED: dict[tuple, PreparedData] = {}
-
-
-@dataclass(frozen=True)
-class TensorSplits:
-    """The data of a measurement as its jobs carry it: a fingerprint, the device, the train-eval size, and (for the
-    parallel executors) a file of the three splits' CPU tensors, loaded with ``weights_only=True`` once per worker."""
-
-    fingerprint: str
-    device: str
-    train_eval_size: int
-    path: Path | None = None
-
-    def key(self, data_seed: int) -> tuple:
-        """The key of ``data_seed``'s prepared data in this process's cache."""
-        return (self.fingerprint, self.device, self.train_eval_size, data_seed)
-
-    def prepared(self, data_seed: int) -> PreparedData:
-        """The :class:`~initmem.run.data.prepare.PreparedData` of ``data_seed`` (its train-eval sample and batch order)."""
-        key = self.key(data_seed)
-        if key not in _PREPARED:
-            for other in [k for k in _PREPARED if k[0] != self.fingerprint]:  # a worker keeps one measurement's data
-                del _PREPARED[other]
-            if self.path is None:
-                raise RuntimeError("the data of this measurement was not prepared in this process")
-            splits = torch.load(self.path, map_location="cpu", weights_only=True)
-            _PREPARED[key] = prepare_tensors(splits["train"], splits["val"], splits["test"],
-                                             resolve_device(self.device), self.train_eval_size, data_seed)  # fmt: skip
-        return _PREPARED[key]
-
-    def prepare_in_this_process(self, data_seeds: Iterable[int], splits: tuple[SplitData, SplitData, SplitData]) -> None:
-        """Prepare the data of every data seed here (the ``serial`` executor: no file, no pickling)."""
-        for data_seed in dict.fromkeys(data_seeds):
-            if self.key(data_seed) not in _PREPARED:
-                _PREPARED[self.key(data_seed)] = prepare_tensors(*splits, resolve_device(self.device),
-                                                                 self.train_eval_size, data_seed)  # fmt: skip
-
-    @contextlib.contextmanager
-    def written_to(self, folder: Path, data: PreparedData):
-        """This data with its splits in ``folder/.<fingerprint>.splits.pt`` while the block runs (then deleted)."""
-        path = folder / f".{self.fingerprint[:16]}.splits.pt"
-        cpu = {name: (getattr(data, name).images.cpu(), getattr(data, name).labels.cpu()) for name in ("train", "val", "test")}
-        atomic_write(path, lambda tmp: torch.save(cpu, tmp))
-        try:
-            yield dataclasses.replace(self, path=path)
-        finally:
-            path.unlink(missing_ok=True)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -422,11 +434,12 @@ class OwnModelJob(RunJob):
 def _skeleton(model: nn.Module, include, exclude) -> dict[str, Any]:
     """What the attributes need of a model, taken before training changes it."""
     return {
-        "repr": repr(model), "class": type(model).__name__,
+        "repr": repr(model),
+        "class": type(model).__name__,
         "n_parameters": sum(p.numel() for p in model.parameters()),
         "n_trainable": sum(p.numel() for p in model.parameters() if p.requires_grad),
         "kernels": ", ".join(sigma_w_kernels(model, include, exclude)),
-    }  # fmt: skip
+    }
 
 
 def _training_json(config: RunConfig, loss: str) -> str:
@@ -439,8 +452,12 @@ def _description(skeleton: dict[str, Any], data: PreparedData, base: RunConfig, 
     """The combined Dataset's attributes: what was measured and how."""
     sizes = {**data.split.sizes, "train_eval": len(data.train_eval)}
     n_classes = int(max(int(d.labels.max()) for d in (data.train, data.val, data.test))) + 1
-    caption_base = {"model": skeleton["class"], "train_size": sizes["train"], "batch_size": base.batch_size,
-                    "epochs": base.epochs}  # fmt: skip
+    caption_base = {
+        "model": skeleton["class"],
+        "train_size": sizes["train"],
+        "batch_size": base.batch_size,
+        "epochs": base.epochs,
+    }
     return {
         "measured": "initialization memory of model_fn() on the given data: the dependence on sigma_w of the "
         "validation-selected predictor (initmem.measure_init_memory)",

@@ -49,9 +49,7 @@ class SweepSpec:
     base: Mapping[str, Any] = field(default_factory=dict)
     grid: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     zip: Mapping[str, Sequence[Any]] = field(default_factory=dict)
-    _points: tuple[tuple[dict[str, Any], RunConfig], ...] = field(
-        default=(), init=False, repr=False, compare=False
-    )
+    _points: tuple[tuple[dict[str, Any], RunConfig], ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         base = self.base.to_dict() if isinstance(self.base, RunConfig) else self.base
@@ -63,7 +61,7 @@ class SweepSpec:
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
-    def from_dict(cls, values: Mapping[str, Any]) -> "SweepSpec":
+    def from_dict(cls, values: Mapping[str, Any]) -> SweepSpec:
         """From ``{"base": {...}, "grid": {...}, "zip": {...}}`` (every key optional)."""
         if not isinstance(values, Mapping):
             raise ConfigError(
@@ -75,14 +73,17 @@ class SweepSpec:
         return cls(**{key: values[key] if values[key] is not None else {} for key in values})
 
     @classmethod
-    def from_file(cls, path: str | os.PathLike) -> "SweepSpec":
+    def from_file(cls, path: str | os.PathLike) -> SweepSpec:
         """Read a YAML or JSON spec file."""
         return cls.from_dict(read_mapping_file(path, "sweep spec"))
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict that :meth:`from_dict` turns back into an equal spec."""
-        return {"base": dict(self.base), "grid": {k: list(v) for k, v in self.grid.items()},
-                "zip": {k: list(v) for k, v in self.zip.items()}}  # fmt: skip
+        return {
+            "base": dict(self.base),
+            "grid": {k: list(v) for k, v in self.grid.items()},
+            "zip": {k: list(v) for k, v in self.zip.items()},
+        }
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=False)
@@ -203,5 +204,3 @@ def as_spec(spec: SweepSpec | Mapping[str, Any] | str | os.PathLike) -> SweepSpe
     if isinstance(spec, Mapping):
         return SweepSpec.from_dict(spec)
     return SweepSpec.from_file(spec)
-
-

@@ -29,8 +29,16 @@ import xarray as xr
 from ..base.files import atomic_write, set_aside
 from ..run.config import RunConfig
 
-__all__ = ["CHECKSUM_ATTR", "ChecksumError", "run_path", "checkpoint_path", "content_digest", "write_run",
-           "read_checked", "load_run"]  # fmt: skip
+__all__ = [
+    "CHECKSUM_ATTR",
+    "ChecksumError",
+    "run_path",
+    "checkpoint_path",
+    "content_digest",
+    "write_run",
+    "read_checked",
+    "load_run",
+]
 
 log = logging.getLogger(__name__)
 
@@ -143,7 +151,10 @@ def read_checked(path: str | os.PathLike, *, require_checksum: bool = False) -> 
 
 
 def load_run(
-    path: str | os.PathLike, config: RunConfig | None = None, *, expected_hash: str | None = None,
+    path: str | os.PathLike,
+    config: RunConfig | None = None,
+    *,
+    expected_hash: str | None = None,
     read_only: bool = False,
 ) -> xr.Dataset | None:
     """A cached run, fully in memory with the file closed; None if there is none.

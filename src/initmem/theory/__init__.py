@@ -38,68 +38,68 @@ Modules (their names are all re-exported here)
 
 from __future__ import annotations
 
-from .helpers import (  # noqa: F401
-    as_schedule,
-    clocks,
-    batch_indices,
-    log_record_steps,
-    time_average,
-    loglog_slope,
-    init_scaled,
-    unit_rows,
-    direction_difference,
-)
-from .toys import (  # noqa: F401
-    NormalizedLogistic,
-    make_normalized_logistic,
-    NormalizedSoftmax,
-    make_normalized_softmax,
-    LinearLoss,
-    make_linear_loss,
-)
-from .optimizers import (  # noqa: F401
-    Trajectory,
-    sgd,
-    adam,
-    adamw,
-    adam_step_bound,
-    NS5_COEFFS,
-    ns5,
-    ns5_gain_bound,
-    operator_norm,
-    muon,
-    norm_step_residual,
-    norm4_law_rhs,
-    sgd_equilibrium_norm4,
-    adamw_equilibrium_norm,
-    forgetting_step,
-)
-from .diagonal import (  # noqa: F401
-    make_sparse_regression,
-    diag_net_gd,
-    q_alpha,
-    solve_q_alpha,
-    min_l2_interpolant,
-    min_l1_interpolant,
-)
 from .backward_error import (  # noqa: F401
-    TwoParamToy,
-    gd_endpoint,
-    flow_endpoint,
-    igr_field,
     LinearRegression,
-    make_linear_regression,
-    linear_flow_endpoint,
-    sgd_epoch_mean,
-    heavy_ball_slow_root,
+    TwoParamToy,
+    flow_endpoint,
+    gd_endpoint,
     heavy_ball_rate_prediction,
+    heavy_ball_slow_root,
+    igr_field,
+    linear_flow_endpoint,
+    make_linear_regression,
+    sgd_epoch_mean,
 )
 from .checks import (  # noqa: F401
-    fd_gradient,
-    fd_gradient_error,
     bn_mlp,
     bn_mlp_data,
     bn_mlp_sgd_record,
+    fd_gradient,
+    fd_gradient_error,
+)
+from .diagonal import (  # noqa: F401
+    diag_net_gd,
+    make_sparse_regression,
+    min_l1_interpolant,
+    min_l2_interpolant,
+    q_alpha,
+    solve_q_alpha,
+)
+from .helpers import (  # noqa: F401
+    as_schedule,
+    batch_indices,
+    clocks,
+    direction_difference,
+    init_scaled,
+    log_record_steps,
+    loglog_slope,
+    time_average,
+    unit_rows,
+)
+from .optimizers import (  # noqa: F401
+    NS5_COEFFS,
+    Trajectory,
+    adam,
+    adam_step_bound,
+    adamw,
+    adamw_equilibrium_norm,
+    forgetting_step,
+    muon,
+    norm4_law_rhs,
+    norm_step_residual,
+    ns5,
+    ns5_gain_bound,
+    operator_norm,
+    sgd,
+    sgd_equilibrium_norm4,
+)
+from .toys import (  # noqa: F401
+    LinearLoss,
+    NormalizedLogistic,
+    NormalizedSoftmax,
+    make_linear_loss,
+    make_normalized_logistic,
+    make_normalized_softmax,
 )
 
 __all__ = [

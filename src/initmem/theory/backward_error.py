@@ -6,8 +6,8 @@ Conventions: :mod:`initmem.theory`.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 from scipy import linalg
@@ -48,8 +48,14 @@ def gd_endpoint(grad: Callable[[Array], Array], theta0: Array, h: float, n_steps
 
 def flow_endpoint(field_fn: Callable[[Array], Array], theta0: Array, T: float) -> Array:
     """``theta(T)`` of the ODE ``d theta/dt = field_fn(theta)`` (DOP853, rtol 1e-12, atol 1e-14)."""
-    sol = solve_ivp(lambda t, th: field_fn(th), (0.0, T), np.asarray(theta0, dtype=np.float64),
-                    method="DOP853", rtol=1e-12, atol=1e-14)
+    sol = solve_ivp(
+        lambda t, th: field_fn(th),
+        (0.0, T),
+        np.asarray(theta0, dtype=np.float64),
+        method="DOP853",
+        rtol=1e-12,
+        atol=1e-14,
+    )
     return sol.y[:, -1]
 
 
@@ -124,8 +130,9 @@ def linear_flow_endpoint(A: Array, c: Array, w0: Array, T: float) -> Array:
     return w_star + linalg.expm(-A * T) @ (np.asarray(w0) - w_star)
 
 
-def sgd_epoch_mean(problem: LinearRegression, w0: Array, eps: float, B: int, reshuffles: int, seed: int = 0,
-                   chunk: int = 20_000) -> tuple[Array, Array]:
+def sgd_epoch_mean(
+    problem: LinearRegression, w0: Array, eps: float, B: int, reshuffles: int, seed: int = 0, chunk: int = 20_000
+) -> tuple[Array, Array]:
     """Mean (and its standard error) over random reshuffles of the iterate after one epoch of SGD without
     replacement (``m = N/B`` steps of size ``eps``). Each permutation is paired with its reverse (antithetic
     sampling: both are equally likely, and pairing cancels most of the order-dependent variance).

@@ -58,8 +58,12 @@ def bn_mlp(n_in: int = 16, width: int = 32, n_cls: int = 4, bn_eps: float = 1e-1
     from torch import nn
 
     return nn.Sequential(
-        nn.Linear(n_in, width, bias=False), nn.BatchNorm1d(width, eps=bn_eps), nn.ReLU(),
-        nn.Linear(width, width, bias=False), nn.BatchNorm1d(width, eps=bn_eps), nn.ReLU(),
+        nn.Linear(n_in, width, bias=False),
+        nn.BatchNorm1d(width, eps=bn_eps),
+        nn.ReLU(),
+        nn.Linear(width, width, bias=False),
+        nn.BatchNorm1d(width, eps=bn_eps),
+        nn.ReLU(),
         nn.Linear(width, n_cls),
     ).double()
 
@@ -101,8 +105,9 @@ def bn_mlp_sgd_record(
     groups += [{"params": [named[name]], "lr": lr} for name, lr in lrs.items()]
     opt = torch.optim.SGD([g for g in groups if g["params"]], lr=eta)
     order = batch_indices(len(X), b, steps, seed)
-    rec = {name: {"sq_norm": [float(p.detach().pow(2).sum())], "inner": [], "grad_sq": []}
-           for name, p in kernels.items()}
+    rec = {
+        name: {"sq_norm": [float(p.detach().pow(2).sum())], "inner": [], "grad_sq": []} for name, p in kernels.items()
+    }
     for k in range(steps):
         idx = torch.as_tensor(order[k])
         loss = torch.nn.functional.cross_entropy(model(X[idx]), y[idx])

@@ -27,7 +27,13 @@ def make_sparse_regression(n: int = 12, d: int = 40, k: int = 3, seed: int = 0) 
 
 
 def diag_net_gd(
-    X: Array, y: Array, alpha: Array, eta: float | Array, steps: int, b: int | None = None, seed: int = 0,
+    X: Array,
+    y: Array,
+    alpha: Array,
+    eta: float | Array,
+    steps: int,
+    b: int | None = None,
+    seed: int = 0,
     record_every: int = 0,
 ) -> dict[str, Array]:
     """GD (or SGD with batch ``b``) on the diagonal linear network ``w = u*u - v*v``, ``u(0) = v(0) = alpha``.
@@ -84,8 +90,9 @@ def solve_q_alpha(X: Array, y: Array, alpha: float) -> Array:
     def hess(mu):
         return (X * (c * np.cosh(X.T @ mu))) @ X.T
 
-    res = optimize.minimize(D, np.zeros(X.shape[0]), jac=jac, hess=hess, method="trust-exact",
-                            options={"gtol": 1e-12, "maxiter": 2000})
+    res = optimize.minimize(
+        D, np.zeros(X.shape[0]), jac=jac, hess=hess, method="trust-exact", options={"gtol": 1e-12, "maxiter": 2000}
+    )
     w = c * np.sinh(X.T @ res.x)
     resid = np.linalg.norm(X @ w - y) / np.linalg.norm(y)
     logger.debug("solve_q_alpha(alpha=%g): %s, relative residual %.1e", alpha, res.message, resid)

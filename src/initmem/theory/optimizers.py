@@ -88,8 +88,16 @@ def _row_G(g: Array, w: Array) -> Array:
 
 
 def sgd(
-    problem, w0: Array, eta: float | Array, b: int, steps: int, lam: float = 0.0, momentum: float = 0.0,
-    seed: int = 1, record_every: int = 1, batches: Array | None = None,
+    problem,
+    w0: Array,
+    eta: float | Array,
+    b: int,
+    steps: int,
+    lam: float = 0.0,
+    momentum: float = 0.0,
+    seed: int = 1,
+    record_every: int = 1,
+    batches: Array | None = None,
 ) -> Trajectory:
     """SGD in PyTorch's form, with L2 weight decay coupled into the momentum buffer::
 
@@ -120,8 +128,17 @@ def _angle(a: Array, b: Array) -> Array:
 
 
 def adam(
-    problem, w0: Array, eta: float | Array, b: int, steps: int, beta1: float = 0.9, beta2: float = 0.999,
-    eps: float = 1e-8, seed: int = 1, record_every: int = 1, batches: Array | None = None,
+    problem,
+    w0: Array,
+    eta: float | Array,
+    b: int,
+    steps: int,
+    beta1: float = 0.9,
+    beta2: float = 0.999,
+    eps: float = 1e-8,
+    seed: int = 1,
+    record_every: int = 1,
+    batches: Array | None = None,
 ) -> Trajectory:
     """Adam (Kingma & Ba, with both bias corrections); ``adamw`` with ``lam = 0``.
 
@@ -132,8 +149,17 @@ def adam(
 
 
 def adamw(
-    problem, w0: Array, eta: float | Array, b: int, steps: int, lam: float, beta1: float = 0.9,
-    beta2: float = 0.999, eps: float = 1e-8, seed: int = 1, record_every: int = 1,
+    problem,
+    w0: Array,
+    eta: float | Array,
+    b: int,
+    steps: int,
+    lam: float,
+    beta1: float = 0.9,
+    beta2: float = 0.999,
+    eps: float = 1e-8,
+    seed: int = 1,
+    record_every: int = 1,
     batches: Array | None = None,
 ) -> Trajectory:
     """AdamW with decoupled decay, as in ``torch.optim.AdamW``::
@@ -174,9 +200,7 @@ def adam_step_bound(t: int | Array, beta1: float = 0.9, beta2: float = 0.999) ->
     if r >= 1:
         raise ValueError(f"adam_step_bound needs beta1^2 < beta2, got beta1={beta1}, beta2={beta2}")
     t = np.asarray(t, dtype=np.float64)
-    return (
-        (1 - beta1) / np.sqrt(1 - beta2) * np.sqrt((1 - r**t) / (1 - r)) * np.sqrt(1 - beta2**t) / (1 - beta1**t)
-    )
+    return (1 - beta1) / np.sqrt(1 - beta2) * np.sqrt((1 - r**t) / (1 - r)) * np.sqrt(1 - beta2**t) / (1 - beta1**t)
 
 
 #: Muon's quintic Newton-Schulz coefficients (a, b, c) from the reference implementation (K. Jordan).
@@ -219,9 +243,19 @@ def operator_norm(W: Array) -> Array:
 
 
 def muon(
-    problem, W0: Array, eta: float | Array, b: int, steps: int, lam: float = 0.0, mu: float = 0.95,
-    nesterov: bool = True, scale: float | None = None, seed: int = 1, record_every: int = 1,
-    batches: Array | None = None, ns_eps: float = 1e-7,
+    problem,
+    W0: Array,
+    eta: float | Array,
+    b: int,
+    steps: int,
+    lam: float = 0.0,
+    mu: float = 0.95,
+    nesterov: bool = True,
+    scale: float | None = None,
+    seed: int = 1,
+    record_every: int = 1,
+    batches: Array | None = None,
+    ns_eps: float = 1e-7,
 ) -> Trajectory:
     """Muon (K. Jordan et al.) on a matrix problem, with decoupled weight decay::
 

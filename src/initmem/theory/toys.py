@@ -156,7 +156,12 @@ class NormalizedSoftmax:
 
 
 def make_normalized_softmax(
-    N: int = 512, N_test: int = 2000, d: int = 20, k: int = 5, s: float = 4.0, label_noise: float = 1.0,
+    N: int = 512,
+    N_test: int = 2000,
+    d: int = 20,
+    k: int = 5,
+    s: float = 4.0,
+    label_noise: float = 1.0,
     seed: int = 0,
 ) -> tuple[NormalizedSoftmax, Array, Array]:
     """A teacher-labelled k-class problem: returns ``(problem, X_test, y_test)``.

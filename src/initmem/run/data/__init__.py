@@ -16,16 +16,29 @@ One module per step, each importing only the ones before it:
 Every public name is importable from here (``from initmem.run.data import prepare_data``).
 """
 
-from .sources import ARCHIVE_NAME, BATCH_FILES, BATCHES_DIR, CIFAR10_CLASSES, DataError, download_cifar10, find_cifar10
-from .decode import DATA_FORMAT_VERSION, CifarArrays, load_cifar10
-from .synthetic import SYNTHETIC, SYNTHETIC_MAX_TEST, SYNTHETIC_MAX_TRAIN, check_synthetic_sizes, synthetic_cifar
 from .batches import (
-    CIFAR10_MEAN, CIFAR10_STD, DeviceDataset, augment_batch, eval_batches, steps_per_epoch, train_batches,
-)  # fmt: skip
+    CIFAR10_MEAN,
+    CIFAR10_STD,
+    DeviceDataset,
+    augment_batch,
+    eval_batches,
+    steps_per_epoch,
+    train_batches,
+)
+from .decode import DATA_FORMAT_VERSION, CifarArrays, load_cifar10
 from .prepare import (
-    PreparedData, Split, SplitData, TensorPair, cifar10_tensors, make_split, prepare_data, prepare_tensors,
+    PreparedData,
+    Split,
+    SplitData,
+    TensorPair,
+    cifar10_tensors,
+    make_split,
+    prepare_data,
+    prepare_tensors,
     tensor_fingerprint,
-)  # fmt: skip
+)
+from .sources import ARCHIVE_NAME, BATCH_FILES, BATCHES_DIR, CIFAR10_CLASSES, DataError, download_cifar10, find_cifar10
+from .synthetic import SYNTHETIC, SYNTHETIC_MAX_TEST, SYNTHETIC_MAX_TRAIN, check_synthetic_sizes, synthetic_cifar
 
 __all__ = [
     "CIFAR10_CLASSES",

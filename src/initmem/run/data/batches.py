@@ -20,8 +20,15 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-__all__ = ["CIFAR10_MEAN", "CIFAR10_STD", "DeviceDataset", "steps_per_epoch", "train_batches", "eval_batches",
-           "augment_batch"]  # fmt: skip
+__all__ = [
+    "CIFAR10_MEAN",
+    "CIFAR10_STD",
+    "DeviceDataset",
+    "steps_per_epoch",
+    "train_batches",
+    "eval_batches",
+    "augment_batch",
+]
 
 #: Published per-channel (R, G, B) mean of the CIFAR-10 training images (pixel values in [0, 1]).
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)

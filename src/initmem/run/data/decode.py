@@ -240,11 +240,16 @@ def _decode_batches(root: Path) -> _Decoded:
 
 
 #: The only globals a CIFAR-10 batch pickle may reference (numpy arrays; numpy 1 and 2 module paths).
-_BATCH_GLOBALS = frozenset({
-    ("numpy.core.multiarray", "_reconstruct"), ("numpy._core.multiarray", "_reconstruct"),
-    ("numpy.core.multiarray", "scalar"), ("numpy._core.multiarray", "scalar"),
-    ("numpy", "ndarray"), ("numpy", "dtype"),
-})  # fmt: skip
+_BATCH_GLOBALS = frozenset(
+    {
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.multiarray", "scalar"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+    }
+)
 
 
 class _BatchUnpickler(pickle.Unpickler):
@@ -380,6 +385,8 @@ def _validate(decoded: _Decoded, where: Path) -> None:
         if len(images) != EXPECTED_TOTALS[split]:
             logger.warning(
                 "%s: %d %s images (CIFAR-10 has %d); using them as they are",
-                where, len(images), split, EXPECTED_TOTALS[split],
+                where,
+                len(images),
+                split,
+                EXPECTED_TOTALS[split],
             )
-

@@ -25,8 +25,17 @@ from .synthetic import SYNTHETIC, check_synthetic_sizes, synthetic_cifar
 if TYPE_CHECKING:
     from ..config import RunConfig
 
-__all__ = ["Split", "PreparedData", "SplitData", "TensorPair", "make_split", "prepare_data", "prepare_tensors",
-           "tensor_fingerprint", "cifar10_tensors"]  # fmt: skip
+__all__ = [
+    "Split",
+    "PreparedData",
+    "SplitData",
+    "TensorPair",
+    "make_split",
+    "prepare_data",
+    "prepare_tensors",
+    "tensor_fingerprint",
+    "cifar10_tensors",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -171,14 +180,21 @@ def prepare_data(config: RunConfig, device: torch.device | str) -> PreparedData:
     else:
         arrays = load_cifar10(config.data)
     split = make_split(
-        arrays.train_labels, arrays.test_labels, config.train_size, config.val_size, config.test_size, config.effective_data_seed
+        arrays.train_labels,
+        arrays.test_labels,
+        config.train_size,
+        config.val_size,
+        config.test_size,
+        config.effective_data_seed,
     )
 
     def on_device(images: np.ndarray, labels: np.ndarray, index: np.ndarray) -> DeviceDataset:
         return DeviceDataset.from_uint8(images[index], labels[index], device, config.image_size)
 
     train = on_device(arrays.train_images, arrays.train_labels, split.train)
-    positions = _train_eval_positions(arrays.train_labels[split.train], config.train_eval_size, config.effective_data_seed)
+    positions = _train_eval_positions(
+        arrays.train_labels[split.train], config.train_eval_size, config.effective_data_seed
+    )
     prepared = PreparedData(
         train=train,
         train_eval=train.subset(positions),
@@ -206,11 +222,17 @@ def _as_pair(name: str, split: SplitData) -> tuple[torch.Tensor, torch.Tensor]:
         inputs = torch.stack([torch.as_tensor(x) for x, _ in items])
         targets = torch.as_tensor([int(y) for _, y in items])
     else:
-        raise DataError(f"{name}: expected an (inputs, targets) pair of tensors or a torch Dataset, got {type(split).__name__}")
+        raise DataError(
+            f"{name}: expected an (inputs, targets) pair of tensors or a torch Dataset, got {type(split).__name__}"
+        )
     if targets.ndim != 1 or targets.dtype.is_floating_point or targets.dtype == torch.bool:
-        raise DataError(f"{name}: targets must be a 1-D tensor of integer class indices, got {targets.dtype} of shape {tuple(targets.shape)}")
+        raise DataError(
+            f"{name}: targets must be a 1-D tensor of integer class indices, got {targets.dtype} of shape {tuple(targets.shape)}"
+        )
     if inputs.shape[0] != targets.shape[0] or inputs.shape[0] == 0:
-        raise DataError(f"{name}: inputs have {inputs.shape[0]} rows and targets {targets.shape[0]}; they must match and be > 0")
+        raise DataError(
+            f"{name}: inputs have {inputs.shape[0]} rows and targets {targets.shape[0]}; they must match and be > 0"
+        )
     return inputs, targets.long()
 
 
@@ -254,9 +276,13 @@ def prepare_tensors(
     sizes = {name: np.arange(len(sets[name]), dtype=np.int64) for name in sets}
     fingerprint = tensor_fingerprint(*(t for pair in pairs.values() for t in pair))
     return PreparedData(
-        train=sets["train"], train_eval=sets["train"].subset(positions), val=sets["val"], test=sets["test"],
-        split=Split(**sizes), source={"name": "tensors", "format": "tensors", "sha256": fingerprint},
-    )  # fmt: skip
+        train=sets["train"],
+        train_eval=sets["train"].subset(positions),
+        val=sets["val"],
+        test=sets["test"],
+        split=Split(**sizes),
+        source={"name": "tensors", "format": "tensors", "sha256": fingerprint},
+    )
 
 
 #: An ``(x, y)`` pair of one split: float32 images (N, 3, H, W) and int64 labels (N,).
@@ -264,9 +290,13 @@ TensorPair = tuple[torch.Tensor, torch.Tensor]
 
 
 def cifar10_tensors(
-    train_size: int, val_size: int, test_size: int, seed: int = 0, path: str | os.PathLike | None = None,
+    train_size: int,
+    val_size: int,
+    test_size: int,
+    seed: int = 0,
+    path: str | os.PathLike | None = None,
     image_size: int = 32,
-) -> tuple[TensorPair, TensorPair, TensorPair]:  # fmt: skip
+) -> tuple[TensorPair, TensorPair, TensorPair]:
     """Shuffled, class-balanced CIFAR-10 splits as CPU tensors, ready for
     :func:`initmem.sweeps.measure.measure_init_memory`::
 
@@ -291,9 +321,13 @@ def cifar10_tensors(
     arrays = load_cifar10(path)
     split = make_split(arrays.train_labels, arrays.test_labels, train_size, val_size, test_size, seed)
     pairs = []
-    for k, (index, images, labels) in enumerate(((split.train, arrays.train_images, arrays.train_labels),
-                                                 (split.val, arrays.train_images, arrays.train_labels),
-                                                 (split.test, arrays.test_images, arrays.test_labels))):  # fmt: skip
+    for k, (index, images, labels) in enumerate(
+        (
+            (split.train, arrays.train_images, arrays.train_labels),
+            (split.val, arrays.train_images, arrays.train_labels),
+            (split.test, arrays.test_images, arrays.test_labels),
+        )
+    ):
         order = np.random.default_rng(np.random.SeedSequence([seed, _STREAM_ORDER, k]))  # one stream per split
         shuffled = order.permutation(index)
         on_cpu = DeviceDataset.from_uint8(images[shuffled], labels[shuffled], "cpu", image_size)
@@ -303,4 +337,3 @@ def cifar10_tensors(
 
 def _round_up(n: int, multiple: int) -> int:
     return -(-n // multiple) * multiple
-

@@ -18,14 +18,30 @@ from pathlib import Path
 
 from ...base.paths import default_root
 
-__all__ = ["CIFAR10_CLASSES", "BATCH_FILES", "BATCHES_DIR", "ARCHIVE_NAME", "DataError", "find_cifar10",
-           "download_cifar10"]  # fmt: skip
+__all__ = [
+    "CIFAR10_CLASSES",
+    "BATCH_FILES",
+    "BATCHES_DIR",
+    "ARCHIVE_NAME",
+    "DataError",
+    "find_cifar10",
+    "download_cifar10",
+]
 
 logger = logging.getLogger(__name__)
 
 #: The ten class names in CIFAR-10's label order (label ``i`` is ``CIFAR10_CLASSES[i]``).
 CIFAR10_CLASSES = (
-    "airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck",
+    "airplane",
+    "automobile",
+    "bird",
+    "cat",
+    "deer",
+    "dog",
+    "frog",
+    "horse",
+    "ship",
+    "truck",
 )
 
 BATCH_FILES = ("data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4", "data_batch_5", "test_batch")
@@ -137,4 +153,3 @@ def _detect_format(path: Path) -> tuple[str, Path]:
         f"{path} is not a CIFAR-10 source: expected a folder or a .tar.gz of train/<class>/*.jpg, "
         f"test/<class>/*.jpg. {_HOW_TO_GET}"
     )
-

@@ -32,11 +32,15 @@ def check_synthetic_sizes(config: RunConfig) -> None:
     n_train = (config.train_size or 2000) + config.val_size
     if n_train > SYNTHETIC_MAX_TRAIN:
         name = "train_size" if (config.train_size or 0) > config.val_size else "val_size"
-        raise DataError(f"{name}: synthetic data has at most {SYNTHETIC_MAX_TRAIN} training + validation images "
-                        f"(as CIFAR-10), got train_size + val_size = {n_train}")  # fmt: skip
+        raise DataError(
+            f"{name}: synthetic data has at most {SYNTHETIC_MAX_TRAIN} training + validation images "
+            f"(as CIFAR-10), got train_size + val_size = {n_train}"
+        )
     if (config.test_size or 0) > SYNTHETIC_MAX_TEST:
-        raise DataError(f"test_size: synthetic data has at most {SYNTHETIC_MAX_TEST} test images (as CIFAR-10), "
-                        f"got {config.test_size}")  # fmt: skip
+        raise DataError(
+            f"test_size: synthetic data has at most {SYNTHETIC_MAX_TEST} test images (as CIFAR-10), "
+            f"got {config.test_size}"
+        )
 
 
 def synthetic_cifar(n_train: int = 2000, n_test: int = 1000, seed: int = 0, image_size: int = 32) -> CifarArrays:
@@ -94,4 +98,3 @@ def _synthetic_images(templates: np.ndarray, n: int, seed: np.random.SeedSequenc
     images += (48.0 * contrast) * templates[labels]
     images += (48.0 * mix) * templates[distractor]
     return np.clip(np.rint(images), 0, 255).astype(np.uint8), labels
-

@@ -12,9 +12,9 @@
 Every public name is importable from here (``from initmem.run.optim import build_optimizer``).
 """
 
+from .build import OPTIMIZER_FIELDS, SGDW, build_optimizer, optimizer_config, split_muon_params
 from .muon import ADAM_DEFAULTS, MUON_DEFAULTS, NS_COEFFICIENTS, Muon, MuonWithAuxAdam, zeropower_via_newtonschulz5
 from .schedules import LRSchedule, apply_lr_multiplier, lr_multiplier
-from .build import OPTIMIZER_FIELDS, SGDW, build_optimizer, optimizer_config, split_muon_params
 
 __all__ = [
     "ADAM_DEFAULTS",

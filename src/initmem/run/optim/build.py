@@ -134,12 +134,8 @@ def _ns_dtype(model: nn.Module, config: RunConfig) -> str:
 def _build_sgd(model: nn.Module, config: RunConfig, momentum: float, nesterov: bool) -> torch.optim.Optimizer:
     params = _trainable(model)
     if config.effective_decay_mode == "decoupled":
-        return SGDW(
-            params, lr=config.lr, momentum=momentum, nesterov=nesterov, weight_decay=config.weight_decay
-        )
-    return torch.optim.SGD(
-        params, lr=config.lr, momentum=momentum, nesterov=nesterov, weight_decay=config.weight_decay
-    )
+        return SGDW(params, lr=config.lr, momentum=momentum, nesterov=nesterov, weight_decay=config.weight_decay)
+    return torch.optim.SGD(params, lr=config.lr, momentum=momentum, nesterov=nesterov, weight_decay=config.weight_decay)
 
 
 def _build_adam(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
@@ -195,9 +191,20 @@ _BUILDERS: dict[str, Callable[[nn.Module, RunConfig], torch.optim.Optimizer]] = 
 
 #: The RunConfig fields that :func:`build_optimizer`'s plain-argument form accepts as keywords.
 OPTIMIZER_FIELDS = (
-    "lr", "momentum", "nesterov", "betas", "eps", "weight_decay", "decay_mode", "muon_momentum", "muon_nesterov",
-    "muon_ns_steps", "muon_lr_adjust", "aux_lr", "bf16",
-)  # fmt: skip
+    "lr",
+    "momentum",
+    "nesterov",
+    "betas",
+    "eps",
+    "weight_decay",
+    "decay_mode",
+    "muon_momentum",
+    "muon_nesterov",
+    "muon_ns_steps",
+    "muon_lr_adjust",
+    "aux_lr",
+    "bf16",
+)
 
 
 def optimizer_config(optimizer: str, **settings: Any) -> RunConfig:

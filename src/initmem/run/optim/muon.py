@@ -53,8 +53,14 @@ from torch import Tensor
 
 from ...base.constants import NS_COEFFICIENTS
 
-__all__ = ["ADAM_DEFAULTS", "MUON_DEFAULTS", "NS_COEFFICIENTS", "Muon", "MuonWithAuxAdam",
-           "zeropower_via_newtonschulz5"]  # fmt: skip
+__all__ = [
+    "ADAM_DEFAULTS",
+    "MUON_DEFAULTS",
+    "NS_COEFFICIENTS",
+    "Muon",
+    "MuonWithAuxAdam",
+    "zeropower_via_newtonschulz5",
+]
 
 _NS_DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16}
 _MUON_LR_ADJUST = ("original", "match_rms_adamw")
@@ -81,7 +87,6 @@ ADAM_DEFAULTS: dict[str, Any] = {
     "weight_decay": 0.0,
     "decay_mode": "decoupled",
 }
-
 
 
 # --- Newton-Schulz orthogonalisation ----------------------------------------------------------

@@ -27,8 +27,21 @@ from .captions import caption, caption_many
 from .figures import acc_vs_sigma, depth_panels, norm_scatter, norm_trajectories, spread_bars, training_curves
 from .labels import OPTIMIZER_LABELS, label
 from .spreads import spread_heatmap, spread_vs, spread_vs_clocks, spread_vs_horizon
-from .style import (BOOK_COLUMN_PX, FIGURE_WIDTH, MIN_CAPTION_PT, MIN_TEXT_PX, MIN_TICK_PT, OPTIMIZER_COLORS,
-                    PANEL_HEIGHT, PX_PER_INCH, SEED_POINTS_MAX, STYLE, legend_in, panels, use_book_style)  # fmt: skip
+from .style import (
+    BOOK_COLUMN_PX,
+    FIGURE_WIDTH,
+    MIN_CAPTION_PT,
+    MIN_TEXT_PX,
+    MIN_TICK_PT,
+    OPTIMIZER_COLORS,
+    PANEL_HEIGHT,
+    PX_PER_INCH,
+    SEED_POINTS_MAX,
+    STYLE,
+    legend_in,
+    panels,
+    use_book_style,
+)
 
 __all__ = [
     "STYLE",

@@ -17,11 +17,42 @@ from ...run.thresholds import INTERPOLATION_THRESHOLD
 from ..analysis import last_finite
 from ..stats import seed_mean
 from .captions import finish
+from .labels import (
+    HE_NOTE,
+    PREDICTORS,
+    SPREAD_LABEL,
+    SPREAD_VARS,
+    VAR_LABELS,
+    field_label,
+    hue_label,
+    label,
+    var_label,
+    var_title,
+)
 from .overlay import RECORD_LINE, record_handle, record_note, shared
-from .labels import (HE_NOTE, PREDICTORS, SPREAD_LABEL, SPREAD_VARS, VAR_LABELS, field_label, hue_label, label, var_label, var_title)  # fmt: skip
-from .seeds import (check_dims, dodge_factor, estimator_handles, iter_hue, mean_and_seeds, reduce_other, seed_count,
-                    seed_marks, seed_spread)  # fmt: skip
-from .style import (MUTED, PANEL_HEIGHT, SEED_MARKERSIZE, hue_color, legend_in, log_axis, panels, pyplot, sigma_axis, styled)  # fmt: skip
+from .seeds import (
+    check_dims,
+    dodge_factor,
+    estimator_handles,
+    iter_hue,
+    mean_and_seeds,
+    reduce_other,
+    seed_count,
+    seed_marks,
+    seed_spread,
+)
+from .style import (
+    MUTED,
+    PANEL_HEIGHT,
+    SEED_MARKERSIZE,
+    hue_color,
+    legend_in,
+    log_axis,
+    panels,
+    pyplot,
+    sigma_axis,
+    styled,
+)
 
 __all__ = ["acc_vs_sigma", "spread_bars", "training_curves", "depth_panels", "norm_scatter", "norm_trajectories"]
 
@@ -47,11 +78,19 @@ def acc_vs_sigma(
     sigmas = ds["sigma_w"].values
     for ax, var in zip(axes.flat, variables):
         for value in shared(ds, record, hue) if record is not None and var in record else []:
-            theirs = reduce_other(record[var].sel({hue: value}) if value is not None else record[var], ("sigma_w", "seed"))
+            theirs = reduce_other(
+                record[var].sel({hue: value}) if value is not None else record[var], ("sigma_w", "seed")
+            )
             ax.plot(theirs["sigma_w"].values, seed_mean(theirs).values, label="_record", **RECORD_LINE)
         for i, (value, da) in enumerate(iter_hue(ds[var], hue)):
-            mean_and_seeds(ax, sigmas, reduce_other(da, ("sigma_w", "seed")), hue_color(value, i),
-                           hue_label(hue, value, ds), dodge_factor(i, n_hues))  # fmt: skip
+            mean_and_seeds(
+                ax,
+                sigmas,
+                reduce_other(da, ("sigma_w", "seed")),
+                hue_color(value, i),
+                hue_label(hue, value, ds),
+                dodge_factor(i, n_hues),
+            )
         sigma_axis(ax, sigmas)
         if chance is not None:
             ax.axhline(chance, color="0.6", lw=0.8, ls=":")
@@ -129,9 +168,10 @@ def training_curves(
     nrows = -(-len(curves) // ncols)
     sigmas = ds["sigma_w"].values
     spare = len(curves) < ncols * nrows  # an empty slot in the grid: the legend goes there
-    fig, axes, strips = panels(ncols, nrows, height=PANEL_HEIGHT if nrows == 1 else 2.1,
-                               legend=None if spare else "below", sharey=True)  # fmt: skip
-    for ax in axes.flat[len(curves):]:
+    fig, axes, strips = panels(
+        ncols, nrows, height=PANEL_HEIGHT if nrows == 1 else 2.1, legend=None if spare else "below", sharey=True
+    )
+    for ax in axes.flat[len(curves) :]:
         ax.axis("off")
     cmap = pyplot().get_cmap("viridis")
     for ax, (value, da) in zip(axes.flat, curves):
@@ -189,8 +229,14 @@ def depth_panels(ds: xr.Dataset, title: str | None = "Deeper ResNets against the
             ax.plot(sigmas, seed_mean(da.where(every)).values, marker="o", color=f"C{i}", label=label(m))
             seed_marks(ax, sigmas * dodge_factor(i, len(models)), da, f"C{i}")
             never = (da.isnull().any("seed") if "seed" in da.dims else da.isnull()).values
-            ax.plot(sigmas[never] * dodge_factor(i, len(models)), np.full(never.sum(), last * 1.06), "x", color=f"C{i}",
-                    ms=6, label="_never")  # fmt: skip
+            ax.plot(
+                sigmas[never] * dodge_factor(i, len(models)),
+                np.full(never.sum(), last * 1.06),
+                "x",
+                color=f"C{i}",
+                ms=6,
+                label="_never",
+            )
     for ax, var in zip(axes.flat, panel_vars):
         sigma_axis(ax, sigmas, he=False)
         ax.set_ylabel(var_label(var))
@@ -199,13 +245,20 @@ def depth_panels(ds: xr.Dataset, title: str | None = "Deeper ResNets against the
     axes[0, 1].set_ylim(0, last * 1.14)
     never = Line2D([], [], color=MUTED, marker="x", ls="none", ms=6, label="never interpolated")
     legend_in(strips[0], [axes[0, 0], *estimator_handles(seed_count(ds)), never])
-    return finish(fig, ds, title, f"dotted: {INTERPOLATION_THRESHOLD:g} % training accuracy, the last epoch; "
-                                   r"$\tau_{\mathrm{interp}}$: first epoch at or above it")  # fmt: skip
+    return finish(
+        fig,
+        ds,
+        title,
+        f"dotted: {INTERPOLATION_THRESHOLD:g} % training accuracy, the last epoch; "
+        r"$\tau_{\mathrm{interp}}$: first epoch at or above it",
+    )
 
 
 # --- 06: radial memory -------------------------------------------------------------------------------------------------
 @styled
-def norm_scatter(ds: xr.Dataset, hue: str = "optimizer", title: str | None = "Radial memory: final against initial kernel norm"):
+def norm_scatter(
+    ds: xr.Dataset, hue: str = "optimizer", title: str | None = "Radial memory: final against initial kernel norm"
+):
     """Left: final against initial total kernel norm (log-log), one colour per ``hue`` value, every run a point and
     the seed means joined, the identity line dashed. Right: distance from initialization ``||W_T - W_0||_F``
     relative to the initial norm, against sigma_w (seed mean, seeds as points)."""
@@ -221,14 +274,27 @@ def norm_scatter(ds: xr.Dataset, hue: str = "optimizer", title: str | None = "Ra
         x = reduce_other(initial.sel(pick), ("sigma_w", "seed"))
         y = reduce_other(final.sel(pick), ("sigma_w", "seed"))
         color = hue_color(value, i)
-        axes[0, 0].plot(x.values.ravel(), y.values.ravel(), "o", color=color, ms=SEED_MARKERSIZE + 1, alpha=0.7,
-                        label=hue_label(hue, value, ds))  # fmt: skip
+        axes[0, 0].plot(
+            x.values.ravel(),
+            y.values.ravel(),
+            "o",
+            color=color,
+            ms=SEED_MARKERSIZE + 1,
+            alpha=0.7,
+            label=hue_label(hue, value, ds),
+        )
         axes[0, 0].plot(seed_mean(x).values, seed_mean(y).values, "-", color=color, alpha=0.6, lw=1)
         finite = np.concatenate([x.values[np.isfinite(x.values)], y.values[np.isfinite(y.values)]])
         if finite.size:
             lo, hi = min(lo, finite.min()), max(hi, finite.max())
-        mean_and_seeds(axes[0, 1], ds["sigma_w"].values, reduce_other(dist.sel(pick), ("sigma_w", "seed")), color,
-                        hue_label(hue, value, ds), dodge_factor(i, n_hues))  # fmt: skip
+        mean_and_seeds(
+            axes[0, 1],
+            ds["sigma_w"].values,
+            reduce_other(dist.sel(pick), ("sigma_w", "seed")),
+            color,
+            hue_label(hue, value, ds),
+            dodge_factor(i, n_hues),
+        )
     if np.isfinite(lo) and hi > 0:
         line = np.array([lo / 1.5, hi * 1.5])
         axes[0, 0].plot(line, line, "k--", lw=0.8, label="final = initial")

@@ -12,9 +12,23 @@ from typing import Any
 
 import xarray as xr
 
-__all__ = ["OPTIMIZER_LABELS", "VAR_LABELS", "PREDICTORS", "SPREAD_VARS", "SPREAD_LABEL", "FIELD_LABELS",
-           "FIELD_SYMBOLS", "CLOCK_FORMULAS", "HE_NOTE", "label", "var_label", "field_label", "var_title",
-           "hue_label", "wrap_words"]  # fmt: skip
+__all__ = [
+    "OPTIMIZER_LABELS",
+    "VAR_LABELS",
+    "PREDICTORS",
+    "SPREAD_VARS",
+    "SPREAD_LABEL",
+    "FIELD_LABELS",
+    "FIELD_SYMBOLS",
+    "CLOCK_FORMULAS",
+    "HE_NOTE",
+    "label",
+    "var_label",
+    "field_label",
+    "var_title",
+    "hue_label",
+    "wrap_words",
+]
 
 #: The optimizers' names as the paper writes them.
 OPTIMIZER_LABELS = {"sgd": "SGD", "sgd_momentum": "SGD+momentum", "adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
@@ -38,15 +52,30 @@ SPREAD_VARS = tuple(PREDICTORS)
 #: The y label of every spread.
 SPREAD_LABEL = r"cross-fitted spread over $\sigma_w$ (pp)"
 #: Axis labels of the swept fields and the clocks, and the symbols that name their values in a legend.
-FIELD_LABELS = {"sigma_w": r"$\sigma_w$", "lr": r"learning rate $\eta$", "weight_decay": r"L2 strength $\lambda$",
-                "batch_size": "batch size $b$", "logit_scale": "logit factor", "epoch": "epoch",
-                "horizon": "training horizon $T$ (epochs)", "T_SGD": r"$T_{\mathrm{SGD}}$",
-                "T_L2": r"$T_{\mathrm{L2}}$", "T_adapt": r"$T_{\mathrm{adapt}}$"}  # fmt: skip
-FIELD_SYMBOLS = {"sigma_w": r"$\sigma_w$", "lr": r"$\eta$", "weight_decay": r"$\lambda$", "batch_size": "$b$",
-                 "logit_scale": "logit factor"}  # fmt: skip
-CLOCK_FORMULAS = {"T_SGD": r"$T_{\mathrm{SGD}} = \frac{1}{b}\sum_k \eta_k^2$",
-                  "T_L2": r"$T_{\mathrm{L2}} = \lambda\sum_k \eta_k$",
-                  "T_adapt": r"$T_{\mathrm{adapt}} = \sum_k \eta_k$"}  # fmt: skip
+FIELD_LABELS = {
+    "sigma_w": r"$\sigma_w$",
+    "lr": r"learning rate $\eta$",
+    "weight_decay": r"L2 strength $\lambda$",
+    "batch_size": "batch size $b$",
+    "logit_scale": "logit factor",
+    "epoch": "epoch",
+    "horizon": "training horizon $T$ (epochs)",
+    "T_SGD": r"$T_{\mathrm{SGD}}$",
+    "T_L2": r"$T_{\mathrm{L2}}$",
+    "T_adapt": r"$T_{\mathrm{adapt}}$",
+}
+FIELD_SYMBOLS = {
+    "sigma_w": r"$\sigma_w$",
+    "lr": r"$\eta$",
+    "weight_decay": r"$\lambda$",
+    "batch_size": "$b$",
+    "logit_scale": "logit factor",
+}
+CLOCK_FORMULAS = {
+    "T_SGD": r"$T_{\mathrm{SGD}} = \frac{1}{b}\sum_k \eta_k^2$",
+    "T_L2": r"$T_{\mathrm{L2}} = \lambda\sum_k \eta_k$",
+    "T_adapt": r"$T_{\mathrm{adapt}} = \sum_k \eta_k$",
+}
 #: The caption's note on the dashed line of :func:`~initmem.study.plots.style.sigma_axis`.
 HE_NOTE = r"dashed: He initialization ($\sigma_w = \sqrt{2}$)"
 

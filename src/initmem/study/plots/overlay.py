@@ -28,8 +28,15 @@ __all__ = ["RECORD_COLOR", "RECORD_LINE", "RECORD_LABEL", "shared", "plain", "re
 #: The record's colour: a light grey, under the exploration's colours.
 RECORD_COLOR = "0.6"
 #: How the record's lines are drawn (thin, dashed, hollow markers, behind the exploration's lines).
-RECORD_LINE: dict[str, Any] = {"color": RECORD_COLOR, "lw": 1.0, "ls": "--", "marker": "o", "mfc": "none", "ms": 4,
-                               "zorder": 1.5}  # fmt: skip
+RECORD_LINE: dict[str, Any] = {
+    "color": RECORD_COLOR,
+    "lw": 1.0,
+    "ls": "--",
+    "marker": "o",
+    "mfc": "none",
+    "ms": 4,
+    "zorder": 1.5,
+}
 #: The legend entry of the record.
 RECORD_LABEL = "committed record"
 

@@ -17,8 +17,17 @@ import xarray as xr
 from ..stats import cross_fitted_spreads, finite_runs, mean_interval, seed_mean, seed_spreads
 from .style import DODGE, MUTED, SEED_MARKERSIZE, SEED_POINTS_MAX
 
-__all__ = ["seed_count", "seed_marks", "mean_and_seeds", "dodge_factor", "estimator_handles", "reduce_other",
-           "seed_spread", "iter_hue", "check_dims"]  # fmt: skip
+__all__ = [
+    "seed_count",
+    "seed_marks",
+    "mean_and_seeds",
+    "dodge_factor",
+    "estimator_handles",
+    "reduce_other",
+    "seed_spread",
+    "iter_hue",
+    "check_dims",
+]
 
 
 def seed_count(ds: xr.Dataset | xr.DataArray) -> int:
@@ -30,8 +39,9 @@ def _mean_ci(da: xr.DataArray, seed_dim: str = "seed") -> tuple[xr.DataArray, xr
     """Seed mean and the half-width of its 95 % t-interval (NaN with < 2 finite seeds; see :mod:`initmem.study.stats`)."""
     if seed_dim not in da.dims:
         return da, xr.full_like(da, np.nan, dtype=float)
-    intervals = xr.apply_ufunc(lambda x: mean_interval(x).high - mean_interval(x).estimate, da,
-                               input_core_dims=[[seed_dim]], vectorize=True)  # fmt: skip
+    intervals = xr.apply_ufunc(
+        lambda x: mean_interval(x).high - mean_interval(x).estimate, da, input_core_dims=[[seed_dim]], vectorize=True
+    )
     return seed_mean(da, seed_dim), intervals
 
 
@@ -51,12 +61,22 @@ def seed_marks(ax, x: np.ndarray, da: xr.DataArray, color: Any) -> None:
         ax.errorbar(centre, mean.values, yerr=half.values, fmt="none", ecolor=color, alpha=0.8, label="_interval")
         return
     positions = np.broadcast_to(x[:, None] if x.ndim == 1 else x, values.shape)
-    ax.plot(positions.ravel(), values.ravel(), ls="none", marker="o", ms=SEED_MARKERSIZE, mew=0, color=color,
-            alpha=0.55, label="_seed")  # fmt: skip
+    ax.plot(
+        positions.ravel(),
+        values.ravel(),
+        ls="none",
+        marker="o",
+        ms=SEED_MARKERSIZE,
+        mew=0,
+        color=color,
+        alpha=0.55,
+        label="_seed",
+    )
 
 
-def mean_and_seeds(ax, x: np.ndarray, da: xr.DataArray, color: Any, label: str | None = None,
-                    dodge: float = 1.0) -> None:  # fmt: skip
+def mean_and_seeds(
+    ax, x: np.ndarray, da: xr.DataArray, color: Any, label: str | None = None, dodge: float = 1.0
+) -> None:
     """The seed mean of ``da`` as a line with markers at ``x``, and its seeds (:func:`seed_marks`) at
     ``x * dodge`` (a log axis: neighbouring lines' seeds side by side)."""
     ax.plot(x, seed_mean(da).values, marker="o", color=color, label=label)

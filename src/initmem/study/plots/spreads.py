@@ -17,8 +17,18 @@ import xarray as xr
 from ..analysis import FAMILY_CLOCK
 from ..stats import seed_mean
 from .captions import caption_many, finish
+from .labels import (
+    CLOCK_FORMULAS,
+    FIELD_LABELS,
+    PREDICTORS,
+    SPREAD_LABEL,
+    SPREAD_VARS,
+    VAR_LABELS,
+    field_label,
+    label,
+    var_title,
+)
 from .overlay import plain
-from .labels import (CLOCK_FORMULAS, FIELD_LABELS, PREDICTORS, SPREAD_LABEL, SPREAD_VARS, VAR_LABELS, field_label, label, var_title)  # fmt: skip
 from .seeds import check_dims, dodge_factor, estimator_handles, mean_and_seeds, reduce_other, seed_count, seed_spread
 from .style import STYLE, hue_color, legend_in, log_axis, panels, pyplot, sigma_axis, style_axes, styled
 
@@ -27,13 +37,18 @@ __all__ = ["spread_vs_horizon", "spread_heatmap", "spread_vs", "spread_vs_clocks
 _FAMILY_MARKERS = {"SGD": "o", "SGD+L2": "s", "adaptive": "^"}
 #: The widest grid (columns) of :func:`spread_heatmap` whose cells still have room for the clock's line.
 _CLOCK_COLUMNS = 3
-_FAMILY_CLOCK_TITLES = {"SGD": "plain SGD's clock", "SGD+L2": "SGD with L2's clock",
-                        "adaptive": "adaptive optimizers' clock"}  # fmt: skip
+_FAMILY_CLOCK_TITLES = {
+    "SGD": "plain SGD's clock",
+    "SGD+L2": "SGD with L2's clock",
+    "adaptive": "adaptive optimizers' clock",
+}
 
 
 # --- 02: spread against the training length ----------------------------------------------------------------------------
 @styled
-def spread_vs_horizon(h: xr.Dataset, title: str | None = "Spread against training length", paper_epochs: float | None = None):
+def spread_vs_horizon(
+    h: xr.Dataset, title: str | None = "Spread against training length", paper_epochs: float | None = None
+):
     """Left: the spread over sigma_w of the selected and final test accuracy (mean over seeds of each seed's spread,
     the seeds as points) against the horizon T (epochs), from :func:`initmem.study.analysis.within_horizons`; the
     top axis shows the T_SGD clock reached. Right: the selected test accuracy (seed mean) against sigma_w at each
@@ -63,8 +78,13 @@ def spread_vs_horizon(h: xr.Dataset, title: str | None = "Spread against trainin
     cmap = pyplot().get_cmap("magma_r")
     for k, t in enumerate(T):
         da = reduce_other(h["selected_test_acc"].sel(horizon=t), ("sigma_w", "seed"))
-        ax2.plot(da["sigma_w"].values, seed_mean(da).values, marker="o", color=cmap(0.2 + 0.7 * k / max(1, len(T) - 1)),
-                 label=f"$T$ = {int(t)}")  # fmt: skip
+        ax2.plot(
+            da["sigma_w"].values,
+            seed_mean(da).values,
+            marker="o",
+            color=cmap(0.2 + 0.7 * k / max(1, len(T) - 1)),
+            label=f"$T$ = {int(t)}",
+        )
     sigma_axis(ax2, h["sigma_w"].values, he=False)
     ax2.set_ylabel(VAR_LABELS["selected_test_acc"])
     ax2.set_title("mean over seeds")
@@ -107,11 +127,27 @@ def spread_heatmap(
                 reached = ds[clock_var].sel({x: cell[0], y: cell[1]})
                 text += f"\n{FIELD_LABELS.get(clock, clock)} = {float(reached.mean(skipna=True)):.2g}"
             color = "w" if np.isfinite(v) and v < 0.6 * top else "k"
-            ax.text(ix, iy, text, ha="center", va="bottom" if cell in theirs else "center",
-                    fontsize=STYLE["legend.fontsize"], color=color)  # fmt: skip
+            ax.text(
+                ix,
+                iy,
+                text,
+                ha="center",
+                va="bottom" if cell in theirs else "center",
+                fontsize=STYLE["legend.fontsize"],
+                color=color,
+            )
             if cell in theirs:
-                ax.text(ix, iy, f"({theirs[cell]:.1f})", ha="center", va="top", fontsize=STYLE["legend.fontsize"],
-                        color=color, alpha=0.7, fontstyle="italic")  # fmt: skip
+                ax.text(
+                    ix,
+                    iy,
+                    f"({theirs[cell]:.1f})",
+                    ha="center",
+                    va="top",
+                    fontsize=STYLE["legend.fontsize"],
+                    color=color,
+                    alpha=0.7,
+                    fontstyle="italic",
+                )
         ax.set_xticks(range(grid.sizes[x]), [f"{v:g}" for v in grid[x].values], rotation=45 if wide else 0)
         ax.set_yticks(range(grid.sizes[y]), [f"{v:g}" for v in grid[y].values])
         ax.set_xlabel(field_label(x))
@@ -125,8 +161,9 @@ def spread_heatmap(
     if clock and ds.sizes[x] > _CLOCK_COLUMNS:
         extra += f"; the {field_label(clock)} clock of each cell is in the table"
     if record is not None:
-        extra += "; in brackets, italic: the committed record's" + (f" (preset {record.attrs['preset']})"
-                                                                    if "preset" in record.attrs else "")  # fmt: skip
+        extra += "; in brackets, italic: the committed record's" + (
+            f" (preset {record.attrs['preset']})" if "preset" in record.attrs else ""
+        )
     return finish(fig, ds, title, extra)
 
 
@@ -160,8 +197,14 @@ def spread_vs(
         ax = axes[0, k]
         for j, var in enumerate(variables):
             xs = values if k == 0 else _clock_reached(ds, f"{var.split('_')[0]}_{clock}", dim)
-            mean_and_seeds(ax, xs, seed_spread(ds, var, (dim,)).transpose(dim, ...), f"C{j}",
-                            PREDICTORS.get(var, var_title(var)), dodge_factor(j, len(variables)))  # fmt: skip
+            mean_and_seeds(
+                ax,
+                xs,
+                seed_spread(ds, var, (dim,)).transpose(dim, ...),
+                f"C{j}",
+                PREDICTORS.get(var, var_title(var)),
+                dodge_factor(j, len(variables)),
+            )
         if logx and all(np.all(line.get_xdata() > 0) for line in ax.lines):
             log_axis(ax, "x", values if k == 0 else None, base=2 if k == 0 and dim == "batch_size" else 10)
         ax.set_xlabel(field_label(dim) if k == 0 else f"{CLOCK_FORMULAS.get(clock, clock)} reached")
@@ -210,15 +253,31 @@ def spread_vs_clocks(
             xs = rows[clock].to_numpy(float)
             own = FAMILY_CLOCK.get(family) == clock
             color = hue_color(opt, 0)
-            ax.scatter(np.where(xs > 0, xs, floor), rows[f"{var}_spread_pp"].to_numpy(float), s=30, linewidths=1.0,
-                       marker=_FAMILY_MARKERS.get(family, "o"), facecolors=color if own else "none",
-                       edgecolors=color)  # fmt: skip
+            ax.scatter(
+                np.where(xs > 0, xs, floor),
+                rows[f"{var}_spread_pp"].to_numpy(float),
+                s=30,
+                linewidths=1.0,
+                marker=_FAMILY_MARKERS.get(family, "o"),
+                facecolors=color if own else "none",
+                edgecolors=color,
+            )
         log_axis(ax, "x")
         ax.set_ylim(bottom=0)
         ax.set_title(_FAMILY_CLOCK_TITLES[owners[clock]] if clock in owners else field_label(clock))
     axes[0, 0].set_ylabel(SPREAD_LABEL)
-    keys = [Line2D([], [], ls="none", marker=_FAMILY_MARKERS.get(family, "o"), ms=6, color=hue_color(opt, 0),
-                   label=f"{label(opt)} ({family})") for (opt, family), _ in groups]  # fmt: skip
+    keys = [
+        Line2D(
+            [],
+            [],
+            ls="none",
+            marker=_FAMILY_MARKERS.get(family, "o"),
+            ms=6,
+            color=hue_color(opt, 0),
+            label=f"{label(opt)} ({family})",
+        )
+        for (opt, family), _ in groups
+    ]
     legend_in(strips[0], keys)
     extra = "filled: the clock of the point's own family; zero clocks drawn at the left edge"
     if note:

@@ -19,10 +19,30 @@ import numpy as np
 
 from .labels import FIELD_LABELS, wrap_words
 
-__all__ = ["BOOK_COLUMN_PX", "MIN_TEXT_PX", "PX_PER_INCH", "FIGURE_WIDTH", "PANEL_HEIGHT", "SEED_POINTS_MAX",
-           "MIN_CAPTION_PT", "MIN_TICK_PT", "STYLE",
-           "OPTIMIZER_COLORS", "MUTED", "SEED_MARKERSIZE", "DODGE", "pyplot", "styled", "use_book_style", "hue_color",
-           "panels", "legend_in", "style_axes", "log_axis", "sigma_axis"]  # fmt: skip
+__all__ = [
+    "BOOK_COLUMN_PX",
+    "MIN_TEXT_PX",
+    "PX_PER_INCH",
+    "FIGURE_WIDTH",
+    "PANEL_HEIGHT",
+    "SEED_POINTS_MAX",
+    "MIN_CAPTION_PT",
+    "MIN_TICK_PT",
+    "STYLE",
+    "OPTIMIZER_COLORS",
+    "MUTED",
+    "SEED_MARKERSIZE",
+    "DODGE",
+    "pyplot",
+    "styled",
+    "use_book_style",
+    "hue_color",
+    "panels",
+    "legend_in",
+    "style_axes",
+    "log_axis",
+    "sigma_axis",
+]
 
 #: Width (CSS px) of the book's content column, in which a figure is shown.
 BOOK_COLUMN_PX = 700
@@ -126,8 +146,9 @@ def hue_color(name: Any, i: int) -> str:
     return OPTIMIZER_COLORS.get(str(name), f"C{i % 10}")
 
 
-def panels(ncols: int = 1, nrows: int = 1, *, height: float = PANEL_HEIGHT, legend: str | None = None,
-           sharey: bool = False):  # fmt: skip
+def panels(
+    ncols: int = 1, nrows: int = 1, *, height: float = PANEL_HEIGHT, legend: str | None = None, sharey: bool = False
+):
     """A styled figure of ``nrows`` x ``ncols`` panels, :data:`FIGURE_WIDTH` wide, in constrained layout, with room
     for legends outside the data.
 
@@ -155,8 +176,13 @@ def panels(ncols: int = 1, nrows: int = 1, *, height: float = PANEL_HEIGHT, lege
             axes[row, col] = fig.add_subplot(grid[row, col], sharey=axes[0, 0] if sharey and (row or col) else None)
             if sharey and col:
                 axes[row, col].tick_params(labelleft=False)
-        strips = [fig.add_subplot(grid[-1, :])] if legend == "below" else \
-                 [fig.add_subplot(grid[-1, col]) for col in range(ncols)] if legend == "each" else []  # fmt: skip
+        strips = (
+            [fig.add_subplot(grid[-1, :])]
+            if legend == "below"
+            else [fig.add_subplot(grid[-1, col]) for col in range(ncols)]
+            if legend == "each"
+            else []
+        )
     for ax in axes.flat:
         style_axes(ax)
     for ax in strips:
@@ -189,8 +215,14 @@ def legend_in(strip, items, ncol: int | None = None):
     renderer = strip.figure.canvas.get_renderer()
     labels = list(unique)
     for columns in [ncol] if ncol else range(len(unique), 0, -1):
-        legend = strip.legend(unique.values(), labels, loc="upper center", ncol=columns,
-                              frameon=STYLE["legend.frameon"], fontsize=STYLE["legend.fontsize"])  # fmt: skip
+        legend = strip.legend(
+            unique.values(),
+            labels,
+            loc="upper center",
+            ncol=columns,
+            frameon=STYLE["legend.frameon"],
+            fontsize=STYLE["legend.fontsize"],
+        )
         if ncol or columns == 1 or legend.get_window_extent(renderer).width <= width:
             break
         legend.remove()
@@ -198,8 +230,14 @@ def legend_in(strip, items, ncol: int | None = None):
         legend.remove()
         em = STYLE["legend.fontsize"] * strip.figure.dpi / 72
         labels = [wrap_words(text, int(width / (0.55 * em)) - 4) for text in labels]  # less the handle's 4 ems
-        legend = strip.legend(unique.values(), labels, loc="upper center", ncol=1, frameon=STYLE["legend.frameon"],
-                              fontsize=STYLE["legend.fontsize"])  # fmt: skip
+        legend = strip.legend(
+            unique.values(),
+            labels,
+            loc="upper center",
+            ncol=1,
+            frameon=STYLE["legend.frameon"],
+            fontsize=STYLE["legend.fontsize"],
+        )
     lines = sum(text.count("\n") + 1 for text in labels) if columns == 1 else math.ceil(len(labels) / columns)
     _grow_strip(strip, lines)
     return legend
@@ -236,5 +274,3 @@ def sigma_axis(ax, sigmas: Sequence[float], he: bool = True) -> None:
     ax.set_xlabel(FIELD_LABELS["sigma_w"])
     if he and np.min(sigmas) <= np.sqrt(2) <= np.max(sigmas):
         ax.axvline(np.sqrt(2), color="0.7", lw=0.8, ls="--")
-
-

@@ -1,0 +1,407 @@
+"""The judges of the paper's claims: one function per claim (C1-C7, and B1 beyond the paper) that turns an
+experiment's combined Dataset into the ledger's rows (:class:`initmem.study.ledger.Row`), by the rules printed in
+:data:`initmem.study.ledger.RULES`. :data:`CLAIMS` lists them in ledger order with the experiment each reads.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+import xarray as xr
+
+from ..run.thresholds import INTERPOLATION_THRESHOLD
+from . import rules
+from .ledger import (
+    Row,
+    clocks_text,
+    cross_fitted,
+    interpolates,
+    interval_of,
+    judged_row,
+    scale_text,
+    seed_matrix,
+    spread_text,
+)
+from .nulls import contrast_null, contrast_null_floor, spread_null, spread_null_floor
+from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, Verdict
+from .stats import Interval, finite_runs, mean_interval
+
+__all__ = ["CLAIMS", "learning_rates_note"]
+
+
+# --- the claims -----------------------------------------------------------------------------------------
+def _c1(ds: xr.Dataset) -> list[Row]:
+    sgd = ds.sel(optimizer="sgd")
+    values = finite_runs(sgd, "selected_test_acc")
+    train = sgd["final_train_acc"]
+    premise = (
+        ""
+        if interpolates(train)
+        else (f"not every SGD run interpolates (lowest final train accuracy {float(train.min()):.1f} %)")
+    )
+    k = sgd.sizes["sigma_w"]
+    return [
+        judged_row(
+            "C1",
+            "",
+            cross_fitted(sgd).values,
+            spread_null(seed_matrix(values)),
+            lambda n: spread_null_floor(k, n),
+            premise=premise,
+            ours=spread_text(sgd),
+            clocks=clocks_text(sgd, ("T_SGD",)),
+            scale=scale_text(ds),
+            experiment="01_optimizers",
+        )
+    ]
+
+
+def _c2(ds: xr.Dataset) -> list[Row]:
+    sgd = ds.sel(optimizer="sgd")
+    names = {"adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
+    rows = []
+    for optimizer, part in names.items():
+        if optimizer not in ds["optimizer"].values:
+            continue
+        other = ds.sel(optimizer=optimizer)
+        a, b = finite_runs(sgd, "selected_test_acc"), finite_runs(other, "selected_test_acc")
+        null = contrast_null(seed_matrix(a), seed_matrix(b))
+        cells = a.sizes["sigma_w"]
+        ours = f"{spread_text(other, part)} | SGD minus {part}: {interval_of(cross_fitted(sgd) - cross_fitted(other))}"
+        rows.append(
+            judged_row(
+                "C2",
+                part,
+                (cross_fitted(sgd) - cross_fitted(other)).values,
+                null,
+                lambda n, c=cells: contrast_null_floor(c * n),
+                size_values=cross_fitted(other).values,
+                ours=ours,
+                clocks=clocks_text(other, ("T_adapt",)),
+                scale=scale_text(ds),
+                experiment="01_optimizers",
+            )
+        )
+    return rows
+
+
+def _c3(ds: xr.Dataset) -> list[Row]:
+    from .analysis import horizons_of, within_horizons
+
+    horizons = horizons_of(ds)
+    reference = int(ds.attrs.get("reference_horizon", horizons[-2] if len(horizons) > 1 else horizons[0]))
+    last = horizons[-1]
+    h = within_horizons(ds, sorted({reference, last}))
+    at_ref, at_last = h.sel(horizon=reference), h.sel(horizon=last)
+    scale = scale_text(ds) + f", {reference} vs {last} epochs"
+    clocks = clocks_text(at_last, ("T_SGD",), f" ({last} epochs)")
+    rows = []
+    for name in ("final", "selected"):
+        var = f"{name}_test_acc"
+        memory = interval_of(cross_fitted(at_ref, var))
+        change = interval_of(cross_fitted(at_last, var) - cross_fitted(at_ref, var))
+        premise = ""
+        if not interpolates(at_ref["final_train_acc"]):
+            premise = f"not every run interpolates at the reference horizon ({reference} epochs)"
+        elif not (memory.has_bounds and memory.low > 0):
+            premise = f"no memory to keep at the reference horizon (cross-fitted spread {memory})"
+        same = bool((at_ref["best_epoch"] == at_last["best_epoch"]).all())
+        if name == "selected" and same:
+            change = Interval(math.nan, math.nan, math.nan, change.n)  # nothing was measured: the spread cannot move
+            verdict = Verdict(
+                INCONCLUSIVE,
+                f"not testable at this scale: validation selects the same checkpoints at "
+                f"{reference} and {last} epochs (the latest at epoch "
+                f"{int(at_last['best_epoch'].max())}), so the selected spread cannot "
+                "change; the final predictor carries the claim",
+            )
+        else:
+            verdict = rules.judge_unchanged(change, premise=premise)
+        ours = (
+            f"{name} predictor: cross-fitted spread {memory} at {reference} epochs, "
+            f"{interval_of(cross_fitted(at_last, var))} at {last}; change {change}"
+        )
+        rows.append(
+            Row(
+                "C3",
+                f"{name} predictor",
+                verdict,
+                change,
+                ours=ours,
+                clocks=clocks,
+                scale=scale,
+                experiment="02_long_training",
+            )
+        )
+    return rows
+
+
+def _c4(ds: xr.Dataset) -> list[Row]:
+    from .phase import cell_table
+
+    lrs, wds = sorted(map(float, ds["lr"].values)), sorted(map(float, ds["weight_decay"].values))
+    keep = ds.sel(lr=lrs[0], weight_decay=wds[0])
+    cells = cell_table(ds)
+    levers = {"larger lr": (lrs[-1], wds[0]), "L2": (lrs[0], wds[-1]), "both": (lrs[-1], wds[-1])}
+    rows = []
+    for part, (lr, wd) in levers.items():
+        lever = ds.sel(lr=lr, weight_decay=wd)
+        a, b = finite_runs(keep, "selected_test_acc"), finite_runs(lever, "selected_test_acc")
+        null = contrast_null(seed_matrix(a), seed_matrix(b))
+        n_cells = a.sizes["sigma_w"]
+        cell = cells.loc[(lr, wd)]
+        ours = (
+            f"lr {lr:g}, L2 {wd:g}: {spread_text(lever)} | lr {lrs[0]:g}, no L2 minus this cell: "
+            f"{interval_of(cross_fitted(keep) - cross_fitted(lever))} | T_L2 {cell['T_L2']:.2g} against ln(|W0|/|W*|) "
+            f"{cell['log_ratio']:.2f} (x = {cell['x']:.2f})"
+        )
+        rows.append(
+            judged_row(
+                "C4",
+                part,
+                (cross_fitted(keep) - cross_fitted(lever)).values,
+                null,
+                lambda n, c=n_cells: contrast_null_floor(c * n),
+                size_values=cross_fitted(lever).values,
+                ours=ours,
+                clocks=clocks_text(lever, ("T_SGD", "T_L2")),
+                scale=scale_text(ds),
+                experiment="03_lr_and_l2",
+            )
+        )
+    return rows
+
+
+def _c5(ds: xr.Dataset) -> list[Row]:
+    from .batches import batch_comparisons
+
+    rows = []
+    for part, pair in batch_comparisons(ds).items():
+        if pair is None:
+            rows.append(
+                Row(
+                    "C5",
+                    part,
+                    Verdict(INCONCLUSIVE, f"no two batch sizes whose runs all interpolate at {part}"),
+                    Interval(math.nan, math.nan, math.nan, 0),
+                    scale=scale_text(ds),
+                    experiment="04_batch_size",
+                )
+            )
+            continue
+        small, large = pair
+        a, b = finite_runs(large.ds, "selected_test_acc"), finite_runs(small.ds, "selected_test_acc")
+        null = contrast_null(seed_matrix(a), seed_matrix(b))
+        n_cells = a.sizes["sigma_w"]
+        ours = " | ".join(f"{point.label}: {spread_text(point.ds)}" for point in (small, large))
+        ours += f" | b={large.batch_size} minus b={small.batch_size}: {interval_of(cross_fitted(large.ds) - cross_fitted(small.ds))}"
+        clocks = "; ".join(clocks_text(point.ds, ("T_SGD",), f" ({point.label})") for point in (small, large))
+        rows.append(
+            judged_row(
+                "C5",
+                part,
+                (cross_fitted(large.ds) - cross_fitted(small.ds)).values,
+                null,
+                lambda n, c=n_cells: contrast_null_floor(c * n),
+                ours=ours,
+                clocks=clocks,
+                scale=scale_text(ds),
+                experiment="04_batch_size",
+            )
+        )
+    return rows
+
+
+def _depth(model: str) -> int:
+    return 9 if model == "resnet9" else int(model.removeprefix("resnet"))
+
+
+def _c6(ds: xr.Dataset) -> list[Row]:
+    models = [str(m) for m in ds["model"].values]
+    deepest = max(models, key=_depth)
+    top = float(max(ds["sigma_w"].values))
+    train = ds["final_train_acc"]
+    reference = train.sel(model="resnet9")
+    effect = (reference - train.sel(model=deepest)).sel(sigma_w=top)
+    null = contrast_null(
+        reference.sel(sigma_w=[top]).transpose("sigma_w", "seed").values,
+        train.sel(model=deepest, sigma_w=[top]).transpose("sigma_w", "seed").values,
+        lambda a, b: a.mean(axis=(-1, -2)) - b.mean(axis=(-1, -2)),
+        center=False,
+    )
+    premise = (
+        ""
+        if interpolates(reference)
+        else (f"ResNet-9 does not interpolate at every sigma_w (lowest {float(reference.min()):.1f} %)")
+    )
+    ours = "; ".join(
+        f"{m} at sigma_w {top:g}: final train acc "
+        f"{mean_interval(train.sel(model=m, sigma_w=top).values, limits=(0.0, 100.0)).format(' %')}"
+        for m in models
+    )
+    failed = train.where(train < INTERPOLATION_THRESHOLD).to_dataframe().dropna()
+    note = "runs that do not interpolate: " + (
+        ", ".join(
+            f"{row.Index[0]} sigma_w {row.Index[1]:g} seed {row.Index[2]} ({row.final_train_acc:.1f} %)"
+            for row in failed.reorder_levels(["model", "sigma_w", "seed"]).sort_index().itertuples()
+        )
+        or "none"
+    )
+    row = judged_row(
+        "C6",
+        "",
+        effect.values,
+        null,
+        lambda n: contrast_null_floor(n),
+        margin=0.5,
+        premise=premise,
+        method="t",
+        ours=ours,
+        clocks=clocks_text(ds.sel(model=deepest), ("T_SGD",)),
+        scale=scale_text(ds),
+        note=note,
+        experiment="05_depth",
+    )
+    return [row]
+
+
+def _c7(ds: xr.Dataset) -> list[Row]:
+    from .analysis import last_finite, norm_coupling
+
+    present = [o for o in ("adam", "adamw", "muon") if o in ds["optimizer"].values]
+    slopes = norm_coupling(ds)  # (optimizer, seed)
+    strongest = max(present, key=lambda o: float(slopes.sel(optimizer=o).mean()))
+    x = np.log(ds["weight_norm"].isel(epoch=0).sel(optimizer="sgd")).transpose("sigma_w", "seed").values
+    final = np.log(last_finite(ds["weight_norm"]))
+
+    def slope_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        dx = x - x.mean(axis=0)
+        slope = lambda y: ((y - y.mean(axis=-2, keepdims=True)) * dx).sum(-2) / (dx * dx).sum(0)  # noqa: E731
+        return slope(a).mean(-1) - slope(b).mean(-1)
+
+    null = contrast_null(
+        final.sel(optimizer="sgd").transpose("sigma_w", "seed").values,
+        final.sel(optimizer=strongest).transpose("sigma_w", "seed").values,
+        slope_difference,
+    )
+    effect = slopes.sel(optimizer="sgd") - slopes.sel(optimizer=strongest)
+    ours = "slopes: " + "; ".join(
+        f"{o} {mean_interval(slopes.sel(optimizer=o).values).format('', 2)}" for o in ("sgd", *present)
+    )
+    cells = ds.sizes["sigma_w"]
+    return [
+        judged_row(
+            "C7",
+            "",
+            effect.values,
+            null,
+            lambda n: contrast_null_floor(cells * n),
+            margin=0.1,
+            method="t",
+            ours=ours + f"; SGD minus {strongest}",
+            clocks="; ".join(clocks_text(ds.sel(optimizer=o), ("T_adapt",), f" ({o})") for o in present),
+            scale=scale_text(ds),
+            experiment="01_optimizers",
+        )
+    ]
+
+
+def _b1(ds: xr.Dataset) -> list[Row]:
+    from .phase import BOUNDARY_BAND, fit_transition
+
+    fit = fit_transition(ds)
+    trend, x0, height = fit.trend, fit.midpoint, fit.height
+    where = (
+        f"fitted boundary x0 = {x0.estimate:.2f} [{x0.low:.2f}, {x0.high:.2f}] (logistic, bootstrap over "
+        f"{fit.seeds} seeds), height {height.estimate:.1f} pp [{height.low:.1f}, {height.high:.1f}], width "
+        f"{fit.width.estimate:.2f}; trend {trend.format()}"
+    )
+    if not (x0.has_bounds and trend.n >= 3):
+        verdict = Verdict(INCONCLUSIVE, "the transition could not be fitted with an interval")
+    elif trend.low > 0 or (height.has_bounds and -rules.MARGIN_PP < height.low and height.high < rules.MARGIN_PP):
+        verdict = Verdict(
+            NOT_REPRODUCED,
+            "the memory does not fall with x"
+            if trend.low > 0
+            else "no transition: the fitted height's interval lies inside +-5 pp",
+        )
+    elif trend.rho < 0 and trend.significant():
+        if BOUNDARY_BAND[0] <= x0.low and x0.high <= BOUNDARY_BAND[1]:
+            verdict = Verdict(
+                IN_SIZE,
+                f"the memory falls with x (p = {trend.p_value:.3g}) and x0's interval lies "
+                f"inside [{BOUNDARY_BAND[0]:g}, {BOUNDARY_BAND[1]:g}]",
+            )
+        else:
+            shift = x0.estimate
+            verdict = Verdict(
+                IN_DIRECTION,
+                f"the memory falls with x (p = {trend.p_value:.3g}), but the boundary "
+                f"lies at x0 = {shift:.2f} [{x0.low:.2f}, {x0.high:.2f}], not within "
+                f"+-0.3 of 0: forgetting needs T_L2 {'above' if shift > 0 else 'below'} "
+                f"ln(|W0|/|W*|) by {abs(shift):.2f}",
+            )
+    else:
+        verdict = Verdict(INCONCLUSIVE, f"the fall of the memory with x is not beyond the null ({trend.format()})")
+    return [
+        Row(
+            "B1",
+            "",
+            verdict,
+            x0,
+            size=x0,
+            band=BOUNDARY_BAND,
+            ours=where,
+            scale=scale_text(ds),
+            margin=math.nan,
+            experiment="10_phase_diagram",
+        )
+    ]
+
+
+#: (claim, experiment it reads, rule) in ledger order.
+CLAIMS: tuple[tuple[str, str, Callable[[xr.Dataset], list[Row]]], ...] = (
+    ("C1", "01_optimizers", _c1),
+    ("C2", "01_optimizers", _c2),
+    ("C3", "02_long_training", _c3),
+    ("C4", "03_lr_and_l2", _c4),
+    ("C5", "04_batch_size", _c5),
+    ("C6", "05_depth", _c6),
+    ("C7", "01_optimizers", _c7),
+    ("B1", "10_phase_diagram", _b1),
+)
+
+
+def learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None) -> str:
+    """C2's note from experiment 09 (``ds``): each adaptive optimizer's cross-fitted spread at every learning rate
+    tried (at the ends of the sigma_w grid), the smallest, and whether it lies measurably below the spread at the
+    optimizer's learning rate in experiment 01 (``reference``, whose runs decide C2)."""
+    from .analysis import against_reference, learning_rates_of, smallest_spread, spread_points
+
+    table = spread_points(ds, "09_adaptive_lr")
+    parts = []
+    for optimizer, rows in table.groupby("optimizer", sort=False):
+        tried = ", ".join(f"lr {row.lr:g}: {row.selected_spread_pp:.1f} pp" for row in rows.itertuples())
+        parts.append(f"{optimizer} {tried}")
+    best = smallest_spread(table)
+    smallest = ", ".join(
+        f"{row.optimizer} {Interval(row.selected_spread_pp, row.selected_ci95_low, row.selected_ci95_high, int(row.selected_n_seeds), 't, cross-fitted')} at lr {row.lr:g}"
+        for row in best.itertuples()
+    )
+    note = (
+        f"09 tried other adaptive learning rates (cross-fitted selected spread over the ends of the sigma_w "
+        f"grid): {'; '.join(parts)}; the smallest: {smallest}"
+    )
+    if reference is None:
+        return note
+    knob = against_reference(table, learning_rates_of(reference))
+    lower = list(knob.loc[knob["measurably_lower"], "optimizer"])
+    outcome = (
+        f"measurably below the spread at 01's learning rate (intervals apart) for {', '.join(lower)} only"
+        if lower
+        else "none measurably below the spread at 01's learning rate (the intervals overlap), so "
+        "the learning rate does not decide this verdict"
+    )
+    return f"{note}; {outcome}"

@@ -1,0 +1,311 @@
+"""The ledger's vocabulary: the paper's claims (:data:`PAPER`), their printed rules (:data:`RULES`), one judged
+row (:class:`Row`) and the measurements every claim's judge shares.
+
+A row is judged by :func:`initmem.study.rules.judge` (:func:`judged_row`): its direction effect is the mean over seeds
+of a per-seed paired contrast with its 95 % t-interval (spreads in it cross-fitted,
+:func:`initmem.study.stats.cross_fitted_spreads`), its noise null a permutation p-value (:mod:`initmem.study.nulls`),
+and its size, where the paper gives a number ``P``, the interval against the band ``P +- max(5 pp, 30 % of P)``.
+The judges of the claims are :mod:`initmem.study.judges`; :mod:`initmem.study.claims` assembles the ledger.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from ..run.thresholds import INTERPOLATION_THRESHOLD
+from . import rules
+from .nulls import NullTest, spread_null
+from .rules import INCONCLUSIVE, Verdict
+from .stats import Interval, cross_fitted_spreads, finite_runs, mean_interval
+
+__all__ = [
+    "PAPER",
+    "RULES",
+    "Row",
+    "judged_row",
+    "seed_matrix",
+    "cross_fitted",
+    "interval_of",
+    "interpolates",
+    "clocks_text",
+    "scale_text",
+    "spread_text",
+]
+
+#: The paper's claims, with where they come from (the paper summary, shared/paper/000_*.txt), and the number it
+#: gives for each part (None: no number, so the claim can be at most "in direction").
+PAPER: dict[str, dict[str, Any]] = {
+    "C1": {
+        "question": "Does low-lr SGD interpolate yet keep a large spread across sigma_w?",
+        "text": "26.5 pp spread, >= 99.5 % train accuracy (ResNet-9, b = 128, low-lr SGD)",
+        "values": {"": 26.5},
+        "source": "summary, Key Results / Optimizer Dependence: 'SGD Remembers'",
+    },
+    "C2": {
+        "question": "Do Adam, AdamW and Muon erase the spread that SGD keeps?",
+        "text": "~4 pp spread for Muon; Adam and AdamW 'minimal'",
+        "values": {"Adam": 0.0, "AdamW": 0.0, "Muon": 4.0},
+        "source": "summary, Key Results / Optimizer Dependence: 'Adaptive Methods Forget'",
+    },
+    "C3": {
+        "question": "Does training SGD much longer leave its spread unchanged?",
+        "text": "5,000 epochs of low-lr SGD: spread 'essentially unchanged'",
+        "values": {},
+        "source": "summary, Hyperparameter Dependence: 'Training Time is Insufficient'",
+    },
+    "C4": {
+        "question": "Does a larger learning rate, or L2 decay, erase the spread?",
+        "text": "larger learning rates or L2 decay: spread 'near zero'",
+        "values": {"larger lr": 0.0, "L2": 0.0, "both": 0.0},
+        "source": "summary, Hyperparameter Dependence: 'Regularization and Learning Rate'",
+    },
+    "C5": {
+        "question": "Do larger batches forget more slowly?",
+        "text": "larger batches (16 -> 256): bigger spread",
+        "values": {},
+        "source": "summary, Hyperparameter Dependence: 'Batch Size'",
+    },
+    "C6": {
+        "question": "Do deeper ResNets fail to interpolate at large sigma_w?",
+        "text": "ResNet-56/110 fail to reach 99.5 % train accuracy at large sigma_w",
+        "values": {},
+        "source": "summary, Depth and Architecture",
+    },
+    "C7": {
+        "question": "Does SGD's final weight norm stay coupled to the initial one, unlike the adaptive methods'?",
+        "text": "SGD's final norm coupled to the initial one; adaptive methods reach a common norm",
+        "values": {},
+        "source": "summary, Key Results: final weight norm; 'converge to a common final norm scale'",
+    },
+    "B1": {
+        "question": "Does SGD + L2 forget where the clocks say, at T_L2 = ln(|W0| / |W*|)?",
+        "text": "beyond the paper: T5's norm law puts the boundary at x = T_L2 - ln(|W0|/|W*|) = 0",
+        "values": {},
+        "source": "theory chapter T5 (weight decay); the paper's T_L2 clock",
+    },
+}
+
+_SPREAD = (
+    "cross-fitted spread of the validation-selected test accuracy over sigma_w (pp, mean over seeds, 95 % t-interval)"
+)
+#: The rule of each claim: its direction effect, null, size and premise (printed in the book).
+RULES: dict[str, str] = {
+    "C1": f"effect: SGD's {_SPREAD}; null: sigma_w permuted within seeds; size: the interval inside 26.5 +- 7.95 pp; "
+    "premise: every SGD run interpolates (final train accuracy >= 99.5 %)",
+    "C2": f"effect, per adaptive optimizer: SGD's minus its {_SPREAD}, per seed; null: the two optimizers swapped "
+    "within (sigma_w, seed) cells; size: its own spread's interval inside the band (Muon 4 +- 5 pp, Adam and "
+    "AdamW 0 +- 5 pp, 'minimal')",
+    "C3": "effect: the cross-fitted spread at the longest horizon minus at the reference horizon, per seed; in "
+    "direction when its interval lies above -5 pp (non-inferiority: it loses less than the margin), not "
+    "reproduced when below; premise: every run interpolates at the reference and the reference spread's "
+    "interval lies above 0; the selected predictor is not testable when validation selects the same "
+    "checkpoints at both horizons, and the final predictor then carries the claim; no size (no number)",
+    "C4": f"effect, per lever (larger lr alone; L2 at the low lr; both): the low-lr, no-L2 cell's minus the lever "
+    f"cell's {_SPREAD}, per seed; null: the two cells swapped within (sigma_w, seed); size: the lever cell's "
+    "spread inside 0 +- 5 pp ('near zero')",
+    "C5": f"effect, per design: the larger batch's minus the smaller batch's {_SPREAD}, per seed, between batch sizes "
+    "whose runs all interpolate, at equal steps (within 5 %) and at equal epochs (the widest such pair of "
+    "each); null: the two batch sizes swapped within (sigma_w, seed); no size (no number)",
+    "C6": "effect: ResNet-9's minus the deepest model's final train accuracy at the largest sigma_w (pp, per seed); "
+    "null: the two models swapped within seeds; null-equivalence margin 0.5 pp; premise: ResNet-9 "
+    "interpolates at every sigma_w; no size; every run that fails to interpolate is named",
+    "C7": "effect: the slope of log final against log initial kernel norm across sigma_w for SGD minus that of the "
+    "adaptive optimizer with the largest slope, per seed; null: the two optimizers swapped within (sigma_w, "
+    "seed); null-equivalence margin 0.1; no size (no number)",
+    "B1": "effect: the memory gap acc(sigma_w 0.1) - acc(sigma_w 2.5) falls with x = T_L2 - ln(|W0|/|W*|) (Spearman "
+    "rho over the cells < 0, permutation p < 0.05); size: the fitted logistic midpoint x0's whole bootstrap "
+    "interval inside 0 +- 0.3 (a 35 % error in the norm ratio); not reproduced: rho's interval above 0, or the "
+    "fitted height's interval inside +- 5 pp (no transition)",
+}
+
+
+#: The unit of each claim's effect where it is not percentage points.
+_UNITS = {"C7": "", "B1": ""}
+
+
+@dataclass
+class Row:
+    """One row of the ledger: a claim (or one part of it) with its effect, null, size and verdict."""
+
+    claim: str
+    part: str
+    verdict: Verdict
+    effect: Interval
+    null: NullTest | None = None
+    size: Interval | None = None
+    band: tuple[float, float] | None = None
+    ours: str = ""
+    clocks: str = ""
+    scale: str = ""
+    note: str = ""
+    seeds_needed: int | None = None
+    experiment: str = ""
+    unit: str = " pp"
+    margin: float = rules.MARGIN_PP
+    #: The per-seed values behind ``effect`` and ``size`` (what the intervals are of), None where not judged by seeds.
+    values: np.ndarray | None = None
+    size_values: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        self.unit = _UNITS.get(self.claim, self.unit)
+
+    @property
+    def key(self) -> str:
+        """The row's name in the ledger: ``"C1"``, ``"C2 Adam"``, ``"C4 larger lr"``."""
+        return f"{self.claim} {self.part}".strip()
+
+    def as_dict(self) -> dict[str, Any]:
+        paper = PAPER[self.claim]
+        value = paper["values"].get(self.part, math.nan) if paper["values"] else math.nan
+        null = self.null
+        size = self.size or Interval(math.nan, math.nan, math.nan, 0)
+        return {
+            "claim": self.claim,
+            "part": self.part,
+            "question": paper["question"],
+            "paper": paper["text"],
+            "paper_value": value,
+            "band_low": self.band[0] if self.band else math.nan,
+            "band_high": self.band[1] if self.band else math.nan,
+            "ours": self.ours,
+            "effect": self.effect.estimate,
+            "effect_low": self.effect.low,
+            "effect_high": self.effect.high,
+            "seeds": self.effect.n,
+            "size": size.estimate,
+            "size_low": size.low,
+            "size_high": size.high,
+            "p_value": null.p_value if null else math.nan,
+            "null_mean": null.null_mean if null else math.nan,
+            "null_p95": null.null_p95 if null else math.nan,
+            "raw": null.observed if null else math.nan,
+            "verdict": self.verdict.verdict,
+            "reason": self.verdict.reason,
+            "seeds_needed": self.seeds_needed,
+            "rule": RULES[self.claim],
+            "clocks": self.clocks,
+            "scale": self.scale,
+            "note": self.note,
+            "experiment": self.experiment,
+            "unit": self.unit.strip(),
+            "margin": self.margin,
+            "paper_source": paper["source"],
+        }
+
+
+# --- measurements shared by the claims -------------------------------------------------------------------
+def seed_matrix(values: xr.DataArray) -> np.ndarray:
+    """A (sigma_w, seed) DataArray as an array of that shape (the nulls' input)."""
+    return values.transpose("sigma_w", "seed").values
+
+
+def cross_fitted(ds: xr.Dataset, var: str = "selected_test_acc") -> xr.DataArray:
+    """The cross-fitted spread of ``var`` over sigma_w for each seed (pp, dims ``(seed,)``), diverged runs left out."""
+    return cross_fitted_spreads(finite_runs(ds, var))
+
+
+def interval_of(values: xr.DataArray | np.ndarray, method: str = "t, cross-fitted") -> Interval:
+    """The mean of per-seed ``values`` with its 95 % t-interval, labelled ``method``."""
+    return mean_interval(np.asarray(values), method=method)
+
+
+def interpolates(values: xr.DataArray) -> bool:
+    """Whether every run's train accuracy in ``values`` (%) reaches the interpolation threshold (99.5 %)."""
+    return bool((values >= INTERPOLATION_THRESHOLD).all())
+
+
+def clocks_text(ds: xr.Dataset, names: tuple[str, ...] = ("T_SGD", "T_L2", "T_adapt"), label: str = "") -> str:
+    """Mean clocks at the selected checkpoint, and at the end, over sigma_w and seeds."""
+    out = []
+    for name in names:
+        sel, fin = (float(ds[f"{w}_{name}"].mean(skipna=True)) for w in ("selected", "final"))
+        if np.isfinite(sel) and (sel > 0 or fin > 0):
+            out.append(f"{name}{label} {sel:.3g} at the selected checkpoint ({fin:.3g} at the end)")
+    return "; ".join(out)
+
+
+def scale_text(ds: xr.Dataset) -> str:
+    """The scale a row was measured at, in words: preset, network and width, train images, image size, seeds."""
+    from .analysis import field_values, spec_of
+
+    base = spec_of(ds)["base"]
+    models, widths = field_values(ds, "model"), field_values(ds, "width")
+    if len(models) == len(widths) > 1:  # zipped (05): each model with its own width
+        network = "/".join(f"{m} w{w}" for m, w in zip(models, widths))
+    else:
+        network = f"{'/'.join(map(str, models))} w{'/'.join(map(str, widths))}"
+    parts = [str(ds.attrs.get("preset", "?")), network]
+    if base.get("train_size"):
+        parts.append(f"{base['train_size']} train images")
+    if base.get("image_size", 32) != 32:
+        parts.append(f"{base['image_size']} px")
+    if "seed" in ds.dims:
+        parts.append(f"{ds.sizes['seed']} seeds")
+    return ", ".join(parts)
+
+
+def spread_text(ds: xr.Dataset, label: str = "") -> str:
+    """Both predictors' cross-fitted spread, raw spread with its null, and mean training accuracy."""
+    parts = []
+    for name in ("selected", "final"):
+        values = finite_runs(ds, f"{name}_test_acc")
+        null = spread_null(seed_matrix(values))
+        train = float(ds[f"{name}_train_acc"].mean(skipna=True))
+        parts.append(
+            f"{name}: {interval_of(cross_fitted_spreads(values))} (raw {null.observed:.1f} pp, "
+            f"{null}), train acc {train:.1f} %"
+        )
+    return (label + ": " if label else "") + "; ".join(parts)
+
+
+def _seeds_for(row_values: np.ndarray, floor: Callable[[int], float], **judged: Any) -> int | None:
+    """The seeds that would decide an inconclusive row: its per-seed ``row_values`` at their observed mean and sd,
+    with the permutation test passing only once its smallest attainable p (``floor(n)``) is below 0.05."""
+
+    def decides(interval: Interval, n: int) -> bool:
+        return rules.judge(interval, floor(n), **judged).verdict != INCONCLUSIVE
+
+    return rules.seeds_to_decide(row_values, decides)
+
+
+def judged_row(
+    claim: str,
+    part: str,
+    direction_values: np.ndarray,
+    null: NullTest,
+    floor: Callable[[int], float],
+    size_values: np.ndarray | None = None,
+    margin: float = rules.MARGIN_PP,
+    premise: str = "",
+    method: str = "t, cross-fitted",
+    **texts: Any,
+) -> Row:
+    """A row judged by :func:`initmem.study.rules.judge`, with the seeds an inconclusive verdict would need."""
+    value = PAPER[claim]["values"].get(part)
+    band = rules.band_of(value) if value is not None else None
+    direction = mean_interval(direction_values, method=method)
+    size = mean_interval(size_values, method=method) if size_values is not None else direction
+    verdict = rules.judge(direction, null.p_value, size=size, band=band, margin=margin, premise=premise)
+    needed = (
+        _seeds_for(direction_values, floor, margin=margin) if verdict.verdict == INCONCLUSIVE and not premise else None
+    )
+    return Row(
+        claim,
+        part,
+        verdict,
+        direction,
+        null,
+        size,
+        band,
+        seeds_needed=needed,
+        margin=margin,
+        values=np.asarray(direction_values, dtype=float),
+        size_values=None if size_values is None else np.asarray(size_values, dtype=float),
+        **texts,
+    )

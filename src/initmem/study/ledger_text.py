@@ -1,0 +1,158 @@
+"""How the ledger is told: the first screen's table and answer, an exploration's rows beside the record's, and
+the verdict boxes of the chapters, all from a :func:`initmem.study.claims.reproduction_table` (a pandas DataFrame)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED
+
+__all__ = ["glance_table", "against_record", "answer", "verdict_box"]
+
+# --- the first screen ---------------------------------------------------------------------------------------------
+#: The paper's side of each row, in a few words (the glance table's "paper" column).
+_PAPER_SHORT = {
+    "C1": "26.5 pp",
+    "C2 Adam": "minimal (0 pp)",
+    "C2 AdamW": "minimal (0 pp)",
+    "C2 Muon": "about 4 pp",
+    "C3 final predictor": "unchanged after 5,000 epochs",
+    "C3 selected predictor": "unchanged after 5,000 epochs",
+    "C4 larger lr": "near 0 pp",
+    "C4 L2": "near 0 pp",
+    "C4 both": "near 0 pp",
+    "C5 equal steps": "larger with b",
+    "C5 equal epochs": "larger with b",
+    "C6": "< 99.5 % train acc at large σ_w",
+    "C7": "SGD's norm coupled, not adaptive",
+    "B1": "boundary at x = 0 (theory, beyond the paper)",
+}
+#: What the glance table's "ours" column measures for each claim.
+_OURS_SHORT = {
+    "C1": "SGD's spread",
+    "C2": "its spread",
+    "C3": "change of spread",
+    "C4": "spread with the lever",
+    "C5": "larger b minus smaller b",
+    "C6": "ResNet-9 minus deepest, train acc",
+    "C7": "SGD slope minus adaptive",
+    "B1": "fitted boundary x0",
+}
+
+
+def _ours_cell(row: Any, describe: bool = True) -> str:
+    """A row's measured number with its interval: the size where the paper gives a number, else the effect; with
+    ``describe``, followed by what it measures."""
+    sized = _given(row["band_low"])
+    centre, low, high = (
+        (row["size"], row["size_low"], row["size_high"])
+        if sized
+        else (row["effect"], row["effect_low"], row["effect_high"])
+    )
+    if not _given(centre):
+        return "not measured"
+    unit, digits = (" pp", 1) if row["unit"] == "pp" else ("", 2)
+    interval = f" [{low:.{digits}f}, {high:.{digits}f}]" if _given(low) and _given(high) else ""
+    return f"{centre:.{digits}f}{unit}{interval}" + (f" ({_OURS_SHORT[row['claim']]})" if describe else "")
+
+
+def glance_table(table: Any) -> Any:
+    """The first screen's table of a :func:`reproduction_table`: one row per ledger row with the paper's number, ours
+    with its 95 % interval, and the verdict."""
+    import pandas as pd
+
+    rows = {
+        "paper": [_PAPER_SHORT.get(key, "") for key in table.index],
+        "ours [95 % CI]": [_ours_cell(row) for _, row in table.iterrows()],
+        "verdict": list(table["verdict"]),
+    }
+    return pd.DataFrame(rows, index=pd.Index(list(table.index), name="claim"))
+
+
+def against_record(table: Any, record: Any) -> Any:
+    """An exploration's rows (``table``, a :func:`reproduction_table`) beside the committed record's (``record``, the
+    same claims measured on the record): what each row measures, the record's number with its 95 % interval, this
+    exploration's, and the verdict, ``"reproduced in size"`` or ``"record → here"`` where it changed."""
+    import pandas as pd
+
+    keys = list(table.index)
+    theirs = {key: record.loc[key] for key in keys if key in record.index}
+    rows = {
+        "measures": [_OURS_SHORT[table.loc[key, "claim"]] for key in keys],
+        "committed record [95 % CI]": [_ours_cell(theirs[key], False) if key in theirs else "–" for key in keys],
+        "this page [95 % CI]": [_ours_cell(table.loc[key], False) for key in keys],
+        "verdict": [
+            _verdict_change(theirs[key]["verdict"] if key in theirs else None, table.loc[key, "verdict"])
+            for key in keys
+        ],
+    }
+    return pd.DataFrame(rows, index=pd.Index(keys, name="claim"))
+
+
+def _verdict_change(record: str | None, here: str) -> str:
+    return here if record in (None, here) else f"{record} → {here}"
+
+
+def answer(table: Any, preset: str) -> str:
+    """Three sentences that answer the book's question from a :func:`reproduction_table`: SGD's memory (C1), the
+    adaptive optimizers' (C2), and the count of verdicts."""
+    parts = []
+    if "C1" in table.index and _given(table.loc["C1", "effect"]):
+        c1 = table.loc["C1"]
+        parts.append(
+            f"At the {preset} preset, low-learning-rate SGD keeps a cross-fitted spread of "
+            f"{c1['effect']:.1f} pp [95 % CI {c1['effect_low']:.1f}, {c1['effect_high']:.1f}] across the "
+            f"initialization scales (paper: 26.5 pp): {c1['verdict']}."
+        )
+    adaptive = [
+        key for key in ("C2 Adam", "C2 AdamW", "C2 Muon") if key in table.index and _given(table.loc[key, "size"])
+    ]
+    if adaptive:
+        spreads = ", ".join(
+            f"{key.split()[1]} {table.loc[key, 'size']:.1f} pp ({table.loc[key, 'verdict']})" for key in adaptive
+        )
+        parts.append(f"The adaptive optimizers keep less: {spreads} (paper: minimal, about 4 pp for Muon).")
+    counts = table["verdict"].value_counts()
+    parts.append(
+        f"Of the ledger's {len(table)} rows, {counts.get(IN_SIZE, 0)} are reproduced in size, "
+        f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(NOT_REPRODUCED, 0)} not reproduced and "
+        f"{counts.get(INCONCLUSIVE, 0)} inconclusive; each inconclusive row says what would decide it."
+    )
+    return " ".join(parts)
+
+
+# --- rendering for the chapters ------------------------------------------------------------------------------
+def verdict_box(table: Any, claims: str | list[str]) -> str:
+    """MyST text summarising the rows of ``claims`` (claim names like ``"C2"``, or row keys) of a
+    :func:`reproduction_table` for a chapter: per row the paper's statement, ours, the verdict with its reason, the
+    clocks and the note; the rule once per claim."""
+    claims = [claims] if isinstance(claims, str) else list(claims)
+    lines = []
+    for claim in claims:
+        own = table[(table["claim"] == claim) | (table.index == claim)]
+        if own.empty:
+            continue
+        first = own.iloc[0]
+        lines += [f"**{first['claim']}. {first['question']}**", "", f"- Paper: {first['paper']}."]
+        for key, row in own.iterrows():
+            label = f"{key}: " if row["part"] else ""
+            needed = (
+                f" About {int(row['seeds_needed'])} seeds would decide it at the observed mean and spread."
+                if row["verdict"] == INCONCLUSIVE and _given(row["seeds_needed"])
+                else ""
+            )
+            lines.append(f"- {label}**{row['verdict']}** ({row['reason']}).{needed}")
+            lines.append(f"  Ours ({row['scale']}): {row['ours']}.")
+            if row["clocks"]:
+                lines.append(f"  Clocks: {row['clocks']}.")
+            if row["note"]:
+                lines.append(f"  Note: {row['note']}.")
+        lines += [f"- Rule: {first['rule']}.", ""]
+    return "\n".join(lines).strip()
+
+
+def _given(value: Any) -> bool:
+    """Whether a table cell holds a value (not None, NaN or pandas' NA)."""
+    import pandas as pd
+
+    return value is not None and not bool(pd.isna(value))
