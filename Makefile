@@ -26,9 +26,10 @@ test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not slow and not book" -q
 
 # ruff (configured in pyproject.toml): the linter, then the formatter's check; neither changes a file.
+LINTED := src notebooks tests benchmarks scripts
 lint: $(STAMP)
-	$(BIN)/ruff check src notebooks tests benchmarks
-	$(BIN)/ruff format --check src notebooks tests benchmarks
+	$(BIN)/ruff check $(LINTED)
+	$(BIN)/ruff format --check $(LINTED)
 
 env: $(STAMP)
 
