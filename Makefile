@@ -19,11 +19,14 @@ book: $(STAMP)
 pdf: book tex
 	$(BIN)/jupyter-book build . --builder pdflatex
 
+# Two pytest-xdist workers (one per core), a test file to a worker (its module fixtures, the book build and the notebooks'
+# smoke run, are built once); the 15 slowest tests are listed at the end.
+XDIST := -n 2 --dist loadfile
 test: $(STAMP) browser slurm
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest $(XDIST) --durations=15
 
 test-fast: $(STAMP)
-	$(BIN)/python -m pytest -m "not slow and not book" -q
+	$(BIN)/python -m pytest $(XDIST) -m "not slow and not book" -q
 
 # ruff (configured in pyproject.toml): the linter, then the formatter's check; neither changes a file.
 LINTED := src notebooks tests benchmarks scripts

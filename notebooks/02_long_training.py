@@ -56,15 +56,11 @@ reference_horizon = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, plots, results
+from initmem.study import analysis, plots
 
-plots.use_book_style()  # SVG figures, legible in the book
-
-ds, p = results.notebook_experiment(
-    "02_long_training", globals()
-)  # parameters (None: the preset's) -> sweep -> results
-# under every figure: the results it reads, the command that reproduces the page
-source = page.source_note("02_long_training", preset, results_dir=results_dir, parameters=p)
+# the figure style, the results at these parameters (None: the preset's), the line under every figure and
+# the committed record to draw beside an exploration (None on the record)
+ds, p, source, _ = page.open_experiment("02_long_training", globals())
 
 # %% tags=["remove-input"]
 page.verdict_line("02_long_training", ds)

@@ -57,14 +57,11 @@ weight_decays = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, phase, plots, results, reuse
+from initmem.study import analysis, phase, plots
 
-plots.use_book_style()  # SVG figures, legible in the book
-
-ds, p = results.notebook_experiment("03_lr_and_l2", globals())  # parameters (None: the preset's) -> sweep -> results
-# under every figure: the results it reads, the command that reproduces the page
-source = page.source_note("03_lr_and_l2", preset, results_dir=results_dir, parameters=p)
-record = reuse.record_results("03_lr_and_l2", preset, results_dir)  # None on the record
+# the figure style, the results at these parameters (None: the preset's), the line under every figure and
+# the committed record to draw beside an exploration (None on the record)
+ds, p, source, record = page.open_experiment("03_lr_and_l2", globals())
 
 # %% tags=["remove-input"]
 page.verdict_line("03_lr_and_l2", ds)

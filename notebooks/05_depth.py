@@ -53,13 +53,11 @@ seeds = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import plots, results, stats
+from initmem.study import plots, stats
 
-plots.use_book_style()  # SVG figures, legible in the book
-
-ds, p = results.notebook_experiment("05_depth", globals())  # parameters (None: the preset's) -> sweep -> results
-# under every figure: the results it reads, the command that reproduces the page
-source = page.source_note("05_depth", preset, results_dir=results_dir, parameters=p)
+# the figure style, the results at these parameters (None: the preset's), the line under every figure and
+# the committed record to draw beside an exploration (None on the record)
+ds, p, source, _ = page.open_experiment("05_depth", globals())
 
 # %% tags=["remove-input"]
 page.verdict_line("05_depth", ds)

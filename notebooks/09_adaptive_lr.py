@@ -68,12 +68,10 @@ from myst_nb import glue
 from initmem.book import page
 from initmem.study import analysis, plots, results
 
-plots.use_book_style()  # SVG figures, legible in the book
-
-ds, p = results.notebook_experiment("09_adaptive_lr", globals())  # parameters (None: the preset's) -> sweep -> results
+# the figure style, the results at these parameters (None: the preset's), the line under every figure and
+# the committed record to draw beside an exploration (None on the record)
+ds, p, source, _ = page.open_experiment("09_adaptive_lr", globals())
 print(plots.caption(ds))
-# under every figure: the results it reads, the command that reproduces the page
-source = page.source_note("09_adaptive_lr", preset, results_dir=results_dir, parameters=p)
 table = analysis.spread_points(ds, "09_adaptive_lr")
 best = analysis.smallest_spread(table, by="optimizer", var="selected")
 

@@ -60,16 +60,11 @@ weight_decays = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import costs, phase, phase_plots, plots, results, reuse
+from initmem.study import costs, phase, phase_plots, results
 
-plots.use_book_style()  # SVG figures, legible in the book
-
-ds, p = results.notebook_experiment(
-    "10_phase_diagram", globals()
-)  # parameters (None: the preset's) -> sweep -> results
-# under every figure: the results it reads, the command that reproduces the page
-source = page.source_note("10_phase_diagram", preset, results_dir=results_dir, parameters=p)
-record = reuse.record_results("10_phase_diagram", preset, results_dir)  # None on the record
+# the figure style, the results at these parameters (None: the preset's), the line under every figure and
+# the committed record to draw beside an exploration (None on the record)
+ds, p, source, record = page.open_experiment("10_phase_diagram", globals())
 cells = phase.cell_table(ds)
 fit = phase.fit_transition(ds)
 

@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # make test runs two pytest-xdist workers on the two cores: one thread each, or torch's default (a thread per
+    # core) puts four threads on two cores. Set before torch is imported; the notebooks and runs that the tests start
+    # inherit it. Tests that compare numbers pin num_threads in their configs.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_ARCHIVE = REPO.parent / "shared" / "data" / "cifar10-jpeg.tar.gz"

@@ -3,6 +3,8 @@
 The notebooks import this module as ``from initmem.book import page``; each helper replaces an idiom that every page
 repeated (glue a figure, show it, print where its data came from):
 
+* :func:`open_experiment` -- an experiment chapter's opening: the book's figure style, its results at the page's
+  parameters, the line under its figures and the committed record to draw beside an exploration;
 * :func:`figure` -- glue a figure under a key (so other pages can paste it), show it, print its :func:`source_note`;
 * :func:`table` -- a table for readers (:func:`initmem.study.tables.present`: human headers, one decimal, intervals
   in one cell), shown and glued;
@@ -20,7 +22,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..base.paths import RootError, find_repo_root
 from ..study.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
@@ -28,6 +30,8 @@ from .exploration import rerun_command
 
 __all__ = [
     "VERDICT_INTRO",
+    "Opening",
+    "open_experiment",
     "figure",
     "table",
     "verdict_line",
@@ -44,6 +48,34 @@ VERDICT_INTRO = (
     "raw spread against its noise null), and the verdict with the reason, by the claim's rule printed below it. The "
     "numbers and rules are the ledger's ({doc}`Paper vs this reproduction <99_reproduction>`)."
 )
+
+
+class Opening(NamedTuple):
+    """What an experiment chapter opens with (:func:`open_experiment`)."""
+
+    #: The experiment's combined sweep Dataset at the page's parameters.
+    ds: Any
+    #: The parameters the page was computed with (the preset's, replaced by those the reader set).
+    parameters: dict[str, Any]
+    #: The line under every figure (:func:`source_note`).
+    source: str
+    #: The committed record's Dataset of this chapter, to draw and tabulate beside an exploration; None on the record.
+    record: Any
+
+
+def open_experiment(name: str, namespace: Mapping[str, Any]) -> Opening:
+    """Open experiment chapter ``name`` from its notebook's ``namespace`` (``globals()``, whose parameters cell sets
+    ``preset``, ``results_dir`` and every parameter, None for the preset's value): set the book's figure style
+    (:func:`initmem.study.plots.use_book_style`), read or run the sweep (:func:`initmem.study.results.notebook_experiment`:
+    committed runs are reused, missing ones trained where allowed), and return it with its parameters, the line
+    under every figure and the committed record (:func:`initmem.study.reuse.record_results`)."""
+    from ..study import plots, results, reuse
+
+    plots.use_book_style()
+    ds, p = results.notebook_experiment(name, namespace)
+    preset, results_dir = namespace["preset"], namespace["results_dir"]
+    source = source_note(name, preset, results_dir=results_dir, parameters=p)
+    return Opening(ds, p, source, reuse.record_results(name, preset, results_dir))
 
 
 def figure(fig: Any, key: str, source: str) -> None:
