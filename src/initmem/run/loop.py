@@ -46,6 +46,7 @@ __all__ = [
     "RunSetup",
     "Schedule",
     "checkpoint_due",
+    "epoch_bar",
     "guard_memory",
     "initial_row",
     "read_checkpoint",
@@ -56,6 +57,22 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+
+def epoch_bar(epochs: int, start_epoch: int, show: bool, desc: str) -> Any:
+    """The tqdm bar over a run's (or a stack's) epochs, from ``start_epoch`` (after a resume) to ``epochs``; hidden
+    unless ``show`` (and by tqdm off a terminal). tqdm.auto is imported here, when a run starts, since it warns at
+    import in a notebook without ipywidgets."""
+    from tqdm.auto import tqdm
+
+    return tqdm(
+        total=epochs,
+        initial=start_epoch - 1,
+        disable=None if show else True,
+        desc=desc,
+        leave=False,
+        dynamic_ncols=True,
+    )
 
 
 def resolve_device(name: str) -> torch.device:

@@ -57,7 +57,6 @@ import torch.nn.functional as F
 import xarray as xr
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
-from tqdm.auto import tqdm
 
 from .config import RunConfig
 from .data import PreparedData, eval_batches
@@ -66,6 +65,7 @@ from .loop import (
     DivergenceWatch,
     Schedule,
     checkpoint_due,
+    epoch_bar,
     guard_memory,
     initial_row,
     read_checkpoint,
@@ -287,14 +287,7 @@ def train_stacked(
     watches = [DivergenceWatch.of(history.rows[0]) for history in histories]
 
     show = ref.progress if progress is None else progress
-    bar = tqdm(
-        total=ref.epochs,
-        initial=start_epoch - 1,
-        disable=None if show else True,
-        desc=f"stacked x{k_total} {ref.optimizer}",
-        leave=False,
-        dynamic_ncols=True,
-    )
+    bar = epoch_bar(ref.epochs, start_epoch, show, f"stacked x{k_total} {ref.optimizer}")
     for epoch in range(start_epoch, ref.epochs + 1):
         t0 = time.perf_counter()
         running = [k for k in range(k_total) if not divergences[k]]

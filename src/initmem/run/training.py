@@ -52,7 +52,6 @@ from typing import Any
 
 import torch
 import xarray as xr
-from tqdm.auto import tqdm
 
 from ..base.files import remove_stale_temp_files
 from .config import RunConfig
@@ -62,6 +61,7 @@ from .loop import (
     DivergenceWatch,
     Schedule,
     checkpoint_due,
+    epoch_bar,
     guard_memory,
     initial_row,
     read_checkpoint,
@@ -184,14 +184,7 @@ def train(
     watch = DivergenceWatch.of(history.rows[0])
 
     show = config.progress if progress is None else progress
-    bar = tqdm(
-        total=config.epochs,
-        initial=start_epoch - 1,
-        disable=None if show else True,
-        desc=f"{config.optimizer} sigma_w={config.sigma_w:g}",
-        leave=False,
-        dynamic_ncols=True,
-    )
+    bar = epoch_bar(config.epochs, start_epoch, show, f"{config.optimizer} sigma_w={config.sigma_w:g}")
     for epoch in range(start_epoch, config.epochs + 1):
         t0 = time.perf_counter()
         model.train()

@@ -66,6 +66,12 @@ _DATA = ("data", "image_size", "train_size", "val_size", "test_size", "train_eva
 _RUN = ("eval_every", "warmup_epochs", "num_threads")
 
 
+#: The network and its training length, which most experiments take from their parameters as they are.
+_NETWORK = ("model", "width", "logit_scale", "batch_size", "epochs")
+#: A step schedule's settings.
+_STEP_SCHEDULE = ("schedule", "schedule_milestones", "schedule_gamma")
+
+
 def _base(p: Mapping[str, Any], *names: str, **fixed: Any) -> dict[str, Any]:
     """The spec's ``base``: the named parameters, the data and execution ones, and ``fixed`` values."""
     base = {name: p[name] for name in (*names, *_DATA, *_RUN)}
@@ -76,7 +82,7 @@ def _optimizers(p: Mapping[str, Any]) -> dict[str, Any]:
     """01: every optimizer over the sigma_w grid. Extra parameters: ``optimizers, lrs, weight_decays, aux_lrs``
     (one entry per optimizer)."""
     return {
-        "base": _base(p, "model", "width", "logit_scale", "batch_size", "epochs", schedule="constant"),
+        "base": _base(p, *_NETWORK, schedule="constant"),
         "grid": {"sigma_w": p["sigma_ws"], "seed": p["seeds"]},
         "zip": {
             "optimizer": p["optimizers"],
@@ -97,18 +103,7 @@ def _long_training(p: Mapping[str, Any]) -> dict[str, Any]:
             f"{p['epochs']}; got {horizons}"
         )
     return {
-        "base": _base(
-            p,
-            "model",
-            "width",
-            "logit_scale",
-            "batch_size",
-            "epochs",
-            "lr",
-            "checkpoint_every",
-            optimizer="sgd",
-            schedule="constant",
-        ),
+        "base": _base(p, *_NETWORK, "lr", "checkpoint_every", optimizer="sgd", schedule="constant"),
         "grid": {"sigma_w": p["sigma_ws"], "seed": p["seeds"]},
     }
 
@@ -118,19 +113,7 @@ def _lr_and_l2(p: Mapping[str, Any]) -> dict[str, Any]:
     schedule_milestones, schedule_gamma``. 10 is the same sweep on a finer grid, so at equal parameters a cell of
     03 is a cell of 10 (the same runs, the same hashes)."""
     return {
-        "base": _base(
-            p,
-            "model",
-            "width",
-            "logit_scale",
-            "batch_size",
-            "epochs",
-            "schedule",
-            "schedule_milestones",
-            "schedule_gamma",
-            optimizer="sgd",
-            decay_mode="l2",
-        ),
+        "base": _base(p, *_NETWORK, *_STEP_SCHEDULE, optimizer="sgd", decay_mode="l2"),
         "grid": {"lr": p["lrs"], "weight_decay": p["weight_decays"], "sigma_w": p["sigma_ws"], "seed": p["seeds"]},
     }
 
@@ -199,7 +182,7 @@ def _adaptive_lr(p: Mapping[str, Any]) -> dict[str, Any]:
     Extra: ``optimizers, lrs`` (the grid every optimizer is tried at), ``weight_decays, aux_lrs`` (one per
     optimizer). The base is 01's, so a point at 01's own learning rate is one of 01's runs (the same hash)."""
     return {
-        "base": _base(p, "model", "width", "logit_scale", "batch_size", "epochs", schedule="constant"),
+        "base": _base(p, *_NETWORK, schedule="constant"),
         "grid": {"lr": p["lrs"], "sigma_w": p["sigma_ws"], "seed": p["seeds"]},
         "zip": {"optimizer": p["optimizers"], "weight_decay": p["weight_decays"], "aux_lr": p["aux_lrs"]},
     }
