@@ -57,15 +57,10 @@ def draw(n):  # inputs (n, 32), integer labels (n,): the classes interleaved
 
 
 def mlp():  # your model: any () -> nn.Module
-    return nn.Sequential(
-        nn.Linear(32, 64),
-        nn.BatchNorm1d(64),
-        nn.ReLU(),
-        nn.Linear(64, 64),
-        nn.BatchNorm1d(64),
-        nn.ReLU(),
-        nn.Linear(64, 10),
-    )
+    def hidden(n_in):  # a linear layer of 64 units, BatchNorm, ReLU
+        return [nn.Linear(n_in, 64), nn.BatchNorm1d(64), nn.ReLU()]
+
+    return nn.Sequential(*hidden(32), *hidden(64), nn.Linear(64, 10))
 
 
 train, val, test = draw(1000), draw(500), draw(500)

@@ -6,7 +6,8 @@
 * :mod:`~initmem.base.paths` -- the one repository-root lookup (working directory, ``--root`` or
   ``INITMEM_ROOT``; never where the package is installed);
 * :mod:`~initmem.base.files` -- output checks before any work, the one atomic writer, files set aside, run
-  claims.
+  claims;
+* :mod:`~initmem.base.bars` -- progress bars (``tqdm.auto``, without its warning where ipywidgets is missing).
 
 It imports nothing of ``initmem``; every other layer may import it.
 """

@@ -197,7 +197,7 @@ def _result_link(path: Path) -> str:
 def against_record(experiment: str, ds: Any, record: Any, claims: list[str] | None = None) -> None:
     """On an exploration's page (``record`` is the committed record's Dataset of the chapter,
     :func:`initmem.study.reuse.record_results`), the chapter's ledger rows measured here beside the record's
-    (:func:`initmem.study.claims.against_record`); nothing on the record's own pages (``record`` None)."""
+    (:func:`initmem.study.ledger_text.against_record`); nothing on the record's own pages (``record`` None)."""
     if record is None:
         return
     from IPython.display import Markdown, display

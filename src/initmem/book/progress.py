@@ -14,6 +14,8 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..base.bars import auto_tqdm
+
 if TYPE_CHECKING:
     from tqdm import tqdm
 
@@ -47,10 +49,7 @@ class RunProgress:
 
     def __enter__(self) -> RunProgress:
         if self.enabled:
-            # imported here: tqdm.auto warns at import in a kernel without ipywidgets (00_presets imports the runner)
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(
+            self.bar = auto_tqdm()(
                 total=len(self.hashes),
                 initial=_done(self.runs_dir, self.hashes),
                 desc=f"  {self.name}",

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..base.bars import auto_tqdm
 from ..base.files import atomic_write
 from ..base.paths import default_root
 from ..study import presets as _presets
@@ -203,8 +204,7 @@ def run_notebooks(
     list of :class:`NotebookResult`, one per selected notebook, in order. A failing notebook does not
     stop the others; check ``all(r.ok for r in results)``.
     """
-    from tqdm.auto import tqdm
-
+    tqdm = auto_tqdm()
     _presets.check_preset(preset)
     root = Path(cwd).resolve() if cwd is not None else REPO_ROOT
     nb_dir = Path(notebooks_dir) if notebooks_dir is not None else root / "notebooks"

@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 
+from ..base.bars import auto_tqdm
 from ..base.files import atomic_write, set_aside
 from .config import ConfigError, RunConfig
 from .data import PreparedData, prepare_data, steps_per_epoch, train_batches
@@ -61,11 +62,8 @@ log = logging.getLogger(__name__)
 
 def epoch_bar(epochs: int, start_epoch: int, show: bool, desc: str) -> Any:
     """The tqdm bar over a run's (or a stack's) epochs, from ``start_epoch`` (after a resume) to ``epochs``; hidden
-    unless ``show`` (and by tqdm off a terminal). tqdm.auto is imported here, when a run starts, since it warns at
-    import in a notebook without ipywidgets."""
-    from tqdm.auto import tqdm
-
-    return tqdm(
+    unless ``show`` (and by tqdm off a terminal)."""
+    return auto_tqdm()(
         total=epochs,
         initial=start_epoch - 1,
         disable=None if show else True,

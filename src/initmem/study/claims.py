@@ -13,7 +13,7 @@ printed rules of :mod:`initmem.study.rules`:
 
 The module assembles the ledger: :func:`reproduction_table` builds every row with the judges of
 :mod:`initmem.study.judges` on the vocabulary of :mod:`initmem.study.ledger`; :mod:`initmem.study.ledger_text` tells it
-(the first screen, an exploration against the record); the chapter helpers (:func:`verdict_box`, :func:`chapter_box`,
+(the first screen, an exploration against the record); the chapter helpers (:func:`~initmem.study.ledger_text.verdict_box`, :func:`chapter_box`,
 :func:`chapter_verdicts`) render them. Spreads are those of the validation-selected predictor (the paper's metric),
 except C3, where the final predictor carries the claim when validation selects the same checkpoints at every horizon.
 """
@@ -55,7 +55,7 @@ __all__ = [
 
 
 def claim_rows(results: Mapping[str, xr.Dataset], claims: list[str] | None = None) -> list[Row]:
-    """The ledger's rows (:class:`Row`) for ``results`` (experiment name -> combined Dataset), in ledger order; only
+    """The ledger's rows (:class:`~initmem.study.ledger.Row`) for ``results`` (experiment name -> combined Dataset), in ledger order; only
     ``claims`` if given. A claim whose experiment has no results, or lacks what its rule needs, is one inconclusive
     row with the reason in its note."""
     rows: list[Row] = []
@@ -96,11 +96,11 @@ def claim_rows(results: Mapping[str, xr.Dataset], claims: list[str] | None = Non
 
 
 def reproduction_table(results: Mapping[str, xr.Dataset], claims: list[str] | None = None) -> Any:
-    """The ledger as a pandas DataFrame indexed by row (``"C1"``, ``"C2 Adam"``, ...; :attr:`Row.key`), with the
-    columns of :meth:`Row.as_dict`: the paper's statement and number with its band, ours (text), the direction
+    """The ledger as a pandas DataFrame indexed by row (``"C1"``, ``"C2 Adam"``, ...; :attr:`~initmem.study.ledger.Row.key`), with the
+    columns of :meth:`~initmem.study.ledger.Row.as_dict`: the paper's statement and number with its band, ours (text), the direction
     effect's mean and 95 % interval (``effect``, ``effect_low``, ``effect_high``, ``seeds``), the size's
     (``size``...), the null (``p_value``, ``null_mean``, ``null_p95``, ``raw``), ``verdict`` (one of
-    :data:`VERDICTS`), ``reason``, ``seeds_needed`` (inconclusive rows), ``rule``, ``clocks``, ``scale``, ``note``."""
+    :data:`~initmem.study.rules.VERDICTS`), ``reason``, ``seeds_needed`` (inconclusive rows), ``rule``, ``clocks``, ``scale``, ``note``."""
     import pandas as pd
 
     rows = claim_rows(results, claims)

@@ -161,6 +161,9 @@ class Row:
         return f"{self.claim} {self.part}".strip()
 
     def as_dict(self) -> dict[str, Any]:
+        """The row as one record of the ledger's table (:func:`initmem.study.claims.reproduction_table`): the paper's
+        side (question, statement, number and band), the effect, size and null with their intervals, the verdict
+        with its reason and rule, and the texts."""
         paper = PAPER[self.claim]
         value = paper["values"].get(self.part, math.nan) if paper["values"] else math.nan
         null = self.null

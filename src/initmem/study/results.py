@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -143,11 +142,7 @@ def run_experiment(
     runs_dir, out = results_paths(results_dir, preset, name)
     _check_replacement(name, spec, out, replace)
     _check_training_allowed(name, spec, preset, runs_dir, train_missing, executor, workers, scheduler, reuse)
-    with warnings.catch_warnings():  # tqdm.auto warns at import when ipywidgets is missing (executed notebooks)
-        warnings.filterwarnings("ignore", message="IProgress not found")
-        ds = sweep(
-            spec, runs_dir, executor=executor, workers=workers, progress=progress, scheduler=scheduler, reuse=reuse
-        )
+    ds = sweep(spec, runs_dir, executor=executor, workers=workers, progress=progress, scheduler=scheduler, reuse=reuse)
     ds.attrs.update(preset=preset, experiment=name)
     extra = {
         k: v if isinstance(v, (str, int, float)) and not isinstance(v, bool) else json.dumps(v)
@@ -230,8 +225,10 @@ def read_results(results_dir: str | os.PathLike, preset: str, name: str, *, read
     """
     path = results_paths(results_dir, preset, name)[1]
     if not path.is_file():
+        here = Path.cwd().resolve()  # a notebook runs in the repository's root: the path as the reader would type it
+        shown = path.resolve().relative_to(here) if path.resolve().is_relative_to(here) else path
         raise FileNotFoundError(
-            f"{reader} reads the results of {name} at preset {preset!r}, but {path} does not exist; "
+            f"{reader} reads the results of {name} at preset {preset!r}, but {shown} does not exist; "
             f"make them first with: initmem experiments --preset {preset} --only {name[:2]}"
         )
     return read_checked(path)

@@ -26,6 +26,7 @@ from typing import Any
 
 import xarray as xr
 
+from ..base.bars import auto_tqdm
 from ..base.files import check_output_dir, remove_stale_claims, remove_stale_temp_files
 from ..run.config import ConfigError, RunConfig
 from .combine import combine_runs
@@ -256,8 +257,7 @@ def _train_pending(
 ) -> dict[str, str]:
     """Run ``pending`` (of all ``jobs``) with ``executor``; returns {key: one-line error} of the runs that raised.
     Under ``stacked``, every group with a pending member is trained whole."""
-    from tqdm.auto import tqdm
-
+    tqdm = auto_tqdm()
     failures: dict[str, str] = {}
     if not pending:
         return failures

@@ -35,7 +35,6 @@ import math
 import numbers
 import pickle
 import tempfile
-import warnings
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,19 +48,16 @@ from ..base.files import check_output_dir
 from ..run.config import ConfigError, RunConfig
 from ..run.data import DataError, PreparedData, SplitData, prepare_tensors
 from ..run.kernels import kernel_parameters, sigma_w_kernels
+from ..run.loop import resolve_device
 from ..run.optim import OPTIMIZER_FIELDS
 from ..run.records import LOSSES
 from ..run.sigma_w import init_sigma_w_
+from ..run.training import train
 from .combine import combine_runs
 from .driver import train_jobs
 from .executors import RunJob, resolve_threads
 from .spec import SweepSpec
 from .tensor_splits import TensorSplits
-
-with warnings.catch_warnings():  # tqdm.auto warns at import when ipywidgets is missing (executed notebooks)
-    warnings.filterwarnings("ignore", message="IProgress not found")
-    from ..run.loop import resolve_device
-    from ..run.training import train
 
 __all__ = [
     "measure_init_memory",
