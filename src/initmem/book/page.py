@@ -66,7 +66,7 @@ class Opening(NamedTuple):
 def open_experiment(name: str, namespace: Mapping[str, Any]) -> Opening:
     """Open experiment chapter ``name`` from its notebook's ``namespace`` (``globals()``, whose parameters cell sets
     ``preset``, ``results_dir`` and every parameter, None for the preset's value): set the book's figure style
-    (:func:`initmem.study.plots.use_book_style`), read or run the sweep (:func:`initmem.study.results.notebook_experiment`:
+    (:func:`initmem.study.plots.style.use_book_style`), read or run the sweep (:func:`initmem.study.results.notebook_experiment`:
     committed runs are reused, missing ones trained where allowed), and return it with its parameters, the line
     under every figure and the committed record (:func:`initmem.study.reuse.record_results`)."""
     from ..study import plots, results, reuse
