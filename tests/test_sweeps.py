@@ -266,7 +266,8 @@ def test_dask_accepts_a_client_and_reports_failed_runs(reference, tmp_path):
     _, cache, _ = reference
     grid = {"sigma_w": [0.5, 2.0], "data": ["synthetic", str(tmp_path / "missing")]}
     spec = {"base": {**BASE, "optimizer": "sgd", "lr": 0.05}, "grid": grid}
-    cluster_options = dict(n_workers=1, threads_per_worker=1, processes=False, dashboard_address=None)
+    # in-process workers (inproc://): the one thing that listens is the scheduler's HTTP server, on 127.0.0.1
+    cluster_options = dict(n_workers=1, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0")
     with distributed.LocalCluster(**cluster_options) as cluster:
         with distributed.Client(cluster) as client:
             with pytest.raises(RuntimeError, match="2 of 4 runs failed"):

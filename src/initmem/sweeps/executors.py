@@ -335,8 +335,13 @@ def run_dask(jobs: list[RunJob], workers: int, client: Any, done: Done) -> None:
 
     cluster = None
     if client is None:
-        cluster = LocalCluster(
-            n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+        cluster = LocalCluster(  # this machine only: scheduler, workers and its HTTP server on 127.0.0.1, any free port
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            host="127.0.0.1",
+            dashboard_address="127.0.0.1:0",
+            silence_logs=logging.ERROR,
         )
         client = Client(cluster)
         client.run(_worker_setup, os.getpid())  # the workers of our own cluster (its nannies live in this process)
