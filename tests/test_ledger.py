@@ -181,3 +181,32 @@ def test_an_inconclusive_contrast_says_how_many_seeds_would_decide_it(results):
     assert row["verdict"] == INCONCLUSIVE and row["seeds_needed"] > 5
     box = claims.chapter_box("03_lr_and_l2", lr)
     assert f"About {row['seeds_needed']} seeds would decide it" in box
+
+
+def test_a_clock_that_ran_at_either_checkpoint_is_shown_and_a_diverged_run_does_not_hide_it(results):
+    from initmem.study import ledger
+
+    sgd = results["01_optimizers"].sel(optimizer="sgd").copy(deep=True)
+    sgd["selected_T_SGD"][:] = 0.0  # validation kept the initial checkpoint everywhere; the final predictor trained on
+    assert ledger.clocks_text(sgd, ("T_SGD",)).startswith("T_SGD 0 at the selected checkpoint (")
+    sgd = results["01_optimizers"].sel(optimizer="sgd").copy(deep=True)
+    sgd["selected_T_SGD"].loc[{"seed": SEEDS[0]}] = np.nan  # a diverged run's predictor
+    text = ledger.clocks_text(sgd, ("T_SGD",))
+    mean = float(sgd["selected_T_SGD"].mean(skipna=True))
+    assert text.startswith(f"T_SGD {mean:.3g} at the selected checkpoint")
+
+
+def test_only_an_inconclusive_row_says_how_many_seeds_would_decide_it(results):
+    table = claims.reproduction_table(results)
+    decided = table[table["verdict"] != INCONCLUSIVE]
+    assert len(decided) >= 3 and decided["seeds_needed"].isna().all()
+
+
+def test_a_spec_without_an_image_size_is_at_the_default_32_px_and_says_nothing_of_it(results):
+    from initmem.study import ledger
+
+    ds = results["01_optimizers"]
+    spec = json.loads(ds.attrs["spec"])
+    del spec["base"]["image_size"]
+    ds.attrs["spec"] = json.dumps(spec)
+    assert "px" not in ledger.scale_text(ds)
