@@ -68,8 +68,13 @@ def test_the_answer_is_three_sentences_from_the_ledger(results):
         f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(NOT_REPRODUCED, 0)} not reproduced and "
         f"{counts.get(INCONCLUSIVE, 0)} inconclusive; each inconclusive row says what would decide it."
     )
-    nothing = claims.answer(claims.reproduction_table({}), "smoke")
-    assert nothing.startswith("Of the ledger's 8 rows, 0 are reproduced in size") and "SGD" not in nothing
+    empty = claims.reproduction_table({})
+    nothing = claims.answer(empty, "smoke")
+    assert nothing == (
+        "Of the ledger's 8 rows, 0 are reproduced in size, 0 in direction, 0 not reproduced and 8 inconclusive; "
+        "each inconclusive row says what would decide it."
+    )
+    assert (empty["seeds"] == 0).all()  # a claim with no results was measured on no seed
 
 
 def test_the_scale_and_the_clocks_name_what_was_measured(results):
