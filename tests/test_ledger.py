@@ -215,3 +215,18 @@ def test_a_spec_without_an_image_size_is_at_the_default_32_px_and_says_nothing_o
     del spec["base"]["image_size"]
     ds.attrs["spec"] = json.dumps(spec)
     assert "px" not in ledger.scale_text(ds)
+
+
+def test_an_exploration_beside_the_record_gives_both_numbers_in_the_same_words(results):
+    table = claims.reproduction_table(results)
+    beside = claims.against_record(table, table)
+    assert beside.loc["C1", "committed record [95 % CI]"] == beside.loc["C1", "this page [95 % CI]"]
+    assert beside.loc["C1", "this page [95 % CI]"].endswith("]")  # the number and its interval, not what it measures
+    assert beside.loc["C1", "measures"] == "SGD's spread"
+
+
+def test_an_inconclusive_row_that_no_number_of_seeds_decides_says_only_why(results):
+    table = claims.reproduction_table(results)
+    assert table.loc["C5 equal epochs", "verdict"] == INCONCLUSIVE and table["seeds_needed"].isna()["C5 equal epochs"]
+    box = claims.verdict_box(table, "C5")
+    assert "**inconclusive**" in box and "seeds would decide it" not in box.split("C5 equal epochs")[1].split("\n")[0]
