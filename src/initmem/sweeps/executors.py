@@ -361,8 +361,11 @@ def run_dask(jobs: list[RunJob], workers: int, client: Any, done: Done) -> None:
     finally:
         if cluster is not None:
             with _quiet("distributed") if interrupted else contextlib.nullcontext():
+                if interrupted:  # a run in flight cannot be stopped, only ended: end our workers before closing,
+                    for worker in multiprocessing.active_children():  # or the close waits for their runs (minutes
+                        worker.kill()  # on a loaded machine)
                 client.close()
-                cluster.close()  # its nannies kill the workers whose runs cannot stop
+                cluster.close()
             if interrupted:
                 for folder in {job.path.parent for job in jobs}:
                     remove_stale_claims(folder)
