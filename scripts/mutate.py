@@ -11,7 +11,9 @@ temporary folder with the mutated file, and ``pytest -x`` runs ``TESTS`` against
 copy); a failing test kills the mutant. Survivors are printed with their line, so each can be judged: a missing
 test, or an equivalent mutant (one that cannot change any result, e.g. a tie-breaking ``<=`` where values never tie).
 
-``--sample N`` draws N mutants per module at random (``--seed``); without it every mutant runs.
+``--sample N`` draws N mutants per module at random (``--seed``); without it every mutant runs. ``--survivors
+REPORT`` runs again only the mutants that survived in an earlier ``--report`` (after tests were added for them); the
+module's source must be the one that report was made from, since a mutant is found again by its index.
 """
 
 from __future__ import annotations
@@ -195,12 +197,19 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--report", type=Path, default=None)
+    parser.add_argument("--survivors", type=Path, default=None, help="an earlier --report: rerun its survivors only")
     args = parser.parse_args()
     tests = [t for t in args.tests.split(",") if t]
+    survivors = None
+    if args.survivors:
+        earlier = json.loads(args.survivors.read_text())
+        survivors = {(m["module"], m["index"]) for m in earlier if not m["killed"]}
     done: list[Mutant] = []
     for module in args.modules:
         candidates = mutants_of(module.resolve())
-        if args.sample and args.sample < len(candidates):
+        if survivors is not None:
+            candidates = [(m, source) for m, source in candidates if (m.module, m.index) in survivors]
+        elif args.sample and args.sample < len(candidates):
             candidates = random.Random(args.seed).sample(candidates, args.sample)
         print(f"{module}: {len(candidates)} mutants", flush=True)
         for mutant, source in candidates:
