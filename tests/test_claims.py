@@ -143,6 +143,16 @@ def test_c2_is_inconclusive_when_the_seeds_disagree(results):
     assert row["effect_low"] < 0 < row["effect_high"] and row["verdict"] == INCONCLUSIVE
 
 
+def test_an_inconclusive_c2_row_says_how_many_seeds_would_decide_it(results):
+    # SGD minus Muon per seed: 6 + JITTER - [0, 9, -9, 6, -6] = [6, -2.4, 14.5, 0.3, 11.6], mean 6.0, sd 7.19. The
+    # permutation floor over 4 sigma_w x n seeds (1 / 2^(4n)) is far below 0.05 for every n, so the t-interval decides:
+    # its low end 6 - t_{n-1} 7.19 / sqrt(n) is -0.01 at n = 8 (t_7 = 2.365) and +0.47 at n = 9 (t_8 = 2.306).
+    memory(results["01_optimizers"], {"optimizer": "muon"}, 20.0, jitter=np.array([0.0, 9.0, -9.0, 6.0, -6.0]))
+    row = claims.reproduction_table(results, ["C2"]).loc["C2 Muon"]
+    assert row["effect_low"] == pytest.approx(-2.92, abs=0.01) and row["effect_high"] == pytest.approx(14.92, abs=0.01)
+    assert row["verdict"] == INCONCLUSIVE and row["seeds_needed"] == 9
+
+
 def test_c3_the_final_predictor_carries_the_claim_when_selection_does_not_move(results):
     long = results["02_long_training"]
     long["val_loss"] = long["val_loss"] * 0 + 3.0 + (long["epoch"] - 2) ** 2  # the best checkpoint is epoch 2

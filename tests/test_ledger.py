@@ -165,6 +165,16 @@ def test_c3_reads_the_declared_reference_horizon_or_the_one_before_the_longest(r
     assert "at 6 epochs" in row["ours"] and row["scale"].endswith(", 6 vs 10 epochs")
 
 
+def test_c3_with_one_horizon_has_nothing_to_compare_and_earns_no_verdict(results):
+    long = results["02_long_training"]
+    long.attrs.update(horizons=json.dumps([10]))
+    del long.attrs["reference_horizon"]
+    table = claims.reproduction_table(results, ["C3"])
+    for row in ("C3 final predictor", "C3 selected predictor"):
+        assert table.loc[row, "verdict"] == INCONCLUSIVE
+        assert "no horizon after the reference (10 epochs)" in table.loc[row, "reason"]
+
+
 def test_the_09_note_goes_to_c2_only(results):
     results["09_adaptive_lr"] = fake_sweep(
         {"lr": [0.005, 0.05], "sigma_w": [0.1, 2.5], "seed": [0, 1, 2]},

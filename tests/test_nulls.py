@@ -153,6 +153,14 @@ def test_an_interval_formats_one_seed_without_bounds():
     assert mean_interval([]).n == 0 and mean_interval([2.0]).format() == "2.0 pp (1 seed, no interval)"
 
 
+def test_a_rank_correlation_is_nan_only_without_variation():
+    # x spans exactly 1 (a range the guard must not mistake for none); a constant x or y has no ranks to correlate
+    assert rank_correlation([0.0, 0.5, 1.0], [3.0, 2.0, 1.0]) == -1.0
+    assert rank_correlation([0.0, 0.5, 1.0], [1.0, 1.5, 2.0]) == 1.0
+    assert not math.isfinite(rank_correlation([2.0, 2.0, 2.0], [1.0, 2.0, 3.0]))
+    assert not math.isfinite(rank_correlation([1.0, 2.0, 3.0], [5.0, 5.0, 5.0]))
+
+
 def test_a_rank_correlation_comes_with_its_permutation_p_and_bootstrap_interval():
     x = list(range(12))
     falling = rank_test(x, [12, 10, 11, 9, 7, 8, 6, 5, 3, 4, 2, 1])

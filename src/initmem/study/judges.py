@@ -103,12 +103,14 @@ def _c3(ds: xr.Dataset) -> list[Row]:
         memory = interval_of(cross_fitted(at_ref, var))
         change = interval_of(cross_fitted(at_last, var) - cross_fitted(at_ref, var))
         premise = ""
-        if not interpolates(at_ref["final_train_acc"]):
+        if reference >= last:
+            premise = f"no horizon after the reference ({reference} epochs): nothing to compare it with"
+        elif not interpolates(at_ref["final_train_acc"]):
             premise = f"not every run interpolates at the reference horizon ({reference} epochs)"
         elif not (memory.has_bounds and memory.low > 0):
             premise = f"no memory to keep at the reference horizon (cross-fitted spread {memory})"
         same = bool((at_ref["best_epoch"] == at_last["best_epoch"]).all())
-        if name == "selected" and same:
+        if name == "selected" and same and reference < last:
             change = Interval(math.nan, math.nan, math.nan, change.n)  # nothing was measured: the spread cannot move
             verdict = Verdict(
                 INCONCLUSIVE,
