@@ -29,23 +29,9 @@ def cifar_archive() -> Path:
 def tiny_config():
     """A run that trains in about a second on synthetic data."""
     from initmem import RunConfig
+    from tiny import TINY_RUN
 
-    return RunConfig(
-        model="resnet9",
-        width=4,
-        data="synthetic",
-        train_size=200,
-        val_size=100,
-        test_size=100,
-        train_eval_size=100,
-        batch_size=50,
-        epochs=3,
-        image_size=16,
-        lr=0.05,
-        progress=False,
-        device="cpu",
-        num_threads=1,
-    )
+    return RunConfig(**TINY_RUN, epochs=3, lr=0.05)
 
 
 @pytest.fixture

@@ -11,6 +11,10 @@ import xarray as xr
 
 from initmem.study import analysis, costs, results
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
+from tiny import TINY_RUN  # tests/ is on sys.path under pytest
+
+#: The tests' tiny run on half its data, for one epoch (a second).
+_HALF_TINY = {**TINY_RUN, "train_size": 100, "val_size": 50, "test_size": 50, "train_eval_size": 50, "epochs": 1}
 
 
 def test_last_finite_skips_trailing_nan():
@@ -97,24 +101,7 @@ def test_against_reference_separates_only_intervals_entirely_below():
 
 
 def test_run_experiment_keeps_an_unchanged_file(tmp_path):
-    spec = {
-        "base": {
-            "model": "resnet9",
-            "width": 4,
-            "data": "synthetic",
-            "train_size": 100,
-            "val_size": 50,
-            "test_size": 50,
-            "train_eval_size": 50,
-            "image_size": 8,
-            "batch_size": 50,
-            "epochs": 1,
-            "progress": False,
-            "device": "cpu",
-            "num_threads": 1,
-        },
-        "grid": {"sigma_w": [0.5, 2.0]},
-    }
+    spec = {"base": {**_HALF_TINY, "image_size": 8}, "grid": {"sigma_w": [0.5, 2.0]}}
     ds = results.run_experiment("01_optimizers", spec, preset="test", results_dir=tmp_path, progress=False)
     runs, out = results.results_paths(tmp_path, "test", "01_optimizers")
     assert len(list(runs.glob("*.nc"))) == 2 and out.is_file()
@@ -193,23 +180,7 @@ def test_missing_runs_of_hours_are_refused_unless_asked(tmp_path, monkeypatch):
 
 
 #: One run of a second: a sweep that trains without asking (estimated far below a minute).
-ONE_TINY_RUN = {
-    "base": {
-        "model": "resnet9",
-        "width": 4,
-        "data": "synthetic",
-        "train_size": 100,
-        "val_size": 50,
-        "test_size": 50,
-        "train_eval_size": 50,
-        "image_size": 16,
-        "batch_size": 50,
-        "epochs": 1,
-        "progress": False,
-        "num_threads": 1,
-    },
-    "grid": {"sigma_w": [0.5]},
-}
+ONE_TINY_RUN = {"base": {k: v for k, v in _HALF_TINY.items() if k != "device"}, "grid": {"sigma_w": [0.5]}}
 
 
 def test_a_minute_of_missing_runs_trains_without_asking(tmp_path, monkeypatch):

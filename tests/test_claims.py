@@ -87,7 +87,7 @@ def test_the_ledger_has_a_row_per_claim_and_part(results):
 
 
 def test_c1_in_size_when_the_whole_interval_lies_in_the_band(results):
-    row = claims.reproduction_table(results).loc["C1"]
+    row = claims.reproduction_table(results, ["C1"]).loc["C1"]
     assert (row["band_low"], row["band_high"]) == (18.55, 34.45) and row["paper_value"] == 26.5
     assert row["effect"] == pytest.approx(26.0, abs=0.01) and 25.0 < row["effect_low"] < row["effect_high"] < 27.0
     assert row["verdict"] == IN_SIZE and row["p_value"] < 0.05 and row["seeds"] == 5
@@ -99,27 +99,27 @@ def test_c1_in_size_when_the_whole_interval_lies_in_the_band(results):
 @pytest.mark.parametrize(("spread", "verdict"), [(17.0, IN_DIRECTION), (35.5, IN_DIRECTION), (2.0, NOT_REPRODUCED)])
 def test_c1_outside_the_band_is_in_direction_and_a_small_spread_is_not_reproduced(results, spread, verdict):
     memory(results["01_optimizers"], {"optimizer": "sgd"}, spread)
-    assert claims.reproduction_table(results).loc["C1", "verdict"] == verdict
+    assert claims.reproduction_table(results, ["C1"]).loc["C1", "verdict"] == verdict
 
 
 def test_c1_needs_every_sgd_run_to_interpolate(results):
     results["01_optimizers"]["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5, "seed": 3}] = 99.4
-    row = claims.reproduction_table(results).loc["C1"]
+    row = claims.reproduction_table(results, ["C1"]).loc["C1"]
     assert row["verdict"] == INCONCLUSIVE and "lowest final train accuracy 99.4 %" in row["reason"]
     results["01_optimizers"]["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5, "seed": 3}] = 99.5
-    assert claims.reproduction_table(results).loc["C1", "verdict"] == IN_SIZE  # 99.5 % is interpolation
+    assert claims.reproduction_table(results, ["C1"]).loc["C1", "verdict"] == IN_SIZE  # 99.5 % is interpolation
 
 
 def test_an_inconclusive_claim_says_how_many_seeds_would_decide_it(results):
     memory(results["01_optimizers"], {"optimizer": "sgd"}, 6.0, jitter=np.array([0.0, 9.0, -9.0, 6.0, -6.0]))
-    row = claims.reproduction_table(results).loc["C1"]
+    row = claims.reproduction_table(results, ["C1"]).loc["C1"]
     assert row["verdict"] == INCONCLUSIVE and row["seeds_needed"] == 9
-    box = claims.verdict_box(claims.reproduction_table(results), "C1")
+    box = claims.verdict_box(claims.reproduction_table(results, ["C1"]), "C1")
     assert f"About {row['seeds_needed']} seeds would decide it" in box
 
 
 def test_c2_judges_each_adaptive_optimizer_against_its_own_band(results):
-    table = claims.reproduction_table(results)
+    table = claims.reproduction_table(results, ["C2"])
     assert (table.loc["C2 Muon", "band_low"], table.loc["C2 Muon", "band_high"]) == (-1.0, 9.0)
     assert (table.loc["C2 Adam", "band_low"], table.loc["C2 Adam", "band_high"]) == (-5.0, 5.0)
     for part, size in (("Adam", 0.5), ("AdamW", 1.0), ("Muon", 4.0)):
@@ -132,14 +132,14 @@ def test_c2_judges_each_adaptive_optimizer_against_its_own_band(results):
 def test_c2_an_optimizer_that_remembers_like_sgd_is_not_reproduced_and_a_partial_one_in_direction(results):
     memory(results["01_optimizers"], {"optimizer": "adamw"}, 25.0)
     memory(results["01_optimizers"], {"optimizer": "adam"}, 9.0)
-    table = claims.reproduction_table(results)
+    table = claims.reproduction_table(results, ["C2"])
     assert table.loc["C2 AdamW", "verdict"] == NOT_REPRODUCED and "null-equivalence" in table.loc["C2 AdamW", "reason"]
     assert table.loc["C2 Adam", "verdict"] == IN_DIRECTION and "not inside the band" in table.loc["C2 Adam", "reason"]
 
 
 def test_c2_is_inconclusive_when_the_seeds_disagree(results):
     memory(results["01_optimizers"], {"optimizer": "muon"}, 12.0, jitter=np.array([14.0, -14.0, 12.0, -12.0, 0.0]))
-    row = claims.reproduction_table(results).loc["C2 Muon"]
+    row = claims.reproduction_table(results, ["C2"]).loc["C2 Muon"]
     assert row["effect_low"] < 0 < row["effect_high"] and row["verdict"] == INCONCLUSIVE
 
 
@@ -156,7 +156,7 @@ def test_an_inconclusive_c2_row_says_how_many_seeds_would_decide_it(results):
 def test_c3_the_final_predictor_carries_the_claim_when_selection_does_not_move(results):
     long = results["02_long_training"]
     long["val_loss"] = long["val_loss"] * 0 + 3.0 + (long["epoch"] - 2) ** 2  # the best checkpoint is epoch 2
-    table = claims.reproduction_table(results)
+    table = claims.reproduction_table(results, ["C3"])
     selected = table.loc["C3 selected predictor"]
     assert selected["verdict"] == INCONCLUSIVE and selected["reason"].startswith("not testable at this scale")
     assert "the latest at epoch 2" in selected["reason"]
@@ -164,11 +164,13 @@ def test_c3_the_final_predictor_carries_the_claim_when_selection_does_not_move(r
     assert final["verdict"] == IN_DIRECTION and final["effect_low"] > -5.0
     # the final spread collapses between the horizons: not reproduced
     long["test_acc"].loc[{"epoch": 10}] = 60.0
-    assert claims.reproduction_table(results).loc["C3 final predictor", "verdict"] == NOT_REPRODUCED
+    assert claims.reproduction_table(results, ["C3"]).loc["C3 final predictor", "verdict"] == NOT_REPRODUCED
 
 
 def test_c3_the_selected_predictor_is_judged_when_selection_moves(results):
-    row = claims.reproduction_table(results).loc["C3 selected predictor"]  # the best epoch is each horizon's last
+    row = claims.reproduction_table(results, ["C3"]).loc[
+        "C3 selected predictor"
+    ]  # the best epoch is each horizon's last
     assert row["verdict"] == IN_DIRECTION and "2 epochs" in row["ours"] and "at 10" in row["ours"]
 
 
@@ -177,15 +179,15 @@ def test_c3_needs_memory_and_interpolation_at_the_reference(results):
     long["train_acc"].loc[{"epoch": 2, "sigma_w": 2.5}] = 90.0
     assert (
         "premise not met: not every run interpolates"
-        in claims.reproduction_table(results).loc["C3 final predictor", "reason"]
+        in claims.reproduction_table(results, ["C3"]).loc["C3 final predictor", "reason"]
     )
     long["train_acc"].loc[{"epoch": 2}] = 100.0
     long["test_acc"].loc[{"epoch": 2}] = 60.0 + long["seed"] * 0.1  # no memory at the reference horizon
-    assert "no memory to keep" in claims.reproduction_table(results).loc["C3 final predictor", "reason"]
+    assert "no memory to keep" in claims.reproduction_table(results, ["C3"]).loc["C3 final predictor", "reason"]
 
 
 def test_c4_judges_each_lever_alone_and_both(results):
-    table = claims.reproduction_table(results)
+    table = claims.reproduction_table(results, ["C4"])
     for part in ("larger lr", "L2", "both"):
         row = table.loc[f"C4 {part}"]
         assert row["verdict"] == IN_SIZE and (row["band_low"], row["band_high"]) == (-5.0, 5.0), (part, row["reason"])
@@ -194,7 +196,7 @@ def test_c4_judges_each_lever_alone_and_both(results):
     assert "lr 0.1, L2 0.01:" in table.loc["C4 both", "ours"]
     # a lever that does nothing is not reproduced; the others keep their verdict
     memory(results["03_lr_and_l2"], {"lr": 0.1, "weight_decay": 0.0}, 19.5)
-    table = claims.reproduction_table(results)
+    table = claims.reproduction_table(results, ["C4"])
     assert table.loc["C4 larger lr", "verdict"] == NOT_REPRODUCED and table.loc["C4 L2", "verdict"] == IN_SIZE
 
 
@@ -217,7 +219,7 @@ def _batch_grid(spreads: dict[tuple[int, int], float], interpolating: set[tuple[
 def test_c5_compares_interpolating_batch_sizes_at_equal_steps_and_at_equal_epochs(results):
     spreads = {(16, 30): 4.0, (16, 123): 1.0, (64, 30): 12.0, (64, 123): 8.0, (256, 30): 25.0, (256, 123): 20.0}
     results["04_batch_size"] = _batch_grid(spreads, {(16, 30), (16, 123), (64, 30), (64, 123), (256, 123)})
-    table = claims.reproduction_table(results)
+    table = claims.reproduction_table(results, ["C5"])
     steps, epochs = table.loc["C5 equal steps"], table.loc["C5 equal epochs"]
     # equal steps: 16 x 30 (9,360) against 64 x 123 (9,594), and 64 x 30 (2,340) against 256 x 123 (2,337): the
     # latter pair has the same batch ratio and fewer steps; both are within 5 %, the widest ratio wins (4 both), ties
@@ -233,7 +235,7 @@ def test_c5_compares_interpolating_batch_sizes_at_equal_steps_and_at_equal_epoch
 
 def test_c5_without_interpolating_pairs_is_inconclusive_with_the_reason(results):
     results["04_batch_size"] = _batch_grid({(256, 123): 20.0}, {(256, 123)})
-    row = claims.reproduction_table(results).loc["C5 equal steps"]
+    row = claims.reproduction_table(results, ["C5"]).loc["C5 equal steps"]
     assert (
         row["verdict"] == INCONCLUSIVE
         and row["reason"] == "no two batch sizes whose runs all interpolate at equal steps"
@@ -246,20 +248,20 @@ def test_c5_reads_batch_sizes_zipped_with_their_epochs(results):
     bs["final_train_acc"][:] = 100.0
     memory(bs, {"batch_size": 16}, 2.0)
     memory(bs, {"batch_size": 256}, 20.0)
-    row = claims.reproduction_table(results).loc["C5 equal steps"]
+    row = claims.reproduction_table(results, ["C5"]).loc["C5 equal steps"]
     assert (
         "b=16, 2 epochs" in row["ours"]
         and "b=256, 32 epochs" in row["ours"]
         and row["effect"] == pytest.approx(18.0, abs=0.01)
     )
-    assert claims.reproduction_table(results).loc["C5 equal epochs", "verdict"] == INCONCLUSIVE
+    assert claims.reproduction_table(results, ["C5"]).loc["C5 equal epochs", "verdict"] == INCONCLUSIVE
 
 
 def test_c6_names_every_run_that_fails_to_interpolate(results):
     depth = results["05_depth"]
     depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 2.5}] = [60.0, 70.0, 65.0, 62.0, 68.0]
     depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 0.25, "seed": 1}] = 36.9
-    row = claims.reproduction_table(results).loc["C6"]
+    row = claims.reproduction_table(results, ["C6"]).loc["C6"]
     assert row["verdict"] == IN_DIRECTION and row["p_value"] == pytest.approx(1 / 32)
     assert (
         "resnet56 sigma_w 0.25 seed 1 (36.9 %)" in row["note"] and "resnet56 sigma_w 2.5 seed 0 (60.0 %)" in row["note"]
@@ -267,27 +269,29 @@ def test_c6_names_every_run_that_fails_to_interpolate(results):
     assert row["note"].count(" seed ") == 6 and "resnet9" not in row["note"]
     assert "100.0 %" in row["ours"]  # an accuracy interval never passes 100 %
     depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 2.5}] = [100.0, 100.0, 100.0, 100.0, 90.0]
-    ours = claims.reproduction_table(results).loc["C6", "ours"]  # mean 98, its t-interval reaches 103.5: clipped
+    ours = claims.reproduction_table(results, ["C6"]).loc[
+        "C6", "ours"
+    ]  # mean 98, its t-interval reaches 103.5: clipped
     assert "resnet56 at sigma_w 2.5: final train acc 98.0 % [95 % CI 92.4, 100.0;" in ours, ours
 
 
 def test_c6_is_not_reproduced_when_the_deep_net_interpolates_and_needs_an_interpolating_reference(results):
     depth = results["05_depth"]
     depth["final_train_acc"].loc[{"model": "resnet56"}] = 99.8
-    row = claims.reproduction_table(results).loc["C6"]
+    row = claims.reproduction_table(results, ["C6"]).loc["C6"]
     assert row["verdict"] == NOT_REPRODUCED and "+-0.5" in row["reason"]
     depth["final_train_acc"].loc[{"model": "resnet9", "sigma_w": 0.25}] = 84.0
-    row = claims.reproduction_table(results).loc["C6"]
+    row = claims.reproduction_table(results, ["C6"]).loc["C6"]
     assert row["verdict"] == INCONCLUSIVE and "ResNet-9 does not interpolate" in row["reason"]
 
 
 def test_c7_sets_sgds_norm_coupling_against_the_most_coupled_adaptive_optimizer(results):
-    row = claims.reproduction_table(results).loc["C7"]
+    row = claims.reproduction_table(results, ["C7"]).loc["C7"]
     assert row["verdict"] == IN_DIRECTION and row["p_value"] < 0.05 and row["unit"] == ""
     assert row["effect"] == pytest.approx(1.0, abs=0.01)  # SGD's final norm follows the initial one; Adam's is constant
     opt = results["01_optimizers"]
     opt["weight_norm"].loc[{"optimizer": "muon"}] = opt["weight_norm"].sel(optimizer="sgd").values
-    row = claims.reproduction_table(results).loc["C7"]
+    row = claims.reproduction_table(results, ["C7"]).loc["C7"]
     assert "SGD minus muon" in row["ours"] and row["verdict"] == NOT_REPRODUCED
 
 
@@ -308,18 +312,20 @@ def test_missing_experiments_are_inconclusive_with_a_reason():
 
 def test_a_rule_that_lacks_its_data_is_inconclusive_with_the_error(results):
     results["05_depth"] = results["05_depth"].drop_vars("final_train_acc")
-    assert "05_depth lacks what the rule needs (KeyError" in claims.reproduction_table(results).loc["C6", "reason"]
+    assert (
+        "05_depth lacks what the rule needs (KeyError" in claims.reproduction_table(results, ["C6"]).loc["C6", "reason"]
+    )
 
 
 def test_diverged_runs_are_left_out_and_counted_in_the_note(results):
     opt = results["01_optimizers"]
     opt["diverged"].loc[{"optimizer": "sgd", "seed": 2, "sigma_w": 2.5}] = 1.0
-    table = claims.reproduction_table(results)
+    table = claims.reproduction_table(results, ["C1"])
     assert table.loc["C1", "seeds"] == 4 and "1 run(s) of 01_optimizers diverged" in table.loc["C1", "note"]
 
 
 def test_verdict_box_and_chapter_verdicts_render_every_row_of_a_claim(results):
-    table = claims.reproduction_table(results)
+    table = claims.reproduction_table(results, ["C1", "C2", "C7"])
     box = claims.verdict_box(table, ["C1", "C2"])
     assert box.startswith("**C1. Does low-lr SGD") and "**C2." in box and "Paper: 26.5 pp" in box
     assert box.count("- Rule:") == 2 and "- C2 Muon: **reproduced in size**" in box and "Clocks:" in box
@@ -335,12 +341,12 @@ def test_verdict_box_and_chapter_verdicts_render_every_row_of_a_claim(results):
 def test_c2_notes_what_each_adaptive_learning_rate_of_09_measured(results):
     """With 09's results, C2's rows note each adaptive optimizer's spread at every learning rate tried and name the
     smallest with its interval; without them the note says nothing about 09."""
-    assert "09" not in claims.reproduction_table(results).loc["C2 Adam", "note"]
+    assert "09" not in claims.reproduction_table(results, ["C2"]).loc["C2 Adam", "note"]
     results["09_adaptive_lr"] = fake_sweep(
         {"lr": [0.008, 0.05], "sigma_w": [0.1, 2.5], "seed": [0, 1, 2]},
         {"optimizer": ["adam", "adamw", "muon"], "weight_decay": [0.0, 0.05, 0.0]},
     )
-    note = claims.reproduction_table(results).loc["C2 Muon", "note"]
+    note = claims.reproduction_table(results, ["C2"]).loc["C2 Muon", "note"]
     assert note.startswith("09 tried other adaptive learning rates")
     for optimizer in ("adam", "adamw", "muon"):
         assert f"{optimizer} lr 0.008: " in note and "lr 0.05: " in note
@@ -359,7 +365,7 @@ def test_c2_notes_a_learning_rate_that_lowers_the_spread_measurably(results):
     )
     later["selected_test_acc"].loc[{"optimizer": "adam", "lr": 0.005, "sigma_w": 2.5}] -= 20.0
     results["09_adaptive_lr"] = later
-    note = claims.reproduction_table(results).loc["C2 Adam", "note"]
+    note = claims.reproduction_table(results, ["C2"]).loc["C2 Adam", "note"]
     assert note.endswith("measurably below the spread at 01's learning rate (intervals apart) for adam only"), note
 
 

@@ -11,30 +11,9 @@ import xarray as xr
 
 from initmem.cli import build_parser, config_from_args, main
 from initmem.run.config import RunConfig
+from tiny import TINY_FLAGS  # tests/ is on sys.path under pytest
 
-TINY = [
-    "--data",
-    "synthetic",
-    "--width",
-    "4",
-    "--image-size",
-    "16",
-    "--train-size",
-    "200",
-    "--val-size",
-    "100",
-    "--test-size",
-    "100",
-    "--train-eval-size",
-    "100",
-    "--batch-size",
-    "50",
-    "--epochs",
-    "1",
-    "--no-progress",
-    "--num-threads",
-    "1",
-]
+TINY = [*TINY_FLAGS, "--epochs", "1"]
 
 
 def test_every_field_is_a_flag():

@@ -251,7 +251,7 @@ def test_planned_runs_are_the_files_the_sweep_writes(tmp_path):
     from initmem.study import registry, results
     from initmem.study.reuse import notebook_plan
 
-    p = presets.notebook_parameters("smoke", "05_depth")
+    p = {**presets.notebook_parameters("smoke", "05_depth"), "sigma_ws": [0.5], "epochs": 1}  # 2 runs: 2 models
     plan = notebook_plan("05_depth", p, tmp_path, "smoke", record=tmp_path / "no-record")
     assert plan.runs_dir == tmp_path / "smoke" / "05_depth" / "runs"
     hashes = [config.hash() for config in plan.to_train]

@@ -40,6 +40,7 @@ from initmem.sweeps.driver import sweep
 from initmem.sweeps.spec import SweepSpec
 from initmem.sweeps.store import CHECKSUM_ATTR, load_run, run_path, write_run
 from sweep_fakes import fake_sweep
+from tiny import TINY_FLAGS, TINY_RUN  # tests/ is on sys.path under pytest
 
 
 def _spec(config):
@@ -104,29 +105,6 @@ def test_unsafe_or_corrupt_checkpoints_are_refused_and_training_starts_fresh(tin
 
 
 # --- helpers for the tests below ----------------------------------------------------------------------
-TINY_FLAGS = [
-    "--data",
-    "synthetic",
-    "--width",
-    "4",
-    "--image-size",
-    "16",
-    "--train-size",
-    "200",
-    "--val-size",
-    "100",
-    "--test-size",
-    "100",
-    "--train-eval-size",
-    "100",
-    "--batch-size",
-    "50",
-    "--no-progress",
-    "--num-threads",
-    "1",
-    "--device",
-    "cpu",
-]
 
 
 def _dead_pid() -> int:
@@ -520,20 +498,7 @@ def test_train_config_result_file_replays_the_run_bit_for_bit(tmp_path, capsys):
     assert RunConfig.from_json(xr.load_dataset(tmp_path / "other.nc", engine="h5netcdf").attrs["config"]).sigma_w == 0.9
 
 
-_TINY = dict(
-    data="synthetic",
-    width=4,
-    image_size=16,
-    train_size=200,
-    val_size=100,
-    test_size=100,
-    train_eval_size=100,
-    batch_size=50,
-    epochs=1,
-    progress=False,
-    device="cpu",
-    num_threads=1,
-)
+_TINY = {**TINY_RUN, "epochs": 1}
 
 
 # --- 2: a planted CIFAR-10 batch file is refused, nothing executed -------------------------------------------
@@ -666,6 +631,26 @@ def test_a_sweep_at_lr_1e6_reports_its_runs_diverged_and_no_spread(tmp_path, cap
     assert table[1] == "NaN", out  # no selected spread from blown-up runs
     ds = xr.load_dataset(tmp_path / "s.nc", engine="h5netcdf")
     assert ds["diverged"].values.tolist() == [1.0, 1.0] and np.isnan(ds["selected_test_acc"].values).all()
+
+
+def test_an_interrupted_dask_sweep_kills_its_own_workers_and_no_other_child_of_the_process():
+    """The nannies of the LocalCluster a sweep started know their workers' pids: those are killed, and a child of the
+    same process that the cluster did not start (a notebook kernel's own, say) keeps running."""
+    import multiprocessing
+    from types import SimpleNamespace
+
+    context = multiprocessing.get_context("spawn")
+    worker, other = context.Process(target=time.sleep, args=(60,)), context.Process(target=time.sleep, args=(60,))
+    worker.start(), other.start()
+    try:
+        cluster = SimpleNamespace(workers={"0": SimpleNamespace(pid=worker.pid), "1": SimpleNamespace(pid=None)})
+        initmem.sweeps.executors._kill_workers_of(cluster)
+        worker.join(timeout=10)
+        assert worker.exitcode == -signal.SIGKILL and other.is_alive()
+    finally:
+        for process in (worker, other):
+            process.kill()
+            process.join()
 
 
 # --- issue 24: SIGINT and SIGTERM to a sweep's parent ------------------------------------------------------------

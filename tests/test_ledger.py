@@ -86,7 +86,7 @@ def test_the_scale_and_the_clocks_name_what_was_measured(results):
         {"model": ["resnet9", "resnet110"], "width": [8, 16]},
         base={"image_size": 32},
     )
-    row = claims.reproduction_table({"05_depth": depth}).loc["C6"]
+    row = claims.reproduction_table({"05_depth": depth}, ["C6"]).loc["C6"]
     assert row["scale"] == "test, resnet9 w8/resnet110 w16, 500 train images, 5 seeds"  # zipped widths; 32 px unsaid
     clocks = table.loc["C1", "clocks"]
     sgd = results["01_optimizers"].sel(optimizer="sgd")
@@ -148,11 +148,11 @@ def test_the_claims_compare_what_their_rules_say(results):
     )
     depth["final_train_acc"].loc[{"model": "resnet110", "sigma_w": 2.5}] = 70.0
     depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 0.25}] = 70.0
-    row = claims.reproduction_table({"05_depth": depth}).loc["C6"]
+    row = claims.reproduction_table({"05_depth": depth}, ["C6"]).loc["C6"]
     assert row["effect"] == pytest.approx(30.0) and "resnet110 at sigma_w 2.5" in row["ours"]
     assert "resnet56 sigma_w 0.25 seed 0 (70.0 %)" in row["note"]
     depth["final_train_acc"].loc[{"model": "resnet110", "sigma_w": 2.5}] = 99.5  # 99.5 % is interpolation
-    note = claims.reproduction_table({"05_depth": depth}).loc["C6", "note"]
+    note = claims.reproduction_table({"05_depth": depth}, ["C6"]).loc["C6", "note"]
     assert "resnet110" not in note
 
 
@@ -236,7 +236,7 @@ def test_an_exploration_beside_the_record_gives_both_numbers_in_the_same_words(r
 
 
 def test_an_inconclusive_row_that_no_number_of_seeds_decides_says_only_why(results):
-    table = claims.reproduction_table(results)
+    table = claims.reproduction_table(results, ["C5"])
     assert table.loc["C5 equal epochs", "verdict"] == INCONCLUSIVE and table["seeds_needed"].isna()["C5 equal epochs"]
     box = claims.verdict_box(table, "C5")
     assert "**inconclusive**" in box and "seeds would decide it" not in box.split("C5 equal epochs")[1].split("\n")[0]

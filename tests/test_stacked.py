@@ -16,22 +16,9 @@ from initmem.run.training import train
 from initmem.sweeps.driver import sweep
 from initmem.sweeps.executors import prepared_data
 from initmem.sweeps.store import run_path
+from tiny import TINY_RUN  # tests/ is on sys.path under pytest
 
-BASE = RunConfig(
-    data="synthetic",
-    model="resnet9",
-    width=4,
-    image_size=16,
-    train_size=200,
-    val_size=100,
-    test_size=100,
-    train_eval_size=100,
-    batch_size=50,
-    epochs=2,
-    progress=False,
-    device="cpu",
-    num_threads=1,
-)
+BASE = RunConfig(**TINY_RUN, epochs=2)
 SIGMAS = (0.5, 1.0, 2.0)
 CONTINUOUS = ("train_loss", "val_loss", "test_loss", "weight_norm", "dist_from_init", "layer_norm")
 

@@ -25,22 +25,9 @@ from initmem.sweeps.combine import combine_runs
 from initmem.sweeps.driver import sweep
 from initmem.sweeps.spec import SweepSpec
 from initmem.sweeps.store import run_path
+from tiny import TINY_RUN  # tests/ is on sys.path under pytest
 
-BASE = dict(
-    data="synthetic",
-    model="resnet9",
-    width=4,
-    image_size=16,
-    train_size=200,
-    val_size=100,
-    test_size=100,
-    train_eval_size=100,
-    batch_size=50,
-    epochs=2,
-    progress=False,
-    device="cpu",
-    num_threads=1,
-)
+BASE = {**TINY_RUN, "epochs": 2}
 #: 4 runs: 2 sigma_w x (sgd at lr 0.05, adam at lr 0.005).
 SPEC = {"base": BASE, "grid": {"sigma_w": [0.5, 2.0]}, "zip": {"optimizer": ["sgd", "adam"], "lr": [0.05, 0.005]}}
 

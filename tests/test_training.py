@@ -12,6 +12,7 @@ import xarray as xr
 from initmem.run.data import steps_per_epoch
 from initmem.run.records import EPOCH_METRICS, SCALAR_METRICS
 from initmem.run.training import train
+from tiny import TINY_RUN  # tests/ is on sys.path under pytest
 
 
 def _metrics_only(ds: xr.Dataset) -> xr.Dataset:
@@ -214,24 +215,7 @@ def test_a_run_records_the_cpu_its_numbers_depend_on(tiny_config):
 
 
 # --- the learning rate is set at the call site, and the numbers are those of the loop before that change -------
-_SCHEDULED = dict(
-    model="resnet9",
-    width=4,
-    data="synthetic",
-    train_size=200,
-    val_size=100,
-    test_size=100,
-    train_eval_size=100,
-    batch_size=50,
-    epochs=3,
-    image_size=16,
-    progress=False,
-    device="cpu",
-    num_threads=1,
-    schedule="cosine",
-    warmup_epochs=1.0,
-    final_lr_fraction=0.1,
-)
+_SCHEDULED = dict(**TINY_RUN, epochs=3, schedule="cosine", warmup_epochs=1.0, final_lr_fraction=0.1)
 #: Per-epoch numbers of three runs with a warm-up + cosine schedule, computed by the loop whose Schedule.batches set
 #: the learning rate inside its generator (commit 96ab4e0), on the floating-point path of :data:`_REFERENCE_PATH`
 #: (the CPU model included: an Intel and an AMD CPU with the same instruction set differ in the 7th digit).

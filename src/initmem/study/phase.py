@@ -21,6 +21,7 @@ intervals of ``A``, ``x0`` and ``w``; :func:`initmem.study.claims` turns them in
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from dataclasses import dataclass
@@ -237,8 +238,13 @@ def fit_transition(ds: xr.Dataset, var: str = "selected_test_acc", resamples: in
     point = _fit(x, mean)
     trend = rank_test(x, mean, alternative="less")
 
+    @functools.cache
+    def fit_of(drawn: tuple[int, ...]) -> tuple[float, float, float]:
+        return _fit(x, np.nanmean(cube[:, list(drawn)], axis=-1))
+
     def statistic(index: np.ndarray) -> np.ndarray:
-        return np.asarray(_fit(x, np.nanmean(cube[:, index.astype(int)], axis=-1)))
+        # the fit depends on which seeds were drawn, not their order: 3 seeds give 10 distinct draws, 5 give 126
+        return np.asarray(fit_of(tuple(sorted(index.astype(int).tolist()))))
 
     intervals = [Interval(value, math.nan, math.nan, seeds, "bootstrap over seeds") for value in point]
     if seeds >= 2 and np.all(np.isfinite(point)):

@@ -362,13 +362,22 @@ def run_dask(jobs: list[RunJob], workers: int, client: Any, done: Done) -> None:
         if cluster is not None:
             with _quiet("distributed") if interrupted else contextlib.nullcontext():
                 if interrupted:  # a run in flight cannot be stopped, only ended: end our workers before closing,
-                    for worker in multiprocessing.active_children():  # or the close waits for their runs (minutes
-                        worker.kill()  # on a loaded machine)
+                    _kill_workers_of(cluster)  # or the close waits for their runs (minutes on a loaded machine)
                 client.close()
                 cluster.close()
             if interrupted:
                 for folder in {job.path.parent for job in jobs}:
                     remove_stale_claims(folder)
+
+
+def _kill_workers_of(cluster: Any) -> None:
+    """Kill the worker processes of ``cluster`` (a LocalCluster whose nannies live in this process), and no other
+    child of this process: each nanny knows its worker's pid, which is one of this process's multiprocessing
+    children."""
+    ours = {nanny.pid for nanny in cluster.workers.values()} - {None}
+    for child in multiprocessing.active_children():
+        if child.pid in ours:
+            child.kill()
 
 
 @contextlib.contextmanager
