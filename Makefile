@@ -20,8 +20,9 @@ pdf: book tex
 	$(BIN)/jupyter-book build . --builder pdflatex
 
 # Two pytest-xdist workers (one per core), a test file to a worker (its module fixtures, the book build and the notebooks'
-# smoke run, are built once); the 15 slowest tests are listed at the end.
-XDIST := -n 2 --dist loadfile
+# smoke run, are built once), handed out in collection order: tests/conftest.py collects the longest files first (no
+# reorder by test count), so that the short ones fill in around them. The 15 slowest tests are listed at the end.
+XDIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: $(STAMP) browser slurm
 	$(BIN)/python -m pytest $(XDIST) --durations=15
 

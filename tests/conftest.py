@@ -62,6 +62,30 @@ def interrupted_at_epoch():
     return interrupt
 
 
+#: The test files that take longest, longest first: the book's build and browser visit and the notebooks' execution
+#: (minutes each), then the files of half a minute or more (measured with --durations=0). pytest-xdist hands out whole
+#: files (--dist loadfile, --no-loadscope-reorder) in collection order, so these go first and the short files fill
+#: in around them; a long file handed out last would leave one worker alone at the end.
+LONGEST_FILES = (
+    "test_book.py",
+    "test_notebooks_smoke.py",
+    "test_faults.py",
+    "test_cluster.py",
+    "test_plots.py",
+    "test_experiments.py",
+    "test_measure.py",
+    "test_explore.py",
+    "test_stacked.py",
+    "test_analysis.py",
+)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Collect :data:`LONGEST_FILES` first (their own order kept), then every other file in its usual order."""
+    rank = {name: i for i, name in enumerate(LONGEST_FILES)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: the order within a rank is kept
+
+
 def pytest_terminal_summary(terminalreporter):
     """List the tests against real daemons (Dask, SLURM) and how each ended, so that a CI log shows that they ran
     (or why they were skipped: SLURM where it cannot be installed)."""
