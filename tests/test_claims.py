@@ -126,7 +126,9 @@ def test_c2_judges_each_adaptive_optimizer_against_its_own_band(results):
         row = table.loc[f"C2 {part}"]
         assert row["verdict"] == IN_SIZE, (part, row["reason"])
         assert row["effect"] == pytest.approx(26.0 - size, abs=0.01) and row["size"] == pytest.approx(size, abs=0.01)
-        assert row["p_value"] < 0.05 and f"SGD minus {part}" in row["ours"]
+        assert row["p_value"] < 0.05
+        effect = f"{row['effect']:.1f} pp [95 % CI {row['effect_low']:.1f}, {row['effect_high']:.1f}"
+        assert f"SGD minus {part}: {effect}" in row["ours"], row["ours"]  # the interval the verdict judged
 
 
 def test_c2_an_optimizer_that_remembers_like_sgd_is_not_reproduced_and_a_partial_one_in_direction(results):

@@ -165,6 +165,36 @@ def test_c3_reads_the_declared_reference_horizon_or_the_one_before_the_longest(r
     assert "at 6 epochs" in row["ours"] and row["scale"].endswith(", 6 vs 10 epochs")
 
 
+def test_c7s_null_is_the_slope_difference_over_every_swap_of_cells_computed_by_brute_force():
+    """Two seeds whose initial norms differ a lot (x = ln|W0| spans 2 in one, 19 in the other): the permutation p of
+    C7 equals the share of the 2^6 swaps of (sigma_w, seed) cells between SGD and the strongest adaptive optimizer
+    whose mean per-seed least-squares slope difference (numpy's polyfit; each seed's values centred) reaches the
+    observed one."""
+    import itertools
+
+    results = ledger_results([0, 1])
+    norms = results["01_optimizers"]["weight_norm"]
+    x = np.array([[1.0, 2.0, 3.0], [1.0, 6.0, 20.0]]).T  # (sigma_w, seed)
+    rng = np.random.default_rng(3)
+    for optimizer in norms["optimizer"].values:
+        final = np.exp(rng.normal(size=(3, 2)) + (0.8 if optimizer == "sgd" else 0.1) * x)
+        epochs = [np.exp(x)] + [final] * (norms.sizes["epoch"] - 1)
+        norms.loc[{"optimizer": optimizer}] = np.stack(epochs, axis=-1)
+    row = claims.reproduction_table(results, ["C7"]).loc["C7"]
+    strongest = row["ours"].rsplit("SGD minus ", 1)[1].strip()
+
+    def slope(y: np.ndarray) -> float:
+        return float(np.mean([np.polyfit(x[:, s], y[:, s], 1)[0] for s in range(2)]))
+
+    final = np.log(norms.isel(epoch=-1)).transpose("sigma_w", "seed", "optimizer")
+    a, b = final.sel(optimizer="sgd").values, final.sel(optimizer=strongest).values
+    a, b = a - a.mean(axis=0), b - b.mean(axis=0)  # each seed centred over sigma_w, as contrast_null documents
+    observed = slope(a) - slope(b)
+    swaps = [np.array(m, bool).reshape(3, 2) for m in itertools.product([False, True], repeat=6)]
+    null = np.array([slope(np.where(m, b, a)) - slope(np.where(m, a, b)) for m in swaps])
+    assert row["p_value"] == pytest.approx(np.mean(null >= observed - 1e-9))
+
+
 def test_c3_with_one_horizon_has_nothing_to_compare_and_earns_no_verdict(results):
     long = results["02_long_training"]
     long.attrs.update(horizons=json.dumps([10]))

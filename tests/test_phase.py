@@ -109,6 +109,24 @@ def test_b1_in_size_when_the_boundary_sits_at_x_0_and_in_direction_with_where_it
     assert flat["verdict"] in (claims.NOT_REPRODUCED, claims.INCONCLUSIVE)
 
 
+@pytest.mark.parametrize(("low", "high", "verdict"), [(-0.3, 0.3, "in size"), (-0.31, 0.2, "in direction")])
+def test_b1s_band_is_closed_at_its_edges(monkeypatch, low, high, verdict):
+    """x0's interval may touch the band's edges (+-0.3) and still lie inside it; a hair beyond, it does not."""
+    from initmem.study.stats import Interval, RankTest
+
+    fit = phase.Transition(
+        height=Interval(20.0, 18.0, 22.0, 3, "bootstrap over seeds"),
+        midpoint=Interval(0.0, low, high, 3, "bootstrap over seeds"),
+        width=Interval(0.3, 0.2, 0.4, 3, "bootstrap over seeds"),
+        trend=RankTest(-0.9, 1e-4, -0.95, -0.8, 25),
+        cells=25,
+        seeds=3,
+    )
+    monkeypatch.setattr(phase, "fit_transition", lambda ds: fit)
+    row = claims.reproduction_table({"10_phase_diagram": fake_phase()}, ["B1"]).loc["B1"]
+    assert row["verdict"] == {"in size": claims.IN_SIZE, "in direction": claims.IN_DIRECTION}[verdict], row["reason"]
+
+
 def test_the_grid_is_placed_from_a_smaller_sweep_by_t5s_law():
     ds = fake_phase(lrs=(0.02, 0.1), weight_decays=(0.0, 0.01))  # 03's four cells
     ds["final_T_adapt"] = (ds["lr"] * 2500.0 * xr.ones_like(ds["final_T_adapt"])).transpose(*ds["final_T_adapt"].dims)
