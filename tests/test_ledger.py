@@ -75,6 +75,11 @@ def test_the_answer_is_three_sentences_from_the_ledger(results):
         "each inconclusive row says what would decide it."
     )
     assert (empty["seeds"] == 0).all()  # a claim with no results was measured on no seed
+    decided = table[table["verdict"] != INCONCLUSIVE]  # a ledger without an inconclusive row counts 0 of them
+    assert claims.answer(decided, "test").endswith(
+        f"{(decided['verdict'] == NOT_REPRODUCED).sum()} not reproduced and 0 inconclusive; each inconclusive row says "
+        "what would decide it."
+    )
 
 
 def test_the_scale_and_the_clocks_name_what_was_measured(results):
