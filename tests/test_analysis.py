@@ -10,6 +10,7 @@ import pytest
 import xarray as xr
 
 from initmem.study import analysis, costs, results
+from initmem.sweeps import store
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 from tiny import TINY_RUN  # tests/ is on sys.path under pytest
 
@@ -122,6 +123,11 @@ def test_run_experiment_keeps_an_unchanged_file(tmp_path):
     assert measured.loc["01_optimizers", "core_hours"] == pytest.approx(sum(seconds) / 3600.0)
     assert measured.loc["01_optimizers", "minutes_per_run"] == pytest.approx(sum(seconds) / 2 / 60.0)
     assert "threads" in measured.loc["01_optimizers", "hardware"]
+    # a run file beside the record's (trained ahead for another grid) is not the record's cost
+    stray = xr.load_dataset(sorted(runs.glob("*.nc"))[0], engine="h5netcdf")
+    stray.attrs["config_hash"] = "f" * 16
+    store.write_run(stray.assign(wall_time_s=3600.0 * 100), runs / f"{'f' * 16}.nc")
+    assert costs.measured_costs(tmp_path, "test").equals(measured)
     # A run that a later experiment holds too (the same file) was trained once: it is counted where it came first.
     import shutil
 

@@ -137,7 +137,10 @@ def estimate_cost(preset: str, name: str) -> dict[str, Any]:
 
 
 def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[str] = EXPERIMENTS):
-    """What the cached runs of ``preset`` cost, per experiment, read from the run files' provenance.
+    """What the cached runs of ``preset`` cost, per experiment, read from the run files' provenance. An experiment's
+    runs are those its combined result holds (its ``run_hash`` values), so that run files its folder holds beside
+    them (runs trained ahead for a grid the preset does not yet define, say) are not counted; without a combined
+    result, every run file in its folder.
 
     Returns a :class:`pandas.DataFrame` indexed by experiment with columns ``runs``, ``shared_runs`` (runs that an
     earlier experiment of ``names`` holds too, the same configuration and file: trained once, counted there),
@@ -149,9 +152,12 @@ def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[
 
     rows, counted = [], set()
     for name in names:
-        runs_dir = results_paths(results_dir, preset, name)[0]
+        runs_dir, combined = results_paths(results_dir, preset, name)
+        record = _run_hashes(combined)
         seconds, shared, hardware, torch_versions = [], 0, set(), set()
         for path in sorted(runs_dir.glob("*.nc")):
+            if record is not None and path.stem not in record:
+                continue
             ds = read_checked(path)
             hardware.add(str(ds.attrs.get("hardware", "?")))
             torch_versions.add(str(ds.attrs.get("torch_version", "?")))
@@ -175,3 +181,10 @@ def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[
             )
     columns = ["experiment", "runs", "shared_runs", "core_hours", "minutes_per_run", "hardware", "torch"]
     return pd.DataFrame(rows, columns=columns).set_index("experiment")
+
+
+def _run_hashes(combined: os.PathLike) -> set[str] | None:
+    """The ``run_hash`` values of a combined result (the names of its run files); None where there is no such file."""
+    if not os.path.exists(combined):
+        return None
+    return {str(h) for h in np.asarray(read_checked(combined)["run_hash"].values).ravel()}
