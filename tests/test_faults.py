@@ -40,7 +40,7 @@ from initmem.sweeps.driver import sweep
 from initmem.sweeps.spec import SweepSpec
 from initmem.sweeps.store import CHECKSUM_ATTR, load_run, run_path, write_run
 from sweep_fakes import fake_sweep
-from tiny import TINY_FLAGS, TINY_RUN  # tests/ is on sys.path under pytest
+from tiny import TINY_FLAGS, TINY_RUN, as_flags  # tests/ is on sys.path under pytest
 
 
 def _spec(config):
@@ -425,7 +425,7 @@ def test_recognised_errors_are_one_line_with_exit_2(flags, expected, before_trai
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
 def test_cuda_without_a_gpu_is_one_line(tmp_path, capsys, monkeypatch):
     _forbid_training(monkeypatch)
-    assert main(["train", *TINY_FLAGS[:-2], "--device", "cuda", "--out", str(tmp_path / "o.nc")]) == 2
+    assert main(["train", *as_flags({**TINY_RUN, "device": "cuda"}), "--out", str(tmp_path / "o.nc")]) == 2
     assert "error: device: 'cuda' was requested but no CUDA device is available" in _one_error_line(capsys)
 
 

@@ -11,7 +11,7 @@ from typing import Any
 TINY_DATA: dict[str, Any] = dict(
     data="synthetic", image_size=16, train_size=200, val_size=100, test_size=100, train_eval_size=100
 )
-#: The run's fields besides what a test varies; ``device`` stays last so that ``TINY_FLAGS[:-2]`` drops it.
+#: The run's fields besides what a test varies.
 TINY_RUN: dict[str, Any] = dict(
     model="resnet9", width=4, **TINY_DATA, batch_size=50, progress=False, num_threads=1, device="cpu"
 )
@@ -21,11 +21,11 @@ def as_flags(fields: Mapping[str, Any]) -> list[str]:
     """``{"train_size": 200, "progress": False}`` -> ``["--train-size", "200", "--no-progress"]``."""
     flags: list[str] = []
     for name, value in fields.items():
-        flag = "--" + name.replace("_", "-")
+        flag = name.replace("_", "-")
         if isinstance(value, bool):
-            flags.append(flag if value else f"--no-{name.replace('_', '-')}")
+            flags.append(f"--{flag}" if value else f"--no-{flag}")
         else:
-            flags += [flag, str(value)]
+            flags += [f"--{flag}", str(value)]
     return flags
 
 

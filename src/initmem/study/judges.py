@@ -97,20 +97,21 @@ def _c3(ds: xr.Dataset) -> list[Row]:
     at_ref, at_last = h.sel(horizon=reference), h.sel(horizon=last)
     scale = scale_text(ds) + f", {reference} vs {last} epochs"
     clocks = clocks_text(at_last, ("T_SGD",), f" ({last} epochs)")
+    later = reference < last  # a horizon after the reference: something to compare
     rows = []
     for name in ("final", "selected"):
         var = f"{name}_test_acc"
         memory = interval_of(cross_fitted(at_ref, var))
         change = interval_of(cross_fitted(at_last, var) - cross_fitted(at_ref, var))
         premise = ""
-        if reference >= last:
+        if not later:
             premise = f"no horizon after the reference ({reference} epochs): nothing to compare it with"
         elif not interpolates(at_ref["final_train_acc"]):
             premise = f"not every run interpolates at the reference horizon ({reference} epochs)"
         elif not (memory.has_bounds and memory.low > 0):
             premise = f"no memory to keep at the reference horizon (cross-fitted spread {memory})"
         same = bool((at_ref["best_epoch"] == at_last["best_epoch"]).all())
-        if name == "selected" and same and reference < last:
+        if name == "selected" and same and later:
             change = Interval(math.nan, math.nan, math.nan, change.n)  # nothing was measured: the spread cannot move
             verdict = Verdict(
                 INCONCLUSIVE,
