@@ -633,6 +633,27 @@ def test_a_sweep_at_lr_1e6_reports_its_runs_diverged_and_no_spread(tmp_path, cap
     assert ds["diverged"].values.tolist() == [1.0, 1.0] and np.isnan(ds["selected_test_acc"].values).all()
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_an_interrupt_raised_inside_a_finaliser_still_stops_the_command(signum):
+    """A signal whose handler runs inside a finaliser (here a ``__del__``; in a dask sweep it was a WeakValueDictionary's
+    weakref callback) has its exception ignored by Python: the command must still stop, with that signal's number."""
+    from initmem.cli import Interrupted, _interruptible
+
+    class SignalsWhileFinalised:
+        def __del__(self):
+            os.kill(os.getpid(), signum)
+            for _ in range(100_000):  # the handler runs at one of these steps, inside __del__
+                pass
+
+    handler, hook = signal.getsignal(signum), sys.unraisablehook
+    with pytest.raises(Interrupted) as caught, _interruptible():
+        SignalsWhileFinalised()  # dropped at once: __del__ runs here
+        for _ in range(100):
+            time.sleep(0.01)
+    assert caught.value.signum == signum
+    assert signal.getsignal(signum) is handler and sys.unraisablehook is hook  # both restored
+
+
 def test_an_interrupted_dask_sweep_kills_its_own_workers_and_no_other_child_of_the_process():
     """The nannies of the LocalCluster a sweep started know their workers' pids: those are killed, and a child of the
     same process that the cluster did not start (a notebook kernel's own, say) keeps running."""

@@ -28,6 +28,7 @@ RunConfig flags are in :mod:`initmem.cli.flags`, the ``experiments`` command in 
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import contextlib
 import logging
@@ -295,6 +296,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return USAGE_ERROR
 
 
+#: Seconds after an ignored :class:`Interrupted` that its signal is delivered to the main thread again.
+REDELIVERY_DELAY_S = 0.05
+
+
 class Interrupted(KeyboardInterrupt):
     """SIGTERM (or SIGINT) arrived: the command stops, as on Ctrl-C; ``signum`` is the signal's number."""
 
@@ -307,22 +312,42 @@ class Interrupted(KeyboardInterrupt):
 def _interruptible() -> Iterator[None]:
     """While the command runs, SIGINT and SIGTERM raise :class:`Interrupted` in the main thread (the workers are
     then stopped by the executors' cleanup); a second signal during that cleanup is ignored, so that it ends with one
-    line rather than a traceback. The previous handlers are restored afterwards."""
+    line rather than a traceback. The previous handlers are restored afterwards.
+
+    A signal handler's exception is raised wherever the main thread happens to be, and where that is a finaliser (a
+    ``__del__``, a weakref callback such as a ``WeakValueDictionary``'s, run by the garbage collector) Python prints
+    "Exception ignored" and goes on. Such an :class:`Interrupted` reaches ``sys.unraisablehook``, which delivers the
+    signal to the main thread again (``_thread.interrupt_main``, :data:`REDELIVERY_DELAY_S` later), so that the
+    command still stops."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     previous = {signum: signal.getsignal(signum) for signum in (signal.SIGINT, signal.SIGTERM)}
+    previous_hook = sys.unraisablehook
+    received: list[int] = []
 
     def interrupt(signum: int, frame: Any) -> None:
-        for other in previous:
-            signal.signal(other, signal.SIG_IGN)
+        if received:  # a second signal, during the cleanup of the first
+            return
+        received.append(signum)
         raise Interrupted(signum)
+
+    def deliver_again(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, Interrupted):
+            # from another thread, a moment later: delivered at once, the handler would run inside this hook, whose
+            # exceptions Python ignores too
+            received.clear()
+            threading.Timer(REDELIVERY_DELAY_S, _thread.interrupt_main, (unraisable.exc_value.signum,)).start()
+        else:
+            previous_hook(unraisable)
 
     for signum in previous:
         signal.signal(signum, interrupt)
+    sys.unraisablehook = deliver_again
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 
