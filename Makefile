@@ -1,7 +1,7 @@
 # Two commands do all the set-up on a fresh machine:
 #   make book   build the jupyter-book into _build/html (the main job)
 #   make test   run the test suite (everything; what CI runs)
-# and, for everyday work, make test-fast: the tests not marked slow or book (under 2 minutes)
+# and, for everyday work, make test-fast: the tests not marked slow or book (about a minute on 2 cores)
 # Both create the virtual environment (.venv) themselves.
 
 PYTHON ?= python3
