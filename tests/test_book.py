@@ -34,6 +34,8 @@ from pathlib import Path
 
 import pytest
 
+from documented import EXPLORATION, EXPLORATION_REUSE  # tests/ is on sys.path under pytest
+
 pytestmark = pytest.mark.book
 
 REPO = Path(__file__).resolve().parents[1]
@@ -435,22 +437,7 @@ def exploration(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k != "INITMEM_ROOT"}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "initmem",
-            "experiments",
-            "--root",
-            str(REPO),
-            "--preset",
-            "cpu",
-            "--only",
-            "04",
-            "-p",
-            "batch_sizes",
-            "[64, 256]",
-            "--force",
-        ],
+        [sys.executable, "-m", "initmem", *EXPLORATION, "--root", str(REPO), "--force"],
         cwd=REPO,
         env=env,
         capture_output=True,
@@ -466,7 +453,7 @@ def exploration(tmp_path_factory):
 
 def test_an_exploration_reuses_the_record_and_prints_its_page(exploration):
     _, _, output = exploration
-    assert "04_batch_size: 12 runs: 12 reused from the record, 0 in its own cache, 0 to train" in output
+    assert EXPLORATION_REUSE in output
 
 
 def test_an_explorations_banner_and_overlay_are_on_its_first_screen(exploration, driver):

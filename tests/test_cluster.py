@@ -348,54 +348,18 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, tiny_config, capsys, mon
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     _write_spec(tmp_path, tiny_config, values=(0.5,))
-    code = main(
-        [
-            "sweep",
-            str(tmp_path / "spec.yaml"),
-            "--cache",
-            str(tmp_path / "cache"),
-            "--executor",
-            "dask",
-            "--scheduler",
-            f"tcp://127.0.0.1:{port}",
-            "--out",
-            str(tmp_path / "s.nc"),
-        ]
-    )
+
+    def sweep(*flags: str) -> int:
+        files = ["--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "s.nc")]
+        return main(["sweep", str(tmp_path / "spec.yaml"), *files, *flags])
+
+    code = sweep("--executor", "dask", "--scheduler", f"tcp://127.0.0.1:{port}")
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1, err
     assert f"error: --scheduler: cannot reach a Dask scheduler at tcp://127.0.0.1:{port}" in err
-    assert (
-        main(
-            [
-                "sweep",
-                str(tmp_path / "spec.yaml"),
-                "--cache",
-                str(tmp_path / "cache"),
-                "--scheduler",
-                "x.json",
-                "--out",
-                str(tmp_path / "s.nc"),
-            ]
-        )
-        == 2
-    )
+    assert sweep("--scheduler", "x.json") == 2
     assert "error: --scheduler: only with --executor dask" in capsys.readouterr().err
-    assert (
-        main(
-            [
-                "sweep",
-                str(tmp_path / "spec.yaml"),
-                "--cache",
-                str(tmp_path / "cache"),
-                "--gpus",
-                "1",
-                "--out",
-                str(tmp_path / "s.nc"),
-            ]
-        )
-        == 2
-    )
+    assert sweep("--gpus", "1") == 2
     assert "error: --gpus: only with --executor slurm" in capsys.readouterr().err
 
 

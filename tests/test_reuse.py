@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 import xarray as xr
 
+from documented import EXPLORATION, EXPLORATION_REUSE  # tests/ is on sys.path under pytest
 from initmem.base.paths import find_repo_root
 from initmem.study import presets, registry, results, reuse
 from initmem.sweeps import driver
@@ -146,19 +147,7 @@ def test_the_done_means_command_trains_nothing_and_prints_the_page(tmp_path):
     env["PYTHONPATH"] = str(copy / "src")
     t0 = time.perf_counter()
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "initmem",
-            "experiments",
-            "--preset",
-            "cpu",
-            "--only",
-            "04",
-            "-p",
-            "batch_sizes",
-            "[64, 256]",
-        ],
+        [sys.executable, "-m", "initmem", *EXPLORATION],
         cwd=copy,
         env=env,
         capture_output=True,
@@ -167,7 +156,7 @@ def test_the_done_means_command_trains_nothing_and_prints_the_page(tmp_path):
     )
     seconds = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "04_batch_size: 12 runs: 12 reused from the record, 0 in its own cache, 0 to train" in proc.stdout
+    assert EXPLORATION_REUSE in proc.stdout
     folder = next((copy / "results" / "explore").glob("cpu-*"))
     assert not list((folder / "cpu" / "04_batch_size" / "runs").glob("*.nc"))  # nothing trained
     page_line = next(line for line in proc.stdout.splitlines() if line.startswith("04_batch_size: file://"))

@@ -31,6 +31,35 @@ from .stats import Interval, finite_runs, mean_interval
 __all__ = ["CLAIMS", "learning_rates_note"]
 
 
+def _contrast_row(
+    claim: str,
+    part: str,
+    reference: xr.Dataset,
+    other: xr.Dataset,
+    *,
+    ours: Callable[[Interval], str],
+    sized: bool,
+    **texts: str,
+) -> Row:
+    """A row judging how much more memory ``reference`` keeps than ``other`` (each with dims sigma_w and seed): the
+    per-seed difference of their cross-fitted spreads (pp), against the null of exchanging the two's runs within each
+    seed. ``sized``: the paper's number is ``other``'s own spread (C2's "about 4 pp for Muon", C4's "near zero"), not
+    the difference. ``ours`` writes the row's text from the difference's interval."""
+    a, b = finite_runs(reference, "selected_test_acc"), finite_runs(other, "selected_test_acc")
+    cells = a.sizes["sigma_w"]
+    difference = cross_fitted(reference) - cross_fitted(other)
+    return judged_row(
+        claim,
+        part,
+        difference.values,
+        contrast_null(seed_matrix(a), seed_matrix(b)),
+        lambda n: contrast_null_floor(cells * n),
+        size_values=cross_fitted(other).values if sized else None,
+        ours=ours(interval_of(difference)),
+        **texts,
+    )
+
+
 # --- the claims -----------------------------------------------------------------------------------------
 def _c1(ds: xr.Dataset) -> list[Row]:
     sgd = ds.sel(optimizer="sgd")
@@ -66,19 +95,14 @@ def _c2(ds: xr.Dataset) -> list[Row]:
         if optimizer not in ds["optimizer"].values:
             continue
         other = ds.sel(optimizer=optimizer)
-        a, b = finite_runs(sgd, "selected_test_acc"), finite_runs(other, "selected_test_acc")
-        null = contrast_null(seed_matrix(a), seed_matrix(b))
-        cells = a.sizes["sigma_w"]
-        ours = f"{spread_text(other, part)} | SGD minus {part}: {interval_of(cross_fitted(sgd) - cross_fitted(other))}"
         rows.append(
-            judged_row(
+            _contrast_row(
                 "C2",
                 part,
-                (cross_fitted(sgd) - cross_fitted(other)).values,
-                null,
-                lambda n, c=cells: contrast_null_floor(c * n),
-                size_values=cross_fitted(other).values,
-                ours=ours,
+                sgd,
+                other,
+                ours=lambda difference, o=other, part=part: f"{spread_text(o, part)} | SGD minus {part}: {difference}",
+                sized=True,
                 clocks=clocks_text(other, ("T_adapt",)),
                 scale=scale_text(ds),
                 experiment="01_optimizers",
@@ -151,24 +175,17 @@ def _c4(ds: xr.Dataset) -> list[Row]:
     rows = []
     for part, (lr, wd) in levers.items():
         lever = ds.sel(lr=lr, weight_decay=wd)
-        a, b = finite_runs(keep, "selected_test_acc"), finite_runs(lever, "selected_test_acc")
-        null = contrast_null(seed_matrix(a), seed_matrix(b))
-        n_cells = a.sizes["sigma_w"]
         cell = cells.loc[(lr, wd)]
-        ours = (
-            f"lr {lr:g}, L2 {wd:g}: {spread_text(lever)} | lr {lrs[0]:g}, no L2 minus this cell: "
-            f"{interval_of(cross_fitted(keep) - cross_fitted(lever))} | T_L2 {cell['T_L2']:.2g} against ln(|W0|/|W*|) "
-            f"{cell['log_ratio']:.2f} (x = {cell['x']:.2f})"
-        )
+        clock = f"T_L2 {cell['T_L2']:.2g} against ln(|W0|/|W*|) {cell['log_ratio']:.2f} (x = {cell['x']:.2f})"
+        head = f"lr {lr:g}, L2 {wd:g}: {spread_text(lever)} | lr {lrs[0]:g}, no L2 minus this cell"
         rows.append(
-            judged_row(
+            _contrast_row(
                 "C4",
                 part,
-                (cross_fitted(keep) - cross_fitted(lever)).values,
-                null,
-                lambda n, c=n_cells: contrast_null_floor(c * n),
-                size_values=cross_fitted(lever).values,
-                ours=ours,
+                keep,
+                lever,
+                ours=lambda difference, head=head, clock=clock: f"{head}: {difference} | {clock}",
+                sized=True,
                 clocks=clocks_text(lever, ("T_SGD", "T_L2")),
                 scale=scale_text(ds),
                 experiment="03_lr_and_l2",
@@ -195,20 +212,17 @@ def _c5(ds: xr.Dataset) -> list[Row]:
             )
             continue
         small, large = pair
-        a, b = finite_runs(large.ds, "selected_test_acc"), finite_runs(small.ds, "selected_test_acc")
-        null = contrast_null(seed_matrix(a), seed_matrix(b))
-        n_cells = a.sizes["sigma_w"]
-        ours = " | ".join(f"{point.label}: {spread_text(point.ds)}" for point in (small, large))
-        ours += f" | b={large.batch_size} minus b={small.batch_size}: {interval_of(cross_fitted(large.ds) - cross_fitted(small.ds))}"
+        head = " | ".join(f"{point.label}: {spread_text(point.ds)}" for point in (small, large))
+        head += f" | b={large.batch_size} minus b={small.batch_size}"
         clocks = "; ".join(clocks_text(point.ds, ("T_SGD",), f" ({point.label})") for point in (small, large))
         rows.append(
-            judged_row(
+            _contrast_row(
                 "C5",
                 part,
-                (cross_fitted(large.ds) - cross_fitted(small.ds)).values,
-                null,
-                lambda n, c=n_cells: contrast_null_floor(c * n),
-                ours=ours,
+                large.ds,
+                small.ds,
+                ours=lambda difference, head=head: f"{head}: {difference}",
+                sized=False,
                 clocks=clocks,
                 scale=scale_text(ds),
                 experiment="04_batch_size",
