@@ -17,6 +17,7 @@ import socket
 import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -633,10 +634,12 @@ def test_a_sweep_at_lr_1e6_reports_its_runs_diverged_and_no_spread(tmp_path, cap
     assert ds["diverged"].values.tolist() == [1.0, 1.0] and np.isnan(ds["selected_test_acc"].values).all()
 
 
+@pytest.mark.timeout(30)  # the wait below lasts 60 s unless the signal wakes it
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_an_interrupt_raised_inside_a_finaliser_still_stops_the_command(signum):
     """A signal whose handler runs inside a finaliser (here a ``__del__``; in a dask sweep it was a WeakValueDictionary's
-    weakref callback) has its exception ignored by Python: the command must still stop, with that signal's number."""
+    weakref callback) has its exception ignored by Python: the command must still stop, with that signal's number,
+    even from a blocking wait."""
     from initmem.cli import Interrupted, _interruptible
 
     class SignalsWhileFinalised:
@@ -648,8 +651,8 @@ def test_an_interrupt_raised_inside_a_finaliser_still_stops_the_command(signum):
     handler, hook = signal.getsignal(signum), sys.unraisablehook
     with pytest.raises(Interrupted) as caught, _interruptible():
         SignalsWhileFinalised()  # dropped at once: __del__ runs here
-        for _ in range(100):
-            time.sleep(0.01)
+        threading.Event().wait(timeout=60)  # blocked, as a sweep waiting for its workers: the signal must wake it
+        pytest.fail("the wait ran to its timeout: the signal was not delivered again")
     assert caught.value.signum == signum
     assert signal.getsignal(signum) is handler and sys.unraisablehook is hook  # both restored
 

@@ -28,7 +28,6 @@ RunConfig flags are in :mod:`initmem.cli.flags`, the ``experiments`` command in 
 
 from __future__ import annotations
 
-import _thread
 import argparse
 import contextlib
 import logging
@@ -316,9 +315,9 @@ def _interruptible() -> Iterator[None]:
 
     A signal handler's exception is raised wherever the main thread happens to be, and where that is a finaliser (a
     ``__del__``, a weakref callback such as a ``WeakValueDictionary``'s, run by the garbage collector) Python prints
-    "Exception ignored" and goes on. Such an :class:`Interrupted` reaches ``sys.unraisablehook``, which delivers the
-    signal to the main thread again (``_thread.interrupt_main``, :data:`REDELIVERY_DELAY_S` later), so that the
-    command still stops."""
+    "Exception ignored" and goes on. Such an :class:`Interrupted` reaches ``sys.unraisablehook``, which sends the
+    signal to the main thread again (``signal.pthread_kill``, :data:`REDELIVERY_DELAY_S` later), so that the command
+    still stops."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -332,12 +331,15 @@ def _interruptible() -> Iterator[None]:
         received.append(signum)
         raise Interrupted(signum)
 
+    main_thread = threading.main_thread().ident
+
     def deliver_again(unraisable: Any) -> None:
         if isinstance(unraisable.exc_value, Interrupted):
-            # from another thread, a moment later: delivered at once, the handler would run inside this hook, whose
-            # exceptions Python ignores too
+            # the signal itself, so that a main thread blocked in a wait wakes up; from another thread, a moment later:
+            # delivered at once, the handler would run inside this hook, whose exceptions Python ignores too
             received.clear()
-            threading.Timer(REDELIVERY_DELAY_S, _thread.interrupt_main, (unraisable.exc_value.signum,)).start()
+            signum = unraisable.exc_value.signum
+            threading.Timer(REDELIVERY_DELAY_S, signal.pthread_kill, (main_thread, signum)).start()
         else:
             previous_hook(unraisable)
 
