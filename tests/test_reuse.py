@@ -60,7 +60,7 @@ def test_a_subset_of_the_committed_grid_reads_every_run_from_the_record_and_trai
     assert record / "cpu" / "04_batch_size" / "runs" in stores
     runs_dir = tmp_path / "cpu" / "04_batch_size" / "runs"
     plan = reuse.plan_runs("04_batch_size", spec, runs_dir, p["executor"], p["workers"], stores)
-    n = 2 * len(p["sigma_ws"]) * len(p["seeds"])  # two batch sizes
+    n = 2 * len(p["epochs_grid"] or [p["steps"]]) * len(p["sigma_ws"]) * len(p["seeds"])  # two batch sizes
     assert (len(plan.reused), len(plan.cached), len(plan.to_train), plan.seconds) == (n, 0, 0, 0.0)
     assert plan.summary() == f"04_batch_size: {n} runs: {n} reused from the record, 0 in its own cache, 0 to train"
     before = _snapshot(record / "cpu")

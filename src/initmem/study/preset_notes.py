@@ -189,9 +189,10 @@ PRESET_NOTES: dict[str, list[Note]] = {
         ),
         Note(
             "04 design",
-            ("batch_sizes", "steps", "lr"),
-            "equal steps, not equal epochs: at equal epochs a large batch "
-            "is also less trained; at equal steps the batch sizes differ only in their noise, T_SGD = S eta^2 / b",
+            ("batch_sizes", "epochs_grid", "lr"),
+            "a grid of two lengths: every pair of batch sizes meets at equal epochs, and b meets 4b at equal steps "
+            "(b at 30 epochs, 4b at 123), so C5 is judged both ways between batch sizes that interpolate; at equal "
+            "steps the batch sizes differ only in their noise, T_SGD = S eta^2 / b",
             notebooks=("04_batch_size",),
         ),
         Note(

@@ -168,7 +168,7 @@ _SMOKE = {
     "99_reproduction": {},
 }
 
-# --- cpu: a reduced-scale reproduction for a 2-core CPU, about 19 core-hours for all notebooks (estimated) -----
+# --- cpu: a reduced-scale reproduction for a 2-core CPU, about 21 core-hours for all notebooks (estimated) -----
 # Every run of this preset comes from one clean commit, run from a separate git worktree (see book/reproduce.md).
 _CPU_RUN = {"executor": "processes", "workers": 2, "num_threads": 1}
 _CPU_DATA = {
@@ -204,9 +204,13 @@ _CPU = {
         "horizons": [10, 20, 40, 80, 160], "reference_horizon": 40, "checkpoint_every": 10,
     },
     "03_lr_and_l2": _CPU_03,
+    # A grid of two lengths, so that C5 compares batch sizes that all interpolate both ways: every pair meets at
+    # equal epochs, and b meets 4b at equal steps (b at 30 epochs, 4b at 123: 9,360 and 9,594 steps for 16 and 64).
+    # At equal steps alone (2,340), b = 16 got 8 epochs and did not interpolate (59-76 % train accuracy).
     "04_batch_size": {
         **_CPU_RUN, **_CPU_DATA, **{k: v for k, v in _CPU_NET.items() if k != "batch_size"}, "lr": 0.02,
-        "steps": 2340, "epochs_grid": None, "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS, "batch_sizes": [16, 64, 256],
+        "steps": None, "epochs_grid": [30, 123], "sigma_ws": [0.1, 2.5], "seeds": _CPU_SEEDS,
+        "batch_sizes": [16, 64, 256],
     },
     "05_depth": {
         **_CPU_RUN, **_CPU_DATA, "image_size": 16, "train_size": 2000, "val_size": 1000, "test_size": 1000,
