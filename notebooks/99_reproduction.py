@@ -29,7 +29,9 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import claims, forest, gpu_results, presets, replays, results, rules
+from initmem.study import claims, forest, gpu_results, plots, presets, replays, results, rules
+
+plots.use_book_style()  # the book's figure style: SVG, as on every page
 
 experiments = results.load_results(results_dir, preset, presets.NOTEBOOK_READS["99_reproduction"])
 table = claims.reproduction_table(experiments)
@@ -40,7 +42,7 @@ glue("r_replays", replays.replay_summary(replays.replay_pairs(results_dir, prese
 fig = forest.forest(
     table, title=None, caption=f"preset {preset}; the scale of each row is in its block below the table"
 )
-glue("r_forest", fig, display=False)
+page.figure(fig, "r_forest")  # glued only: pasted below and on the landing page
 # the landing page's compact table (book/intro.md pastes it): claim | paper | ours [interval] | verdict
 page.table(claims.glance_table(table), "r_glance", show=False)
 # the four verdicts as a definition list (pasted below with glue:md)

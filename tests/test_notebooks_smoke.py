@@ -173,6 +173,15 @@ def test_every_figure_says_where_it_comes_from(smoke_run, name):
         assert nb.metadata["mystnb"]["render_markdown_format"] == "myst", name
 
 
+def test_the_ledgers_forest_plot_is_glued_and_not_also_drawn_by_its_cell(smoke_run):
+    """99 pastes its forest plot by glue (under the answer, and on the landing page); the cell that makes it must not
+    draw it as well (the inline backend shows every figure still open when a cell ends: the page showed it twice)."""
+    result = smoke_run[0]["99_reproduction"]
+    assert result.ok, str(result)
+    figures = [key for key, data in _glued(result.output).items() if any(k.endswith(FIGURE_MIME) for k in data)]
+    assert figures == ["r_forest"] and _images(result.output) == 1
+
+
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_referenced_glue_names_exist(smoke_run, name):
     """Every {glue:...}`name` in the notebook's markdown is glued by the notebook itself."""

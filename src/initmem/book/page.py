@@ -78,13 +78,18 @@ def open_experiment(name: str, namespace: Mapping[str, Any]) -> Opening:
     return Opening(ds, p, source, reuse.record_results(name, preset, results_dir))
 
 
-def figure(fig: Any, key: str, source: str) -> None:
-    """Glue ``fig`` under ``key`` (without displaying it there), show it, and print ``source`` under it."""
+def figure(fig: Any, key: str, source: str | None = None) -> None:
+    """Glue ``fig`` under ``key`` (without displaying it there), then show it with ``source`` printed under it, or,
+    with no ``source``, close it: a page that pastes the figure elsewhere (``{glue} key``) would otherwise show it
+    twice, since the inline backend draws every figure still open when the cell ends."""
     import matplotlib.pyplot as plt
     from IPython.display import Markdown, display
     from myst_nb import glue
 
     glue(key, fig, display=False)
+    if source is None:
+        plt.close(fig)
+        return
     plt.show()
     display(Markdown(source))
 
