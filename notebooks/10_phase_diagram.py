@@ -60,7 +60,7 @@ weight_decays = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import costs, phase, phase_plots, results
+from initmem.study import costs, phase, phase_plots, presets, results
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)
@@ -199,8 +199,11 @@ glue("e10_runs", int(estimate["runs"]), display=False)
 glue("e10_estimated_core_hours", estimate["core_seconds"] / 3600.0, display=False)
 glue("e10_measured_core_hours", float(measured["core_hours"].sum()) if len(measured) else float("nan"), display=False)
 glue("e10_hardware", "; ".join(measured["hardware"]) if len(measured) else "no runs yet", display=False)
-batch = costs.estimate_cost(preset, "04_batch_size")
-glue("e10_batch_axis_core_hours", 5 * batch["core_seconds"] / 3600.0, display=False)
+batch_sizes = presets.notebook_parameters(preset, "04_batch_size").get("batch_sizes", [])
+batch_axis = costs.estimate_runs(phase.batch_axis_configs(p, batch_sizes))
+glue("e10_batch_axis_runs", batch_axis["runs"], display=False)
+glue("e10_batch_axis_core_hours", batch_axis["core_seconds"] / 3600.0, display=False)
+glue("e10_batch_axis_sizes", ", ".join(str(b) for b in sorted(batch_sizes)), display=False)
 
 # %% [markdown]
 # The sweep has {glue:text}`e10_runs` runs. Estimated before it ran: {glue:text}`e10_estimated_core_hours:.1f`
@@ -209,9 +212,11 @@ glue("e10_batch_axis_core_hours", 5 * batch["core_seconds"] / 3600.0, display=Fa
 # {glue:text}`e10_hardware`.
 #
 # **The batch axis is not mapped here.** The same map over learning rate $\times$ batch size without L2, at equal
-# epochs, against $T_{SGD}$, would cost about {glue:text}`e10_batch_axis_core_hours:.1f` core-hours at this preset (five
-# learning rates, each the cost of chapter 04's sweep), beyond this session's budget; chapter 04 compares batch sizes at
-# one learning rate.
+# epochs, against $T_{SGD}$ (every learning rate of this grid at $\lambda = 0$, batch sizes
+# {glue:text}`e10_batch_axis_sizes` as in chapter 04, the same $\sigma_w$, seeds and epochs) would add
+# {glue:text}`e10_batch_axis_runs` runs, about {glue:text}`e10_batch_axis_core_hours:.1f` core-hours estimated at this
+# preset (`initmem.study.phase.batch_axis_configs`; the $\lambda = 0$ row of this grid is its column at this page's
+# batch size). It was not run at this preset; chapter 04 compares batch sizes at one learning rate.
 
 # %% [markdown]
 # ## The parameters of this page

@@ -138,3 +138,25 @@ def test_the_grid_is_placed_from_a_smaller_sweep_by_t5s_law():
         w_star = 10.0 * ((lr / 0.1) / (wd / 0.01)) ** 0.25
         assert wd * lr * 2500.0 == pytest.approx(math.log(42.5 / w_star), abs=1e-6)
     assert design["boundary"][0.1] < design["boundary"][0.02]  # a larger learning rate forgets at a smaller lambda
+
+
+def test_the_batch_axis_adds_lambda_0_runs_at_every_lr_and_batch_size_but_those_the_diagram_holds():
+    from initmem.study import costs
+
+    p10 = presets.notebook_parameters("cpu", "10_phase_diagram")
+    added = phase.batch_axis_configs(p10, [16, p10["batch_size"], 256])
+    per_batch = len(p10["lrs"]) * len(p10["sigma_ws"]) * len(p10["seeds"])
+    assert len(added) == 2 * per_batch  # the column at the diagram's own batch size is its lambda = 0 row
+    assert {c.batch_size for c in added} == {16, 256} and {c.weight_decay for c in added} == {0.0}
+    assert {c.epochs for c in added} == {p10["epochs"]} and {c.lr for c in added} == set(p10["lrs"])
+    cost = costs.estimate_runs(added, workers=2)
+    assert cost["runs"] == len(added)
+    assert cost["core_seconds"] == pytest.approx(sum(costs.run_cost(c)[2] for c in added))
+    assert cost["wall_seconds"] == pytest.approx(cost["core_seconds"] / 2)
+    assert costs.estimate_runs([]) == {
+        "runs": 0,
+        "train_images": 0,
+        "eval_images": 0,
+        "core_seconds": 0.0,
+        "wall_seconds": 0.0,
+    }

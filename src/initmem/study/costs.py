@@ -2,6 +2,7 @@
 
 * :func:`estimate_cost` -- runs, images and single-core seconds of an experiment at a preset, from
   :data:`CPU_THROUGHPUT` and the experiment's sweep (:func:`initmem.study.registry.experiment_spec`);
+  :func:`estimate_runs` -- the same for any list of runs (a design not yet in the registry);
 * :func:`measured_costs` -- what the committed runs of a preset took, read from their provenance;
 * :func:`run_images` / :func:`run_cost` / :func:`estimate_seconds` -- the images one run trains on and evaluates,
   and what runs cost; :func:`group_seconds` -- what a group of runs costs at a measured throughput (a GPU's).
@@ -35,6 +36,7 @@ __all__ = [
     "group_seconds",
     "estimate_seconds",
     "estimate_cost",
+    "estimate_runs",
     "measured_costs",
 ]
 
@@ -114,25 +116,28 @@ def estimate_cost(preset: str, name: str) -> dict[str, Any]:
     """Runs and estimated single-core seconds of notebook ``name`` at ``preset``, from :data:`CPU_THROUGHPUT`.
 
     The runs are those of the experiment's sweep (:func:`initmem.study.registry.experiment_spec`). Returns
-    ``{"runs", "train_images", "eval_images", "core_seconds", "wall_seconds"}``; ``wall_seconds`` divides by the
-    preset's ``workers`` (at least 1). Meaningful for CPU presets; for ``paper`` the images are right and the
-    seconds are what a CPU would need (NaN where the table has no entry).
+    :func:`estimate_runs`'s dict; ``wall_seconds`` divides by the preset's ``workers`` (at least 1). Meaningful for
+    CPU presets; for ``paper`` the images are right and the seconds are what a CPU would need (NaN where the table
+    has no entry).
     """
     p = notebook_parameters(preset, name)
     if not p or name not in EXPERIMENT_SPECS:
-        return {"runs": 0, "train_images": 0, "eval_images": 0, "core_seconds": 0.0, "wall_seconds": 0.0}
+        return estimate_runs([])
     configs = [config for _, config in SweepSpec.from_dict(experiment_spec(name, p)).configs()]
+    return estimate_runs(configs, p.get("workers"))
+
+
+def estimate_runs(configs: Sequence[RunConfig], workers: int | None = None) -> dict[str, Any]:
+    """What training ``configs`` costs (:func:`run_cost`): ``{"runs", "train_images", "eval_images",
+    "core_seconds", "wall_seconds"}``, ``wall_seconds`` being ``core_seconds`` over ``workers`` (None: 1)."""
     per_run = [run_cost(c) for c in configs]
-    total_train = sum(r[0] for r in per_run)
-    total_eval = sum(r[1] for r in per_run)
-    seconds = sum(r[2] for r in per_run)
-    workers = max(1, p.get("workers") or 1)
+    seconds = float(sum(r[2] for r in per_run))
     return {
-        "runs": len(configs),
-        "train_images": int(total_train),
-        "eval_images": int(total_eval),
+        "runs": len(per_run),
+        "train_images": int(sum(r[0] for r in per_run)),
+        "eval_images": int(sum(r[1] for r in per_run)),
         "core_seconds": seconds,
-        "wall_seconds": seconds / workers,
+        "wall_seconds": seconds / max(1, workers or 1),
     }
 
 

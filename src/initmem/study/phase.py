@@ -16,7 +16,8 @@ The memory of a cell is its **gap** ``acc(smallest sigma_w) - acc(largest sigma_
 is the spread with its sign: positive where the small initialization wins). :func:`fit_transition` fits one logistic
 ``gap(x) = A / (1 + exp((x - x0) / w))`` through every cell and bootstraps seeds (``scipy.stats.bootstrap``) for the
 intervals of ``A``, ``x0`` and ``w``; :func:`initmem.study.claims` turns them into the ledger's row B1.
-:func:`predicted_decay_at` places a grid around the predicted boundary from a smaller sweep's runs.
+:func:`predicted_decay_at` places a grid around the predicted boundary from a smaller sweep's runs;
+:func:`batch_axis_configs` lists the runs a map of the batch axis (lambda = 0, lr x batch size) would add.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +42,7 @@ __all__ = [
     "gap",
     "equilibrium_scaling",
     "predicted_decay_at",
+    "batch_axis_configs",
     "Transition",
     "logistic",
     "fit_transition",
@@ -176,6 +179,25 @@ def predicted_decay_at(ds: xr.Dataset, lrs: Any) -> dict[str, Any]:
         "W0": w0,
         "boundary": boundary,
     }
+
+
+def batch_axis_configs(parameters: Mapping[str, Any], batch_sizes: Sequence[int]) -> list[Any]:
+    """The runs a map of the batch axis would add to the phase diagram at ``parameters`` (10's notebook
+    parameters): plain SGD without L2 (lambda = 0) at every learning rate of ``lrs``, every batch size of
+    ``batch_sizes``, ``sigma_ws`` and ``seeds``, all at the diagram's ``epochs`` (equal epochs, so the batch size
+    moves T_SGD = (1/b) sum_k eta_k^2 through both b and the number of steps). The runs the diagram already holds
+    (its lambda = 0 row at its own batch size: the same configurations) are left out. Returns
+    :class:`~initmem.run.config.RunConfig` objects in the sweep's order, for :func:`initmem.study.costs.estimate_runs`.
+    """
+    from ..sweeps.spec import SweepSpec
+    from .registry import experiment_spec
+
+    diagram = SweepSpec.from_dict(experiment_spec("10_phase_diagram", parameters))
+    spec = experiment_spec("10_phase_diagram", {**parameters, "weight_decays": [0.0]})
+    spec["base"].pop("batch_size")
+    spec["grid"] = {"batch_size": sorted(int(b) for b in batch_sizes), **spec["grid"]}
+    held = {config.hash() for _, config in diagram.configs()}
+    return [config for _, config in SweepSpec.from_dict(spec).configs() if config.hash() not in held]
 
 
 def logistic(x: np.ndarray, height: float, midpoint: float, width: float) -> np.ndarray:

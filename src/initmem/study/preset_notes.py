@@ -171,8 +171,8 @@ PRESET_NOTES: dict[str, list[Note]] = {
             ("seeds",),
             "three seeds give a Student-t interval for every effect (t_0.975,2 = 4.3, so "
             "intervals are still wide); five where a verdict needed them: 01 (C1, C2), 03 (C4, whose larger-lr "
-            "lever the ledger found undecided at three) and 05 (C6, likewise). A seed sets the initial directions and the data order "
-            "(data_seed = seed)",
+            "lever the ledger found undecided at three) and 05 (C6, likewise). A seed sets the initial directions "
+            "and the data order (data_seed = seed)",
         ),
         Note(
             "02 length",
@@ -193,7 +193,7 @@ PRESET_NOTES: dict[str, list[Note]] = {
             "04 design",
             ("batch_sizes", "epochs_grid", "lr"),
             "a grid of two lengths: every pair of batch sizes meets at equal epochs, and b meets 4b at equal steps "
-            "(b at 30 epochs, 4b at 123), so C5 is judged both ways between batch sizes that interpolate; at equal "
+            "(b at the shorter length, 4b at the longer, about 4x as many epochs), so C5 is judged both ways between batch sizes that interpolate; at equal "
             "steps the batch sizes differ only in their noise, T_SGD = S eta^2 / b",
             notebooks=("04_batch_size",),
         ),
