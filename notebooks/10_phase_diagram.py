@@ -57,6 +57,7 @@ lrs = None
 weight_decays = None
 
 # %% tags=["hide-input"]
+from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
@@ -81,8 +82,9 @@ page.against_record("10_phase_diagram", ds, record)
 # chapter 01's settings, with chapter 03's step schedule. The number in a cell is its **memory gap**: the test accuracy
 # at the smallest $\sigma_w$ minus at the largest (mean over seeds). With the two ends of the $\sigma_w$ grid, the gap is
 # the spread with its sign: positive where the small initialization wins, about 0 where the scale is forgotten. The
-# red line is the measured boundary $x = 0$; the dotted lines are the noise clock $T_{SGD} = \frac1b\sum_k\eta_k^2$, which
-# depends on the learning rate only.
+# red line is the predicted boundary $x = 0$, where $T_{L2} = \ln(\|W_0\|/\|W^*\|)$ with both norms measured in the
+# cell's own runs; the dotted lines are the noise clock $T_{SGD} = \frac1b\sum_k\eta_k^2$, which depends on the
+# learning rate only.
 
 # %% [markdown]
 # ## The collapse: memory against the clock's margin
@@ -120,6 +122,17 @@ glue("e10_exponent_high", scaling["exponent_high"], display=False)
 # (one-sided permutation p = {glue:text}`e10_rho_p:.2g`). The measured equilibrium norms scale with $\eta/\lambda$ with
 # the exponent {glue:text}`e10_exponent:.2f` ({glue:text}`e10_exponent_low:.2f` to {glue:text}`e10_exponent_high:.2f`;
 # T5 predicts 0.25).
+
+# %% tags=["remove-input"]
+caveats = phase.fit_caveats(fit, cells)
+display(
+    Markdown(
+        "**What limits this reading.** " + " ".join(caveats)
+        if caveats
+        else "Nothing in the cells limits this reading: they show the plateau the fit reports, and without decay the "
+        "memory does not fall with the learning rate beyond the null."
+    )
+)
 
 # %% [markdown]
 # (verdict-10_phase_diagram)=
@@ -163,8 +176,8 @@ page.table(
 # The grid spans chapter 03's four cells and fills the square between them: five learning rates log-spaced between
 # 03's two, and five L2 strengths, 0 and four log-spaced ones around 03's, so every run of 03 at the same preset is a
 # run of this sweep (the same configuration and file). T5's law, applied to 03's measured norms, placed the predicted
-# boundary through the middle of the grid, with plain SGD ($\lambda = 0$, its spread at its maximum) along one edge and
-# cells far past the boundary in the opposite corner:
+# boundary inside the grid, with plain SGD ($\lambda = 0$, its spread at its maximum) along one edge and cells past the
+# boundary in the opposite corner (the heat maps draw where the measured norms put it):
 
 # %% tags=["hide-input"]
 try:

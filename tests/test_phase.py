@@ -160,3 +160,13 @@ def test_the_batch_axis_adds_lambda_0_runs_at_every_lr_and_batch_size_but_those_
         "core_seconds": 0.0,
         "wall_seconds": 0.0,
     }
+
+
+def test_the_caveats_name_an_extrapolated_plateau_and_cells_without_decay_that_forget():
+    clear = fake_phase(midpoint=0.0)  # every lambda = 0 cell on the plateau, which the cells show
+    assert phase.fit_caveats(phase.fit_transition(clear), phase.cell_table(clear)) == []
+    early = fake_phase(midpoint=-1.5)  # the fall starts among the lambda = 0 cells: no cell reaches the plateau
+    caveats = phase.fit_caveats(phase.fit_transition(early), phase.cell_table(early))
+    assert len(caveats) == 2
+    assert caveats[0].startswith("The fitted plateau (20.") and "the largest is 1" in caveats[0]
+    assert caveats[1].startswith("Without decay (lambda = 0, T_L2 = 0) the gap falls") and "p = 0.0083" in caveats[1]

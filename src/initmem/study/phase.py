@@ -17,7 +17,8 @@ is the spread with its sign: positive where the small initialization wins). :fun
 ``gap(x) = A / (1 + exp((x - x0) / w))`` through every cell and bootstraps seeds (``scipy.stats.bootstrap``) for the
 intervals of ``A``, ``x0`` and ``w``; :func:`initmem.study.claims` turns them into the ledger's row B1.
 :func:`predicted_decay_at` places a grid around the predicted boundary from a smaller sweep's runs;
-:func:`batch_axis_configs` lists the runs a map of the batch axis (lambda = 0, lr x batch size) would add.
+:func:`batch_axis_configs` lists the runs a map of the batch axis (lambda = 0, lr x batch size) would add;
+:func:`fit_caveats` says what limits the fit's reading (an extrapolated plateau, cells without decay that forget).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ import numpy as np
 import xarray as xr
 
 from .analysis import last_finite
+from .rules import MARGIN_PP
 from .stats import LEVEL, Interval, RankTest, finite_runs, mean_interval, rank_test, seed_mean
 
 __all__ = [
@@ -46,10 +48,13 @@ __all__ = [
     "Transition",
     "logistic",
     "fit_transition",
+    "fit_caveats",
 ]
 
 #: B1's band around the predicted boundary x = 0: +- 0.3 in x, i.e. a 35 % error in the norm ratio ``|W0| / |W*|``.
 BOUNDARY_BAND = (-0.3, 0.3)
+#: The largest plateau the logistic may take (pp): a bound of the fit, reached when the cells do not show the plateau.
+HEIGHT_BOUND = 100.0
 #: Bootstrap resamples of the transition's fit.
 BOOTSTRAP_RESAMPLES = 2_000
 _CELL = ("lr", "weight_decay")
@@ -229,7 +234,7 @@ def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
     if len(x) < 4:
         return (math.nan, math.nan, math.nan)
     start = (max(float(np.max(y)), 1.0), float(np.median(x)), max(float(np.std(x)) / 4, 0.05))
-    bounds = ([0.0, float(x.min()) - 5.0, 0.01], [100.0, float(x.max()) + 5.0, 10.0])
+    bounds = ([0.0, float(x.min()) - 5.0, 0.01], [HEIGHT_BOUND, float(x.max()) + 5.0, 10.0])
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -286,3 +291,38 @@ def fit_transition(ds: xr.Dataset, var: str = "selected_test_acc", resamples: in
             for value, lo, hi in zip(point, low, high)
         ]
     return Transition(*intervals, trend=trend, cells=int(np.isfinite(mean).sum()), seeds=seeds)
+
+
+def fit_caveats(fit: Transition, table: Any) -> list[str]:
+    """What limits the reading of ``fit`` on the cells of ``table`` (a :func:`cell_table`), as sentences (empty when
+    nothing does):
+
+    * the plateau is extrapolated: the fitted height lies above every cell's mean selected gap, or its interval
+      reaches :data:`HEIGHT_BOUND`; x0 is then the midpoint of a curve whose top the cells do not show;
+    * the cells without decay (lambda = 0, where T_L2 = 0) lose memory as the learning rate grows (a rank test over
+      them, and a fall of at least :data:`~initmem.study.rules.MARGIN_PP`): there x moves through ``|W*|`` alone,
+      and the noise clock T_SGD grows along the same row, so those cells cannot tell the two clocks apart.
+    """
+    caveats = []
+    top = table["selected_gap"].idxmax()
+    largest = float(table.loc[top, "selected_gap"])
+    if fit.height.estimate > largest or (fit.height.has_bounds and fit.height.high >= 0.999 * HEIGHT_BOUND):
+        caveats.append(
+            f"The fitted plateau ({fit.height.estimate:.1f} pp, interval up to {fit.height.high:.1f}) lies above "
+            f"every cell's gap (the largest is {largest:.1f} pp, at lr {top[0]:g}, lambda {top[1]:g}): the cells "
+            "do not reach the plateau, so x0 is the midpoint of a curve extrapolated beyond them, and its "
+            "interval is wide on the side of small x."
+        )
+    plain = table.xs(0.0, level="weight_decay") if 0.0 in table.index.get_level_values("weight_decay") else None
+    if plain is not None and len(plain) >= 3:
+        trend = rank_test(plain.index.to_numpy(), plain["selected_gap"].to_numpy(), alternative="less")
+        first, last = plain.iloc[0], plain.iloc[-1]
+        if trend.significant() and first["selected_gap"] - last["selected_gap"] >= MARGIN_PP:
+            caveats.append(
+                f"Without decay (lambda = 0, T_L2 = 0) the gap falls from {first['selected_gap']:.1f} pp at lr "
+                f"{plain.index[0]:g} to {last['selected_gap']:.1f} pp at lr {plain.index[-1]:g} (rank test over "
+                f"these {trend.n} cells, p = {trend.p_value:.2g}). There x moves through |W*| alone, which grows "
+                f"with the learning rate, while the noise clock T_SGD rises from {first['T_SGD']:.2g} to "
+                f"{last['T_SGD']:.2g} along the same row: these cells cannot tell the two clocks apart."
+            )
+    return caveats

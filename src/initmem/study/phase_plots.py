@@ -170,12 +170,21 @@ def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The 
         ax.loglog(predicted, decayed["W_star"], "o", color="C0", ms=4, label=r"cells with $\lambda > 0$")
         span = np.array([min(predicted.min(), decayed["W_star"].min()), max(predicted.max(), decayed["W_star"].max())])
         ax.loglog(span, span, color=MUTED, lw=0.8, ls="--", label="T5's law (slope 1/4 in $\\eta/\\lambda$)")
-        ax.set_title(
-            f"fitted exponent {scaling['exponent']:.2f} [{scaling['exponent_low']:.2f}, "
-            f"{scaling['exponent_high']:.2f}]; T5: 0.25"
+        ax.text(
+            0.03,
+            0.97,
+            f"fitted exponent {scaling['exponent']:.2f}\n[{scaling['exponent_low']:.2f}, "
+            f"{scaling['exponent_high']:.2f}]; T5: 0.25",
+            transform=ax.transAxes,
+            va="top",
+            fontsize=8.5,
         )
+        for axis in (ax.xaxis, ax.yaxis):  # plain numbers at 1, 2, 5 x 10^k on the log axes, not powers of ten
+            axis.set_major_locator(mpl.ticker.LogLocator(subs=(1.0, 2.0, 5.0)))
+            axis.set_major_formatter(mpl.ticker.ScalarFormatter())
+            axis.set_minor_formatter(mpl.ticker.NullFormatter())
     ax.set_xlabel(r"T5: $c\,(\eta/\lambda)^{1/4}$")
-    ax.set_ylabel(r"measured $|W^*|$ (smallest $\sigma_w$, end)")
+    ax.set_ylabel(r"measured $|W^*|$")
     legend_in(strips[0], [axes[0, 0], axes[0, 1]])
     extra = (
         f"logistic fit over {fit.cells} cells, bootstrap over {fit.seeds} seeds: x0 = {fit.midpoint.estimate:.2f}"

@@ -67,7 +67,7 @@ BOOK_PRESET: str = "smoke"
 BOOK_PRESET_BY_NOTEBOOK: dict[str, str] = {
     "00_presets": "cpu", "01_optimizers": "cpu", "02_long_training": "cpu", "03_lr_and_l2": "cpu",
     "04_batch_size": "cpu", "05_depth": "cpu", "06_norms": "cpu", "07_clocks": "cpu", "08_calibration": "cpu",
-    "09_adaptive_lr": "cpu", "99_reproduction": "cpu",
+    "09_adaptive_lr": "cpu", "10_phase_diagram": "cpu", "99_reproduction": "cpu",
 }
 # fmt: on
 
