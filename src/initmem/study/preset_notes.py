@@ -170,9 +170,9 @@ PRESET_NOTES: dict[str, list[Note]] = {
             "seeds",
             ("seeds",),
             "three seeds give a Student-t interval for every effect (t_0.975,2 = 4.3, so "
-            "intervals are still wide); five where a verdict needed them: 01 (C1, C2), 03 (C4, whose larger-lr "
-            "lever the ledger found undecided at three) and 05 (C6, likewise). A seed sets the initial directions "
-            "and the data order (data_seed = seed)",
+            "intervals are still wide); more where a verdict needed them: five for 01 (C1, C2) and 05 (C6, "
+            "undecided at three), ten for 03 (C4: its larger-lr lever was undecided at three, its L2 lever at five). "
+            "A seed sets the initial directions and the data order (data_seed = seed)",
         ),
         Note(
             "02 length",
