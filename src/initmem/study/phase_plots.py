@@ -36,6 +36,8 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
     (dotted, labelled). The axes are the grid's cells, labelled with their values (lambda = 0 included). ``record``:
     the committed record's Dataset, its contour x = 0 drawn muted over the cells both grids have
     (:mod:`initmem.study.plots.overlay`)."""
+    from matplotlib import patheffects
+
     table = cell_table(ds)
     x, lrs, wds = _grid(table, "x")
     theirs = _record_x(record, lrs, wds) if record is not None else None
@@ -58,7 +60,15 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
                 color="white" if value < 0.6 * top else "black",
             )
         if np.nanmin(x) < 0 < np.nanmax(x):
-            ax.contour(np.arange(len(lrs)), np.arange(len(wds)), x, levels=[0.0], colors="#d62728", linewidths=1.6)
+            ax.contour(
+                np.arange(len(lrs)),
+                np.arange(len(wds)),
+                x,
+                levels=[0.0],
+                colors="#d62728",
+                linewidths=2.2,
+                path_effects=[patheffects.withStroke(linewidth=4.0, foreground="white")],  # legible on any cell
+            )
         if theirs is not None and np.nanmin(theirs) < 0 < np.nanmax(theirs):
             ax.contour(
                 np.arange(len(lrs)),
@@ -93,7 +103,7 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
     legend_in(
         strips[0],
         [
-            Line2D([], [], color="#d62728", lw=1.6, label=r"x = 0: $T_{L2} = \ln(|W_0|/|W^*|)$ (measured)"),
+            Line2D([], [], color="#d62728", lw=2.2, label=r"x = 0: $T_{L2} = \ln(|W_0|/|W^*|)$ (measured norms)"),
             Line2D([], [], color=MUTED, lw=0.8, ls=":", label=r"$T_{SGD}$ contours"),
             *(overlaid if theirs is not None else []),
         ],
