@@ -129,8 +129,9 @@ display(
     Markdown(
         "**What limits this reading.** " + " ".join(caveats)
         if caveats
-        else "Nothing in the cells limits this reading: they show the plateau the fit reports, and without decay the "
-        "memory does not fall with the learning rate beyond the null."
+        else "Nothing in the cells limits this reading: they reach the plateau the fit reports, and without decay the "
+        "memory does not fall with the learning rate by 5 pp or more beyond the null "
+        "(`initmem.study.phase.fit_caveats`)."
     )
 )
 

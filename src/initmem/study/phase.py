@@ -121,8 +121,8 @@ def equilibrium_scaling(table: Any) -> dict[str, float]:
     """T5's law for the measured equilibrium norms of the cells with decay: ``|W*| = c (eta / lambda)^(1/4)``.
 
     Returns ``{"exponent", "exponent_low", "exponent_high", "constant", "cells"}``: the least-squares slope of
-    ``ln |W*|`` on ``ln(eta / lambda)`` with its 95 % interval (T5 predicts 0.25), and ``c`` fitted with the exponent fixed at
-    1/4 (``table`` is a :func:`cell_table`; ``predicted_W_star`` = c (eta / lambda)^(1/4) can be set beside
+    ``ln |W*|`` on ``ln(eta / lambda)`` with its 95 % interval (T5 predicts 0.25), and ``c`` fitted with the exponent
+    fixed at 1/4 (``table`` is a :func:`cell_table`; ``predicted_W_star`` = c (eta / lambda)^(1/4) can be set beside
     ``W_star``)."""
     from scipy import stats
 
@@ -304,16 +304,20 @@ def fit_caveats(fit: Transition, table: Any) -> list[str]:
       and the noise clock T_SGD grows along the same row, so those cells cannot tell the two clocks apart.
     """
     caveats = []
-    top = table["selected_gap"].idxmax()
-    largest = float(table.loc[top, "selected_gap"])
-    if fit.height.estimate > largest or (fit.height.has_bounds and fit.height.high >= 0.999 * HEIGHT_BOUND):
+    gaps = table["selected_gap"].dropna()
+    top = gaps.idxmax() if len(gaps) else None
+    largest = float(gaps.max()) if len(gaps) else math.nan
+    if top is not None and (
+        fit.height.estimate > largest or (fit.height.has_bounds and fit.height.high >= 0.999 * HEIGHT_BOUND)
+    ):
         caveats.append(
             f"The fitted plateau ({fit.height.estimate:.1f} pp, interval up to {fit.height.high:.1f}) lies above "
             f"every cell's gap (the largest is {largest:.1f} pp, at lr {top[0]:g}, lambda {top[1]:g}): the cells "
             "do not reach the plateau, so x0 is the midpoint of a curve extrapolated beyond them, and its "
             "interval is wide on the side of small x."
         )
-    plain = table.xs(0.0, level="weight_decay") if 0.0 in table.index.get_level_values("weight_decay") else None
+    decays = table.index.get_level_values("weight_decay")
+    plain = table.xs(0.0, level="weight_decay").sort_index() if 0.0 in decays else None  # by learning rate
     if plain is not None and len(plain) >= 3:
         trend = rank_test(plain.index.to_numpy(), plain["selected_gap"].to_numpy(), alternative="less")
         first, last = plain.iloc[0], plain.iloc[-1]

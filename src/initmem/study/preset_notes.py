@@ -193,8 +193,9 @@ PRESET_NOTES: dict[str, list[Note]] = {
             "04 design",
             ("batch_sizes", "epochs_grid", "lr"),
             "a grid of two lengths: every pair of batch sizes meets at equal epochs, and b meets 4b at equal steps "
-            "(b at the shorter length, 4b at the longer, about 4x as many epochs), so C5 is judged both ways between batch sizes that interpolate; at equal "
-            "steps the batch sizes differ only in their noise, T_SGD = S eta^2 / b",
+            "(b at the shorter length, 4b at the longer, about 4x as many epochs), so C5 is judged both ways "
+            "between batch sizes that interpolate; at equal steps the batch sizes differ only in their noise, "
+            "T_SGD = S eta^2 / b",
             notebooks=("04_batch_size",),
         ),
         Note(
