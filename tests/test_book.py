@@ -213,6 +213,31 @@ class _Ids(html.parser.HTMLParser):
                 self.ids.add(v)
 
 
+class _ProseText(html.parser.HTMLParser):
+    """The text a reader sees as prose: every text node outside ``pre``, ``code``, ``script`` and ``style``."""
+
+    _SKIPPED = frozenset({"pre", "code", "script", "style"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.chunks: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.depth += tag in self._SKIPPED
+
+    def handle_endtag(self, tag):
+        self.depth -= tag in self._SKIPPED and self.depth > 0
+
+    def handle_data(self, data):
+        if not self.depth and data.strip():
+            self.chunks.append(data)
+
+
+#: What MyST source looks like when it was not rendered: a directive, a glue or cross-reference role.
+RAW_MYST = (":::{", "```{", "{glue", "{ref}`", "{doc}`", "{eq}`", "{download}`", "{numref}`")
+
+
 @functools.cache
 def _ids_of(path: Path) -> frozenset[str]:
     parser = _Ids()
@@ -378,6 +403,23 @@ def test_no_page_shows_the_build_machine_path(html_dir):
     root = str(REPO)
     leaks = [page for page in _pages(html_dir) if root in (html_dir / page).read_text(encoding="utf-8")]
     assert not leaks, f"pages that show {root}: {leaks}"
+
+
+def test_no_page_shows_raw_myst_or_a_tab(html_dir):
+    """Every directive and role was rendered (a Markdown output of a notebook that lacks the MyST render format shows
+    its ``:::{dropdown}`` as text), and no prose or math holds a TAB (a ``\\t`` typed where ``\\text`` was meant)."""
+    raw, tabs = {}, {}
+    for page in _pages(html_dir):
+        parser = _ProseText()
+        parser.feed((html_dir / page).read_text(encoding="utf-8"))
+        found = sorted({marker for chunk in parser.chunks for marker in RAW_MYST if marker in chunk})
+        if found:
+            raw[page] = found
+        tabbed = [chunk.strip()[:60] for chunk in parser.chunks if "\t" in chunk.strip()]
+        if tabbed:
+            tabs[page] = tabbed[:3]
+    assert not raw, f"pages that show raw MyST: {json.dumps(raw, indent=1)}"
+    assert not tabs, f"pages whose text holds a TAB: {json.dumps(tabs, indent=1)}"
 
 
 def test_no_dataframe_cell_is_truncated(report):

@@ -6,11 +6,19 @@ import json
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 
 from initmem.study import claims
-from initmem.study.claims import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED
+from initmem.study.claims import (
+    IN_DIRECTION,
+    IN_SIZE,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    PREMISE_NOT_MET,
+    SIZE_CONTRADICTED,
+)
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 
 SEEDS = [0, 1, 2, 3, 4]
@@ -60,6 +68,8 @@ def results() -> dict[str, xr.Dataset]:
     memory(lr, {"lr": 0.1, "weight_decay": 0.0}, 1.0)
     memory(lr, {"lr": 0.02, "weight_decay": 0.01}, 0.5)
     memory(lr, {"lr": 0.1, "weight_decay": 0.01}, 0.0)
+    # the L2 cells' clock covers what the start has to lose (T_L2 2.5 > ln(|W0|/|W*|) 1.9): C4's premise holds
+    lr["final_T_L2"] = (lr["weight_decay"] * 250.0).broadcast_like(lr["final_T_L2"]).transpose(*lr["final_T_L2"].dims)
     return out
 
 
@@ -96,16 +106,27 @@ def test_c1_in_size_when_the_whole_interval_lies_in_the_band(results):
     assert "T_SGD" in row["clocks"] and row["experiment"] == "01_optimizers"
 
 
-@pytest.mark.parametrize(("spread", "verdict"), [(17.0, IN_DIRECTION), (35.5, IN_DIRECTION), (2.0, NOT_REPRODUCED)])
-def test_c1_outside_the_band_is_in_direction_and_a_small_spread_is_not_reproduced(results, spread, verdict):
+@pytest.mark.parametrize(
+    ("spread", "verdict", "reason"),
+    [
+        (17.0, SIZE_CONTRADICTED, "smaller than the paper's 26.5 by 9.5"),
+        (35.5, SIZE_CONTRADICTED, "larger than the paper's 26.5 by 9.0"),
+        (18.55, IN_DIRECTION, "straddles an edge of the band [18.55, 34.45]"),
+        (2.0, NOT_REPRODUCED, "null-equivalence"),
+    ],
+)
+def test_c1_outside_the_band_is_contradicted_on_its_edge_in_direction_and_small_not_reproduced(
+    results, spread, verdict, reason
+):
     memory(results["01_optimizers"], {"optimizer": "sgd"}, spread)
-    assert claims.reproduction_table(results, ["C1"]).loc["C1", "verdict"] == verdict
+    row = claims.reproduction_table(results, ["C1"]).loc["C1"]
+    assert row["verdict"] == verdict and reason in row["reason"], row["reason"]
 
 
 def test_c1_needs_every_sgd_run_to_interpolate(results):
     results["01_optimizers"]["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5, "seed": 3}] = 99.4
     row = claims.reproduction_table(results, ["C1"]).loc["C1"]
-    assert row["verdict"] == INCONCLUSIVE and "lowest final train accuracy 99.4 %" in row["reason"]
+    assert row["verdict"] == PREMISE_NOT_MET and "lowest final train accuracy 99.4 %" in row["reason"]
     results["01_optimizers"]["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5, "seed": 3}] = 99.5
     assert claims.reproduction_table(results, ["C1"]).loc["C1", "verdict"] == IN_SIZE  # 99.5 % is interpolation
 
@@ -131,12 +152,16 @@ def test_c2_judges_each_adaptive_optimizer_against_its_own_band(results):
         assert f"SGD minus {part}: {effect}" in row["ours"], row["ours"]  # the interval the verdict judged
 
 
-def test_c2_an_optimizer_that_remembers_like_sgd_is_not_reproduced_and_a_partial_one_in_direction(results):
+def test_c2_an_optimizer_that_remembers_like_sgd_is_not_reproduced_and_a_partial_one_contradicts_the_size(results):
     memory(results["01_optimizers"], {"optimizer": "adamw"}, 25.0)
     memory(results["01_optimizers"], {"optimizer": "adam"}, 9.0)
+    memory(results["01_optimizers"], {"optimizer": "muon"}, 9.0)
     table = claims.reproduction_table(results, ["C2"])
     assert table.loc["C2 AdamW", "verdict"] == NOT_REPRODUCED and "null-equivalence" in table.loc["C2 AdamW", "reason"]
-    assert table.loc["C2 Adam", "verdict"] == IN_DIRECTION and "not inside the band" in table.loc["C2 Adam", "reason"]
+    adam = table.loc["C2 Adam"]  # keeps 9 pp against "minimal": the direction holds, the size is not the paper's
+    assert adam["verdict"] == SIZE_CONTRADICTED and "larger than the paper's 0 by 9.0" in adam["reason"]
+    muon = table.loc["C2 Muon"]  # 9 pp against "about 4" (band [-1, 9]): on the band's edge, undecided
+    assert muon["verdict"] == IN_DIRECTION and "straddles an edge of the band [-1, 9]" in muon["reason"]
 
 
 def test_c2_is_inconclusive_when_the_seeds_disagree(results):
@@ -160,7 +185,8 @@ def test_c3_the_final_predictor_carries_the_claim_when_selection_does_not_move(r
     long["val_loss"] = long["val_loss"] * 0 + 3.0 + (long["epoch"] - 2) ** 2  # the best checkpoint is epoch 2
     table = claims.reproduction_table(results, ["C3"])
     selected = table.loc["C3 selected predictor"]
-    assert selected["verdict"] == INCONCLUSIVE and selected["reason"].startswith("not testable at this scale")
+    assert selected["verdict"] == PREMISE_NOT_MET
+    assert selected["reason"].startswith("premise not met: validation selects the same checkpoints")
     assert "the latest at epoch 2" in selected["reason"]
     final = table.loc["C3 final predictor"]
     assert final["verdict"] == IN_DIRECTION and final["effect_low"] > -5.0
@@ -200,6 +226,21 @@ def test_c4_judges_each_lever_alone_and_both(results):
     memory(results["03_lr_and_l2"], {"lr": 0.1, "weight_decay": 0.0}, 19.5)
     table = claims.reproduction_table(results, ["C4"])
     assert table.loc["C4 larger lr", "verdict"] == NOT_REPRODUCED and table.loc["C4 L2", "verdict"] == IN_SIZE
+
+
+def test_c4_an_l2_lever_whose_clock_does_not_cover_the_start_has_its_premise_not_met(results):
+    """T5: L2 erases the start once T_L2 >= ln(|W0|/|W*|). At T_L2 0.5 against 1.90 (x = -1.40) the L2 lever's
+    premise is not met, and the row says what would meet it: 1.90 / 0.5 = 3.8x the clock (lambda 0.038 at L2 0.01);
+    the larger-lr lever (no L2) has no such premise."""
+    lr = results["03_lr_and_l2"]
+    lr["final_T_L2"] = (lr["weight_decay"] * 50.0).broadcast_like(lr["final_T_L2"]).transpose(*lr["final_T_L2"].dims)
+    table = claims.reproduction_table(results, ["C4"])
+    for part in ("L2", "both"):
+        row = table.loc[f"C4 {part}"]
+        assert row["verdict"] == PREMISE_NOT_MET and pd.isna(row["seeds_needed"]), (part, row["reason"])
+        assert "T_L2 0.5 against ln(|W0|/|W*|) 1.90 (x = -1.40 < 0)" in row["reason"], row["reason"]
+        assert "about 3.8x the clock (lambda about 0.038" in row["reason"], row["reason"]
+    assert table.loc["C4 larger lr", "verdict"] == IN_SIZE
 
 
 def _batch_grid(spreads: dict[tuple[int, int], float], interpolating: set[tuple[int, int]]) -> xr.Dataset:
@@ -284,7 +325,7 @@ def test_c6_is_not_reproduced_when_the_deep_net_interpolates_and_needs_an_interp
     assert row["verdict"] == NOT_REPRODUCED and "+-0.5" in row["reason"]
     depth["final_train_acc"].loc[{"model": "resnet9", "sigma_w": 0.25}] = 84.0
     row = claims.reproduction_table(results, ["C6"]).loc["C6"]
-    assert row["verdict"] == INCONCLUSIVE and "ResNet-9 does not interpolate" in row["reason"]
+    assert row["verdict"] == PREMISE_NOT_MET and "ResNet-9 does not interpolate" in row["reason"]
 
 
 def test_c7_sets_sgds_norm_coupling_against_the_most_coupled_adaptive_optimizer(results):

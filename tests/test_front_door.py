@@ -117,3 +117,22 @@ def test_make_tex_says_what_it_installs_and_how_much_before_installing(tmp_path)
     lines = proc.stdout.splitlines()
     assert any("texlive-xetex" in line and "installing TeX" in line for line in lines)
     assert any("about 450 MB to download" in line for line in lines)
+
+
+def test_every_notebook_that_prints_markdown_renders_it_as_myst():
+    """A notebook's Markdown outputs (verdict boxes, the ledger's collapsible blocks) are MyST only if the notebook
+    says so in its metadata; without it, a ``:::{dropdown}`` shows as text (the ledger did, 14 times)."""
+    plain = [
+        nb.name
+        for nb in sorted((REPO / "notebooks").glob("*.py"))
+        if "Markdown(" in (text := nb.read_text()) and "render_markdown_format: myst" not in text.split("# ---", 2)[1]
+    ]
+    assert not plain, f"notebooks that print Markdown without the MyST render format: {plain}"
+
+
+def test_no_notebook_or_book_page_holds_a_tab():
+    """A TAB in a page's source is a typing slip (``\\t`` where ``\\text`` was meant, in a Python string) that
+    renders as a gap in the book."""
+    sources = [*sorted((REPO / "notebooks").glob("*.py")), *sorted((REPO / "book").glob("*.md"))]
+    tabbed = [p.relative_to(REPO).as_posix() for p in sources if "\t" in p.read_text()]
+    assert not tabbed, tabbed

@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 
 from initmem.study import claims
-from initmem.study.claims import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED
+from initmem.study.claims import (
+    IN_DIRECTION,
+    IN_SIZE,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    PREMISE_NOT_MET,
+    SIZE_CONTRADICTED,
+)
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 from test_claims import SEEDS, memory, quick_nulls  # noqa: F401  (quick_nulls: an autouse fixture, used here too)
 
@@ -25,7 +32,8 @@ def results():
 def test_the_glance_table_gives_the_paper_ours_with_its_interval_and_the_verdict(results):
     table = claims.reproduction_table(results)
     glance = claims.glance_table(table)
-    assert list(glance.columns) == ["paper", "ours [95 % CI]", "verdict"] and glance.index.name == "claim"
+    assert list(glance.columns) == ["paper", "ours [95 % CI]", "effect tested [95 % CI]", "verdict"]
+    assert glance.index.name == "claim"
     assert list(glance.index) == list(table.index) and list(glance["verdict"]) == list(table["verdict"])
     c1 = table.loc["C1"]
     assert glance.loc["C1", "paper"] == "26.5 pp"
@@ -43,6 +51,12 @@ def test_the_glance_table_gives_the_paper_ours_with_its_interval_and_the_verdict
         glance.loc["B1", "ours [95 % CI]"] == "not measured"
         and glance.loc["C5 equal epochs", "ours [95 % CI]"] == "not measured"
     )
+    # the effect the verdict tested, beside the size, where it is another quantity (a contrast)
+    c2 = table.loc["C2 Muon"]
+    assert glance.loc["C2 Muon", "effect tested [95 % CI]"] == (
+        f"{c2['effect']:.1f} pp [{c2['effect_low']:.1f}, {c2['effect_high']:.1f}] (SGD's spread minus its)"
+    )
+    assert glance.loc["C1", "effect tested [95 % CI]"] == "the same"  # C1's effect is its size
     one_seed = claims.glance_table(
         claims.reproduction_table({"01_optimizers": results["01_optimizers"].isel(seed=[0])})
     )
@@ -65,20 +79,22 @@ def test_the_answer_is_three_sentences_from_the_ledger(results):
     counts = table["verdict"].value_counts()
     assert third == (
         f"Of the ledger's 14 rows, {counts.get(IN_SIZE, 0)} are reproduced in size, "
-        f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(NOT_REPRODUCED, 0)} not reproduced and "
-        f"{counts.get(INCONCLUSIVE, 0)} inconclusive; each inconclusive row says what would decide it."
+        f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(SIZE_CONTRADICTED, 0)} in direction with a size "
+        f"that contradicts the paper's, {counts.get(NOT_REPRODUCED, 0)} not reproduced, "
+        f"{counts.get(PREMISE_NOT_MET, 0)} with a premise not met at this scale and {counts.get(INCONCLUSIVE, 0)} "
+        "inconclusive; each row that is not decided says what would decide it."
     )
     empty = claims.reproduction_table({})
     nothing = claims.answer(empty, "smoke")
     assert nothing == (
-        "Of the ledger's 8 rows, 0 are reproduced in size, 0 in direction, 0 not reproduced and 8 inconclusive; "
-        "each inconclusive row says what would decide it."
+        "Of the ledger's 8 rows, 0 are reproduced in size, 0 in direction, 0 in direction with a size that "
+        "contradicts the paper's, 0 not reproduced, 0 with a premise not met at this scale and 8 inconclusive; "
+        "each row that is not decided says what would decide it."
     )
     assert (empty["seeds"] == 0).all()  # a claim with no results was measured on no seed
     decided = table[table["verdict"] != INCONCLUSIVE]  # a ledger without an inconclusive row counts 0 of them
     assert claims.answer(decided, "test").endswith(
-        f"{(decided['verdict'] == NOT_REPRODUCED).sum()} not reproduced and 0 inconclusive; each inconclusive row says "
-        "what would decide it."
+        "at this scale and 0 inconclusive; each row that is not decided says what would decide it."
     )
 
 
@@ -206,7 +222,7 @@ def test_c3_with_one_horizon_has_nothing_to_compare_and_earns_no_verdict(results
     del long.attrs["reference_horizon"]
     table = claims.reproduction_table(results, ["C3"])
     for row in ("C3 final predictor", "C3 selected predictor"):
-        assert table.loc[row, "verdict"] == INCONCLUSIVE
+        assert table.loc[row, "verdict"] == PREMISE_NOT_MET
         assert "no horizon after the reference (10 epochs)" in table.loc[row, "reason"]
 
 
@@ -275,3 +291,22 @@ def test_an_inconclusive_row_that_no_number_of_seeds_decides_says_only_why(resul
     assert table.loc["C5 equal epochs", "verdict"] == INCONCLUSIVE and table["seeds_needed"].isna()["C5 equal epochs"]
     box = claims.verdict_box(table, "C5")
     assert "**inconclusive**" in box and "seeds would decide it" not in box.split("C5 equal epochs")[1].split("\n")[0]
+
+
+def test_a_rows_block_tabulates_what_the_verdict_judged(results):
+    """The ledger's per-row block: the direction effect and the size, each with its estimate, interval, noise p and
+    band, what the rule read from each, and the verdict."""
+    table = claims.reproduction_table(results, ["C2"])
+    row = table.loc["C2 Muon"]
+    text = claims.judged_table(row)
+    lines = text.splitlines()
+    assert lines[0] == "| | estimate [95 % CI] | noise p | band | the rule reads |" and len(lines) == 5
+    effect = f"{row['effect']:.1f} pp [{row['effect_low']:.1f}, {row['effect_high']:.1f}]"
+    assert lines[2] == (
+        f"| direction effect (SGD's spread minus its) | {effect} | {row['p_value']:.3g} | no effect within ±5 | holds |"
+    )
+    size = f"{row['size']:.1f} pp [{row['size_low']:.1f}, {row['size_high']:.1f}]"
+    assert lines[3] == f"| size (its spread) | {size} | – | [-1, 9] around 4 | inside the band |"
+    assert lines[4] == "| **verdict** | **reproduced in size** | | | |"
+    c1 = claims.reproduction_table(results, ["C1"]).loc["C1"]  # C1's effect is its size: the size line names it
+    assert "| direction effect (SGD's spread) |" in claims.judged_table(c1)

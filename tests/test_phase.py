@@ -100,19 +100,23 @@ def test_the_logistic_fit_finds_a_known_midpoint(midpoint):
     assert fit.trend.rho < -0.5 and fit.trend.significant() and fit.cells == 25 and fit.seeds == 3
 
 
-def test_b1_in_size_when_the_boundary_sits_at_x_0_and_in_direction_with_where_it_lies_otherwise():
+def test_b1_in_size_when_the_boundary_sits_at_x_0_and_contradicted_with_where_it_lies_otherwise():
     row = claims.reproduction_table({"10_phase_diagram": fake_phase(midpoint=0.05)}).loc["B1"]
     assert row["verdict"] == claims.IN_SIZE and (row["band_low"], row["band_high"]) == (-0.3, 0.3)
     row = claims.reproduction_table({"10_phase_diagram": fake_phase(midpoint=1.0)}).loc["B1"]
-    assert row["verdict"] == claims.IN_DIRECTION and "lies at x0 = 1.0" in row["reason"]
-    assert "needs T_L2 above ln(|W0|/|W*|) by 1.0" in row["reason"]
+    assert row["verdict"] == claims.SIZE_CONTRADICTED and "lies wholly above the band [-0.3, 0.3]" in row["reason"]
+    assert "the fitted midpoint falls after T_L2 reaches ln(|W0|/|W*|)" in row["reason"]
     flat = claims.reproduction_table({"10_phase_diagram": fake_phase(height=0.0, noise=0.5)}).loc["B1"]
     assert flat["verdict"] in (claims.NOT_REPRODUCED, claims.INCONCLUSIVE)
 
 
-@pytest.mark.parametrize(("low", "high", "verdict"), [(-0.3, 0.3, "in size"), (-0.31, 0.2, "in direction")])
+@pytest.mark.parametrize(
+    ("low", "high", "verdict"),
+    [(-0.3, 0.3, "in size"), (-0.31, 0.2, "in direction"), (-0.9, -0.31, "contradicted"), (-0.9, -0.3, "in direction")],
+)
 def test_b1s_band_is_closed_at_its_edges(monkeypatch, low, high, verdict):
-    """x0's interval may touch the band's edges (+-0.3) and still lie inside it; a hair beyond, it does not."""
+    """x0's interval may touch the band's edges (+-0.3) and still lie inside it; a hair beyond, it does not; wholly
+    beyond an edge, it contradicts the band (touching the edge is not beyond it)."""
     from initmem.study.stats import Interval, RankTest
 
     fit = phase.Transition(
@@ -125,7 +129,12 @@ def test_b1s_band_is_closed_at_its_edges(monkeypatch, low, high, verdict):
     )
     monkeypatch.setattr(phase, "fit_transition", lambda ds: fit)
     row = claims.reproduction_table({"10_phase_diagram": fake_phase()}, ["B1"]).loc["B1"]
-    assert row["verdict"] == {"in size": claims.IN_SIZE, "in direction": claims.IN_DIRECTION}[verdict], row["reason"]
+    expected = {
+        "in size": claims.IN_SIZE,
+        "in direction": claims.IN_DIRECTION,
+        "contradicted": claims.SIZE_CONTRADICTED,
+    }
+    assert row["verdict"] == expected[verdict], row["reason"]
 
 
 def test_the_grid_is_placed_from_a_smaller_sweep_by_t5s_law():

@@ -10,7 +10,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from initmem.study import rules
-from initmem.study.rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, STRENGTH, judge, judge_unchanged
+from initmem.study.rules import (
+    IN_DIRECTION,
+    IN_SIZE,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    PREMISE_NOT_MET,
+    SIZE_CONTRADICTED,
+    STRENGTH,
+    judge,
+    judge_unchanged,
+)
 from initmem.study.stats import Interval
 
 
@@ -31,8 +41,8 @@ def test_the_band_is_the_paper_number_plus_minus_max_5_pp_or_30_percent():
     ("direction", "p", "size", "band", "premise", "verdict"),
     [
         (iv(math.nan, math.nan, 1), 0.001, None, (18.55, 34.45), "", INCONCLUSIVE),  # one seed: no interval
-        (iv(20.0, 30.0), 0.001, None, (18.55, 34.45), "SGD does not interpolate", INCONCLUSIVE),
-        (iv(-3.0, -1.0), 0.9, None, None, "no premise", INCONCLUSIVE),  # a premise blocks the negative verdict too
+        (iv(20.0, 30.0), 0.001, None, (18.55, 34.45), "SGD does not interpolate", PREMISE_NOT_MET),
+        (iv(-3.0, -1.0), 0.9, None, None, "no premise", PREMISE_NOT_MET),  # a premise blocks the negative verdict too
         (iv(-9.0, -0.01), 0.9, None, None, "", NOT_REPRODUCED),  # entirely below 0
         (iv(-9.0, 0.0), 0.9, None, None, "", INCONCLUSIVE),  # touching 0 is not below it
         (iv(-4.99, 4.99), 0.9, None, None, "", NOT_REPRODUCED),  # inside the null-equivalence band
@@ -45,8 +55,13 @@ def test_the_band_is_the_paper_number_plus_minus_max_5_pp_or_30_percent():
         (iv(1.01, 9.0), 0.05, None, None, "", INCONCLUSIVE),  # p at alpha is not below it
         (iv(1.01, 9.0), math.nan, None, None, "", INCONCLUSIVE),  # no null: no direction
         (iv(18.55, 34.45), 0.001, None, (18.55, 34.45), "", IN_SIZE),  # the band's edges are inside it
-        (iv(18.54, 30.0), 0.001, None, (18.55, 34.45), "", IN_DIRECTION),
+        (iv(18.54, 30.0), 0.001, None, (18.55, 34.45), "", IN_DIRECTION),  # straddles the lower edge
         (iv(20.0, 34.46), 0.001, None, (18.55, 34.45), "", IN_DIRECTION),
+        (iv(34.46, 40.0), 0.001, None, (18.55, 34.45), "", SIZE_CONTRADICTED),  # wholly above the band
+        (iv(34.45, 40.0), 0.001, None, (18.55, 34.45), "", IN_DIRECTION),  # touching the edge is not outside
+        (iv(6.0, 18.54), 0.001, None, (18.55, 34.45), "", SIZE_CONTRADICTED),  # wholly below it
+        (iv(6.0, 20.0), 0.001, iv(5.01, 12.0), (-5.0, 5.0), "", SIZE_CONTRADICTED),  # C4 larger lr: not near 0
+        (iv(6.0, 20.0), 0.06, iv(5.01, 12.0), (-5.0, 5.0), "", INCONCLUSIVE),  # no direction: the size decides nothing
         (iv(20.0, 30.0), 0.06, None, (18.55, 34.45), "", INCONCLUSIVE),  # inside the band, but not beyond the null
         (iv(6.0, 20.0), 0.001, iv(-4.0, 4.0), (-5.0, 5.0), "", IN_SIZE),  # C2: SGD's lead, Adam's spread near 0
         (iv(6.0, 20.0), 0.001, iv(-4.0, 5.01), (-5.0, 5.0), "", IN_DIRECTION),
@@ -69,7 +84,9 @@ def test_every_verdict_says_why():
         judge(iv(-9.0, -1.0), 0.9).reason: "entirely below 0",
         judge(iv(-1.0, 1.0), 0.9).reason: "null-equivalence band +-5",
         judge(iv(20.0, 30.0), 0.001, band=(18.55, 34.45)).reason: "inside the band [18.55, 34.45]",
-        judge(iv(10.0, 30.0), 0.001, band=(18.55, 34.45)).reason: "not inside the band",
+        judge(iv(10.0, 30.0), 0.001, band=(18.55, 34.45)).reason: "straddles an edge of the band [18.55, 34.45]",
+        judge(iv(36.0, 40.0), 0.001, band=(18.55, 34.45)).reason: "larger than the paper's 26.5 by 11.5 (at least 1.5",
+        judge(iv(6.0, 20.0), 0.001, size=iv(-12.0, -6.0), band=(-5.0, 5.0)).reason: "smaller than the paper's 0 by 9",
         judge(iv(10.0, 30.0), 0.001).reason: "the paper gives no number",
         judge(iv(-1.0, 30.0), 0.001).reason: "straddles 0",
         judge(iv(0.0, 30.0), 0.001).reason: "[0.00, 30.00] straddles 0",  # touching 0 is straddling it
@@ -94,7 +111,7 @@ def test_every_verdict_says_why():
 )
 def test_unchanged_is_a_non_inferiority_rule(change, verdict):
     assert judge_unchanged(change).verdict == verdict
-    assert judge_unchanged(iv(-1.0, 1.0), premise="no memory at the reference").verdict == INCONCLUSIVE
+    assert judge_unchanged(iv(-1.0, 1.0), premise="no memory at the reference").verdict == PREMISE_NOT_MET
 
 
 def test_seeds_to_decide_from_the_observed_mean_and_spread():
@@ -124,15 +141,15 @@ def test_a_verdict_cannot_be_changed_after_it_is_given():
 
 
 def test_the_verdicts_and_their_definitions():
-    assert rules.VERDICTS == (IN_SIZE, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE)
-    assert set(rules.VERDICT_DEFINITIONS) == set(rules.VERDICTS)
-    assert STRENGTH == {IN_SIZE: 2, IN_DIRECTION: 1, INCONCLUSIVE: 0, NOT_REPRODUCED: -1}
+    assert rules.VERDICTS == (IN_SIZE, IN_DIRECTION, SIZE_CONTRADICTED, NOT_REPRODUCED, PREMISE_NOT_MET, INCONCLUSIVE)
+    assert set(rules.VERDICT_DEFINITIONS) == set(rules.VERDICTS) == set(STRENGTH)
+    assert STRENGTH[IN_SIZE] == (1, 1) and STRENGTH[SIZE_CONTRADICTED] == (1, -1) and STRENGTH[IN_DIRECTION] == (1, 0)
+    assert STRENGTH[NOT_REPRODUCED] == (-1, 0) and STRENGTH[INCONCLUSIVE] == STRENGTH[PREMISE_NOT_MET] == (0, 0)
 
 
 def _weaker_or_equal(before: str, after: str) -> bool:
-    """``after`` is ``before`` or lies between it and "inconclusive" (on the same side)."""
-    b, a = STRENGTH[before], STRENGTH[after]
-    return a == b or (a * b >= 0 and abs(a) < abs(b))
+    """Each side of ``after`` (direction, size) is ``before``'s or lies between it and undecided (on the same side)."""
+    return all(a == b or (a * b >= 0 and abs(a) < abs(b)) for b, a in zip(STRENGTH[before], STRENGTH[after]))
 
 
 @settings(max_examples=400, deadline=None)
@@ -150,8 +167,8 @@ def _weaker_or_equal(before: str, after: str) -> bool:
 def test_more_noise_never_makes_a_claim_easier_to_pass(
     center, half, widen, p, p_more, size_center, size_half, paper, has_size
 ):
-    """A wider interval (same centre) and a larger p can only weaken a verdict: never towards in size or not
-    reproduced, only towards inconclusive."""
+    """A wider interval (same centre) and a larger p can only weaken a verdict: each side (direction, size) only
+    towards undecided, never towards in size, size contradicted or not reproduced."""
     band = rules.band_of(paper) if paper is not None else None
     size = Interval(size_center, size_center - size_half, size_center + size_half, 5) if has_size else None
     wider_size = (
@@ -180,6 +197,7 @@ def _rejudge(row, k: float, p_more: float = 0.0):
         size=None if size is None else mean_interval(size),
         band=row.band,
         margin=row.margin,
+        premise=row.verdict.reason.removeprefix("premise not met: ") if row.verdict.verdict == PREMISE_NOT_MET else "",
     ).verdict
 
 

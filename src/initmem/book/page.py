@@ -42,7 +42,9 @@ __all__ = [
     "overrides",
 ]
 
-#: The paragraph above every chapter's verdict box.
+#: The paragraph above every chapter's verdict box (MyST: its value is not shown here, where it would not render).
+#:
+#: :meta hide-value:
 VERDICT_INTRO = (
     "Each row: the paper's statement, ours (the mean over seeds with its 95 % t-interval; spreads cross-fitted, every "
     "raw spread against its noise null), and the verdict with the reason, by the claim's rule printed below it. The "

@@ -28,14 +28,26 @@ import xarray as xr
 
 from .judges import CLAIMS, learning_rates_note
 from .ledger import PAPER, RULES, Row, scale_text
-from .ledger_text import against_record, answer, glance_table, verdict_box
-from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, VERDICT_DEFINITIONS, VERDICTS, Verdict
+from .ledger_text import against_record, answer, glance_table, judged_table, verdict_box
+from .rules import (
+    IN_DIRECTION,
+    IN_SIZE,
+    INCONCLUSIVE,
+    NOT_REPRODUCED,
+    PREMISE_NOT_MET,
+    SIZE_CONTRADICTED,
+    VERDICT_DEFINITIONS,
+    VERDICTS,
+    Verdict,
+)
 from .stats import Interval, n_diverged
 
 __all__ = [
     "IN_SIZE",
     "IN_DIRECTION",
+    "SIZE_CONTRADICTED",
     "NOT_REPRODUCED",
+    "PREMISE_NOT_MET",
     "INCONCLUSIVE",
     "VERDICTS",
     "VERDICT_DEFINITIONS",
@@ -48,6 +60,7 @@ __all__ = [
     "against_record",
     "answer",
     "verdict_box",
+    "judged_table",
     "chapter_table",
     "chapter_box",
     "chapter_verdicts",

@@ -2,9 +2,11 @@
 
 One row per row of :func:`initmem.study.claims.reproduction_table`. Where the paper gives a number, the row shows the
 measured size (its mean over seeds and 95 % interval, black) against the paper's number (a diamond) and its band
-(shaded blue: the whole interval must lie inside it for "in size"); where it gives none, the direction effect with
-its interval against the null-equivalence band around 0 (shaded grey: an interval entirely inside it is "no
-effect"). The verdict is printed at the right end of every row, so the reader sees why each verdict is what it is.
+(shaded blue: the whole interval must lie inside it for "in size", wholly outside it for "size contradicted"), and,
+where the verdict's direction effect is another quantity (C2's and C4's contrasts), that effect as an open circle
+with its interval (grey) just under it; where the paper gives no number, the direction effect with its interval
+against the null-equivalence band around 0 (shaded grey: an interval entirely inside it is "no effect"). The verdict
+is printed at the right end of every row, so the reader sees why each verdict is what it is.
 Rows in other units than percentage points (C7's slope, B1's boundary in x) get a panel of their own.
 """
 
@@ -24,9 +26,13 @@ __all__ = ["VERDICT_COLORS", "forest"]
 VERDICT_COLORS = {
     "reproduced in size": "#1a7f37",
     "reproduced in direction": "#2f6fb5",
+    "size contradicted": "#9a6700",
     "not reproduced": "#b42318",
+    "premise not met": "#6e5494",
     "inconclusive": "0.35",
 }
+#: The rows whose verdict tests a direction effect other than the size shown (a contrast between two conditions).
+_CONTRASTS = ("C2", "C4")
 _BAND = "#9ec5ea"
 _NULL = "0.85"
 _ROW_HEIGHT = 0.17
@@ -57,6 +63,11 @@ def _draw_row(ax, y: float, row: Any) -> None:
         ax.plot([low, high], [y, y], color="black", lw=1.6, zorder=4, solid_capstyle="butt")
     if _finite(centre):
         ax.plot([centre], [y], marker="o", ms=4.5, color="black", zorder=5, ls="none")
+    if sized and row["claim"] in _CONTRASTS and _finite(row["effect"]):
+        below = y - 0.22
+        if _finite(row["effect_low"], row["effect_high"]):
+            ax.plot([row["effect_low"], row["effect_high"]], [below] * 2, color=MUTED, lw=1.0, zorder=4)
+        ax.plot([row["effect"]], [below], marker="o", ms=4, mfc="white", mec=MUTED, zorder=5, ls="none")
 
 
 @styled
@@ -92,8 +103,9 @@ def forest(table: Any, title: str | None = "The claims against the paper", capti
         plt.Rectangle((0, 0), 1, 1, color=_BAND, lw=0, label="paper (diamond), its band"),
         plt.Rectangle((0, 0), 1, 1, color=_NULL, lw=0, label="no-effect band"),
         plt.Line2D([], [], color="black", marker="o", ms=4.5, lw=1.6, label="ours, 95 % interval"),
+        plt.Line2D([], [], color=MUTED, marker="o", ms=4, mfc="white", lw=1.0, label="effect tested (C2, C4)"),
     ]
     keys = fig.add_subplot(grid[-1])
     keys.axis("off")
-    legend_in(keys, legend, ncol=3)
+    legend_in(keys, legend, ncol=4)
     return finish(fig, caption or "", title)

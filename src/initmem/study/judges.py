@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import xarray as xr
@@ -25,7 +26,7 @@ from .ledger import (
     spread_text,
 )
 from .nulls import contrast_null, contrast_null_floor, spread_null, spread_null_floor
-from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, Verdict
+from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, PREMISE_NOT_MET, SIZE_CONTRADICTED, Verdict
 from .stats import Interval, finite_runs, mean_interval
 
 __all__ = ["CLAIMS", "learning_rates_note"]
@@ -39,6 +40,7 @@ def _contrast_row(
     *,
     ours: Callable[[Interval], str],
     sized: bool,
+    premise: str = "",
     **texts: str,
 ) -> Row:
     """A row judging how much more memory ``reference`` keeps than ``other`` (each with dims sigma_w and seed): the
@@ -55,6 +57,7 @@ def _contrast_row(
         contrast_null(seed_matrix(a), seed_matrix(b)),
         lambda n: contrast_null_floor(cells * n),
         size_values=cross_fitted(other).values if sized else None,
+        premise=premise,
         ours=ours(interval_of(difference)),
         **texts,
     )
@@ -138,11 +141,11 @@ def _c3(ds: xr.Dataset) -> list[Row]:
         if name == "selected" and same and later:
             change = Interval(math.nan, math.nan, math.nan, change.n)  # nothing was measured: the spread cannot move
             verdict = Verdict(
-                INCONCLUSIVE,
-                f"not testable at this scale: validation selects the same checkpoints at "
-                f"{reference} and {last} epochs (the latest at epoch "
-                f"{int(at_last['best_epoch'].max())}), so the selected spread cannot "
-                "change; the final predictor carries the claim",
+                PREMISE_NOT_MET,
+                f"premise not met: validation selects the same checkpoints at {reference} and {last} epochs (the "
+                f"latest at epoch {int(at_last['best_epoch'].max())}), so the selected spread cannot change; a "
+                "reference horizon after the last checkpoint validation picks would meet it; the final predictor "
+                "carries the claim",
             )
         else:
             verdict = rules.judge_unchanged(change, premise=premise)
@@ -163,6 +166,20 @@ def _c3(ds: xr.Dataset) -> list[Row]:
             )
         )
     return rows
+
+
+def _l2_clock_premise(cell: Any, wd: float) -> str:
+    """C4's premise for a lever with L2 decay (T5): its clock must run past what the start has to lose,
+    ``T_L2 >= ln(|W0|/|W*|)`` (x >= 0), or the paper's "near zero" is not what the clocks predict here. ``""`` when it
+    does; else the premise with the clock values and what would meet it (at the same measured ``|W*|``)."""
+    if wd <= 0 or cell["x"] >= 0:
+        return ""
+    factor = cell["log_ratio"] / cell["T_L2"] if cell["T_L2"] > 0 else math.inf
+    return (
+        f"the L2 clock does not cover the start: T_L2 {cell['T_L2']:.2g} against ln(|W0|/|W*|) "
+        f"{cell['log_ratio']:.2f} (x = {cell['x']:.2f} < 0); meeting it takes about {factor:.1f}x the clock "
+        f"(lambda about {wd * factor:.2g} at this lr and length, or {factor:.1f}x the epochs)"
+    )
 
 
 def _c4(ds: xr.Dataset) -> list[Row]:
@@ -186,6 +203,7 @@ def _c4(ds: xr.Dataset) -> list[Row]:
                 lever,
                 ours=lambda difference, head=head, clock=clock: f"{head}: {difference} | {clock}",
                 sized=True,
+                premise=_l2_clock_premise(cell, wd),
                 clocks=clocks_text(lever, ("T_SGD", "T_L2")),
                 scale=scale_text(ds),
                 experiment="03_lr_and_l2",
@@ -351,14 +369,19 @@ def _b1(ds: xr.Dataset) -> list[Row]:
                 f"the memory falls with x (p = {trend.p_value:.3g}) and x0's interval lies "
                 f"inside [{BOUNDARY_BAND[0]:g}, {BOUNDARY_BAND[1]:g}]",
             )
+        elif x0.high < BOUNDARY_BAND[0] or x0.low > BOUNDARY_BAND[1]:
+            verdict = Verdict(
+                SIZE_CONTRADICTED,
+                f"the memory falls with x (p = {trend.p_value:.3g}), but x0's interval [{x0.low:.2f}, "
+                f"{x0.high:.2f}] lies wholly {'below' if x0.high < BOUNDARY_BAND[0] else 'above'} the band "
+                f"[{BOUNDARY_BAND[0]:g}, {BOUNDARY_BAND[1]:g}]: the fitted midpoint falls "
+                f"{'before' if x0.high < BOUNDARY_BAND[0] else 'after'} T_L2 reaches ln(|W0|/|W*|)",
+            )
         else:
-            shift = x0.estimate
             verdict = Verdict(
                 IN_DIRECTION,
-                f"the memory falls with x (p = {trend.p_value:.3g}), but the boundary "
-                f"lies at x0 = {shift:.2f} [{x0.low:.2f}, {x0.high:.2f}], not within "
-                f"+-0.3 of 0: forgetting needs T_L2 {'above' if shift > 0 else 'below'} "
-                f"ln(|W0|/|W*|) by {abs(shift):.2f}",
+                f"the memory falls with x (p = {trend.p_value:.3g}); x0's interval [{x0.low:.2f}, {x0.high:.2f}] "
+                f"straddles an edge of the band [{BOUNDARY_BAND[0]:g}, {BOUNDARY_BAND[1]:g}]",
             )
     else:
         verdict = Verdict(INCONCLUSIVE, f"the fall of the memory with x is not beyond the null ({trend.format()})")

@@ -104,11 +104,13 @@ RULES: dict[str, str] = {
     "C3": "effect: the cross-fitted spread at the longest horizon minus at the reference horizon, per seed; in "
     "direction when its interval lies above -5 pp (non-inferiority: it loses less than the margin), not "
     "reproduced when below; premise: every run interpolates at the reference and the reference spread's "
-    "interval lies above 0; the selected predictor is not testable when validation selects the same "
-    "checkpoints at both horizons, and the final predictor then carries the claim; no size (no number)",
+    "interval lies above 0, and, for the selected predictor, validation selects other checkpoints at the two "
+    "horizons (where it selects the same ones, the selected spread cannot change and the final predictor carries the "
+    "claim); no size (no number)",
     "C4": f"effect, per lever (larger lr alone; L2 at the low lr; both): the low-lr, no-L2 cell's minus the lever "
     f"cell's {_SPREAD}, per seed; null: the two cells swapped within (sigma_w, seed); size: the lever cell's "
-    "spread inside 0 +- 5 pp ('near zero')",
+    "spread inside 0 +- 5 pp ('near zero'); premise, for a lever with L2: its clock covers what the start has to "
+    "lose, T_L2 >= ln(|W0|/|W*|) (x >= 0, chapter T5), measured in the lever cell",
     "C5": f"effect, per design: the larger batch's minus the smaller batch's {_SPREAD}, per seed, between batch sizes "
     "whose runs all interpolate, at equal steps (within 5 %) and at equal epochs (the widest such pair of "
     "each); null: the two batch sizes swapped within (sigma_w, seed); no size (no number)",

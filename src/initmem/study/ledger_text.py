@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED
+from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, PREMISE_NOT_MET, SIZE_CONTRADICTED, STRENGTH
 
-__all__ = ["glance_table", "against_record", "answer", "verdict_box"]
+__all__ = ["glance_table", "against_record", "answer", "verdict_box", "judged_table"]
 
 # --- the first screen ---------------------------------------------------------------------------------------------
 #: The paper's side of each row, in a few words (the glance table's "paper" column).
@@ -27,7 +27,7 @@ _PAPER_SHORT = {
     "C7": "SGD's norm coupled, not adaptive",
     "B1": "boundary at x = 0 (theory, beyond the paper)",
 }
-#: What the glance table's "ours" column measures for each claim.
+#: What a row's headline number measures: the size where the paper gives a number, else the direction effect.
 _OURS_SHORT = {
     "C1": "SGD's spread",
     "C2": "its spread",
@@ -38,10 +38,24 @@ _OURS_SHORT = {
     "C7": "SGD slope minus adaptive",
     "B1": "fitted boundary x0",
 }
+#: What the direction effect that a verdict tests measures, where it is not the headline number itself.
+_EFFECT_SHORT = {
+    "C2": "SGD's spread minus its",
+    "C4": "spread without the lever minus with it",
+}
+
+
+def _number(centre: Any, low: Any, high: Any, unit: str) -> str:
+    """``centre`` with its interval, in the row's unit (pp to one decimal, other units to two)."""
+    if not _given(centre):
+        return "not measured"
+    unit, digits = (" pp", 1) if unit == "pp" else ("", 2)
+    interval = f" [{low:.{digits}f}, {high:.{digits}f}]" if _given(low) and _given(high) else ""
+    return f"{centre:.{digits}f}{unit}{interval}"
 
 
 def _ours_cell(row: Any, describe: bool = True) -> str:
-    """A row's measured number with its interval: the size where the paper gives a number, else the effect; with
+    """A row's headline number with its interval: the size where the paper gives a number, else the effect; with
     ``describe``, followed by what it measures."""
     sized = _given(row["band_low"])
     centre, low, high = (
@@ -49,21 +63,28 @@ def _ours_cell(row: Any, describe: bool = True) -> str:
         if sized
         else (row["effect"], row["effect_low"], row["effect_high"])
     )
-    if not _given(centre):
-        return "not measured"
-    unit, digits = (" pp", 1) if row["unit"] == "pp" else ("", 2)
-    interval = f" [{low:.{digits}f}, {high:.{digits}f}]" if _given(low) and _given(high) else ""
-    return f"{centre:.{digits}f}{unit}{interval}" + (f" ({_OURS_SHORT[row['claim']]})" if describe else "")
+    text = _number(centre, low, high, row["unit"])
+    return text + (f" ({_OURS_SHORT[row['claim']]})" if describe and _given(centre) else "")
+
+
+def _effect_cell(row: Any) -> str:
+    """The direction effect the verdict tested, with what it measures; "the same" where it is the headline number."""
+    if row["claim"] not in _EFFECT_SHORT:
+        return "the same"
+    text = _number(row["effect"], row["effect_low"], row["effect_high"], row["unit"])
+    return text + (f" ({_EFFECT_SHORT[row['claim']]})" if _given(row["effect"]) else "")
 
 
 def glance_table(table: Any) -> Any:
     """The first screen's table of a :func:`reproduction_table`: one row per ledger row with the paper's number, ours
-    with its 95 % interval, and the verdict."""
+    with its 95 % interval (the size where the paper gives a number), the direction effect the verdict tested, and
+    the verdict."""
     import pandas as pd
 
     rows = {
         "paper": [_PAPER_SHORT.get(key, "") for key in table.index],
         "ours [95 % CI]": [_ours_cell(row) for _, row in table.iterrows()],
+        "effect tested [95 % CI]": [_effect_cell(row) for _, row in table.iterrows()],
         "verdict": list(table["verdict"]),
     }
     return pd.DataFrame(rows, index=pd.Index(list(table.index), name="claim"))
@@ -115,8 +136,10 @@ def answer(table: Any, preset: str) -> str:
     counts = table["verdict"].value_counts()
     parts.append(
         f"Of the ledger's {len(table)} rows, {counts.get(IN_SIZE, 0)} are reproduced in size, "
-        f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(NOT_REPRODUCED, 0)} not reproduced and "
-        f"{counts.get(INCONCLUSIVE, 0)} inconclusive; each inconclusive row says what would decide it."
+        f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(SIZE_CONTRADICTED, 0)} in direction with a size "
+        f"that contradicts the paper's, {counts.get(NOT_REPRODUCED, 0)} not reproduced, "
+        f"{counts.get(PREMISE_NOT_MET, 0)} with a premise not met at this scale and {counts.get(INCONCLUSIVE, 0)} "
+        "inconclusive; each row that is not decided says what would decide it."
     )
     return " ".join(parts)
 
@@ -149,6 +172,40 @@ def verdict_box(table: Any, claims: str | list[str]) -> str:
                 lines.append(f"  Note: {row['note']}.")
         lines += [f"- Rule: {first['rule']}.", ""]
     return "\n".join(lines).strip()
+
+
+_DIRECTION_SIDE = {1: "holds", -1: "fails", 0: "undecided"}
+_SIZE_SIDE = {1: "inside the band", -1: "outside the band", 0: "straddles an edge"}
+
+
+def judged_table(row: Any) -> str:
+    """A row of a :func:`reproduction_table` as a short MyST table: the direction effect and the size, each with its
+    estimate, 95 % interval, noise p and band, what the rule made of it, and the verdict (plus, for an undecided row,
+    the seeds that would decide it)."""
+    direction, size = STRENGTH.get(row["verdict"], (0, 0))
+    judged = row["verdict"] != PREMISE_NOT_MET
+    p = f"{row['p_value']:.3g}" if _given(row["p_value"]) else "–"
+    margin = f"no effect within ±{row['margin']:g}" if _given(row["margin"]) else "–"
+    lines = [
+        "| | estimate [95 % CI] | noise p | band | the rule reads |",
+        "|---|---|---|---|---|",
+        f"| direction effect ({_EFFECT_SHORT.get(row['claim'], _OURS_SHORT[row['claim']])}) | "
+        f"{_number(row['effect'], row['effect_low'], row['effect_high'], row['unit'])} | {p} | {margin} | "
+        f"{_DIRECTION_SIDE[direction] if judged else 'not judged'} |",
+    ]
+    if _given(row["band_low"]):
+        lines.append(
+            f"| size ({_OURS_SHORT[row['claim']]}) | {_number(row['size'], row['size_low'], row['size_high'], row['unit'])}"
+            f" | – | [{row['band_low']:g}, {row['band_high']:g}] around {row['paper_value']:g} | "
+            f"{(_SIZE_SIDE[size] if direction == 1 else 'not reached') if judged else 'not judged'} |"
+        )
+    needed = (
+        f" (about {int(row['seeds_needed'])} seeds would decide it at the observed mean and spread)"
+        if row["verdict"] == INCONCLUSIVE and _given(row["seeds_needed"])
+        else ""
+    )
+    lines.append(f"| **verdict** | **{row['verdict']}**{needed} | | | |")
+    return "\n".join(lines)
 
 
 def _given(value: Any) -> bool:

@@ -1,4 +1,4 @@
-"""The verdict rules: four verdicts, bands around the paper's numbers, and how many seeds would decide a claim.
+"""The verdict rules: six verdicts, bands around the paper's numbers, and how many seeds would decide a claim.
 
 A claim (or one part of it: one optimizer of C2, one lever of C4) is judged from two measured quantities:
 
@@ -10,22 +10,27 @@ A claim (or one part of it: one optimizer of C2, one lever of C4) is judged from
 
 The rules, applied in this order (:func:`judge`):
 
-1. **inconclusive** without an interval (fewer than 2 seeds), or when a premise of the claim is not met here;
-2. **not reproduced** when D's interval lies entirely below 0 (the wrong side), or entirely inside the
+1. **inconclusive** without an interval (fewer than 2 seeds);
+2. **premise not met** when a condition the claim presupposes does not hold here (SGD must interpolate for C1; the
+   L2 lever of C4 must run its clock ``T_L2`` past ``ln(|W0|/|W*|)``): the row says what would meet it;
+3. **not reproduced** when D's interval lies entirely below 0 (the wrong side), or entirely inside the
    null-equivalence band ``(-margin, +margin)`` (the effect is, within the margin, no effect at all);
-3. **reproduced in size** when D's interval lies above 0, its permutation p is below 0.05, its estimate is at least
-   the margin (an effect that matters, not only one told apart from 0), and S's whole interval lies inside the band;
-4. **reproduced in direction** when D's interval lies above 0, p < 0.05 and D's estimate is at least the margin, but
-   S's interval is not inside the band (or the paper gives no number);
+4. the direction **holds** when D's interval lies above 0, its permutation p is below 0.05 and its estimate is at
+   least the margin (an effect that matters, not only one told apart from 0). Then S decides:
+   **reproduced in size** when S's whole interval lies inside the band; **size contradicted** when S's whole interval
+   lies outside it (the row says whether ours is larger or smaller than the paper's, and by how much);
+   **reproduced in direction** when S's interval straddles an edge of the band, or the paper gives no number;
 5. **inconclusive** otherwise; :func:`seeds_to_decide` then says how many seeds would decide it at the observed
    mean and spread of the per-seed effects.
 
-Every rule asks for an interval to lie *inside* something, never merely to contain a number: a wider interval
-(more noise, the same estimate) can only move a verdict towards "inconclusive", never towards "in size" or "not
-reproduced". The margin on the estimate in rules 3-4 is what makes this hold everywhere: an effect told apart from 0
-but inside the equivalence band (real, but smaller than the margin) is "not reproduced" by rule 2; without the
-margin, a noisier copy of it, its interval reaching past the band, would pass as "in direction". With it, that copy
-is inconclusive (tests/test_rules.py checks the property on random intervals).
+A verdict has two sides, the direction (holds, wrong, or undecided) and the size (inside the band, outside it, or
+undecided): :data:`STRENGTH`. Every rule asks for an interval to lie *inside* or *outside* something, never merely to
+contain a number, so a wider interval (more noise, the same estimate) can only move either side towards "undecided",
+never a verdict towards "in size", "size contradicted" or "not reproduced". The margin on the estimate is what makes
+this hold for the direction: an effect told apart from 0 but inside the equivalence band (real, but smaller than the
+margin) is "not reproduced" by rule 3; without the margin, a noisier copy of it, its interval reaching past the band,
+would pass as "in direction". With it, that copy is inconclusive (tests/test_rules.py checks the property on random
+intervals). Whether a 95 % interval's error rates are what they say is a separate question, measured by simulation.
 C3 ("unchanged") is a non-inferiority claim and has its own rule (:func:`judge_unchanged`).
 """
 
@@ -42,7 +47,9 @@ from .stats import LEVEL, Interval
 __all__ = [
     "IN_SIZE",
     "IN_DIRECTION",
+    "SIZE_CONTRADICTED",
     "NOT_REPRODUCED",
+    "PREMISE_NOT_MET",
     "INCONCLUSIVE",
     "VERDICTS",
     "VERDICT_DEFINITIONS",
@@ -56,33 +63,49 @@ __all__ = [
     "seeds_to_decide",
 ]
 
-IN_SIZE, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE = (
+IN_SIZE, IN_DIRECTION, SIZE_CONTRADICTED, NOT_REPRODUCED, PREMISE_NOT_MET, INCONCLUSIVE = (
     "reproduced in size",
     "reproduced in direction",
+    "size contradicted",
     "not reproduced",
+    "premise not met",
     "inconclusive",
 )
-#: The four verdicts, strongest first.
-VERDICTS = (IN_SIZE, IN_DIRECTION, NOT_REPRODUCED, INCONCLUSIVE)
-#: How far each verdict is from "inconclusive" (0), on its side: noise may only lower the absolute value.
-STRENGTH = {IN_SIZE: 2, IN_DIRECTION: 1, INCONCLUSIVE: 0, NOT_REPRODUCED: -1}
+#: The six verdicts, in the order the book lists them.
+VERDICTS = (IN_SIZE, IN_DIRECTION, SIZE_CONTRADICTED, NOT_REPRODUCED, PREMISE_NOT_MET, INCONCLUSIVE)
+#: Each verdict's two sides, ``(direction, size)``: +1 holds (inside the band), -1 fails (wrong side or no effect;
+#: outside the band), 0 undecided. Noise may only move a side towards 0. A premise that is not met decides neither.
+STRENGTH = {
+    IN_SIZE: (1, 1),
+    IN_DIRECTION: (1, 0),
+    SIZE_CONTRADICTED: (1, -1),
+    INCONCLUSIVE: (0, 0),
+    PREMISE_NOT_MET: (0, 0),
+    NOT_REPRODUCED: (-1, 0),
+}
 #: The significance level of every permutation test in the book.
 ALPHA = 0.05
 #: The null-equivalence margin (percentage points): an effect whose whole interval lies within +- this is no effect.
 MARGIN_PP = 5.0
 
+_HOLDS = (
+    "the effect lies on the paper's side beyond its noise null (95 % interval above 0, permutation p < 0.05) with an "
+    "estimate of at least the margin (5 pp)"
+)
 #: What each verdict means (printed in the book).
 VERDICT_DEFINITIONS = {
-    IN_SIZE: "the effect lies on the paper's side beyond its noise null (95 % interval above 0, permutation p < "
-    "0.05) with an estimate of at least the margin (5 pp), and the whole 95 % interval of the measured size lies inside the band around the paper's "
+    IN_SIZE: f"{_HOLDS}, and the whole 95 % interval of the measured size lies inside the band around the paper's "
     "number, P +- max(5 pp, 30 % of P)",
-    IN_DIRECTION: "the effect lies on the paper's side beyond its noise null with an estimate of at least the margin, but the size's interval is not inside "
-    "the band (or the paper gives no number)",
+    IN_DIRECTION: f"{_HOLDS}, and the size's interval straddles an edge of the band (it neither confirms nor "
+    "contradicts the paper's number), or the paper gives no number",
+    SIZE_CONTRADICTED: f"{_HOLDS}, but the whole 95 % interval of the measured size lies outside the band: the "
+    "direction is the paper's, the size measurably is not (the row says larger or smaller, and by how much)",
     NOT_REPRODUCED: "the effect's interval lies entirely on the wrong side of 0, or entirely inside the "
     "null-equivalence band +- 5 pp (no effect, within the margin)",
-    INCONCLUSIVE: "anything else: the interval straddles 0 or a band's edge, the permutation p is not below 0.05, "
-    "there are fewer than 2 seeds, or a premise of the claim is not met at this scale; the verdict "
-    "then says how many seeds would decide it",
+    PREMISE_NOT_MET: "a condition the claim presupposes does not hold at this scale (SGD interpolates; the L2 clock "
+    "runs past ln(|W0|/|W*|)); the row prints the premise and what would meet it",
+    INCONCLUSIVE: "anything else: the effect's interval straddles 0 or the margin, the permutation p is not below "
+    "0.05, or there are fewer than 2 seeds; the row then says how many seeds would decide it",
 }
 
 
@@ -109,6 +132,21 @@ class Verdict:
 
 def _inside(interval: Interval, band: tuple[float, float]) -> bool:
     return interval.has_bounds and band[0] <= interval.low and interval.high <= band[1]
+
+
+def _outside(interval: Interval, band: tuple[float, float]) -> bool:
+    return interval.has_bounds and (interval.high < band[0] or interval.low > band[1])
+
+
+def _contradiction(size: Interval, band: tuple[float, float]) -> str:
+    """How a size wholly outside ``band`` differs from the paper's number (the band's centre)."""
+    paper = (band[0] + band[1]) / 2
+    side, gap = ("larger", size.low - band[1]) if size.low > band[1] else ("smaller", band[0] - size.high)
+    return (
+        f"the size's interval [{size.low:.1f}, {size.high:.1f}] lies wholly outside the band [{band[0]:g}, "
+        f"{band[1]:g}]: {side} than the paper's {paper:g} by {abs(size.estimate - paper):.1f} (at least "
+        f"{gap:.2g} beyond the band's edge)"
+    )
 
 
 def judge(
@@ -138,7 +176,7 @@ def judge(
             INCONCLUSIVE, "no interval: fewer than 2 seeds with a value (a spread is cross-fitted on the other seeds)"
         )
     if premise:
-        return Verdict(INCONCLUSIVE, f"premise not met: {premise}")
+        return Verdict(PREMISE_NOT_MET, f"premise not met: {premise}")
     if direction.high < 0:
         return Verdict(
             NOT_REPRODUCED, f"the effect's interval [{direction.low:.2f}, {direction.high:.2f}] lies entirely below 0"
@@ -157,10 +195,13 @@ def judge(
                 f"effect above 0 (p = {p_value:.3g}) and the size's interval [{size.low:.1f}, "
                 f"{size.high:.1f}] inside the band [{band[0]:g}, {band[1]:g}]",
             )
+        if band is not None and _outside(size, band):
+            return Verdict(SIZE_CONTRADICTED, f"effect above 0 (p = {p_value:.3g}); {_contradiction(size, band)}")
         why = (
             "the paper gives no number"
             if band is None
-            else f"the size's interval [{size.low:.1f}, {size.high:.1f}] is not inside the band [{band[0]:g}, {band[1]:g}]"
+            else f"the size's interval [{size.low:.1f}, {size.high:.1f}] straddles an edge of the band "
+            f"[{band[0]:g}, {band[1]:g}]"
             if size.has_bounds
             else "the size has no interval"
         )
@@ -187,7 +228,7 @@ def judge_unchanged(change: Interval, margin: float = MARGIN_PP, premise: str = 
     if not change.has_bounds:
         return Verdict(INCONCLUSIVE, "no interval: fewer than 2 seeds with a value")
     if premise:
-        return Verdict(INCONCLUSIVE, f"premise not met: {premise}")
+        return Verdict(PREMISE_NOT_MET, f"premise not met: {premise}")
     if change.low > -margin:
         return Verdict(
             IN_DIRECTION, f"the change's interval [{change.low:.1f}, {change.high:.1f}] lies above -{margin:g}"
