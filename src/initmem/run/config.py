@@ -11,7 +11,6 @@ Every invalid value raises :class:`ConfigError` with one line naming the field a
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import re
@@ -320,6 +319,8 @@ class RunConfig:
 
     def hash(self) -> str:
         """A stable 16-hex-digit digest of :meth:`hash_payload` (independent of field order and Python)."""
+        import hashlib  # here: the command line's --help and --version import this module, and never hash
+
         canonical = json.dumps(self.hash_payload(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
