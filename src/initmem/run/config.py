@@ -168,7 +168,8 @@ class RunConfig:
     reports both layouts); it is the fast layout for cuDNN too. Part of the hash: the same seed's curves differed by
     up to 6 pp between the two layouts (training is chaotic)."""
     bf16: bool = False
-    """bf16 autocast (CUDA only). Changes the numbers, so it is part of the hash."""
+    """bfloat16 autocast of the forward passes, training and evaluation, on the CPU as on CUDA (recorded as the
+    run's autocast_dtype). Changes the numbers, so it is part of the hash."""
 
     # ------------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
