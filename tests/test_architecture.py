@@ -199,16 +199,45 @@ def test_the_study_and_the_theory_import_no_torch():
     assert _loads_torch(code) == "torch-free", "this module imported torch (first of TORCH_FREE to do so)"
 
 
-@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["experiments", "--help"], ["train", "--help"]])
-def test_the_command_line_answers_version_and_help_without_torch(argv):
-    code = (
-        "import contextlib, io, sys\n"
-        "from initmem.cli import main\n"
-        "with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.suppress(SystemExit):\n"
-        f"    main({argv!r})\n"
-        "print('initmem' in out.getvalue(), 'torch' in sys.modules)\n"
+#: What ``initmem --version`` and ``initmem COMMAND --help`` must not import: each costs a large share of a second.
+HEAVY = ("torch", "xarray", "pandas", "matplotlib")
+
+
+def _commands() -> list[str]:
+    from initmem.cli import build_parser
+
+    return sorted(build_parser()._subparsers._group_actions[0].choices)
+
+
+def _imported_by(argv: list[str]) -> tuple[str, set[str]]:
+    """What ``python -X importtime -m initmem *argv`` prints, and every module it imports."""
+    import subprocess
+    import sys
+
+    env = {"PYTHONPATH": str(PACKAGE.parent), "PATH": "/usr/bin:/bin"}
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "initmem", *argv],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
-    assert _loads_torch(code) == "True False"
+    assert result.returncode == 0, result.stderr[-2000:]
+    lines = [line for line in result.stderr.splitlines() if line.startswith("import time:")]
+    return result.stdout, {line.rsplit("|", 1)[1].strip() for line in lines}
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], *([command, "--help"] for command in _commands())])
+def test_the_command_line_answers_version_and_help_without_heavy_imports(argv):
+    out, imported = _imported_by(argv)
+    assert out.startswith("initmem ") or out.startswith("usage: initmem")
+    assert {"initmem.cli", "argparse"} <= imported  # the import list is read
+    heavy = sorted(m for m in imported if m.split(".")[0] in HEAVY)
+    assert not heavy, f"initmem {' '.join(argv)} imports {heavy[:5]}"
+
+
+def test_the_help_check_covers_every_subcommand():
+    assert {"train", "sweep", "experiments", "book", "download-data"} <= set(_commands())
 
 
 def test_every_module_has_its_place_in_the_api_reference():

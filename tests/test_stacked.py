@@ -50,6 +50,15 @@ def test_stacked_equals_separate_runs(optimizer, lr, extra):
         xr.testing.assert_identical(_comparable(ds.sel(epoch=0)), _comparable(alone.sel(epoch=0)))
 
 
+def test_stacked_bf16_runs_in_bfloat16_on_the_cpu_as_separate_runs_do():
+    configs = [BASE.replace(sigma_w=s, epochs=1, lr=0.05) for s in SIGMAS[:2]]
+    fp32 = train_stacked(configs)
+    bf16 = train_stacked([c.replace(bf16=True) for c in configs])
+    for a, b in zip(fp32, bf16):
+        assert (a.attrs["autocast_dtype"], b.attrs["autocast_dtype"]) == ("none", "bfloat16")
+        assert (a["layer_norm"].sel(epoch=1) != b["layer_norm"].sel(epoch=1)).all()
+
+
 def test_groups_share_everything_but_the_initialisation():
     a, b = BASE.replace(sigma_w=0.5), BASE.replace(sigma_w=2.0, seed=1, data_seed=0)
     other_lr = BASE.replace(lr=0.5)

@@ -85,6 +85,18 @@ def test_same_config_gives_bit_identical_metrics_on_cpu(tiny_config):
     xr.testing.assert_identical(_metrics_only(a).drop_attrs(), _metrics_only(b).drop_attrs())
 
 
+def test_bf16_runs_its_forward_passes_in_bfloat16_on_the_cpu_and_records_it(tiny_config):
+    config = tiny_config.replace(epochs=1)
+    fp32, bf16, again = train(config), train(config.replace(bf16=True)), train(config.replace(bf16=True))
+    assert (fp32.attrs["autocast_dtype"], bf16.attrs["autocast_dtype"]) == ("none", "bfloat16")
+    xr.testing.assert_identical(_metrics_only(bf16).drop_attrs(), _metrics_only(again).drop_attrs())
+    # the same initial weights: at epoch 0 only the evaluation's precision differs
+    np.testing.assert_array_equal(fp32["layer_norm"].sel(epoch=0), bf16["layer_norm"].sel(epoch=0))
+    assert fp32["train_loss"].sel(epoch=0) != bf16["train_loss"].sel(epoch=0)
+    # after an epoch the weights differ: the training steps' forward passes ran in bfloat16 too
+    assert (fp32["layer_norm"].sel(epoch=1) != bf16["layer_norm"].sel(epoch=1)).all()
+
+
 def test_sigma_w_changes_the_run_but_not_the_batches(tiny_config):
     a = train(tiny_config.replace(sigma_w=0.5))
     b = train(tiny_config.replace(sigma_w=2.0))

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import socket
 import stat
 import threading
 import time
@@ -143,9 +142,16 @@ def _file_in_the_way(folder: Path) -> Path | None:
 
 
 # --- temporary files ------------------------------------------------------------------------------
+def _hostname() -> str:
+    """This machine's name (:func:`socket.gethostname`; socket is imported here, not by the command line's --help)."""
+    import socket
+
+    return socket.gethostname()
+
+
 def temp_name(path: Path) -> Path:
     """The temporary file of an atomic write of ``path``: ``.<name>.<host>.<pid>.tmp`` in the same folder."""
-    return path.with_name(f".{path.name}.{socket.gethostname()}.{os.getpid()}.tmp")
+    return path.with_name(f".{path.name}.{_hostname()}.{os.getpid()}.tmp")
 
 
 def atomic_write(path: str | os.PathLike, write: Callable[[Path], object], *, fsync: bool = True) -> Path:
@@ -188,7 +194,7 @@ def set_aside(path: Path) -> str:
 
 def remove_stale_temp_files(folder: Path) -> None:
     """Delete the :func:`temp_name` files in ``folder`` left by killed processes of this host."""
-    host = socket.gethostname()
+    host = _hostname()
     for tmp in Path(folder).glob(".*.tmp"):
         parts = tmp.name.rsplit(".", 3)  # .<name>.<host>.<pid>.tmp
         if len(parts) != 4 or parts[1] != host or not parts[2].isdigit():
@@ -294,7 +300,7 @@ class RunClaim:
             return f"no heartbeat for {age:.0f} s (timeout {self.timeout_s:g} s)"
         holder = self.holder()
         pid = holder.get("pid")
-        if holder.get("host") != socket.gethostname() or not isinstance(pid, int):
+        if holder.get("host") != _hostname() or not isinstance(pid, int):
             return None  # another host (or a claim being written): only its heartbeat tells
         if not process_alive(pid):
             return f"its process {pid} is gone"
@@ -348,7 +354,7 @@ class RunClaim:
 def _me() -> dict:
     """This process as a claim holder."""
     return {
-        "host": socket.gethostname(),
+        "host": _hostname(),
         "pid": os.getpid(),
         "pid_start": process_start(os.getpid()),
         "started": time.time(),

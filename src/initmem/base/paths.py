@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from pathlib import Path
 
 __all__ = [
@@ -129,6 +128,8 @@ def git_commit() -> str:
     """The commit of the source tree this package runs from, or '' outside a git checkout; ``-dirty`` when the
     package's code (``src/``, ``pyproject.toml``) differs from it. Outputs the tools write into the checkout
     (executed notebooks, results) do not make it dirty: they do not change what a run computes."""
+    import subprocess  # here: the command line's --help imports this module, and never asks git
+
     root = source_checkout()
     try:
         out = subprocess.run(

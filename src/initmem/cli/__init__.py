@@ -382,8 +382,8 @@ def error_line(exc: BaseException) -> str | None:
     if data is not None and isinstance(exc, data.DataError):
         message = _one_line(str(exc))
         return message if message.split(":", 1)[0] in _FIELD_NAMES else f"data: {message}"
-    sweeps = sys.modules.get("initmem.sweeps")
-    if sweeps is not None and isinstance(exc, sweeps.SweepFailed):
+    driver = sys.modules.get("initmem.sweeps.driver")
+    if driver is not None and isinstance(exc, driver.SweepFailed):
         digest, error = next(iter(exc.failures.items()))
         return (
             f"{len(exc.failures)} of {exc.n_runs} runs failed; finished runs are kept in the cache, a rerun "

@@ -11,7 +11,6 @@ Every invalid value raises :class:`ConfigError` with one line naming the field a
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import re
@@ -169,7 +168,8 @@ class RunConfig:
     reports both layouts); it is the fast layout for cuDNN too. Part of the hash: the same seed's curves differed by
     up to 6 pp between the two layouts (training is chaotic)."""
     bf16: bool = False
-    """bf16 autocast (CUDA only). Changes the numbers, so it is part of the hash."""
+    """bfloat16 autocast of the forward passes, training and evaluation, on the CPU as on CUDA (recorded as the
+    run's autocast_dtype). Changes the numbers, so it is part of the hash."""
 
     # ------------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
@@ -320,6 +320,8 @@ class RunConfig:
 
     def hash(self) -> str:
         """A stable 16-hex-digit digest of :meth:`hash_payload` (independent of field order and Python)."""
+        import hashlib  # here: the command line's --help and --version import this module, and never hash
+
         canonical = json.dumps(self.hash_payload(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 

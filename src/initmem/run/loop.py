@@ -38,7 +38,7 @@ from .data import PreparedData, prepare_data, steps_per_epoch, train_batches
 from .kernels import kernel_parameters
 from .metrics import ForgettingClocks
 from .optim import LRSchedule, apply_lr_multiplier, lr_multiplier
-from .records import eval_batch_size, measure, recalibrated_copy
+from .records import autocast_dtype, eval_batch_size, measure, recalibrated_copy
 from .thresholds import DIVERGENCE_FACTOR, exploded
 
 __all__ = [
@@ -85,16 +85,17 @@ def resolve_device(name: str) -> torch.device:
 @dataclass(frozen=True)
 class RunSetup:
     """Where and how a run computes: its device, its data there, and the autocast context of its forward passes
-    (bfloat16 on CUDA when ``config.bf16``, else a no-op)."""
+    (:func:`initmem.run.records.autocast_dtype`: bfloat16 on the CPU and on CUDA when ``config.bf16``, else a
+    no-op)."""
 
     device: torch.device
     data: PreparedData
-    bf16: bool
+    dtype: torch.dtype | None
 
     def autocast(self) -> contextlib.AbstractContextManager:
-        """A fresh autocast context for one forward pass."""
-        if self.bf16:
-            return torch.autocast("cuda", dtype=torch.bfloat16)
+        """A fresh autocast context for one forward pass, on the run's device type."""
+        if self.dtype is not None:
+            return torch.autocast(self.device.type, dtype=self.dtype)
         return contextlib.nullcontext()
 
 
@@ -106,7 +107,7 @@ def setup_run(config: RunConfig, data: PreparedData | None = None) -> RunSetup:
     device = resolve_device(config.device)
     if data is None:
         data = prepare_data(config, device)
-    return RunSetup(device=device, data=data, bf16=bool(config.bf16 and device.type == "cuda"))
+    return RunSetup(device=device, data=data, dtype=autocast_dtype(config))
 
 
 def initial_row(

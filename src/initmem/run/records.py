@@ -42,6 +42,7 @@ __all__ = [
     "RunHistory",
     "recorded_epochs",
     "EVAL_BATCH_MIN",
+    "autocast_dtype",
     "eval_batch_size",
     "evaluate",
     "recalibrated_copy",
@@ -88,6 +89,13 @@ EVAL_BATCH_MIN = 500
 def eval_batch_size(config: RunConfig) -> int:
     """The evaluation batch size of a run: ``max(config.batch_size, EVAL_BATCH_MIN)`` images."""
     return max(config.batch_size, EVAL_BATCH_MIN)
+
+
+def autocast_dtype(config: RunConfig) -> torch.dtype | None:
+    """The dtype of a run's forward passes under :class:`torch.autocast`, training and evaluation alike: bfloat16
+    when ``config.bf16``, on the CPU as on CUDA; None (no autocast: float32) otherwise. Recorded as the run's
+    ``autocast_dtype`` attribute (:func:`to_dataset`)."""
+    return torch.bfloat16 if config.bf16 else None
 
 
 @torch.no_grad()
@@ -282,6 +290,7 @@ def to_dataset(
         clock = name.removeprefix("selected_").removeprefix("final_")
         if clock in CLOCK_DESCRIPTIONS:
             ds[name].attrs["description"] = CLOCK_DESCRIPTIONS[clock]
+    dtype = autocast_dtype(config)
     ds.attrs.update(
         config=config.to_json(),
         config_hash=config.hash(),
@@ -298,7 +307,7 @@ def to_dataset(
         divergence=divergence,
         stacked=0,
         channels_last=int(config.channels_last),
-        bf16=int(config.bf16 and device.type == "cuda"),
+        autocast_dtype="none" if dtype is None else str(dtype).removeprefix("torch."),
         compiled=int(config.compile and device.type == "cuda"),
     )
     return ds

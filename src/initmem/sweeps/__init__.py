@@ -14,21 +14,31 @@ It may import :mod:`initmem.base` and :mod:`initmem.run`, never :mod:`initmem.st
 :mod:`initmem.book.build`. The spread and the summary table of a sweep are statistics: :mod:`initmem.study.stats`.
 """
 
-from .combine import combine_runs
-from .driver import SweepFailed, sweep
-from .executors import EXECUTORS, prepared_data
-from .spec import SweepSpec
-from .store import CHECKSUM_ATTR, load_run, run_path, write_run
+from __future__ import annotations
 
-__all__ = [
-    "SweepSpec",
-    "sweep",
-    "SweepFailed",
-    "EXECUTORS",
-    "CHECKSUM_ATTR",
-    "run_path",
-    "load_run",
-    "write_run",
-    "combine_runs",
-    "prepared_data",
-]
+import importlib
+from typing import Any
+
+#: Public name -> the module that defines it, imported on first access: the command line imports
+#: :mod:`~initmem.sweeps.cluster` to build its parser, and must not pay for xarray and pandas on ``--help``.
+LAZY_EXPORTS: dict[str, str] = {
+    "SweepSpec": "initmem.sweeps.spec",
+    "sweep": "initmem.sweeps.driver",
+    "SweepFailed": "initmem.sweeps.driver",
+    "EXECUTORS": "initmem.sweeps.executors",
+    "CHECKSUM_ATTR": "initmem.sweeps.store",
+    "run_path": "initmem.sweeps.store",
+    "load_run": "initmem.sweeps.store",
+    "write_run": "initmem.sweeps.store",
+    "combine_runs": "initmem.sweeps.combine",
+    "prepared_data": "initmem.sweeps.executors",
+}
+
+__all__ = list(LAZY_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name of :data:`LAZY_EXPORTS` on first access."""
+    if name in LAZY_EXPORTS:
+        return getattr(importlib.import_module(LAZY_EXPORTS[name]), name)
+    raise AttributeError(f"module 'initmem.sweeps' has no attribute {name!r}")

@@ -22,10 +22,6 @@ import argparse
 import contextlib
 import logging
 import os
-import secrets
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +108,8 @@ def slurm_cluster(resources: SlurmResources) -> Any:
         ConfigError: dask-jobqueue or ``sbatch`` is missing, cores or memory are set nowhere, or SLURM refuses the
             job script (``sbatch --test-only``: an unknown partition or account, too much memory, ...).
     """
+    import shutil  # here, as secrets, subprocess and tempfile: the command line's --help imports this module
+
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError:
@@ -162,6 +160,9 @@ def job_options(resources: SlurmResources) -> dict[str, Any]:
 
 def _test_job_script(script: str) -> None:
     """Have SLURM validate ``script`` without submitting it (``sbatch --test-only``); ConfigError with its reason."""
+    import subprocess
+    import tempfile
+
     with tempfile.NamedTemporaryFile("w", suffix=".sh", delete=False) as handle:
         handle.write(script)
     try:
@@ -207,6 +208,8 @@ def check_shared_cache(client: Any, folder: Path, option: str = "cache_dir") -> 
         OutputError: ``"<option>: ... is not shared with the Dask workers ..."``, naming some that cannot see it.
         ConfigError: the workers cannot run initmem's code (it is not installed where they run).
     """
+    import secrets
+
     wait_for_workers(client)
     token = secrets.token_hex(16)
     probe = temp_name(folder / "shared-check")
