@@ -105,7 +105,7 @@ def test_b1_in_size_when_the_boundary_sits_at_x_0_and_contradicted_with_where_it
     assert row["verdict"] == claims.IN_SIZE and (row["band_low"], row["band_high"]) == (-0.3, 0.3)
     row = claims.reproduction_table({"10_phase_diagram": fake_phase(midpoint=1.0)}).loc["B1"]
     assert row["verdict"] == claims.SIZE_CONTRADICTED and "lies wholly above the band [-0.3, 0.3]" in row["reason"]
-    assert "the fitted midpoint falls after T_L2 reaches ln(|W0|/|W*|)" in row["reason"]
+    assert "half the memory is gone only after T_L2 reaches ln(|W0|/|W*|)" in row["reason"]
     flat = claims.reproduction_table({"10_phase_diagram": fake_phase(height=0.0, noise=0.5)}).loc["B1"]
     assert flat["verdict"] in (claims.NOT_REPRODUCED, claims.INCONCLUSIVE)
 
@@ -117,17 +117,11 @@ def test_b1_in_size_when_the_boundary_sits_at_x_0_and_contradicted_with_where_it
 def test_b1s_band_is_closed_at_its_edges(monkeypatch, low, high, verdict):
     """x0's interval may touch the band's edges (+-0.3) and still lie inside it; a hair beyond, it does not; wholly
     beyond an edge, it contradicts the band (touching the edge is not beyond it)."""
-    from initmem.study.stats import Interval, RankTest
+    from initmem.study import boundary
+    from initmem.study.stats import Interval
 
-    fit = phase.Transition(
-        height=Interval(20.0, 18.0, 22.0, 3, "bootstrap over seeds"),
-        midpoint=Interval(0.0, low, high, 3, "bootstrap over seeds"),
-        width=Interval(0.3, 0.2, 0.4, 3, "bootstrap over seeds"),
-        trend=RankTest(-0.9, 1e-4, -0.95, -0.8, 25),
-        cells=25,
-        seeds=3,
-    )
-    monkeypatch.setattr(phase, "fit_transition", lambda ds: fit)
+    fit = boundary.Boundary(20.0, Interval(0.0, low, high, 25, "profile, F"), 0.3, True, 25, 1.0)
+    monkeypatch.setattr(boundary, "fit_boundary", lambda table, plateau, value="selected_gap": fit)
     row = claims.reproduction_table({"10_phase_diagram": fake_phase()}, ["B1"]).loc["B1"]
     expected = {
         "in size": claims.IN_SIZE,
@@ -171,11 +165,16 @@ def test_the_batch_axis_adds_lambda_0_runs_at_every_lr_and_batch_size_but_those_
     }
 
 
-def test_the_caveats_name_an_extrapolated_plateau_and_cells_without_decay_that_forget():
-    clear = fake_phase(midpoint=0.0)  # every lambda = 0 cell on the plateau, which the cells show
-    assert phase.fit_caveats(phase.fit_transition(clear), phase.cell_table(clear)) == []
-    early = fake_phase(midpoint=-1.5)  # the fall starts among the lambda = 0 cells: no cell reaches the plateau
-    caveats = phase.fit_caveats(phase.fit_transition(early), phase.cell_table(early))
-    assert len(caveats) == 2
-    assert caveats[0].startswith("The fitted plateau (20.") and "the largest is 1" in caveats[0]
-    assert caveats[1].startswith("Without decay (lambda = 0, T_L2 = 0) the gap falls") and "p = 0.0083" in caveats[1]
+def test_the_caveats_name_cells_without_decay_that_forget_and_a_fit_that_misses_the_cells():
+    from initmem.study import boundary
+
+    clear = phase.cell_table(fake_phase(midpoint=0.0))  # every lambda = 0 cell on the plateau; a logistic in x
+    plateau = boundary.declared_plateau(clear)[0]
+    assert boundary.fit_caveats(boundary.fit_boundary(clear, plateau), clear) == []
+    early = phase.cell_table(fake_phase(midpoint=-1.5))  # the fall starts among the lambda = 0 cells
+    caveats = boundary.fit_caveats(boundary.fit_boundary(early, 20.0), early)
+    assert len(caveats) == 1 and caveats[0].startswith("Without decay (lambda = 0, T_L2 = 0) the gap falls")
+    assert "p = 0.0083" in caveats[0] and "within one learning rate" in caveats[0]
+    scrambled = clear.assign(selected_gap=clear["selected_gap"].to_numpy()[::-1])  # no longer one function of x
+    caveats = boundary.fit_caveats(boundary.fit_boundary(scrambled, plateau), scrambled)
+    assert any(c.startswith("The logistic does not fit the cells within their noise") for c in caveats), caveats

@@ -25,7 +25,7 @@ from .ledger import (
     seed_matrix,
     spread_text,
 )
-from .nulls import contrast_null, contrast_null_floor, spread_null, spread_null_floor
+from .nulls import NullTest, contrast_null, contrast_null_floor, spread_null, spread_null_floor
 from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, PREMISE_NOT_MET, SIZE_CONTRADICTED, Verdict
 from .stats import Interval, finite_runs, mean_interval
 
@@ -343,54 +343,80 @@ def _c7(ds: xr.Dataset) -> list[Row]:
     ]
 
 
-def _b1(ds: xr.Dataset) -> list[Row]:
-    from .phase import BOUNDARY_BAND, fit_transition
+def _b1_alternatives(ds: xr.Dataset, table: Any, plateau: float) -> str:
+    """x0 under other defensible choices than the rule's (the rule's own is not among them), as text."""
+    from .boundary import x0_alternatives
 
-    fit = fit_transition(ds)
-    trend, x0, height = fit.trend, fit.midpoint, fit.height
+    decays = table.index.get_level_values("weight_decay")
+    at_selection = ds["selected_T_L2"].mean(["sigma_w", "seed"]).to_series().reindex(table.index)
+    choices = {
+        "cells with decay only": table[decays > 0],
+        "the final predictor": table.assign(selected_gap=table["final_gap"]),
+        "T_L2 at the selected checkpoint": table.assign(x=at_selection - table["log_ratio"]),
+    }
+    return ", ".join(f"{name} {x0:.2f}" for name, x0 in x0_alternatives(choices, plateau).items())
+
+
+def _b1(ds: xr.Dataset) -> list[Row]:
+    from .boundary import declared_plateau, fit_boundary, stratified_trend
+    from .phase import BOUNDARY_BAND, cell_table
+
+    table = cell_table(ds)
+    l2 = stratified_trend(table, "weight_decay", "lr")
+    across = stratified_trend(table, "lr", "weight_decay")
+    plateau, (lr0, _) = declared_plateau(table)
+    fit = fit_boundary(table, plateau)
+    x0 = fit.midpoint
+    band = f"[{BOUNDARY_BAND[0]:g}, {BOUNDARY_BAND[1]:g}]"
     where = (
-        f"fitted boundary x0 = {x0.estimate:.2f} [{x0.low:.2f}, {x0.high:.2f}] (logistic, bootstrap over "
-        f"{fit.seeds} seeds), height {height.estimate:.1f} pp [{height.low:.1f}, {height.high:.1f}], width "
-        f"{fit.width.estimate:.2f}; trend {trend.format()}"
+        f"the L2 clock: {l2.format()}; across learning rates at fixed lambda (both clocks move): "
+        f"{across.format()}; declared plateau {plateau:.1f} pp (the gap at lr {lr0:g}, lambda 0); "
+        f"x0 = {x0.estimate:.2f} [{x0.low:.2f}, {x0.high:.2f}] (profile interval over {fit.cells} cells), width "
+        f"{fit.width:.2f}; x0 under other choices: {_b1_alternatives(ds, table, plateau) if fit.cells else 'none'}"
     )
-    if not (x0.has_bounds and trend.n >= 3):
-        verdict = Verdict(INCONCLUSIVE, "the transition could not be fitted with an interval")
-    elif trend.low > 0 or (height.has_bounds and -rules.MARGIN_PP < height.low and height.high < rules.MARGIN_PP):
+    if not (math.isfinite(plateau) and plateau >= rules.MARGIN_PP):
         verdict = Verdict(
-            NOT_REPRODUCED,
-            "the memory does not fall with x"
-            if trend.low > 0
-            else "no transition: the fitted height's interval lies inside +-5 pp",
+            PREMISE_NOT_MET,
+            f"premise not met: no memory to forget (the declared plateau, the gap without decay at the smallest lr, "
+            f"is {plateau:.1f} pp, below the margin {rules.MARGIN_PP:g}); a smaller learning rate would meet it",
         )
-    elif trend.rho < 0 and trend.significant():
-        if BOUNDARY_BAND[0] <= x0.low and x0.high <= BOUNDARY_BAND[1]:
+    elif l2.strata == 0:
+        verdict = Verdict(INCONCLUSIVE, "no learning rate with 3 cells: the L2 clock cannot be tested")
+    elif l2.p_greater < rules.ALPHA:
+        verdict = Verdict(NOT_REPRODUCED, f"the memory rises with lambda at fixed lr ({l2.format()})")
+    elif not l2.p_less < rules.ALPHA:
+        verdict = Verdict(
+            INCONCLUSIVE, f"the fall of the memory with lambda at fixed lr is not beyond the null ({l2.format()})"
+        )
+    else:
+        falls = f"the memory falls with lambda at fixed lr (p = {l2.p_less:.2g})"
+        if not fit.identified:
             verdict = Verdict(
-                IN_SIZE,
-                f"the memory falls with x (p = {trend.p_value:.3g}) and x0's interval lies "
-                f"inside [{BOUNDARY_BAND[0]:g}, {BOUNDARY_BAND[1]:g}]",
+                IN_DIRECTION,
+                f"{falls}; x0 is not identified: its profile interval [{x0.low:.2f}, {x0.high:.2f}] reaches the "
+                "searched range",
             )
+        elif BOUNDARY_BAND[0] <= x0.low and x0.high <= BOUNDARY_BAND[1]:
+            verdict = Verdict(IN_SIZE, f"{falls} and x0's interval [{x0.low:.2f}, {x0.high:.2f}] lies inside {band}")
         elif x0.high < BOUNDARY_BAND[0] or x0.low > BOUNDARY_BAND[1]:
+            below = x0.high < BOUNDARY_BAND[0]
             verdict = Verdict(
                 SIZE_CONTRADICTED,
-                f"the memory falls with x (p = {trend.p_value:.3g}), but x0's interval [{x0.low:.2f}, "
-                f"{x0.high:.2f}] lies wholly {'below' if x0.high < BOUNDARY_BAND[0] else 'above'} the band "
-                f"[{BOUNDARY_BAND[0]:g}, {BOUNDARY_BAND[1]:g}]: the fitted midpoint falls "
-                f"{'before' if x0.high < BOUNDARY_BAND[0] else 'after'} T_L2 reaches ln(|W0|/|W*|)",
+                f"{falls}, but x0's interval [{x0.low:.2f}, {x0.high:.2f}] lies wholly "
+                f"{'below' if below else 'above'} the band {band}: half the memory is gone "
+                f"{'before' if below else 'only after'} T_L2 reaches ln(|W0|/|W*|)",
             )
         else:
             verdict = Verdict(
-                IN_DIRECTION,
-                f"the memory falls with x (p = {trend.p_value:.3g}); x0's interval [{x0.low:.2f}, {x0.high:.2f}] "
-                f"straddles an edge of the band [{BOUNDARY_BAND[0]:g}, {BOUNDARY_BAND[1]:g}]",
+                IN_DIRECTION, f"{falls}; x0's interval [{x0.low:.2f}, {x0.high:.2f}] straddles an edge of {band}"
             )
-    else:
-        verdict = Verdict(INCONCLUSIVE, f"the fall of the memory with x is not beyond the null ({trend.format()})")
     return [
         Row(
             "B1",
             "",
             verdict,
-            x0,
+            Interval(l2.rho, math.nan, math.nan, l2.cells, "mean Spearman rho within lr"),
+            NullTest(l2.rho, l2.p_less, math.nan, math.nan, l2.draws, False, 1.0 / (l2.draws + 1)),
             size=x0,
             band=BOUNDARY_BAND,
             ours=where,

@@ -120,10 +120,13 @@ RULES: dict[str, str] = {
     "C7": "effect: the slope of log final against log initial kernel norm across sigma_w for SGD minus that of the "
     "adaptive optimizer with the largest slope, per seed; null: the two optimizers swapped within (sigma_w, "
     "seed); null-equivalence margin 0.1; no size (no number)",
-    "B1": "effect: the memory gap acc(sigma_w 0.1) - acc(sigma_w 2.5) falls with x = T_L2 - ln(|W0|/|W*|) (Spearman "
-    "rho over the cells < 0, permutation p < 0.05); size: the fitted logistic midpoint x0's whole bootstrap "
-    "interval inside 0 +- 0.3 (a 35 % error in the norm ratio); not reproduced: rho's interval above 0, or the "
-    "fitted height's interval inside +- 5 pp (no transition)",
+    "B1": "effect: the memory gap acc(sigma_w 0.1) - acc(sigma_w 2.5) falls with lambda at fixed lr, where T_SGD "
+    "is fixed and only the L2 clock moves (Spearman rho within each lr, averaged; null: lambda permuted within each "
+    "lr; p < 0.05; not reproduced when it rises, p < 0.05); premise: the declared plateau (the gap without decay at "
+    "the smallest lr) is at least 5 pp; size: the midpoint x0 of gap(x) = plateau / (1 + exp((x - x0) / w)), "
+    "x = T_L2 - ln(|W0|/|W*|), with the plateau declared and x0, w fitted, its profile interval inside 0 +- 0.3 "
+    "(a convention: a 35 % error in the norm ratio; T5's own 10 % criterion would put complete forgetting of the norm "
+    "at x = ln(10)/4 = 0.58); a profile interval that reaches the searched range leaves x0 not identified",
 }
 
 

@@ -42,6 +42,7 @@ _OURS_SHORT = {
 _EFFECT_SHORT = {
     "C2": "SGD's spread minus its",
     "C4": "spread without the lever minus with it",
+    "B1": "gap against lambda within each lr, mean Spearman rho",
 }
 
 
@@ -196,7 +197,7 @@ def judged_table(row: Any) -> str:
     if _given(row["band_low"]):
         lines.append(
             f"| size ({_OURS_SHORT[row['claim']]}) | {_number(row['size'], row['size_low'], row['size_high'], row['unit'])}"
-            f" | – | [{row['band_low']:g}, {row['band_high']:g}] around {row['paper_value']:g} | "
+            f" | – | [{row['band_low']:g}, {row['band_high']:g}] around {(row['band_low'] + row['band_high']) / 2:g} | "
             f"{(_SIZE_SIDE[size] if direction == 1 else 'not reached') if judged else 'not judged'} |"
         )
     needed = (

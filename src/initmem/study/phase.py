@@ -18,7 +18,8 @@ is the spread with its sign: positive where the small initialization wins). :fun
 intervals of ``A``, ``x0`` and ``w``; :func:`initmem.study.claims` turns them into the ledger's row B1.
 :func:`predicted_decay_at` places a grid around the predicted boundary from a smaller sweep's runs;
 :func:`batch_axis_configs` lists the runs a map of the batch axis (lambda = 0, lr x batch size) would add;
-:func:`fit_caveats` says what limits the fit's reading (an extrapolated plateau, cells without decay that forget).
+:mod:`initmem.study.boundary` holds B1's own tests (the L2 clock within each learning rate, the boundary with a
+declared plateau) and what limits their reading.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import numpy as np
 import xarray as xr
 
 from .analysis import last_finite
-from .rules import MARGIN_PP
 from .stats import LEVEL, Interval, RankTest, finite_runs, mean_interval, rank_test, seed_mean
 
 __all__ = [
@@ -48,7 +48,6 @@ __all__ = [
     "Transition",
     "logistic",
     "fit_transition",
-    "fit_caveats",
 ]
 
 #: B1's band around the predicted boundary x = 0: +- 0.3 in x, i.e. a 35 % error in the norm ratio ``|W0| / |W*|``.
@@ -291,42 +290,3 @@ def fit_transition(ds: xr.Dataset, var: str = "selected_test_acc", resamples: in
             for value, lo, hi in zip(point, low, high)
         ]
     return Transition(*intervals, trend=trend, cells=int(np.isfinite(mean).sum()), seeds=seeds)
-
-
-def fit_caveats(fit: Transition, table: Any) -> list[str]:
-    """What limits the reading of ``fit`` on the cells of ``table`` (a :func:`cell_table`), as sentences (empty when
-    nothing does):
-
-    * the plateau is extrapolated: the fitted height lies above every cell's mean selected gap, or its interval
-      reaches :data:`HEIGHT_BOUND`; x0 is then the midpoint of a curve whose top the cells do not show;
-    * the cells without decay (lambda = 0, where T_L2 = 0) lose memory as the learning rate grows (a rank test over
-      them, and a fall of at least :data:`~initmem.study.rules.MARGIN_PP`): there x moves through ``|W*|`` alone,
-      and the noise clock T_SGD grows along the same row, so those cells cannot tell the two clocks apart.
-    """
-    caveats = []
-    gaps = table["selected_gap"].dropna()
-    top = gaps.idxmax() if len(gaps) else None
-    largest = float(gaps.max()) if len(gaps) else math.nan
-    if top is not None and (
-        fit.height.estimate > largest or (fit.height.has_bounds and fit.height.high >= 0.999 * HEIGHT_BOUND)
-    ):
-        caveats.append(
-            f"The fitted plateau ({fit.height.estimate:.1f} pp, interval up to {fit.height.high:.1f}) lies above "
-            f"every cell's gap (the largest is {largest:.1f} pp, at lr {top[0]:g}, lambda {top[1]:g}): the cells "
-            "do not reach the plateau, so x0 is the midpoint of a curve extrapolated beyond them, and its "
-            "interval is wide on the side of small x."
-        )
-    decays = table.index.get_level_values("weight_decay")
-    plain = table.xs(0.0, level="weight_decay").sort_index() if 0.0 in decays else None  # by learning rate
-    if plain is not None and len(plain) >= 3:
-        trend = rank_test(plain.index.to_numpy(), plain["selected_gap"].to_numpy(), alternative="less")
-        first, last = plain.iloc[0], plain.iloc[-1]
-        if trend.significant() and first["selected_gap"] - last["selected_gap"] >= MARGIN_PP:
-            caveats.append(
-                f"Without decay (lambda = 0, T_L2 = 0) the gap falls from {first['selected_gap']:.1f} pp at lr "
-                f"{plain.index[0]:g} to {last['selected_gap']:.1f} pp at lr {plain.index[-1]:g} (rank test over "
-                f"these {trend.n} cells, p = {trend.p_value:.2g}). There x moves through |W*| alone, which grows "
-                f"with the learning rate, while the noise clock T_SGD rises from {first['T_SGD']:.2g} to "
-                f"{last['T_SGD']:.2g} along the same row: these cells cannot tell the two clocks apart."
-            )
-    return caveats

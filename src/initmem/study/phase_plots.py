@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .phase import BOUNDARY_BAND, Transition, cell_table, equilibrium_scaling, logistic
+from .boundary import Boundary
+from .phase import BOUNDARY_BAND, cell_table, equilibrium_scaling, logistic
 from .plots.captions import finish
 from .plots.overlay import RECORD_COLOR, RECORD_LABEL, record_note
 from .plots.style import MUTED, legend_in, panels, styled
@@ -126,9 +127,10 @@ def _record_x(record: xr.Dataset, lrs: list[float], wds: list[float]) -> np.ndar
 
 
 @styled
-def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The memory against the L2 clock's margin"):
+def boundary_collapse(ds: xr.Dataset, fit: Boundary, title: str | None = "The memory against the L2 clock's margin"):
     """Left: every cell's selected gap (seed mean, 95 % t-interval) against ``x = T_L2 - ln(|W0|/|W*|)``, coloured by
-    lambda, with the fitted logistic (line), its midpoint x0 and bootstrap interval (band), and the predicted boundary
+    lambda, with B1's logistic (line: its plateau declared, x0 and w fitted; :func:`initmem.study.boundary.fit_boundary`),
+    its midpoint x0 and profile interval (band, clipped to the plotted range where unbounded), and the predicted boundary
     x = 0 (dashed) with B1's band (grey). Right: the measured equilibrium norm ``|W*|`` against T5's law
     c (eta / lambda)^(1/4) (c fitted), log-log, cells with lambda > 0."""
     import matplotlib as mpl
@@ -141,8 +143,14 @@ def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The 
     ax.axvspan(*BOUNDARY_BAND, color="0.9", lw=0, label="B1's band around the prediction")
     ax.axvline(0.0, color=MUTED, ls="--", lw=1.0, label="predicted boundary x = 0")
     if fit.midpoint.has_bounds:
+        shown = (float(table["x"].min()) - 0.5, float(table["x"].max()) + 0.5)
         ax.axvspan(
-            fit.midpoint.low, fit.midpoint.high, color="#d62728", alpha=0.18, lw=0, label="fitted x0, 95 % interval"
+            max(fit.midpoint.low, shown[0]),
+            min(fit.midpoint.high, shown[1]),
+            color="#d62728",
+            alpha=0.18,
+            lw=0,
+            label="fitted x0, 95 % profile interval",
         )
     for k, wd in enumerate(wds):
         rows = table.xs(wd, level="weight_decay")
@@ -164,10 +172,10 @@ def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The 
         grid = np.linspace(float(table["x"].min()), float(table["x"].max()), 200)
         ax.plot(
             grid,
-            logistic(grid, fit.height.estimate, fit.midpoint.estimate, fit.width.estimate),
+            logistic(grid, fit.plateau, fit.midpoint.estimate, fit.width),
             color="#d62728",
             lw=1.4,
-            label="fitted logistic",
+            label="logistic, plateau declared",
         )
     ax.set_xlabel(r"$x = T_{L2} - \ln(|W_0|/|W^*|)$")
     ax.set_ylabel("selected gap (pp)")
@@ -197,7 +205,8 @@ def boundary_collapse(ds: xr.Dataset, fit: Transition, title: str | None = "The 
     ax.set_ylabel(r"measured $|W^*|$")
     legend_in(strips[0], [axes[0, 0], axes[0, 1]])
     extra = (
-        f"logistic fit over {fit.cells} cells, bootstrap over {fit.seeds} seeds: x0 = {fit.midpoint.estimate:.2f}"
+        f"plateau declared at {fit.plateau:.1f} pp, x0 and w fitted over {fit.cells} cells: x0 = "
+        f"{fit.midpoint.estimate:.2f}"
         if np.isfinite(fit.midpoint.estimate)
         else "the logistic could not be fitted"
     )

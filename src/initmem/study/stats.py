@@ -39,6 +39,7 @@ __all__ = [
     "rank_correlation",
     "RankTest",
     "rank_test",
+    "spearman",
     "spread",
     "diverged_runs",
     "finite_runs",
@@ -230,7 +231,7 @@ def rank_test(x: Sequence[float], y: Sequence[float], alternative: str = "less")
     exact = math.factorial(n) <= 40_320
     permutation = stats.permutation_test(
         (x, y),
-        _spearman,
+        spearman,
         permutation_type="pairings",
         alternative=alternative,
         vectorized=True,
@@ -241,7 +242,7 @@ def rank_test(x: Sequence[float], y: Sequence[float], alternative: str = "less")
         warnings.simplefilter("ignore")  # a degenerate resample (3 pairs) has no interval: NaN, said in format()
         boot = stats.bootstrap(
             (x, y),
-            _spearman,
+            spearman,
             paired=True,
             vectorized=True,
             method="percentile",
@@ -252,7 +253,7 @@ def rank_test(x: Sequence[float], y: Sequence[float], alternative: str = "less")
     return RankTest(rho, float(permutation.pvalue), float(low), float(high), n, alternative)
 
 
-def _spearman(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
+def spearman(a: np.ndarray, b: np.ndarray, axis: int = -1) -> np.ndarray:
     """Spearman's rho along ``axis`` (Pearson's r of the average ranks: the tie-corrected rho), vectorised; NaN where
     a resample has no variation."""
     from scipy import stats

@@ -1,0 +1,104 @@
+"""B1's tests (initmem.study.boundary): the stratified trend by hand, the declared-plateau fit and its profile
+interval on known curves, and a world where L2 does nothing, on the committed cells, that must not earn B1."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import xarray as xr
+
+from initmem.study import boundary, claims, phase
+
+COMMITTED = Path(__file__).resolve().parents[1] / "results" / "cpu" / "10_phase_diagram.nc"
+
+
+def cells(x: dict[tuple[float, float], float], gaps: dict[tuple[float, float], float]) -> pd.DataFrame:
+    """A cell table (lr, weight_decay) -> x, selected_gap."""
+    index = pd.MultiIndex.from_tuples(list(gaps), names=["lr", "weight_decay"])
+    return pd.DataFrame({"x": [x[k] for k in gaps], "selected_gap": list(gaps.values())}, index=index)
+
+
+def test_the_stratified_trend_averages_rho_within_strata_against_a_within_stratum_null():
+    # lr 0.02: gaps 3, 2, 1 against lambda 0, 1, 2 (rho -1); lr 0.1: 2, 3, 1 (rho -0.5); mean -0.75. Each stratum's
+    # 6 permutations give rho in {1, .5, .5, -.5, -.5, -1}; of the 36 pairs, 5 have a mean <= -0.75: p = 5/36.
+    gaps = {(0.02, 0.0): 3.0, (0.02, 1.0): 2.0, (0.02, 2.0): 1.0, (0.1, 0.0): 2.0, (0.1, 1.0): 3.0, (0.1, 2.0): 1.0}
+    table = cells(dict.fromkeys(gaps, 0.0), gaps)
+    trend = boundary.stratified_trend(table, "weight_decay", "lr", resamples=20_000)
+    assert trend.rho == pytest.approx(-0.75) and trend.strata == 2 and trend.cells == 6 and trend.draws == 20_000
+    assert trend.p_less == pytest.approx(5 / 36, abs=0.01)
+    assert trend.p_greater == pytest.approx(35 / 36, abs=0.01)  # only (-1, -1) lies below -0.75
+    # a stratum with fewer than 3 finite cells is left out; a constant one counts as rho 0 (no association)
+    gaps[(0.1, 2.0)] = math.nan
+    assert boundary.stratified_trend(cells(dict.fromkeys(gaps, 0.0), gaps), "weight_decay", "lr").strata == 1
+    flat = {k: 1.0 for k in gaps}
+    assert boundary.stratified_trend(cells(dict.fromkeys(flat, 0.0), flat), "weight_decay", "lr").rho == 0.0
+
+
+def _logistic_cells(x0: float, plateau: float = 20.0, width: float = 0.3, noise: float = 0.2, xs=None) -> pd.DataFrame:
+    xs = np.linspace(-2.0, 2.0, 25) if xs is None else np.asarray(xs)
+    rng = np.random.default_rng(3)
+    gaps = plateau / (1.0 + np.exp((xs - x0) / width)) + rng.normal(0.0, noise, len(xs))
+    keys = [(0.02 + 0.01 * (i // 5), 0.001 * (i % 5)) for i in range(len(xs))]
+    return cells(dict(zip(keys, xs)), dict(zip(keys, gaps)))
+
+
+@pytest.mark.parametrize("x0", [-0.6, 0.0, 0.4])
+def test_the_declared_plateau_fit_finds_a_known_midpoint_with_a_profile_interval_around_it(x0):
+    fit = boundary.fit_boundary(_logistic_cells(x0), plateau=20.0)
+    assert fit.identified and fit.midpoint.method == "profile, F" and fit.cells == 25
+    assert fit.midpoint.estimate == pytest.approx(x0, abs=0.05)
+    assert fit.midpoint.low < x0 < fit.midpoint.high and fit.midpoint.high - fit.midpoint.low < 0.3
+    assert fit.width == pytest.approx(0.3, abs=0.1)
+
+
+def test_a_boundary_the_cells_do_not_reach_is_not_identified():
+    """Every cell lies far past the transition (the gaps are all ~0): no x0 below them can be told apart, so the
+    profile interval reaches the searched range and the fit says it is not identified."""
+    fit = boundary.fit_boundary(_logistic_cells(-6.0, xs=np.linspace(0.0, 2.0, 25)), plateau=20.0)
+    assert not fit.identified and fit.midpoint.low == -math.inf
+    assert boundary.fit_boundary(_logistic_cells(0.0).iloc[:3], plateau=20.0).midpoint.has_bounds is False
+
+
+def test_the_declared_plateau_is_the_gap_without_decay_at_the_smallest_lr():
+    gaps = {(0.05, 0.0): 9.0, (0.02, 0.0): 21.0, (0.02, 0.01): 4.0}
+    assert boundary.declared_plateau(cells(dict.fromkeys(gaps, 0.0), gaps)) == (21.0, (0.02, 0.0))
+    decayed = {(0.02, 0.01): 4.0}
+    assert math.isnan(boundary.declared_plateau(cells(dict.fromkeys(decayed, 0.0), decayed))[0])
+
+
+@pytest.fixture()
+def few_draws(monkeypatch):
+    from initmem.study import nulls
+
+    monkeypatch.setattr(nulls, "N_RESAMPLES", 1_000)
+
+
+@pytest.mark.skipif(not COMMITTED.is_file(), reason="the committed cpu phase diagram is not in this checkout")
+def test_a_world_where_l2_does_nothing_does_not_earn_b1_on_the_committed_cells(few_draws):
+    """The committed phase diagram's cells (their lr, lambda, clocks and norms), with the memory replaced by a
+    function of the noise clock alone: gap = 25 exp(-T_SGD / 0.15) + N(0, 2.5) per run. The old direction test (the
+    gap against x over all cells) passes it every time; B1's (the gap against lambda within each lr) may pass it only
+    at its level: at most 4 of 40 draws (10 %; 5 % expected)."""
+    real = xr.load_dataset(COMMITTED, engine="h5netcdf")
+    table = phase.cell_table(real)
+    t_sgd = xr.DataArray.from_series(table["T_SGD"])
+    top, small = float(real["sigma_w"].max()), float(real["sigma_w"].min())
+    passed, old_passed = 0, 0
+    for draw in range(20):
+        rng = np.random.default_rng(100 + draw)
+        ds = real.copy(deep=True)
+        acc = ds["selected_test_acc"]
+        noise = xr.DataArray(rng.normal(0.0, 2.5, acc.shape), dims=acc.dims, coords=acc.coords)
+        memory = (25.0 * np.exp(-t_sgd / 0.15)).broadcast_like(acc)
+        ds["selected_test_acc"] = (60.0 + noise - memory.where(acc["sigma_w"] == top, 0.0)).transpose(*acc.dims)
+        assert float(ds["selected_test_acc"].sel(sigma_w=small).std()) > 0
+        row = claims.reproduction_table({"10_phase_diagram": ds}, ["B1"]).loc["B1"]
+        passed += row["verdict"] in (claims.IN_SIZE, claims.IN_DIRECTION, claims.SIZE_CONTRADICTED)
+        fake = phase.cell_table(ds)
+        old_passed += phase.rank_test(fake["x"], fake["selected_gap"]).significant()
+    assert old_passed == 20  # the confound: across all cells, x and T_SGD grow together
+    assert passed <= 2, passed
