@@ -118,3 +118,31 @@ display(
         for n in preset_notes.notes_table(notes_preset)
     )
 )
+
+# %% tags=["hide-input"]
+from myst_nb import glue
+
+from initmem.run.thresholds import INTERPOLATION_THRESHOLD
+from initmem.study import results
+
+optimizers = results.load_results(results_dir, notes_preset, ["01_optimizers"]).get("01_optimizers")
+if optimizers is None:
+    interpolation = f"01's runs at the {notes_preset} preset are not in {results_dir}: nothing to count."
+else:
+    train = optimizers["final_train_acc"]
+    counts = (train >= INTERPOLATION_THRESHOLD).sum([d for d in train.dims if d != "optimizer"])
+    runs = train.size // train.sizes["optimizer"]
+    lowest = train.min([d for d in train.dims if d != "optimizer"])
+    interpolation = (
+        f"Of 01's {runs} runs per optimizer at the {notes_preset} preset, those whose final training accuracy reaches "
+        f"{INTERPOLATION_THRESHOLD:g} %: "
+        + "; ".join(
+            f"{name} {int(counts.sel(optimizer=name))} (lowest {float(lowest.sel(optimizer=name)):.1f} %)"
+            for name in map(str, train["optimizer"].values)
+        )
+        + "."
+    )
+glue("p00_interpolation", interpolation, display=False)
+
+# %% [markdown]
+# **Interpolation.** {glue:text}`p00_interpolation`

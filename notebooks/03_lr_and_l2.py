@@ -167,7 +167,8 @@ page.figure(
 #
 # Theory T5: with L2 decay the kernel norms relax to an equilibrium $\|W^*\|$ that does not depend on the
 # initialization, and the initial norm is forgotten once the L2 clock covers the relaxation,
-# $x = T_{L2} - \ln(\|W_0\| / \|W^*\|) > 0$ with $T_{L2} = \lambda\sum_k\eta_k$. Every quantity comes from the cell's own
+# $x = T_{L2} - \ln(\|W_0\| / \|W^*\|) > 0$ with $T_{L2} = \lambda\sum_k\eta_k$, here summed over the whole run (the
+# table's $T_{L2}$ is the clock at the end, not at the selected checkpoint). Every quantity comes from the cell's own
 # runs: $\|W_0\|$ is the initial kernel norm at the largest $\sigma_w$, $\|W^*\|$ the final kernel norm at the smallest
 # (which rises to the equilibrium from below within a few epochs), beside the final norm at the largest $\sigma_w$,
 # which has reached $\|W^*\|$ exactly where the start is forgotten. The gap is the accuracy at the smallest minus at the
@@ -193,6 +194,8 @@ page.table(
         "final_gap_low",
         "final_gap_high",
     ],
+    # phase.cell_table's clock is the one at the last step (x is the budget's), not the selected checkpoint's
+    labels={"T_L2": "T_L2, end", "x": "x = T_L2 (end) − ln(|W0|/|W*|)"},
 )
 
 

@@ -88,10 +88,13 @@ page.verdict_box("04_batch_size", ds)
 #
 # Both comparisons are fair only between batch sizes that fit the training set: a batch size whose runs end below
 # 99.5 % training accuracy has not finished training, and its spread says more about the budget than about the noise.
-# The verdict therefore compares, in each design, the widest pair of batch sizes whose runs all interpolate: at equal
-# steps (within 5 %) and at equal epochs. With `epochs_grid` the sweep trains every batch size for each listed length,
-# so batch sizes meet at equal epochs along each length, and at equal steps where their ratio matches the ratio of two
-# lengths ($b$ at $E$ epochs and $4b$ at $4E$). Without it, each batch size trains about `steps` steps.
+# The verdict therefore compares, in each design, the widest pair of batch sizes whose runs all interpolate: runs of
+# equal length in steps (within 5 %) and runs of equal length in epochs. With `epochs_grid` the sweep trains every
+# batch size for each listed length, so batch sizes meet at equal epochs along each length, and at equal steps where
+# their ratio matches the ratio of two lengths ($b$ at $E$ epochs and $4b$ at $4E$). Without it, each batch size trains
+# about `steps` steps. The design matches the runs' lengths, not the predictors: the verdict judges each run's
+# validation-selected checkpoint, which validation picks inside the run, so two runs of equal length can be judged at
+# checkpoints far apart in steps and in $T_{SGD}$ (both are printed below the table).
 
 # %% [markdown]
 # ## Every (batch size, length) point
@@ -117,6 +120,7 @@ page.table(
         "final_ci95_low",
         "final_ci95_high",
         "min_final_train_acc",
+        "T_SGD",
         "final_T_SGD",
     ],
     labels={"steps": "steps"},
@@ -128,8 +132,16 @@ for design, pair in comparisons.items():
         f"e04_{key}",
         "no two batch sizes whose runs all interpolate"
         if pair is None
-        else f"b = {pair[0].batch_size} ({pair[0].epochs} epochs, {pair[0].steps} steps) against b = {pair[1].batch_size} "
-        f"({pair[1].epochs} epochs, {pair[1].steps} steps)",
+        else f"b = {pair[0].batch_size} ({pair[0].epochs} epochs, {pair[0].steps:,} steps) against b = "
+        f"{pair[1].batch_size} ({pair[1].epochs} epochs, {pair[1].steps:,} steps)",
+        display=False,
+    )
+    glue(
+        f"e04_{key}_selected",
+        "none"
+        if pair is None
+        else f"{pair[0].selected_steps:,.0f} against {pair[1].selected_steps:,.0f} steps (means over the runs), "
+        f"T_SGD {pair[0].selected_T_SGD:.3g} against {pair[1].selected_T_SGD:.3g}",
         display=False,
     )
 b_small, b_large = min(p["batch_sizes"]), max(p["batch_sizes"])
@@ -140,13 +152,20 @@ large = frame.xs(b_large, level="batch_size") if len(keys) > 1 else frame.loc[[b
 glue("e04_spread_small_b", float(small["selected_spread_pp"].iloc[-1]), display=False)
 glue("e04_spread_large_b", float(large["selected_spread_pp"].iloc[-1]), display=False)
 glue("e04_min_train_small_b", float(small["min_final_train_acc"].min()), display=False)
+glue(
+    "e04_min_train_small_b_at",
+    f"its {int(small['min_final_train_acc'].idxmin())}-epoch runs" if len(keys) > 1 else "its runs",
+    display=False,
+)
 
 # %% [markdown]
-# The comparison at equal steps: {glue:text}`e04_equal_steps`. At equal epochs: {glue:text}`e04_equal_epochs`. The
-# smallest batch, $b$ = {glue:text}`e04_b_small`, has a cross-fitted spread of {glue:text}`e04_spread_small_b:.1f` pp at
-# its longest run and a lowest final training accuracy of {glue:text}`e04_min_train_small_b:.1f` %; the largest,
-# $b$ = {glue:text}`e04_b_large`, {glue:text}`e04_spread_large_b:.1f` pp. The paper's direction is a larger spread with a
-# larger batch.
+# The comparison at equal steps: {glue:text}`e04_equal_steps`; the selected checkpoints it judges sit at
+# {glue:text}`e04_equal_steps_selected`. At equal epochs: {glue:text}`e04_equal_epochs`; selected checkpoints at
+# {glue:text}`e04_equal_epochs_selected`. The smallest batch, $b$ = {glue:text}`e04_b_small`, has a cross-fitted
+# spread of {glue:text}`e04_spread_small_b:.1f` pp at its longest run; its lowest final training accuracy over the
+# runs of every length is {glue:text}`e04_min_train_small_b:.1f` % ({glue:text}`e04_min_train_small_b_at`). The
+# largest, $b$ = {glue:text}`e04_b_large`, has {glue:text}`e04_spread_large_b:.1f` pp at its longest run. The paper's
+# direction is a larger spread with a larger batch.
 
 # %% tags=["hide-input"]
 first = ds.isel(epochs=-1) if "epochs" in ds.dims else ds

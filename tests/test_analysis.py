@@ -77,6 +77,21 @@ def test_clock_table_families():
     assert (table[table["experiment"] == "02_long_training"]["epochs"].tolist()) == [10]  # each configuration once
 
 
+def test_collapse_text_never_prints_nan():
+    """07's prose reads each family through collapse_text: a family of two configurations (rho undefined) or none
+    reads as words, with no "nan" (07 printed one for SGD with L2)."""
+    table = analysis.clock_table(ledger_results())
+    collapse = analysis.collapse_table(table)
+    assert collapse.loc["SGD+L2", "configurations"] == 2 and math.isnan(collapse.loc["SGD+L2", "rho(T_L2)"])
+    texts = {family: analysis.collapse_text(collapse, family) for family in analysis.FAMILY_CLOCK}
+    assert texts["SGD+L2"] == (
+        "cannot tell (fewer than 3 configurations or no variation), over 2 configurations against T_L2"
+    )
+    assert all("nan" not in text.lower() for text in texts.values()), texts
+    empty = analysis.collapse_table(table[table["family"] != "adaptive"])
+    assert analysis.collapse_text(empty, "adaptive") == "no configurations (against T_adapt)"
+
+
 def test_against_reference_separates_only_intervals_entirely_below():
     """Each optimizer's smallest spread against its spread at the reference lr: lower only when the intervals part."""
     import pandas as pd

@@ -276,6 +276,22 @@ def test_c5_compares_interpolating_batch_sizes_at_equal_steps_and_at_equal_epoch
     assert steps["verdict"] == NOT_REPRODUCED  # a 4 pp difference: inside the null-equivalence band
 
 
+def test_a_batch_point_gives_the_steps_and_clock_at_its_selected_checkpoints():
+    """The verdict judges validation-selected checkpoints, which sit inside the runs: equal run lengths (steps) need
+    not mean equal steps where the predictors were taken (04 prints both)."""
+    from initmem.study.batches import batch_points
+
+    ds = _batch_grid({}, set())
+    ds["step"][:] = ds["epoch"] * 10.0
+    ds["best_epoch"][:] = 8.0
+    ds["best_epoch"].loc[{"batch_size": 64, "epochs": 30, "seed": SEEDS[0]}] = 2.0
+    ds["best_epoch"].loc[{"batch_size": 64, "epochs": 30, "seed": SEEDS[1]}] = np.nan  # e.g. a diverged run
+    ds["selected_T_SGD"][:] = 0.5
+    point = next(pt for pt in batch_points(ds) if (pt.batch_size, pt.epochs) == (64, 30))
+    runs = [20.0] * 2 + [80.0] * 2 * (len(SEEDS) - 2)  # seed 0 at both sigma_w selects epoch 2; seed 1 none
+    assert point.selected_steps == pytest.approx(np.mean(runs)) and point.selected_T_SGD == pytest.approx(0.5)
+
+
 def test_c5_without_interpolating_pairs_is_inconclusive_with_the_reason(results):
     results["04_batch_size"] = _batch_grid({(256, 123): 20.0}, {(256, 123)})
     row = claims.reproduction_table(results, ["C5"]).loc["C5 equal steps"]

@@ -191,6 +191,21 @@ def test_referenced_glue_names_exist(smoke_run, name):
     assert not missing, f"{name} refers to glue names it never glues: {sorted(missing)}"
 
 
+def test_the_clocks_chapter_at_its_book_preset_pastes_no_nan(tmp_path):
+    """07 at the cpu preset, from the committed results (it trains nothing, ~20 s): no value its prose pastes reads
+    "nan" (it printed one for SGD with L2, a family of two configurations whose rank correlation is undefined)."""
+    root = experiments.NOTEBOOKS_DIR.parent
+    if presets.book_preset("07_clocks") != "cpu" or not (root / "results" / "cpu" / "01_optimizers.nc").is_file():
+        pytest.skip("07 is not rendered from committed cpu results")
+    [result] = experiments.run_notebooks(
+        preset="cpu", only="07", out_dir=tmp_path, results_dir=root / "results", force=True, progress=False
+    )
+    assert result.ok, str(result)
+    glued = _glued(result.output)
+    pasted = {name: "".join(glued[name].get(f"{GLUE_PREFIX}text/plain", "")) for name in _referenced("07_clocks")}
+    assert pasted and not {name: text for name, text in pasted.items() if re.search(r"\bnan\b", text, re.I)}
+
+
 @pytest.mark.parametrize("name", sorted(REQUIRED_GLUE))
 def test_required_glue(smoke_run, name):
     result = smoke_run[0][name]

@@ -112,6 +112,18 @@ def test_a_table_for_readers_has_human_headers_one_decimal_and_intervals_in_one_
     assert present(two).index.names == ["learning rate", "λ"]
 
 
+def test_a_table_is_shown_once_even_as_a_cells_last_expression(monkeypatch):
+    """page.table displays (or glues) the table itself and returns None: a notebook cell that ends with the call
+    would otherwise show the table a second time as the cell's value (02 and 03 did)."""
+    shown, glued = [], []
+    monkeypatch.setattr("IPython.display.display", lambda obj: shown.append(obj))
+    monkeypatch.setattr("myst_nb.glue", lambda key, obj, display=True: glued.append((key, display)))
+    table = pd.DataFrame({"T_SGD": [0.0153]}, index=pd.Index(["sgd"], name="optimizer"))
+    assert page.table(table) is None and len(shown) == 1 and not glued
+    assert page.table(table, "e00_table") is None and len(shown) == 1 and glued == [("e00_table", True)]
+    assert page.table(table, "e00_hidden", show=False) is None and glued[-1] == ("e00_hidden", False)
+
+
 def test_cell_formats():
     assert format_value("selected_spread_pp", 21.149) == "21.1" and format_value("final_train_acc", 99.96) == "100.0"
     assert format_value("selected_null_p", 0.0004) == "4.0e-04" and format_value("x", -1.6701) == "-1.67"

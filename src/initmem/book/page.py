@@ -98,11 +98,14 @@ def figure(fig: Any, key: str, source: str | None = None) -> None:
 
 def table(
     frame: Any, key: str | None = None, columns: Sequence[str] | None = None, show: bool = True, **present: Any
-) -> Any:
+) -> None:
     """Show ``frame`` for readers (:func:`initmem.study.tables.present` of its ``columns``), glued under ``key`` if
     given (``show=False``: glued only, for a page that pastes it elsewhere), every cell in full (pandas would cut one
     longer than 50 characters) and with one header row (a single index's name heads its column, where pandas would
-    give it a row of its own); returns the presented table."""
+    give it a row of its own).
+
+    Returns None: a cell that ends with this call would otherwise show the table a second time, as the value of its
+    last expression (the presented table is :func:`initmem.study.tables.present`'s)."""
     import pandas as pd
     from IPython.display import display
     from myst_nb import glue
@@ -117,7 +120,6 @@ def table(
             glue(key, shown, display=show)
         elif show:
             display(shown)
-    return shown
 
 
 def verdict_line(experiment: str, ds: Any, claims: list[str] | None = None, label: str | None = None) -> None:

@@ -54,6 +54,7 @@ __all__ = [
     "against_reference",
     "clock_table",
     "collapse_table",
+    "collapse_text",
     "calibration_table",
     "calibrated_logit_scale",
 ]
@@ -383,6 +384,18 @@ def collapse_table(table: Any) -> Any:
             row["prediction"] = f"cannot tell (rho {test.rho:.2f}, p = {test.p_value:.2g} is not below 0.05)"
         rows.append(row)
     return pd.DataFrame(rows).set_index("family")
+
+
+def collapse_text(collapse: Any, family: str) -> str:
+    """One family's row of a :func:`collapse_table` as prose: its prediction (which gives rho and p where rho is
+    defined), the number of configurations and the clock, e.g. ``"held (rho -0.93 < 0, p = 0.0001), over 20
+    configurations against T_L2"``. Never a bare NaN: a family with fewer than three configurations reads "cannot
+    tell (fewer than 3 configurations or no variation), over 2 configurations against T_L2"."""
+    if family not in collapse.index or int(collapse.loc[family, "configurations"]) == 0:
+        return f"no configurations (against {FAMILY_CLOCK.get(family, 'its clock')})"
+    row = collapse.loc[family]
+    n = int(row["configurations"])
+    return f"{row['prediction']}, over {n} configuration{'s' if n != 1 else ''} against {row['own clock']}"
 
 
 def horizon_table(ds: xr.Dataset, horizons: Sequence[int], experiment: str = "02_long_training") -> Any:

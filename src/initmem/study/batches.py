@@ -30,6 +30,20 @@ class BatchPoint:
     def label(self) -> str:
         return f"b={self.batch_size}, {self.epochs} epochs ({self.steps} steps)"
 
+    @property
+    def selected_steps(self) -> float:
+        """The mean over runs of the steps taken at the validation-selected checkpoint (the predictor the verdict
+        judges; ``steps`` is the run's length); NaN where no run has one."""
+        if "step" not in self.ds or "best_epoch" not in self.ds:
+            return float("nan")
+        at = self.ds["step"].where(self.ds["epoch"] == self.ds["best_epoch"]).max("epoch")
+        return float(at.mean(skipna=True))
+
+    @property
+    def selected_T_SGD(self) -> float:
+        """The mean over runs of T_SGD at the validation-selected checkpoint; NaN where not recorded."""
+        return float(self.ds["selected_T_SGD"].mean(skipna=True)) if "selected_T_SGD" in self.ds else float("nan")
+
 
 def batch_points(ds: xr.Dataset) -> list[BatchPoint]:
     """Every (batch size, epochs) point of an experiment-04 Dataset, sorted by batch size then epochs: a grid over

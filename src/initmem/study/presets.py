@@ -9,8 +9,9 @@ user's ``-p NAME VALUE`` overrides.
     Seconds to a few minutes on a laptop CPU. Tiny networks, a few hundred images, a handful of
     steps. It checks that every notebook runs end to end; its numbers mean nothing.
 ``cpu``
-    Hours on a laptop-class CPU. Small networks and a subset of CIFAR-10, with step counts and learning
-    rates chosen so that the forgetting clocks reach the regime the paper studies.
+    Hours on a laptop-class CPU. Small networks and a subset of CIFAR-10. Its budgets are set in epochs
+    (:mod:`initmem.study.preset_notes` gives each its reason), not in clock units: the forgetting clocks are what
+    those epochs reach, and the chapters print them.
 ``gpu``
     Experiment 01 only, at the paper's data and network scale, one seed, on one GPU in minutes:
     ``benchmarks/gpu_oneshot.py`` runs it within a time budget (:func:`initmem.study.timed.run_timed_experiment`),

@@ -214,7 +214,8 @@ class RankTest:
 
 def rank_test(x: Sequence[float], y: Sequence[float], alternative: str = "less") -> RankTest:
     """Spearman's rho of the finite pairs of ``x`` and ``y`` with a permutation p-value (``y`` permuted against
-    ``x``: exact up to 8 pairs, else 20,000 draws with a fixed seed) and a percentile bootstrap interval over pairs
+    ``x``: exact up to 8 pairs, else :data:`initmem.study.nulls.N_RESAMPLES` random draws seeded with
+    :data:`~initmem.study.nulls.NULL_SEED`) and a percentile bootstrap interval over pairs
     (``scipy.stats.bootstrap``, 9,999 resamples, the same seed). Few pairs make both wide: the interval of 3 pairs
     spans almost [-1, 1]."""
     from scipy import stats
