@@ -136,3 +136,23 @@ def test_no_notebook_or_book_page_holds_a_tab():
     sources = [*sorted((REPO / "notebooks").glob("*.py")), *sorted((REPO / "book").glob("*.md"))]
     tabbed = [p.relative_to(REPO).as_posix() for p in sources if "\t" in p.read_text()]
     assert not tabbed, tabbed
+
+
+def test_the_licence_and_the_bibtex_are_where_readers_look():
+    """LICENSE holds the MIT licence that pyproject.toml and CITATION.cff declare; the landing page gives the licence
+    and a BibTeX entry for the paper and for this software that agree with CITATION.cff; CITATION.cff has no
+    placeholder left."""
+    import re
+
+    citation = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert (REPO / "LICENSE").read_text().startswith("MIT License\n")
+    declared = re.search(r'^license = "(.+)"$', (REPO / "pyproject.toml").read_text(), re.M).group(1)
+    assert declared == citation["license"] == "MIT"
+    assert "TODO" not in (REPO / "CITATION.cff").read_text()
+    intro = (REPO / "book" / "intro.md").read_text()
+    bibtex = re.search(r"```bibtex\n(.*?)```", intro, re.S).group(1)
+    paper = citation["preferred-citation"]
+    assert paper["title"] in bibtex and "arXiv:2605.29152" in bibtex and PAPER_URL in bibtex
+    assert all(f"{a['family-names']}, {a['given-names']}" in bibtex for a in paper["authors"])
+    assert citation["title"] in bibtex and f"version = {{{citation['version']}}}" in bibtex
+    assert "MIT licence" in intro

@@ -98,6 +98,14 @@ def _c2(ds: xr.Dataset) -> list[Row]:
         if optimizer not in ds["optimizer"].values:
             continue
         other = ds.sel(optimizer=optimizer)
+        train = other["final_train_acc"]
+        short = int((train < INTERPOLATION_THRESHOLD).sum())
+        note = (
+            f"{part} ends below {INTERPOLATION_THRESHOLD:g} % train accuracy in {short} of {train.size} runs (lowest "
+            f"{float(train.min()):.1f} %): its spread is that of a predictor that does not interpolate"
+            if short
+            else ""
+        )
         rows.append(
             _contrast_row(
                 "C2",
@@ -106,6 +114,7 @@ def _c2(ds: xr.Dataset) -> list[Row]:
                 other,
                 ours=lambda difference, o=other, part=part: f"{spread_text(o, part)} | SGD minus {part}: {difference}",
                 sized=True,
+                note=note,
                 clocks=clocks_text(other, ("T_adapt",)),
                 scale=scale_text(ds),
                 experiment="01_optimizers",
@@ -230,7 +239,11 @@ def _c5(ds: xr.Dataset) -> list[Row]:
             )
             continue
         small, large = pair
-        head = " | ".join(f"{point.label}: {spread_text(point.ds)}" for point in (small, large))
+        head = " | ".join(
+            f"{point.label}, selected at {point.selected_steps:,.0f} steps (T_SGD {point.selected_T_SGD:.2g}): "
+            f"{spread_text(point.ds)}"
+            for point in (small, large)
+        )
         head += f" | b={large.batch_size} minus b={small.batch_size}"
         clocks = "; ".join(clocks_text(point.ds, ("T_SGD",), f" ({point.label})") for point in (small, large))
         rows.append(
@@ -271,11 +284,14 @@ def _c6(ds: xr.Dataset) -> list[Row]:
         if interpolates(reference)
         else (f"ResNet-9 does not interpolate at every sigma_w (lowest {float(reference.min()):.1f} %)")
     )
+    bottom = float(min(ds["sigma_w"].values))
     ours = "; ".join(
         f"{m} at sigma_w {top:g}: final train acc "
         f"{mean_interval(train.sel(model=m, sigma_w=top).values, limits=(0.0, 100.0)).format(' %')}"
         for m in models
     )
+    small = mean_interval((reference - train.sel(model=deepest)).sel(sigma_w=bottom).values)
+    ours += f"; ResNet-9 minus {deepest} at the smallest sigma_w {bottom:g}, for comparison: {small.format(' pp')}"
     failed = train.where(train < INTERPOLATION_THRESHOLD).to_dataframe().dropna()
     note = "runs that do not interpolate: " + (
         ", ".join(
