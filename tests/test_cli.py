@@ -79,3 +79,29 @@ def test_python_m_initmem_trains_one_run(tmp_path):
     ds = xr.load_dataset(out, engine="h5netcdf")
     assert RunConfig.from_json(ds.attrs["config"]).sigma_w == 0.5
     assert list(ds.epoch.values) == [0, 1]
+
+
+@pytest.mark.parametrize("preset", ["gpu", "paper"])
+def test_a_gpu_preset_on_a_machine_without_a_gpu_is_one_line_unless_asked_for(preset, capsys, monkeypatch, tmp_path):
+    """``initmem experiments --preset paper`` on a CPU-only machine is refused in one line, exit 2, before anything
+    is planned or trained; ``--allow-cpu`` lets it through to the runner (stopped here by an unknown notebook)."""
+    import torch
+
+    from initmem.cli import main
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert main(["experiments", "--preset", preset, "--only", "01", "--out-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"--preset {preset}: sized for a GPU" in err and "--allow-cpu" in err
+    assert not any(tmp_path.iterdir())  # nothing executed
+    allowed = [
+        "experiments",
+        "--preset",
+        preset,
+        "--allow-cpu",
+        "--only",
+        "no-such-notebook",
+        "--out-dir",
+        str(tmp_path),
+    ]
+    assert main(allowed) == 2 and "sized for a GPU" not in capsys.readouterr().err

@@ -21,7 +21,10 @@ from ..base.paths import EXECUTOR_ENV, SCHEDULER_ENV, find_repo_root
 from ..study import presets as _presets
 from ..study.layout import RECORD_OUT_DIR
 
-__all__ = ["add_arguments", "add_root_argument", "run"]
+__all__ = ["GPU_PRESETS", "add_arguments", "add_root_argument", "run"]
+
+#: The presets sized for a GPU: refused on a machine without one unless ``--allow-cpu`` says so.
+GPU_PRESETS = ("gpu", "paper")
 
 log = logging.getLogger("initmem.cli")
 
@@ -48,6 +51,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="override a notebook parameter; VALUE is JSON or YAML, e.g. -p batch_sizes '[64, 256]'",
     )
     parser.add_argument("--force", action="store_true", help="execute even if nothing changed")
+    parser.add_argument(
+        "--allow-cpu",
+        action="store_true",
+        help=f"run a GPU-sized preset ({', '.join(GPU_PRESETS)}) on a machine without a GPU (default: refused, "
+        "since its runs would take days there)",
+    )
     parser.add_argument(
         "--out-dir",
         default=None,
@@ -126,6 +135,7 @@ def run(args: argparse.Namespace) -> int:
     from ..book.parameters import parse_parameter_value
     from ..book.runner import run_notebooks
 
+    _refuse_a_gpu_preset_without_a_gpu(args)
     root = find_repo_root(getattr(args, "root", None))
     params = {name: parse_parameter_value(value) for name, value in (args.parameter or [])}
     with _execution(args):
@@ -153,6 +163,22 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         print(f"{len(failed)} of {len(results)} notebooks failed: {', '.join(r.name for r in failed)}")
     return 0 if rendered and not failed else 1
+
+
+def _refuse_a_gpu_preset_without_a_gpu(args: argparse.Namespace) -> None:
+    """A preset of :data:`GPU_PRESETS` on a machine where CUDA is not available raises a one-line
+    :class:`~initmem.run.config.ConfigError` (exit status 2), unless ``--allow-cpu``."""
+    if args.preset not in GPU_PRESETS or getattr(args, "allow_cpu", False):
+        return
+    import torch
+
+    from ..run.config import ConfigError
+
+    if not torch.cuda.is_available():
+        raise ConfigError(
+            f"--preset {args.preset}: sized for a GPU (full-width networks on full CIFAR-10), and this machine has "
+            "none; use --preset cpu (the reduced-scale record), or --allow-cpu to train it on the CPU anyway"
+        )
 
 
 def _show_exploration(root: Path, folder: Path, names: list[str], render: bool) -> bool:
