@@ -156,3 +156,19 @@ def test_the_licence_and_the_bibtex_are_where_readers_look():
     assert all(f"{a['family-names']}, {a['given-names']}" in bibtex for a in paper["authors"])
     assert citation["title"] in bibtex and f"version = {{{citation['version']}}}" in bibtex
     assert "MIT licence" in intro
+
+
+def test_no_committed_page_records_a_machine_path():
+    """The executed pages are the record: papermill's metadata names each page's place in the repository (it used to
+    hold the builder's absolute checkout path, and a copy of the whole input notebook), and no page names a folder of
+    the machine it was built on."""
+    import json
+    import re
+
+    machine = re.compile(r'"/(?:work|home|Users|root|tmp|private|var)/')
+    for page in sorted((REPO / "book" / "generated").glob("*.ipynb")):
+        text = page.read_text()
+        papermill = json.loads(text)["metadata"].get("papermill", {})
+        assert papermill.get("output_path") == f"book/generated/{page.name}", page.name
+        assert papermill.get("input_path") == f"notebooks/{page.stem}.py", page.name
+        assert not machine.search(text), (page.name, machine.search(text).group(0))

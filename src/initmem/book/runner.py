@@ -336,6 +336,11 @@ def _execute(
     seconds = time.perf_counter() - t0
     executed = nbformat.read(tmp_path, as_version=4)
     collapse_parameter_cells(executed)
+    # papermill records where it wrote (the temporary file, an absolute path on the builder's machine): the record
+    # names the page's own place in the repository instead
+    executed.metadata.get("papermill", {}).update(
+        input_path=_relative(plan.path, root), output_path=_relative(plan.out_path, root)
+    )
     executed.metadata["initmem"] = {
         "digest": plan.digest,
         "preset": preset,
