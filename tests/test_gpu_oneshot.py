@@ -52,9 +52,12 @@ def manifest(results_dir: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def dry_run(oneshot, tmp_path_factory):
-    """The whole dry run (every optimizer of preset gpu, its four sigma_w, the stacked trainer forced), once."""
+    """The whole dry run (every optimizer of preset gpu, its four sigma_w, the stacked trainer forced), once. Its
+    budget runs on a clock that does not move (FakeClock: the hard timer off), so that a loaded machine cannot end it
+    "partial"; stopping at the deadline is tested on its own below."""
     out = tmp_path_factory.mktemp("oneshot")
-    code = oneshot.main(["--dry-run", "--results-dir", str(out), "--mode", "stacked", "--throughput-seconds", "1"])
+    argv = ["--dry-run", "--results-dir", str(out), "--mode", "stacked", "--throughput-seconds", "1"]
+    code = oneshot.main(argv, clock=FakeClock())
     return out, code
 
 
