@@ -29,6 +29,7 @@ __all__ = [
     "SCHEDULES",
     "DECAY_MODES",
     "EXECUTION_FIELDS",
+    "ADDED_LATER",
     "CACHE_FORMAT_VERSION",
 ]
 
@@ -53,6 +54,11 @@ MUON_LR_ADJUST = ("original", "match_rms_adamw")
 #: run file records the device it ran on, and combining runs from different device types (or stacked with
 #: sequential runs) is refused (:func:`initmem.sweeps.combine.combine_runs`).
 EXECUTION_FIELDS = frozenset({"device", "progress", "checkpoint_every"})
+#: The ``metadata`` of a field added to :class:`RunConfig` after cache format 2
+#: (``dataclasses.field(default=..., metadata=ADDED_LATER)``): it enters a run's hash only when it differs from its
+#: default, and that default must keep the old behaviour. Adding such a field therefore leaves every cached run's hash
+#: as it was; format 2 hashes every other field whatever its value (:meth:`RunConfig.hash_payload`).
+ADDED_LATER = {"hashed": "when set"}
 
 
 class ConfigError(ValueError):
@@ -309,8 +315,10 @@ class RunConfig:
         return self.from_dict({**self.to_dict(), **changes})
 
     def hash_payload(self) -> dict[str, Any]:
-        """The normalised fields that determine the numbers a run produces."""
-        payload = {k: v for k, v in self.to_dict().items() if k not in EXECUTION_FIELDS}
+        """The normalised fields that determine the numbers a run produces; a field marked :data:`ADDED_LATER` only
+        where it differs from its default."""
+        at_default = {f.name for f in fields(self) if f.metadata == ADDED_LATER and getattr(self, f.name) == f.default}
+        payload = {k: v for k, v in self.to_dict().items() if k not in EXECUTION_FIELDS | at_default}
         payload["width"] = self.effective_width
         payload["decay_mode"] = self.effective_decay_mode
         payload["data_seed"] = self.effective_data_seed
