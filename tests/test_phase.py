@@ -107,7 +107,12 @@ def test_b1_in_size_when_the_boundary_sits_at_x_0_and_contradicted_with_where_it
     assert row["verdict"] == claims.SIZE_CONTRADICTED and "lies wholly above the band [-0.3, 0.3]" in row["reason"]
     assert "half the memory is gone only after T_L2 reaches ln(|W0|/|W*|)" in row["reason"]
     flat = claims.reproduction_table({"10_phase_diagram": fake_phase(height=0.0, noise=0.5)}).loc["B1"]
-    assert flat["verdict"] in (claims.NOT_REPRODUCED, claims.INCONCLUSIVE)
+    assert flat["verdict"] == claims.PREMISE_NOT_MET and "no memory to forget" in flat["reason"]
+    rising = fake_phase(noise=0.5)  # the memory grows with lambda at every lr: 8 pp + 600 lambda
+    top = rising["sigma_w"] == 2.5
+    rising["selected_test_acc"] = xr.where(top, 52.0 - 600.0 * rising["weight_decay"], rising["selected_test_acc"])
+    row = claims.reproduction_table({"10_phase_diagram": rising}).loc["B1"]
+    assert row["verdict"] == claims.NOT_REPRODUCED and "rises with lambda at fixed lr" in row["reason"]
 
 
 @pytest.mark.parametrize(
