@@ -27,6 +27,7 @@ import pytest
 import torch
 import xarray as xr
 
+import initmem.base.files
 import initmem.run.loop
 import initmem.run.training
 import initmem.sweeps.executors
@@ -237,9 +238,9 @@ def test_run_killed_at_a_random_step_resumes_to_the_identical_result(tiny_config
 
 def test_stale_checkpoint_temp_files_are_removed(tiny_config, tmp_path):
     checkpoint = tmp_path / "run.ckpt"
-    stale = temp_name(checkpoint).with_name(f".run.ckpt.{socket.gethostname()}.{_dead_pid()}.tmp")
+    stale = temp_name(checkpoint).with_name(f".run.ckpt.{socket.gethostname()}.{_dead_pid()}.0123456789abcdef.tmp")
     stale.write_bytes(b"half a checkpoint")
-    live = stale.with_name(f".run.ckpt.{socket.gethostname()}.{os.getppid()}.tmp")  # a live writer's: kept
+    live = stale.with_name(f".run.ckpt.{socket.gethostname()}.{os.getppid()}.0123456789abcdef.tmp")  # a live writer's
     live.write_bytes(b"being written")
     train(tiny_config.replace(epochs=1, checkpoint_every=1), checkpoint_path=checkpoint)
     assert not stale.exists() and live.exists()
@@ -786,8 +787,54 @@ def test_the_atomic_writer_never_replaces_a_symlink(tmp_path):
     link = tmp_path / "link"
     link.symlink_to(target)
     with pytest.raises(OutputError, match="is a symlink, not a regular file"):
-        atomic_write(link, lambda tmp: tmp.write_text("new"))
+        atomic_write(link, lambda handle: handle.write(b"new"))
     assert link.is_symlink() and target.read_text() == "kept" and not list(tmp_path.glob(".*.tmp"))
+
+
+# --- issue 34: links planted at temporary and probe names ------------------------------------------------------
+def _plant(at: Path, target: Path, kind: str) -> None:
+    """A symlink to ``target``, or a FIFO, at ``at``."""
+    if kind == "symlink":
+        at.symlink_to(target)
+    else:
+        os.mkfifo(at)
+
+
+@pytest.mark.timeout(120)  # a FIFO opened for writing blocks until a reader comes: none will
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_links_planted_at_the_old_temporary_and_probe_names_are_not_followed(tmp_path, capsys, kind):
+    folder, target = tmp_path / "d", tmp_path / "precious.txt"
+    folder.mkdir()
+    target.write_text("kept")
+    host, pid = socket.gethostname(), os.getpid()
+    planted = [folder / f".{name}.{host}.{pid}.tmp" for name in ("o.nc", "probe")]  # the names once used
+    for at in planted:
+        _plant(at, target, kind)
+    out = folder / "o.nc"
+    assert main(["train", *TINY_FLAGS, "--epochs", "1", "--out", str(out)]) == 0
+    assert target.read_text() == "kept"
+    assert stat.S_ISREG(os.lstat(out).st_mode) and load_run(out) is not None
+    assert all(os.path.lexists(at) for at in planted)  # left alone
+    assert not [p for p in folder.glob(".*.tmp") if p not in planted]  # and no temporary file of ours is left
+
+
+def test_a_link_planted_at_a_temporary_or_probe_name_is_never_opened(tmp_path, monkeypatch):
+    from initmem.base.files import atomic_write, check_output_file
+
+    monkeypatch.setattr(initmem.base.files.secrets, "token_hex", lambda n: "0" * 2 * n)  # the names made guessable
+    target = tmp_path / "precious.txt"
+    target.write_text("kept")
+    out = tmp_path / "d" / "o.nc"
+    out.parent.mkdir()
+    probe = temp_name(out.parent / "probe")
+    probe.symlink_to(target)
+    with pytest.raises(OutputError, match=r"--out: cannot write to .*o\.nc \(File exists\)"):
+        check_output_file(out, "--out")
+    probe.unlink()
+    temp_name(out).symlink_to(target)
+    with pytest.raises(FileExistsError):
+        atomic_write(out, lambda handle: handle.write(b"new"))
+    assert target.read_text() == "kept" and not os.path.lexists(out)
 
 
 # --- issue 24: out of memory, an oversized image, a checkpoint that does not fit its model ----------------------------

@@ -4,9 +4,12 @@
   and removing a probe file) *before* a run trains, so that finished work is never lost to an unwritable path.
 * :func:`atomic_write` is the one way this package writes a file that others read (run files, combined
   results, checkpoints, executed notebooks, the decoded data cache): into :func:`temp_name`
-  (``.<name>.<host>.<pid>.tmp`` in the same folder), fsync, then ``os.replace``, so a reader or a killed writer
-  never leaves half a file; :func:`remove_stale_temp_files` deletes temporary files whose process on this host
-  is gone.
+  (``.<name>.<host>.<pid>.<random>.tmp`` in the same folder), fsync, then ``os.replace``, so a reader or a killed
+  writer never leaves half a file; :func:`remove_stale_temp_files` deletes temporary files whose process on this
+  host is gone.
+* Temporary and probe files are created by :func:`open_new` (``O_CREAT | O_EXCL | O_NOFOLLOW``) at a name no one
+  can guess beforehand, and written through that handle only: a symlink planted in an output folder is never
+  followed, so nothing outside the folder is overwritten and no output becomes a link.
 * :func:`set_aside` moves a file that cannot be used (corrupt, foreign, unsafe) to ``<name>.rejected``, so the
   work is redone and the file can be inspected.
 * :class:`RunClaim` is a claim file ``<hash>.claim`` beside a cached run, so that concurrent sweeps over one
@@ -23,12 +26,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+import secrets
 import socket
 import stat
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 __all__ = [
     "OutputError",
@@ -40,6 +45,7 @@ __all__ = [
     "RunClaim",
     "check_output_dir",
     "check_output_file",
+    "open_new",
     "process_alive",
     "process_start",
     "remove_stale_claims",
@@ -84,7 +90,7 @@ def _writable_dir(folder: Path, option: str, target: Path) -> Path:
     try:
         folder.mkdir(parents=True, exist_ok=True)
         probe = temp_name(folder / "probe")
-        probe.write_bytes(b"")
+        open_new(probe).close()
         probe.unlink()
     except OSError as exc:
         raise OutputError(f"{option}: cannot write to {target} ({exc.strerror or type(exc).__name__})") from None
@@ -144,14 +150,27 @@ def _file_in_the_way(folder: Path) -> Path | None:
 
 # --- temporary files ------------------------------------------------------------------------------
 def temp_name(path: Path) -> Path:
-    """The temporary file of an atomic write of ``path``: ``.<name>.<host>.<pid>.tmp`` in the same folder."""
-    return path.with_name(f".{path.name}.{socket.gethostname()}.{os.getpid()}.tmp")
+    """A new temporary name for an atomic write of ``path``: ``.<name>.<host>.<pid>.<random>.tmp`` in the same folder,
+    ``<random>`` being 16 hex digits drawn afresh (so no one can plant a file there beforehand)."""
+    return path.with_name(f".{path.name}.{socket.gethostname()}.{os.getpid()}.{secrets.token_hex(8)}.tmp")
 
 
-def atomic_write(path: str | os.PathLike, write: Callable[[Path], object], *, fsync: bool = True) -> Path:
-    """Write ``path`` atomically: ``write(tmp)`` writes the whole file at the temporary path :func:`temp_name`,
-    which is then flushed to disk (``fsync``) and renamed over ``path``. The folder is created if needed; on any
-    error the temporary file is removed and the error propagates (``path`` keeps its previous content).
+def open_new(path: Path) -> BinaryIO:
+    """``path`` created as a new empty file and opened for writing (binary): ``O_CREAT | O_EXCL | O_NOFOLLOW``, so
+    never an existing file, and never the target of a symlink or a FIFO planted at ``path``.
+
+    Raises:
+        FileExistsError: something (a file, a link, ...) is already at ``path``; it is left alone.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    return os.fdopen(os.open(path, flags, 0o644), "wb")
+
+
+def atomic_write(path: str | os.PathLike, write: Callable[[BinaryIO], object], *, fsync: bool = True) -> Path:
+    """Write ``path`` atomically: ``write(handle)`` writes the whole file into ``handle``, a binary file opened by
+    :func:`open_new` at a fresh :func:`temp_name`, which is then flushed to disk (``fsync``) and renamed over
+    ``path``. The folder is created if needed; on any error the temporary file is removed and the error propagates
+    (``path`` keeps its previous content).
 
     Returns ``path`` as a :class:`~pathlib.Path`.
 
@@ -162,10 +181,12 @@ def atomic_write(path: str | os.PathLike, write: Callable[[Path], object], *, fs
     _refuse_non_regular(path, str(path))  # never replace a symlink, FIFO or device
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = temp_name(path)
+    handle = open_new(tmp)
     try:
-        write(tmp)
-        if fsync:
-            with open(tmp, "rb") as handle:
+        with handle:
+            write(handle)
+            handle.flush()
+            if fsync:
                 os.fsync(handle.fileno())
         os.replace(tmp, path)
     finally:
@@ -190,10 +211,10 @@ def remove_stale_temp_files(folder: Path) -> None:
     """Delete the :func:`temp_name` files in ``folder`` left by killed processes of this host."""
     host = socket.gethostname()
     for tmp in Path(folder).glob(".*.tmp"):
-        parts = tmp.name.rsplit(".", 3)  # .<name>.<host>.<pid>.tmp
-        if len(parts) != 4 or parts[1] != host or not parts[2].isdigit():
+        parts = tmp.name.rsplit(".", 3)  # [.<name>.<host>, <pid>, <random>, tmp]; a host name may hold dots
+        if len(parts) != 4 or not parts[0].endswith(f".{host}") or not parts[1].isdigit():
             continue
-        if not process_alive(int(parts[2])):
+        if not process_alive(int(parts[1])):
             log.info("removing %s, left by a killed process", tmp)
             tmp.unlink(missing_ok=True)
 

@@ -100,7 +100,8 @@ def write_run(ds: xr.Dataset, path: str | os.PathLike) -> str:
     ds = ds.copy(deep=False)
     ds.attrs = _plain_attrs(ds.attrs)
     ds.attrs[CHECKSUM_ATTR] = content_digest(ds)
-    atomic_write(path, lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf"))
+    content = ds.to_netcdf(engine="h5netcdf")  # in memory: HDF5 never opens a path of the output folder
+    atomic_write(path, lambda handle: handle.write(content))
     return ds.attrs[CHECKSUM_ATTR]
 
 
