@@ -577,16 +577,127 @@ def test_a_claim_whose_pid_now_belongs_to_another_process_is_stale(tmp_path):
     claim.release()
 
 
-@pytest.mark.parametrize("content", ["", "{not json", "[1, 2]"])
+_ME = {"host": socket.gethostname(), "pid": os.getpid()}
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "",  # a full disk, a holder killed while writing it
+        "{not json",
+        "[1, 2]",
+        json.dumps({**_ME, "pid": 1180591620717411303424}),  # os.kill raised OverflowError
+        json.dumps({**_ME, "pid": 0}),  # os.kill(0, 0) signals the whole process group
+        json.dumps({**_ME, "pid": True}),
+        json.dumps({**_ME, "pid": 2**22 + 1}),
+        json.dumps({**_ME, "started": 10**400}),
+        json.dumps({**_ME, "pad": "x" * 4096}),  # longer than a claim is
+    ],
+    ids=["empty", "not json", "a list", "pid 2**70", "pid 0", "pid true", "pid 2**22 + 1", "started 1e400", "5 KiB"],
+)
 def test_an_empty_or_unreadable_claim_is_stale_after_the_heartbeat_timeout(tmp_path, content):
     claim = RunClaim(tmp_path / "run.nc", timeout_s=60)
-    claim.path.write_text(content)  # a full disk, a holder killed while writing it
+    claim.path.write_text(content)
+    assert claim.holder() == {} and claim.describe().startswith("an empty or unreadable claim")
     assert not claim.is_stale() and not claim.acquire()  # fresh: perhaps being written
     old = time.time() - 61
     os.utime(claim.path, (old, old))
     assert claim.stale_reason() == "no heartbeat for 61 s (timeout 60 s)"
     assert claim.acquire()
     claim.release()
+
+
+def test_a_pid_outside_the_systems_range_is_never_signalled(tmp_path):
+    from initmem.base.files import process_alive, remove_stale_claims, remove_stale_temp_files
+
+    assert process_alive(os.getpid())
+    for pid in (0, -1, 2**22 + 1, 1180591620717411303424):
+        assert not process_alive(pid), pid
+    huge = tmp_path / f".run.ckpt.{socket.gethostname()}.1180591620717411303424.0123456789abcdef.tmp"
+    huge.write_bytes(b"")
+    remove_stale_temp_files(tmp_path)
+    assert not huge.exists()
+    fresh = tmp_path / "0123456789abcdef.claim"
+    fresh.write_text(json.dumps({**_ME, "pid": 1180591620717411303424}))
+    remove_stale_claims(tmp_path)  # unreadable but fresh: kept until its heartbeat times out
+    assert fresh.exists()
+
+
+def test_a_claim_whose_heartbeat_is_ahead_of_the_clock_is_taken_over_once_it_has_not_moved_for_the_timeout(
+    tmp_path, caplog
+):
+    clock = [1_000_000_000.0]
+    claim = RunClaim(tmp_path / "run.nc", timeout_s=60, clock=lambda: clock[0])
+    claim.path.write_text(json.dumps({"host": "another-host", "pid": 1, "started": clock[0]}))
+    tomorrow = clock[0] + 86_400
+    os.utime(claim.path, (tomorrow, tomorrow))
+    with caplog.at_level(logging.WARNING):
+        assert claim.stale_reason() is None and not claim.acquire()
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 1 and warned[0].startswith(f"the claim {claim.path} has a heartbeat 86400 s ahead of this ")
+    assert claim.describe().endswith("last heartbeat 86400 s ahead of this host's clock")
+    clock[0] += 40
+    os.utime(claim.path, (tomorrow + 40, tomorrow + 40))  # its heartbeat moves: a holder is alive
+    assert claim.stale_reason() is None
+    clock[0] += 50
+    assert claim.stale_reason() is None  # not moved for 50 s of this clock
+    assert len(caplog.records) == 1  # said once
+    clock[0] += 11
+    assert claim.stale_reason() == (
+        "its heartbeat is 86339 s ahead of this host's clock and has not moved for 61 s (timeout 60 s)"
+    )
+    assert claim.acquire() and claim.holder()["pid"] == os.getpid()
+    claim.release()
+    assert not claim.path.exists()
+    claim.path.write_text(json.dumps({"host": "another-host", "pid": 1}))
+    os.utime(claim.path, (clock[0] + 59, clock[0] + 59))  # within the skew allowed between hosts: alive
+    assert claim.stale_reason() is None and claim.describe().endswith("last heartbeat 0 s ago")
+
+
+@pytest.mark.timeout(120)  # before: a FIFO was read until a writer came, a folder was waited on forever
+@pytest.mark.parametrize("kind", ["fifo", "folder", "old folder", "link to a fifo", "link to a claim"])
+def test_a_fifo_folder_or_link_at_a_claims_path_is_taken_over_at_once(tiny_config, tmp_path, caplog, kind):
+    config = tiny_config.replace(epochs=1)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    path = RunClaim(run_path(cache, config)).path
+    elsewhere = tmp_path / "elsewhere"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind.endswith("folder"):
+        path.mkdir()
+        (path / "inside").write_text("kept")
+        if kind == "old folder":
+            os.utime(path, (time.time() - 3600,) * 2)
+    elif kind == "link to a fifo":
+        os.mkfifo(elsewhere)
+        path.symlink_to(elsewhere)
+    else:  # a live holder's claim, elsewhere: never believed through a link
+        elsewhere.write_text(json.dumps({**_ME, "started": time.time()}))
+        path.symlink_to(elsewhere)
+    with caplog.at_level(logging.INFO, logger="initmem.base.files"):
+        ds = sweep({"base": config.to_dict()}, cache, progress=False)
+    assert ds.attrs["n_cached"] == 0 and run_path(cache, config).exists() and not os.path.lexists(path)
+    removed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("removing the claim")]
+    assert len(removed) == 1 and removed[0].endswith("): not a claim file"), caplog.text
+    if kind.endswith("folder"):
+        assert (path.with_name(path.name + ".rejected") / "inside").read_text() == "kept"
+    if kind.startswith("link"):
+        assert os.path.lexists(elsewhere)
+
+
+def test_a_folder_at_a_claims_path_that_cannot_be_moved_aside_is_one_line(tmp_path, capsys, monkeypatch):
+    _forbid_training(monkeypatch)
+    cache = tmp_path / "cache"
+    (cache / "0123456789abcdef.claim").mkdir(parents=True)
+    (cache / "0123456789abcdef.claim.rejected" / "inside").mkdir(parents=True)  # the place aside is taken
+    os.utime(cache / "0123456789abcdef.claim", (time.time() - 3600,) * 2)  # before: IsADirectoryError, each sweep
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(json.dumps({"base": _TINY}))
+    assert main(["sweep", str(spec), "--cache", str(cache), "--out", str(tmp_path / "s.nc")]) == 2
+    line = _one_error_line(capsys)
+    assert f"error: cache: cannot remove the stale claim {cache / '0123456789abcdef.claim'} (" in line
+    assert line.endswith("; remove it by hand")
 
 
 def test_a_sweep_waiting_on_a_claim_says_which_run_which_holder_and_how_long(
