@@ -948,6 +948,98 @@ def test_a_link_planted_at_a_temporary_or_probe_name_is_never_opened(tmp_path, m
     assert target.read_text() == "kept" and not os.path.lexists(out)
 
 
+# --- issue 34: inputs are bounded -------------------------------------------------------------------------------
+def test_specs_and_configs_are_read_up_to_1_mib_and_never_from_a_device(tmp_path, capsys, monkeypatch):
+    _forbid_training(monkeypatch)
+    big = tmp_path / "big.yaml"
+    big.write_text("base: {data: synthetic}\n" + "# a comment\n" * 100_000)  # valid YAML, 1.2 MB
+    out = ["--out", str(tmp_path / "o.nc")]
+    sweep_of = ["--cache", str(tmp_path / "c"), *out]
+    assert main(["sweep", str(big), *sweep_of]) == 2
+    assert _one_error_line(capsys).endswith(
+        f"error: sweep spec: {big} is larger than 1 MiB; a config or sweep spec is a few KiB"
+    )
+    assert main(["train", *TINY_FLAGS, "--config", str(big), *out]) == 2
+    assert f"error: --config: {big} is larger than 1 MiB" in _one_error_line(capsys)
+    for argv, what in (
+        (["sweep", "/dev/zero", *sweep_of], "sweep spec"),
+        (["train", "--config", "/dev/zero", *out], "--config"),
+    ):
+        assert main(argv) == 2
+        assert _one_error_line(capsys).endswith(
+            f"error: {what}: /dev/zero is a character device, not a file; give a JSON/YAML file or a pipe"
+        )
+    assert not (tmp_path / "o.nc").exists()
+
+
+def _alias_bomb(levels: int) -> str:
+    """A YAML "billion laughs": ``width`` is a list nested ``levels`` deep, 9 items a level, in a few hundred bytes."""
+    lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "\n".join([*lines, f"width: *l{levels - 1}"]) + "\n"
+
+
+def test_a_yaml_alias_bomb_is_one_line_and_no_error_formats_a_whole_value(tmp_path, capsys, monkeypatch):
+    from initmem.book.parameters import parse_parameter_value
+
+    _forbid_training(monkeypatch)
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(_alias_bomb(5))  # 9**5 items once expanded (9**9 took minutes and all memory to format)
+    out = ["--out", str(tmp_path / "o.nc")]
+    assert main(["train", "--config", str(bomb), *out]) == 2
+    assert _one_error_line(capsys).endswith(
+        f"error: --config: {bomb} uses a YAML alias (*l0, line 2); aliases are not accepted, write the values out"
+    )
+    assert parse_parameter_value(_alias_bomb(5)) == _alias_bomb(5)  # -p: not YAML to us, a string
+    long = tmp_path / "long.json"
+    long.write_text(json.dumps({"width": list(range(100_000))}))
+    assert main(["train", "--config", str(long), *out]) == 2
+    assert _one_error_line(capsys).endswith("error: width: must be an integer or null, got [0, 1, 2, 3, 4, 5, ...]")
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"base": _TINY, "grid": {"sigma_w": [[0.5] * 100_000]}}))
+    assert main(["sweep", str(spec), "--cache", str(tmp_path / "c"), *out]) == 2
+    line = _one_error_line(capsys)
+    assert len(line) < 200 and line.endswith("got [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, ...]"), line
+    digits = tmp_path / "digits.yaml"
+    digits.write_text("width: " + "1" * 5000 + "\n")  # an int str() refuses: a ValueError out of the loader
+    assert main(["train", "--config", str(digits), *out]) == 2
+    assert f"error: --config: {digits} is not valid JSON/YAML (Exceeds the limit (4300 digits)" in _one_error_line(
+        capsys
+    )
+
+
+@pytest.mark.timeout(60)  # before: 300 s and 2.2 GB without a word, building every run's config
+def test_a_sweep_of_too_many_runs_is_refused_from_its_lists_lengths(tmp_path, capsys, monkeypatch):
+    _forbid_training(monkeypatch)
+    spec = tmp_path / "spec.yaml"
+    values = [round(0.01 * (i + 1), 2) for i in range(100)]
+    spec.write_text(json.dumps({"base": _TINY, "grid": {"sigma_w": values, "lr": values, "seed": list(range(100))}}))
+    assert main(["sweep", str(spec), "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "o.nc")]) == 2
+    assert _one_error_line(capsys).endswith(
+        "error: sweep spec: 1,000,000 runs (100 x 100 x 100) are more than the 100,000 a sweep may have; split it "
+        "into several sweeps"
+    )
+
+
+def test_initmem_sweep_says_what_it_will_train_and_about_how_long_before_training(tmp_path, capsys, monkeypatch):
+    import initmem.sweeps.driver
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(json.dumps({"base": _TINY, "grid": {"sigma_w": [0.5, 1.0, 2.0]}}))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    run_path(cache, SweepSpec.from_file(spec).configs()[0][1]).write_bytes(b"")  # one run counts as cached
+    said: list[str] = []
+
+    def stop(*args, **kwargs):
+        said.append(capsys.readouterr().out)
+        raise KeyboardInterrupt  # what a user would do: nothing trains
+
+    monkeypatch.setattr(initmem.sweeps.driver, "train_jobs", stop)
+    assert main(["sweep", str(spec), "--cache", str(cache), "--out", str(tmp_path / "o.nc")]) == 130
+    assert re.fullmatch(r"spec\.yaml: 3 runs: 1 in its own cache, 2 to train \(about \d+ s on one core\)\n", said[0])
+
+
 # --- issue 24: out of memory, an oversized image, a checkpoint that does not fit its model ----------------------------
 def test_a_run_that_does_not_fit_in_memory_is_one_line(tmp_path, capsys):
     assert main(["train", *TINY_FLAGS, "--width", "200000", "--epochs", "1", "--out", str(tmp_path / "o.nc")]) == 2

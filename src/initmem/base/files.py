@@ -51,6 +51,7 @@ __all__ = [
     "RunClaim",
     "check_output_dir",
     "check_output_file",
+    "file_kind",
     "open_new",
     "process_alive",
     "process_start",
@@ -135,12 +136,12 @@ def _refuse_non_regular(file: Path, option: str) -> None:
         return
     if not stat.S_ISREG(mode):
         raise OutputError(
-            f"{option}: {file} is {_file_kind(mode)}, not a regular file; name a regular file or a "
+            f"{option}: {file} is {file_kind(mode)}, not a regular file; name a regular file or a "
             f"new path (it is replaced as a whole when the result is written)"
         )
 
 
-def _file_kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
     """What a non-regular file is, in words (``a symlink``, ``a FIFO``, ...)."""
     kinds = (
         (stat.S_ISLNK, "a symlink"),
@@ -407,7 +408,7 @@ class RunClaim:
         ahead of this host's clock``...)."""
         status = self._lstat()
         if status is not None and not stat.S_ISREG(status.st_mode):
-            return _file_kind(status.st_mode)
+            return file_kind(status.st_mode)
         holder, age = self.holder(), self.heartbeat_age()
         if age is None:
             beat = ""
