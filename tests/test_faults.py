@@ -246,6 +246,23 @@ def test_stale_checkpoint_temp_files_are_removed(tiny_config, tmp_path):
     assert not stale.exists() and live.exists()
 
 
+def test_stale_temp_files_of_this_and_earlier_versions_are_removed_on_a_host_whose_name_has_dots(tmp_path, monkeypatch):
+    from initmem.base.files import remove_stale_temp_files
+
+    monkeypatch.setattr(initmem.base.files.socket, "gethostname", lambda: "node1.cluster.org")
+    dead, live = _dead_pid(), os.getppid()
+    stale = [f".o.nc.node1.cluster.org.{dead}.0123456789abcdef.tmp", f".o.nc.node1.cluster.org.{dead}.tmp"]
+    kept = [
+        f".o.nc.node1.cluster.org.{live}.0123456789abcdef.tmp",  # a live writer's
+        f".o.nc.node2.cluster.org.{dead}.0123456789abcdef.tmp",  # another host's
+        ".notes.tmp",
+    ]
+    for name in (*stale, *kept):
+        (tmp_path / name).write_bytes(b"")
+    remove_stale_temp_files(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept)
+
+
 # --- 5: killing a processes sweep stops its workers --------------------------------------------------------
 _SWEEP_SCRIPT = """
 import sys

@@ -29,6 +29,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import secrets
 import socket
 import stat
@@ -222,13 +223,14 @@ def set_aside(path: Path) -> str:
 
 
 def remove_stale_temp_files(folder: Path) -> None:
-    """Delete the :func:`temp_name` files in ``folder`` left by killed processes of this host."""
+    """Delete the :func:`temp_name` files in ``folder`` left by killed processes of this host (and those of earlier
+    versions, ``.<name>.<host>.<pid>.tmp``)."""
     host = socket.gethostname()
     for tmp in Path(folder).glob(".*.tmp"):
-        parts = tmp.name.rsplit(".", 3)  # [.<name>.<host>, <pid>, <random>, tmp]; a host name may hold dots
-        if len(parts) != 4 or not parts[0].endswith(f".{host}") or not parts[1].isdigit():
-            continue
-        if not process_alive(int(parts[1])):
+        head, _, pid = tmp.name.removesuffix(".tmp").rpartition(".")
+        if re.fullmatch("[0-9a-f]{16}", pid):  # the random part of the name
+            head, _, pid = head.rpartition(".")
+        if head.endswith(f".{host}") and pid.isdigit() and not process_alive(int(pid)):  # a host name may hold dots
             log.info("removing %s, left by a killed process", tmp)
             tmp.unlink(missing_ok=True)
 
