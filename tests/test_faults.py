@@ -1057,6 +1057,61 @@ def test_initmem_sweep_says_what_it_will_train_and_about_how_long_before_trainin
     assert re.fullmatch(r"spec\.yaml: 3 runs: 1 in its own cache, 2 to train \(about \d+ s on one core\)\n", said[0])
 
 
+# --- issue 34: a disk that fills up in the middle of a sweep ---------------------------------------------------------
+@pytest.fixture()
+def small_disk(tmp_path):
+    """A 3 MB tmpfs at ``tmp_path / "disk"``, unmounted afterwards; the test is skipped where it cannot be mounted
+    (mounting needs root)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if shutil.which("mount") is None or shutil.which("umount") is None:
+        pytest.skip("mount/umount are not installed")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip() or mounted.returncode}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+@pytest.mark.timeout(300)
+def test_a_disk_that_fills_up_mid_sweep_is_one_line_loses_nothing_and_the_rerun_completes(small_disk, tmp_path):
+    spec = tmp_path / "s8.yaml"
+    grid = {"sigma_w": [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0]}
+    spec.write_text(json.dumps({"base": {**_TINY, "epochs": 2}, "grid": grid}))
+    cache, out = small_disk / "cache", tmp_path / "o.nc"
+    filler = small_disk / "filler"
+    filler.write_bytes(b"\0" * (shutil.disk_usage(small_disk).free - 75 * 1024))  # room for two runs or so
+    command = [sys.executable, "-m", "initmem", "sweep", str(spec), "--cache", str(cache), "--out", str(out)]
+    full = subprocess.run(command, capture_output=True, text=True, timeout=240)  # its own process: it crashed
+    assert full.returncode == 2, full.stderr[-3000:]  # before: SIGSEGV after HDF5's "No space left on device"
+    assert re.fullmatch(
+        rf"initmem sweep: error: cache_dir: no space left in {re.escape(str(cache))} \(writing run [0-9a-f]{{16}}: No "
+        r"space left on device\); the runs finished are kept there, a rerun trains only the others: free some space "
+        r"first",
+        full.stderr.strip(),  # one line
+    ), full.stderr
+    kept = {p.name: p.read_bytes() for p in cache.glob("*.nc")}
+    assert 0 < len(kept) < 8 and all(load_run(cache / name) is not None for name in kept)
+    assert sorted(p.name for p in cache.iterdir()) == sorted(kept)  # no half-written file, no claim left behind
+    assert not out.exists()
+    filler.unlink()
+    again = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stdout.startswith(f"s8.yaml: 8 runs: {len(kept)} in its own cache, {8 - len(kept)} to train")
+    assert all((cache / name).read_bytes() == content for name, content in kept.items())  # not trained again
+    assert len(list(cache.glob("*.nc"))) == 8 and xr.load_dataset(out, engine="h5netcdf").sizes["sigma_w"] == 8
+
+
+def test_a_claim_that_cannot_be_written_on_a_full_disk_is_not_left_to_be_waited_on(small_disk):
+    (small_disk / "filler").write_bytes(b"\0" * shutil.disk_usage(small_disk).free)
+    claim = RunClaim(small_disk / "run.nc")
+    with pytest.raises(OSError, match="No space left on device"):
+        claim.acquire()
+    assert not os.path.lexists(claim.path)  # before: an empty claim, that every sweep waited on for 120 s
+
+
 # --- issue 24: out of memory, an oversized image, a checkpoint that does not fit its model ----------------------------
 def test_a_run_that_does_not_fit_in_memory_is_one_line(tmp_path, capsys):
     assert main(["train", *TINY_FLAGS, "--width", "200000", "--epochs", "1", "--out", str(tmp_path / "o.nc")]) == 2

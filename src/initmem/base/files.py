@@ -301,8 +301,12 @@ class RunClaim:
                 log.warning("taking over the claim %s (%s): %s", self.path, self.describe(), reason)
                 self._remove()
                 continue
-            with handle:
-                handle.write(json.dumps(_me()).encode())
+            try:
+                with handle:
+                    handle.write(json.dumps(_me()).encode())
+            except OSError:  # a full disk, say: never leave an empty claim to be waited on
+                self.path.unlink(missing_ok=True)
+                raise
             self._start_heartbeat()
             return True
         return False
