@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from initmem.base.files import atomic_write
 from initmem.base.paths import git_commit
 from initmem.run.config import ConfigError
 from initmem.study import costs, gpu_results, presets, registry, results, timed
@@ -279,8 +280,9 @@ def main(argv: Sequence[str] | None = None, clock: Callable[[], float] = time.mo
 
     def save(swept: Any = None) -> None:
         m.update(elapsed_s=deadline.elapsed(), **({"sweep": swept.as_dict()} if swept is not None else {}))
-        (folder / f".{gpu_results.MANIFEST}.tmp").write_text(json.dumps(m, indent=1, default=str))
-        (folder / f".{gpu_results.MANIFEST}.tmp").replace(folder / gpu_results.MANIFEST)
+        atomic_write(
+            folder / gpu_results.MANIFEST, lambda handle: handle.write(json.dumps(m, indent=1, default=str).encode())
+        )
 
     code = 1
     try:

@@ -263,6 +263,28 @@ def test_batch_larger_than_the_training_set_is_caught_before_running(capsys):
     assert "parameter 'batch_sizes'" in err and "exceed train_size" in err
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("batch_sizes", '"abc"', "batch_sizes: must be a list of positive integers, e.g. [32, 512]; got 'abc'"),
+        ("batch_sizes", "[32, 0.5]", "batch_sizes: must be a list of positive integers, e.g. [32, 512]; got [32, 0.5]"),
+        ("steps", "[10]", "steps: must be a positive integer; got [10]"),
+    ],
+    ids=["a string", "a float among ints", "a list for a number"],
+)
+def test_a_parameter_of_the_wrong_type_is_one_line_naming_it_and_what_it_takes(
+    capsys, monkeypatch, name, value, expected
+):
+    def refuse(*args, **kwargs):
+        raise AssertionError("a notebook ran although a parameter was invalid")
+
+    monkeypatch.setattr(experiments, "_execute", refuse)
+    root = find_repo_root(start=SRC)
+    assert main(["experiments", "--root", str(root), "--preset", "smoke", "--only", "04", "-p", name, value]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"initmem experiments: error: notebook '04_batch_size', parameter '{name}': {expected}"
+
+
 # --------------------------------------------------------------------------- quiet kernels
 
 

@@ -27,6 +27,7 @@ import pytest
 import torch
 import xarray as xr
 
+import initmem.base.files
 import initmem.run.loop
 import initmem.run.training
 import initmem.sweeps.executors
@@ -237,12 +238,29 @@ def test_run_killed_at_a_random_step_resumes_to_the_identical_result(tiny_config
 
 def test_stale_checkpoint_temp_files_are_removed(tiny_config, tmp_path):
     checkpoint = tmp_path / "run.ckpt"
-    stale = temp_name(checkpoint).with_name(f".run.ckpt.{socket.gethostname()}.{_dead_pid()}.tmp")
+    stale = temp_name(checkpoint).with_name(f".run.ckpt.{socket.gethostname()}.{_dead_pid()}.0123456789abcdef.tmp")
     stale.write_bytes(b"half a checkpoint")
-    live = stale.with_name(f".run.ckpt.{socket.gethostname()}.{os.getppid()}.tmp")  # a live writer's: kept
+    live = stale.with_name(f".run.ckpt.{socket.gethostname()}.{os.getppid()}.0123456789abcdef.tmp")  # a live writer's
     live.write_bytes(b"being written")
     train(tiny_config.replace(epochs=1, checkpoint_every=1), checkpoint_path=checkpoint)
     assert not stale.exists() and live.exists()
+
+
+def test_stale_temp_files_of_this_and_earlier_versions_are_removed_on_a_host_whose_name_has_dots(tmp_path, monkeypatch):
+    from initmem.base.files import remove_stale_temp_files
+
+    monkeypatch.setattr(initmem.base.files.socket, "gethostname", lambda: "node1.cluster.org")
+    dead, live = _dead_pid(), os.getppid()
+    stale = [f".o.nc.node1.cluster.org.{dead}.0123456789abcdef.tmp", f".o.nc.node1.cluster.org.{dead}.tmp"]
+    kept = [
+        f".o.nc.node1.cluster.org.{live}.0123456789abcdef.tmp",  # a live writer's
+        f".o.nc.node2.cluster.org.{dead}.0123456789abcdef.tmp",  # another host's
+        ".notes.tmp",
+    ]
+    for name in (*stale, *kept):
+        (tmp_path / name).write_bytes(b"")
+    remove_stale_temp_files(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(kept)
 
 
 # --- 5: killing a processes sweep stops its workers --------------------------------------------------------
@@ -576,16 +594,127 @@ def test_a_claim_whose_pid_now_belongs_to_another_process_is_stale(tmp_path):
     claim.release()
 
 
-@pytest.mark.parametrize("content", ["", "{not json", "[1, 2]"])
+_ME = {"host": socket.gethostname(), "pid": os.getpid()}
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "",  # a full disk, a holder killed while writing it
+        "{not json",
+        "[1, 2]",
+        json.dumps({**_ME, "pid": 1180591620717411303424}),  # os.kill raised OverflowError
+        json.dumps({**_ME, "pid": 0}),  # os.kill(0, 0) signals the whole process group
+        json.dumps({**_ME, "pid": True}),
+        json.dumps({**_ME, "pid": 2**22 + 1}),
+        json.dumps({**_ME, "started": 10**400}),
+        json.dumps({**_ME, "pad": "x" * 4096}),  # longer than a claim is
+    ],
+    ids=["empty", "not json", "a list", "pid 2**70", "pid 0", "pid true", "pid 2**22 + 1", "started 1e400", "5 KiB"],
+)
 def test_an_empty_or_unreadable_claim_is_stale_after_the_heartbeat_timeout(tmp_path, content):
     claim = RunClaim(tmp_path / "run.nc", timeout_s=60)
-    claim.path.write_text(content)  # a full disk, a holder killed while writing it
+    claim.path.write_text(content)
+    assert claim.holder() == {} and claim.describe().startswith("an empty or unreadable claim")
     assert not claim.is_stale() and not claim.acquire()  # fresh: perhaps being written
     old = time.time() - 61
     os.utime(claim.path, (old, old))
     assert claim.stale_reason() == "no heartbeat for 61 s (timeout 60 s)"
     assert claim.acquire()
     claim.release()
+
+
+def test_a_pid_outside_the_systems_range_is_never_signalled(tmp_path):
+    from initmem.base.files import process_alive, remove_stale_claims, remove_stale_temp_files
+
+    assert process_alive(os.getpid())
+    for pid in (0, -1, 2**22 + 1, 1180591620717411303424):
+        assert not process_alive(pid), pid
+    huge = tmp_path / f".run.ckpt.{socket.gethostname()}.1180591620717411303424.0123456789abcdef.tmp"
+    huge.write_bytes(b"")
+    remove_stale_temp_files(tmp_path)
+    assert not huge.exists()
+    fresh = tmp_path / "0123456789abcdef.claim"
+    fresh.write_text(json.dumps({**_ME, "pid": 1180591620717411303424}))
+    remove_stale_claims(tmp_path)  # unreadable but fresh: kept until its heartbeat times out
+    assert fresh.exists()
+
+
+def test_a_claim_whose_heartbeat_is_ahead_of_the_clock_is_taken_over_once_it_has_not_moved_for_the_timeout(
+    tmp_path, caplog
+):
+    clock = [1_000_000_000.0]
+    claim = RunClaim(tmp_path / "run.nc", timeout_s=60, clock=lambda: clock[0])
+    claim.path.write_text(json.dumps({"host": "another-host", "pid": 1, "started": clock[0]}))
+    tomorrow = clock[0] + 86_400
+    os.utime(claim.path, (tomorrow, tomorrow))
+    with caplog.at_level(logging.WARNING):
+        assert claim.stale_reason() is None and not claim.acquire()
+    warned = [r.getMessage() for r in caplog.records]
+    assert len(warned) == 1 and warned[0].startswith(f"the claim {claim.path} has a heartbeat 86400 s ahead of this ")
+    assert claim.describe().endswith("last heartbeat 86400 s ahead of this host's clock")
+    clock[0] += 40
+    os.utime(claim.path, (tomorrow + 40, tomorrow + 40))  # its heartbeat moves: a holder is alive
+    assert claim.stale_reason() is None
+    clock[0] += 50
+    assert claim.stale_reason() is None  # not moved for 50 s of this clock
+    assert len(caplog.records) == 1  # said once
+    clock[0] += 11
+    assert claim.stale_reason() == (
+        "its heartbeat is 86339 s ahead of this host's clock and has not moved for 61 s (timeout 60 s)"
+    )
+    assert claim.acquire() and claim.holder()["pid"] == os.getpid()
+    claim.release()
+    assert not claim.path.exists()
+    claim.path.write_text(json.dumps({"host": "another-host", "pid": 1}))
+    os.utime(claim.path, (clock[0] + 59, clock[0] + 59))  # within the skew allowed between hosts: alive
+    assert claim.stale_reason() is None and claim.describe().endswith("last heartbeat 0 s ago")
+
+
+@pytest.mark.timeout(120)  # before: a FIFO was read until a writer came, a folder was waited on forever
+@pytest.mark.parametrize("kind", ["fifo", "folder", "old folder", "link to a fifo", "link to a claim"])
+def test_a_fifo_folder_or_link_at_a_claims_path_is_taken_over_at_once(tiny_config, tmp_path, caplog, kind):
+    config = tiny_config.replace(epochs=1)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    path = RunClaim(run_path(cache, config)).path
+    elsewhere = tmp_path / "elsewhere"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind.endswith("folder"):
+        path.mkdir()
+        (path / "inside").write_text("kept")
+        if kind == "old folder":
+            os.utime(path, (time.time() - 3600,) * 2)
+    elif kind == "link to a fifo":
+        os.mkfifo(elsewhere)
+        path.symlink_to(elsewhere)
+    else:  # a live holder's claim, elsewhere: never believed through a link
+        elsewhere.write_text(json.dumps({**_ME, "started": time.time()}))
+        path.symlink_to(elsewhere)
+    with caplog.at_level(logging.INFO, logger="initmem.base.files"):
+        ds = sweep({"base": config.to_dict()}, cache, progress=False)
+    assert ds.attrs["n_cached"] == 0 and run_path(cache, config).exists() and not os.path.lexists(path)
+    removed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("removing the claim")]
+    assert len(removed) == 1 and removed[0].endswith("): not a claim file"), caplog.text
+    if kind.endswith("folder"):
+        assert (path.with_name(path.name + ".rejected") / "inside").read_text() == "kept"
+    if kind.startswith("link"):
+        assert os.path.lexists(elsewhere)
+
+
+def test_a_folder_at_a_claims_path_that_cannot_be_moved_aside_is_one_line(tmp_path, capsys, monkeypatch):
+    _forbid_training(monkeypatch)
+    cache = tmp_path / "cache"
+    (cache / "0123456789abcdef.claim").mkdir(parents=True)
+    (cache / "0123456789abcdef.claim.rejected" / "inside").mkdir(parents=True)  # the place aside is taken
+    os.utime(cache / "0123456789abcdef.claim", (time.time() - 3600,) * 2)  # before: IsADirectoryError, each sweep
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(json.dumps({"base": _TINY}))
+    assert main(["sweep", str(spec), "--cache", str(cache), "--out", str(tmp_path / "s.nc")]) == 2
+    line = _one_error_line(capsys)
+    assert f"error: cache: cannot remove the stale claim {cache / '0123456789abcdef.claim'} (" in line
+    assert line.endswith("; remove it by hand")
 
 
 def test_a_sweep_waiting_on_a_claim_says_which_run_which_holder_and_how_long(
@@ -786,8 +915,201 @@ def test_the_atomic_writer_never_replaces_a_symlink(tmp_path):
     link = tmp_path / "link"
     link.symlink_to(target)
     with pytest.raises(OutputError, match="is a symlink, not a regular file"):
-        atomic_write(link, lambda tmp: tmp.write_text("new"))
+        atomic_write(link, lambda handle: handle.write(b"new"))
     assert link.is_symlink() and target.read_text() == "kept" and not list(tmp_path.glob(".*.tmp"))
+
+
+# --- issue 34: links planted at temporary and probe names ------------------------------------------------------
+def _plant(at: Path, target: Path, kind: str) -> None:
+    """A symlink to ``target``, or a FIFO, at ``at``."""
+    if kind == "symlink":
+        at.symlink_to(target)
+    else:
+        os.mkfifo(at)
+
+
+@pytest.mark.timeout(120)  # a FIFO opened for writing blocks until a reader comes: none will
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_links_planted_at_the_old_temporary_and_probe_names_are_not_followed(tmp_path, capsys, kind):
+    folder, target = tmp_path / "d", tmp_path / "precious.txt"
+    folder.mkdir()
+    target.write_text("kept")
+    host, pid = socket.gethostname(), os.getpid()
+    planted = [folder / f".{name}.{host}.{pid}.tmp" for name in ("o.nc", "probe")]  # the names once used
+    for at in planted:
+        _plant(at, target, kind)
+    out = folder / "o.nc"
+    assert main(["train", *TINY_FLAGS, "--epochs", "1", "--out", str(out)]) == 0
+    assert target.read_text() == "kept"
+    assert stat.S_ISREG(os.lstat(out).st_mode) and load_run(out) is not None
+    assert all(os.path.lexists(at) for at in planted)  # left alone
+    assert not [p for p in folder.glob(".*.tmp") if p not in planted]  # and no temporary file of ours is left
+
+
+def test_a_link_planted_at_a_temporary_or_probe_name_is_never_opened(tmp_path, monkeypatch):
+    from initmem.base.files import atomic_write, check_output_file
+
+    monkeypatch.setattr(initmem.base.files.secrets, "token_hex", lambda n: "0" * 2 * n)  # the names made guessable
+    target = tmp_path / "precious.txt"
+    target.write_text("kept")
+    out = tmp_path / "d" / "o.nc"
+    out.parent.mkdir()
+    probe = temp_name(out.parent / "probe")
+    probe.symlink_to(target)
+    with pytest.raises(OutputError, match=r"--out: cannot write to .*o\.nc \(File exists\)"):
+        check_output_file(out, "--out")
+    probe.unlink()
+    temp_name(out).symlink_to(target)
+    with pytest.raises(FileExistsError):
+        atomic_write(out, lambda handle: handle.write(b"new"))
+    assert target.read_text() == "kept" and not os.path.lexists(out)
+
+
+# --- issue 34: inputs are bounded -------------------------------------------------------------------------------
+def test_specs_and_configs_are_read_up_to_1_mib_and_never_from_a_device(tmp_path, capsys, monkeypatch):
+    _forbid_training(monkeypatch)
+    big = tmp_path / "big.yaml"
+    big.write_text("base: {data: synthetic}\n" + "# a comment\n" * 100_000)  # valid YAML, 1.2 MB
+    out = ["--out", str(tmp_path / "o.nc")]
+    sweep_of = ["--cache", str(tmp_path / "c"), *out]
+    assert main(["sweep", str(big), *sweep_of]) == 2
+    assert _one_error_line(capsys).endswith(
+        f"error: sweep spec: {big} is larger than 1 MiB; a config or sweep spec is a few KiB"
+    )
+    assert main(["train", *TINY_FLAGS, "--config", str(big), *out]) == 2
+    assert f"error: --config: {big} is larger than 1 MiB" in _one_error_line(capsys)
+    for argv, what in (
+        (["sweep", "/dev/zero", *sweep_of], "sweep spec"),
+        (["train", "--config", "/dev/zero", *out], "--config"),
+    ):
+        assert main(argv) == 2
+        assert _one_error_line(capsys).endswith(
+            f"error: {what}: /dev/zero is a character device, not a file; give a JSON/YAML file or a pipe"
+        )
+    assert not (tmp_path / "o.nc").exists()
+
+
+def _alias_bomb(levels: int) -> str:
+    """A YAML "billion laughs": ``width`` is a list nested ``levels`` deep, 9 items a level, in a few hundred bytes."""
+    lines = ['l0: &l0 ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "\n".join([*lines, f"width: *l{levels - 1}"]) + "\n"
+
+
+def test_a_yaml_alias_bomb_is_one_line_and_no_error_formats_a_whole_value(tmp_path, capsys, monkeypatch):
+    from initmem.book.parameters import parse_parameter_value
+
+    _forbid_training(monkeypatch)
+    bomb = tmp_path / "bomb.yaml"
+    bomb.write_text(_alias_bomb(5))  # 9**5 items once expanded (9**9 took minutes and all memory to format)
+    out = ["--out", str(tmp_path / "o.nc")]
+    assert main(["train", "--config", str(bomb), *out]) == 2
+    assert _one_error_line(capsys).endswith(
+        f"error: --config: {bomb} uses a YAML alias (*l0, line 2); aliases are not accepted, write the values out"
+    )
+    assert parse_parameter_value(_alias_bomb(5)) == _alias_bomb(5)  # -p: not YAML to us, a string
+    long = tmp_path / "long.json"
+    long.write_text(json.dumps({"width": list(range(100_000))}))
+    assert main(["train", "--config", str(long), *out]) == 2
+    assert _one_error_line(capsys).endswith("error: width: must be an integer or null, got [0, 1, 2, 3, 4, 5, ...]")
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"base": _TINY, "grid": {"sigma_w": [[0.5] * 100_000]}}))
+    assert main(["sweep", str(spec), "--cache", str(tmp_path / "c"), *out]) == 2
+    line = _one_error_line(capsys)
+    assert len(line) < 200 and line.endswith("got [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, ...]"), line
+    digits = tmp_path / "digits.yaml"
+    digits.write_text("width: " + "1" * 5000 + "\n")  # an int str() refuses: a ValueError out of the loader
+    assert main(["train", "--config", str(digits), *out]) == 2
+    assert f"error: --config: {digits} is not valid JSON/YAML (Exceeds the limit (4300 digits)" in _one_error_line(
+        capsys
+    )
+
+
+@pytest.mark.timeout(60)  # before: 300 s and 2.2 GB without a word, building every run's config
+def test_a_sweep_of_too_many_runs_is_refused_from_its_lists_lengths(tmp_path, capsys, monkeypatch):
+    _forbid_training(monkeypatch)
+    spec = tmp_path / "spec.yaml"
+    values = [round(0.01 * (i + 1), 2) for i in range(100)]
+    spec.write_text(json.dumps({"base": _TINY, "grid": {"sigma_w": values, "lr": values, "seed": list(range(100))}}))
+    assert main(["sweep", str(spec), "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "o.nc")]) == 2
+    assert _one_error_line(capsys).endswith(
+        "error: sweep spec: 1,000,000 runs (100 x 100 x 100) are more than the 100,000 a sweep may have; split it "
+        "into several sweeps"
+    )
+
+
+def test_initmem_sweep_says_what_it_will_train_and_about_how_long_before_training(tmp_path, capsys, monkeypatch):
+    import initmem.sweeps.driver
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(json.dumps({"base": _TINY, "grid": {"sigma_w": [0.5, 1.0, 2.0]}}))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    run_path(cache, SweepSpec.from_file(spec).configs()[0][1]).write_bytes(b"")  # one run counts as cached
+    said: list[str] = []
+
+    def stop(*args, **kwargs):
+        said.append(capsys.readouterr().out)
+        raise KeyboardInterrupt  # what a user would do: nothing trains
+
+    monkeypatch.setattr(initmem.sweeps.driver, "train_jobs", stop)
+    assert main(["sweep", str(spec), "--cache", str(cache), "--out", str(tmp_path / "o.nc")]) == 130
+    assert re.fullmatch(r"spec\.yaml: 3 runs: 1 in its own cache, 2 to train \(about \d+ s on one core\)\n", said[0])
+
+
+# --- issue 34: a disk that fills up in the middle of a sweep ---------------------------------------------------------
+@pytest.fixture()
+def small_disk(tmp_path):
+    """A 3 MB tmpfs at ``tmp_path / "disk"``, unmounted afterwards; the test is skipped where it cannot be mounted
+    (mounting needs root)."""
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    if shutil.which("mount") is None or shutil.which("umount") is None:
+        pytest.skip("mount/umount are not installed")
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(disk)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip() or mounted.returncode}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", str(disk)], check=True)
+
+
+@pytest.mark.timeout(300)
+def test_a_disk_that_fills_up_mid_sweep_is_one_line_loses_nothing_and_the_rerun_completes(small_disk, tmp_path):
+    spec = tmp_path / "s8.yaml"
+    grid = {"sigma_w": [0.25, 0.5, 0.75, 1.0, 1.5, 2.0, 2.5, 3.0]}
+    spec.write_text(json.dumps({"base": {**_TINY, "epochs": 2}, "grid": grid}))
+    cache, out = small_disk / "cache", tmp_path / "o.nc"
+    filler = small_disk / "filler"
+    filler.write_bytes(b"\0" * (shutil.disk_usage(small_disk).free - 75 * 1024))  # room for two runs or so
+    command = [sys.executable, "-m", "initmem", "sweep", str(spec), "--cache", str(cache), "--out", str(out)]
+    full = subprocess.run(command, capture_output=True, text=True, timeout=240)  # its own process: it crashed
+    assert full.returncode == 2, full.stderr[-3000:]  # before: SIGSEGV after HDF5's "No space left on device"
+    assert re.fullmatch(
+        rf"initmem sweep: error: cache_dir: no space left in {re.escape(str(cache))} \(writing run [0-9a-f]{{16}}: No "
+        r"space left on device\); the runs finished are kept there, a rerun trains only the others: free some space "
+        r"first",
+        full.stderr.strip(),  # one line
+    ), full.stderr
+    kept = {p.name: p.read_bytes() for p in cache.glob("*.nc")}
+    assert 0 < len(kept) < 8 and all(load_run(cache / name) is not None for name in kept)
+    assert sorted(p.name for p in cache.iterdir()) == sorted(kept)  # no half-written file, no claim left behind
+    assert not out.exists()
+    filler.unlink()
+    again = subprocess.run(command, capture_output=True, text=True, timeout=240)
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert again.stdout.startswith(f"s8.yaml: 8 runs: {len(kept)} in its own cache, {8 - len(kept)} to train")
+    assert all((cache / name).read_bytes() == content for name, content in kept.items())  # not trained again
+    assert len(list(cache.glob("*.nc"))) == 8 and xr.load_dataset(out, engine="h5netcdf").sizes["sigma_w"] == 8
+
+
+def test_a_claim_that_cannot_be_written_on_a_full_disk_is_not_left_to_be_waited_on(small_disk):
+    (small_disk / "filler").write_bytes(b"\0" * shutil.disk_usage(small_disk).free)
+    claim = RunClaim(small_disk / "run.nc")
+    with pytest.raises(OSError, match="No space left on device"):
+        claim.acquire()
+    assert not os.path.lexists(claim.path)  # before: an empty claim, that every sweep waited on for 120 s
 
 
 # --- issue 24: out of memory, an oversized image, a checkpoint that does not fit its model ----------------------------

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..run.config import shown, yaml_loader
+
 __all__ = [
     "INJECTED",
     "ParameterError",
@@ -82,10 +84,10 @@ def parse_parameter_value(text: str) -> Any:
     try:
         import yaml
 
-        value = yaml.safe_load(text)
+        value = yaml.load(text, Loader=yaml_loader())  # noqa: S506 - a SafeLoader subclass, refusing aliases
         json.dumps(value, allow_nan=True)  # dates and other YAML-only types fall back to the string
         return value
-    except Exception:
+    except Exception:  # not YAML, or a YAML alias: the string itself
         return text
 
 
@@ -99,7 +101,7 @@ def jsonable(value: Any, where: str) -> Any:
         out = {}
         for k, v in value.items():
             if not isinstance(k, str):
-                raise ParameterError(f"{where}: dict keys must be strings, got {k!r}")
+                raise ParameterError(f"{where}: dict keys must be strings, got {shown(k)}")
             out[k] = jsonable(v, where)
         return out
     # numpy scalars and the like
@@ -111,7 +113,7 @@ def jsonable(value: Any, where: str) -> Any:
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     raise ParameterError(
-        f"{where}: {type(value).__name__} value {value!r} is not JSON-like "
+        f"{where}: {type(value).__name__} value {shown(value)} is not JSON-like "
         "(papermill parameters must be numbers, strings, booleans, None, lists or dicts)"
     )
 

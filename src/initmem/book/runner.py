@@ -29,6 +29,7 @@ Example::
 
 from __future__ import annotations
 
+import codecs
 import copy
 import dataclasses
 import json
@@ -348,7 +349,7 @@ def _execute(
         "source": _relative(plan.path, root),
         "exploration": plan.exploring,
     }
-    atomic_write(plan.out_path, lambda tmp: nbformat.write(executed, str(tmp)))
+    atomic_write(plan.out_path, lambda handle: nbformat.write(executed, codecs.getwriter("utf-8")(handle)))
     tmp_path.unlink(missing_ok=True)
     stale = out / FAILED_SUBDIR / f"{name}.ipynb"
     if stale.exists():

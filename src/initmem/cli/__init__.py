@@ -19,7 +19,7 @@ Every error the tool recognises (an invalid value, an unknown notebook parameter
 does not fit in memory, an output that cannot be written or is not a regular file, a cluster that cannot be reached
 or does not share the cache, failed runs of a sweep) prints one line naming the cause and the option or field, and
 exits with code 2. Output locations are checked before anything trains; a checkpoint is deleted only after the
-result is written. SIGINT (Ctrl-C) and SIGTERM stop the command and its workers with one line and exit status 130
+result is written. ``sweep`` and ``experiments`` first print what they will train and about how long it takes. SIGINT (Ctrl-C) and SIGTERM stop the command and its workers with one line and exit status 130
 or 143; what was finished (runs in the cache, a checkpoint) is kept.
 
 This module parses the command line and owns the one error path (:func:`error_line`); the ``train`` command's
@@ -91,6 +91,9 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
+    """Train a sweep spec into ``--cache`` and combine it into ``--out``, saying first what it will train
+    (:meth:`initmem.study.reuse.RunPlan.summary`: its runs, those cached, those to train and about how long)."""
+    from ..study.reuse import plan_runs
     from ..sweeps.cluster import check_shared_cache, cluster_from_args, open_client
     from ..sweeps.driver import sweep
     from ..sweeps.spec import SweepSpec
@@ -103,6 +106,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
         if client is not None:
             check_shared_cache(client, cache.resolve(), "--cache")
         executor = "dask" if args.executor == "slurm" else args.executor
+        print(
+            plan_runs(Path(args.spec).name, spec, cache, executor, args.workers, scheduler=client).summary(), flush=True
+        )
         ds = sweep(spec, cache_dir=cache, executor=executor, workers=args.workers, client=client)
     _write_result(ds, out, "--out")
     print(f"{out}: {spec.n_runs} runs, dims {dict(ds['selected_test_acc'].sizes)}")

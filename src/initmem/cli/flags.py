@@ -21,7 +21,7 @@ from typing import Any
 
 from ..base.files import check_output_file
 from ..run import config as _config
-from ..run.config import ConfigError, RunConfig, read_mapping_file
+from ..run.config import ConfigError, RunConfig, read_mapping_file, shown
 
 __all__ = [
     "FIELD_CHOICES",
@@ -98,7 +98,7 @@ def parse_field_value(name: str, text: str) -> Any:
             return [float(v) for v in json.loads(text if text.startswith("[") else f"[{text}]")]
     except (ValueError, TypeError, json.JSONDecodeError):
         kind = {"int": "an integer", "float": "a number"}.get(base, "a list of numbers")
-        raise ConfigError(f"{name}: must be {kind}, got {text!r}") from None
+        raise ConfigError(f"{name}: must be {kind}, got {shown(text)}") from None
     return text
 
 

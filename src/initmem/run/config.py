@@ -5,7 +5,9 @@ A :class:`RunConfig` describes one training run completely. It round-trips throu
 stable digest of the fields that change the numbers a run produces (not of the fields that only
 change how it is executed, such as the progress bar or the number of CPU threads).
 
-Every invalid value raises :class:`ConfigError` with one line naming the field and the allowed values.
+Every invalid value raises :class:`ConfigError` with one line naming the field and the allowed values; the value is
+shown cut to a few dozen characters (:func:`shown`), however large it is. Config and spec files are read up to
+:data:`MAX_INPUT_BYTES`, YAML without aliases (:func:`read_mapping_file`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import re
+import reprlib
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -31,6 +36,8 @@ __all__ = [
     "EXECUTION_FIELDS",
     "ADDED_LATER",
     "CACHE_FORMAT_VERSION",
+    "MAX_INPUT_BYTES",
+    "shown",
 ]
 
 #: Bumped whenever the content of a cached run file changes meaning; part of every run hash.
@@ -223,9 +230,9 @@ class RunConfig:
         if self.test_size is not None:
             _positive_int("test_size", self.test_size)
         if self.image_size not in (8, 16, 24, 32):
-            raise ConfigError(f"image_size: allowed values are 8, 16, 24, 32; got {self.image_size!r}")
+            raise ConfigError(f"image_size: allowed values are 8, 16, 24, 32; got {shown(self.image_size)}")
         if self.weight_decay < 0:
-            raise ConfigError(f"weight_decay: must be >= 0, got {self.weight_decay!r}")
+            raise ConfigError(f"weight_decay: must be >= 0, got {shown(self.weight_decay)}")
         if self.optimizer == "adamw" and self.decay_mode == "l2":
             raise ConfigError(
                 "decay_mode: adamw means decoupled decay; use 'decoupled' or 'auto' (or optimizer 'adam' for L2)"
@@ -233,27 +240,27 @@ class RunConfig:
         for name in ("momentum", "muon_momentum", "schedule_gamma", "final_lr_fraction"):
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
-                raise ConfigError(f"{name}: must be in [0, 1], got {value!r}")
+                raise ConfigError(f"{name}: must be in [0, 1], got {shown(value)}")
         if len(self.betas) != 2 or not all(0.0 <= b < 1.0 for b in self.betas):
-            raise ConfigError(f"betas: must be two numbers in [0, 1), got {list(self.betas)!r}")
+            raise ConfigError(f"betas: must be two numbers in [0, 1), got {shown(list(self.betas))}")
         if self.eps <= 0:
-            raise ConfigError(f"eps: must be > 0, got {self.eps!r}")
+            raise ConfigError(f"eps: must be > 0, got {shown(self.eps)}")
         if self.warmup_epochs < 0 or self.warmup_epochs > self.epochs:
-            raise ConfigError(f"warmup_epochs: must be in [0, epochs={self.epochs}], got {self.warmup_epochs!r}")
+            raise ConfigError(f"warmup_epochs: must be in [0, epochs={self.epochs}], got {shown(self.warmup_epochs)}")
         if any(not 0.0 < m < 1.0 for m in self.schedule_milestones) or list(self.schedule_milestones) != sorted(
             self.schedule_milestones
         ):
             raise ConfigError(
-                f"schedule_milestones: must be increasing fractions of training in (0, 1), got {list(self.schedule_milestones)!r}"
+                f"schedule_milestones: must be increasing fractions of training in (0, 1), got {shown(list(self.schedule_milestones))}"
             )
         _positive_int("muon_ns_steps", self.muon_ns_steps)
         if self.num_threads is not None:
             _positive_int("num_threads", self.num_threads)
         if self.checkpoint_every < 0:
-            raise ConfigError(f"checkpoint_every: must be >= 0 (0 = never), got {self.checkpoint_every!r}")
+            raise ConfigError(f"checkpoint_every: must be >= 0 (0 = never), got {shown(self.checkpoint_every)}")
         if self.seed < 0 or self.effective_data_seed < 0:
             name = "seed" if self.seed < 0 else "data_seed"
-            raise ConfigError(f"{name}: must be >= 0, got {getattr(self, name)!r}")
+            raise ConfigError(f"{name}: must be >= 0, got {shown(getattr(self, name))}")
 
     # --- derived ------------------------------------------------------------------------------
     @property
@@ -335,13 +342,35 @@ class RunConfig:
 
 
 # --- validation helpers -----------------------------------------------------------------------
+#: What :func:`shown` writes of a value: three levels of nesting, six items of a list or mapping, 40 characters of a
+#: string or number.
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel = 3
+_SHOWN.maxlist = _SHOWN.maxtuple = _SHOWN.maxdict = _SHOWN.maxset = 6
+_SHOWN.maxstring = _SHOWN.maxlong = _SHOWN.maxother = 40
+
+
+def shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` for an error message, in at most ``limit`` characters (``...`` where it is cut), however large
+    or deeply nested ``value`` is (:mod:`reprlib`: the whole value is never formatted).
+
+    >>> shown(list(range(100)))
+    '[0, 1, 2, 3, 4, 5, ...]'
+    """
+    try:
+        text = _SHOWN.repr(value)
+    except ValueError:  # an integer too long for str() (over 4300 digits)
+        text = f"<an integer of {value.bit_length()} bits>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 _TYPE_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 
 
 def _as_sequence(name: str, value: Any) -> tuple:
     if isinstance(value, (list, tuple)):
         return tuple(value)
-    raise ConfigError(f"{name}: must be a list of numbers, got {value!r}")
+    raise ConfigError(f"{name}: must be a list of numbers, got {shown(value)}")
 
 
 def _check_type(name: str, value: Any, annotation: Any) -> None:
@@ -365,36 +394,51 @@ def _check_type(name: str, value: Any, annotation: Any) -> None:
         return
     if not ok:
         expected = _TYPE_NAMES.get({"bool": bool, "int": int, "float": float, "str": str}[base])
-        raise ConfigError(f"{name}: must be {expected}{' or null' if optional else ''}, got {value!r}")
+        raise ConfigError(f"{name}: must be {expected}{' or null' if optional else ''}, got {shown(value)}")
 
 
 def _choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
     if value not in allowed:
-        raise ConfigError(f"{name}: allowed values are {', '.join(allowed)}; got {value!r}")
+        raise ConfigError(f"{name}: allowed values are {', '.join(allowed)}; got {shown(value)}")
 
 
 def _positive(name: str, value: float) -> None:
     if not value > 0:
-        raise ConfigError(f"{name}: must be > 0, got {value!r}")
+        raise ConfigError(f"{name}: must be > 0, got {shown(value)}")
 
 
 def _positive_int(name: str, value: int, allow_zero: bool = False) -> None:
     if value < 0 or (value == 0 and not allow_zero):
-        raise ConfigError(f"{name}: must be a positive integer, got {value!r}")
+        raise ConfigError(f"{name}: must be a positive integer, got {shown(value)}")
+
+
+class YamlAliasError(ValueError):
+    """A YAML document uses an alias (``*name``), which :func:`yaml_loader` refuses; the message says which and on
+    which line: ``a YAML alias (*name, line 3)``."""
 
 
 def yaml_loader() -> type:
-    """A ``yaml.SafeLoader`` subclass that reads YAML 1.2 / JSON floats such as ``1e-3`` and ``1e-08`` as floats.
+    """A ``yaml.SafeLoader`` subclass that reads YAML 1.2 / JSON floats such as ``1e-3`` and ``1e-08`` as floats, and
+    refuses aliases (:class:`YamlAliasError`).
 
     PyYAML follows YAML 1.1, whose float pattern needs a dot (``1.0e-3``), so ``lr: 1e-3`` would be the string
     ``'1e-3'``, and the JSON that ``json.dumps`` writes for small numbers (``1e-08``) could not be read back.
-    Only the resolver changes: the loader stays a safe loader (no object construction, nothing executed).
+    An alias repeats a node without copying it, so a 1 KB document of nested aliases (a "billion laughs") holds a
+    value billions of items long to walk or to format; none of the package's files needs one. Otherwise the loader
+    stays a safe loader (no object construction, nothing executed).
     """
     import yaml
 
     global _YAML_LOADER
     if _YAML_LOADER is None:
-        loader = type("InitmemSafeLoader", (yaml.SafeLoader,), {})
+
+        def compose_node(self: Any, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                event = self.peek_event()
+                raise YamlAliasError(f"a YAML alias (*{event.anchor[:40]}, line {event.start_mark.line + 1})")
+            return yaml.SafeLoader.compose_node(self, parent, index)
+
+        loader = type("InitmemSafeLoader", (yaml.SafeLoader,), {"compose_node": compose_node})
         resolvers = yaml.SafeLoader.yaml_implicit_resolvers
         loader.yaml_implicit_resolvers = {key: list(value) for key, value in resolvers.items()}  # a copy
         loader.add_implicit_resolver("tag:yaml.org,2002:float", _YAML12_FLOAT, list("-+0123456789."))
@@ -407,19 +451,23 @@ _YAML12_FLOAT = re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+
 _YAML_LOADER: type | None = None
 
 
+#: The most bytes a config or sweep spec file may hold (1 MiB; they hold a few KiB).
+MAX_INPUT_BYTES = 1 << 20
+
+
 def read_mapping_file(path: str | Path, what: str) -> dict[str, Any]:
     """The mapping held by a JSON file (a name ending in ``.json``) or a YAML file (any other name; an empty file is
     an empty mapping).
 
     A ``.json`` file is parsed as JSON, strictly (a trailing comma is an error); anything else as YAML, of which
-    JSON is nearly a subset. ``path`` may be any readable file-like path, ``/dev/stdin`` and process substitutions
-    (``<(...)``) included (read as YAML). Numbers such as ``1e-3`` are floats (:func:`yaml_loader`); nothing in the
-    file is executed.
+    JSON is nearly a subset. ``path`` may be a regular file or a pipe, ``/dev/stdin`` and process substitutions
+    (``<(...)``) included (read as YAML), of at most :data:`MAX_INPUT_BYTES`. Numbers such as ``1e-3`` are floats
+    and aliases are refused (:func:`yaml_loader`); nothing in the file is executed.
 
     Raises:
         ConfigError: starting with ``what`` (the option or object being read) when the file is missing, is a
-            folder, is unreadable or binary, is not valid JSON (``.json``) or YAML, or holds something other than a
-            mapping.
+            folder or a device, is larger than :data:`MAX_INPUT_BYTES`, is unreadable or binary, is not valid JSON
+            (``.json``) or YAML, uses a YAML alias, or holds something other than a mapping.
     """
     import yaml
 
@@ -434,8 +482,12 @@ def read_mapping_file(path: str | Path, what: str) -> dict[str, Any]:
     else:
         try:
             values = yaml.load(text, Loader=yaml_loader())  # noqa: S506 - a SafeLoader subclass
+        except YamlAliasError as exc:
+            raise ConfigError(f"{what}: {path} uses {exc}; aliases are not accepted, write the values out") from None
         except yaml.YAMLError as exc:
             raise ConfigError(f"{what}: {path} is not valid JSON/YAML ({exc.__class__.__name__})") from exc
+        except ValueError as exc:  # a constructor's: an integer of over 4300 digits, say
+            raise ConfigError(f"{what}: {path} is not valid JSON/YAML ({str(exc).split(';')[0][:80]})") from None
     if values is None:
         return {}
     if not isinstance(values, dict):
@@ -444,16 +496,27 @@ def read_mapping_file(path: str | Path, what: str) -> dict[str, Any]:
 
 
 def _read_text(path: Path, what: str) -> str:
-    """The text of ``path`` (a file, a pipe or a device), or :class:`ConfigError` naming ``what``."""
-    if not path.exists():
-        raise ConfigError(f"{what}: no such file {path}")
-    if path.is_dir():
-        raise ConfigError(f"{what}: {path} is a folder, not a file")
+    """The text of ``path`` (a file or a pipe, at most :data:`MAX_INPUT_BYTES`), or :class:`ConfigError` naming
+    ``what``."""
+    from ..base.files import file_kind
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise ConfigError(f"{what}: no such file {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"{what}: cannot read {path} ({exc.strerror or type(exc).__name__})") from None
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):  # a folder, a device (/dev/zero never ends), a socket
+        raise ConfigError(f"{what}: {path} is {file_kind(mode)}, not a file; give a JSON/YAML file or a pipe")
     try:
         with open(path, "rb") as handle:
-            data = handle.read()
+            data = handle.read(MAX_INPUT_BYTES + 1)
     except OSError as exc:
         raise ConfigError(f"{what}: cannot read {path} ({exc.strerror or type(exc).__name__})") from exc
+    if len(data) > MAX_INPUT_BYTES:
+        raise ConfigError(
+            f"{what}: {path} is larger than {MAX_INPUT_BYTES >> 20} MiB; a config or sweep spec is a few KiB"
+        )
     if b"\x00" in data:
         raise ConfigError(f"{what}: {path} is a binary file, not JSON/YAML text")
     try:

@@ -220,7 +220,7 @@ def save_checkpoint(path: Path, state: dict[str, Any]) -> None:
     and lists, tuples and dicts of them (a run history is stored as its dict).
     """
     state = {**state, "torch_rng": torch.get_rng_state()}
-    atomic_write(path, lambda tmp: torch.save(state, tmp))
+    atomic_write(path, lambda handle: torch.save(state, handle))
 
 
 def read_checkpoint(path: Path | None, owner: str, mismatch: Callable[[dict[str, Any]], str]) -> dict[str, Any] | None:

@@ -13,8 +13,11 @@ and, through ``data_seed`` = seed, the data order.
 
 from __future__ import annotations
 
+import numbers
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from ..run.config import shown
 
 __all__ = ["EXPERIMENTS", "EXPERIMENT_SPECS", "EXPERIMENT_ATTRS", "PARAMETERS", "experiment_spec", "batch_size_epochs"]
 
@@ -93,14 +96,31 @@ def _optimizers(p: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _positive_ints(p: Mapping[str, Any], name: str) -> list[int]:
+    """Parameter ``name``, which must be a non-empty list of positive integers (horizons, batch sizes, epochs).
+
+    Raises:
+        ValueError: ``"<name>: must be a list of positive integers, e.g. [32, 512]; got <value>"``.
+    """
+    values = p[name]
+    if not (isinstance(values, (list, tuple)) and values and all(_positive_int(v) for v in values)):
+        raise ValueError(f"{name}: must be a list of positive integers, e.g. [32, 512]; got {shown(values)}")
+    return [int(v) for v in values]
+
+
+def _positive_int(value: Any) -> bool:
+    """Whether ``value`` is an integer (numpy's too; not a bool, a float or a string) above 0."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value > 0
+
+
 def _long_training(p: Mapping[str, Any]) -> dict[str, Any]:
     """02: low-lr SGD for ``epochs``, read at several horizons. Extra: ``lr, checkpoint_every, horizons,
     reference_horizon`` (the horizons are read off the runs, see :func:`initmem.study.analysis.within_horizons`)."""
-    horizons, reference = p["horizons"], p["reference_horizon"]
+    horizons, reference = _positive_ints(p, "horizons"), p["reference_horizon"]
     if reference not in horizons or max(horizons) > p["epochs"]:
         raise ValueError(
-            f"horizons: must contain reference_horizon = {reference} and lie within epochs = "
-            f"{p['epochs']}; got {horizons}"
+            f"horizons: must contain reference_horizon = {shown(reference)} and lie within epochs = "
+            f"{shown(p['epochs'])}; got {shown(horizons)}"
         )
     return {
         "base": _base(p, *_NETWORK, "lr", "checkpoint_every", optimizer="sgd", schedule="constant"),
@@ -135,23 +155,25 @@ def _batch_size(p: Mapping[str, Any]) -> dict[str, Any]:
     batch size trained for each of these epochs: a grid in which batch sizes meet at equal epochs along a column and
     at equal steps where their ratio matches the epochs' ratio) or, with ``epochs_grid`` None, ``steps`` (each batch
     size trained about that many steps, :func:`batch_size_epochs`)."""
-    sizes = sorted(p["batch_sizes"])
+    sizes = sorted(_positive_ints(p, "batch_sizes"))
     train_size = p["train_size"] or 50_000 - p["val_size"]  # None: all that the validation split leaves
     too_large = [b for b in sizes if b > train_size]
     if too_large:
         raise ValueError(
-            f"batch_sizes: {too_large} exceed train_size = {train_size}; every batch must fit in the training "
+            f"batch_sizes: {shown(too_large)} exceed train_size = {train_size}; every batch must fit in the training "
             f"set (use smaller batches or e.g. -p train_size {max(too_large)})"
         )
     base = _base(p, "model", "width", "logit_scale", "lr", optimizer="sgd", schedule="constant")
     if p.get("epochs_grid"):
-        epochs = sorted({int(e) for e in p["epochs_grid"]})
+        epochs = sorted(set(_positive_ints(p, "epochs_grid")))
         return {
             "base": base,
             "grid": {"batch_size": sizes, "epochs": epochs, "sigma_w": p["sigma_ws"], "seed": p["seeds"]},
         }
     if not p.get("steps"):
         raise ValueError("steps: give the steps every batch size takes, or epochs_grid for a grid of epochs")
+    if not _positive_int(p["steps"]):
+        raise ValueError(f"steps: must be a positive integer; got {shown(p['steps'])}")
     return {
         "base": base,
         "grid": {"sigma_w": p["sigma_ws"], "seed": p["seeds"]},

@@ -27,7 +27,7 @@ import xarray as xr
 from ..base.paths import EXECUTOR_ENV, RootError, find_repo_root
 from ..run.config import RunConfig
 from ..sweeps.driver import plan_jobs, reusable
-from ..sweeps.spec import SweepSpec
+from ..sweeps.spec import SweepSpec, as_spec
 from ..sweeps.store import read_checked
 from .costs import estimate_seconds
 from .layout import RECORD_RESULTS_DIR, resolve_results_dir, results_paths
@@ -58,7 +58,7 @@ def record_stores(results_dir: str | os.PathLike, preset: str, record: str | os.
 
 @dataclasses.dataclass(frozen=True)
 class RunPlan:
-    """The runs of one experiment's sweep, before anything trains."""
+    """The runs of one sweep (an experiment's, or ``initmem sweep``'s), before anything trains."""
 
     name: str
     runs_dir: Path  #: the sweep's own run store
@@ -66,6 +66,7 @@ class RunPlan:
     reused: list[str]  #: hashes of the runs read from the record's stores
     to_train: list[RunConfig]  #: the runs that will train
     seconds: float  #: single-core seconds estimated for ``to_train`` (:func:`initmem.study.costs.estimate_seconds`)
+    from_record: bool = True  #: whether runs could come from the record's stores (else the summary leaves them out)
 
     @property
     def total(self) -> int:
@@ -73,11 +74,10 @@ class RunPlan:
         return len(self.cached) + len(self.reused) + len(self.to_train)
 
     def summary(self) -> str:
-        """One line, e.g. ``04_batch_size: 12 runs: 12 reused from the record, 0 in its own cache, 0 to train``."""
-        line = (
-            f"{self.name}: {self.total} runs: {len(self.reused)} reused from the record, {len(self.cached)} in its "
-            f"own cache, {len(self.to_train)} to train"
-        )
+        """One line, e.g. ``04_batch_size: 12 runs: 12 reused from the record, 0 in its own cache, 0 to train``
+        (without a record to reuse: ``spec.yaml: 8 runs: 2 in its own cache, 6 to train (about 40 s on one core)``)."""
+        reused = f"{len(self.reused)} reused from the record, " if self.from_record else ""
+        line = f"{self.name}: {self.total} runs: {reused}{len(self.cached)} in its own cache, {len(self.to_train)} to train"
         if self.to_train:
             line += f" (about {_duration(self.seconds)} on one core)"
         return line
@@ -94,22 +94,24 @@ def _duration(seconds: float) -> str:
 
 def plan_runs(
     name: str,
-    spec: Mapping[str, Any],
+    spec: SweepSpec | Mapping[str, Any],
     runs_dir: Path,
     executor: str,
     workers: int | None,
     stores: Sequence[Path] = (),
-    scheduler: str | None = None,
+    scheduler: Any = None,
 ) -> RunPlan:
     """The :class:`RunPlan` of sweep ``spec`` of experiment ``name`` cached in ``runs_dir``, reusing ``stores``:
     the jobs as :func:`initmem.sweeps.driver.sweep` makes them (same hashes, same file names), each found in its own
-    cache, in a store, or to train. ``scheduler``: the running dask scheduler the sweep will use, if any (its workers'
-    thread counts are their own, as with a client)."""
-    jobs = plan_jobs(SweepSpec.from_dict(spec), runs_dir, executor, workers, client=scheduler)
+    cache, in a store, or to train. ``scheduler``: the running dask scheduler the sweep will use, if any (its address
+    or a client of it: its workers' thread counts are their own)."""
+    jobs = plan_jobs(as_spec(spec), runs_dir, executor, workers, client=scheduler)
     cached = [job.key for job in jobs if job.path.is_file()]
-    reused = [job.key for job in jobs if job.key not in cached and reusable(job, stores) is not None]
-    to_train = [job.config for job in jobs if job.key not in cached and job.key not in reused]
-    return RunPlan(name, runs_dir, cached, reused, to_train, estimate_seconds(to_train))
+    found = set(cached)
+    reused = [job.key for job in jobs if job.key not in found and reusable(job, stores) is not None]
+    found.update(reused)
+    to_train = [job.config for job in jobs if job.key not in found]
+    return RunPlan(name, runs_dir, cached, reused, to_train, estimate_seconds(to_train), from_record=bool(stores))
 
 
 def notebook_plan(

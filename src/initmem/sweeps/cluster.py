@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..base.files import OutputError, temp_name
+from ..base.files import OutputError, open_new, temp_name
 from ..run.config import ConfigError
 
 __all__ = [
@@ -213,7 +213,8 @@ def check_shared_cache(client: Any, folder: Path, option: str = "cache_dir") -> 
     wait_for_workers(client)
     token = secrets.token_hex(16)
     probe = temp_name(folder / "shared-check")
-    probe.write_text(token)
+    with open_new(probe) as handle:
+        handle.write(token.encode())
     try:
         seen = client.run(_read_probe, str(probe))
     except Exception as exc:  # noqa: BLE001 - the workers could not run our function at all

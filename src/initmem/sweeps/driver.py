@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import errno
 import logging
 import os
 import time
@@ -27,7 +28,7 @@ from typing import Any
 import xarray as xr
 
 from ..base.bars import auto_tqdm
-from ..base.files import check_output_dir, remove_stale_claims, remove_stale_temp_files
+from ..base.files import OutputError, check_output_dir, remove_stale_claims, remove_stale_temp_files
 from ..run.config import ConfigError, RunConfig
 from .combine import combine_runs
 from .executors import (
@@ -105,7 +106,8 @@ def sweep(
     Raises:
         ConfigError: an invalid spec or argument, or no scheduler at ``scheduler`` (before anything runs).
         initmem.base.files.OutputError: ``cache_dir`` cannot be written, or the workers of a cluster cannot see it
-            (before anything runs).
+            (before anything runs); or it filled up (no space left): the sweep stops at the first run it cannot write,
+            the runs written are kept, and a rerun trains only the others.
         SweepFailed: some runs raised (a :class:`RuntimeError` listing their hashes). Every other run is
             cached first, so a rerun trains only the failed ones.
     """
@@ -245,6 +247,10 @@ def train_jobs(
     return runs, n_cached, n_reused
 
 
+#: The errors of a write into a full disk (or quota).
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
 def _train_pending(
     pending: list[RunJob],
     jobs: list[RunJob],
@@ -256,7 +262,12 @@ def _train_pending(
     n_cached: int,
 ) -> dict[str, str]:
     """Run ``pending`` (of all ``jobs``) with ``executor``; returns {key: one-line error} of the runs that raised.
-    Under ``stacked``, every group with a pending member is trained whole."""
+    Under ``stacked``, every group with a pending member is trained whole.
+
+    Raises:
+        OutputError: a run could not be written for want of space (``ENOSPC``, ``EDQUOT``): the sweep stops there,
+            rather than train runs it cannot keep; the runs written are kept, the half-written file was removed.
+    """
     tqdm = auto_tqdm()
     failures: dict[str, str] = {}
     if not pending:
@@ -273,6 +284,11 @@ def _train_pending(
     pending_keys = {job.key for job in pending}
 
     def done(job: RunJob, error: BaseException | None) -> None:
+        if isinstance(error, OSError) and error.errno in _FULL:
+            raise OutputError(
+                f"cache_dir: no space left in {job.path.parent} (writing run {job.key}: {error.strerror}); the runs "
+                f"finished are kept there, a rerun trains only the others: free some space first"
+            ) from None
         if error is not None:
             failures[job.key] = f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
             log.error("run %s failed (%s: %s); config: %s", job.key, type(error).__name__, error, job.config.to_json())

@@ -15,7 +15,7 @@ co-varying set in the grid or run a second sweep. The first zipped field names t
 values must all differ. Swept values must be numbers, strings or booleans (they become coordinates);
 execution fields (``device``, ``progress``, ``checkpoint_every``) cannot be swept, since they are not
 part of a run's hash. Every point is validated when the spec is built, so a bad value fails before anything
-trains.
+trains; a spec of more than :data:`MAX_RUNS` runs is refused from its lists' lengths, before any point is built.
 """
 
 from __future__ import annotations
@@ -28,9 +28,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..run.config import EXECUTION_FIELDS, ConfigError, RunConfig, read_mapping_file
+from ..run.config import EXECUTION_FIELDS, ConfigError, RunConfig, read_mapping_file, shown
 
-__all__ = ["SweepSpec", "as_spec"]
+__all__ = ["SweepSpec", "as_spec", "MAX_RUNS"]
+
+#: The most runs a sweep may have (the largest experiment has a few hundred); a larger spec is refused before its
+#: points are built (each costs about 0.25 ms and a few KiB).
+MAX_RUNS = 100_000
 
 _SPEC_KEYS = ("base", "grid", "zip")
 _FIELD_TYPES = {f.name: str(f.type) for f in fields(RunConfig)}
@@ -57,6 +61,11 @@ class SweepSpec:
         object.__setattr__(self, "grid", _check_axes("grid", self.grid))
         object.__setattr__(self, "zip", _check_axes("zip", self.zip))
         _check_zip(self.grid, self.zip)
+        if self.n_runs > MAX_RUNS:
+            raise ConfigError(
+                f"sweep spec: {self.n_runs:,} runs ({' x '.join(map(str, self.shape))}) are more than the {MAX_RUNS:,} "
+                f"a sweep may have; split it into several sweeps"
+            )
         object.__setattr__(self, "_points", tuple(self._build_points()))
 
     # --- construction -------------------------------------------------------------------------
@@ -133,7 +142,7 @@ class SweepSpec:
 
 
 def _format_coords(coords: Mapping[str, Any]) -> str:
-    return ", ".join(f"{k}={v!r}" for k, v in coords.items()) or "base"
+    return ", ".join(f"{k}={shown(v, 40)}" for k, v in coords.items()) or "base"
 
 
 def _check_base(base: Any) -> dict[str, Any]:
@@ -157,13 +166,13 @@ def _check_axes(where: str, axes: Any) -> dict[str, list[Any]]:
         if name in EXECUTION_FIELDS:
             raise ConfigError(f"{key}: an execution field (not part of the run hash) cannot be swept; set it in base")
         if not isinstance(values, (list, tuple)):
-            raise ConfigError(f"{key}: must be a list of values, got {values!r}")
+            raise ConfigError(f"{key}: must be a list of values, got {shown(values)}")
         if len(values) == 0:
             raise ConfigError(f"{key}: empty list; give at least one value")
         for value in values:
             if not isinstance(value, _SCALAR_TYPES):
                 raise ConfigError(
-                    f"{key}: swept values must be numbers, strings or booleans (they become coordinates), got {value!r}"
+                    f"{key}: swept values must be numbers, strings or booleans (they become coordinates), got {shown(value)}"
                 )
         normalised = [_normalise(name, value) for value in values]
         if where == "grid" or not out:  # a dimension's coordinate must not repeat
@@ -177,7 +186,7 @@ def _check_distinct(key: str, values: list[Any]) -> None:
     for value in values:
         token = json.dumps(value)
         if token in seen:
-            raise ConfigError(f"{key}: duplicate value {value!r}; every value of a dimension must differ")
+            raise ConfigError(f"{key}: duplicate value {shown(value)}; every value of a dimension must differ")
         seen.add(token)
 
 

@@ -16,9 +16,11 @@ logged line, that the file predates checksums) and raises :class:`ChecksumError`
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import os
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -100,8 +102,22 @@ def write_run(ds: xr.Dataset, path: str | os.PathLike) -> str:
     ds = ds.copy(deep=False)
     ds.attrs = _plain_attrs(ds.attrs)
     ds.attrs[CHECKSUM_ATTR] = content_digest(ds)
-    atomic_write(path, lambda tmp: ds.to_netcdf(tmp, engine="h5netcdf"))
+    content = _netcdf_bytes(ds)
+    atomic_write(path, lambda handle: handle.write(content))
     return ds.attrs[CHECKSUM_ATTR]
+
+
+def _netcdf_bytes(ds: xr.Dataset) -> bytes:
+    """``ds`` as the bytes of a netCDF-4 file (h5netcdf), encoded in memory: HDF5 never opens a path (a link planted
+    there is not followed) and never writes to a disk (a full disk crashed it, SIGSEGV). The write lock is this
+    call's own: on a Dask worker xarray would take a distributed lock named after the buffer, which fails."""
+    import h5netcdf
+    from xarray.backends import H5NetCDFStore
+
+    buffer = io.BytesIO()
+    with h5netcdf.File(buffer, "w") as file:
+        ds.dump_to_store(H5NetCDFStore(file, lock=threading.Lock()))
+    return buffer.getvalue()
 
 
 def _plain_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:

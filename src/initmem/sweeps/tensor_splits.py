@@ -82,7 +82,7 @@ class TensorSplits:
             name: (getattr(data, name).images.cpu(), getattr(data, name).labels.cpu())
             for name in ("train", "val", "test")
         }
-        atomic_write(path, lambda tmp: torch.save(cpu, tmp))
+        atomic_write(path, lambda handle: torch.save(cpu, handle))
         try:
             yield dataclasses.replace(self, path=path)
         finally:

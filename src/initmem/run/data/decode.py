@@ -156,13 +156,8 @@ def _read_json(file: Path) -> dict[str, str]:
 def _atomic_write(file: Path, write: Callable[[Any], Any]) -> None:
     """Write a cache file through :func:`initmem.base.files.atomic_write` (``write`` gets an open binary handle),
     so concurrent readers never see half a file. An unwritable cache only logs a warning."""
-
-    def into(tmp: Path) -> None:
-        with open(tmp, "wb") as handle:
-            write(handle)
-
     try:
-        atomic_write(file, into)
+        atomic_write(file, write)
     except OSError as error:
         logger.warning("could not write the cache file %s: %s", file, error)
 
