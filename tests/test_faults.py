@@ -249,7 +249,7 @@ def test_stale_checkpoint_temp_files_are_removed(tiny_config, tmp_path):
 def test_stale_temp_files_of_this_and_earlier_versions_are_removed_on_a_host_whose_name_has_dots(tmp_path, monkeypatch):
     from initmem.base.files import remove_stale_temp_files
 
-    monkeypatch.setattr(initmem.base.files.socket, "gethostname", lambda: "node1.cluster.org")
+    monkeypatch.setattr(initmem.base.files, "_hostname", lambda: "node1.cluster.org")
     dead, live = _dead_pid(), os.getppid()
     stale = [f".o.nc.node1.cluster.org.{dead}.0123456789abcdef.tmp", f".o.nc.node1.cluster.org.{dead}.tmp"]
     kept = [
