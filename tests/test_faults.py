@@ -1025,6 +1025,24 @@ def test_a_yaml_alias_bomb_is_one_line_and_no_error_formats_a_whole_value(tmp_pa
     )
 
 
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("sigma_w: " + "9" * 400, "error: sigma_w: must be a finite number, got 99999999"),  # OverflowError before
+        ('betas: ["a", 0.9]', "error: betas: must be a list of numbers, got ['a', 0.9]"),  # ValueError before
+        ("betas: [[0.9], 0.9]", "error: betas: must be a list of numbers, got [[0.9], 0.9]"),  # TypeError before
+        ("1: 2\nwidht: 4", "error: 1: unknown field; known fields are "),  # TypeError (sorting 1 and 'widht') before
+    ],
+    ids=["a 400-digit float", "a string in betas", "a list in betas", "a number as a key"],
+)
+def test_a_config_value_python_cannot_convert_is_one_line(tmp_path, capsys, monkeypatch, content, expected):
+    _forbid_training(monkeypatch)
+    config = tmp_path / "run.yaml"
+    config.write_text(content + "\n")
+    assert main(["train", "--config", str(config), "--out", str(tmp_path / "o.nc")]) == 2
+    assert expected in _one_error_line(capsys)
+
+
 @pytest.mark.timeout(60)  # before: 300 s and 2.2 GB without a word, building every run's config
 def test_a_sweep_of_too_many_runs_is_refused_from_its_lists_lengths(tmp_path, capsys, monkeypatch):
     _forbid_training(monkeypatch)

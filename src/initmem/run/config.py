@@ -12,9 +12,11 @@ shown cut to a few dozen characters (:func:`shown`), however large it is. Config
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
+import numbers
 import os
 import re
 import reprlib
@@ -37,6 +39,7 @@ __all__ = [
     "ADDED_LATER",
     "CACHE_FORMAT_VERSION",
     "MAX_INPUT_BYTES",
+    "field_value",
     "shown",
 ]
 
@@ -186,18 +189,11 @@ class RunConfig:
 
     # ------------------------------------------------------------------------------------------
     def __post_init__(self) -> None:
-        # Integers given for float fields become floats, so sigma_w=1 and sigma_w=1.0 are the same run.
         for f in fields(self):
-            value = getattr(self, f.name)
-            if str(f.type).startswith("float") and isinstance(value, int) and not isinstance(value, bool):
-                object.__setattr__(self, f.name, float(value))
+            object.__setattr__(self, f.name, field_value(f.name, getattr(self, f.name)))
         # Normalise list-like fields so that JSON/YAML input (lists) and Python input (tuples) agree.
-        object.__setattr__(self, "betas", tuple(float(b) for b in _as_sequence("betas", self.betas)))
-        object.__setattr__(
-            self,
-            "schedule_milestones",
-            tuple(float(m) for m in _as_sequence("schedule_milestones", self.schedule_milestones)),
-        )
+        object.__setattr__(self, "betas", _as_floats("betas", self.betas))
+        object.__setattr__(self, "schedule_milestones", _as_floats("schedule_milestones", self.schedule_milestones))
         self.validate()
 
     # --- validation ---------------------------------------------------------------------------
@@ -308,7 +304,7 @@ class RunConfig:
     def from_dict(cls, values: Mapping[str, Any]) -> RunConfig:
         """Build from a mapping; unknown keys raise :class:`ConfigError` listing the known fields."""
         known = {f.name for f in fields(cls)}
-        unknown = sorted(set(values) - known)
+        unknown = sorted(set(values) - known, key=str)  # YAML keys may be numbers too
         if unknown:
             raise ConfigError(f"{unknown[0]}: unknown field; known fields are {', '.join(sorted(known))}")
         return cls(**dict(values))
@@ -341,6 +337,10 @@ class RunConfig:
         return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
+#: The fields that hold a float (an integer given for one becomes a float: :func:`field_value`).
+_FLOAT_FIELDS = frozenset(f.name for f in fields(RunConfig) if str(f.type).startswith("float"))
+
+
 # --- validation helpers -----------------------------------------------------------------------
 #: What :func:`shown` writes of a value: three levels of nesting, six items of a list or mapping, 40 characters of a
 #: string or number.
@@ -367,9 +367,26 @@ def shown(value: Any, limit: int = 80) -> str:
 _TYPE_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 
 
-def _as_sequence(name: str, value: Any) -> tuple:
-    if isinstance(value, (list, tuple)):
-        return tuple(value)
+def field_value(name: str, value: Any) -> Any:
+    """``value`` as RunConfig field ``name`` holds it: an integer given for a float field becomes a float (so
+    ``sigma_w: 1`` and ``sigma_w: 1.0`` are one run, one hash); anything else is left to :meth:`RunConfig.validate`.
+
+    Raises:
+        ConfigError: an integer too large for a float (above about 1.8e308).
+    """
+    if name in _FLOAT_FIELDS and isinstance(value, int) and not isinstance(value, bool):
+        try:
+            return float(value)
+        except OverflowError:
+            raise ConfigError(f"{name}: must be a finite number, got {shown(value)}") from None
+    return value
+
+
+def _as_floats(name: str, value: Any) -> tuple[float, ...]:
+    """A list-like field (``betas``, ``schedule_milestones``) as a tuple of floats, or :class:`ConfigError`."""
+    if isinstance(value, (list, tuple)) and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value):
+        with contextlib.suppress(OverflowError):
+            return tuple(float(v) for v in value)
     raise ConfigError(f"{name}: must be a list of numbers, got {shown(value)}")
 
 

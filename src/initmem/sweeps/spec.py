@@ -28,7 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..run.config import EXECUTION_FIELDS, ConfigError, RunConfig, read_mapping_file, shown
+from ..run.config import EXECUTION_FIELDS, ConfigError, RunConfig, field_value, read_mapping_file, shown
 
 __all__ = ["SweepSpec", "as_spec", "MAX_RUNS"]
 
@@ -151,7 +151,7 @@ def _check_base(base: Any) -> dict[str, Any]:
     for key in base:
         if key not in _FIELD_TYPES:
             raise ConfigError(f"base.{key}: unknown field; known fields are {', '.join(sorted(_FIELD_TYPES))}")
-    return {key: _normalise(key, value) for key, value in base.items()}
+    return {key: field_value(key, value) for key, value in base.items()}
 
 
 def _check_axes(where: str, axes: Any) -> dict[str, list[Any]]:
@@ -174,7 +174,7 @@ def _check_axes(where: str, axes: Any) -> dict[str, list[Any]]:
                 raise ConfigError(
                     f"{key}: swept values must be numbers, strings or booleans (they become coordinates), got {shown(value)}"
                 )
-        normalised = [_normalise(name, value) for value in values]
+        normalised = [field_value(name, value) for value in values]
         if where == "grid" or not out:  # a dimension's coordinate must not repeat
             _check_distinct(key, normalised)
         out[name] = normalised
@@ -198,13 +198,6 @@ def _check_zip(grid: Mapping[str, list], zipped: Mapping[str, list]) -> None:
     if len(set(lengths.values())) > 1:
         listing = ", ".join(f"{name}: {n}" for name, n in lengths.items())
         raise ConfigError(f"zip: the zipped lists must have equal lengths, got {listing}")
-
-
-def _normalise(name: str, value: Any) -> Any:
-    """Integers given for float fields become floats (so ``1`` and ``1.0`` are one run, one hash)."""
-    if _FIELD_TYPES[name].startswith("float") and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    return value
 
 
 def as_spec(spec: SweepSpec | Mapping[str, Any] | str | os.PathLike) -> SweepSpec:
