@@ -5,7 +5,9 @@
 1. makes sure MathJax is served from ``book/_static/mathjax/`` (no CDN; see :func:`ensure_mathjax`);
 2. executes the notebooks with :func:`initmem.book.runner.run_notebooks`, each at the preset the book renders it
    at (:func:`initmem.study.presets.book_preset`); unchanged notebooks are reused, so a rebuild with nothing new
-   executes nothing;
+   executes nothing. The record's pages never train and never move or rewrite a committed file: a missing or damaged
+   run or result they need stops the build first (:class:`~initmem.book.runner.RecordError`, one line naming the
+   file and the command that recomputes it, with its cost);
 3. runs ``jupyter-book build <repo> --builder html -W -n --keep-going`` (warnings are errors,
    nitpicky cross-references) and returns the path of ``_build/html/index.html``.
 
@@ -174,6 +176,9 @@ def build_book(
     BookBuildError
         If a notebook fails (its name, failing cell and error are listed) or jupyter-book fails (the
         message ends with the tail of the build log, also saved as ``_build/book-build.log``).
+    initmem.book.runner.RecordError
+        If a page of the record would train, or needs a committed run or result that is missing or damaged (before
+        anything executes; nothing is changed).
     """
     root = find_repo_root(root) if root is not None else _experiments.REPO_ROOT
     if preset is not None:
@@ -183,7 +188,7 @@ def build_book(
     if execute and from_dir is None:
         results: list[NotebookResult] = []
         for group_preset, names in _notebooks_by_preset(preset, root).items():
-            results += run_notebooks(preset=group_preset, only=names, force=force, cwd=root)
+            results += run_notebooks(preset=group_preset, only=names, force=force, cwd=root, keep_record=True)
         failed = [r for r in results if not r.ok]
         if failed:
             raise BookBuildError("notebooks failed, the book was not built:\n" + "\n".join(f"  {r}" for r in failed))

@@ -44,8 +44,9 @@ from ..base.bars import auto_tqdm
 from ..base.files import atomic_write
 from ..base.paths import default_root
 from ..study import presets as _presets
-from ..study.layout import RECORD_OUT_DIR, RECORD_RESULTS_DIR
-from ..study.reuse import RunPlan, notebook_plan
+from ..study.layout import RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
+from ..study.reuse import RunPlan, duration, notebook_plan
+from ..sweeps.store import file_problem
 from .digest import notebook_digest, portable, result_files, stored_digest
 from .exploration import add_banner, collapse_parameter_cells, destinations, exploration_banner, record_differences
 from .kernel import failure_details, kernel_environment, quiet_kernel_options
@@ -67,6 +68,7 @@ __all__ = [
     "DEFAULT_RESULTS_DIR",
     "FAILED_SUBDIR",
     "NotebookResult",
+    "RecordError",
     "discover_notebooks",
     "select_notebooks",
     "run_notebooks",
@@ -169,6 +171,7 @@ def run_notebooks(
     execution_timeout: float | None = None,
     progress: bool = True,
     announce: Callable[[str], None] | None = None,
+    keep_record: bool = False,
 ) -> list[NotebookResult]:
     """Execute the selected notebooks at ``preset`` and write them to ``<out folder>/<name>.ipynb``.
 
@@ -199,6 +202,11 @@ def run_notebooks(
         Called, before anything executes, with one line per notebook to execute that builds a sweep: its runs, how
         many are reused from the record, how many are in its own cache, how many will train and about how long that
         takes (:meth:`initmem.study.reuse.RunPlan.summary`); default: logged at INFO.
+    keep_record
+        What the book asks (:func:`initmem.book.build.build_book`): the pages of the record to execute neither train
+        nor set aside nor rewrite any committed file. Before anything executes, every run file their sweeps need is
+        read with its checksum and hash, and every combined result they read opens with its checksum verified; a
+        missing or damaged one, or a run to train, is a :class:`RecordError`.
 
     Returns
     -------
@@ -216,7 +224,9 @@ def run_notebooks(
     user_params = {k: parse_parameter_value(v) if isinstance(v, str) else v for k, v in (parameters or {}).items()}
     choices = (Path(out_dir) if out_dir is not None else None, Path(results_dir).resolve() if results_dir else None)
     # Read and validate everything, and say what will train, before running anything.
-    plans = [_prepare(name, nb_dir, preset, user_params, root, *choices, force) for name in names]
+    plans = [_prepare(name, nb_dir, preset, user_params, root, *choices, force, keep_record) for name in names]
+    if keep_record:
+        _check_record(plans, preset, root)
     announce = announce or log.info
     for plan in plans:
         if plan.runs is not None and not plan.unchanged:
@@ -260,6 +270,7 @@ def _prepare(
     out_choice: Path | None,
     results_choice: Path | None,
     force: bool,
+    verify: bool,
 ) -> _Plan:
     """Read notebook ``name``, check its parameters and its sweep, add the exploration banner, take its digest."""
     import jupytext
@@ -286,10 +297,54 @@ def _prepare(
         add_banner(nb, banner)
         text += "\n# exploration banner\n" + banner  # the banner is part of what the digest covers
     digest = notebook_digest(text, final, result_files(res, preset, name), root)
-    runs = notebook_plan(name, {**defaults, **final}, res, preset, root / RECORD_RESULTS_DIR)
     out_path = out / f"{name}.ipynb"
     unchanged = not force and stored_digest(out_path) == digest
+    verify = verify and not exploring and not unchanged
+    runs = notebook_plan(name, {**defaults, **final}, res, preset, root / RECORD_RESULTS_DIR, verify=verify)
     return _Plan(name, path, nb, final, digest, out_path, exploring, runs, unchanged)
+
+
+class RecordError(RuntimeError):
+    """A page of the record would train, or reads a committed file that is missing or damaged (see ``keep_record``
+    of :func:`run_notebooks`); the message is one line naming the first such file and the command that recomputes it,
+    with its cost. Nothing was executed or changed."""
+
+
+def _check_record(plans: Sequence[_Plan], preset: str, root: Path) -> None:
+    """Raise :class:`RecordError` for the first committed file that the record's pages to execute need and cannot use:
+    a run of their sweeps (:attr:`RunPlan.problems`) or a combined result they read (their own and
+    :data:`~initmem.study.presets.NOTEBOOK_READS`), in page order."""
+    record = root / RECORD_RESULTS_DIR
+    sweeps = {plan.name: plan.runs for plan in plans if plan.runs is not None}
+    problems: dict[Path, tuple[str, str]] = {}  # file -> (why, the experiment that recomputes it)
+    for plan in plans:
+        if plan.exploring or plan.unchanged:
+            continue
+        for path, why in plan.runs.problems if plan.runs is not None else ():
+            problems.setdefault(path, (why, plan.name))
+        for source in (plan.name, *_presets.NOTEBOOK_READS.get(plan.name, ())):
+            path = results_paths(record, preset, source)[1]
+            if path.is_file() or (source == plan.name and plan.runs is not None):
+                why = file_problem(path)
+                if why is not None:
+                    problems.setdefault(path, (why, source))
+    if not problems:
+        return
+    path, (why, source) = next(iter(problems.items()))
+    others = f" (and {len(problems) - 1} more files of the record)" if len(problems) > 1 else ""
+    runs = sweeps.get(source)
+    if runs is None:
+        cost = "its first line says what it trains"
+    elif runs.to_train:
+        cost = f"{len(runs.to_train)} of {runs.total} runs to train, about {duration(runs.seconds)} on one core"
+    else:
+        cost = f"its {runs.total} runs are intact: nothing to train"
+    shown = _relative(path, root)
+    raise RecordError(
+        f"{shown}: {why}{others}; the book never trains nor rewrites the record: restore it with git checkout -- "
+        f"{shown}, or recompute it with: initmem experiments --preset {preset} --only {source[:2]} ({cost}); "
+        f"nothing was executed or changed"
+    )
 
 
 def _execute(

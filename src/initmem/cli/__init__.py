@@ -381,6 +381,9 @@ def error_line(exc: BaseException) -> str | None:
     parameters = sys.modules.get("initmem.book.parameters")  # an unknown parameter, notebook or preset
     if parameters is not None and isinstance(exc, parameters.ParameterError):
         return _one_line(str(exc))
+    runner = sys.modules.get("initmem.book.runner")  # the book refused to touch the committed record
+    if runner is not None and isinstance(exc, runner.RecordError):
+        return _one_line(str(exc))
     loop = sys.modules.get("initmem.run.loop")
     if loop is not None and isinstance(exc, loop.OutOfMemory):
         return _one_line(str(exc))

@@ -28,13 +28,13 @@ from ..base.paths import EXECUTOR_ENV, RootError, find_repo_root
 from ..run.config import RunConfig
 from ..sweeps.driver import plan_jobs, reusable
 from ..sweeps.spec import SweepSpec, as_spec
-from ..sweeps.store import read_checked
+from ..sweeps.store import file_problem, read_checked
 from .costs import estimate_seconds
 from .layout import RECORD_RESULTS_DIR, resolve_results_dir, results_paths
 from .presets import book_preset
 from .registry import EXPERIMENT_SPECS, experiment_spec
 
-__all__ = ["record_dir", "record_stores", "RunPlan", "plan_runs", "notebook_plan", "record_results"]
+__all__ = ["record_dir", "record_stores", "RunPlan", "plan_runs", "notebook_plan", "record_results", "duration"]
 
 
 def record_dir(root: str | os.PathLike | None = None) -> Path | None:
@@ -67,6 +67,9 @@ class RunPlan:
     to_train: list[RunConfig]  #: the runs that will train
     seconds: float  #: single-core seconds estimated for ``to_train`` (:func:`initmem.study.costs.estimate_seconds`)
     from_record: bool = True  #: whether runs could come from the record's stores (else the summary leaves them out)
+    #: with ``verify``: each run whose file in ``runs_dir`` is missing or cannot be used, and why (counted in
+    #: ``to_train``: the sweep would train it, setting a damaged file aside)
+    problems: tuple[tuple[Path, str], ...] = ()
 
     @property
     def total(self) -> int:
@@ -79,11 +82,11 @@ class RunPlan:
         reused = f"{len(self.reused)} reused from the record, " if self.from_record else ""
         line = f"{self.name}: {self.total} runs: {reused}{len(self.cached)} in its own cache, {len(self.to_train)} to train"
         if self.to_train:
-            line += f" (about {_duration(self.seconds)} on one core)"
+            line += f" (about {duration(self.seconds)} on one core)"
         return line
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     """``seconds`` in words: ``"40 s"``, ``"12 min"``, ``"3.5 h"``."""
     if seconds < 90:
         return f"{seconds:.0f} s"
@@ -100,18 +103,24 @@ def plan_runs(
     workers: int | None,
     stores: Sequence[Path] = (),
     scheduler: Any = None,
+    verify: bool = False,
 ) -> RunPlan:
     """The :class:`RunPlan` of sweep ``spec`` of experiment ``name`` cached in ``runs_dir``, reusing ``stores``:
     the jobs as :func:`initmem.sweeps.driver.sweep` makes them (same hashes, same file names), each found in its own
     cache, in a store, or to train. ``scheduler``: the running dask scheduler the sweep will use, if any (its address
-    or a client of it: its workers' thread counts are their own)."""
+    or a client of it: its workers' thread counts are their own). ``verify``: read every file of ``runs_dir`` the
+    sweep needs, with its checksum and hash (:func:`initmem.sweeps.store.file_problem`), rather than trusting that it
+    exists; the missing and unusable ones are the plan's ``problems``."""
     jobs = plan_jobs(as_spec(spec), runs_dir, executor, workers, client=scheduler)
-    cached = [job.key for job in jobs if job.path.is_file()]
+    problems = tuple((job.path, why) for job in jobs if verify and (why := file_problem(job.path, job.key)))
+    unusable = {path for path, _ in problems}
+    cached = [job.key for job in jobs if job.path.is_file() and job.path not in unusable]
     found = set(cached)
     reused = [job.key for job in jobs if job.key not in found and reusable(job, stores) is not None]
     found.update(reused)
     to_train = [job.config for job in jobs if job.key not in found]
-    return RunPlan(name, runs_dir, cached, reused, to_train, estimate_seconds(to_train), from_record=bool(stores))
+    seconds = estimate_seconds(to_train)
+    return RunPlan(name, runs_dir, cached, reused, to_train, seconds, from_record=bool(stores), problems=problems)
 
 
 def notebook_plan(
@@ -120,10 +129,12 @@ def notebook_plan(
     results_dir: str | os.PathLike,
     preset: str,
     record: str | os.PathLike | None = None,
+    verify: bool = False,
 ) -> RunPlan | None:
     """The :class:`RunPlan` of notebook ``name`` at its complete ``parameters`` (as the runner injects them) with
     results in ``results_dir``; None for a notebook that builds no sweep. The executor is the one the notebook will use
-    (``initmem experiments --executor`` through :data:`~initmem.base.paths.EXECUTOR_ENV`, else its parameter)."""
+    (``initmem experiments --executor`` through :data:`~initmem.base.paths.EXECUTOR_ENV`, else its parameter).
+    ``verify``: read the run files rather than trust that they exist (:func:`plan_runs`)."""
     if name not in EXPERIMENT_SPECS:
         return None
     executor = os.environ.get(EXECUTOR_ENV) or parameters.get("executor") or "serial"
@@ -134,6 +145,7 @@ def notebook_plan(
         executor,
         parameters.get("workers"),
         record_stores(results_dir, preset, record),
+        verify=verify,
     )
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "write_run",
     "read_checked",
     "load_run",
+    "file_problem",
 ]
 
 log = logging.getLogger(__name__)
@@ -187,20 +188,39 @@ def load_run(
     path = Path(path)
     if not path.exists():
         return None
-    try:
-        ds = read_checked(path, require_checksum=True)
-        if expected_hash is None or ds.attrs.get("config_hash") == expected_hash:
-            return ds
-        reason = f"its config_hash {ds.attrs.get('config_hash')!r} is not the run's {expected_hash}"
-    except ChecksumError as exc:
-        reason = exc.reason
-    except Exception as exc:  # noqa: BLE001 - a corrupt file of any kind is re-trained
-        reason = f"it is unreadable ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
+    ds, reason = _read_run(path, expected_hash)
+    if ds is not None:
+        return ds
     if read_only:
         log.warning("not reusing the run %s: %s; it will be trained instead", path, reason)
     else:
         _reject(path, reason)
     return None
+
+
+def file_problem(path: str | os.PathLike, expected_hash: str | None = None) -> str | None:
+    """Why the file at ``path``, written by :func:`write_run` (a run, or a sweep's combined file), cannot be used, in
+    words: missing, unreadable, without a checksum or with one its content does not match, or (``expected_hash``
+    given) another run's ``config_hash``; None when it can. Nothing is moved or logged: what the book asks of the
+    committed record before it executes anything."""
+    path = Path(path)
+    if not path.is_file():
+        return "it is missing"
+    return _read_run(path, expected_hash)[1] or None
+
+
+def _read_run(path: Path, expected_hash: str | None) -> tuple[xr.Dataset | None, str]:
+    """``(the run, "")`` when the file at ``path`` is a readable run of ``expected_hash`` (any run: None) with its
+    checksum verified, else ``(None, why not)``."""
+    try:
+        ds = read_checked(path, require_checksum=True)
+        if expected_hash is None or ds.attrs.get("config_hash") == expected_hash:
+            return ds, ""
+        return None, f"its config_hash {ds.attrs.get('config_hash')!r} is not the run's {expected_hash}"
+    except ChecksumError as exc:
+        return None, exc.reason
+    except Exception as exc:  # noqa: BLE001 - a corrupt file of any kind is re-trained
+        return None, f"it is unreadable ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
 
 
 def _reject(path: Path, reason: str) -> None:
