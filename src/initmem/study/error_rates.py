@@ -244,7 +244,8 @@ def mc_error(rate: float | np.ndarray, reps: int) -> float | np.ndarray:
     >>> round(mc_error(0.05, 200), 4)
     0.0154
     """
-    return np.sqrt(np.asarray(rate) * (1 - np.asarray(rate)) / reps)
+    error = np.sqrt(np.asarray(rate, dtype=float) * (1 - np.asarray(rate, dtype=float)) / reps)
+    return float(error) if error.ndim == 0 else error
 
 
 def rates_table(ds: xr.Dataset) -> str:
