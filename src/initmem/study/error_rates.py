@@ -265,7 +265,7 @@ def rates_table(ds: xr.Dataset) -> str:
                 )
             lines.append("| " + " | ".join(cells) + " |")
     draws = int(ds.attrs["draws"]) or nulls.N_RESAMPLES
-    source = f"; commit {ds.attrs['commit']}" if ds.attrs.get("commit") else ""
+    source = f"; commit {str(ds.attrs['commit'])[:12]}" if ds.attrs.get("commit") else ""
     lines.append(
         f"\nPercent of {reps} simulated replicates per cell (+- one Monte-Carlo standard error), judged by the "
         f"ledger's rules; random permutation nulls with {draws:,} draws{source}. Rules at their nominal level would "
