@@ -1,0 +1,61 @@
+"""The simulated error rates of the ledger's rules (initmem.study.error_rates): the coverage it measures is right
+where the answer is known, the rates come out in their shape, and the verdicts are the rules' own."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from initmem.study import error_rates, nulls, rules
+from initmem.study.error_rates import DESIGNS, RATES, interval_coverage, mc_error, rates_table, simulate
+from initmem.study.stats import cross_fitted_spreads
+
+C1, C2, C5 = DESIGNS[0], DESIGNS[1], DESIGNS[3]
+
+
+def test_the_coverage_of_a_plain_t_interval_on_gaussian_values_is_95_percent():
+    reps = 2000
+    values = np.random.default_rng(1).normal(3.0, 2.0, size=(reps, 5))
+    coverage = interval_coverage(values, 3.0)
+    assert abs(coverage - 0.95) < 3 * mc_error(0.95, reps)
+
+
+def test_the_cross_fitted_spread_without_memory_is_centred_on_0_but_its_interval_covers_less_than_95_percent():
+    reps = 1000
+    acc = np.random.default_rng(2).normal(60.0, 2.5, size=(reps, 2, 10))  # C4's design, no memory
+    spreads = cross_fitted_spreads(xr.DataArray(acc, dims=("rep", "sigma_w", "seed"))).values
+    assert abs(spreads.mean()) < 3 * spreads.std() / math.sqrt(spreads.size)
+    assert interval_coverage(spreads, 0.0) < 0.95 - 3 * mc_error(0.95, reps)
+
+
+def test_the_rates_have_their_shape_and_are_nan_only_where_a_design_has_no_such_case():
+    ds = error_rates.error_rates([C1, C5], noise_sds=(2.5,), reps=8, seed=3, draws=50)
+    assert set(ds.data_vars) == set(RATES)
+    assert dict(ds.sizes) == {"design": 2, "noise_sd": 1}
+    assert ds.attrs["reps"] == 8 and ds.attrs["draws"] == 50
+    c1, c5 = (ds.sel(design=d.label, noise_sd=2.5) for d in (C1, C5))
+    assert math.isnan(float(c1["coverage_contrast"])) and math.isnan(float(c5["false_in_size_at_edge"]))
+    finite = [float(v) for name in RATES for v in ds[name].values.ravel() if np.isfinite(v)]
+    assert len(finite) == 2 * len(RATES) - 2 and all(0.0 <= v <= 1.0 for v in finite)
+    table = rates_table(ds)
+    assert len([line for line in table.splitlines() if line.startswith("| C")]) == 2 and "n/a" in table
+
+
+def test_a_seeded_simulation_repeats_and_leaves_the_ledgers_draws_alone():
+    kept = nulls.N_RESAMPLES
+    first, second = (simulate(C2, 2.5, 10, np.random.default_rng(4), draws=50) for _ in range(2))
+    assert first == pytest.approx(second, nan_ok=True)
+    assert nulls.N_RESAMPLES == kept
+
+
+def test_the_verdicts_are_the_rules_own(monkeypatch):
+    rng = np.random.default_rng(5)
+    honest = simulate(C2, 1.0, 20, rng, draws=50)
+    assert honest["false_positive_no_effect"] < 0.5 and honest["power_at_paper"] > 0.5
+    monkeypatch.setattr(rules, "judge", lambda *args, **kwargs: rules.Verdict(rules.IN_SIZE, "always"))
+    rigged = simulate(C2, 1.0, 20, np.random.default_rng(5), draws=50)
+    assert rigged["false_in_size_at_edge"] == rigged["false_positive_no_effect"] == rigged["power_at_paper"] == 1.0
+    assert rigged["coverage_spread"] == honest["coverage_spread"]  # coverage does not ask the rules
