@@ -107,5 +107,5 @@ def forest(table: Any, title: str | None = "The claims against the paper", capti
     ]
     keys = fig.add_subplot(grid[-1])
     keys.axis("off")
-    legend_in(keys, legend, ncol=4)
+    legend_in(keys, legend, ncol=2)
     return finish(fig, caption or "", title)
