@@ -78,23 +78,21 @@ def test_the_answer_is_three_sentences_from_the_ledger(results):
     )
     counts = table["verdict"].value_counts()
     assert third == (
-        f"Of the ledger's 14 rows, {counts.get(IN_SIZE, 0)} are reproduced in size, "
-        f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(SIZE_CONTRADICTED, 0)} in direction with a size "
-        f"that contradicts the paper's, {counts.get(NOT_REPRODUCED, 0)} not reproduced, "
-        f"{counts.get(PREMISE_NOT_MET, 0)} with a premise not met at this scale and {counts.get(INCONCLUSIVE, 0)} "
-        "inconclusive; each row that is not decided says what would decide it."
+        f"Of the ledger's 14 rows: {counts.get(IN_SIZE, 0)} reproduced in size, "
+        f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(SIZE_CONTRADICTED, 0)} size contradicted, "
+        f"{counts.get(NOT_REPRODUCED, 0)} not reproduced, {counts.get(PREMISE_NOT_MET, 0)} premise not met, "
+        f"{counts.get(INCONCLUSIVE, 0)} inconclusive; each undecided row says what would decide it."
     )
     empty = claims.reproduction_table({})
     nothing = claims.answer(empty, "smoke")
     assert nothing == (
-        "Of the ledger's 8 rows, 0 are reproduced in size, 0 in direction, 0 in direction with a size that "
-        "contradicts the paper's, 0 not reproduced, 0 with a premise not met at this scale and 8 inconclusive; "
-        "each row that is not decided says what would decide it."
+        "Of the ledger's 8 rows: 0 reproduced in size, 0 in direction, 0 size contradicted, 0 not reproduced, "
+        "0 premise not met, 8 inconclusive; each undecided row says what would decide it."
     )
     assert (empty["seeds"] == 0).all()  # a claim with no results was measured on no seed
     decided = table[table["verdict"] != INCONCLUSIVE]  # a ledger without an inconclusive row counts 0 of them
     assert claims.answer(decided, "test").endswith(
-        "at this scale and 0 inconclusive; each row that is not decided says what would decide it."
+        "premise not met, 0 inconclusive; each undecided row says what would decide it."
     )
 
 

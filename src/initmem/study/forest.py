@@ -100,12 +100,12 @@ def forest(table: Any, title: str | None = "The claims against the paper", capti
         ax.set_xlabel("percentage points" if name == "pp" else "C7: slope difference; B1: boundary x0")
         ax.grid(axis="x", color="0.92", lw=0.6)
     legend = [
-        plt.Rectangle((0, 0), 1, 1, color=_BAND, lw=0, label="paper (diamond), its band"),
+        plt.Rectangle((0, 0), 1, 1, color=_BAND, lw=0, label="paper ◆, its band"),
         plt.Rectangle((0, 0), 1, 1, color=_NULL, lw=0, label="no-effect band"),
-        plt.Line2D([], [], color="black", marker="o", ms=4.5, lw=1.6, label="ours, 95 % interval"),
-        plt.Line2D([], [], color=MUTED, marker="o", ms=4, mfc="white", lw=1.0, label="effect tested (C2, C4)"),
+        plt.Line2D([], [], color="black", marker="o", ms=4.5, lw=1.6, label="ours, 95 % CI"),
+        plt.Line2D([], [], color=MUTED, marker="o", ms=4, mfc="white", lw=1.0, label="effect tested"),
     ]
     keys = fig.add_subplot(grid[-1])
     keys.axis("off")
-    legend_in(keys, legend, ncol=2)
+    legend_in(keys, legend, ncol=4)
     return finish(fig, caption or "", title)

@@ -136,11 +136,10 @@ def answer(table: Any, preset: str) -> str:
         parts.append(f"The adaptive optimizers keep less: {spreads} (paper: minimal, about 4 pp for Muon).")
     counts = table["verdict"].value_counts()
     parts.append(
-        f"Of the ledger's {len(table)} rows, {counts.get(IN_SIZE, 0)} are reproduced in size, "
-        f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(SIZE_CONTRADICTED, 0)} in direction with a size "
-        f"that contradicts the paper's, {counts.get(NOT_REPRODUCED, 0)} not reproduced, "
-        f"{counts.get(PREMISE_NOT_MET, 0)} with a premise not met at this scale and {counts.get(INCONCLUSIVE, 0)} "
-        "inconclusive; each row that is not decided says what would decide it."
+        f"Of the ledger's {len(table)} rows: {counts.get(IN_SIZE, 0)} reproduced in size, "
+        f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(SIZE_CONTRADICTED, 0)} size contradicted, "
+        f"{counts.get(NOT_REPRODUCED, 0)} not reproduced, {counts.get(PREMISE_NOT_MET, 0)} premise not met, "
+        f"{counts.get(INCONCLUSIVE, 0)} inconclusive; each undecided row says what would decide it."
     )
     return " ".join(parts)
 
