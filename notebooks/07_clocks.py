@@ -75,10 +75,9 @@ page.figure(plots.spread_vs_clocks(table, source=experiments), "e07_fig_spread_v
 
 # %% tags=["hide-input"]
 collapse = analysis.collapse_table(table)
-page.table(
-    collapse,
-    "e07_collapse",
-    [
+# how a collapse table is shown (here, and for the sweeps read on their own below)
+COLLAPSE_VIEW = {
+    "columns": [
         "own clock",
         "configurations",
         "rho(T_SGD)",
@@ -89,9 +88,10 @@ page.table(
         "rho high",
         "prediction",
     ],
-    labels={"p (rho < 0)": "p (rho < 0, own clock)", "rho low": "own clock: rho 95 % CI low", "rho high": "high"},
-    intervals=False,
-)
+    "labels": {"p (rho < 0)": "p (rho < 0, own clock)", "rho low": "own clock: rho 95 % CI low", "rho high": "high"},
+    "intervals": False,
+}
+page.table(collapse, "e07_collapse", **COLLAPSE_VIEW)
 FAMILIES = {"SGD": "sgd", "SGD+L2": "sgd_l2", "adaptive": "adaptive"}
 for family, key in FAMILIES.items():  # prose without NaN: a family too small for rho says so in words
     glue(f"e07_own_{key}", analysis.collapse_text(collapse, family), display=False)
@@ -155,19 +155,7 @@ if sweeps:
     page.table(
         sweep_collapse,
         "e07_collapse_sweeps",
-        [
-            "own clock",
-            "configurations",
-            "rho(T_SGD)",
-            "rho(T_L2)",
-            "rho(T_adapt)",
-            "p (rho < 0)",
-            "rho low",
-            "rho high",
-            "prediction",
-        ],
-        labels={"p (rho < 0)": "p (rho < 0, own clock)", "rho low": "own clock: rho 95 % CI low", "rho high": "high"},
-        intervals=False,
+        **COLLAPSE_VIEW,
     )
     display(Markdown(page.source_note("07_clocks", preset, list(sweeps), results_dir=results_dir)))
 for family, key in FAMILIES.items():
