@@ -86,6 +86,9 @@ def test_spec_points_dims_and_round_trip(tmp_path):
         ({"grid": {"betas": [[0.9, 0.99]]}}, "grid.betas: swept values must be numbers"),
         ({"grid": {"decay_mode": ["auto", "l2"]}}, "are the same run"),
         ({"grid": {"batch_size": [10_000]}}, "batch_size: must be at most train_size"),
+        ({"grid": {"lr": [0.1]}, "also": {"lr": [0.2]}}, "also: must be a list of grids"),
+        ({"grid": {"lr": [0.1]}, "also": [{"seed": [1]}]}, r"also\[0\]\.seed: not a grid field"),
+        ({"grid": {"lr": [0.1]}, "also": [{"lr": [0.2, 0.2]}]}, r"also\[0\]\.lr: duplicate value"),
     ],
 )
 def test_invalid_specs_raise_one_clear_line(spec, message):
@@ -134,6 +137,30 @@ def test_combine_runs_nan_fills_other_layers_and_epochs():
     assert short_run.sel(layer="head", epoch=1).item() == 2.0
     assert ds["selected_test_acc"].sel(model="resnet32", lr=0.1).item() == 3.0
     assert ds["run_hash"].sel(model="resnet32", lr=0.2).item() == "h4.0"
+
+
+def test_a_spec_with_further_grids_is_their_union_and_combines_with_nan_where_no_grid_holds_a_point(tmp_path):
+    # a 2 x 2 grid of (lr, weight_decay) plus one cell beside it and one it already holds: 5 distinct cells
+    values = {
+        "base": {"width": 4},
+        "grid": {"lr": [0.1, 0.2], "weight_decay": [0.0, 0.01], "seed": [0, 1]},
+        "also": [{"lr": [0.05, 0.1], "weight_decay": [0.01]}],
+    }
+    spec = SweepSpec.from_dict(values)
+    assert spec.dims == ["lr", "weight_decay", "seed"] and spec.shape == (3, 2, 2)
+    assert spec.n_runs == 10  # 8 of the grid, 2 (seeds) of the new cell; (0.1, 0.01) is one run
+    assert spec.coordinate("lr") == [0.1, 0.2, 0.05]
+    assert len({config.hash() for _, config in spec.configs()}) == 10
+    assert SweepSpec.from_dict(spec.to_dict()) == spec and spec.to_dict()["also"] == values["also"]
+    assert "also" not in SweepSpec.from_dict(SPEC).to_dict()  # a one-grid spec keeps its JSON
+    runs = [_fake_run(["head"], [0], float(k)) for k in range(spec.n_runs)]
+    ds = combine_runs(spec, runs)
+    assert ds["selected_test_acc"].shape == (3, 2, 2)
+    assert np.isnan(ds["selected_test_acc"].sel(lr=0.05, weight_decay=0.0)).all()  # no grid holds it
+    assert ds["run_hash"].sel(lr=0.05, weight_decay=0.0, seed=0).item() == ""
+    assert ds["selected_test_acc"].sel(lr=0.05, weight_decay=0.01, seed=1).item() == 9.0  # the last point
+    assert ds["selected_test_acc"].sel(lr=0.2, weight_decay=0.01, seed=0).item() == 6.0  # C order of the grid
+    assert int(np.isfinite(ds["selected_test_acc"]).sum()) == 10
 
 
 # --- serial sweep, cache and resume -----------------------------------------------------------------

@@ -135,7 +135,7 @@ def with_epochs(spec: SweepSpec, epochs: int) -> SweepSpec:
     if "epochs" in spec.grid or "epochs" in spec.zip:
         raise ConfigError("spec: epochs is swept; a timed sweep plans one epoch count for every run (set it in base)")
     warmup = min(float(spec.base.get("warmup_epochs", 0.0)), float(epochs))
-    return SweepSpec({**spec.base, "epochs": epochs, "warmup_epochs": warmup}, spec.grid, spec.zip)
+    return SweepSpec({**spec.base, "epochs": epochs, "warmup_epochs": warmup}, spec.grid, spec.zip, spec.also)
 
 
 def run_groups(spec: SweepSpec, stacked: bool) -> list[list[RunConfig]]:
@@ -227,7 +227,8 @@ class TimedSweep:
         ]
         if not keep:
             return None
-        return SweepSpec(self.spec.base, self.spec.grid, {k: [v[i] for i in keep] for k, v in self.spec.zip.items()})
+        zipped = {k: [v[i] for i in keep] for k, v in self.spec.zip.items()}
+        return SweepSpec(self.spec.base, self.spec.grid, zipped, self.spec.also)
 
     def combined(self) -> xr.Dataset | None:
         """The combined Dataset (:func:`initmem.sweeps.combine.combine_runs`) of :meth:`complete_spec`, or None."""

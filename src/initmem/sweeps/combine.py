@@ -36,7 +36,8 @@ def combine_runs(spec: SweepSpec, runs: Sequence[xr.Dataset]) -> xr.Dataset:
     """One Dataset from the per-run Datasets of ``spec.configs()`` (same order).
 
     Sweep dims (:attr:`SweepSpec.dims`) come first, then ``epoch`` (the sorted union over the runs) and
-    ``layer`` (the union, each run's order kept); whatever a run lacks is NaN. Variables are float64,
+    ``layer`` (the union, each run's order kept); whatever a run lacks is NaN, as is a point of the sweep's shape that
+    none of its grids holds (``run_hash`` ""). Variables are float64,
     except ``run_hash``. Zipped fields other than the first are coordinates along the zip dimension.
     """
     points = spec.configs()
@@ -55,13 +56,14 @@ def combine_runs(spec: SweepSpec, runs: Sequence[xr.Dataset]) -> xr.Dataset:
             var_attrs.setdefault(name, dict(var.attrs))
     arrays = {name: np.full(shape + tuple(len(run_dims[d]) for d in vdims), np.nan) for name, vdims in names.items()}
     hashes = np.empty(shape, dtype=object)
-    for flat, ds in enumerate(runs):
-        index = np.unravel_index(flat, shape) if shape else ()
+    hashes[...] = ""  # a point of the union of ``also``'s grids that no grid holds
+    for (coords, config), ds in zip(points, runs):
+        index = spec.index(coords)
         aligned = ds.reindex({d: run_dims[d] for d in ds.dims if d in run_dims})
         for name, vdims in names.items():
             if name in aligned:
                 arrays[name][index] = aligned[name].transpose(*vdims).values
-        hashes[index] = ds.attrs.get("config_hash", points[flat][1].hash())
+        hashes[index] = ds.attrs.get("config_hash", config.hash())
 
     coords: dict[str, Any] = {dim: _coordinate(spec, dim) for dim in dims}
     if spec.zip:
@@ -81,7 +83,7 @@ def combine_runs(spec: SweepSpec, runs: Sequence[xr.Dataset]) -> xr.Dataset:
 
 
 def _coordinate(spec: SweepSpec, name: str) -> np.ndarray:
-    values = spec.grid.get(name, spec.zip.get(name))
+    values = spec.coordinate(name)
     return np.array(values, dtype=str) if all(isinstance(v, str) for v in values) else np.array(values)
 
 

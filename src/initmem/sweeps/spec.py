@@ -11,7 +11,15 @@ A :class:`SweepSpec` reads::
       lr: [0.02, 0.002]         # ... the others become coordinates along it: lr(optimizer)
 
 Only one ``zip`` group is supported (enough for "optimizer with its own learning rate"); put a second
-co-varying set in the grid or run a second sweep. The first zipped field names the dimension, so its
+co-varying set in the grid or run a second sweep. A design that is not a rectangle (cells added beside the grid) adds
+grids with ``also``::
+
+    grid: {lr: [0.045, 0.1], weight_decay: [0.0, 0.01], seed: [0, 1]}
+    also:                       # more grids: each replaces some of the grid's lists, the others are kept
+      - {lr: [0.02], weight_decay: [0.05, 0.1]}
+
+The sweep is the union of the grids' points (a point two grids share is one run); each dimension's coordinate is
+the union of its values in first-seen order, and a point no grid holds is NaN in the combined Dataset. The first zipped field names the dimension, so its
 values must all differ. Swept values must be numbers, strings or booleans (they become coordinates);
 execution fields (``device``, ``progress``, ``checkpoint_every``) cannot be swept, since they are not
 part of a run's hash. Every point is validated when the spec is built, so a bad value fails before anything
@@ -36,14 +44,16 @@ __all__ = ["SweepSpec", "as_spec", "MAX_RUNS"]
 #: points are built (each costs about 0.25 ms and a few KiB).
 MAX_RUNS = 100_000
 
-_SPEC_KEYS = ("base", "grid", "zip")
+_SPEC_KEYS = ("base", "grid", "zip", "also")
+_EMPTY: dict[str, Any] = {"base": {}, "grid": {}, "zip": {}, "also": ()}
 _FIELD_TYPES = {f.name: str(f.type) for f in fields(RunConfig)}
 _SCALAR_TYPES = (bool, int, float, str)
 
 
 @dataclass(frozen=True)
 class SweepSpec:
-    """A base config, a grid and one optional zip group (see the module docstring).
+    """A base config, a grid, one optional zip group and optional further grids ``also`` (see the module
+    docstring).
 
     ``base`` may be a mapping of RunConfig fields or a :class:`RunConfig`. Everything is validated on
     construction, including every point's RunConfig; problems raise :class:`ConfigError` with one line
@@ -53,6 +63,7 @@ class SweepSpec:
     base: Mapping[str, Any] = field(default_factory=dict)
     grid: Mapping[str, Sequence[Any]] = field(default_factory=dict)
     zip: Mapping[str, Sequence[Any]] = field(default_factory=dict)
+    also: Sequence[Mapping[str, Sequence[Any]]] = ()
     _points: tuple[tuple[dict[str, Any], RunConfig], ...] = field(default=(), init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -61,17 +72,19 @@ class SweepSpec:
         object.__setattr__(self, "grid", _check_axes("grid", self.grid))
         object.__setattr__(self, "zip", _check_axes("zip", self.zip))
         _check_zip(self.grid, self.zip)
-        if self.n_runs > MAX_RUNS:
+        object.__setattr__(self, "also", _check_also(self.grid, self.also))
+        most = sum(math.prod(self._grid_shape(grid)) for grid in self._grids())
+        if most > MAX_RUNS:
             raise ConfigError(
-                f"sweep spec: {self.n_runs:,} runs ({' x '.join(map(str, self.shape))}) are more than the {MAX_RUNS:,} "
-                f"a sweep may have; split it into several sweeps"
+                f"sweep spec: {most:,} runs ({' + '.join(' x '.join(map(str, self._grid_shape(g))) for g in self._grids())}) "
+                f"are more than the {MAX_RUNS:,} a sweep may have; split it into several sweeps"
             )
         object.__setattr__(self, "_points", tuple(self._build_points()))
 
     # --- construction -------------------------------------------------------------------------
     @classmethod
     def from_dict(cls, values: Mapping[str, Any]) -> SweepSpec:
-        """From ``{"base": {...}, "grid": {...}, "zip": {...}}`` (every key optional)."""
+        """From ``{"base": {...}, "grid": {...}, "zip": {...}, "also": [{...}, ...]}`` (every key optional)."""
         if not isinstance(values, Mapping):
             raise ConfigError(
                 f"sweep spec: must be a mapping with keys {', '.join(_SPEC_KEYS)}, got {type(values).__name__}"
@@ -79,7 +92,7 @@ class SweepSpec:
         unknown = [key for key in values if key not in _SPEC_KEYS]
         if unknown:
             raise ConfigError(f"{unknown[0]}: unknown sweep spec key; allowed keys are {', '.join(_SPEC_KEYS)}")
-        return cls(**{key: values[key] if values[key] is not None else {} for key in values})
+        return cls(**{key: values[key] if values[key] is not None else _EMPTY[key] for key in values})
 
     @classmethod
     def from_file(cls, path: str | os.PathLike) -> SweepSpec:
@@ -87,12 +100,15 @@ class SweepSpec:
         return cls.from_dict(read_mapping_file(path, "sweep spec"))
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict that :meth:`from_dict` turns back into an equal spec."""
-        return {
+        """A JSON-ready dict that :meth:`from_dict` turns back into an equal spec (``also`` only when it is given)."""
+        out = {
             "base": dict(self.base),
             "grid": {k: list(v) for k, v in self.grid.items()},
             "zip": {k: list(v) for k, v in self.zip.items()},
         }
+        if self.also:
+            out["also"] = [{k: list(v) for k, v in grid.items()} for grid in self.also]
+        return out
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=False)
@@ -103,18 +119,43 @@ class SweepSpec:
         """The sweep dimensions: the grid fields, then the first zipped field."""
         return [*self.grid, *list(self.zip)[:1]]
 
+    def coordinate(self, name: str) -> list[Any]:
+        """The values of sweep field ``name`` (a grid or zipped field): the union over the grids, in first-seen
+        order."""
+        if name in self.zip:
+            return list(self.zip[name])
+        return list(dict.fromkeys(value for grid in self._grids() for value in grid[name]))
+
     @property
     def shape(self) -> tuple[int, ...]:
         """Sizes of :attr:`dims`."""
         zipped = [len(next(iter(self.zip.values())))] if self.zip else []
-        return (*(len(v) for v in self.grid.values()), *zipped)
+        return (*(len(self.coordinate(name)) for name in self.grid), *zipped)
 
     @property
     def n_runs(self) -> int:
-        return math.prod(self.shape)
+        """The number of runs: ``prod(shape)`` for one grid, fewer where ``also`` leaves points of the union out."""
+        return len(self._points)
+
+    def index(self, coords: Mapping[str, Any]) -> tuple[int, ...]:
+        """The position of a point's ``coords`` (as :meth:`configs` gives them) in an array of :attr:`shape`."""
+        position = [self.coordinate(name).index(coords[name]) for name in self.grid]
+        if self.zip:
+            first = next(iter(self.zip))
+            position.append(list(self.zip[first]).index(coords[first]))
+        return tuple(position)
+
+    def _grids(self) -> list[dict[str, list[Any]]]:
+        """The grid and each of ``also`` completed with the grid's lists."""
+        return [dict(self.grid), *({**self.grid, **grid} for grid in self.also)]
+
+    def _grid_shape(self, grid: Mapping[str, Sequence[Any]]) -> tuple[int, ...]:
+        zipped = [len(next(iter(self.zip.values())))] if self.zip else []
+        return (*(len(v) for v in grid.values()), *zipped)
 
     def configs(self) -> list[tuple[dict[str, Any], RunConfig]]:
-        """Every point as ``(coords, config)``, in C order of :attr:`shape` (the last dim fastest).
+        """Every point as ``(coords, config)``: the grid's in C order of its shape (the last dim fastest), then each
+        of ``also``'s points that no earlier grid holds.
 
         ``coords`` maps every swept field (grid and zipped, in spec order) to its value.
         """
@@ -123,22 +164,32 @@ class SweepSpec:
     def _build_points(self) -> Iterable[tuple[dict[str, Any], RunConfig]]:
         zip_length = len(next(iter(self.zip.values()))) if self.zip else 1
         seen: dict[str, dict[str, Any]] = {}
-        for values in itertools.product(*self.grid.values(), range(zip_length)):
-            coords = dict(zip(self.grid, values[:-1]))
-            coords.update({name: column[values[-1]] for name, column in self.zip.items()})
-            try:
-                config = RunConfig.from_dict({**self.base, **coords})
-            except ConfigError as exc:
-                where = f" (sweep point {_format_coords(coords)})" if coords else ""
-                raise ConfigError(f"{exc}{where}") from None
-            digest = config.hash()
-            if digest in seen:
-                raise ConfigError(
-                    f"sweep points {_format_coords(seen[digest])} and {_format_coords(coords)} are the same run "
-                    f"(hash {digest}); remove one of the values"
-                )
-            seen[digest] = coords
-            yield coords, config
+        held: set[str] = set()
+        for grid in self._grids():
+            for values in itertools.product(*grid.values(), range(zip_length)):
+                coords = dict(zip(grid, values[:-1]))
+                coords.update({name: column[values[-1]] for name, column in self.zip.items()})
+                token = json.dumps(coords, sort_keys=True)
+                if token not in held:  # a point two grids share is one run
+                    held.add(token)
+                    yield from self._point(coords, seen)
+
+    def _point(
+        self, coords: dict[str, Any], seen: dict[str, dict[str, Any]]
+    ) -> Iterable[tuple[dict[str, Any], RunConfig]]:
+        try:
+            config = RunConfig.from_dict({**self.base, **coords})
+        except ConfigError as exc:
+            where = f" (sweep point {_format_coords(coords)})" if coords else ""
+            raise ConfigError(f"{exc}{where}") from None
+        digest = config.hash()
+        if digest in seen:
+            raise ConfigError(
+                f"sweep points {_format_coords(seen[digest])} and {_format_coords(coords)} are the same run "
+                f"(hash {digest}); remove one of the values"
+            )
+        seen[digest] = coords
+        yield coords, config
 
 
 def _format_coords(coords: Mapping[str, Any]) -> str:
@@ -175,10 +226,27 @@ def _check_axes(where: str, axes: Any) -> dict[str, list[Any]]:
                     f"{key}: swept values must be numbers, strings or booleans (they become coordinates), got {shown(value)}"
                 )
         normalised = [field_value(name, value) for value in values]
-        if where == "grid" or not out:  # a dimension's coordinate must not repeat
+        if where != "zip" or not out:  # a dimension's coordinate must not repeat
             _check_distinct(key, normalised)
         out[name] = normalised
     return out
+
+
+def _check_also(grid: Mapping[str, list], also: Any) -> tuple[dict[str, list[Any]], ...]:
+    """Validate ``also``: a list of grids, each over some of the grid's own fields."""
+    if not isinstance(also, (list, tuple)):
+        raise ConfigError(f"also: must be a list of grids (field -> list of values), got {shown(also)}")
+    checked = []
+    for k, extra in enumerate(also):
+        axes = _check_axes(f"also[{k}]", extra)
+        foreign = [name for name in axes if name not in grid]
+        if foreign:
+            raise ConfigError(
+                f"also[{k}].{foreign[0]}: not a grid field; a further grid replaces lists of the grid's own fields "
+                f"({', '.join(grid) or 'none'})"
+            )
+        checked.append(axes)
+    return tuple(checked)
 
 
 def _check_distinct(key: str, values: list[Any]) -> None:
