@@ -50,6 +50,73 @@ def test_clocks_match_the_constant_lr_schedule(tiny_config):
         assert ds[f"final_{clock}"].item() == ds[clock].isel(epoch=-1).item()
 
 
+def test_a_training_step_sets_its_scheduled_lr_updates_ticks_the_clocks_and_counts(tiny_config):
+    """TrainingStep on one weight w with loss w^2 / 2 (gradient w): plain SGD with L2 lambda makes
+    w <- (1 - lr_k (1 + lambda)) w at the lr of step k of the schedule; the record carries the last step's lr, the
+    count and the clocks of those lrs; a step resumed from its checkpoint state records the same and goes on
+    identically."""
+    import torch
+
+    from initmem.run.loop import Schedule, TrainingStep
+    from initmem.run.metrics import ForgettingClocks, clocks_from_lrs
+    from initmem.run.optim import build_optimizer, lr_multiplier
+
+    config = tiny_config.replace(
+        optimizer="sgd", lr=0.1, weight_decay=1e-3, epochs=2, schedule="cosine", warmup_epochs=1.0
+    )
+
+    def fresh() -> tuple[torch.nn.Linear, TrainingStep]:
+        model = torch.nn.Linear(1, 1, bias=False)
+        torch.nn.init.ones_(model.weight)
+        schedule = Schedule(config, 4, lr_multiplier(config, 4))
+        return model, TrainingStep(build_optimizer(model, config), schedule, ForgettingClocks.for_config(config))
+
+    model, step = fresh()
+    assert step.record() == dict(lr=step.schedule.lr(0), step=0.0, T_SGD=0.0, T_L2=0.0, T_adapt=0.0)
+    lrs, expected = [], 1.0
+    for k in range(6):
+        step.take(0.5 * (model.weight**2).sum())
+        lrs.append(step.schedule.lr(k))
+        expected *= 1 - lrs[-1] * (1 + config.weight_decay)  # the gradient w plus the L2 penalty's lambda w
+        assert step.optimizer.param_groups[0]["lr"] == lrs[-1]
+        assert model.weight.item() == pytest.approx(expected, rel=1e-6)
+    assert len(set(lrs)) == 5  # warm-up 1/4 .. 1, then the cosine from 1 (step 3 = step 4) down
+    record = step.record()
+    assert (record["lr"], record["step"]) == (lrs[-1], 6.0)
+    clocks = clocks_from_lrs(np.array(lrs), config.batch_size, config.weight_decay)
+    assert {name: record[name] for name in clocks} == pytest.approx(clocks, rel=1e-12)
+
+    other_model, resumed = fresh()
+    other_model.load_state_dict(model.state_dict())
+    resumed.resume(step.state())
+    assert resumed.record() == record
+    step.take(0.5 * (model.weight**2).sum())
+    resumed.take(0.5 * (other_model.weight**2).sum())
+    assert other_model.weight.item() == model.weight.item() and resumed.record() == step.record()
+
+
+def test_both_trainers_take_their_steps_through_the_one_training_step():
+    """The update, the clocks and the schedule are stated once (:class:`initmem.run.loop.TrainingStep`)."""
+    import inspect
+
+    import initmem.run.stacked as stacked
+    import initmem.run.training as training
+
+    for module in (training, stacked):
+        source = inspect.getsource(module)
+        assert "step.take(" in source, module.__name__
+        for restated in (
+            ".backward(",
+            ".zero_grad(",
+            "optimizer.step(",
+            ".tick(",
+            ".apply(",
+            "Schedule.of",
+            ".for_config(",
+        ):
+            assert restated not in source, f"{module.__name__} re-states {restated}"
+
+
 def test_clocks_at_the_selected_checkpoint(tiny_config):
     """The clock printed beside the selected predictor is the clock at its epoch: steps so far times lr."""
     ds = train(tiny_config.replace(epochs=4))
@@ -230,25 +297,36 @@ def test_a_run_records_the_cpu_its_numbers_depend_on(tiny_config):
 _SCHEDULED = dict(**TINY_RUN, epochs=3, schedule="cosine", warmup_epochs=1.0, final_lr_fraction=0.1)
 #: Per-epoch numbers of three runs with a warm-up + cosine schedule, computed by the loop whose Schedule.batches set
 #: the learning rate inside its generator (commit 96ab4e0), on the floating-point path of :data:`_REFERENCE_PATH`
-#: (the CPU model included: an Intel and an AMD CPU with the same instruction set differ in the 7th digit).
+#: (the CPU model included: an Intel and an AMD CPU with the same instruction set differ in the 7th digit). The clocks
+#: were added from the loops of 722c2c8, the last before both trainers took their steps through
+#: :class:`initmem.run.loop.TrainingStep`; they are float arithmetic on the learning rates, the same on every machine.
 _REFERENCE = {
     "sgd_momentum": {
         "config": dict(optimizer="sgd_momentum", lr=0.05, momentum=0.9, weight_decay=5e-4),
         "train_loss": [2.3828594970703123, 2.3481266784667967, 2.185699462890625, 2.1126731872558593],
         "val_loss": [2.3572694396972658, 2.329300537109375, 2.200172119140625, 2.132769012451172],
         "lr": [0.0125, 0.05, 0.03611037722821452, 0.006712710518496048],
+        "T_SGD": [0.0, 0.009375000000000005, 0.025415082621505748, 0.02800000000000001],
+        "T_L2": [0.0, 0.0006250000000000001, 0.0015140378464320794, 0.0018375000000000004],
+        "T_adapt": [0.0, 1.2500000000000004, 3.028075692864159, 3.675000000000001],
     },
     "muon": {
         "config": dict(optimizer="muon", lr=0.02, aux_lr=3e-3, weight_decay=1e-3),
         "train_loss": [2.3828594970703123, 2.31643310546875, 2.1362489318847655, 2.048975067138672],
         "val_loss": [2.3572694396972658, 2.30322998046875, 2.158487091064453, 2.0828082275390627],
         "lr": [0.005, 0.02, 0.014444150891285808, 0.0026850842073984195],
+        "T_SGD": [0.0, 1.4999999999999999e-05, 4.0664132194409176e-05, 4.48e-05],
+        "T_L2": [0.0, 5.000000000000001e-05, 0.00012112302771456632, 0.000147],
+        "T_adapt": [0.0, 0.05, 0.12112302771456633, 0.147],
     },
     "stacked sigma_w=2": {
         "config": dict(optimizer="sgd_momentum", lr=0.05, momentum=0.9, sigma_w=2.0),
         "train_loss": [2.4744390869140624, 3.849312744140625, 2.317726745605469, 2.096527099609375],
         "val_loss": [2.442262725830078, 3.7868878173828127, 2.35849853515625, 2.1339096069335937],
         "lr": [0.0125, 0.05, 0.03611037722821452, 0.006712710518496048],
+        "T_SGD": [0.0, 0.009375000000000005, 0.025415082621505748, 0.02800000000000001],
+        "T_L2": [0.0, 0.0, 0.0, 0.0],
+        "T_adapt": [0.0, 1.2500000000000004, 3.028075692864159, 3.675000000000001],
     },
 }
 _REFERENCE_PATH = {
@@ -276,6 +354,8 @@ def test_per_epoch_numbers_equal_the_reference_of_the_loop_before_schedule_apply
         ds = train(config)
     # the schedule is plain float arithmetic: the same on every machine
     np.testing.assert_allclose(ds["lr"], reference["lr"], rtol=1e-12, atol=0)
+    for clock in ("T_SGD", "T_L2", "T_adapt"):  # so are the clocks, summed step by step: bit-identical
+        np.testing.assert_array_equal(ds[clock], reference[clock], err_msg=clock)
     # the losses are bit-identical on the floating-point path they were computed on, close elsewhere
     same_path = all(str(ds.attrs[key]).split("+")[0] == value for key, value in _REFERENCE_PATH.items())
     rtol = 1e-12 if same_path else 1e-3

@@ -14,7 +14,7 @@
   recorded epochs are in :mod:`~initmem.run.variables`, the yes/no thresholds in :mod:`~initmem.run.thresholds`
   (both free of torch, for the study);
 * :mod:`~initmem.run.loop` -- the pieces every training loop shares: device and precision, the epoch-0
-  measurement, the step schedule, checkpoints;
+  measurement, the one training step (schedule, update, clocks), checkpoints;
 * :mod:`~initmem.run.training` -- :func:`train`, one run; :mod:`~initmem.run.stacked` -- K runs as one vmapped
   model.
 

@@ -6,8 +6,9 @@ schedule, measure and checkpoint a run in exactly the same way.
   (:class:`RunSetup`); :func:`resolve_device` turns ``auto``/``cpu``/``cuda`` into a device.
 * :func:`initial_row` -- the epoch-0 measurement, on a copy whose BatchNorm statistics are recalibrated.
 * :class:`Schedule` -- the learning rate of every step (:func:`initmem.run.optim.schedules.lr_multiplier`), set on
-  the optimizer by the trainer before each step (:meth:`Schedule.apply`), and the batches of an epoch
-  (:meth:`Schedule.batches`).
+  the optimizer before each step (:meth:`Schedule.apply`), and the batches of an epoch (:meth:`Schedule.batches`).
+* :class:`TrainingStep` -- the one optimisation step of both trainers (the scheduled learning rate, the backward
+  pass, the optimizer's update, the forgetting clocks and the step count) and what it records and checkpoints.
 * :class:`DivergenceWatch` -- the divergence rule (:mod:`initmem.run.thresholds`) applied to every training batch's
   loss and every recorded evaluation.
 * :func:`save_checkpoint` / :func:`read_checkpoint` -- resumable state, written atomically, read back with
@@ -25,7 +26,7 @@ import logging
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,7 @@ __all__ = [
     "OutOfMemory",
     "RunSetup",
     "Schedule",
+    "TrainingStep",
     "checkpoint_due",
     "epoch_bar",
     "guard_memory",
@@ -115,18 +117,18 @@ def initial_row(
     setup: RunSetup,
     config: RunConfig,
     initial: dict[str, torch.Tensor],
-    schedule: Schedule,
-    clocks: ForgettingClocks,
+    step: TrainingStep,
     loss: str = "cross_entropy",
     kernels: Callable[[torch.nn.Module], dict[str, torch.Tensor]] = kernel_parameters,
 ) -> tuple[dict[str, float], dict[str, float]]:
-    """The epoch-0 row of a run (losses, accuracies, norms, the first step's lr, step 0 and the zero clocks) and
-    its per-layer norms. Measured on a copy of ``model`` whose BatchNorm running statistics are the exact averages
-    over the training sample (:func:`initmem.run.records.recalibrated_copy`): a fresh network's statistics do not
-    describe its activations. ``model`` itself is not touched."""
+    """The epoch-0 row of a run (losses, accuracies, norms, and ``step``'s :meth:`TrainingStep.record` before its
+    first step: the first step's lr, step 0 and the zero clocks) and its per-layer norms. Measured on a copy of
+    ``model`` whose BatchNorm running statistics are the exact averages over the training sample
+    (:func:`initmem.run.records.recalibrated_copy`): a fresh network's statistics do not describe its activations.
+    ``model`` itself is not touched."""
     calibrated = recalibrated_copy(model, setup.data.train_eval, eval_batch_size(config))
     row, layer_norms = measure(calibrated, setup.data, config, initial, setup.autocast, loss, kernels)
-    row.update(lr=schedule.lr(0), step=0.0, **clocks.as_dict())
+    row.update(step.record())
     return row, layer_norms
 
 
@@ -136,8 +138,8 @@ class Schedule:
 
     ``steps_per_epoch`` optimizer steps per epoch (the last incomplete batch is dropped), ``multiplier`` the
     schedule of :func:`initmem.run.optim.schedules.lr_multiplier`; the lr of step ``k`` is
-    ``config.lr * multiplier(k)``. Nothing here changes the optimizer on its own: the trainer calls :meth:`apply`
-    before each step.
+    ``config.lr * multiplier(k)``. Nothing here changes the optimizer on its own: :meth:`TrainingStep.take` calls
+    :meth:`apply` before each step.
     """
 
     config: RunConfig
@@ -166,6 +168,57 @@ class Schedule:
         (:func:`initmem.run.data.batches.train_batches` with the run's ``batch_size``, data seed and augmentation)."""
         config = self.config
         return train_batches(data.train, config.batch_size, epoch, config.effective_data_seed, config.augment)
+
+
+@dataclass
+class TrainingStep:
+    """The one optimisation step of :func:`initmem.run.training.train` and :func:`initmem.run.stacked.train_stacked`,
+    and what the steps taken so far add up to.
+
+    :meth:`take` is the whole update: set the scheduled learning rate of step ``taken`` on ``optimizer``
+    (:meth:`Schedule.apply`), clear the gradients, back-propagate the loss, let the optimizer update, add the step to
+    the forgetting ``clocks`` (:meth:`initmem.run.metrics.ForgettingClocks.tick` with that lr) and count it. The
+    trainers compute the loss (their forward passes differ) and decide whether to take the step (divergence); the
+    learning rate, the clocks and the count exist only here. ``taken`` is the number of steps taken (the 0-based index
+    of the next one); :meth:`record` is what a recorded epoch adds to its row, :meth:`state` what a checkpoint keeps.
+    """
+
+    optimizer: torch.optim.Optimizer
+    schedule: Schedule
+    clocks: ForgettingClocks
+    taken: int = 0
+
+    @classmethod
+    def of(cls, config: RunConfig, data: PreparedData, optimizer: torch.optim.Optimizer) -> TrainingStep:
+        """The steps of run ``config`` (its :class:`Schedule` over ``data``, zero clocks) with ``optimizer``; for a
+        stack, ``config`` is any member (they share everything the steps depend on)."""
+        return cls(optimizer, Schedule.of(config, data), ForgettingClocks.for_config(config))
+
+    def take(self, loss: torch.Tensor) -> None:
+        """One optimisation step on the gradient of ``loss`` (a scalar tensor: a run's mean loss, a stack's sum of
+        its members' mean losses, nats)."""
+        lr = self.schedule.apply(self.optimizer, self.taken)  # set this step's learning rate on the optimizer
+        self.optimizer.zero_grad(set_to_none=True)
+        loss.backward()
+        self.optimizer.step()
+        self.clocks.tick(lr)
+        self.taken += 1
+
+    def record(self) -> dict[str, float]:
+        """``lr`` (the learning rate of the last step taken, of the first step before any; per step), ``step``
+        (steps taken) and the three cumulative clocks ``T_SGD``, ``T_L2``, ``T_adapt``: the schedule's columns of
+        a recorded epoch's row."""
+        return dict(lr=self.schedule.lr(max(self.taken - 1, 0)), step=float(self.taken), **self.clocks.as_dict())
+
+    def state(self) -> dict[str, Any]:
+        """What a checkpoint keeps of the steps: ``step``, the optimizer's state dict and the clocks' sums."""
+        return {"step": self.taken, "optimizer": self.optimizer.state_dict(), "clocks": self.clocks.as_dict()}
+
+    def resume(self, state: Mapping[str, Any]) -> None:
+        """Continue from a checkpoint's :meth:`state`: the optimizer's state, the clocks' sums and the step count."""
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.clocks = replace(self.clocks, **state["clocks"])
+        self.taken = state["step"]
 
 
 @dataclass(frozen=True)

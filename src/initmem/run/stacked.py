@@ -17,7 +17,8 @@ Why this is exactly K separate runs (up to float rounding):
 * Loss: the sum over members of each member's mean cross-entropy. Member k's parameters receive the
   gradient of its own loss only.
 * Optimizer: one optimizer (:func:`initmem.run.optim.build.build_optimizer`, same settings) over the stacked
-  tensors. SGD (with or without momentum, coupled L2 or decoupled decay), Adam and AdamW update each
+  tensors, stepped by the same :class:`initmem.run.loop.TrainingStep` as :func:`train` (same learning rates,
+  clocks and step count). SGD (with or without momentum, coupled L2 or decoupled decay), Adam and AdamW update each
   element independently, so this equals K separate optimizers. Muon orthogonalises per matrix, which
   a stacked (K, out, in, ...) tensor would mix: ``muon`` runs fall back to sequential :func:`train`
   calls (logged).
@@ -63,7 +64,7 @@ from .data import PreparedData, eval_batches
 from .kernels import kernel_parameters
 from .loop import (
     DivergenceWatch,
-    Schedule,
+    TrainingStep,
     checkpoint_due,
     epoch_bar,
     guard_memory,
@@ -73,7 +74,6 @@ from .loop import (
     setup_run,
     state_mismatch,
 )
-from .metrics import ForgettingClocks
 from .optim import build_optimizer
 from .records import RunHistory, eval_batch_size, kernel_norms, recorded_epochs, to_dataset
 from .sigma_w import seeded_model
@@ -260,28 +260,25 @@ def train_stacked(
     members = [seeded_model(c).to(setup.device) for c in configs]
     initial = [{n: w.detach().clone() for n, w in kernel_parameters(m).items()} for m in members]
     stack = _Stack(members)
-    optimizer = build_optimizer(stack, ref)
-    schedule = Schedule.of(ref, data)
-    clocks = ForgettingClocks.for_config(ref)
+    step = TrainingStep.of(ref, data, build_optimizer(stack, ref))
     recorded = recorded_epochs(ref)
     k_total = len(configs)
     histories = [RunHistory() for _ in configs]
     divergences = [""] * k_total  # why each member diverged; "" while it trains
     walls = [0.0] * k_total
-    start_epoch, step = 1, 0
+    start_epoch = 1
 
-    state = _load_stack_checkpoint(checkpoint_path, configs, stack, optimizer)
+    state = _load_stack_checkpoint(checkpoint_path, configs, stack, step.optimizer)
     if state is not None:
         stack.load_state_dict(state["stack"])
-        optimizer.load_state_dict(state["optimizer"])
-        clocks = ForgettingClocks.for_config(ref, **state["clocks"])
+        step.resume(state)
         histories, divergences, walls = state["histories"], state["divergences"], state["walls"]
-        start_epoch, step = state["epoch"] + 1, state["step"]
+        start_epoch = state["epoch"] + 1
         log.info("resumed stack %s at epoch %d", group_hash(configs), state["epoch"])
     else:
         for k, (member, config) in enumerate(zip(members, configs)):
             t0 = time.perf_counter()
-            histories[k].add(0, *initial_row(member, setup, config, initial[k], schedule, clocks))
+            histories[k].add(0, *initial_row(member, setup, config, initial[k], step))
             walls[k] += time.perf_counter() - t0
     del members
     watches = [DivergenceWatch.of(history.rows[0]) for history in histories]
@@ -291,8 +288,7 @@ def train_stacked(
     for epoch in range(start_epoch, ref.epochs + 1):
         t0 = time.perf_counter()
         running = [k for k in range(k_total) if not divergences[k]]
-        for x, y in schedule.batches(data, epoch):
-            lr = schedule.apply(optimizer, step)  # set this step's learning rate on the optimizer
+        for x, y in step.schedule.batches(data, epoch):
             with setup.autocast():
                 losses = _member_losses(stack.logits(x, training=True), y, "mean")
             values = losses.detach().cpu().tolist()
@@ -304,11 +300,7 @@ def train_stacked(
             alive = [not reason for reason in divergences]
             if not any(alive):
                 break
-            optimizer.zero_grad(set_to_none=True)
-            losses[torch.tensor(alive, device=losses.device)].sum().backward()
-            optimizer.step()
-            clocks.tick(lr)
-            step += 1
+            step.take(losses[torch.tensor(alive, device=losses.device)].sum())
         if epoch in recorded and not all(divergences):
             measured = _measure_stacked(stack, data, ref, initial, setup.autocast)
             for k in range(k_total):
@@ -319,7 +311,7 @@ def train_stacked(
                 if divergences[k]:
                     log.warning("run %s diverged: %s", configs[k].hash(), divergences[k])
                     continue
-                row.update(lr=lr, step=float(step), **clocks.as_dict())
+                row.update(step.record())
                 histories[k].add(epoch, row, layer_norms)
         if all(divergences):
             break
@@ -334,10 +326,8 @@ def train_stacked(
                     "version": STACKED_CHECKPOINT_VERSION,
                     "hashes": [c.hash() for c in configs],
                     "epoch": epoch,
-                    "step": step,
                     "stack": stack.state_dict(),
-                    "optimizer": optimizer.state_dict(),
-                    "clocks": clocks.as_dict(),
+                    **step.state(),
                     "histories": [dataclasses.asdict(h) for h in histories],
                     "divergences": divergences,
                     "walls": walls,

@@ -59,7 +59,7 @@ from .data import PreparedData
 from .kernels import kernel_parameters
 from .loop import (
     DivergenceWatch,
-    Schedule,
+    TrainingStep,
     checkpoint_due,
     epoch_bar,
     guard_memory,
@@ -69,7 +69,6 @@ from .loop import (
     setup_run,
     state_mismatch,
 )
-from .metrics import ForgettingClocks
 from .optim import build_optimizer
 from .records import LOSSES, RunHistory, measure, recorded_epochs, to_dataset
 from .sigma_w import seeded_model
@@ -163,23 +162,21 @@ def train(
     optimizer = build_optimizer(model, config)
     forward = torch.compile(model) if (config.compile and setup.device.type == "cuda") else model
 
-    schedule = Schedule.of(config, data)
-    clocks = ForgettingClocks.for_config(config)
+    step = TrainingStep.of(config, data, optimizer)
     history = RunHistory()
     recorded = recorded_epochs(config)
-    start_epoch, step, divergence, wall = 1, 0, "", 0.0
+    start_epoch, divergence, wall = 1, "", 0.0
 
     state = load_checkpoint(checkpoint_path, config, model, optimizer)
     if state is not None:
         model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        clocks = ForgettingClocks.for_config(config, **state["clocks"])
+        step.resume(state)
         history = state["history"]
-        start_epoch, step, wall = state["epoch"] + 1, state["step"], state["wall_time_s"]
+        start_epoch, wall = state["epoch"] + 1, state["wall_time_s"]
         log.info("resumed %s at epoch %d from %s", config.hash(), state["epoch"], checkpoint_path)
     else:
         t0 = time.perf_counter()
-        history.add(0, *initial_row(model, setup, config, initial, schedule, clocks, loss, kernels))
+        history.add(0, *initial_row(model, setup, config, initial, step, loss, kernels))
         wall += time.perf_counter() - t0
     watch = DivergenceWatch.of(history.rows[0])
 
@@ -188,8 +185,7 @@ def train(
     for epoch in range(start_epoch, config.epochs + 1):
         t0 = time.perf_counter()
         model.train()
-        for x, y in schedule.batches(data, epoch):
-            lr = schedule.apply(optimizer, step)  # set this step's learning rate on the optimizer
+        for x, y in step.schedule.batches(data, epoch):
             if config.channels_last:
                 x = x.contiguous(memory_format=torch.channels_last)
             with setup.autocast():
@@ -197,16 +193,12 @@ def train(
             divergence = watch.batch(float(batch_loss.detach()), epoch)
             if divergence:
                 break
-            optimizer.zero_grad(set_to_none=True)
-            batch_loss.backward()
-            optimizer.step()
-            clocks.tick(lr)
-            step += 1
+            step.take(batch_loss)
         if epoch in recorded and not divergence:
             row, layer_norms = measure(model, data, config, initial, setup.autocast, loss, kernels)
             divergence = watch.record(row, epoch)
             if not divergence:
-                row.update(lr=lr, step=float(step), **clocks.as_dict())
+                row.update(step.record())
                 history.add(epoch, row, layer_norms)
         if divergence:
             log.warning("run %s diverged: %s", config.hash(), divergence)
@@ -222,10 +214,8 @@ def train(
                     "version": CHECKPOINT_VERSION,
                     "config_hash": config.hash(),
                     "epoch": epoch,
-                    "step": step,
                     "model": model.state_dict(),
-                    "optimizer": optimizer.state_dict(),
-                    "clocks": clocks.as_dict(),
+                    **step.state(),
                     "history": dataclasses.asdict(history),
                     "wall_time_s": wall,
                 },
