@@ -55,6 +55,7 @@ sigma_ws = None
 seeds = None
 lrs = None
 weight_decays = None
+extra_cells = None
 
 # %% tags=["hide-input"]
 from IPython.display import Markdown, display
@@ -216,7 +217,8 @@ page.table(
 #
 # The grid spans chapter 03's four cells and fills the square between them: five learning rates log-spaced between
 # 03's two, and five L2 strengths, 0 and four log-spaced ones around 03's, so every run of 03 at the same preset is a
-# run of this sweep (the same configuration and file). T5's law, applied to 03's measured norms, put the predicted
+# run of this sweep (the same configuration and file). Cells beside the square (the page's `extra_cells`) add
+# stronger decay where the square stops short of the boundary. T5's law, applied to 03's measured norms, put the predicted
 # boundary where the next paragraph says, with plain SGD ($\lambda = 0$, its spread at its maximum) along one edge (the
 # heat maps draw where the measured norms put it):
 
@@ -241,12 +243,22 @@ if design is not None:
         display=False,
     )
     beyond = [lr for lr, wd in at.items() if wd > max(p["weight_decays"])]
+    added = [(lr, wd) for extra in p.get("extra_cells") or [] for lr in extra["lrs"] for wd in extra["weight_decays"]]
+    reached = [lr for lr in beyond if any(a == lr and wd >= at[lr] for a, wd in added)]
     glue(
         "e10_beyond",
         (
             f"At lr {', '.join(f'{lr:g}' for lr in beyond)} that lies beyond the grid's largest lambda "
-            f"({max(p['weight_decays']):g}): there the grid does not reach the predicted boundary, and its cells past "
-            "x = 0 all sit at the larger learning rates, where T_SGD is large too"
+            f"({max(p['weight_decays']):g}): there the grid alone does not reach the predicted boundary, and its cells "
+            "past x = 0 all sit at the larger learning rates, where T_SGD is large too. "
+            + (
+                f"So the sweep adds {len(added)} cells beside the grid, lambda "
+                f"{', '.join(sorted({f'{wd:g}' for _, wd in added}, key=float))} at lr "
+                f"{', '.join(sorted({f'{lr:g}' for lr, _ in added}, key=float))}, which cross it at lr "
+                f"{', '.join(f'{lr:g}' for lr in reached) or 'none'} with the smallest T_SGD of the diagram"
+                if added
+                else "No cells beside the grid reach it at this preset"
+            )
             if beyond
             else "Every learning rate's predicted boundary lies inside the grid"
         ),

@@ -31,7 +31,15 @@ def test_the_phase_diagram_is_03s_sweep_on_a_5_by_5_grid_that_holds_03s_cells():
     spec03 = SweepSpec.from_dict(
         registry.experiment_spec("03_lr_and_l2", presets.notebook_parameters("cpu", "03_lr_and_l2"))
     )
-    assert spec10.n_runs == len(p10["lrs"]) * len(p10["weight_decays"]) * 2 * len(p10["seeds"]) >= 150
+    grid_runs = len(p10["lrs"]) * len(p10["weight_decays"]) * 2 * len(p10["seeds"])
+    extra_runs = sum(
+        len(c["lrs"]) * len(c["weight_decays"]) * 2 * len(c.get("seeds", p10["seeds"])) for c in p10["extra_cells"]
+    )
+    assert spec10.n_runs == grid_runs + extra_runs and grid_runs >= 150
+    # the cells beside the grid: stronger decay at the two smallest learning rates, five seeds
+    assert p10["extra_cells"] == [
+        {"lrs": [0.02, 0.03], "weight_decays": [0.03, 0.045, 0.07, 0.1], "seeds": [0, 1, 2, 3, 4]}
+    ]
     hashes10 = {c.hash() for _, c in spec10.configs()}
     shared = {c.hash() for _, c in spec03.configs() if c.seed in p10["seeds"]}
     assert len(shared) == 4 * 2 * len(p10["seeds"]) and shared <= hashes10  # 03's runs at 10's seeds are runs of 10
@@ -49,6 +57,34 @@ def test_the_phase_diagram_is_03s_sweep_on_a_5_by_5_grid_that_holds_03s_cells():
                 presets.resolve_parameters("10_phase_diagram", preset, {})
             continue
         assert registry.experiment_spec("10_phase_diagram", presets.notebook_parameters(preset, "10_phase_diagram"))
+
+
+def test_extra_cells_are_checked_and_become_the_specs_further_grids():
+    p10 = presets.notebook_parameters("smoke", "10_phase_diagram")
+    spec = registry.experiment_spec("10_phase_diagram", {**p10, "extra_cells": [{"lrs": [0.01], "weight_decays": [0.5]}]})
+    assert spec["also"] == [{"lr": [0.01], "weight_decay": [0.5]}]
+    assert "also" not in registry.experiment_spec("10_phase_diagram", {**p10, "extra_cells": None})
+    with pytest.raises(ValueError, match=r"^extra_cells: must be a list of \{\"lrs\"") as info:
+        registry.experiment_spec("10_phase_diagram", {**p10, "extra_cells": [{"lrs": [0.01], "lambdas": [0.5]}]})
+    assert "\n" not in str(info.value)
+
+
+def test_a_cell_without_runs_has_no_row_and_its_heat_map_cell_stays_blank():
+    import matplotlib.pyplot as plt
+
+    from initmem.study import phase_plots
+
+    ds = fake_phase()
+    empty = {"lr": 0.1, "weight_decay": 0.02}
+    for var in ("selected_test_acc", "final_test_acc", "final_T_L2", "final_T_SGD", "final_train_acc", "weight_norm"):
+        ds[var].loc[empty] = np.nan  # a point of the rectangle that no grid of the sweep holds
+    table = phase.cell_table(ds)
+    assert len(table) == 24 and (0.1, 0.02) not in table.index
+    assert math.isfinite(phase.fit_transition(ds).midpoint.estimate)
+    fig = phase_plots.phase_heatmaps(ds)
+    numbers = [t for t in fig.axes[0].texts if t.get_text().replace(".", "").replace("-", "").isdigit()]
+    assert len(numbers) == 24  # one value per cell with runs, none in the empty one
+    plt.close("all")
 
 
 def _hand_cell(w0: float, w_star: float, t_l2: float) -> xr.Dataset:

@@ -365,8 +365,12 @@ def _b1_alternatives(ds: xr.Dataset, table: Any, plateau: float) -> str:
 
     decays = table.index.get_level_values("weight_decay")
     at_selection = ds["selected_T_L2"].mean(["sigma_w", "seed"]).to_series().reindex(table.index)
+    rates = sorted(set(table.index.get_level_values("lr")))[:2]
     choices = {
         "cells with decay only": table[decays > 0],
+        f"lr {' and '.join(f'{lr:g}' for lr in rates)} only (the smallest T_SGD)": table[
+            table.index.get_level_values("lr").isin(rates)
+        ],
         "the final predictor": table.assign(selected_gap=table["final_gap"]),
         "T_L2 at the selected checkpoint": table.assign(x=at_selection - table["log_ratio"]),
     }

@@ -75,7 +75,8 @@ def cell_table(ds: xr.Dataset) -> Any:
     sigma_w), ``W_top`` (final kernel norm at the largest sigma_w), ``log_ratio`` = ln(W0 / W_star), ``T_L2`` and
     ``T_SGD`` (at the last step), ``x`` = T_L2 - log_ratio; for the selected and the final predictor
     (``{v}`` = selected, final) the gap's mean over seeds and 95 % t-interval (``{v}_gap``, ``{v}_gap_low``,
-    ``{v}_gap_high``, pp), and ``final_train_acc`` (mean) and ``min_final_train_acc``. Norms are seed means.
+    ``{v}_gap_high``, pp), and ``final_train_acc`` (mean) and ``min_final_train_acc``. Norms are seed means. A cell
+    without runs (the sweep's grids need not fill the lr x weight_decay rectangle) has no row.
     """
     import pandas as pd
 
@@ -87,6 +88,8 @@ def cell_table(ds: xr.Dataset) -> Any:
     for lr in ds["lr"].values:
         for wd in ds["weight_decay"].values:
             at = {"lr": lr, "weight_decay": wd}
+            if not np.isfinite(ds["final_T_L2"].sel(at)).any():
+                continue  # a cell beside the grid that no run holds (a sweep with ``also``)
             w0 = float(initial.sel(at).sel(sigma_w=sigmas[-1]))
             w_star = float(final.sel(at).sel(sigma_w=sigmas[0]))
             cell = ds.sel(at)
@@ -197,7 +200,7 @@ def batch_axis_configs(parameters: Mapping[str, Any], batch_sizes: Sequence[int]
     from .registry import experiment_spec
 
     diagram = SweepSpec.from_dict(experiment_spec("10_phase_diagram", parameters))
-    spec = experiment_spec("10_phase_diagram", {**parameters, "weight_decays": [0.0]})
+    spec = experiment_spec("10_phase_diagram", {**parameters, "weight_decays": [0.0], "extra_cells": None})
     spec["base"].pop("batch_size")
     spec["grid"] = {"batch_size": sorted(int(b) for b in batch_sizes), **spec["grid"]}
     held = {config.hash() for _, config in diagram.configs()}
@@ -254,11 +257,7 @@ def fit_transition(ds: xr.Dataset, var: str = "selected_test_acc", resamples: in
     table = cell_table(ds)
     x = table["x"].to_numpy()
     per_seed = gap(ds, var).transpose("lr", "weight_decay", "seed")
-    cube = per_seed.sel(
-        lr=table.index.get_level_values("lr").unique(),
-        weight_decay=table.index.get_level_values("weight_decay").unique(),
-    ).values
-    cube = cube.reshape(-1, cube.shape[-1])  # (cells, seeds), in the table's order
+    cube = np.stack([per_seed.sel(lr=lr, weight_decay=wd).values for lr, wd in table.index])  # (cells, seeds)
     seeds = cube.shape[-1]
     mean = np.nanmean(cube, axis=-1)
     point = _fit(x, mean)

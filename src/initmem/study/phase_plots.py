@@ -23,18 +23,26 @@ __all__ = ["phase_heatmaps", "boundary_collapse"]
 
 
 def _grid(table: Any, column: str) -> tuple[np.ndarray, list[float], list[float]]:
-    """``table[column]`` as a (weight_decay, lr) array, with the sorted lrs and weight decays."""
+    """``table[column]`` as a (weight_decay, lr) array, with the sorted lrs and weight decays (NaN in a cell the
+    table lacks: the sweep's grids need not fill the rectangle)."""
     lrs = sorted(set(table.index.get_level_values("lr")))
     wds = sorted(set(table.index.get_level_values("weight_decay")))
-    values = np.array([[table.loc[(lr, wd), column] for lr in lrs] for wd in wds], dtype=float)
-    return values, lrs, wds
+    return _on(table, column, lrs, wds), lrs, wds
+
+
+def _on(table: Any, column: str, lrs: list[float], wds: list[float]) -> np.ndarray:
+    """``table[column]`` on the (weight_decay, lr) grid ``wds`` x ``lrs``, NaN where ``table`` has no such cell."""
+    return np.array(
+        [[table.loc[(lr, wd), column] if (lr, wd) in table.index else np.nan for lr in lrs] for wd in wds], dtype=float
+    )
 
 
 @styled
 def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forgets", record: xr.Dataset | None = None):
     """Two heat maps over (learning rate, L2 strength): the selected and the final memory gap (pp, seed mean, the
     value written in each cell), with the contour x = 0 where ``T_L2 = ln(|W0|/|W*|)`` (solid) and the T_SGD contours
-    (dotted, labelled). The axes are the grid's cells, labelled with their values (lambda = 0 included). ``record``:
+    (dotted, labelled). The axes are the grid's cells, labelled with their values (lambda = 0 included); a cell
+    without runs is left blank. ``record``:
     the committed record's Dataset, its contour x = 0 drawn muted over the cells both grids have
     (:mod:`initmem.study.plots.overlay`)."""
     from matplotlib import patheffects
@@ -43,7 +51,7 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
     x, lrs, wds = _grid(table, "x")
     theirs = _record_x(record, lrs, wds) if record is not None else None
     t_sgd, _, _ = _grid(table, "T_SGD")
-    fig, axes, strips = panels(2, height=2.9, legend="below")
+    fig, axes, strips = panels(2, height=max(2.9, 0.42 * len(wds)), legend="below")  # room for a value per cell
     gaps = [_grid(table, f"{name}_gap")[0] for name in ("selected", "final")]
     top = max(float(np.nanmax(g)) for g in gaps)
     for ax, gap, name in zip(axes[0], gaps, ("validation-selected", "final epoch")):
@@ -51,6 +59,8 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
             gap, origin="lower", cmap="viridis", vmin=min(0.0, float(np.nanmin(gap))), vmax=top, aspect="auto"
         )
         for (i, j), value in np.ndenumerate(gap):
+            if not np.isfinite(value):
+                continue  # no run in this cell
             ax.text(
                 j,
                 i,
@@ -80,7 +90,7 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
                 linewidths=1.4,
                 linestyles="--",
             )
-        if np.ptp(t_sgd) > 0:
+        if np.nanmax(t_sgd) > np.nanmin(t_sgd):
             levels = np.unique(np.round(np.geomspace(np.nanmin(t_sgd[t_sgd > 0]), np.nanmax(t_sgd), 3), 3))
             lines = ax.contour(
                 np.arange(len(lrs)),
@@ -120,9 +130,7 @@ def _record_x(record: xr.Dataset, lrs: list[float], wds: list[float]) -> np.ndar
         table = cell_table(record)
     except (KeyError, ValueError):  # not a phase-diagram sweep
         return None
-    values = np.array(
-        [[table.loc[(lr, wd), "x"] if (lr, wd) in table.index else np.nan for lr in lrs] for wd in wds], dtype=float
-    )
+    values = _on(table, "x", lrs, wds)
     return values if np.isfinite(values).any() else None
 
 

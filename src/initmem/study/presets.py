@@ -164,7 +164,7 @@ _SMOKE = {
         **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50,
         "epochs": 3, "eval_every": 1, "warmup_epochs": 0.0, "schedule": "step", "schedule_milestones": [0.8, 0.9],
         "schedule_gamma": 0.1, "sigma_ws": [0.5, 2.0], "seeds": [0], "lrs": [0.02, 0.05, 0.1],
-        "weight_decays": [0.0, 0.005, 0.02],
+        "weight_decays": [0.0, 0.005, 0.02], "extra_cells": [{"lrs": [0.02], "weight_decays": [0.05]}],
     },
     "99_reproduction": {},
 }
@@ -238,9 +238,13 @@ _CPU = {
         "weight_decays": [0.0, 0.05, 0.0], "aux_lrs": [0.001, 0.001, 0.008],
     },
     # 03's sweep on a 5 x 5 grid, log-spaced, that holds 03's four cells: the clocks' predicted boundary
-    # T_L2 = ln(|W0| / |W*|) (T5) runs diagonally through it (notebooks/10_phase_diagram.py says how it was chosen).
+    # T_L2 = ln(|W0| / |W*|) (T5) runs diagonally through it (notebooks/10_phase_diagram.py says how it was chosen);
+    # beside it, 8 cells of stronger decay at the two smallest learning rates, where x crosses 0 at low T_SGD (so the
+    # L2 clock can be told from the noise clock), at five seeds (the grid's own cells are at three until their
+    # seeds 3 and 4 are trained).
     "10_phase_diagram": {
         **_CPU_03, "lrs": [0.02, 0.03, 0.045, 0.067, 0.1], "weight_decays": [0.0, 0.0025, 0.005, 0.01, 0.02],
+        "extra_cells": [{"lrs": [0.02, 0.03], "weight_decays": [0.03, 0.045, 0.07, 0.1], "seeds": _CPU_FIVE_SEEDS}],
         "seeds": _CPU_SEEDS,
     },
     "99_reproduction": {},
@@ -307,6 +311,7 @@ _PAPER = {
         "batch_size": 128, "epochs": 200, "eval_every": 1, "warmup_epochs": 0.0, "schedule": "step",
         "schedule_milestones": [0.8, 0.9], "schedule_gamma": 0.1, "sigma_ws": [0.1, 2.5], "seeds": [0, 1, 2],
         "lrs": [0.01, 0.018, 0.032, 0.056, 0.1], "weight_decays": [0.0, 0.0001, 0.0003, 0.001, 0.003],
+        "extra_cells": [],
     },
     "99_reproduction": {},
 }

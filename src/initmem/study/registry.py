@@ -56,6 +56,8 @@ PARAMETERS: dict[str, str] = {
     "lr": "learning rate (per step)",
     "lrs": "learning rates (per step): one per optimizer in 01, the grid in 03",
     "optimizers": "the optimizers compared",
+    "extra_cells": "further (lr, weight_decay) cells beside the grid of lrs x weight_decays: a list of "
+    '{"lrs": [...], "weight_decays": [...]}, each a grid of its own, optionally with its own "seeds" (10 only)',
     "weight_decays": "decay strength lambda: one per optimizer in 01 (AdamW decoupled), the coupled-L2 grid in 03",
     "aux_lrs": "Muon's learning rate of its AdamW group (BatchNorm, biases, head); one per optimizer",
     "sigma_ws": "the initialization scales compared",
@@ -130,12 +132,30 @@ def _long_training(p: Mapping[str, Any]) -> dict[str, Any]:
 
 def _lr_and_l2(p: Mapping[str, Any]) -> dict[str, Any]:
     """03 and the phase diagram 10: SGD over learning rate x coupled L2. Extra: ``lrs, weight_decays, schedule,
-    schedule_milestones, schedule_gamma``. 10 is the same sweep on a finer grid, so at equal parameters a cell of
-    03 is a cell of 10 (the same runs, the same hashes)."""
-    return {
+    schedule_milestones, schedule_gamma`` and, for 10, ``extra_cells`` (grids of cells beside the main one). 10 is the
+    same sweep on a finer grid, so at equal parameters a cell of 03 is a cell of 10 (the same runs, the same
+    hashes)."""
+    spec = {
         "base": _base(p, *_NETWORK, *_STEP_SCHEDULE, optimizer="sgd", decay_mode="l2"),
         "grid": {"lr": p["lrs"], "weight_decay": p["weight_decays"], "sigma_w": p["sigma_ws"], "seed": p["seeds"]},
     }
+    also = _extra_cells(p.get("extra_cells"))
+    return {**spec, "also": also} if also else spec
+
+
+def _extra_cells(value: Any) -> list[dict[str, Any]]:
+    """``[{"lrs": [...], "weight_decays": [...], "seeds": [...]}, ...]`` (``seeds`` optional: the grid's) -> the sweep
+    spec's ``also`` grids (None: none)."""
+    if value is None:
+        return []
+    shape = 'a list of {"lrs": [...], "weight_decays": [...]} (and optionally "seeds": [...])'
+    if not isinstance(value, (list, tuple)) or not all(
+        isinstance(cells, Mapping) and {"lrs", "weight_decays"} <= set(cells) <= {"lrs", "weight_decays", "seeds"}
+        for cells in value
+    ):
+        raise ValueError(f"extra_cells: must be {shape}, got {shown(value)}")
+    names = {"lrs": "lr", "weight_decays": "weight_decay", "seeds": "seed"}
+    return [{names[key]: values for key, values in cells.items()} for cells in value]
 
 
 def batch_size_epochs(batch_sizes: list[int], steps: int, train_size: int) -> list[int]:
