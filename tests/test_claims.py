@@ -212,6 +212,16 @@ def test_c3_needs_memory_and_interpolation_at_the_reference(results):
     long["train_acc"].loc[{"epoch": 2}] = 100.0
     long["test_acc"].loc[{"epoch": 2}] = 60.0 + long["seed"] * 0.1  # no memory at the reference horizon
     assert "no memory to keep" in claims.reproduction_table(results, ["C3"]).loc["C3 final predictor", "reason"]
+    # a small memory whose interval lies just above 0 (low end between 0 and 1 pp) is memory to keep: the premise
+    # asks for an interval above 0, not above 1 pp
+    sigma = long["sigma_w"]
+    drop = xr.DataArray(np.linspace(0.8, 1.2, long.sizes["seed"]), dims="seed", coords={"seed": long["seed"]})
+    reference = long["test_acc"].loc[{"epoch": 2}]
+    long["test_acc"].loc[{"epoch": 2}] = (60.0 - drop * (sigma == sigma.max())).transpose(*reference.dims)
+    row = claims.reproduction_table(results, ["C3"]).loc["C3 final predictor"]
+    assert "no memory to keep" not in row["reason"]
+    low = float(row["ours"].split("CI ")[1].split(",")[0])
+    assert 0.0 < low < 1.0
 
 
 def test_c4_judges_each_lever_alone_and_both(results):

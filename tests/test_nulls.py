@@ -76,6 +76,18 @@ def test_a_contrast_swaps_conditions_within_cells():
     assert nulls.contrast_null(b, a).p_value > 0.9
 
 
+def test_a_contrast_drops_a_seed_with_a_diverged_run_in_either_condition():
+    a = np.array([[60.0, 61.0, 59.0, 60.5], [40.0, 41.0, 39.0, 40.5]])
+    b = np.array([[50.0, 50.5, 49.5, 50.0], [50.0, 49.0, 51.0, 50.0]])
+    complete = nulls.contrast_null(a[:, :3], b[:, :3])
+    for diverged in (a, b):  # seed 3 diverged in one condition: NaN in one cell
+        diverged[1, 3] = np.nan
+        test = nulls.contrast_null(a, b)
+        assert test.permutations == complete.permutations == 2**6  # 2 sigma_w x 3 seeds swapped, not 4 seeds
+        assert test.observed == pytest.approx(complete.observed) and test.p_value == pytest.approx(complete.p_value)
+        diverged[1, 3] = 40.5 if diverged is a else 50.0
+
+
 def test_a_contrast_does_not_see_a_difference_in_level():
     rng = np.random.default_rng(1)
     a, b = rng.normal(60.0, 2.0, (4, 3)), rng.normal(60.0, 2.0, (4, 3))

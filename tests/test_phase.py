@@ -61,7 +61,9 @@ def test_the_phase_diagram_is_03s_sweep_on_a_5_by_5_grid_that_holds_03s_cells():
 
 def test_extra_cells_are_checked_and_become_the_specs_further_grids():
     p10 = presets.notebook_parameters("smoke", "10_phase_diagram")
-    spec = registry.experiment_spec("10_phase_diagram", {**p10, "extra_cells": [{"lrs": [0.01], "weight_decays": [0.5]}]})
+    spec = registry.experiment_spec(
+        "10_phase_diagram", {**p10, "extra_cells": [{"lrs": [0.01], "weight_decays": [0.5]}]}
+    )
     assert spec["also"] == [{"lr": [0.01], "weight_decay": [0.5]}]
     assert "also" not in registry.experiment_spec("10_phase_diagram", {**p10, "extra_cells": None})
     with pytest.raises(ValueError, match=r"^extra_cells: must be a list of \{\"lrs\"") as info:
