@@ -6,7 +6,10 @@ Usage: python scripts/mutate.py MODULE.py [MODULE.py ...] --tests TESTS [--sampl
 Each mutant changes ONE place of one module: a comparison flipped (``<`` <-> ``<=``, ``>`` <-> ``>=``, ``==`` <->
 ``!=``, ``is None`` <-> ``is not None``), a sign swapped (``+`` <-> ``-``, a unary minus dropped), a numeric
 constant shifted (x -> 1.1 x, 0 -> 1, 1 -> 2), ``min`` <-> ``max``, ``and`` <-> ``or``, a ``not`` dropped, ``True``
-<-> ``False``. Docstrings and f-string text are never mutated. For each mutant the package is copied to a
+<-> ``False``; a statement of a function body deleted (an assignment, an augmented assignment or a call: ``pass``
+instead), a returned value replaced by ``None``, a mean taken as a median (``np.mean`` <-> ``np.median``,
+``np.nanmean`` <-> ``np.nanmedian``), ``any`` <-> ``all`` (built-in, ``np.`` and methods), ``ddof`` 0 <-> 1, and the
+first two positional arguments of a call swapped. Docstrings and f-string text are never mutated. For each mutant the package is copied to a
 temporary folder with the mutated file, and ``pytest -x`` runs ``TESTS`` against it (``PYTHONPATH`` points at the
 copy); a failing test kills the mutant. Survivors are printed with their line, so each can be judged: a missing
 test, or an equivalent mutant (one that cannot change any result, e.g. a tie-breaking ``<=`` where values never tie).
@@ -46,6 +49,11 @@ _COMPARE_SWAPS = {
     ast.NotIn: ast.In,
 }
 _BINOP_SWAPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
+#: Reductions swapped by the "reduce" and "anyall" kinds: ``np.<name>`` calls and, for any/all, methods and builtins.
+_REDUCE_SWAPS = {"mean": "median", "median": "mean", "nanmean": "nanmedian", "nanmedian": "nanmean"}
+_ANYALL_SWAPS = {"any": "all", "all": "any"}
+#: Statements a "statement" mutant deletes (replaced by ``pass``), inside function bodies.
+_DELETABLE = (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Expr)
 
 
 @dataclass
@@ -84,6 +92,17 @@ def _sites(tree: ast.AST) -> list[tuple[ast.AST, str, object]]:
     skip = _docstring_nodes(tree)
     out = []
     for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.extend(
+                (statement, "statement", None)
+                for statement in node.body
+                if isinstance(statement, _DELETABLE)
+                and not (isinstance(statement, ast.Expr) and id(statement.value) in skip)
+            )
+        if isinstance(node, ast.Return) and node.value is not None and not _is_none(node.value):
+            out.append((node, "return", None))
+        if isinstance(node, ast.Call):
+            out.extend(_call_sites(node))
         if isinstance(node, ast.Compare):
             for i, op in enumerate(node.ops):
                 if type(op) in _COMPARE_SWAPS:
@@ -104,6 +123,29 @@ def _sites(tree: ast.AST) -> list[tuple[ast.AST, str, object]]:
     return out
 
 
+def _is_none(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
+
+
+def _call_sites(node: ast.Call) -> list[tuple[ast.AST, str, object]]:
+    """The call-level sites of ``node``: a reduction or any/all swapped, ``ddof`` flipped, two arguments swapped."""
+    out: list[tuple[ast.AST, str, object]] = []
+    func = node.func
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else None
+    on_numpy = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "np"
+    if on_numpy and name in _REDUCE_SWAPS:
+        out.append((node, "reduce", None))
+    if name in _ANYALL_SWAPS:
+        out.append((node, "anyall", None))
+    for i, keyword in enumerate(node.keywords):
+        if keyword.arg == "ddof" and isinstance(keyword.value, ast.Constant) and keyword.value.value in (0, 1):
+            out.append((node, "ddof", i))
+    if len([a for a in node.args if not isinstance(a, ast.Starred)]) >= 2 and not isinstance(node.args[0], ast.Starred):
+        if ast.dump(node.args[0]) != ast.dump(node.args[1]):
+            out.append((node, "argswap", None))
+    return out
+
+
 def _mutate(node: ast.AST, kind: str, detail: object) -> ast.AST:
     """A mutated copy of ``node``."""
     new = copy.deepcopy(node)
@@ -117,6 +159,20 @@ def _mutate(node: ast.AST, kind: str, detail: object) -> ast.AST:
         new.op = ast.Or() if isinstance(new.op, ast.And) else ast.And()
     elif kind == "minmax":
         new.func.id = "max" if new.func.id == "min" else "min"
+    elif kind == "statement":
+        return ast.Pass()
+    elif kind == "return":
+        new.value = ast.Constant(None)
+    elif kind in ("reduce", "anyall"):
+        swaps = _REDUCE_SWAPS if kind == "reduce" else _ANYALL_SWAPS
+        if isinstance(new.func, ast.Attribute):
+            new.func.attr = swaps[new.func.attr]
+        else:
+            new.func.id = swaps[new.func.id]
+    elif kind == "ddof":
+        new.keywords[detail].value = ast.Constant(1 - new.keywords[detail].value.value)
+    elif kind == "argswap":
+        new.args[0], new.args[1] = new.args[1], new.args[0]
     elif kind == "constant":
         value = new.value
         if isinstance(value, bool):
