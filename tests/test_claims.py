@@ -444,3 +444,34 @@ def test_the_rules_and_the_paper_are_printed_for_every_claim():
     assert claims.PAPER["C2"]["values"] == {"Adam": 0.0, "AdamW": 0.0, "Muon": 4.0}
     assert "or L2" in claims.PAPER["C4"]["question"] and "inside 26.5 +- 7.95 pp" in claims.RULES["C1"]
     assert json.dumps(claims.PAPER)  # plain data, printed in the book
+
+
+def test_a_diverged_run_counts_as_its_seed_missing_in_the_rows_it_enters():
+    """A run that diverged (NaN accuracies, diverged = 1) in Adam's cell (sigma_w 1.0, seed 1) leaves C2 Adam's row
+    exactly as if seed 1 had not been run for 01: its own spread and its contrast with SGD both drop that seed."""
+    results = ledger_results(seeds=(0, 1, 2, 3, 4))
+    without = {**results, "01_optimizers": results["01_optimizers"].drop_sel(seed=1)}
+    diverged = results["01_optimizers"]
+    at = {"optimizer": "adam", "sigma_w": 1.0, "seed": 1}
+    for var in ("selected_test_acc", "final_test_acc", "test_acc", "val_acc", "val_loss"):
+        diverged[var].loc[at] = np.nan
+    diverged["diverged"].loc[at] = 1.0
+    numbers = ["effect", "effect_low", "effect_high", "size", "size_low", "size_high", "p_value", "seeds"]
+    got = claims.reproduction_table(results, ["C2"]).loc["C2 Adam"]
+    want = claims.reproduction_table(without, ["C2"]).loc["C2 Adam"]
+    assert got["seeds"] == 4
+    for column in numbers:
+        assert got[column] == pytest.approx(want[column], nan_ok=True), column
+    assert got["verdict"] == want["verdict"]
+
+
+def test_identical_seeds_give_a_zero_width_interval_not_an_error():
+    """Five seeds that are one run repeated (a copied run file, say): the interval of every spread collapses onto its
+    estimate; nothing divides by the zero standard deviation."""
+    results = ledger_results(seeds=(0, 1, 2, 3, 4))
+    opt = results["01_optimizers"]
+    for var in ("selected_test_acc", "final_test_acc"):
+        opt[var] = opt[var].sel(seed=0, drop=True).broadcast_like(opt[var]).transpose(*opt[var].dims)
+    row = claims.reproduction_table(results, ["C1"]).iloc[0]
+    assert row["size_low"] == pytest.approx(row["size"]) == pytest.approx(row["size_high"])
+    assert math.isfinite(row["size"]) and row["seeds"] == 5
