@@ -62,7 +62,9 @@ def check_book(root: str | Path) -> list[Stale]:
         if found:
             stale.append(Stale(page.out_path.relative_to(root).as_posix(), tuple(found)))
     for left in sorted({p.stem for p in out_dir.glob("[!.]*.ipynb")} - set(names)):
-        stale.append(Stale(f"{RECORD_OUT_DIR.as_posix()}/{left}.ipynb", (f"no notebook notebooks/{left}.py: a page left over",)))
+        stale.append(
+            Stale(f"{RECORD_OUT_DIR.as_posix()}/{left}.ipynb", (f"no notebook notebooks/{left}.py: a page left over",))
+        )
     stale_names = [Path(s.page).stem for s in stale]
     for page, sources in pasting_pages(root, names).items():
         pasted = [name for name in sources if name in stale_names]
