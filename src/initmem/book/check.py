@@ -24,7 +24,7 @@ from pathlib import Path
 
 from ..study import presets as _presets
 from ..study.layout import RECORD_OUT_DIR
-from .digest import FORMAT, Hashes, changes, refresh, stored_record
+from .digest import Hashes, changes, refresh, stored_record
 from .runner import discover_notebooks, read_page
 
 __all__ = ["Stale", "check_book", "pasting_pages", "report"]
@@ -55,9 +55,7 @@ def check_book(root: str | Path) -> list[Stale]:
     for name in names:
         page = read_page(name, nb_dir, _presets.book_preset(name), {}, root)
         stored = stored_record(page.out_path)
-        uses = None
-        if stored is not None and stored.get("format") == FORMAT and isinstance(stored.get("uses"), dict):
-            uses = refresh(stored["uses"], page.text, hashes)
+        uses = refresh(stored, page.text, hashes)
         found = changes(stored, page.final, uses, page.path.relative_to(root).as_posix())
         if found:
             stale.append(Stale(page.out_path.relative_to(root).as_posix(), tuple(found)))

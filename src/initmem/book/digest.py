@@ -164,8 +164,12 @@ def record_uses(text: str, used: Mapping[str, Iterable[str]], root: Path, hashes
     }
 
 
-def refresh(uses: Mapping[str, Any], text: str, hashes: Hashes) -> dict:
-    """The record ``uses`` taken again now: the same modules and reads, hashed as they are, and ``text``."""
+def refresh(stored: Mapping[str, Any] | None, text: str, hashes: Hashes) -> dict | None:
+    """The record of an executed page (``stored``: its ``metadata["initmem"]``) taken again now: the same modules and
+    reads, hashed as they are, and the notebook's ``text``; None when it has no record of this :data:`FORMAT`."""
+    if stored is None or stored.get("format") != FORMAT or not isinstance(stored.get("uses"), Mapping):
+        return None
+    uses = stored["uses"]
     return {
         "source": hashlib.sha256(text.encode()).hexdigest(),
         "modules": {key: hashes.of(key, module=True) for key in sorted(uses.get("modules", {}))},
@@ -183,11 +187,12 @@ def changes(
     stored: Mapping[str, Any] | None, parameters: Mapping[str, Any], uses: Mapping[str, Any] | None, source: str
 ) -> list[str]:
     """What differs, in words, between a page's stored record (``metadata["initmem"]``, None: no executed page) and
-    now (its final ``parameters`` and its record taken again, :func:`refresh`); empty when the page is current.
+    now (its final ``parameters`` and its record taken again, :func:`refresh`: None when there is no record to take);
+    empty when the page is current.
     ``source`` is the notebook's path, for the words."""
     if stored is None:
         return ["not executed"]
-    if stored.get("format") != FORMAT or not isinstance(stored.get("uses"), Mapping) or uses is None:
+    if uses is None:
         return ["it records no modules and reads (executed before pages recorded what they used)"]
     old_uses, found = stored["uses"], []
     if old_uses.get("source") != uses["source"]:

@@ -338,9 +338,8 @@ def _prepare(
     page = read_page(name, nb_dir, preset, user_params, root, out_choice, results_choice)
     validate_experiment(name, {**page.defaults, **page.final}, overridden=list(user_params))
     stored = stored_record(page.out_path)
-    digest = ""
-    if stored is not None and stored.get("format") == FORMAT and isinstance(stored.get("uses"), Mapping):
-        digest = notebook_digest(page.final, refresh(stored["uses"], page.text, hashes))
+    uses = refresh(stored, page.text, hashes)
+    digest = notebook_digest(page.final, uses) if uses is not None else ""
     unchanged = not force and bool(digest) and digest == stored.get("digest")
     verify = verify and not page.exploring and not unchanged
     runs = notebook_plan(
