@@ -168,13 +168,15 @@ def test_a_change_to_c1_names_01_and_99_of_the_committed_book(monkeypatch):
     """The committed pages record the ledger and the rules that decide their verdicts: a change to C1's paper number
     (``study/ledger.py``) or its band (``study/rules.py``) makes 01, 99 and the pages that paste from them stale."""
     real = Hashes.of
-    for module in ("src/initmem/study/ledger.py", "src/initmem/study/rules.py"):
-        monkeypatch.setattr(
-            Hashes, "of", lambda self, key, m=False, module=module: "0" * 64 if key == module else real(self, key, m)
-        )
+    for changed in ("src/initmem/study/ledger.py", "src/initmem/study/rules.py"):
+
+        def of(self, key, module=False, changed=changed):
+            return "0" * 64 if key == changed else real(self, key, module)
+
+        monkeypatch.setattr(Hashes, "of", of)
         stale = {s.page: s.changed for s in check_book(REPO)}
         for page in ("01_optimizers", "99_reproduction"):
-            assert f"module {module} changed" in stale.get(f"book/generated/{page}.ipynb", ()), stale
+            assert f"module {changed} changed" in stale.get(f"book/generated/{page}.ipynb", ()), stale
         assert {"book/intro.md", "book/reproduction.md"} <= set(stale)
         assert "book/generated/T1_scale_invariance.ipynb" not in stale  # the theory pages do not use the ledger
 
