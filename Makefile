@@ -9,7 +9,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book pdf test test-fast lint env browser slurm tex smoke clean
+.PHONY: book pdf test test-fast check-book lint env browser slurm tex smoke clean
 
 book: $(STAMP)
 	$(BIN)/initmem book
@@ -25,6 +25,11 @@ pdf: book tex
 XDIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: $(STAMP) browser slurm
 	$(BIN)/python -m pytest $(XDIST) --durations=15
+
+# Executes nothing: exit 0 when every committed page of book/generated is current, else 1 naming each stale page and
+# what changed (tests/test_book_check.py checks the same under make test).
+check-book: $(STAMP)
+	$(BIN)/initmem book --check
 
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest $(XDIST) -m "not slow and not book" -q

@@ -30,7 +30,6 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import xarray as xr
 from IPython.display import Markdown, display
 from myst_nb import glue
 
@@ -59,8 +58,7 @@ noise = np.random.default_rng(0).normal(0.0, 2.5, size=(100_000, 4, 3))  # (draw
 glue("r_noise_raw", f"{np.ptp(noise.mean(axis=2), axis=1).mean():.1f}", display=False)
 glue("r_noise_seed", f"{np.ptp(noise, axis=1).mean():.1f}", display=False)
 # how often the rules err, measured by simulation through them (scripts/error_rates.py; committed per preset)
-rates_file = Path(results_dir) / preset / "error_rates.nc"
-rates = xr.load_dataset(rates_file, engine="h5netcdf") if rates_file.is_file() else None
+rates = results.read_if_present(Path(results_dir) / preset / "error_rates.nc")
 glue(
     "r_error_rates",
     Markdown(error_rates.rates_table(rates) if rates is not None else "Not measured at this preset."),

@@ -16,7 +16,7 @@ pytest.importorskip("papermill")
 pytest.importorskip("jupytext")
 nbformat = pytest.importorskip("nbformat")
 
-from initmem.book import digest, exploration, kernel
+from initmem.book import exploration, kernel
 from initmem.book import runner as experiments
 from initmem.book.runner import ParameterError, parse_parameter_value, run_notebooks
 from initmem.cli import main
@@ -34,9 +34,11 @@ results_dir = "none"
 
 # %%
 from pathlib import Path
+from initmem.base import reads
 total = scale * sum(items)
-n_results = len(list((Path(results_dir) / preset).glob("*/*")))
-print(f"TOTAL={total} PRESET={preset} N={n_results}")
+found = reads.note(Path(results_dir) / preset / "input.txt")  # what a loader of the package does
+given = found.read_text() if found.is_file() else "none"
+print(f"TOTAL={total} PRESET={preset} INPUT={given}")
 """
 
 FAILING = """\
@@ -118,7 +120,7 @@ def test_parameters_injected_and_digest_reuse(layout):
     assert [r.status for r in res] == ["executed"]
     out = layout["out_dir"] / "01_good.ipynb"
     assert res[0].output == out
-    assert "TOTAL=27 PRESET=cpu N=0" in _stdout(out)
+    assert "TOTAL=27 PRESET=cpu INPUT=none" in _stdout(out)
     meta = nbformat.read(out, as_version=4).metadata["initmem"]
     # inside the working directory the results folder is injected relative to it, so that executed
     # notebooks and their digests do not depend on where the repository is checked out
@@ -128,14 +130,15 @@ def test_parameters_injected_and_digest_reuse(layout):
     # Same inputs: reused, not executed.
     again = run_notebooks(preset="cpu", parameters={"scale": 3, "items": [4, 5]}, **layout)
     assert [r.status for r in again] == ["reused"]
-    # A result file appears, then changes: executed each time.
-    rdir = layout["results_dir"] / "cpu" / "01_good"
+    # A file the page looked for appears, then changes: executed each time; another file is not its business.
+    rdir = layout["results_dir"] / "cpu"
     rdir.mkdir(parents=True)
-    (rdir / "a.nc").write_bytes(b"one")
+    (rdir / "input.txt").write_text("one")
     assert run_notebooks(preset="cpu", parameters={"scale": 3, "items": [4, 5]}, **layout)[0].status == "executed"
-    assert "N=1" in _stdout(out)
+    assert "INPUT=one" in _stdout(out)
+    (rdir / "other.nc").write_text("x")
     assert run_notebooks(preset="cpu", parameters={"scale": 3, "items": [4, 5]}, **layout)[0].status == "reused"
-    (rdir / "a.nc").write_bytes(b"two")
+    (rdir / "input.txt").write_text("two")
     assert run_notebooks(preset="cpu", parameters={"scale": 3, "items": [4, 5]}, **layout)[0].status == "executed"
     # Other parameters, and force, execute too.
     assert run_notebooks(preset="cpu", parameters={"scale": 4, "items": [4, 5]}, **layout)[0].status == "executed"
@@ -208,18 +211,6 @@ def test_cli_main(layout, capsys):
     assert "TOTAL=14" in _stdout(layout["out_dir"] / "01_good.ipynb")
     assert main(["experiments", *argv[:4], "-p", "nope", "1"]) == 2
     assert json.loads(json.dumps(parse_parameter_value("[32, 512]"))) == [32, 512]
-
-
-def test_a_reader_notebook_depends_on_the_results_it_reads(tmp_path, monkeypatch):
-    results = tmp_path / "results"
-    (results / "smoke" / "01_src" / "runs").mkdir(parents=True)
-    run = results / "smoke" / "01_src" / "runs" / "a.nc"
-    run.write_bytes(b"x")
-    for transient in (".a.nc.host.123.tmp", "b.claim", "c.nc.rejected"):  # a running sweep's files do not count
-        (run.parent / transient).write_bytes(b"y")
-    monkeypatch.setitem(presets.NOTEBOOK_READS, "07_reader", ("01_src",))
-    assert digest.result_files(results, "smoke", "07_reader") == [run]
-    assert digest.result_files(results, "smoke", "01_other") == []
 
 
 def test_executed_notebooks_collapse_their_parameter_cells():

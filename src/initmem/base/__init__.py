@@ -7,6 +7,7 @@
   ``INITMEM_ROOT``; never where the package is installed);
 * :mod:`~initmem.base.files` -- output checks before any work, the one atomic writer, files set aside, run
   claims;
+* :mod:`~initmem.base.reads` -- the result files a process read or looked for (what an executed page depends on);
 * :mod:`~initmem.base.bars` -- progress bars (``tqdm.auto``, without its warning where ipywidgets is missing).
 
 It imports nothing of ``initmem``; every other layer may import it.

@@ -4,7 +4,9 @@
   ``results/explore/`` (an exploration), re-executing only what changed;
 * :mod:`~initmem.book.parameters` -- a notebook's parameters: what it declares, its defaults, the values passed;
 * :mod:`~initmem.book.exploration` -- explorations and the record: their folders, the banner, the re-run command;
-* :mod:`~initmem.book.digest` -- the digest that decides whether a page is executed again;
+* :mod:`~initmem.book.digest` -- what an executed page used (its modules, the result files it read, its parameters)
+  and the digest over them that decides whether it is executed again;
+* :mod:`~initmem.book.check` -- ``initmem book --check``: which committed pages are stale, and what changed;
 * :mod:`~initmem.book.kernel` -- the kernels' environment and sockets, and what a failing cell reports;
 * :mod:`~initmem.book.progress` -- the run-level progress bar while a notebook trains;
 * :mod:`~initmem.book.page` -- what every notebook page shows the same way (figures, tables, verdicts, the record);

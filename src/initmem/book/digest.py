@@ -1,34 +1,66 @@
-"""The digest of a notebook's execution: what decides whether a page is executed again.
+"""What an executed page used, and its digest: what decides whether a page is executed again.
 
-The executed notebook's metadata stores a digest (``metadata["initmem"]["digest"]``, :func:`notebook_digest`) of
+Each executed notebook records what it actually used (``metadata["initmem"]["uses"]``, :func:`record_uses`), each
+entry with the sha256 of its content now:
 
-* the notebook's source text,
-* the final parameters,
-* every result file the notebook reads (:func:`result_files`: path, size, sha256),
-* the source of every ``initmem`` module the notebook names (``initmem.theory``, ``from initmem.study import
-  plots``, ...).
+* ``source``: the notebook's text (with an exploration's banner);
+* ``modules``: every ``initmem`` module its kernel imported (their source files, asked of the kernel once the page has
+  run: :func:`usage_cell`, :func:`take_usage`);
+* ``reads``: every result file the package's loaders read or looked for in its kernel (:mod:`initmem.base.reads`: an
+  absent file hashes to None, a folder's listing to the names it matched).
 
-A notebook whose executed copy carries the same digest (:func:`stored_digest`) is not executed again, so a page
-re-executes when its code, its parameters or the results it reads change, and only then.
+Paths are relative to the repository root (``src/initmem/study/rules.py``, ``results/cpu/01_optimizers.nc``), so that
+the record does not depend on where the repository is checked out; a module from a package installed outside the
+root is named from the folder above the package (``initmem/study/rules.py``). The page's digest
+(:func:`notebook_digest`) is the sha256 over its parameters and that record. Before executing a page, the runner
+hashes the files its executed copy names again (:func:`refresh`): the same digest means nothing the page used has
+changed, and the page is reused. :func:`changes` says in words what differs (``initmem book --check``).
 """
 
 from __future__ import annotations
 
-import ast
-import functools
 import hashlib
 import json
-import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..study import presets as _presets
+from ..base.reads import is_listing
 
-__all__ = ["sha256_file", "portable", "result_files", "notebook_digest", "stored_digest"]
+__all__ = [
+    "FORMAT",
+    "USAGE_TAG",
+    "sha256_file",
+    "portable",
+    "usage_cell",
+    "take_usage",
+    "Hashes",
+    "record_uses",
+    "refresh",
+    "notebook_digest",
+    "changes",
+    "stored_record",
+]
 
-#: The package's folder (``src/initmem``): the modules a digest covers are named relative to it.
+#: The version of the record: a page executed before pages recorded what they used (or under another format) is
+#: executed again.
+FORMAT = 2
+#: The tag of the cell the runner appends to ask the kernel what it used (removed from the executed notebook).
+USAGE_TAG = "initmem-uses"
+#: The prefix of the line that cell prints.
+_USAGE_PREFIX = "initmem-uses: "
+#: The package's folder (``src/initmem``): a module outside the root is named relative to its parent.
 _PACKAGE = Path(__file__).resolve().parents[1]
+
+#: What the last cell runs in the kernel: the files of the initmem modules imported and the paths the loaders noted,
+#: printed as one JSON line. It imports nothing of initmem (it would record itself).
+_USAGE_CODE = f"""\
+import json as _json, sys as _sys
+print({_USAGE_PREFIX!r} + _json.dumps({{
+    "modules": sorted({{getattr(m, "__file__", None) or "" for n, m in list(_sys.modules.items())
+                        if n == "initmem" or n.startswith("initmem.")}} - {{""}}),
+    "reads": _sys.modules["initmem.base.reads"].noted() if "initmem.base.reads" in _sys.modules else [],
+}}))"""
 
 
 def sha256_file(path: Path) -> str:
@@ -49,99 +81,155 @@ def portable(path: Path, root: Path) -> Path:
         return path
 
 
-def result_files(results_dir: Path, preset: str, name: str) -> list[Path]:
-    """The result files a notebook depends on: its own and those of the notebooks it reads
-    (``presets.NOTEBOOK_READS``), so that 06, 07 and 99 re-execute when 01-05 change. Only netCDF files count:
-    a sweep's temporary files, claim files and rejected files never change what a notebook reads."""
-    files: list[Path] = []
-    for source in (name, *_presets.NOTEBOOK_READS.get(name, ())):
-        d = results_dir / preset / source
-        if d.is_dir():
-            files.extend(p for p in d.rglob("*.nc") if p.is_file())
-        nc = results_dir / preset / f"{source}.nc"
-        if nc.is_file():
-            files.append(nc)
-    return sorted(set(files))
+def usage_cell() -> Any:
+    """The code cell the runner appends to a notebook before executing it: it prints what the kernel used
+    (:func:`take_usage` reads it and removes the cell)."""
+    import nbformat
+
+    cell = nbformat.v4.new_code_cell(_USAGE_CODE)
+    cell.metadata["tags"] = [USAGE_TAG, "remove-cell"]
+    cell["id"] = USAGE_TAG  # not a random one: the cell is removed again anyway
+    return cell
 
 
-_MODULE_RE = re.compile(r"\binitmem((?:\.[A-Za-z_]\w*)+)")
-_FROM_RE = re.compile(
-    r"^[ \t]*from[ \t]+initmem((?:\.\w+)*)[ \t]+import[ \t]+(?:\(([^)]*)\)|([\w \t,]+))", re.MULTILINE
-)
+def take_usage(nb: Any) -> dict[str, list[str]]:
+    """Remove the :func:`usage_cell` from the executed notebook ``nb`` and return what it printed:
+    ``{"modules": [absolute file, ...], "reads": [absolute path or pattern, ...]}``.
+
+    Raises:
+        ValueError: ``nb`` has no such cell, or it printed nothing to read (the kernel died before it ran).
+    """
+    cells = [c for c in nb.cells if USAGE_TAG in c.get("metadata", {}).get("tags", [])]
+    if not cells:
+        raise ValueError("the executed notebook has no cell that says what it used")
+    nb.cells = [c for c in nb.cells if c not in cells]
+    text = "".join(o.get("text", "") for o in cells[-1].get("outputs", []) if o.get("output_type") == "stream")
+    for line in text.splitlines():
+        if line.startswith(_USAGE_PREFIX):
+            used = json.loads(line.removeprefix(_USAGE_PREFIX))
+            return {"modules": list(used["modules"]), "reads": list(used["reads"])}
+    raise ValueError(f"the cell that says what the page used printed nothing to read: {text[-500:]!r}")
 
 
-def _module_files(dotted: str) -> list[Path]:
-    """The source files behind ``initmem.<dotted>``: the module's file, or every file of a package (whose names a
-    notebook may use through its re-exports, as ``theory.sgd``); empty if it is neither."""
-    rel = Path(*dotted.split(".")) if dotted else Path()
-    if (_PACKAGE / rel.with_suffix(".py")).is_file() and dotted:
-        return [_PACKAGE / rel.with_suffix(".py")]
-    if (_PACKAGE / rel / "__init__.py").is_file():
-        return sorted((_PACKAGE / rel).rglob("*.py"))
-    return []
+def _key(path: str | Path, root: Path, package_parent: Path | None = None) -> str:
+    """A path as the record names it: relative to ``root`` (posix), else to ``package_parent``, else absolute."""
+    path = Path(path)
+    for base in (root, package_parent):
+        if base is not None and path.is_relative_to(base):
+            return path.relative_to(base).as_posix()
+    return path.as_posix()
 
 
-@functools.cache
-def _defining_file(name: str) -> Path | None:
-    """The package file that defines function or class ``name`` at its top level (the first in path order), or None."""
-    for path in sorted(_PACKAGE.rglob("*.py")):
-        for node in ast.parse(path.read_text(encoding="utf-8")).body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name == name:
-                return path
-    return None
+class Hashes:
+    """The sha256 of the files a record names, under ``root``, each read once (one check hashes a file that many
+    pages used once)."""
 
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root).resolve()
+        self._cache: dict[str, str | None] = {}
 
-def _initmem_modules(source: str) -> list[Path]:
-    """The files of the ``initmem`` modules that ``source`` uses: ``initmem.study.plots`` (the longest part that is a
-    module), ``from initmem.study import plots, stats`` (those modules; a package's whole folder when a name is not
-    a module), and the modules that define the facade's names (``from initmem import measure_init_memory``)."""
-    files: set[Path] = set()
-    for path in _MODULE_RE.findall(_FROM_RE.sub("", source)):
-        parts = path.strip(".").split(".")
-        for k in range(len(parts), 0, -1):
-            found = _module_files(".".join(parts[:k]))
-            if found:
-                files.update(found)
-                break
-    for package, parenthesised, plain in _FROM_RE.findall(source):
-        package, group = package.strip("."), parenthesised or plain
-        for name in (n.strip().split(" as ")[0].strip() for n in group.split(",")):
-            if not name:
-                continue
-            if not package and _defining_file(name) is not None:
-                files.add(_defining_file(name))
+    def path(self, key: str, module: bool = False) -> Path:
+        """The file a key names: under the root, or (a module named from outside the root) beside this package."""
+        path = self.root / key
+        if module and not path.exists() and key.startswith(f"{_PACKAGE.name}/"):
+            return _PACKAGE.parent / key
+        return path
+
+    def of(self, key: str, module: bool = False) -> str | None:
+        """The sha256 of the file ``key`` names (None: there is none); for a pattern (:func:`~initmem.base.reads.listed`),
+        of the names of the files it matches."""
+        if key not in self._cache:
+            if is_listing(key):
+                pattern = Path(key)
+                base = Path(pattern.anchor) if pattern.is_absolute() else self.root
+                matched = base.glob(pattern.relative_to(base).as_posix() if pattern.is_absolute() else key)
+                names = "\n".join(sorted(_key(p, self.root) for p in matched))
+                self._cache[key] = hashlib.sha256(names.encode()).hexdigest()
             else:
-                files.update(_module_files(f"{package}.{name}".strip(".")) or _module_files(package))
-    return sorted(files)
+                path = self.path(key, module)
+                self._cache[key] = sha256_file(path) if path.is_file() else None
+        return self._cache[key]
 
 
-def notebook_digest(source: str, parameters: Mapping[str, Any], result_files: Iterable[Path], root: Path) -> str:
-    """sha256 over the notebook source, its final parameters, the result files and the initmem modules it uses."""
-
-    def rel(p: Path) -> str:
-        try:
-            return str(p.resolve().relative_to(root.resolve()))
-        except ValueError:
-            return str(p)
-
-    payload = {
-        "source": source,
-        "parameters": parameters,
-        "results": [[rel(p), p.stat().st_size, sha256_file(p)] for p in result_files],
-        "modules": [[p.relative_to(_PACKAGE).as_posix(), sha256_file(p)] for p in _initmem_modules(source)],
+def record_uses(text: str, used: Mapping[str, Iterable[str]], root: Path, hashes: Hashes | None = None) -> dict:
+    """The record of what a page used: its ``text``'s sha256, and each module file and read path of ``used``
+    (:func:`take_usage`, absolute paths) by its portable name with the sha256 of its content now."""
+    hashes = hashes or Hashes(root)
+    modules = {_key(Path(p).resolve(), hashes.root, _PACKAGE.parent) for p in used["modules"]}
+    reads = {_key(p, hashes.root) for p in used["reads"]}
+    return {
+        "source": hashlib.sha256(text.encode()).hexdigest(),
+        "modules": {key: hashes.of(key, module=True) for key in sorted(modules)},
+        "reads": {key: hashes.of(key) for key in sorted(reads)},
     }
-    blob = json.dumps(payload, sort_keys=True, default=str).encode()
-    return hashlib.sha256(blob).hexdigest()
 
 
-def stored_digest(path: Path) -> str | None:
-    """The digest an executed notebook was stored with (``metadata["initmem"]["digest"]``); None if there is none."""
+def refresh(stored: Mapping[str, Any] | None, text: str, hashes: Hashes) -> dict | None:
+    """The record of an executed page (``stored``: its ``metadata["initmem"]``) taken again now: the same modules and
+    reads, hashed as they are, and the notebook's ``text``; None when it has no record of this :data:`FORMAT`."""
+    if stored is None or stored.get("format") != FORMAT or not isinstance(stored.get("uses"), Mapping):
+        return None
+    uses = stored["uses"]
+    return {
+        "source": hashlib.sha256(text.encode()).hexdigest(),
+        "modules": {key: hashes.of(key, module=True) for key in sorted(uses.get("modules", {}))},
+        "reads": {key: hashes.of(key) for key in sorted(uses.get("reads", {}))},
+    }
+
+
+def notebook_digest(parameters: Mapping[str, Any], uses: Mapping[str, Any]) -> str:
+    """sha256 over the record's format, the page's final parameters and what it used (:func:`record_uses`)."""
+    payload = {"format": FORMAT, "parameters": parameters, "uses": uses}
+    return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def changes(
+    stored: Mapping[str, Any] | None, parameters: Mapping[str, Any], uses: Mapping[str, Any] | None, source: str
+) -> list[str]:
+    """What differs, in words, between a page's stored record (``metadata["initmem"]``, None: no executed page) and
+    now (its final ``parameters`` and its record taken again, :func:`refresh`: None when there is no record to take);
+    empty when the page is current.
+    ``source`` is the notebook's path, for the words."""
+    if stored is None:
+        return ["not executed"]
+    if uses is None:
+        return ["it records no modules and reads (executed before pages recorded what they used)"]
+    old_uses, found = stored["uses"], []
+    if old_uses.get("source") != uses["source"]:
+        found.append(f"its notebook {source} changed")
+    old_parameters = stored.get("parameters", {})
+    for name in sorted(set(old_parameters) | set(parameters)):
+        if name not in parameters:
+            found.append(f"parameter {name} is no longer set")
+        elif name not in old_parameters:
+            found.append(f"parameter {name} is set: {json.dumps(parameters[name])}")
+        elif old_parameters[name] != parameters[name]:
+            found.append(f"parameter {name}: {json.dumps(old_parameters[name])} -> {json.dumps(parameters[name])}")
+    for kind, words in (("modules", "module"), ("reads", "result")):
+        for key, now in uses[kind].items():
+            before = old_uses[kind].get(key)
+            if before == now:
+                continue
+            if is_listing(key):
+                found.append(f"the files matching {key} changed")
+            elif now is None:
+                found.append(f"{words} {key} is gone")
+            elif before is None:
+                found.append(f"{words} {key} appeared")
+            else:
+                found.append(f"{words} {key} changed")
+    if not found and stored.get("digest") != notebook_digest(parameters, uses):
+        found.append("its digest does not match its record")
+    return found
+
+
+def stored_record(path: Path) -> dict | None:
+    """The record an executed notebook was stored with (``metadata["initmem"]``); None if there is no readable one."""
     if not path.is_file():
         return None
     try:
         import nbformat
 
-        nb = nbformat.read(path, as_version=4)
-        return nb.metadata.get("initmem", {}).get("digest")
+        return dict(nbformat.read(path, as_version=4).metadata.get("initmem", {})) or None
     except Exception:  # unreadable or half-written: execute again
         return None

@@ -17,8 +17,10 @@ An exploration's sweeps read the runs the record already holds and train only th
 many are in its own cache and how many will train, with the estimated time. Every experiment's sweep is built and
 validated (:func:`~initmem.book.parameters.validate_experiment`) before the first notebook runs.
 
-Reuse of pages (:mod:`initmem.book.digest`). A notebook whose executed copy carries the digest of its source, its
-parameters, the results it reads and the initmem modules it names is not executed again (unless ``force``).
+Reuse of pages (:mod:`initmem.book.digest`). An executed page records what it used: its source, its parameters, the
+initmem modules its kernel imported and the result files it read, each with the sha256 of its content. A notebook
+whose executed copy's record still holds (the same parameters, every file it names unchanged) is not executed again
+(unless ``force``); ``initmem book --check`` (:mod:`initmem.book.check`) says, executing nothing, which pages are not.
 
 Example::
 
@@ -47,7 +49,17 @@ from ..study import presets as _presets
 from ..study.layout import RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
 from ..study.reuse import RunPlan, duration, notebook_plan
 from ..sweeps.store import file_problem
-from .digest import notebook_digest, portable, result_files, stored_digest
+from .digest import (
+    FORMAT,
+    Hashes,
+    notebook_digest,
+    portable,
+    record_uses,
+    refresh,
+    stored_record,
+    take_usage,
+    usage_cell,
+)
 from .exploration import add_banner, collapse_parameter_cells, destinations, exploration_banner, record_differences
 from .kernel import failure_details, kernel_environment, quiet_kernel_options
 from .parameters import (
@@ -71,6 +83,8 @@ __all__ = [
     "RecordError",
     "discover_notebooks",
     "select_notebooks",
+    "Page",
+    "read_page",
     "run_notebooks",
 ]
 
@@ -224,7 +238,8 @@ def run_notebooks(
     user_params = {k: parse_parameter_value(v) if isinstance(v, str) else v for k, v in (parameters or {}).items()}
     choices = (Path(out_dir) if out_dir is not None else None, Path(results_dir).resolve() if results_dir else None)
     # Read and validate everything, and say what will train, before running anything.
-    plans = [_prepare(name, nb_dir, preset, user_params, root, *choices, force, keep_record) for name in names]
+    hashes = Hashes(root)
+    plans = [_prepare(name, nb_dir, preset, user_params, root, *choices, force, keep_record, hashes) for name in names]
     if keep_record:
         _check_record(plans, preset, root)
     announce = announce or log.info
@@ -247,32 +262,31 @@ def run_notebooks(
 
 
 @dataclasses.dataclass
-class _Plan:
-    """One notebook, read and validated, ready to execute."""
+class Page:
+    """One notebook as it would execute (:func:`read_page`): nothing executed, nothing validated."""
 
     name: str
     path: Path  # the .py notebook
+    text: str  # its text, the exploration banner included: what the page's record hashes as its source
     nb: Any  # its cells, the banner included
     final: dict[str, Any]  # the parameters papermill passes
-    digest: str
+    defaults: dict[str, Any]  # the values of its parameters cell
     out_path: Path  # the executed notebook
+    results_dir: Path  # absolute
     exploring: bool
-    runs: RunPlan | None  # its sweep's runs (None: it builds no sweep)
-    unchanged: bool  # its executed copy carries the same digest: nothing to execute
 
 
-def _prepare(
+def read_page(
     name: str,
     nb_dir: Path,
     preset: str,
     user_params: Mapping[str, Any],
     root: Path,
-    out_choice: Path | None,
-    results_choice: Path | None,
-    force: bool,
-    verify: bool,
-) -> _Plan:
-    """Read notebook ``name``, check its parameters and its sweep, add the exploration banner, take its digest."""
+    out_choice: Path | None = None,
+    results_choice: Path | None = None,
+) -> Page:
+    """Read notebook ``name`` of ``nb_dir`` as it would execute at ``preset`` with ``user_params`` in ``root``: its
+    final parameters, its place, and (an exploration) the banner added."""
     import jupytext
 
     path = nb_dir / f"{name}.py"
@@ -289,19 +303,50 @@ def _prepare(
         portable(res, root),
     )
     defaults = parameter_defaults(nb)
-    validate_experiment(name, {**defaults, **final}, overridden=list(user_params))
     if exploring:
         banner = exploration_banner(
             name, record_differences(name, defaults, preset, final), _relative(res, root), user_params, preset
         )
         add_banner(nb, banner)
-        text += "\n# exploration banner\n" + banner  # the banner is part of what the digest covers
-    digest = notebook_digest(text, final, result_files(res, preset, name), root)
-    out_path = out / f"{name}.ipynb"
-    unchanged = not force and stored_digest(out_path) == digest
-    verify = verify and not exploring and not unchanged
-    runs = notebook_plan(name, {**defaults, **final}, res, preset, root / RECORD_RESULTS_DIR, verify=verify)
-    return _Plan(name, path, nb, final, digest, out_path, exploring, runs, unchanged)
+        text += "\n# exploration banner\n" + banner  # the banner is part of what the record hashes
+    return Page(name, path, text, nb, final, defaults, out / f"{name}.ipynb", res, exploring)
+
+
+@dataclasses.dataclass
+class _Plan(Page):
+    """One notebook, read and validated, ready to execute."""
+
+    digest: str  # its executed copy's record taken again now ("": there is none to take)
+    runs: RunPlan | None  # its sweep's runs (None: it builds no sweep)
+    unchanged: bool  # nothing its executed copy used has changed: nothing to execute
+
+
+def _prepare(
+    name: str,
+    nb_dir: Path,
+    preset: str,
+    user_params: Mapping[str, Any],
+    root: Path,
+    out_choice: Path | None,
+    results_choice: Path | None,
+    force: bool,
+    verify: bool,
+    hashes: Hashes,
+) -> _Plan:
+    """Read notebook ``name``, check its parameters and its sweep, add the exploration banner, and take its executed
+    copy's record again (:func:`initmem.book.digest.refresh`): the same digest, and it is reused."""
+    page = read_page(name, nb_dir, preset, user_params, root, out_choice, results_choice)
+    validate_experiment(name, {**page.defaults, **page.final}, overridden=list(user_params))
+    stored = stored_record(page.out_path)
+    uses = refresh(stored, page.text, hashes)
+    digest = notebook_digest(page.final, uses) if uses is not None else ""
+    unchanged = not force and bool(digest) and digest == stored.get("digest")
+    verify = verify and not page.exploring and not unchanged
+    runs = notebook_plan(
+        name, {**page.defaults, **page.final}, page.results_dir, preset, root / RECORD_RESULTS_DIR, verify=verify
+    )
+    fields = {field.name: getattr(page, field.name) for field in dataclasses.fields(page)}
+    return _Plan(**fields, digest=digest, runs=runs, unchanged=unchanged)
 
 
 class RecordError(RuntimeError):
@@ -358,6 +403,7 @@ def _execute(
     out.mkdir(parents=True, exist_ok=True)
     log.info("%s: executing with %s%s", name, json.dumps(plan.final, sort_keys=True), " (exploration)" * plan.exploring)
     nb = copy.deepcopy(plan.nb)
+    nb.cells.append(usage_cell())  # the last cell says what the kernel used, and is removed again
     nb.metadata.setdefault("kernelspec", {"name": kernel_name, "display_name": "Python 3", "language": "python"})
     tmp_path = out / f".{name}.running.ipynb"
     training = [config.hash() for config in plan.runs.to_train] if plan.runs is not None else []
@@ -391,6 +437,8 @@ def _execute(
         )
     seconds = time.perf_counter() - t0
     executed = nbformat.read(tmp_path, as_version=4)
+    uses = record_uses(plan.text, take_usage(executed), root)  # hashed now, after it ran
+    digest = notebook_digest(plan.final, uses)
     collapse_parameter_cells(executed)
     # papermill records where it wrote (the temporary file, an absolute path on the builder's machine): the record
     # names the page's own place in the repository instead
@@ -398,11 +446,13 @@ def _execute(
         input_path=_relative(plan.path, root), output_path=_relative(plan.out_path, root)
     )
     executed.metadata["initmem"] = {
-        "digest": plan.digest,
+        "digest": digest,
+        "format": FORMAT,
         "preset": preset,
         "parameters": plan.final,
         "source": _relative(plan.path, root),
         "exploration": plan.exploring,
+        "uses": uses,
     }
     atomic_write(plan.out_path, lambda handle: nbformat.write(executed, codecs.getwriter("utf-8")(handle)))
     tmp_path.unlink(missing_ok=True)
@@ -410,7 +460,7 @@ def _execute(
     if stale.exists():
         stale.unlink()
     log.info("%s: executed in %.1f s -> %s", name, seconds, plan.out_path)
-    return NotebookResult(name, "executed", plan.out_path, plan.final, plan.digest, seconds, exploring=plan.exploring)
+    return NotebookResult(name, "executed", plan.out_path, plan.final, digest, seconds, exploring=plan.exploring)
 
 
 def _relative(path: Path, root: Path) -> str:

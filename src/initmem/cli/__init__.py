@@ -7,7 +7,7 @@ Sub-commands::
                     [--scheduler ADDRESS] [--jobs N --cores N --memory M ...] --out sweep.nc
     initmem experiments [--preset smoke|cpu|paper] [--only 01,04] [-p NAME VALUE ...] [--force] [--no-render]
                     [--root DIR]
-    initmem book    [--preset PRESET] [--force] [--from DIR] [--root DIR]
+    initmem book    [--preset PRESET] [--force] [--check] [--from DIR] [--root DIR]
     initmem download-data DIR
 
 Every RunConfig field is a ``train`` flag (``--sigma-w 0.5``; booleans as ``--augment``/``--no-augment``;
@@ -151,6 +151,12 @@ def _cmd_book(args: argparse.Namespace) -> int:
     from ..book.build import build_book
 
     root = find_repo_root(args.root)
+    if args.check:
+        from ..book.check import check_book, report
+
+        stale = check_book(root)
+        print("\n".join(report(stale)))
+        return 1 if stale else 0
     index = build_book(preset=args.preset, force=args.force, root=root, from_dir=args.from_dir)
     print(f"book built: {index}")
     return 0
@@ -198,6 +204,7 @@ _EXAMPLES = {
     "  initmem experiments --preset smoke                # a quick check of every notebook (numbers "
     "meaningless)",
     "book": "examples:\n  initmem book                                   # = make book: _build/html/index.html\n"
+    "  initmem book --check                           # is every committed page current? (executes nothing)\n"
     "  initmem book --from results/explore/cpu-defaults  # an exploration, in _build/explore/cpu-defaults/",
     "download-data": "example:\n  initmem download-data ~/data   # then --data ~/data/cifar-10-batches-py",
 }
@@ -258,6 +265,12 @@ def build_parser() -> argparse.ArgumentParser:
         "at another preset become an exploration (default: each notebook at its committed preset)",
     )
     p.add_argument("--force", action="store_true", help="re-execute every notebook")
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="execute and build nothing: exit 0 when every committed page is current, else 1, naming each stale "
+        "page and what changed (a module, a result file, a parameter, its notebook)",
+    )
     p.add_argument(
         "--from",
         dest="from_dir",

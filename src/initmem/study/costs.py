@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.reads import listed, note
 from ..run.config import RunConfig
 from ..run.variables import recorded_epochs
 from ..sweeps.spec import SweepSpec
@@ -160,7 +161,7 @@ def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[
         runs_dir, combined = results_paths(results_dir, preset, name)
         record = _run_hashes(combined)
         seconds, shared, hardware, torch_versions = [], 0, set(), set()
-        for path in sorted(runs_dir.glob("*.nc")):
+        for path in listed(runs_dir, "*.nc"):
             if record is not None and path.stem not in record:
                 continue
             ds = read_checked(path)
@@ -190,6 +191,6 @@ def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[
 
 def _run_hashes(combined: os.PathLike) -> set[str] | None:
     """The ``run_hash`` values of a combined result (the names of its run files); None where there is no such file."""
-    if not os.path.exists(combined):
+    if not note(combined).exists():
         return None
     return {str(h) for h in np.asarray(read_checked(combined)["run_hash"].values).ravel()}

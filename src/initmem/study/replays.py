@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.reads import listed
 from ..sweeps.store import read_checked
 from .layout import results_paths
 
@@ -32,7 +33,7 @@ def replay_pairs(results_dir: str | os.PathLike, preset: str) -> Any:
 
     root = results_paths(results_dir, preset, "_")[0].parent.parent  # results/<preset>/
     by_name: dict[str, list[Any]] = defaultdict(list)
-    for path in sorted(root.glob("*/runs/*.nc")):  # a run file is named by its config hash
+    for path in listed(root, "*/runs/*.nc"):  # a run file is named by its config hash
         by_name[path.stem].append(path)
     files: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for path in (p for paths in by_name.values() if len(paths) > 1 for p in paths):

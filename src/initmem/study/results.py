@@ -9,7 +9,8 @@ Layout of the results of one preset::
 * :func:`run_experiment` -- load-or-run a sweep through its run store and save the combined Dataset;
 * :func:`read_results` -- the combined Dataset of one experiment, for a notebook that analyses it (nothing is
   trained: a missing file names the command that makes it);
-* :func:`load_results` -- every combined Dataset of a preset that exists (for 07 and 99).
+* :func:`load_results` -- every combined Dataset of a preset that exists (for 07 and 99);
+* :func:`read_if_present` -- a file a script wrote (the error rates), None where there is none.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import numpy as np
 import xarray as xr
 
 from ..base.paths import EXECUTOR_ENV, SCHEDULER_ENV, TRAIN_ENV
+from ..base.reads import note
 from ..sweeps.driver import sweep
 from ..sweeps.spec import SweepSpec
 from ..sweeps.store import read_checked, write_run
@@ -40,6 +42,7 @@ __all__ = [
     "run_experiment",
     "read_results",
     "load_results",
+    "read_if_present",
 ]
 
 
@@ -242,7 +245,15 @@ def load_results(
     :class:`~initmem.sweeps.store.ChecksumError`)."""
     found: dict[str, xr.Dataset] = {}
     for name in names:
-        path = results_paths(results_dir, preset, name)[1]
+        path = note(results_paths(results_dir, preset, name)[1])  # looked for: the page changes when it appears
         if path.is_file():
             found[name] = read_checked(path)
     return found
+
+
+def read_if_present(path: str | os.PathLike) -> xr.Dataset | None:
+    """The netCDF file at ``path`` fully in memory, read as it is (a file a script wrote without a checksum, as
+    ``results/<preset>/error_rates.nc``), or None when there is none; looked for either way
+    (:func:`initmem.base.reads.note`: a page that reads it re-executes when it appears, changes or goes)."""
+    path = note(path)
+    return xr.load_dataset(path, engine="h5netcdf") if path.is_file() else None

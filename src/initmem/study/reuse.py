@@ -25,6 +25,7 @@ from typing import Any
 import xarray as xr
 
 from ..base.paths import EXECUTOR_ENV, RootError, find_repo_root
+from ..base.reads import note
 from ..run.config import RunConfig
 from ..sweeps.driver import plan_jobs, reusable
 from ..sweeps.spec import SweepSpec, as_spec
@@ -160,5 +161,5 @@ def record_results(name: str, preset: str, results_dir: str | os.PathLike) -> xr
     book = book_preset(name)
     if preset == book and resolve_results_dir(results_dir).resolve() == record.resolve():
         return None
-    path = results_paths(record, book, name)[1]
+    path = note(results_paths(record, book, name)[1])  # looked for: the page changes when it appears
     return read_checked(path) if path.is_file() else None

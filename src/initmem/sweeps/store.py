@@ -29,6 +29,7 @@ import numpy as np
 import xarray as xr
 
 from ..base.files import atomic_write, set_aside
+from ..base.reads import note
 from ..run.config import RunConfig
 
 __all__ = [
@@ -149,7 +150,7 @@ def read_checked(path: str | os.PathLike, *, require_checksum: bool = False) -> 
         ChecksumError: the content does not match its checksum, or there is none and ``require_checksum``.
         OSError, ValueError: not a readable netCDF file (the errors of h5netcdf and h5py).
     """
-    path = Path(path)
+    path = note(path)  # a page that reads it depends on it (initmem.base.reads)
     ds = xr.load_dataset(path, engine="h5netcdf")
     stored = ds.attrs.get(CHECKSUM_ATTR)
     if stored is None and not require_checksum:
@@ -185,7 +186,7 @@ def load_run(
     """
     if expected_hash is None and config is not None:
         expected_hash = config.hash()
-    path = Path(path)
+    path = note(path)  # looked for: a page whose sweep finds it missing depends on its appearing
     if not path.exists():
         return None
     ds, reason = _read_run(path, expected_hash)

@@ -1,0 +1,54 @@
+"""The result files a process read or looked for: what an executed page records as the results it depends on.
+
+The package's loaders of results call :func:`note` with every path they read or look for:
+:func:`initmem.sweeps.store.read_checked` (the one checked read of every file the package writes), the run store's
+look-up of a cached run, and the loaders that read a file only when it exists (a combined result, the error rates).
+A file looked for but absent counts too: its appearing later changes what the page would show. A loader that reads
+the files a folder holds lists them with :func:`listed`, which notes the pattern: a file that appears or goes there
+changes the listing.
+
+The notebook runner asks a page's kernel for :func:`noted` once the page has run (:mod:`initmem.book.uses`), and the
+page's digest covers the contents of those files, so a page re-executes when a file it read changes, and only then.
+
+>>> from pathlib import Path
+>>> note("results/cpu/01_optimizers.nc") == Path("results/cpu/01_optimizers.nc")
+True
+>>> str(Path("results/cpu/01_optimizers.nc").resolve()) in noted()
+True
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+__all__ = ["note", "listed", "noted", "is_listing"]
+
+#: The absolute paths noted in this process (a page's kernel: since it started).
+_NOTED: set[str] = set()
+
+
+def note(path: str | os.PathLike) -> Path:
+    """Note that ``path`` is read or looked for (absolute, as the working directory resolves it); return it as a
+    Path, so that a loader can write ``read(note(path))``."""
+    path = Path(path)
+    _NOTED.add(str(path.resolve()))
+    return path
+
+
+def listed(folder: str | os.PathLike, pattern: str) -> list[Path]:
+    """The files of ``folder`` that match the glob ``pattern`` (``"*/runs/*.nc"``), sorted; the pattern is noted
+    (``<folder>/<pattern>``, absolute), so that a page depends on which files match, besides those it reads."""
+    folder = Path(folder)
+    _NOTED.add(str(folder.resolve() / pattern))
+    return sorted(folder.glob(pattern))
+
+
+def is_listing(path: str) -> bool:
+    """Whether a noted path is a pattern of :func:`listed` (it holds a glob character) rather than a file."""
+    return any(c in str(path) for c in "*?[")
+
+
+def noted() -> list[str]:
+    """Every path and pattern noted in this process, absolute and sorted."""
+    return sorted(_NOTED)

@@ -1,0 +1,189 @@
+"""What an executed page records of what it used, and ``initmem book --check`` (initmem.book.digest, .check).
+
+Tiny notebooks in temporary folders are executed; the committed book is only checked, never executed."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("papermill")
+nbformat = pytest.importorskip("nbformat")
+xr = pytest.importorskip("xarray")
+
+from initmem.book.check import check_book, report
+from initmem.book.digest import USAGE_TAG, Hashes
+from initmem.book.runner import run_notebooks
+from initmem.cli import main
+from initmem.sweeps.store import write_run
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGE = REPO / "src" / "initmem"
+
+#: A page that imports a module of the package and reads a result file through the package's loader.
+READER = """\
+# %% tags=["parameters"]
+preset = "smoke"
+results_dir = "results"
+
+# %%
+from initmem.study import rules
+from initmem.sweeps.store import read_checked
+
+ds = read_checked(f"{results_dir}/{preset}/input.nc")
+print("VALUE", float(ds["x"]), rules.__name__)
+"""
+
+
+def _page(module: str) -> str:
+    """A page that imports ``module`` and nothing else of the package."""
+    return f'# %% tags=["parameters"]\npreset = "smoke"\nresults_dir = "results"\nscale = 1\n\n# %%\nimport {module}\n'
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _record(path: Path) -> dict:
+    return nbformat.read(path, as_version=4).metadata["initmem"]
+
+
+def test_a_page_records_the_module_it_imports_and_the_file_it_reads(tmp_path):
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "01_reader.py").write_text(READER)
+    data = tmp_path / "results" / "smoke" / "input.nc"
+    data.parent.mkdir(parents=True)
+    write_run(xr.Dataset({"x": 1.5}), data)
+
+    [result] = run_notebooks(preset="smoke", cwd=tmp_path, progress=False)
+    assert result.status == "executed", result
+    page = tmp_path / "book" / "generated" / "01_reader.ipynb"
+    uses = _record(page)["uses"]
+    # the package is installed outside this root: its modules are named from the folder above it
+    assert uses["modules"]["initmem/study/rules.py"] == _sha(PACKAGE / "study" / "rules.py")
+    assert uses["modules"]["initmem/sweeps/store.py"] == _sha(PACKAGE / "sweeps" / "store.py")
+    assert not any(key.startswith("initmem/book/") for key in uses["modules"])  # what it imported, nothing else
+    assert uses["reads"] == {"results/smoke/input.nc": _sha(data)}
+    assert uses["source"] == _sha(tmp_path / "notebooks" / "01_reader.py")
+    # the cell that asked the kernel is gone, and no machine path is recorded
+    text = page.read_text()
+    assert USAGE_TAG not in text and str(tmp_path) not in text and str(PACKAGE) not in text
+    assert "VALUE 1.5 initmem.study.rules" in text
+    assert check_book(tmp_path) == []
+
+    # a second build executes nothing and rewrites nothing
+    assert [r.status for r in run_notebooks(preset="smoke", cwd=tmp_path, progress=False)] == ["reused"]
+    assert page.read_text() == text
+
+    # the file it read changes: the check names it, and the next build executes the page again
+    write_run(xr.Dataset({"x": 2.5}), data)
+    assert [str(s) for s in check_book(tmp_path)] == [
+        "book/generated/01_reader.ipynb: result results/smoke/input.nc changed"
+    ]
+    assert run_notebooks(preset="smoke", cwd=tmp_path, progress=False)[0].status == "executed"
+    assert "VALUE 2.5" in page.read_text() and check_book(tmp_path) == []
+
+
+@pytest.fixture(scope="module")
+def book(tmp_path_factory) -> Path:
+    """A repository with its own copy of the package and three executed pages: 01 and 99 import the ledger (C1's
+    paper number; it imports the rules, C1's band), T1 the theory only; the landing page pastes from 01."""
+    root = tmp_path_factory.mktemp("book")
+    shutil.copytree(PACKAGE, root / "src" / "initmem", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "notebooks").mkdir()
+    for name, module in (
+        ("01_verdicts", "initmem.study.ledger"),
+        ("99_ledger", "initmem.study.ledger"),
+        ("T9_theory", "initmem.theory"),
+    ):
+        (root / "notebooks" / f"{name}.py").write_text(_page(module))
+    (root / "book").mkdir()
+    (root / "book" / "intro.md").write_text("```{glue} e01_fig\n:doc: generated/01_verdicts.ipynb\n```\n")
+    results = run_notebooks(preset="smoke", cwd=root, progress=False)
+    assert [r.status for r in results] == ["executed"] * 3, results
+    return root
+
+
+def test_the_check_passes_on_a_current_book(book, capsys):
+    assert main(["book", "--check", "--root", str(book)]) == 0
+    assert capsys.readouterr().out.strip() == "every page of the book is current"
+    uses = _record(book / "book" / "generated" / "01_verdicts.ipynb")["uses"]
+    # the kernel imported the package from the root's src/: its modules are named relative to the root
+    assert uses["modules"]["src/initmem/study/ledger.py"] == _sha(PACKAGE / "study" / "ledger.py")
+
+
+@pytest.mark.parametrize(
+    ("module", "old", "new"),
+    [
+        ("study/ledger.py", '"values": {"": 26.5}', '"values": {"": 21.5}'),  # C1's paper number
+        ("study/rules.py", "share: float = 0.3", "share: float = 0.2"),  # the band of every size verdict
+    ],
+)
+def test_a_change_to_c1_names_01_99_and_the_page_that_pastes_from_01(book, capsys, module, old, new):
+    path = book / "src" / "initmem" / module
+    text = path.read_text()
+    assert old in text
+    path.write_text(text.replace(old, new))
+    try:
+        assert main(["book", "--check", "--root", str(book)]) == 1
+    finally:
+        path.write_text(text)
+    out = capsys.readouterr().out.splitlines()
+    assert out == [
+        f"book/generated/01_verdicts.ipynb: module src/initmem/{module} changed",
+        f"book/generated/99_ledger.ipynb: module src/initmem/{module} changed",
+        "book/intro.md: pastes outputs of stale pages: 01_verdicts",
+        "3 pages are stale: re-execute them with initmem book (it executes only these)",
+    ]
+    assert check_book(book) == []
+
+
+def test_the_check_names_a_changed_parameter_and_a_page_not_executed(book, monkeypatch):
+    from initmem.study import presets
+
+    monkeypatch.setitem(presets.NOTEBOOK_PARAMETERS["smoke"], "T9_theory", {"scale": 2})
+    (book / "notebooks" / "T8_new.py").write_text(_page("initmem.theory"))
+    try:
+        stale = [str(s) for s in check_book(book)]
+    finally:
+        (book / "notebooks" / "T8_new.py").unlink()
+    assert stale == [
+        "book/generated/T8_new.ipynb: not executed",
+        "book/generated/T9_theory.ipynb: parameter scale is set: 2",
+    ]
+
+
+def test_the_committed_book_is_current():
+    """Every committed page's record holds: the same notebook, parameters, modules and result files (after a change,
+    ``initmem book`` re-executes what it names)."""
+    stale = check_book(REPO)
+    assert not stale, "\n".join(report(stale))
+
+
+def test_a_change_to_c1_names_01_and_99_of_the_committed_book(monkeypatch):
+    """The committed pages record the ledger and the rules that decide their verdicts: a change to C1's paper number
+    (``study/ledger.py``) or its band (``study/rules.py``) makes 01, 99 and the pages that paste from them stale."""
+    real = Hashes.of
+    for changed in ("src/initmem/study/ledger.py", "src/initmem/study/rules.py"):
+
+        def of(self, key, module=False, changed=changed):
+            return "0" * 64 if key == changed else real(self, key, module)
+
+        monkeypatch.setattr(Hashes, "of", of)
+        stale = {s.page: s.changed for s in check_book(REPO)}
+        for page in ("01_optimizers", "99_reproduction"):
+            assert f"module {changed} changed" in stale.get(f"book/generated/{page}.ipynb", ()), stale
+        assert {"book/intro.md", "book/reproduction.md"} <= set(stale)
+        assert "book/generated/T1_scale_invariance.ipynb" not in stale  # the theory pages do not use the ledger
+
+
+def test_no_committed_page_records_a_machine_path():
+    for page in sorted((REPO / "book" / "generated").glob("*.ipynb")):
+        text = page.read_text()
+        assert str(REPO) not in text, page
+        uses = json.loads(text)["metadata"].get("initmem", {}).get("uses", {})
+        assert not [key for kind in ("modules", "reads") for key in uses.get(kind, {}) if Path(key).is_absolute()]
