@@ -18,7 +18,8 @@ many are in its own cache and how many will train, with the estimated time. Ever
 validated (:func:`~initmem.book.parameters.validate_experiment`) before the first notebook runs.
 
 Reuse of pages (:mod:`initmem.book.digest`). A notebook whose executed copy carries the digest of its source, its
-parameters, the results it reads and the initmem modules it names is not executed again (unless ``force``).
+parameters, the results it reads and the initmem modules it names is not executed again (unless ``force``). The copy
+stores the digest taken after it ran, over the results as it left them (an exploration writes the results it reads).
 
 Example::
 
@@ -259,6 +260,9 @@ class _Plan:
     exploring: bool
     runs: RunPlan | None  # its sweep's runs (None: it builds no sweep)
     unchanged: bool  # its executed copy carries the same digest: nothing to execute
+    #: the digest over the result files as they are when called: what an executed copy stores, since its execution
+    #: may write the results it reads (an exploration's own), which an unchanged re-run then finds as they were left
+    redigest: Callable[[], str]
 
 
 def _prepare(
@@ -296,12 +300,16 @@ def _prepare(
         )
         add_banner(nb, banner)
         text += "\n# exploration banner\n" + banner  # the banner is part of what the digest covers
-    digest = notebook_digest(text, final, result_files(res, preset, name), root)
+
+    def redigest() -> str:
+        return notebook_digest(text, final, result_files(res, preset, name), root)
+
+    digest = redigest()
     out_path = out / f"{name}.ipynb"
     unchanged = not force and stored_digest(out_path) == digest
     verify = verify and not exploring and not unchanged
     runs = notebook_plan(name, {**defaults, **final}, res, preset, root / RECORD_RESULTS_DIR, verify=verify)
-    return _Plan(name, path, nb, final, digest, out_path, exploring, runs, unchanged)
+    return _Plan(name, path, nb, final, digest, out_path, exploring, runs, unchanged, redigest)
 
 
 class RecordError(RuntimeError):
@@ -390,6 +398,7 @@ def _execute(
             name, "failed", failed_path, plan.final, plan.digest, seconds, cell_index, error, plan.exploring
         )
     seconds = time.perf_counter() - t0
+    digest = plan.redigest()
     executed = nbformat.read(tmp_path, as_version=4)
     collapse_parameter_cells(executed)
     # papermill records where it wrote (the temporary file, an absolute path on the builder's machine): the record
@@ -398,7 +407,7 @@ def _execute(
         input_path=_relative(plan.path, root), output_path=_relative(plan.out_path, root)
     )
     executed.metadata["initmem"] = {
-        "digest": plan.digest,
+        "digest": digest,
         "preset": preset,
         "parameters": plan.final,
         "source": _relative(plan.path, root),
@@ -410,7 +419,7 @@ def _execute(
     if stale.exists():
         stale.unlink()
     log.info("%s: executed in %.1f s -> %s", name, seconds, plan.out_path)
-    return NotebookResult(name, "executed", plan.out_path, plan.final, plan.digest, seconds, exploring=plan.exploring)
+    return NotebookResult(name, "executed", plan.out_path, plan.final, digest, seconds, exploring=plan.exploring)
 
 
 def _relative(path: Path, root: Path) -> str:
