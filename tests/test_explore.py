@@ -295,3 +295,36 @@ def test_kernels_do_not_warn_about_tcp(repo, capfd):
     assert "without encryption" not in captured.err + captured.out
     assert not list(repo.glob("kernel-*"))  # IPC sockets live next to the connection file, not in the cwd
     assert "TOTAL=6" in json.dumps(nbformat.read(res[0].output, as_version=4).cells[-1].outputs)
+
+
+# --------------------------------------------------------------------------- an unchanged exploration executes nothing
+
+WRITES_ITS_RESULTS = """\
+# %% tags=["parameters"]
+scale = 2
+preset = "none"
+results_dir = "none"
+
+# %%
+import os
+from pathlib import Path
+
+out = Path(results_dir) / preset / "01_writes.nc"
+out.parent.mkdir(parents=True, exist_ok=True)
+if not out.exists():  # like a sweep: written when missing, its bytes new each time
+    out.write_bytes(os.urandom(16))
+print(scale)
+"""
+
+
+def test_an_unchanged_exploration_that_wrote_its_results_executes_nothing_again(repo):
+    """The first execution writes the results the page reads; the copy's digest covers them as they were left, so
+    the same command again reuses the page; a changed result file executes it again."""
+    (repo / "notebooks" / "01_good.py").unlink()
+    (repo / "notebooks" / "01_writes.py").write_text(WRITES_ITS_RESULTS)
+    first = run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False)[0]
+    assert first.status == "executed", str(first)
+    again = run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False)[0]
+    assert again.status == "reused" and again.digest == first.digest
+    (first.output.parent.parent / "smoke" / "01_writes.nc").write_bytes(b"other results")
+    assert run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False)[0].status == "executed"
