@@ -328,3 +328,11 @@ def test_an_unchanged_exploration_that_wrote_its_results_executes_nothing_again(
     assert again.status == "reused" and again.digest == first.digest
     (first.output.parent.parent / "smoke" / "01_writes.nc").write_bytes(b"other results")
     assert run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False)[0].status == "executed"
+
+
+def test_the_banner_of_an_exploration_at_another_preset_says_the_record_is_not_drawn():
+    smoke = exploration.exploration_banner("01_optimizers", {}, "results/explore/x", {"seeds": [0]}, "smoke")
+    assert "The committed record is at preset `cpu`, another scale than `smoke`" in smoke
+    assert "does not draw or tabulate it" in smoke
+    cpu = exploration.exploration_banner("01_optimizers", {}, "results/explore/x", {"seeds": [0]}, "cpu")
+    assert "another scale" not in cpu

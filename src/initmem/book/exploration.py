@@ -123,7 +123,9 @@ def exploration_banner(
 ) -> str:
     """The markdown cell put at the top of an exploration's executed notebook: what it is, the parameters the user
     set (``user_set``: the ``-p`` overrides) first and in bold, then the other values that differ from the record
-    (``differences``, from :func:`record_differences`), where its results are, and the command that reproduces it."""
+    (``differences``, from :func:`record_differences`), where its results are, and the command that reproduces it. At
+    another ``preset`` than the record's it says that the page does not draw the record
+    (:func:`initmem.study.reuse.record_results`)."""
     user_set = dict(user_set or {})
     order = [*(k for k in differences if k in user_set), *(k for k in differences if k not in user_set)]
     lines = [
@@ -132,6 +134,13 @@ def exploration_banner(
         f"the book renders `{name}` with; its numbers are not the ones of the reproduction ledger.",
         "",
     ]
+    book = _presets.book_preset(name)
+    if preset and preset != book:
+        lines += [
+            f"The committed record is at preset `{book}`, another scale than `{preset}` (other data, network and "
+            "budget): this page does not draw or tabulate it beside its own numbers.",
+            "",
+        ]
     if user_set:
         lines += ["**You set** " + ", ".join(f"**`{k}` = `{json.dumps(v)}`**" for k, v in user_set.items()) + ".", ""]
     lines += ["| parameter | committed | this page |", "|---|---|---|"]

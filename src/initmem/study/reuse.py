@@ -11,7 +11,8 @@ than the record's ``results/``, see :mod:`initmem.study.layout`) reads such runs
 * :func:`plan_runs` / :class:`RunPlan` -- before anything trains: how many runs a sweep has, how many are in its own
   cache, how many come from the record, how many will train and about how long that takes
   (:func:`initmem.study.costs.estimate_seconds`);
-* :func:`record_results` -- the record's combined Dataset of a chapter, for an exploration's page to compare with.
+* :func:`record_results` -- the record's combined Dataset of a chapter, for an exploration's page at the record's
+  preset to compare with.
 """
 
 from __future__ import annotations
@@ -152,13 +153,15 @@ def notebook_plan(
 def record_results(name: str, preset: str, results_dir: str | os.PathLike) -> xr.Dataset | None:
     """The committed record's combined Dataset of chapter ``name`` (``<root>/results/<book preset>/<name>.nc``, read
     with its checksum verified), for a page whose results are ``results_dir`` at ``preset`` to draw and tabulate
-    beside its own; None when the page *is* the record (its results are the record's at the book preset) or the
-    record has no such file."""
+    beside its own; None when the page *is* the record (its results are the record's at the book preset), when it is
+    at another preset than the record's (another scale: other data, network and budget, whose numbers are not
+    comparable; the exploration's banner says so, :func:`initmem.book.exploration.exploration_banner`) or the record
+    has no such file."""
     record = record_dir()
-    if record is None:
-        return None
     book = book_preset(name)
-    if preset == book and resolve_results_dir(results_dir).resolve() == record.resolve():
+    if record is None or preset != book:
+        return None
+    if resolve_results_dir(results_dir).resolve() == record.resolve():
         return None
     path = results_paths(record, book, name)[1]
     return read_checked(path) if path.is_file() else None
