@@ -297,6 +297,75 @@ def test_kernels_do_not_warn_about_tcp(repo, capfd):
     assert "TOTAL=6" in json.dumps(nbformat.read(res[0].output, as_version=4).cells[-1].outputs)
 
 
+# --------------------------------------------------------------------------- zipped lists follow what the user set
+
+
+def test_optimizers_alone_take_each_optimizers_own_settings_from_the_preset(monkeypatch):
+    """`-p optimizers "[adam, sgd]"` at smoke: the zipped lrs, weight_decays and aux_lrs are each optimizer's entry of
+    the preset's lists (in the order given), and the banner lists them as differing from the record."""
+    executed = []
+
+    def capture(plan, *args, **kwargs):
+        executed.append(plan)
+        return experiments.NotebookResult(plan.name, "executed", None, plan.final, plan.digest)
+
+    monkeypatch.setattr(experiments, "_execute", capture)
+    root = find_repo_root(start=SRC)
+    run_notebooks(preset="smoke", only="01", parameters={"optimizers": ["adam", "sgd"]}, cwd=root, progress=False)
+    (plan,) = executed
+    assert plan.final["optimizers"] == ["adam", "sgd"]
+    assert (plan.final["lrs"], plan.final["weight_decays"], plan.final["aux_lrs"]) == (
+        [0.005, 0.05],
+        [0.0, 0.0],
+        [0.001, 0.001],
+    )
+    banner = plan.nb.cells[1].source
+    assert "| `lrs` | `[0.02, 0.002, 0.008, 0.008, 0.02]` | `[0.005, 0.05]` |" in banner
+
+
+def test_a_list_the_user_sets_beside_it_is_kept_and_an_unknown_entry_is_one_line(capsys, monkeypatch):
+    monkeypatch.setattr(experiments, "_execute", lambda *a, **k: pytest.fail("nothing may execute"))
+    final = experiments.final_parameters(
+        "01_optimizers",
+        ["optimizers", "lrs", "weight_decays", "aux_lrs"],
+        "smoke",
+        {},
+        {"optimizers": ["sgd", "adam"], "lrs": [0.1, 0.2]},
+        Path("results"),
+    )
+    assert final["lrs"] == [0.1, 0.2] and final["aux_lrs"] == [0.001, 0.001]
+    root = find_repo_root(start=SRC)
+    assert main(["experiments", "--root", str(root), "--only", "01", "-p", "optimizers", "[sgd, lion]"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "initmem experiments: error: notebook '01_optimizers', parameter 'optimizers': optimizers: 'lion' has no "
+        "entry in lrs at preset 'smoke' (it has sgd, sgd_momentum, adam, adamw, muon); give lrs too, one entry per "
+        "entry of optimizers"
+    )
+
+
+def test_a_notebook_given_optimizers_alone_resolves_the_other_lists():
+    """The same rule where a reader sets `optimizers = ["muon"]` in the notebook's parameters cell (09 takes sgd's
+    decay and aux lr from 01's lists, which 09's lack)."""
+    from initmem.study.presets import resolve_parameters
+
+    p = resolve_parameters("01_optimizers", "cpu", {"optimizers": ["muon"], "lrs": None})
+    assert (p["lrs"], p["weight_decays"], p["aux_lrs"]) == ([0.02], [0.0], [0.008])
+    p = resolve_parameters("09_adaptive_lr", "smoke", {"optimizers": ["sgd", "adamw"]})
+    assert (p["weight_decays"], p["aux_lrs"], p["lrs"]) == ([0.0, 0.05], [0.001, 0.001], [0.005, 0.02])
+
+
+@pytest.mark.slow
+def test_optimizers_alone_run_at_smoke(tmp_path, capsys):
+    """`initmem experiments --preset smoke --only 01 -p optimizers "[sgd, adam]"` executes (4 synthetic runs)."""
+    root = find_repo_root(start=SRC)
+    argv = ["--root", str(root), "--only", "01", "-p", "optimizers", "[sgd, adam]", "--no-render"]
+    argv += ["--results-dir", str(tmp_path), "--out-dir", str(tmp_path / "notebooks")]
+    assert main(["experiments", *argv]) == 0, capsys.readouterr()
+    nb = nbformat.read(tmp_path / "notebooks" / "01_optimizers.ipynb", as_version=4)
+    assert nb.metadata["initmem"]["parameters"]["lrs"] == [0.05, 0.005]
+
+
 # --------------------------------------------------------------------------- an unchanged exploration executes nothing
 
 WRITES_ITS_RESULTS = """\
