@@ -405,3 +405,56 @@ def test_the_banner_of_an_exploration_at_another_preset_says_the_record_is_not_d
     assert "does not draw or tabulate it" in smoke
     cpu = exploration.exploration_banner("01_optimizers", {}, "results/explore/x", {"seeds": [0]}, "cpu")
     assert "another scale" not in cpu
+
+
+# --------------------------------------------------------------------------- --fresh: a replication check
+
+#: A chapter that writes its combined results (the record's numbers: its runs replicate them) and says whether its
+#: kernel was asked for fresh runs.
+FRESH_BODY = """\
+import os
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from initmem.sweeps.store import write_run
+
+acc = 40 + 10 * np.arange(12.0).reshape(2, 2, 3) ** 0.5
+coords = {"optimizer": ["sgd", "adam"], "sigma_w": [0.5, 2.0], "seed": [0, 1, 2]}
+ds = xr.Dataset({"selected_test_acc": (("optimizer", "sigma_w", "seed"), acc)}, coords=coords)
+write_run(ds, Path(results_dir) / preset / "01_tiny.nc")
+print("FRESH=" + os.environ.get("INITMEM_FRESH", "unset"))
+"""
+FRESH_NOTEBOOK = '# %% tags=["parameters"]\npreset = "none"\nresults_dir = "none"\n\n# %%\n' + FRESH_BODY
+
+
+def test_fresh_retrains_into_its_own_folder_and_prints_how_it_agrees_with_the_record(repo, capsys, monkeypatch):
+    """`initmem experiments --fresh` at the record's preset: an exploration in results/explore/<tag>-fresh whose
+    notebook sees no record to reuse (the kernel has INITMEM_FRESH=1), then per configuration the record's and the
+    fresh spread side by side, and how many runs are identical."""
+    (repo / "notebooks" / "01_good.py").unlink()
+    (repo / "notebooks" / "01_tiny.py").write_text(FRESH_NOTEBOOK)
+    monkeypatch.setitem(registry.EXPERIMENT_SPECS, "01_tiny", lambda p: {"base": {"data": "synthetic", "epochs": 1}})
+    exec(FRESH_BODY, {"preset": "smoke", "results_dir": str(repo / "results")})  # the committed record
+    assert main(["experiments", "--root", str(repo), "--fresh", "--no-render"]) == 0
+    out = capsys.readouterr().out
+    folder = repo / "results" / "explore" / "smoke-defaults-fresh"
+    assert (folder / "smoke" / "01_tiny.nc").is_file()
+    nb = nbformat.read(folder / "notebooks" / "01_tiny.ipynb", as_version=4)
+    assert "FRESH=1" in json.dumps(nb.cells[-1].outputs)
+    assert "**Fresh runs**" in nb.cells[0].source and "--fresh" in nb.cells[0].source
+    lines = out[out.index("01_tiny: fresh runs against the committed record") :].splitlines()
+    assert lines[1].startswith("  optimizer sgd: record ") and lines[1].endswith(": agree (the intervals overlap)")
+    assert lines[3] == "  runs identical to the record's, bit for bit: 12 of 12"
+
+
+def test_fresh_runs_reuse_no_run_of_the_record(tmp_path, monkeypatch):
+    from initmem.study.reuse import record_stores
+
+    (tmp_path / "results" / "smoke" / "01_tiny" / "runs").mkdir(parents=True)
+    assert record_stores(tmp_path / "elsewhere", "smoke", tmp_path / "results") != []
+    monkeypatch.setenv("INITMEM_FRESH", "1")
+    assert record_stores(tmp_path / "elsewhere", "smoke", tmp_path / "results") == []
+    assert exploration.is_exploration("01_optimizers", "cpu", {})  # even at the record's preset and parameters
+    assert exploration.exploration_tag("cpu", {}) == "cpu-defaults-fresh"

@@ -174,7 +174,9 @@ def test_the_record_is_drawn_beside_an_exploration_at_its_own_preset_only(tmp_pa
     monkeypatch.setenv("INITMEM_ROOT", str(tmp_path))
     name = "01_optimizers"
     assert presets.book_preset(name) == "cpu"
-    write_run(xr.Dataset({"a": ("x", [1.0, 2.0])}, attrs={"preset": "cpu"}), tmp_path / "results" / "cpu" / f"{name}.nc")
+    write_run(
+        xr.Dataset({"a": ("x", [1.0, 2.0])}, attrs={"preset": "cpu"}), tmp_path / "results" / "cpu" / f"{name}.nc"
+    )
     mine = tmp_path / "results" / "explore" / "mine"
     assert reuse.record_results(name, "cpu", mine)["a"].values.tolist() == [1.0, 2.0]
     assert reuse.record_results(name, "smoke", mine) is None

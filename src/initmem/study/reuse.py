@@ -25,7 +25,7 @@ from typing import Any
 
 import xarray as xr
 
-from ..base.paths import EXECUTOR_ENV, RootError, find_repo_root
+from ..base.paths import EXECUTOR_ENV, RootError, find_repo_root, fresh_runs
 from ..run.config import RunConfig
 from ..sweeps.driver import plan_jobs, reusable
 from ..sweeps.spec import SweepSpec, as_spec
@@ -50,9 +50,10 @@ def record_dir(root: str | os.PathLike | None = None) -> Path | None:
 def record_stores(results_dir: str | os.PathLike, preset: str, record: str | os.PathLike | None = None) -> list[Path]:
     """The committed run stores (``<record>/<preset>/*/runs``, every experiment's: runs shared between experiments
     count too) that a sweep whose results go to ``results_dir`` may reuse; empty when ``results_dir`` is the record
-    itself or there is no record. ``record``: the record's results folder (default: :func:`record_dir`)."""
+    itself, there is no record, or fresh runs are asked for (:func:`initmem.base.paths.fresh_runs`, ``initmem
+    experiments --fresh``). ``record``: the record's results folder (default: :func:`record_dir`)."""
     record = Path(record) if record is not None else record_dir()
-    if record is None or resolve_results_dir(results_dir).resolve() == record.resolve():
+    if record is None or fresh_runs() or resolve_results_dir(results_dir).resolve() == record.resolve():
         return []
     return sorted(p for p in (record / preset).glob("*/runs") if p.is_dir())
 
