@@ -295,3 +295,166 @@ def test_kernels_do_not_warn_about_tcp(repo, capfd):
     assert "without encryption" not in captured.err + captured.out
     assert not list(repo.glob("kernel-*"))  # IPC sockets live next to the connection file, not in the cwd
     assert "TOTAL=6" in json.dumps(nbformat.read(res[0].output, as_version=4).cells[-1].outputs)
+
+
+# --------------------------------------------------------------------------- zipped lists follow what the user set
+
+
+def test_optimizers_alone_take_each_optimizers_own_settings_from_the_preset(monkeypatch):
+    """`-p optimizers "[adam, sgd]"` at smoke: the zipped lrs, weight_decays and aux_lrs are each optimizer's entry of
+    the preset's lists (in the order given), and the banner lists them as differing from the record."""
+    executed = []
+
+    def capture(plan, *args, **kwargs):
+        executed.append(plan)
+        return experiments.NotebookResult(plan.name, "executed", None, plan.final, plan.digest)
+
+    monkeypatch.setattr(experiments, "_execute", capture)
+    root = find_repo_root(start=SRC)
+    run_notebooks(preset="smoke", only="01", parameters={"optimizers": ["adam", "sgd"]}, cwd=root, progress=False)
+    (plan,) = executed
+    assert plan.final["optimizers"] == ["adam", "sgd"]
+    assert (plan.final["lrs"], plan.final["weight_decays"], plan.final["aux_lrs"]) == (
+        [0.005, 0.05],
+        [0.0, 0.0],
+        [0.001, 0.001],
+    )
+    banner = plan.nb.cells[1].source
+    assert "| `lrs` | `[0.02, 0.002, 0.008, 0.008, 0.02]` | `[0.005, 0.05]` |" in banner
+
+
+def test_a_list_the_user_sets_beside_it_is_kept_and_an_unknown_entry_is_one_line(capsys, monkeypatch):
+    monkeypatch.setattr(experiments, "_execute", lambda *a, **k: pytest.fail("nothing may execute"))
+    final = experiments.final_parameters(
+        "01_optimizers",
+        ["optimizers", "lrs", "weight_decays", "aux_lrs"],
+        "smoke",
+        {},
+        {"optimizers": ["sgd", "adam"], "lrs": [0.1, 0.2]},
+        Path("results"),
+    )
+    assert final["lrs"] == [0.1, 0.2] and final["aux_lrs"] == [0.001, 0.001]
+    root = find_repo_root(start=SRC)
+    assert main(["experiments", "--root", str(root), "--only", "01", "-p", "optimizers", "[sgd, lion]"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "initmem experiments: error: notebook '01_optimizers', parameter 'optimizers': optimizers: 'lion' has no "
+        "entry in lrs at preset 'smoke' (it has sgd, sgd_momentum, adam, adamw, muon); give lrs too, one entry per "
+        "entry of optimizers"
+    )
+
+
+def test_a_notebook_given_optimizers_alone_resolves_the_other_lists():
+    """The same rule where a reader sets `optimizers = ["muon"]` in the notebook's parameters cell (09 takes sgd's
+    decay and aux lr from 01's lists, which 09's lack)."""
+    from initmem.study.presets import resolve_parameters
+
+    p = resolve_parameters("01_optimizers", "cpu", {"optimizers": ["muon"], "lrs": None})
+    assert (p["lrs"], p["weight_decays"], p["aux_lrs"]) == ([0.02], [0.0], [0.008])
+    p = resolve_parameters("09_adaptive_lr", "smoke", {"optimizers": ["sgd", "adamw"]})
+    assert (p["weight_decays"], p["aux_lrs"], p["lrs"]) == ([0.0, 0.05], [0.001, 0.001], [0.005, 0.02])
+
+
+@pytest.mark.slow
+def test_optimizers_alone_run_at_smoke(tmp_path, capsys):
+    """`initmem experiments --preset smoke --only 01 -p optimizers "[sgd, adam]"` executes (4 synthetic runs)."""
+    root = find_repo_root(start=SRC)
+    argv = ["--root", str(root), "--only", "01", "-p", "optimizers", "[sgd, adam]", "--no-render"]
+    argv += ["--results-dir", str(tmp_path), "--out-dir", str(tmp_path / "notebooks")]
+    assert main(["experiments", *argv]) == 0, capsys.readouterr()
+    nb = nbformat.read(tmp_path / "notebooks" / "01_optimizers.ipynb", as_version=4)
+    assert nb.metadata["initmem"]["parameters"]["lrs"] == [0.05, 0.005]
+
+
+# --------------------------------------------------------------------------- an unchanged exploration executes nothing
+
+WRITES_ITS_RESULTS = """\
+# %% tags=["parameters"]
+scale = 2
+preset = "none"
+results_dir = "none"
+
+# %%
+import os
+from pathlib import Path
+
+out = Path(results_dir) / preset / "01_writes.nc"
+out.parent.mkdir(parents=True, exist_ok=True)
+if not out.exists():  # like a sweep: written when missing, its bytes new each time
+    out.write_bytes(os.urandom(16))
+print(scale)
+"""
+
+
+def test_an_unchanged_exploration_that_wrote_its_results_executes_nothing_again(repo):
+    """The first execution writes the results the page reads; the copy's digest covers them as they were left, so
+    the same command again reuses the page; a changed result file executes it again."""
+    (repo / "notebooks" / "01_good.py").unlink()
+    (repo / "notebooks" / "01_writes.py").write_text(WRITES_ITS_RESULTS)
+    first = run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False)[0]
+    assert first.status == "executed", str(first)
+    again = run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False)[0]
+    assert again.status == "reused" and again.digest == first.digest
+    (first.output.parent.parent / "smoke" / "01_writes.nc").write_bytes(b"other results")
+    assert run_notebooks(preset="smoke", parameters={"scale": 3}, cwd=repo, progress=False)[0].status == "executed"
+
+
+def test_the_banner_of_an_exploration_at_another_preset_says_the_record_is_not_drawn():
+    smoke = exploration.exploration_banner("01_optimizers", {}, "results/explore/x", {"seeds": [0]}, "smoke")
+    assert "The committed record is at preset `cpu`, another scale than `smoke`" in smoke
+    assert "does not draw or tabulate it" in smoke
+    cpu = exploration.exploration_banner("01_optimizers", {}, "results/explore/x", {"seeds": [0]}, "cpu")
+    assert "another scale" not in cpu
+
+
+# --------------------------------------------------------------------------- --fresh: a replication check
+
+#: A chapter that writes its combined results (the record's numbers: its runs replicate them) and says whether its
+#: kernel was asked for fresh runs.
+FRESH_BODY = """\
+import os
+from pathlib import Path
+
+import numpy as np
+import xarray as xr
+
+from initmem.sweeps.store import write_run
+
+acc = 40 + 10 * np.arange(12.0).reshape(2, 2, 3) ** 0.5
+coords = {"optimizer": ["sgd", "adam"], "sigma_w": [0.5, 2.0], "seed": [0, 1, 2]}
+ds = xr.Dataset({"selected_test_acc": (("optimizer", "sigma_w", "seed"), acc)}, coords=coords)
+write_run(ds, Path(results_dir) / preset / "01_tiny.nc")
+print("FRESH=" + os.environ.get("INITMEM_FRESH", "unset"))
+"""
+FRESH_NOTEBOOK = '# %% tags=["parameters"]\npreset = "none"\nresults_dir = "none"\n\n# %%\n' + FRESH_BODY
+
+
+def test_fresh_retrains_into_its_own_folder_and_prints_how_it_agrees_with_the_record(repo, capsys, monkeypatch):
+    """`initmem experiments --fresh` at the record's preset: an exploration in results/explore/<tag>-fresh whose
+    notebook sees no record to reuse (the kernel has INITMEM_FRESH=1), then per configuration the record's and the
+    fresh spread side by side, and how many runs are identical."""
+    (repo / "notebooks" / "01_good.py").unlink()
+    (repo / "notebooks" / "01_tiny.py").write_text(FRESH_NOTEBOOK)
+    monkeypatch.setitem(registry.EXPERIMENT_SPECS, "01_tiny", lambda p: {"base": {"data": "synthetic", "epochs": 1}})
+    exec(FRESH_BODY, {"preset": "smoke", "results_dir": str(repo / "results")})  # the committed record
+    assert main(["experiments", "--root", str(repo), "--fresh", "--no-render"]) == 0
+    out = capsys.readouterr().out
+    folder = repo / "results" / "explore" / "smoke-defaults-fresh"
+    assert (folder / "smoke" / "01_tiny.nc").is_file()
+    nb = nbformat.read(folder / "notebooks" / "01_tiny.ipynb", as_version=4)
+    assert "FRESH=1" in json.dumps(nb.cells[-1].outputs)
+    assert "**Fresh runs**" in nb.cells[0].source and "--fresh" in nb.cells[0].source
+    lines = out[out.index("01_tiny: fresh runs against the committed record") :].splitlines()
+    assert lines[1].startswith("  optimizer sgd: record ") and lines[1].endswith(": agree (the intervals overlap)")
+    assert lines[3] == "  runs identical to the record's, bit for bit: 12 of 12"
+
+
+def test_fresh_runs_reuse_no_run_of_the_record(tmp_path, monkeypatch):
+    from initmem.study.reuse import record_stores
+
+    (tmp_path / "results" / "smoke" / "01_tiny" / "runs").mkdir(parents=True)
+    assert record_stores(tmp_path / "elsewhere", "smoke", tmp_path / "results") != []
+    monkeypatch.setenv("INITMEM_FRESH", "1")
+    assert record_stores(tmp_path / "elsewhere", "smoke", tmp_path / "results") == []
+    assert exploration.is_exploration("01_optimizers", "cpu", {})  # even at the record's preset and parameters
+    assert exploration.exploration_tag("cpu", {}) == "cpu-defaults-fresh"

@@ -165,3 +165,19 @@ def test_the_done_means_command_trains_nothing_and_prints_the_page(tmp_path):
     assert "Exploration, not the committed record" in html and "batch_sizes" in html
     assert "committed record" in html  # the overlay's legend
     print(f"the Done-means command took {seconds:.0f} s")
+
+
+def test_the_record_is_drawn_beside_an_exploration_at_its_own_preset_only(tmp_path, monkeypatch):
+    """An exploration at the record's preset gets the record's Dataset to draw and tabulate beside its own; one at
+    another preset (synthetic 16-pixel smoke runs against the cpu CIFAR record) gets None, and so does the record."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "initmem"\n')
+    monkeypatch.setenv("INITMEM_ROOT", str(tmp_path))
+    name = "01_optimizers"
+    assert presets.book_preset(name) == "cpu"
+    write_run(
+        xr.Dataset({"a": ("x", [1.0, 2.0])}, attrs={"preset": "cpu"}), tmp_path / "results" / "cpu" / f"{name}.nc"
+    )
+    mine = tmp_path / "results" / "explore" / "mine"
+    assert reuse.record_results(name, "cpu", mine)["a"].values.tolist() == [1.0, 2.0]
+    assert reuse.record_results(name, "smoke", mine) is None
+    assert reuse.record_results(name, "cpu", tmp_path / "results") is None

@@ -1,6 +1,6 @@
 """Where the repository is (found from the working directory, never from where the package is installed), and the
-environment variables the tools read: :data:`ROOT_ENV`, :data:`TRAIN_ENV`, :data:`EXECUTOR_ENV` and
-:data:`SCHEDULER_ENV`.
+environment variables the tools read: :data:`ROOT_ENV`, :data:`TRAIN_ENV`, :data:`EXECUTOR_ENV`,
+:data:`SCHEDULER_ENV` and :data:`FRESH_ENV`.
 
 An installed ``initmem`` (``pip install .``, a wheel, a site-packages copy) lives far from the checkout whose
 notebooks, results and book it works on, so the repository root is looked up in this order:
@@ -31,6 +31,8 @@ __all__ = [
     "TRAIN_ENV",
     "EXECUTOR_ENV",
     "SCHEDULER_ENV",
+    "FRESH_ENV",
+    "fresh_runs",
     "PROJECT_NAME",
     "is_project_root",
     "find_repo_root",
@@ -50,9 +52,17 @@ TRAIN_ENV = "INITMEM_TRAIN_MISSING"
 EXECUTOR_ENV = "INITMEM_EXECUTOR"
 #: Set with :data:`EXECUTOR_ENV` ``dask``: the address of the running scheduler the notebooks' sweeps use.
 SCHEDULER_ENV = "INITMEM_SCHEDULER"
+#: Set (to ``1``) by ``initmem experiments --fresh``: no run is reused from the committed record, every run of the
+#: chapters trains anew into their own folder (:func:`fresh_runs`), a replication check of the record.
+FRESH_ENV = "INITMEM_FRESH"
 #: The ``[project] name`` in the repository's ``pyproject.toml``.
 PROJECT_NAME = "initmem"
 _NAME_RE = re.compile(r"""^\s*name\s*=\s*["']([^"']+)["']""", re.MULTILINE)
+
+
+def fresh_runs() -> bool:
+    """Whether :data:`FRESH_ENV` asks for runs trained anew, none reused from the record."""
+    return os.environ.get(FRESH_ENV) == "1"
 
 
 class RootError(ValueError):

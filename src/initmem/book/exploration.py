@@ -6,7 +6,9 @@ The committed record is each notebook executed at the preset the book renders it
 ``results/explore/<preset>-<digest of the overrides>/`` (:func:`explore_folder`; git-ignored), its executed notebooks
 to that folder's ``notebooks/``, never into the record (:func:`destinations`). Its pages open with a banner
 (:func:`exploration_banner`): the parameters the user set first and highlighted, then whatever else differs from the
-record, and the command that reproduces the page (:func:`rerun_command`).
+record, and the command that reproduces the page (:func:`rerun_command`). Fresh runs (``initmem experiments --fresh``,
+:func:`initmem.base.paths.fresh_runs`) are an exploration too, even at the record's preset and parameters: every run
+trains anew, none is read from the record, into ``results/explore/<tag>-fresh/``.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..base.paths import fresh_runs
 from ..study import presets as _presets
 from ..study.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR
 from .parameters import ParameterError, jsonable
@@ -43,17 +46,19 @@ BANNER_TAG = "initmem-exploration"
 
 
 def exploration_tag(preset: str, parameters: Mapping[str, Any] | None) -> str:
-    """``<preset>-defaults``, or ``<preset>-<10 hex digits of the overrides' digest>``: an exploration's folder."""
+    """``<preset>-defaults``, or ``<preset>-<10 hex digits of the overrides' digest>``: an exploration's folder; with
+    ``-fresh`` after it for fresh runs (:func:`initmem.base.paths.fresh_runs`)."""
+    suffix = "-fresh" if fresh_runs() else ""
     if not parameters:
-        return f"{preset}-defaults"
+        return f"{preset}-defaults{suffix}"
     blob = json.dumps(jsonable(dict(parameters), "parameters"), sort_keys=True, separators=(",", ":"))
-    return f"{preset}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}"
+    return f"{preset}-{hashlib.sha256(blob.encode()).hexdigest()[:10]}{suffix}"
 
 
 def is_exploration(name: str, preset: str, parameters: Mapping[str, Any] | None) -> bool:
     """Whether running ``name`` at ``preset`` with these overrides departs from the committed record
-    (any override, or a preset other than :func:`initmem.study.presets.book_preset`)."""
-    return bool(parameters) or preset != _presets.book_preset(name)
+    (any override, a preset other than :func:`initmem.study.presets.book_preset`, or fresh runs)."""
+    return bool(parameters) or preset != _presets.book_preset(name) or fresh_runs()
 
 
 def explore_folder(root: str | Path, preset: str, parameters: Mapping[str, Any] | None) -> Path:
@@ -78,6 +83,7 @@ def destinations(
     results = results_dir or explore
     book = _presets.book_preset(name)
     why = "parameter overrides (-p)" if user_params else f"preset {preset!r} (the book renders it at {book!r})"
+    why = "--fresh" if fresh_runs() else why
     for chosen, record, option in ((out, record_out, "--out-dir"), (results, record_results, "--results-dir")):
         if chosen.resolve() == record.resolve():
             raise ParameterError(
@@ -123,7 +129,9 @@ def exploration_banner(
 ) -> str:
     """The markdown cell put at the top of an exploration's executed notebook: what it is, the parameters the user
     set (``user_set``: the ``-p`` overrides) first and in bold, then the other values that differ from the record
-    (``differences``, from :func:`record_differences`), where its results are, and the command that reproduces it."""
+    (``differences``, from :func:`record_differences`), where its results are, and the command that reproduces it. At
+    another ``preset`` than the record's it says that the page does not draw the record
+    (:func:`initmem.study.reuse.record_results`)."""
     user_set = dict(user_set or {})
     order = [*(k for k in differences if k in user_set), *(k for k in differences if k not in user_set)]
     lines = [
@@ -132,6 +140,15 @@ def exploration_banner(
         f"the book renders `{name}` with; its numbers are not the ones of the reproduction ledger.",
         "",
     ]
+    if fresh_runs():
+        lines += ["**Fresh runs**: every run of this page was trained anew, none read from the record.", ""]
+    book = _presets.book_preset(name)
+    if preset and preset != book:
+        lines += [
+            f"The committed record is at preset `{book}`, another scale than `{preset}` (other data, network and "
+            "budget): this page does not draw or tabulate it beside its own numbers.",
+            "",
+        ]
     if user_set:
         lines += ["**You set** " + ", ".join(f"**`{k}` = `{json.dumps(v)}`**" for k, v in user_set.items()) + ".", ""]
     lines += ["| parameter | committed | this page |", "|---|---|---|"]
@@ -142,7 +159,7 @@ def exploration_banner(
             cells = [f"**{cell}**" for cell in cells]
             cells[0] += " (set by you)"
         lines.append("| " + " | ".join(cells) + " |")
-    command = rerun_command(preset, [name], user_set) if preset else None
+    command = rerun_command(preset, [name], user_set) + " --fresh" * fresh_runs() if preset else None
     lines += ["", f"Results: `{results_dir}`." + (f" Reproduce this page: `{command}`." if command else ""), "```"]
     return "\n".join(lines)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..run.config import shown, yaml_loader
+from ..study.presets import zipped_defaults
 
 __all__ = [
     "INJECTED",
@@ -126,9 +127,11 @@ def final_parameters(
     user_params: Mapping[str, Any],
     results_dir: Path,
 ) -> dict[str, Any]:
-    """The values papermill passes to notebook ``name``: the preset's, then the user's, then the injected ``preset``
-    and ``results_dir`` (where ``declared`` has them), each JSON-like. Raises :class:`ParameterError` for a name the
-    notebook does not declare or the user may not set."""
+    """The values papermill passes to notebook ``name``: the preset's, then the user's, then the zipped lists the user
+    left to follow a list they set (:func:`initmem.study.presets.zipped_defaults`: ``-p optimizers "[sgd, adam]"``
+    takes each optimizer's ``lrs``, ``weight_decays`` and ``aux_lrs`` entry from the preset), then the injected
+    ``preset`` and ``results_dir`` (where ``declared`` has them), each JSON-like. Raises :class:`ParameterError` for a
+    name the notebook does not declare or the user may not set, or a configuration the preset has no entry for."""
     allowed = [p for p in declared if p not in INJECTED]
     allowed_txt = ", ".join(allowed) if allowed else "(none: the notebook has no parameters cell)"
     for p in user_params:
@@ -144,6 +147,10 @@ def final_parameters(
     final: dict[str, Any] = {}
     final.update(preset_params)
     final.update(user_params)
+    try:
+        final.update(zipped_defaults(name, preset, user_params))
+    except ValueError as exc:
+        raise ParameterError(f"notebook {name!r}, parameter {str(exc).split(':', 1)[0]!r}: {exc}") from None
     if "preset" in declared:
         final["preset"] = preset
     if "results_dir" in declared:

@@ -5,7 +5,9 @@ changed: an *exploration* (:mod:`initmem.book.exploration`). Before anything run
 runs are reused from the committed record, how many are in the exploration's own cache and how many will train, with
 the estimated time (:mod:`initmem.study.reuse`). After it ran it renders the exploration's pages beside the record's
 (:func:`initmem.book.build.build_book` with ``from_dir``, unless ``--no-render``) and prints each changed chapter's
-page as a ``file://`` URL. Errors (an unknown parameter, an invalid sweep, a missing root, a cluster that cannot be
+page as a ``file://`` URL. ``--fresh`` re-trains the chapters' runs from scratch, none read from the record, into
+their own folder (``results/explore/<preset>-defaults-fresh/``), and prints per configuration how the fresh spread
+agrees with the record's (:mod:`initmem.study.replication`): a replication check. Errors (an unknown parameter, an invalid sweep, a missing root, a cluster that cannot be
 reached) raise, and :func:`initmem.cli.main` prints them as one line with exit status 2.
 """
 
@@ -17,7 +19,7 @@ import logging
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..base.paths import EXECUTOR_ENV, SCHEDULER_ENV, find_repo_root
+from ..base.paths import EXECUTOR_ENV, FRESH_ENV, SCHEDULER_ENV, find_repo_root
 from ..study import presets as _presets
 from ..study.layout import RECORD_OUT_DIR
 
@@ -51,6 +53,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="override a notebook parameter; VALUE is JSON or YAML, e.g. -p batch_sizes '[64, 256]'",
     )
     parser.add_argument("--force", action="store_true", help="execute even if nothing changed")
+    parser.add_argument(
+        "--fresh",
+        action="store_true",
+        help="re-train every run from scratch, none read from the committed record, into the exploration's own folder "
+        "(results/explore/<preset>-...-fresh), and print how the fresh runs agree with the record: a replication check",
+    )
     parser.add_argument(
         "--allow-cpu",
         action="store_true",
@@ -132,13 +140,15 @@ def _execution(args: argparse.Namespace) -> Iterator[None]:
 def run(args: argparse.Namespace) -> int:
     """Run ``initmem experiments``; returns the exit status (1 if any notebook failed). Bad arguments raise (see the
     module docstring)."""
+    from ..book.kernel import environment
     from ..book.parameters import parse_parameter_value
     from ..book.runner import run_notebooks
 
     _refuse_a_gpu_preset_without_a_gpu(args)
     root = find_repo_root(getattr(args, "root", None))
     params = {name: parse_parameter_value(value) for name, value in (args.parameter or [])}
-    with _execution(args):
+    fresh = getattr(args, "fresh", False)
+    with _execution(args), environment({FRESH_ENV: "1" if fresh else None}):
         results = run_notebooks(
             preset=args.preset,
             only=args.only,
@@ -151,6 +161,8 @@ def run(args: argparse.Namespace) -> int:
         )
     for r in results:
         print(r)
+    if fresh:
+        _replication_check(root, args.preset, [r for r in results if r.ok])
     record = (root / RECORD_OUT_DIR).resolve()
     explored: dict[Path, list[str]] = {}
     for r in results:
@@ -163,6 +175,25 @@ def run(args: argparse.Namespace) -> int:
     if failed:
         print(f"{len(failed)} of {len(results)} notebooks failed: {', '.join(r.name for r in failed)}")
     return 0 if rendered and not failed else 1
+
+
+def _replication_check(root: Path, preset: str, results: list) -> None:
+    """Print, for each fresh chapter that builds a sweep, how its runs agree with the committed record's
+    (:func:`initmem.study.replication.replication_lines`), or why there is nothing to compare with."""
+    from ..study.layout import RECORD_RESULTS_DIR, results_paths
+    from ..study.registry import EXPERIMENT_SPECS
+    from ..study.replication import replication_lines
+    from ..sweeps.store import read_checked
+
+    for r in results:
+        if r.name not in EXPERIMENT_SPECS:
+            continue
+        fresh = results_paths(root / r.parameters["results_dir"], preset, r.name)[1]
+        record = results_paths(root / RECORD_RESULTS_DIR, preset, r.name)[1]
+        if preset != _presets.book_preset(r.name) or not record.is_file():
+            print(f"{r.name}: no committed record at preset {preset} to compare the fresh runs with")
+            continue
+        print("\n".join(replication_lines(r.name, read_checked(fresh), read_checked(record))))
 
 
 def _refuse_a_gpu_preset_without_a_gpu(args: argparse.Namespace) -> None:

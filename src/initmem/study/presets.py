@@ -41,6 +41,9 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
+from ..run.config import shown
+from .registry import ZIPPED
+
 __all__ = [
     "PRESETS",
     "BOOK_PRESET",
@@ -52,6 +55,7 @@ __all__ = [
     "check_preset",
     "notebook_parameters",
     "resolve_parameters",
+    "zipped_defaults",
 ]
 
 #: The presets, from cheapest to most expensive.
@@ -394,4 +398,46 @@ def resolve_parameters(name: str, preset: str, given: Mapping[str, Any]) -> dict
             f"presets that define it: {', '.join(elsewhere) or 'none'}"
         )
     values.update({key: copy.deepcopy(given[key]) for key in values if given.get(key) is not None})
+    values.update(zipped_defaults(name, preset, given))
     return values
+
+
+def zipped_defaults(name: str, preset: str, given: Mapping[str, Any]) -> dict[str, Any]:
+    """The zipped parameters of experiment ``name`` (:data:`initmem.study.registry.ZIPPED`) that ``given`` leaves
+    unset (missing or None) while it sets the list they follow: each entry the preset's value for that configuration,
+    so that ``-p optimizers "[sgd, adam]"`` alone trains each optimizer at its own learning rate, decay and aux lr.
+
+    >>> zipped_defaults("01_optimizers", "smoke", {"optimizers": ["adam", "sgd"], "lrs": None})
+    {'lrs': [0.005, 0.05], 'weight_decays': [0.0, 0.0], 'aux_lrs': [0.001, 0.001]}
+
+    Raises:
+        ValueError: a configuration the preset gives no value for, e.g. ``optimizers: 'lion' has no entry in lrs at
+            preset 'smoke' (it has sgd, adam, ...); give lrs too, one entry per entry of optimizers``.
+    """
+    found: dict[str, Any] = {}
+    for key, followers in ZIPPED.get(name, {}).items():
+        chosen = given.get(key)
+        if not isinstance(chosen, (list, tuple)):  # unset, or not a list (the sweep's validation says so)
+            continue
+        for follower in followers:
+            if given.get(follower) is None:
+                found[follower] = [_zipped_entry(name, preset, key, follower, entry) for entry in chosen]
+    return found
+
+
+def _zipped_entry(name: str, preset: str, key: str, follower: str, entry: Any) -> Any:
+    """``follower``'s entry for configuration ``entry`` of ``key`` at ``preset``: from experiment ``name``'s own lists
+    there, else from those of another experiment that zips the same two (09's optimizers take their decays from 01's
+    where 09 lacks one)."""
+    sources = [name, *(other for other, zipped in ZIPPED.items() if other != name and follower in zipped.get(key, ()))]
+    known: list[Any] = []
+    for source in sources:
+        values = NOTEBOOK_PARAMETERS[preset].get(source, {})
+        keys, entries = list(values.get(key) or []), list(values.get(follower) or [])
+        if entry in keys and len(keys) == len(entries):
+            return copy.deepcopy(entries[keys.index(entry)])
+        known += [k for k in keys if k not in known]
+    raise ValueError(
+        f"{key}: {shown(entry)} has no entry in {follower} at preset {preset!r} (it has "
+        f"{', '.join(map(str, known)) or 'none'}); give {follower} too, one entry per entry of {key}"
+    )

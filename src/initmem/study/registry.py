@@ -19,7 +19,15 @@ from typing import Any
 
 from ..run.config import shown
 
-__all__ = ["EXPERIMENTS", "EXPERIMENT_SPECS", "EXPERIMENT_ATTRS", "PARAMETERS", "experiment_spec", "batch_size_epochs"]
+__all__ = [
+    "EXPERIMENTS",
+    "EXPERIMENT_SPECS",
+    "EXPERIMENT_ATTRS",
+    "PARAMETERS",
+    "ZIPPED",
+    "experiment_spec",
+    "batch_size_epochs",
+]
 
 #: The training experiments whose combined results feed the clock collapse (07) and the ledger (99), in order.
 EXPERIMENTS = ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth")
@@ -232,6 +240,15 @@ def _adaptive_lr(p: Mapping[str, Any]) -> dict[str, Any]:
 
 #: Parameters stored as attributes of an experiment's combined Dataset (its analyses read them back).
 EXPERIMENT_ATTRS: dict[str, tuple[str, ...]] = {"02_long_training": ("horizons", "reference_horizon")}
+
+#: Per experiment: a list parameter whose entries name its configurations -> the parameters that hold one entry per
+#: configuration, zipped with it (01's ``lrs`` hold one learning rate per optimizer of ``optimizers``). Setting the
+#: first alone takes the others' entries from the preset (:func:`initmem.study.presets.zipped_defaults`).
+ZIPPED: dict[str, dict[str, tuple[str, ...]]] = {
+    "01_optimizers": {"optimizers": ("lrs", "weight_decays", "aux_lrs")},
+    "05_depth": {"models": ("widths",)},
+    "09_adaptive_lr": {"optimizers": ("weight_decays", "aux_lrs")},
+}
 
 #: Experiment name (the notebook's file name without ``.py``) -> its spec builder.
 EXPERIMENT_SPECS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {

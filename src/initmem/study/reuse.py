@@ -11,7 +11,8 @@ than the record's ``results/``, see :mod:`initmem.study.layout`) reads such runs
 * :func:`plan_runs` / :class:`RunPlan` -- before anything trains: how many runs a sweep has, how many are in its own
   cache, how many come from the record, how many will train and about how long that takes
   (:func:`initmem.study.costs.estimate_seconds`);
-* :func:`record_results` -- the record's combined Dataset of a chapter, for an exploration's page to compare with.
+* :func:`record_results` -- the record's combined Dataset of a chapter, for an exploration's page at the record's
+  preset to compare with.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from typing import Any
 
 import xarray as xr
 
-from ..base.paths import EXECUTOR_ENV, RootError, find_repo_root
+from ..base.paths import EXECUTOR_ENV, RootError, find_repo_root, fresh_runs
 from ..base.reads import note
 from ..run.config import RunConfig
 from ..sweeps.driver import plan_jobs, reusable
@@ -50,9 +51,10 @@ def record_dir(root: str | os.PathLike | None = None) -> Path | None:
 def record_stores(results_dir: str | os.PathLike, preset: str, record: str | os.PathLike | None = None) -> list[Path]:
     """The committed run stores (``<record>/<preset>/*/runs``, every experiment's: runs shared between experiments
     count too) that a sweep whose results go to ``results_dir`` may reuse; empty when ``results_dir`` is the record
-    itself or there is no record. ``record``: the record's results folder (default: :func:`record_dir`)."""
+    itself, there is no record, or fresh runs are asked for (:func:`initmem.base.paths.fresh_runs`, ``initmem
+    experiments --fresh``). ``record``: the record's results folder (default: :func:`record_dir`)."""
     record = Path(record) if record is not None else record_dir()
-    if record is None or resolve_results_dir(results_dir).resolve() == record.resolve():
+    if record is None or fresh_runs() or resolve_results_dir(results_dir).resolve() == record.resolve():
         return []
     return sorted(p for p in (record / preset).glob("*/runs") if p.is_dir())
 
@@ -153,13 +155,15 @@ def notebook_plan(
 def record_results(name: str, preset: str, results_dir: str | os.PathLike) -> xr.Dataset | None:
     """The committed record's combined Dataset of chapter ``name`` (``<root>/results/<book preset>/<name>.nc``, read
     with its checksum verified), for a page whose results are ``results_dir`` at ``preset`` to draw and tabulate
-    beside its own; None when the page *is* the record (its results are the record's at the book preset) or the
-    record has no such file."""
+    beside its own; None when the page *is* the record (its results are the record's at the book preset), when it is
+    at another preset than the record's (another scale: other data, network and budget, whose numbers are not
+    comparable; the exploration's banner says so, :func:`initmem.book.exploration.exploration_banner`) or the record
+    has no such file."""
     record = record_dir()
-    if record is None:
-        return None
     book = book_preset(name)
-    if preset == book and resolve_results_dir(results_dir).resolve() == record.resolve():
+    if record is None or preset != book:
+        return None
+    if resolve_results_dir(results_dir).resolve() == record.resolve():
         return None
     path = note(results_paths(record, book, name)[1])  # looked for: the page changes when it appears
     return read_checked(path) if path.is_file() else None
