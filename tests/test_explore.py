@@ -378,7 +378,9 @@ results_dir = "none"
 import os
 from pathlib import Path
 
-out = Path(results_dir) / preset / "01_writes.nc"
+from initmem.base.reads import note
+
+out = note(Path(results_dir) / preset / "01_writes.nc")  # what the project's loaders record of a file they read
 out.parent.mkdir(parents=True, exist_ok=True)
 if not out.exists():  # like a sweep: written when missing, its bytes new each time
     out.write_bytes(os.urandom(16))
