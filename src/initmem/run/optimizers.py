@@ -106,6 +106,13 @@ REGISTRY: tuple[Optimizer, ...] = (
               defaults={"lr": 0.005, "weight_decay": 0.05}),
     Optimizer("muon", "Muon", "adaptive", "#2ca02c", "build:build_muon", decay_modes=("decoupled", "l2"),
               elementwise=False, defaults={"lr": 0.02, "aux_lr": 0.005}),
+    # Lion's paper: an lr 3-10x below AdamW's, a decay as many times above (the same shrink lr * lambda per step)
+    Optimizer("lion", "Lion", "adaptive", "#9467bd", "lion:build", decay_modes=("decoupled",),
+              defaults={"lr": 0.001, "weight_decay": 0.25},
+              settings=(Setting("lion_beta1", 0.9, "Lion's update is the sign of lion_beta1 m + (1 - lion_beta1) g.",
+                                below=1.0),
+                        Setting("lion_beta2", 0.99, "Lion's momentum: m <- lion_beta2 m + (1 - lion_beta2) g.",
+                                below=1.0))),
 )
 # fmt: on
 
