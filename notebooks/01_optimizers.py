@@ -57,6 +57,7 @@ aux_lrs = None
 from myst_nb import glue
 
 from initmem.book import page
+from initmem.run.config import OPTIMIZERS
 from initmem.study import analysis, plots
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
@@ -136,7 +137,7 @@ page.table(
         "final_T_adapt",
     ],
 )
-for name in ("sgd", "sgd_momentum", "adam", "adamw", "muon"):
+for name in OPTIMIZERS:  # every registered optimizer; NaN for one this preset does not train
     row = table.loc[name] if name in table.index else None
     value = lambda col, row=row: float(row[col]) if row is not None else float("nan")  # noqa: E731
     glue(f"e01_spread_{name}", value("selected_spread_pp"), display=False)

@@ -49,7 +49,7 @@ def test_train_help_shows_each_fields_doc_allowed_values_and_default(capsys):
         assert FIELD_CHOICES[name] == allowed
         assert f"Allowed: {', '.join(allowed)}." in actions[name].help
     out = _help(capsys, "train")
-    assert "--optimizer {sgd,sgd_momentum,adam,adamw,muon}" in out
+    assert f"--optimizer {{{','.join(config.OPTIMIZERS)}}}" in out and "{sgd,sgd_momentum,adam,adamw,muon" in out
     assert "example:" in out and "initmem train --config run.nc" in out
 
 

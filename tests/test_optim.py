@@ -10,19 +10,21 @@ import pytest
 import torch
 from torch import nn
 
-from initmem.run.config import ConfigError, RunConfig
+from initmem.run.config import OPTIMIZERS, ConfigError, RunConfig
 from initmem.run.optim import (
     SGDW,
     Muon,
     MuonWithAuxAdam,
     apply_lr_multiplier,
     build_optimizer,
+    builder,
     lr_multiplier,
     split_muon_params,
     zeropower_via_newtonschulz5,
 )
 
-OPTIMIZER_NAMES = ("sgd", "sgd_momentum", "adam", "adamw", "muon")
+#: Every registered optimizer (initmem.run.optimizers): each one is built, stepped, decayed and round-tripped below.
+OPTIMIZER_NAMES = OPTIMIZERS
 
 
 class TinyNet(nn.Module):
@@ -94,7 +96,7 @@ def test_optimizer_types_follow_decay_mode():
 def test_bad_optimizer_name_raises_clear_error():
     cfg = config("sgd")
     object.__setattr__(cfg, "optimizer", "lbfgs")  # bypass RunConfig's own validation
-    allowed = r"optimizer: allowed values are sgd, sgd_momentum, adam, adamw, muon; got 'lbfgs'"
+    allowed = rf"optimizer: allowed values are {', '.join(OPTIMIZERS)}; got 'lbfgs'"
     with pytest.raises(ConfigError, match=allowed):
         build_optimizer(make_net(), cfg)
 
@@ -349,6 +351,37 @@ def test_apply_lr_multiplier_scales_every_group_from_its_peak():
     assert [g["lr"] for g in opt.param_groups] == [0.01, 5e-4]
     apply_lr_multiplier(opt, 1.0)
     assert [g["lr"] for g in opt.param_groups] == [0.02, 1e-3]
+
+
+# --- the registry ---------------------------------------------------------------------------
+#: The paper's optimizers: the cpu, gpu and paper presets train these and no other (their results are committed).
+PAPER_OPTIMIZERS = ["sgd", "sgd_momentum", "adam", "adamw", "muon"]
+
+
+def test_every_list_of_optimizers_is_read_from_the_registry():
+    from initmem.run import config as run_config
+    from initmem.run import optimizers
+    from initmem.run.stacked import SEQUENTIAL_OPTIMIZERS
+    from initmem.study import plots, presets
+
+    names = optimizers.NAMES
+    assert names[:5] == tuple(PAPER_OPTIMIZERS) and run_config.OPTIMIZERS == names
+    assert sorted(run_config.SGD_FAMILY + run_config.ADAPTIVE) == sorted(names)
+    assert run_config.SGD_FAMILY == ("sgd", "sgd_momentum") and run_config.ADAPTIVE[:3] == ("adam", "adamw", "muon")
+    assert list(plots.OPTIMIZER_LABELS) == list(plots.OPTIMIZER_COLORS) == list(names)
+    assert len(set(plots.OPTIMIZER_COLORS.values())) == len(names)
+    assert SEQUENTIAL_OPTIMIZERS == ("muon",)
+    for name in names:
+        record = optimizers.record(name)
+        assert RunConfig(optimizer=name).effective_decay_mode == record.decay_modes[0]
+        assert callable(builder(name)) and record.defaults["lr"] > 0
+    with pytest.raises(KeyError, match="allowed values are sgd, sgd_momentum"):
+        optimizers.record("lbfgs")
+    smoke = presets.notebook_parameters("smoke", "01_optimizers")
+    assert smoke["optimizers"] == list(names)  # 01 at smoke trains every registered optimizer
+    assert smoke["lrs"][:5] == [0.05, 0.005, 0.005, 0.005, 0.02] and smoke["aux_lrs"][4] == 0.005
+    for preset in ("cpu", "gpu", "paper"):
+        assert sorted(presets.notebook_parameters(preset, "01_optimizers")["optimizers"]) == sorted(PAPER_OPTIMIZERS)
 
 
 # --- plain-argument form ----------------------------------------------------------------------

@@ -27,7 +27,10 @@ def _comparable(ds: xr.Dataset) -> xr.Dataset:
     return ds.drop_vars("wall_time_s").drop_attrs()
 
 
-@pytest.mark.parametrize(("optimizer", "lr", "extra"), [("sgd", 0.05, {}), ("adam", 5e-3, {"weight_decay": 1e-3})])
+@pytest.mark.parametrize(
+    ("optimizer", "lr", "extra"),
+    [("sgd", 0.05, {}), ("adam", 5e-3, {"weight_decay": 1e-3}), ("lion", 1e-3, {"weight_decay": 0.1})],
+)
 def test_stacked_equals_separate_runs(optimizer, lr, extra):
     configs = [BASE.replace(sigma_w=s, optimizer=optimizer, lr=lr, **extra) for s in SIGMAS]
     data = prepared_data(configs[0])

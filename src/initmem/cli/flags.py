@@ -21,6 +21,7 @@ from typing import Any
 
 from ..base.files import check_output_file
 from ..run import config as _config
+from ..run import optimizers as _optimizers
 from ..run.config import ConfigError, RunConfig, read_mapping_file, shown
 
 __all__ = [
@@ -116,7 +117,8 @@ _METAVARS = {"int": "N", "float": "X", "str": "TEXT"}
 
 @functools.lru_cache(maxsize=1)
 def field_docs() -> dict[str, str]:
-    """Each RunConfig field's attribute docstring (the string literal after it in config.py), as plain text.
+    """Each RunConfig field's attribute docstring (the string literal after it in config.py), as plain text, and
+    each optimizer's own setting's (its record's, :mod:`initmem.run.optimizers`).
 
     Read with :mod:`ast` from the source of :mod:`initmem.run.config`; RST markup (````x````) is dropped.
     """
@@ -132,6 +134,8 @@ def field_docs() -> dict[str, str]:
             and isinstance(after.value.value, str)
         ):
             docs[node.target.id] = " ".join(after.value.value.replace("``", "").split())
+    for setting in _optimizers.SETTINGS:
+        docs[setting.name] = " ".join(setting.doc.replace("``", "").split())
     return docs
 
 

@@ -26,6 +26,8 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from . import optimizers
+
 __all__ = [
     "ConfigError",
     "RunConfig",
@@ -49,10 +51,11 @@ __all__ = [
 CACHE_FORMAT_VERSION = 2
 
 MODELS = ("resnet9", "resnet20", "resnet32", "resnet44", "resnet56", "resnet110")
-OPTIMIZERS = ("sgd", "sgd_momentum", "adam", "adamw", "muon")
+#: The registered optimizers (:mod:`initmem.run.optimizers`, one record each).
+OPTIMIZERS = optimizers.NAMES
 #: The SGD family (its clock is T_SGD, or T_L2 with weight decay) and the adaptive optimizers (T_adapt).
-SGD_FAMILY = ("sgd", "sgd_momentum")
-ADAPTIVE = ("adam", "adamw", "muon")
+SGD_FAMILY = optimizers.SGD_FAMILY
+ADAPTIVE = optimizers.ADAPTIVE
 SCHEDULES = ("constant", "step", "cosine", "linear")
 DECAY_MODES = ("auto", "l2", "decoupled")
 DEVICES = ("auto", "cpu", "cuda")
@@ -75,13 +78,28 @@ class ConfigError(ValueError):
     """An invalid configuration value. The message names the field and the allowed values."""
 
 
+def _with_optimizer_settings(cls: type) -> type:
+    """Add each registered optimizer's own settings (:data:`initmem.run.optimizers.SETTINGS`) to ``cls`` as fields
+    after those written in its body, each marked :data:`ADDED_LATER` (hashed only when set)."""
+    for setting in optimizers.SETTINGS:
+        if setting.name in cls.__annotations__:
+            raise TypeError(f"optimizer setting {setting.name!r} is already a RunConfig field")
+        cls.__annotations__[setting.name] = setting.annotation
+        setattr(cls, setting.name, dataclasses.field(default=setting.default, metadata=ADDED_LATER))
+    return cls
+
+
 @dataclass(frozen=True)
+@_with_optimizer_settings
 class RunConfig:
     """Everything that defines one training run.
 
     Units: learning rates are per step; ``epochs`` counts passes over the ``train_size`` training
     images; ``warmup_epochs`` and ``schedule_milestones`` are fractions of training (0..1) except
     where stated; accuracies produced by a run are in percent.
+
+    After the fields written here come the registered optimizers' own settings (``lion_beta1``, ...), declared by
+    their records in :mod:`initmem.run.optimizers` with their defaults and meanings.
     """
 
     # --- model and initialisation -------------------------------------------------------------
@@ -121,7 +139,8 @@ class RunConfig:
 
     # --- optimisation -------------------------------------------------------------------------
     optimizer: str = "sgd"
-    """The optimizer: plain SGD, SGD with heavy-ball momentum, Adam, AdamW or Muon (hybrid with AdamW)."""
+    """The optimizer: plain SGD, SGD with heavy-ball momentum, Adam, AdamW, Muon (hybrid with AdamW), or another one
+    registered in initmem.run.optimizers."""
     lr: float = 0.01
     """Peak learning rate (for Muon: of the orthogonalised hidden kernels)."""
     batch_size: int = 128
@@ -140,7 +159,7 @@ class RunConfig:
     """lambda: strength of the L2 penalty (coupled) or of the decoupled decay."""
     decay_mode: str = "auto"
     """``l2`` (lambda*w added to the gradient), ``decoupled`` (w <- (1 - lr*lambda) w), or ``auto``
-    (decoupled for adamw and muon, l2 otherwise)."""
+    (the optimizer's own: decoupled for adamw and muon, l2 for sgd, sgd_momentum and adam)."""
     muon_momentum: float = 0.95
     """Muon's momentum on the hidden kernels."""
     muon_nesterov: bool = True
@@ -229,9 +248,11 @@ class RunConfig:
             raise ConfigError(f"image_size: allowed values are 8, 16, 24, 32; got {shown(self.image_size)}")
         if self.weight_decay < 0:
             raise ConfigError(f"weight_decay: must be >= 0, got {shown(self.weight_decay)}")
-        if self.optimizer == "adamw" and self.decay_mode == "l2":
-            raise ConfigError(
-                "decay_mode: adamw means decoupled decay; use 'decoupled' or 'auto' (or optimizer 'adam' for L2)"
+        allowed = optimizers.record(self.optimizer).decay_modes
+        if self.decay_mode != "auto" and self.decay_mode not in allowed:
+            raise ConfigError(  # only one mode is allowed: a record allows one or both
+                f"decay_mode: {self.optimizer} means {allowed[0]} decay; use '{allowed[0]}' or 'auto' (optimizer 'adam' "
+                "allows both)"
             )
         for name in ("momentum", "muon_momentum", "schedule_gamma", "final_lr_fraction"):
             value = getattr(self, name)
@@ -250,6 +271,12 @@ class RunConfig:
                 f"schedule_milestones: must be increasing fractions of training in (0, 1), got {shown(list(self.schedule_milestones))}"
             )
         _positive_int("muon_ns_steps", self.muon_ns_steps)
+        for setting in optimizers.SETTINGS:
+            value = getattr(self, setting.name)
+            if not setting.minimum <= value < setting.below:
+                raise ConfigError(
+                    f"{setting.name}: must be in [{setting.minimum:g}, {setting.below:g}), got {shown(value)}"
+                )
         if self.num_threads is not None:
             _positive_int("num_threads", self.num_threads)
         if self.checkpoint_every < 0:
@@ -286,7 +313,7 @@ class RunConfig:
         """``l2`` or ``decoupled`` after resolving ``auto``."""
         if self.decay_mode != "auto":
             return self.decay_mode
-        return "decoupled" if self.optimizer in ("adamw", "muon") else "l2"
+        return optimizers.record(self.optimizer).decay_modes[0]
 
     # --- serialisation ------------------------------------------------------------------------
     def to_dict(self) -> dict[str, Any]:

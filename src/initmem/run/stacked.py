@@ -20,8 +20,8 @@ Why this is exactly K separate runs (up to float rounding):
   tensors, stepped by the same :class:`initmem.run.loop.TrainingStep` as :func:`train` (same learning rates,
   clocks and step count). SGD (with or without momentum, coupled L2 or decoupled decay), Adam and AdamW update each
   element independently, so this equals K separate optimizers. Muon orthogonalises per matrix, which
-  a stacked (K, out, in, ...) tensor would mix: ``muon`` runs fall back to sequential :func:`train`
-  calls (logged).
+  a stacked (K, out, in, ...) tensor would mix: runs of an optimizer whose record is not ``elementwise``
+  (:mod:`initmem.run.optimizers`; Muon) fall back to sequential :func:`train` calls (logged).
 * Epoch 0 is measured on each member's real module with ``initmem.run.records.measure`` after the same
   BatchNorm recalibration as :func:`train`; later epochs are evaluated with the vmapped model (eval
   mode, running statistics), per member.
@@ -59,6 +59,7 @@ import xarray as xr
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
+from . import optimizers
 from .config import RunConfig
 from .data import PreparedData, eval_batches
 from .kernels import kernel_parameters
@@ -85,8 +86,8 @@ log = logging.getLogger(__name__)
 
 #: Fields that only change a run's starting weights: runs differing only in these can be stacked.
 INIT_FIELDS = ("sigma_w", "seed", "init_head")
-#: Optimizers whose update is not elementwise (per-matrix orthogonalisation): trained sequentially.
-SEQUENTIAL_OPTIMIZERS = ("muon",)
+#: Optimizers whose update is not elementwise (Muon's per-matrix orthogonalisation): trained sequentially.
+SEQUENTIAL_OPTIMIZERS = tuple(r.name for r in optimizers.REGISTRY if not r.elementwise)
 #: 3: each member's divergence reason ("" while it trains) instead of an alive flag.
 STACKED_CHECKPOINT_VERSION = 3
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
+from ..run.optimizers import LABELS
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from ..run.variables import CLOCKS
 from . import claims
@@ -130,7 +131,7 @@ def _spreads(table: pd.DataFrame, names: list[str]) -> str:
     """Optimizers' spreads as the summary table gives them: cross-fitted with their intervals (2 seeds or more), or
     raw with one seed: ``"Adam 1.2 pp against SGD 9.8 pp (raw, 1 seed, no interval)"``."""
     rows = [table.loc[name] for name in names]
-    label = {"sgd": "SGD", "adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
+    label = LABELS
     if all(row["selected_estimator"] == "cross-fitted" for row in rows):
         parts = [
             f"{label.get(n, n)} {r['selected_spread_pp']:.1f} pp [{r['selected_ci95_low']:.1f}, "
@@ -146,7 +147,7 @@ def _spreads(table: pd.DataFrame, names: list[str]) -> str:
 
 def _measured(row: pd.Series, table: pd.DataFrame) -> str:
     """What the GPU results measured for one ledger row, before its verdict."""
-    optimizer = str(row["part"]).lower()
+    optimizer = {text: name for name, text in LABELS.items()}.get(str(row["part"]), "")
     if row["claim"] == "C1" and "sgd" in table.index:
         sgd = table.loc["sgd"]
         return (

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..run.optimizers import ADAPTIVE, LABELS
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import rules
 from .ledger import (
@@ -92,7 +93,7 @@ def _c1(ds: xr.Dataset) -> list[Row]:
 
 def _c2(ds: xr.Dataset) -> list[Row]:
     sgd = ds.sel(optimizer="sgd")
-    names = {"adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
+    names = {o: LABELS[o] for o in ADAPTIVE}  # the registered adaptive optimizers; those absent from ds are skipped
     rows = []
     for optimizer, part in names.items():
         if optimizer not in ds["optimizer"].values:
@@ -321,7 +322,7 @@ def _c6(ds: xr.Dataset) -> list[Row]:
 def _c7(ds: xr.Dataset) -> list[Row]:
     from .analysis import last_finite, norm_coupling
 
-    present = [o for o in ("adam", "adamw", "muon") if o in ds["optimizer"].values]
+    present = [o for o in ADAPTIVE if o in ds["optimizer"].values]
     slopes = norm_coupling(ds)  # (optimizer, seed)
     strongest = max(present, key=lambda o: float(slopes.sel(optimizer=o).mean()))
     x = np.log(ds["weight_norm"].isel(epoch=0).sel(optimizer="sgd")).transpose("sigma_w", "seed").values

@@ -41,7 +41,8 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from ..run.config import shown
+from ..run import optimizers
+from ..run.config import RunConfig, shown
 from .registry import ZIPPED
 
 __all__ = [
@@ -85,7 +86,7 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
 }
 
 #: Optimizers whose learning rate scales linearly with the batch size (their step is a gradient-noise average).
-_LINEAR_IN_BATCH = ("sgd", "sgd_momentum")
+_LINEAR_IN_BATCH = optimizers.SGD_FAMILY
 
 
 def _rescaled(source: Mapping[str, Any], batch_size: int, order: list[str]) -> dict[str, Any]:
@@ -98,6 +99,19 @@ def _rescaled(source: Mapping[str, Any], batch_size: int, order: list[str]) -> d
         "lrs": [source["lrs"][i] * (ratio if order[j] in _LINEAR_IN_BATCH else 1.0) for j, i in enumerate(index)],
         "weight_decays": [source["weight_decays"][i] for i in index],
         "aux_lrs": [source["aux_lrs"][i] for i in index],
+    }
+
+
+def _every_optimizer() -> dict[str, list[Any]]:
+    """01's zipped lists at smoke: every registered optimizer (:mod:`initmem.run.optimizers`) at the hyperparameters
+    its record trains the small networks with, RunConfig's defaults for the rest."""
+    default, records = RunConfig(), optimizers.REGISTRY
+    return {
+        "optimizers": [r.name for r in records],
+        **{
+            key: [r.defaults.get(name, getattr(default, name)) for r in records]
+            for key, name in (("lrs", "lr"), ("weight_decays", "weight_decay"), ("aux_lrs", "aux_lr"))
+        },
     }
 
 
@@ -116,12 +130,8 @@ _SMOKE_DATA = {
     "data": "synthetic", "image_size": 16, "train_size": 200, "val_size": 100, "test_size": 100,
     "train_eval_size": 100, "augment": False,
 }
-_SMOKE_OPTIMIZERS = {
-    "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
-    "lrs": [0.05, 0.005, 0.005, 0.005, 0.02],
-    "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
-    "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.005],
-}
+#: 01 at smoke trains every registered optimizer, each at its record's hyperparameters.
+_SMOKE_OPTIMIZERS = _every_optimizer()
 _SMOKE_01 = {
     **_SMOKE_RUN, **_SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50, "epochs": 3, "eval_every": 1,
     "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], **_SMOKE_OPTIMIZERS,

@@ -7,6 +7,9 @@ Learning rates are per step; ``lr`` below is the group's current (scheduled) lea
 
 Optimizers (``config.optimizer``)
 ---------------------------------
+Each has a record in :mod:`initmem.run.optimizers` that names its builder; these five are built here, any other in
+its own module of this package.
+
 ``sgd``
     ``torch.optim.SGD`` without momentum: ``w <- w - lr * g``.
 ``sgd_momentum``
@@ -48,6 +51,7 @@ strength without parameter groups, so this is the reading that needs no extra as
 
 from __future__ import annotations
 
+import importlib
 import logging
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -55,10 +59,19 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
+from .. import optimizers
 from ..config import OPTIMIZERS, ConfigError, RunConfig
 from .muon import MuonWithAuxAdam, _closure_loss
 
-__all__ = ["SGDW", "OPTIMIZER_FIELDS", "build_optimizer", "optimizer_config", "split_muon_params"]
+__all__ = [
+    "SGDW",
+    "OPTIMIZER_FIELDS",
+    "build_optimizer",
+    "builder",
+    "optimizer_config",
+    "split_muon_params",
+    "trainable",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -103,7 +116,8 @@ class SGDW(torch.optim.SGD):
 
 
 # --- parameter selection and construction -----------------------------------------------------
-def _trainable(model: nn.Module) -> list[Tensor]:
+def trainable(model: nn.Module) -> list[Tensor]:
+    """The parameters of ``model`` that require a gradient, in ``model.parameters()`` order."""
     return [p for p in model.parameters() if p.requires_grad]
 
 
@@ -119,7 +133,7 @@ def split_muon_params(model: nn.Module) -> tuple[list[Tensor], list[Tensor]]:
     linears = [m for m in modules if isinstance(m, nn.Linear)]
     head = linears[-1] if linears else None
     hidden_ids = {id(m.weight) for m in modules if isinstance(m, _KERNEL_MODULES) and m is not head}
-    params = _trainable(model)
+    params = trainable(model)
     hidden = [p for p in params if id(p) in hidden_ids]
     others = [p for p in params if id(p) not in hidden_ids]
     return hidden, others
@@ -132,15 +146,23 @@ def _ns_dtype(model: nn.Module, config: RunConfig) -> str:
 
 
 def _build_sgd(model: nn.Module, config: RunConfig, momentum: float, nesterov: bool) -> torch.optim.Optimizer:
-    params = _trainable(model)
+    params = trainable(model)
     if config.effective_decay_mode == "decoupled":
         return SGDW(params, lr=config.lr, momentum=momentum, nesterov=nesterov, weight_decay=config.weight_decay)
     return torch.optim.SGD(params, lr=config.lr, momentum=momentum, nesterov=nesterov, weight_decay=config.weight_decay)
 
 
-def _build_adam(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
+def build_sgd(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
+    return _build_sgd(model, config, momentum=0.0, nesterov=False)
+
+
+def build_sgd_momentum(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
+    return _build_sgd(model, config, config.momentum, config.nesterov)
+
+
+def build_adam(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
     return torch.optim.Adam(
-        _trainable(model),
+        trainable(model),
         lr=config.lr,
         betas=config.betas,
         eps=config.eps,
@@ -149,13 +171,13 @@ def _build_adam(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
     )
 
 
-def _build_adamw(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
+def build_adamw(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
     return torch.optim.AdamW(
-        _trainable(model), lr=config.lr, betas=config.betas, eps=config.eps, weight_decay=config.weight_decay
+        trainable(model), lr=config.lr, betas=config.betas, eps=config.eps, weight_decay=config.weight_decay
     )
 
 
-def _build_muon(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
+def build_muon(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
     hidden, others = split_muon_params(model)
     decay = {"weight_decay": config.weight_decay, "decay_mode": config.effective_decay_mode}
     muon_group = {
@@ -180,16 +202,21 @@ def _build_muon(model: nn.Module, config: RunConfig) -> torch.optim.Optimizer:
     return MuonWithAuxAdam([g for g in (muon_group, adam_group) if g["params"]])
 
 
-_BUILDERS: dict[str, Callable[[nn.Module, RunConfig], torch.optim.Optimizer]] = {
-    "sgd": lambda model, config: _build_sgd(model, config, momentum=0.0, nesterov=False),
-    "sgd_momentum": lambda model, config: _build_sgd(model, config, config.momentum, config.nesterov),
-    "adam": _build_adam,
-    "adamw": _build_adamw,
-    "muon": _build_muon,
-}
+def builder(name: str) -> Callable[[nn.Module, RunConfig], torch.optim.Optimizer]:
+    """The builder of optimizer ``name``: the function its record names (:attr:`~initmem.run.optimizers.Optimizer.builder`,
+    ``module:function`` in this package), imported on first use.
+
+    Raises:
+        ConfigError: an unknown optimizer, naming the registered ones.
+    """
+    if name not in OPTIMIZERS:
+        raise ConfigError(f"optimizer: allowed values are {', '.join(OPTIMIZERS)}; got {name!r}")
+    module, function = optimizers.record(name).builder.split(":")
+    return getattr(importlib.import_module(f"{__package__}.{module}"), function)
 
 
-#: The RunConfig fields that :func:`build_optimizer`'s plain-argument form accepts as keywords.
+#: The RunConfig fields that :func:`build_optimizer`'s plain-argument form accepts as keywords: the shared ones and
+#: every registered optimizer's own settings.
 OPTIMIZER_FIELDS = (
     "lr",
     "momentum",
@@ -204,6 +231,7 @@ OPTIMIZER_FIELDS = (
     "muon_lr_adjust",
     "aux_lr",
     "bf16",
+    *(setting.name for setting in optimizers.SETTINGS),
 )
 
 
@@ -228,7 +256,7 @@ def build_optimizer(model: nn.Module, config: RunConfig | str, **settings: Any) 
         build_optimizer(model, config)                                  # a RunConfig
         build_optimizer(model, "adamw", lr=1e-3, weight_decay=0.05)     # plain arguments
 
-    The plain form takes the optimizer's name (``sgd``, ``sgd_momentum``, ``adam``, ``adamw`` or ``muon``) and any of
+    The plain form takes the optimizer's name (one of :data:`~initmem.run.config.OPTIMIZERS`) and any of
     :data:`OPTIMIZER_FIELDS` as keywords, with RunConfig's defaults and validation for the rest; nothing
     unrelated (batch size, data sizes) is checked. Both forms build the same optimizer for the same settings.
 
@@ -243,9 +271,7 @@ def build_optimizer(model: nn.Module, config: RunConfig | str, **settings: Any) 
         config = optimizer_config(config, **settings)
     elif settings:
         raise TypeError(f"build_optimizer: keywords ({', '.join(settings)}) go with an optimizer name, not a RunConfig")
-    if config.optimizer not in _BUILDERS:
-        raise ConfigError(f"optimizer: allowed values are {', '.join(OPTIMIZERS)}; got {config.optimizer!r}")
-    optimizer = _BUILDERS[config.optimizer](model, config)
+    optimizer = builder(config.optimizer)(model, config)
     for group in optimizer.param_groups:
         group["initial_lr"] = group["lr"]
     logger.debug(

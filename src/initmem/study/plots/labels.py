@@ -12,6 +12,8 @@ from typing import Any
 
 import xarray as xr
 
+from ...run import optimizers
+
 __all__ = [
     "OPTIMIZER_LABELS",
     "VAR_LABELS",
@@ -30,8 +32,8 @@ __all__ = [
     "wrap_words",
 ]
 
-#: The optimizers' names as the paper writes them.
-OPTIMIZER_LABELS = {"sgd": "SGD", "sgd_momentum": "SGD+momentum", "adam": "Adam", "adamw": "AdamW", "muon": "Muon"}
+#: The optimizers' names as the paper writes them (their records' labels: :mod:`initmem.run.optimizers`).
+OPTIMIZER_LABELS = dict(optimizers.LABELS)
 _MODEL_LABELS = {"resnet9": "ResNet-9"}
 #: Axis labels of the recorded variables (with units).
 VAR_LABELS = {

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ...run import optimizers
 from .labels import FIELD_LABELS, wrap_words
 
 __all__ = [
@@ -85,14 +86,8 @@ STYLE: dict[str, Any] = {
     "errorbar.capsize": 2,
 }
 
-#: One colour per optimizer, on every page.
-OPTIMIZER_COLORS = {
-    "sgd": "#1f77b4",
-    "sgd_momentum": "#17becf",
-    "adam": "#d62728",
-    "adamw": "#ff7f0e",
-    "muon": "#2ca02c",
-}
+#: One colour per optimizer, on every page (their records' colours: :mod:`initmem.run.optimizers`).
+OPTIMIZER_COLORS = dict(optimizers.COLOURS)
 #: Grey of the caption line and of the legend entries that explain marks rather than name a line.
 MUTED = "0.35"
 #: Size of a seed's point, and the factor between the points of neighbouring lines on a log axis (so they do not
