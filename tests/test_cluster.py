@@ -241,6 +241,51 @@ def test_a_worker_killed_mid_run_costs_that_run_and_a_rerun_completes_the_cache(
 
 @pytest.mark.slow
 @pytest.mark.daemons
+def test_a_scheduler_killed_mid_sweep_is_one_line_and_a_rerun_completes(
+    dask_cluster, tiny_config, tmp_path, capsys, monkeypatch
+):
+    daemons, _, sweep_line = dask_cluster
+    scheduler = daemons.processes[0]
+    # its dashboard's port first: an HTTP server, not a scheduler, refused within the connect timeout
+    monkeypatch.setattr(initmem.sweeps.cluster, "CONNECT_TIMEOUT_S", 2.0)
+    dashboard = json.loads((tmp_path / "scheduler.json").read_text())["services"]["dashboard"]
+    flags = ["--cache", str(tmp_path / "cache"), "--executor", "dask", "--out", str(tmp_path / "d.nc")]
+    spec = _write_spec(tmp_path, tiny_config, values=(0.5, 2.0, 2.5))
+    assert main(["sweep", str(tmp_path / "spec.yaml"), *flags, "--scheduler", f"tcp://127.0.0.1:{dashboard}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(
+        f"initmem sweep: error: --scheduler: cannot reach a Dask scheduler at tcp://127.0.0.1:{dashboard}"
+    )
+    assert len(err.splitlines()) == 1, err
+    cache = tmp_path / "cache"
+    first = subprocess.Popen(
+        _command(sweep_line), cwd=tmp_path, env=ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        _wait_for(lambda: _a_run_trains(cache, first), "a worker started training", timeout=240)
+        daemons.kill(scheduler)  # kill -9
+        out, err = first.communicate(timeout=300)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 2 and len(err.strip().splitlines()) == 1, err  # was exit 1, a 61-line traceback
+    address = json.loads((tmp_path / "scheduler.json").read_text())["address"]
+    match = re.fullmatch(
+        rf"initmem sweep: error: the scheduler at {re.escape(address)} went away; (\d) of 3 runs finished \(kept in "
+        rf"{re.escape(str(cache.resolve()))}\), rerun to resume",
+        err.strip(),
+    )
+    assert match, err
+    finished = int(match.group(1))
+    assert finished <= len([p for p in cache.glob("*.nc") if load_run(p) is not None])
+    assert not (tmp_path / "sweep.nc").exists()
+    rerun = sweep(spec, cache, progress=False)  # nothing lost: the rerun (serial: the same runs) completes the cache
+    assert rerun.attrs["n_runs"] == 3 and rerun.attrs["n_cached"] >= finished
+    assert len([p for p in cache.glob("*.nc") if load_run(p) is not None]) == 3
+
+
+@pytest.mark.slow
+@pytest.mark.daemons
 def test_initmem_experiments_trains_a_notebooks_sweep_on_the_running_cluster(dask_cluster, tmp_path, monkeypatch):
     pytest.importorskip("papermill")
     from distributed import Client
@@ -363,6 +408,164 @@ def test_an_unreachable_scheduler_is_one_line(tmp_path, tiny_config, capsys, mon
     assert "error: --gpus: only with --executor slurm" in capsys.readouterr().err
 
 
+@contextlib.contextmanager
+def _listener(kind: str):
+    """A server on 127.0.0.1 that is no Dask scheduler: ``silent`` accepts connections and never speaks, ``http``
+    answers HTTP (as a scheduler's dashboard does). Yields its port; stopped on leaving."""
+    import http.server
+    import threading
+
+    class Quiet(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:  # not on the test's stderr
+            pass
+
+    if kind == "http":
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Quiet)
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        try:
+            yield server.server_address[1]
+        finally:
+            server.shutdown()
+            server.server_close()
+        return
+    accepted = []
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        sock.settimeout(0.1)
+        stop = threading.Event()
+
+        def accept() -> None:
+            while not stop.is_set():
+                with contextlib.suppress(OSError):
+                    accepted.append(sock.accept()[0])  # kept open, never answered
+
+        thread = threading.Thread(target=accept, daemon=True)
+        thread.start()
+        try:
+            yield sock.getsockname()[1]
+        finally:
+            stop.set()
+            thread.join()
+            for conn in accepted:
+                conn.close()
+
+
+@pytest.mark.timeout(120)  # distributed alone waited 180 s on the silent server (its timeout left out the handshake)
+@pytest.mark.parametrize("kind", ["silent", "http"])
+def test_something_else_than_a_scheduler_at_the_address_is_one_line_within_the_connect_timeout(
+    kind, tmp_path, tiny_config, capsys, monkeypatch
+):
+    monkeypatch.setattr(initmem.sweeps.cluster, "CONNECT_TIMEOUT_S", 2.0)
+    _write_spec(tmp_path, tiny_config, values=(0.5,))
+    with _listener(kind) as port:
+        started = time.monotonic()
+        code = main(
+            [
+                "sweep",
+                str(tmp_path / "spec.yaml"),
+                "--cache",
+                str(tmp_path / "cache"),
+                "--out",
+                str(tmp_path / "s.nc"),
+                "--executor",
+                "dask",
+                "--scheduler",
+                f"tcp://127.0.0.1:{port}",
+            ]
+        )
+        waited = time.monotonic() - started
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert f"error: --scheduler: cannot reach a Dask scheduler at tcp://127.0.0.1:{port} (" in err, err
+    assert waited < 60, waited  # the connect timeout (2 s here) and its margin, not minutes
+    assert not (tmp_path / "s.nc").exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("{not json", "is not valid JSON (line 1 column 2"),
+        ("[1, 2]", "must hold a mapping, not a list"),
+        ('{"address": 5}', "has no scheduler address"),
+        ("", "is not valid JSON (line 1 column 1: Expecting value)"),
+    ],
+)
+def test_a_scheduler_file_that_is_not_one_is_one_line_naming_it(content, message, tmp_path, tiny_config, capsys):
+    _write_spec(tmp_path, tiny_config, values=(0.5,))
+    sched = tmp_path / "sched.json"
+    sched.write_text(content)
+    files = ["--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "s.nc")]
+    code = main(["sweep", str(tmp_path / "spec.yaml"), *files, "--executor", "dask", "--scheduler", str(sched)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err  # was a 40-line traceback ending in a bare AssertionError
+    assert err.startswith(f"initmem sweep: error: --scheduler: {sched} ") and message in err, err
+
+
+class _FakeClient:
+    """What :class:`ClusterWatch` asks of a ``distributed.Client``: its status, its scheduler's address and the
+    workers the scheduler knows."""
+
+    def __init__(self, workers: int = 2) -> None:
+        self.status = "running"
+        self.scheduler = type("Scheduler", (), {"address": "tcp://127.0.0.1:8786"})()
+        self.workers = workers
+        self.asked = 0
+
+    def scheduler_info(self) -> dict:
+        self.asked += 1
+        return {"workers": {f"tcp://127.0.0.1:{9000 + i}": {} for i in range(self.workers)}}
+
+
+def test_a_cluster_whose_workers_are_all_gone_is_given_up_after_the_bound_on_the_injected_clock(caplog):
+    """SLURM jobs at their time limit (or cancelled) take the workers with them and nothing starts new ones: the
+    watch raises ClusterLost once the cluster has had no worker for WORKERS_GONE_S by its clock (injected here)."""
+    from initmem.sweeps.cluster import WORKERS_GONE_S, ClusterLost, ClusterWatch
+
+    now = [1000.0]
+    client = _FakeClient(workers=2)
+    watch = ClusterWatch(client, clock=lambda: now[0])
+    watch.check()  # two workers
+    client.workers = 0  # the jobs ended
+    now[0] += 5
+    with caplog.at_level("WARNING", logger="initmem.sweeps.cluster"):
+        watch.check()  # first seen empty
+        assert caplog.text == ""
+        now[0] += 5
+        watch.check()  # still empty at the next look: a warning, no error yet
+    assert "has had no worker for 5 s; giving up on it after 120 s" in caplog.text
+    now[0] += WORKERS_GONE_S - 6
+    watch.check()  # not yet
+    client.workers = 1  # one came back (a requeued job): the count starts again
+    now[0] += 5
+    watch.check()
+    client.workers = 0
+    now[0] += 5
+    watch.check()
+    now[0] += WORKERS_GONE_S / 2
+    watch.check()
+    now[0] += WORKERS_GONE_S / 2
+    with pytest.raises(ClusterLost, match=r"^the Dask cluster at tcp://127.0.0.1:8786 has had no worker for 120 s: "):
+        watch.check()
+    asked = client.asked
+    fresh = ClusterWatch(client, clock=lambda: now[0])
+    fresh.check()
+    fresh.check()  # within WATCH_POLL_S of the last look: the scheduler is not asked again
+    assert client.asked == asked + 1
+
+
+def test_a_client_that_lost_its_scheduler_is_a_cluster_lost_at_once():
+    from initmem.sweeps.cluster import ClusterLost, ClusterWatch
+
+    client = _FakeClient()
+    watch = ClusterWatch(client, clock=lambda: 0.0)
+    watch.check()
+    client.status = "connecting"  # distributed's state once the connection is gone: every future is cancelled
+    with pytest.raises(ClusterLost, match=r"^the scheduler at tcp://127.0.0.1:8786 went away$"):
+        watch.check()
+
+
 # --- SLURM ----------------------------------------------------------------------------------------------------------
 def test_the_slurm_flags_of_the_gpu_recipe_make_the_job_script():
     """The GPU command of book/reproduce.md: its flags become these lines of dask-jobqueue's job script."""
@@ -419,10 +622,26 @@ PartitionName=test Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 """
 
 
+class SlurmEnv(dict):
+    """The environment a SLURM client needs (``SLURM_CONF``), with the :class:`Daemons` that run that SLURM and its
+    configuration file, for the tests that stop and restart its controller."""
+
+    daemons: Daemons
+    conf: Path
+    controller: subprocess.Popen
+
+    def restart_controller(self) -> subprocess.Popen:
+        """Start slurmctld again (after a test killed it); returns once it answers."""
+        process = self.daemons.start(["slurmctld", "-D", "-f", str(self.conf)], "slurmctld-again", self)
+        _wait_for(lambda: subprocess.run(["squeue", "-h"], env=self, capture_output=True).returncode == 0, "slurmctld")
+        return process
+
+
 @pytest.fixture
 def slurm(tmp_path):
     """A single-node SLURM (munged, slurmctld, slurmd) configured in ``tmp_path/slurm``; yields the environment its
-    clients need (``SLURM_CONF``). Skipped where SLURM is not installed (``make slurm`` installs it)."""
+    clients need (``SLURM_CONF``), a :class:`SlurmEnv`. Skipped where SLURM is not installed (``make slurm`` installs
+    it)."""
     missing = [name for name in ("munged", "slurmctld", "slurmd", "sbatch") if shutil.which(name) is None]
     if missing:
         pytest.skip(f"SLURM is not installed ({', '.join(missing)} missing; `make slurm` installs it as root with apt)")
@@ -446,8 +665,9 @@ def slurm(tmp_path):
             memory_mb=int(psutil.virtual_memory().total / 2**20 * 0.8),
         )
     )
-    env = {**ENV, "SLURM_CONF": str(conf)}
-    daemons = Daemons(folder)
+    env = SlurmEnv({**ENV, "SLURM_CONF": str(conf)})
+    daemons = env.daemons = Daemons(folder)
+    env.conf = conf
     try:
         daemons.start(
             [
@@ -464,7 +684,7 @@ def slurm(tmp_path):
             env,
         )
         _wait_for(lambda: (folder / "munge.socket").exists(), "munged created its socket")
-        daemons.start(["slurmctld", "-D", "-f", str(conf)], "slurmctld", env)
+        env.controller = daemons.start(["slurmctld", "-D", "-f", str(conf)], "slurmctld", env)
         daemons.start(["slurmd", "-D", "-f", str(conf), "-N", socket.gethostname()], "slurmd", env)
 
         def idle() -> bool:
@@ -524,3 +744,92 @@ def test_a_sweep_through_slurm_equals_the_serial_sweep(slurm, tiny_config, tmp_p
     )
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
     assert "error: executor: SLURM refuses the worker job script" in refused.stderr
+
+
+def _slurm_sweep(slurm: SlurmEnv, config, tmp_path: Path, jobs: int, **constants: float) -> subprocess.Popen:
+    """``initmem sweep`` of the recipe (book/reproduce.md) with ``--jobs jobs``, started in ``tmp_path`` with the
+    recipe's jobqueue.yaml; ``constants`` of initmem.sweeps.cluster set first (WORKERS_GONE_S=5, say)."""
+    dask_config = tmp_path / "dask-config"
+    dask_config.mkdir()
+    (dask_config / "jobqueue.yaml").write_text(recipe("tests/test_cluster.py writes this block"))
+    _write_spec(tmp_path, config)
+    words = _command(recipe("tests/test_cluster.py runs this command").strip())
+    words[words.index("--jobs") + 1] = str(jobs)
+    setup = "".join(f"initmem.sweeps.cluster.{name} = {value!r}; " for name, value in constants.items())
+    code = f"import sys, initmem.sweeps.cluster; {setup}from initmem.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.Popen(
+        [sys.executable, "-c", code, *words[3:]],
+        cwd=tmp_path,
+        env={**slurm, "DASK_CONFIG": str(dask_config)},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _queue(env: dict) -> list[str]:
+    """The ids of the jobs in the SLURM queue."""
+    result = subprocess.run(["squeue", "-h", "-o", "%i"], env=env, capture_output=True, text=True, timeout=60)
+    return sorted(result.stdout.split(), key=int)
+
+
+def _a_run_trains(cache: Path, sweep: subprocess.Popen) -> bool:
+    """A worker holds the claim of a run (it trains), while the sweep still runs."""
+    assert sweep.poll() is None, sweep.communicate()
+    return cache.is_dir() and any(cache.glob("*" + CLAIM_SUFFIX))
+
+
+@pytest.mark.slow
+@pytest.mark.daemons
+def test_a_sweep_whose_slurm_jobs_are_all_gone_says_so_and_exits_2(slurm, tiny_config, tmp_path):
+    """Its only job cancelled mid-run (a time limit ends a job the same way: SLURM signals it), the sweep has no worker
+    and nothing starts one: it says so once WORKERS_GONE_S (5 s here) has passed, rather than wait forever."""
+    sweep = _slurm_sweep(slurm, tiny_config.replace(epochs=200), tmp_path, jobs=1, WORKERS_GONE_S=5.0)
+    try:
+        _wait_for(lambda: _a_run_trains(tmp_path / "cache", sweep), "a worker started training", timeout=240)
+        jobs = _queue(slurm)
+        assert len(jobs) == 1, jobs
+        subprocess.run(["scancel", *jobs], env=slurm, check=True, timeout=60)
+        out, err = sweep.communicate(timeout=300)
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+    assert sweep.returncode == 2, err
+    assert "Traceback" not in err, err
+    last = err.strip().splitlines()[-1]
+    assert re.fullmatch(
+        r"initmem sweep: error: the Dask cluster at tcp://127\.0\.0\.1:\d+ has had no worker for \d+ s: its workers "
+        r"are gone \(SLURM jobs that reached their time limit or were cancelled, or stopped workers\); 0 of 4 runs "
+        rf"finished \(kept in {re.escape(str((tmp_path / 'cache').resolve()))}\), rerun to resume",
+        last,
+    ), err
+    assert "has had no worker for " in err and "; giving up on it after 5 s" in err, err  # said while it waited
+    assert _queue(slurm) == []
+
+
+@pytest.mark.slow
+@pytest.mark.daemons
+def test_slurm_jobs_a_sweep_cannot_cancel_are_named_in_one_line(slurm, tiny_config, tmp_path):
+    """The controller killed mid-sweep, the sweep completes (its scheduler runs here, its workers under slurmd), but
+    scancel cannot reach the controller: one line names the jobs and how to cancel them."""
+    sweep = _slurm_sweep(slurm, tiny_config, tmp_path, jobs=2, SCANCEL_TIMEOUT_S=20.0)
+    killed = False
+    try:
+        _wait_for(lambda: _a_run_trains(tmp_path / "cache", sweep), "a worker started training", timeout=240)
+        jobs = _queue(slurm)
+        assert len(jobs) == 2, jobs
+        slurm.daemons.kill(slurm.controller)  # kill -9 slurmctld
+        killed = True
+        out, err = sweep.communicate(timeout=600)
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+        if killed:
+            slurm.restart_controller()  # for the fixture to cancel what is left, whatever happens here
+    assert sweep.returncode == 0, err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"WARNING initmem.sweeps.cluster: could not cancel SLURM jobs {', '.join(jobs)}: "), err
+    assert lines[0].endswith(f"; cancel them with: scancel {' '.join(jobs)}"), err
+    assert "Unable to contact slurm controller" in lines[0], err
+    assert set(_queue(slurm)) <= set(jobs)  # what is left is what the line named

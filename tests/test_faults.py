@@ -871,6 +871,66 @@ def test_a_signal_to_a_sweep_stops_its_workers_with_one_line_and_keeps_finished_
     assert not list(cache.glob("*.claim")) and not (tmp_path / "s.nc").exists()
 
 
+# --- issue 34: SIGINT to initmem experiments while a notebook's kernel runs a cell -----------------------------------
+_BUSY_NOTEBOOK = """\
+# %% tags=["parameters"]
+marker = "busy.started"
+
+# %%
+import time
+from pathlib import Path
+
+Path(marker).touch()
+try:
+    time.sleep(600)
+except KeyboardInterrupt:  # a graceful shutdown interrupts the kernel first: the cell ends a moment later, replying
+    time.sleep(1.0)
+"""
+
+
+@pytest.mark.slow
+def test_sigint_to_initmem_experiments_mid_cell_is_one_line_and_130_without_a_kernel_traceback(tmp_path):
+    """Papermill shut the kernel down gracefully in the middle of its cell (an interrupt, then a shutdown request): a
+    cell that ended after the kernel had closed its sockets made it print a 19-line ZMQ traceback before the command's
+    line. The kernel is now killed at once. The notebook, of a repository made here, is busy in its cell until then."""
+    pytest.importorskip("papermill")
+    root = tmp_path / "repo"
+    (root / "notebooks").mkdir(parents=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "initmem"\n')
+    (root / "notebooks" / "Z1_busy.py").write_text(_BUSY_NOTEBOOK)
+    command = [sys.executable, "-m", "initmem", "experiments", "--preset", "smoke", "--only", "Z1", "--no-render"]
+    command += ["--results-dir", str(tmp_path / "results"), "--out-dir", str(tmp_path / "out"), "--root", str(root)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    parent = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    family: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 240
+        while not (root / "busy.started").exists():  # the kernel runs the notebook's cell (in the root)
+            assert parent.poll() is None, parent.communicate()
+            assert time.monotonic() < deadline, "the kernel did not start the cell within 240 s"
+            time.sleep(0.05)
+        family = _descendants(parent.pid)  # the kernel
+        assert family
+        parent.send_signal(signal.SIGINT)  # the command alone, as a Jupyter interrupt does (Ctrl-C: its group)
+        _, err = parent.communicate(timeout=120)
+        _, alive = psutil.wait_procs(family, timeout=30)
+    finally:
+        for process in [*_descendants(parent.pid), *family]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        parent.kill()
+        parent.wait()
+    assert parent.returncode == 130, err
+    assert "Traceback" not in err and "zmq" not in err.lower(), err
+    bars = re.compile(r"\d+/\d+ \[[\d:]+<")  # the progress bar of the notebooks, drawn on stderr
+    lines = [line for line in re.split(r"[\r\n]", err) if line.strip() and not bars.search(line)]
+    assert lines == [
+        "initmem experiments: interrupted by SIGINT; the finished runs are kept in the results folder; a rerun trains "
+        "only the others"
+    ], err
+    assert not [p.pid for p in alive if _running(p)], "the kernel outlived the command"
+
+
 # --- issue 24: outputs that are not regular files ------------------------------------------------------------------
 @pytest.mark.parametrize("kind", ["symlink", "fifo", "device", "socket"])
 @pytest.mark.parametrize("command", ["train", "sweep"])

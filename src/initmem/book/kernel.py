@@ -5,6 +5,7 @@
   ``initmem experiments`` trains the missing runs);
 * :func:`quiet_kernel_options` and :class:`IPCKernelManager` -- kernels that listen on IPC sockets in a private
   temporary folder (no "running over TCP" warning, no socket files in the working directory);
+* :func:`kill_kernels` -- the kernels of those managers killed at once, when the command is interrupted;
 * :func:`failure_details` -- the failing cell and ``"ename: evalue"`` of a papermill error;
 * :func:`environment` -- set and restore environment variables around a block.
 """
@@ -14,14 +15,19 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import tempfile
+import weakref
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..base.paths import TRAIN_ENV
 
-__all__ = ["environment", "kernel_environment", "failure_details", "quiet_kernel_options"]
+__all__ = ["environment", "kernel_environment", "failure_details", "quiet_kernel_options", "kill_kernels"]
+
+#: The :class:`IPCKernelManager` instances alive in this process (their kernels may be running).
+_MANAGERS: weakref.WeakSet[Any] = weakref.WeakSet()
 
 
 @contextlib.contextmanager
@@ -77,6 +83,27 @@ def quiet_kernel_options() -> dict[str, Any]:
     return {"kernel_manager_class": f"{__name__}.IPCKernelManager"}
 
 
+def kill_kernels() -> int:
+    """Kill (SIGKILL) the kernel of every :class:`IPCKernelManager` of this process that still runs, with the
+    processes of its process group; returns how many. Called when the command is interrupted (SIGINT, SIGTERM): papermill
+    would otherwise shut a kernel down gracefully in the middle of its cell, and the kernel, whose sockets close under
+    the cell's reply, prints a ZMQ traceback. Killed, it prints nothing, and papermill's own shutdown finds it gone."""
+    killed = 0
+    for manager in list(_MANAGERS):
+        provisioner = getattr(manager, "provisioner", None)
+        process = getattr(provisioner, "process", None)
+        if process is None or process.poll() is not None:
+            continue
+        pgid = getattr(provisioner, "pgid", None)
+        with contextlib.suppress(OSError):
+            if pgid and hasattr(os, "killpg") and pgid != os.getpgid(0):  # the kernel's own group: it and its children
+                os.killpg(pgid, signal.SIGKILL)
+            else:
+                process.kill()
+            killed += 1
+    return killed
+
+
 def __getattr__(name: str) -> Any:
     """``IPCKernelManager`` is built on first use, so importing this module does not import jupyter_client."""
     if name == "IPCKernelManager":
@@ -88,6 +115,10 @@ def __getattr__(name: str) -> Any:
             kernel), never in the working directory (jupyter_client's default there is ``./kernel-ipc-<port>``)."""
 
             transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+            def __init__(self, **kwargs: Any) -> None:
+                super().__init__(**kwargs)
+                _MANAGERS.add(self)  # for kill_kernels
 
             def _ip_default(self) -> str:
                 self._socket_dir = tempfile.mkdtemp(prefix="initmem-kernel-")

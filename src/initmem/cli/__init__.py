@@ -348,6 +348,9 @@ def _interruptible() -> Iterator[None]:
         if received:  # a second signal, during the cleanup of the first
             return
         received.append(signum)
+        kernels = sys.modules.get("initmem.book.kernel")  # the notebooks' kernels, killed before papermill's cleanup
+        if kernels is not None:  # could shut them down mid-cell (they would print a ZMQ traceback)
+            kernels.kill_kernels()
         raise Interrupted(signum)
 
     main_thread = threading.main_thread().ident
@@ -404,6 +407,9 @@ def error_line(exc: BaseException) -> str | None:
     if data is not None and isinstance(exc, data.DataError):
         message = _one_line(str(exc))
         return message if message.split(":", 1)[0] in _FIELD_NAMES else f"data: {message}"
+    cluster = sys.modules.get("initmem.sweeps.cluster")  # the cluster went away mid-sweep
+    if cluster is not None and isinstance(exc, cluster.ClusterLost):
+        return _one_line(str(exc))
     driver = sys.modules.get("initmem.sweeps.driver")
     if driver is not None and isinstance(exc, driver.SweepFailed):
         digest, error = next(iter(exc.failures.items()))

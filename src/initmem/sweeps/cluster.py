@@ -8,12 +8,17 @@
   dask-jobqueue itself; the job script is checked by ``sbatch --test-only`` before any job is submitted.
 * :func:`check_shared_cache` -- every worker must see the run cache: a file written here must be readable there.
 * :func:`open_client` -- what the command line uses: a client of the chosen cluster, closed (and the SLURM jobs
-  cancelled) on leaving, also when interrupted; :func:`add_cluster_arguments` and :func:`cluster_from_args` are its
-  flags (``initmem sweep`` and ``initmem experiments`` share them).
+  cancelled, or named in a warning when ``scancel`` fails) on leaving, also when interrupted;
+  :func:`add_cluster_arguments` and :func:`cluster_from_args` are its flags (``initmem sweep`` and ``initmem
+  experiments`` share them).
+* :class:`ClusterWatch` -- what a sweep on a cluster checks while it waits for its runs: a scheduler that went away, or
+  a cluster left without any worker for :data:`WORKERS_GONE_S` (SLURM jobs that reached their time limit or were
+  cancelled), is a :class:`ClusterLost` error of one line, rather than a wait without end.
 
-Every problem found before training (no scheduler at the address, dask-jobqueue or ``sbatch`` missing, a job
-script SLURM refuses, a cache the workers cannot see) is a :class:`~initmem.run.config.ConfigError` or an
-:class:`~initmem.base.files.OutputError` of one line naming the option.
+Every problem found before training (no scheduler at the address, something else than a Dask scheduler there, a
+scheduler file that is not one, dask-jobqueue or ``sbatch`` missing, a job script SLURM refuses, a cache the workers
+cannot see) is a :class:`~initmem.run.config.ConfigError` or an :class:`~initmem.base.files.OutputError` of one line
+naming the option.
 """
 
 from __future__ import annotations
@@ -22,18 +27,24 @@ import argparse
 import contextlib
 import logging
 import os
-from collections.abc import Iterator
+import re
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..base.files import OutputError, open_new, temp_name
-from ..run.config import ConfigError
+from ..run.config import ConfigError, read_mapping_file
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
+    "WORKERS_GONE_S",
+    "ClusterLost",
+    "ClusterWatch",
     "SlurmResources",
     "connect",
+    "closing_client",
     "slurm_cluster",
     "job_options",
     "wait_for_workers",
@@ -49,31 +60,209 @@ log = logging.getLogger(__name__)
 CONNECT_TIMEOUT_S = 20.0
 #: Seconds between two warnings while no worker has joined the cluster yet (SLURM jobs wait in the queue).
 WORKER_REPORT_S = 30.0
+#: Seconds that a cluster may have no worker at all, while a sweep waits for its runs, before the sweep gives up: every
+#: worker left (SLURM jobs that reached their time limit or were cancelled, stopped workers) and none came back.
+WORKERS_GONE_S = 120.0
+#: Seconds between two looks of a :class:`ClusterWatch` at the cluster's workers.
+WATCH_POLL_S = 2.0
+#: Seconds that ``scancel`` is given to cancel the SLURM jobs of a sweep (it waits for a controller that is down).
+SCANCEL_TIMEOUT_S = 60.0
+
+
+class ClusterLost(RuntimeError):
+    """The cluster of a sweep is gone: its scheduler went away, or it has had no worker for :data:`WORKERS_GONE_S`.
+    The runs finished so far are in the cache; a rerun trains the others."""
 
 
 def connect(address: str, option: str = "scheduler") -> Any:
     """A ``distributed.Client`` of the running scheduler at ``address`` (``tcp://host:port``, ``host:port``, or a
     scheduler file written by ``dask scheduler --scheduler-file``).
 
+    A Dask scheduler must answer at the address within :data:`CONNECT_TIMEOUT_S`, handshake included: something else
+    listening there (a dashboard's HTTP server, any other program) is refused then, rather than waited on.
+
     Raises:
-        ConfigError: ``"<option>: ..."`` when distributed is missing or nothing answers at ``address``.
+        ConfigError: ``"<option>: ..."`` when distributed is missing, the scheduler file is missing or is not one, or
+            no Dask scheduler answers at ``address``.
     """
     try:
         from distributed import Client
     except ImportError:
         raise ConfigError(f"{option}: a Dask cluster needs distributed: pip install 'initmem[dask]'") from None
-    target = (
-        {"scheduler_file": address} if address.endswith(".json") or Path(address).is_file() else {"address": address}
-    )
-    if "scheduler_file" in target and not Path(address).is_file():
+    where = address
+    if address.endswith(".json") or Path(address).is_file():
+        if not Path(address).exists():
+            raise ConfigError(
+                f"{option}: no scheduler file {address} (dask scheduler --scheduler-file {address} writes it)"
+            )
+        address = _address_in(Path(address), option)
+        where = f"{address} (from {where})"
+    why = _not_a_scheduler(address, CONNECT_TIMEOUT_S)
+    if why is None:
+        try:
+            return Client(address, timeout=CONNECT_TIMEOUT_S)
+        except (OSError, ValueError, TypeError) as exc:
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    raise ConfigError(f"{option}: cannot reach a Dask scheduler at {where} ({why})")
+
+
+def _address_in(path: Path, option: str) -> str:
+    """The scheduler address in the scheduler file ``path`` (JSON written by ``dask scheduler --scheduler-file``)."""
+    values = read_mapping_file(path, option)
+    address = values.get("address")
+    if not isinstance(address, str) or not address:
         raise ConfigError(
-            f"{option}: no scheduler file {address} (dask scheduler --scheduler-file {address} writes it)"
+            f"{option}: {path} has no scheduler address (the file that dask scheduler --scheduler-file writes holds "
+            f'"address": "tcp://HOST:PORT")'
         )
+    return address
+
+
+def _not_a_scheduler(address: str, timeout: float) -> str | None:
+    """None when a Dask scheduler answers at ``address`` within ``timeout`` seconds, else why not, in a few words.
+
+    distributed's own connection bounds the TCP connect, not the handshake after it: a server that accepts and never
+    speaks would hold a ``Client`` for minutes. Here the whole exchange (connect, handshake, the ``identity`` call)
+    is bounded, in an event loop of its own thread (the caller may be inside one: a notebook's kernel)."""
+    import asyncio
+    import threading
+
+    from distributed.comm import connect as comm_connect
+    from distributed.security import Security
+
+    async def identity() -> Any:
+        comm = await comm_connect(address, timeout=timeout, **Security().get_connection_args("client"))
+        try:
+            await comm.write({"op": "identity", "reply": True})
+            return await comm.read()
+        finally:
+            comm.abort()
+
+    answer: list[Any] = []
+
+    def ask() -> None:
+        try:
+            answer.append(asyncio.run(asyncio.wait_for(identity(), timeout)))
+        except TimeoutError:
+            answer.append(TimeoutError(f"nothing answered as a Dask scheduler within {timeout:g} s"))
+        except Exception as exc:  # noqa: BLE001 - anything but a scheduler's answer: the reason is reported
+            answer.append(exc)
+
+    thread = threading.Thread(target=ask, name="initmem-scheduler-probe", daemon=True)
+    thread.start()
+    thread.join(timeout + 5.0)  # the probe ends by its own timeout; the margin is for a stuck event loop
+    if not answer:
+        return f"nothing answered as a Dask scheduler within {timeout:g} s"
+    reply = answer[0]
+    if isinstance(reply, BaseException):
+        text = str(reply).splitlines()[0] if str(reply) else ""
+        if isinstance(reply, (MemoryError, ValueError, TypeError, KeyError, IndexError)):
+            return f"something else than a Dask scheduler listens there ({type(reply).__name__} in its answer)"
+        return text or type(reply).__name__
+    if not isinstance(reply, dict) or reply.get("type") != "Scheduler":
+        kind = reply.get("type") if isinstance(reply, dict) else type(reply).__name__
+        return f"something else than a Dask scheduler answers there (a {str(kind)[:40]})"
+    return None
+
+
+@contextlib.contextmanager
+def closing_client(client: Any) -> Iterator[Any]:
+    """Yield ``client``; close it on leaving. A client whose scheduler went away is closed without waiting for the
+    scheduler, and without the traceback that distributed logs as its attempt to reconnect is cancelled."""
     try:
-        return Client(**target, timeout=CONNECT_TIMEOUT_S)
-    except (OSError, ValueError, TypeError) as exc:
-        why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise ConfigError(f"{option}: cannot reach a Dask scheduler at {address} ({why})") from None
+        yield client
+    finally:
+        if client.status in ("running", "newly-created"):
+            client.close()
+        else:
+            reconnect = logging.getLogger("distributed.client")
+            if not any(isinstance(f, _CancelledReconnect) for f in reconnect.filters):
+                reconnect.addFilter(_CancelledReconnect())
+            with _quiet("distributed"):
+                client.close(timeout=1)
+
+
+class _CancelledReconnect(logging.Filter):
+    """Drops distributed's error records of a cancelled task (a client closed while it tried to reconnect logs its
+    ``CancelledError`` with a traceback, later, from its event loop's thread): a cancellation is no error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        import asyncio
+
+        return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
+
+
+@contextlib.contextmanager
+def _quiet(name: str) -> Iterator[None]:
+    """Logger ``name`` and its children silent (but for CRITICAL) while the block runs."""
+    logger = logging.getLogger(name)
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+class ClusterWatch:
+    """What a sweep checks, every :data:`WATCH_POLL_S` at most, while it waits for its runs on ``client``'s cluster.
+
+    :meth:`check` raises :class:`ClusterLost` once the client has lost its scheduler (distributed then cancels every
+    future of the client: nothing more will finish), or once the cluster has had no worker at all for ``gone_s``
+    seconds (:data:`WORKERS_GONE_S`): the SLURM jobs that were its workers reached their time limit or were
+    cancelled, or its workers were stopped, and none came back. ``clock`` (seconds, ``time.monotonic``) is
+    injectable, so that the bound is tested without waiting for it.
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        clock: Callable[[], float] = time.monotonic,
+        gone_s: float | None = None,
+        poll_s: float | None = None,
+    ) -> None:
+        self.client = client
+        self.clock = clock
+        self.gone_s = WORKERS_GONE_S if gone_s is None else gone_s
+        self.poll_s = WATCH_POLL_S if poll_s is None else poll_s
+        scheduler = getattr(client, "scheduler", None)
+        self.address = getattr(scheduler, "address", None) or "its address"
+        self._looked: float | None = None
+        self._empty_since: float | None = None
+        self._warned = False
+
+    def check(self) -> None:
+        """Raise :class:`ClusterLost` when the scheduler is gone or the cluster has been without workers too long."""
+        if self.client.status != "running":
+            raise ClusterLost(f"the scheduler at {self.address} went away")
+        now = self.clock()
+        if self._looked is not None and now - self._looked < self.poll_s:
+            return
+        self._looked = now
+        try:
+            workers = len(self.client.scheduler_info().get("workers") or {})
+        except (OSError, RuntimeError):  # the scheduler went away while it was asked
+            raise ClusterLost(f"the scheduler at {self.address} went away") from None
+        if self.client.status != "running":
+            raise ClusterLost(f"the scheduler at {self.address} went away")
+        if workers:
+            self._empty_since, self._warned = None, False
+            return
+        if self._empty_since is None:  # said at the next look (a lost scheduler's client also counts no worker)
+            self._empty_since = now
+        elif now - self._empty_since >= self.gone_s:
+            raise ClusterLost(
+                f"the Dask cluster at {self.address} has had no worker for {now - self._empty_since:.0f} s: its "
+                f"workers are gone (SLURM jobs that reached their time limit or were cancelled, or stopped workers)"
+            )
+        elif not self._warned:
+            self._warned = True
+            log.warning(
+                "the Dask cluster at %s has had no worker for %.0f s; giving up on it after %.0f s",
+                self.address,
+                now - self._empty_since,
+                self.gone_s,
+            )
 
 
 @dataclass(frozen=True)
@@ -244,13 +433,68 @@ def open_client(
         return
     with contextlib.ExitStack() as stack:
         if slurm is not None:
-            cluster = stack.enter_context(contextlib.closing(slurm_cluster(slurm)))
+            cluster = stack.enter_context(_cancelling(slurm_cluster(slurm)))
             from distributed import Client
 
-            client = stack.enter_context(Client(cluster))
+            client = stack.enter_context(closing_client(Client(cluster)))
         else:
-            client = stack.enter_context(connect(scheduler, option))
+            client = stack.enter_context(closing_client(connect(scheduler, option)))
         yield client
+
+
+@contextlib.contextmanager
+def _cancelling(cluster: Any) -> Iterator[Any]:
+    """Yield ``cluster`` (a dask-jobqueue cluster); on leaving, cancel its jobs, then close it.
+
+    dask-jobqueue cancels each job as it closes, but ignores a failing ``scancel`` (a controller that is down): the
+    jobs would then run on, or be requeued when the controller returns, and nothing would say so. Here ``scancel``
+    runs first, for every job at once (bounded by :data:`SCANCEL_TIMEOUT_S`), and when it fails a warning names the
+    jobs to cancel by hand; dask-jobqueue is then left nothing to cancel."""
+    try:
+        yield cluster
+    finally:
+        try:
+            _cancel_jobs_of(cluster)
+        finally:
+            cluster.close()
+
+
+def _cancel_jobs_of(cluster: Any) -> None:
+    """``scancel`` the jobs of ``cluster``, or name them in a warning when that fails; either way dask-jobqueue is
+    left none to cancel (its job ids cleared). Holds no job once it returns: the cluster's close asserts that every
+    job it still knows has closed."""
+    jobs = [job for job in dict(getattr(cluster, "workers", {}) or {}).values() if getattr(job, "job_id", None)]
+    ids = sorted((str(job.job_id) for job in jobs), key=lambda i: (len(i), i))
+    why = _scancel(ids) if ids else None
+    if why is not None:
+        log.warning(
+            "could not cancel SLURM jobs %s: %s; cancel them with: scancel %s", ", ".join(ids), why, " ".join(ids)
+        )
+    for job in jobs:
+        job.job_id = None  # cancelled here, or named above: not again by dask-jobqueue, which would wait as long
+
+
+#: What ``scancel`` says of a job that has already ended (its time limit, say): nothing left to cancel.
+_ENDED = ("already completing or completed", "invalid job id specified")
+
+
+def _scancel(ids: list[str]) -> str | None:
+    """Cancel the SLURM jobs ``ids``; None when done (or they had ended), else why not (``scancel``'s words)."""
+    import subprocess
+
+    command = ["scancel", *ids]
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=SCANCEL_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return f"{' '.join(command)} did not answer within {SCANCEL_TIMEOUT_S:g} s"
+    except OSError as exc:
+        return f"{command[0]}: {exc.strerror or type(exc).__name__}"
+    lines = [line.strip() for line in (result.stderr + result.stdout).splitlines() if line.strip()]
+    problems = [line for line in lines if not any(ended in line.lower() for ended in _ENDED)]
+    problems = list(dict.fromkeys(re.sub(r" on job id \S+", "", line) for line in problems))  # once, not once a job
+    if not problems and (result.returncode == 0 or lines):
+        return None
+    return "; ".join(problems)[:300] or f"{' '.join(command)} exited with status {result.returncode}"
 
 
 #: The SLURM flags of :func:`add_cluster_arguments`, as (flag, SlurmResources field, type, help).

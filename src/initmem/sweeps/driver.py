@@ -110,6 +110,9 @@ def sweep(
             the runs written are kept, and a rerun trains only the others.
         SweepFailed: some runs raised (a :class:`RuntimeError` listing their hashes). Every other run is
             cached first, so a rerun trains only the failed ones.
+        initmem.sweeps.cluster.ClusterLost: ``dask`` on a cluster whose scheduler went away, or that was left
+            without any worker (:class:`~initmem.sweeps.cluster.ClusterWatch`); the message counts the runs
+            finished, which are cached: a rerun trains the others.
     """
     t0 = time.perf_counter()
     spec = as_spec(spec)
@@ -127,9 +130,9 @@ def sweep(
 
     with contextlib.ExitStack() as stack:
         if scheduler is not None:
-            from .cluster import connect
+            from .cluster import closing_client, connect
 
-            client = stack.enter_context(connect(scheduler))
+            client = stack.enter_context(closing_client(connect(scheduler)))
         if client is not None and executor == "dask":
             from .cluster import check_shared_cache
 
@@ -267,9 +270,14 @@ def _train_pending(
     Raises:
         OutputError: a run could not be written for want of space (``ENOSPC``, ``EDQUOT``): the sweep stops there,
             rather than train runs it cannot keep; the runs written are kept, the half-written file was removed.
+        ClusterLost: the cluster of ``dask`` went away (see :func:`~initmem.sweeps.executors.run_dask`); the message
+            adds how many of the runs are finished and kept.
     """
+    from .cluster import ClusterLost
+
     tqdm = auto_tqdm()
     failures: dict[str, str] = {}
+    finished = [n_cached]
     if not pending:
         return failures
     bar = tqdm(
@@ -294,6 +302,7 @@ def _train_pending(
             log.error("run %s failed (%s: %s); config: %s", job.key, type(error).__name__, error, job.config.to_json())
         if job.key in pending_keys:
             bar.update(1)
+            finished[0] += error is None
 
     try:
         if executor == "serial":
@@ -310,6 +319,10 @@ def _train_pending(
                 run_processes(pending, n_workers, done)
             else:
                 run_dask(pending, n_workers, client, done)
+    except ClusterLost as exc:
+        raise ClusterLost(
+            f"{exc}; {finished[0]} of {len(jobs)} runs finished (kept in {jobs[0].path.parent}), rerun to resume"
+        ) from None
     finally:
         bar.close()
     return failures

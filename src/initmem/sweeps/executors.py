@@ -100,6 +100,8 @@ CLAIM_REPORT_S = 30.0
 STOP_WORKERS_S = 10.0
 #: Seconds between two looks of a worker's watchdog at its parent.
 WATCHDOG_POLL_S = 0.5
+#: Seconds between two looks at the futures of a Dask sweep on a cluster (as distributed's own as_completed).
+WATCH_SLEEP_S = 0.1
 
 
 @dataclass(frozen=True)
@@ -328,11 +330,19 @@ def run_dask(jobs: list[RunJob], workers: int, client: Any, done: Done) -> None:
     (:func:`_landed`), else the run fails with a line saying the cache is not shared. A run whose worker is lost is
     rescheduled by Dask or, once Dask gives up on it, fails alone: a rerun trains it. Runs that another sweep has
     claimed are awaited last. When interrupted, what is queued is cancelled; a LocalCluster started here is closed,
-    which stops its workers.
+    which stops its workers. On a ``client`` given, a :class:`~initmem.sweeps.cluster.ClusterWatch` looks at the
+    cluster while the runs are awaited: a scheduler that went away, or no worker left for
+    :data:`~initmem.sweeps.cluster.WORKERS_GONE_S`, raises :class:`~initmem.sweeps.cluster.ClusterLost`.
     """
     from distributed import Client, LocalCluster
     from distributed import as_completed as dask_completed
 
+    from .cluster import ClusterLost, ClusterWatch
+
+    completed: Callable[[list], Any] = dask_completed
+    if client is not None:
+        watch = ClusterWatch(client)
+        completed = lambda futures: _watched(futures, watch)  # noqa: E731
     cluster = None
     if client is None:
         cluster = LocalCluster(  # this machine only: scheduler, workers and its HTTP server on 127.0.0.1, any free port
@@ -353,10 +363,11 @@ def run_dask(jobs: list[RunJob], workers: int, client: Any, done: Done) -> None:
 
     interrupted = False
     try:
-        _first_unclaimed(jobs, done, submit, dask_completed, _landed)
-    except BaseException:
+        _first_unclaimed(jobs, done, submit, completed, _landed)
+    except BaseException as exc:
         interrupted = True
-        client.cancel(submitted)
+        if not (isinstance(exc, ClusterLost) and client.status != "running"):  # no scheduler left to tell
+            client.cancel(submitted)
         raise
     finally:
         if cluster is not None:
@@ -368,6 +379,22 @@ def run_dask(jobs: list[RunJob], workers: int, client: Any, done: Done) -> None:
             if interrupted:
                 for folder in {job.path.parent for job in jobs}:
                     remove_stale_claims(folder)
+
+
+def _watched(futures: list, watch: Any) -> Iterator[Any]:
+    """The ``futures`` of a Dask client as they complete (``distributed.as_completed``), with ``watch`` (a
+    :class:`~initmem.sweeps.cluster.ClusterWatch`) checking the cluster while none is ready, and before each batch: a
+    future cancelled because the client lost its scheduler is never yielded, the watch raises first."""
+    from distributed import as_completed as dask_completed
+
+    ready = dask_completed(futures)
+    while not ready.is_empty():
+        batch = ready.next_batch(block=False)
+        watch.check()
+        if batch:
+            yield from batch
+        else:
+            time.sleep(WATCH_SLEEP_S)
 
 
 def _kill_workers_of(cluster: Any) -> None:
