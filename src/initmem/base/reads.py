@@ -7,7 +7,7 @@ A file looked for but absent counts too: its appearing later changes what the pa
 the files a folder holds lists them with :func:`listed`, which notes the pattern: a file that appears or goes there
 changes the listing.
 
-The notebook runner asks a page's kernel for :func:`noted` once the page has run (:mod:`initmem.book.uses`), and the
+The notebook runner asks a page's kernel for :func:`noted` once the page has run (:mod:`initmem.book.runner`), and the
 page's digest covers the contents of those files, so a page re-executes when a file it read changes, and only then.
 
 >>> from pathlib import Path

@@ -5,7 +5,7 @@ An :class:`Optimizer` record holds everything the package knows about one optimi
 the decay modes it allows, whether K runs of it can train as one stacked model, the hyperparameters it trains the
 small networks with, the settings it adds to :class:`~initmem.run.config.RunConfig`, and where its builder is.
 Every list of optimizers derives from :data:`REGISTRY`: config validation and the decay mode
-(:mod:`initmem.run.config`), the builders (:func:`initmem.run.optim.build_optimizer`), the stacked trainer, the
+(:mod:`initmem.run.config`), the builders (:func:`initmem.run.optim.build.build_optimizer`), the stacked trainer, the
 figures' labels and colours, the claims' optimizer parts (C2, C7), the GPU column and the smoke preset.
 
 Adding an optimizer
