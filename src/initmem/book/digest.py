@@ -153,10 +153,12 @@ class Hashes:
 
 def record_uses(text: str, used: Mapping[str, Iterable[str]], root: Path, hashes: Hashes | None = None) -> dict:
     """The record of what a page used: its ``text``'s sha256, and each module file and read path of ``used``
-    (:func:`take_usage`, absolute paths) by its portable name with the sha256 of its content now."""
+    (:func:`take_usage`, absolute paths) by its portable name with the sha256 of its content now; reads outside the
+    repository (a temporary cache) are left out."""
     hashes = hashes or Hashes(root)
     modules = {_key(Path(p).resolve(), hashes.root, _PACKAGE.parent) for p in used["modules"]}
-    reads = {_key(p, hashes.root) for p in used["reads"]}
+    # a read outside the repository (a page's own temporary run cache) is transient and would name a machine path
+    reads = {_key(p, hashes.root) for p in used["reads"] if Path(p).resolve().is_relative_to(hashes.root.resolve())}
     return {
         "source": hashlib.sha256(text.encode()).hexdigest(),
         "modules": {key: hashes.of(key, module=True) for key in sorted(modules)},
