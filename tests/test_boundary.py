@@ -80,14 +80,14 @@ def few_draws(monkeypatch):
 @pytest.mark.skipif(not COMMITTED.is_file(), reason="the committed cpu phase diagram is not in this checkout")
 def test_a_world_where_l2_does_nothing_does_not_earn_b1_on_the_committed_cells(few_draws):
     """The committed phase diagram's cells (their lr, lambda, clocks and norms), with the memory replaced by a
-    function of the noise clock alone: gap = 25 exp(-T_SGD / 0.15) + N(0, 2.5) per run. The old direction test (the
-    gap against x over all cells) passes it every time; B1's (the gap against lambda within each lr) may pass it only
-    at its level: at most 4 of 40 draws (10 %; 5 % expected)."""
+    function of the noise clock alone: gap = 25 exp(-T_SGD / 0.15) + N(0, 2.5) per run. On the grid alone the old
+    direction test (the gap against x over all cells) passed it every time, since x > 0 only where T_SGD is large;
+    B1's test (the gap against lambda within each lr) may pass it only at its level: at most 2 of 20 draws."""
     real = xr.load_dataset(COMMITTED, engine="h5netcdf")
     table = phase.cell_table(real)
     t_sgd = xr.DataArray.from_series(table["T_SGD"])
     top, small = float(real["sigma_w"].max()), float(real["sigma_w"].min())
-    passed, old_passed = 0, 0
+    passed = 0
     for draw in range(20):
         rng = np.random.default_rng(100 + draw)
         ds = real.copy(deep=True)
@@ -98,7 +98,7 @@ def test_a_world_where_l2_does_nothing_does_not_earn_b1_on_the_committed_cells(f
         assert float(ds["selected_test_acc"].sel(sigma_w=small).std()) > 0
         row = claims.reproduction_table({"10_phase_diagram": ds}, ["B1"]).loc["B1"]
         passed += row["verdict"] in (claims.IN_SIZE, claims.IN_DIRECTION, claims.SIZE_CONTRADICTED)
-        fake = phase.cell_table(ds)
-        old_passed += phase.rank_test(fake["x"], fake["selected_gap"]).significant()
-    assert old_passed == 20  # the confound: across all cells, x and T_SGD grow together
     assert passed <= 2, passed
+    # the cells beside the grid are what lets the data tell the clocks apart: x > 0 at the two smallest lrs too
+    small_lr = table.index.get_level_values("lr") <= 0.03
+    assert (table.loc[small_lr, "x"] > 0).any() and (table.loc[~small_lr, "x"] > 0).any()

@@ -566,6 +566,35 @@ def test_a_client_that_lost_its_scheduler_is_a_cluster_lost_at_once():
         watch.check()
 
 
+def test_an_open_client_drops_distributeds_own_records_of_a_lost_scheduler_and_keeps_the_others():
+    """distributed logs "Failed to reconnect to scheduler after 20.00 seconds, closing client" at ERROR when a killed
+    scheduler does not come back (the sweep's own one line says so), and a cancelled reconnect's traceback; any other
+    record of distributed.client still reaches the handlers."""
+    import asyncio
+    import logging
+
+    from initmem.sweeps.cluster import closing_client
+
+    logger = logging.getLogger("distributed.client")
+    seen: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: seen.append(record.getMessage())
+    logger.addHandler(handler)
+    client = _FakeClient()
+    client.close = lambda timeout=None: None
+    try:
+        with closing_client(client):
+            logger.error("Failed to reconnect to scheduler after %.2f seconds, closing client", 20.0)
+            try:
+                raise asyncio.CancelledError
+            except asyncio.CancelledError:
+                logger.exception("reconnect cancelled")
+            logger.error("something else went wrong")
+    finally:
+        logger.removeHandler(handler)
+    assert seen == ["something else went wrong"]
+
+
 # --- SLURM ----------------------------------------------------------------------------------------------------------
 def test_the_slurm_flags_of_the_gpu_recipe_make_the_job_script():
     """The GPU command of book/reproduce.md: its flags become these lines of dask-jobqueue's job script."""

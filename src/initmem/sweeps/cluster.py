@@ -167,29 +167,33 @@ def _not_a_scheduler(address: str, timeout: float) -> str | None:
 
 @contextlib.contextmanager
 def closing_client(client: Any) -> Iterator[Any]:
-    """Yield ``client``; close it on leaving. A client whose scheduler went away is closed without waiting for the
-    scheduler, and without the traceback that distributed logs as its attempt to reconnect is cancelled."""
+    """Yield ``client``; close it on leaving. While it is open, distributed's own records of a lost scheduler (its
+    "Failed to reconnect to scheduler" error, and the traceback of a reconnect cancelled by the close) are dropped: the
+    sweep says it in one line (:class:`ClusterLost`). A client whose scheduler went away is closed without waiting."""
+    reconnect = logging.getLogger("distributed.client")
+    if not any(isinstance(f, _LostSchedulerRecords) for f in reconnect.filters):
+        reconnect.addFilter(_LostSchedulerRecords())
     try:
         yield client
     finally:
         if client.status in ("running", "newly-created"):
             client.close()
         else:
-            reconnect = logging.getLogger("distributed.client")
-            if not any(isinstance(f, _CancelledReconnect) for f in reconnect.filters):
-                reconnect.addFilter(_CancelledReconnect())
             with _quiet("distributed"):
                 client.close(timeout=1)
 
 
-class _CancelledReconnect(logging.Filter):
-    """Drops distributed's error records of a cancelled task (a client closed while it tried to reconnect logs its
-    ``CancelledError`` with a traceback, later, from its event loop's thread): a cancellation is no error."""
+class _LostSchedulerRecords(logging.Filter):
+    """Drops distributed's records of a scheduler that went away: its error when the reconnect gives up, and the
+    error with a traceback it logs (later, from its event loop's thread) when a client closed while it tried to
+    reconnect cancels that attempt. :class:`ClusterLost` reports the loss in one line instead."""
 
     def filter(self, record: logging.LogRecord) -> bool:
         import asyncio
 
-        return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
+        if record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError):
+            return False
+        return not str(record.msg).startswith("Failed to reconnect to scheduler")
 
 
 @contextlib.contextmanager
