@@ -810,15 +810,26 @@ def _a_run_trains(cache: Path, sweep: subprocess.Popen) -> bool:
 
 @pytest.mark.slow
 @pytest.mark.daemons
-def test_a_sweep_whose_slurm_jobs_are_all_gone_says_so_and_exits_2(slurm, tiny_config, tmp_path):
-    """Its only job cancelled mid-run (a time limit ends a job the same way: SLURM signals it), the sweep has no worker
-    and nothing starts one: it says so once WORKERS_GONE_S (5 s here) has passed, rather than wait forever."""
-    sweep = _slurm_sweep(slurm, tiny_config.replace(epochs=200), tmp_path, jobs=1, WORKERS_GONE_S=5.0)
+@pytest.mark.parametrize(
+    "ending",
+    [
+        ["scancel"],
+        # SLURM's own time limit (the case of issue 34: a silent hang): a minute from the job's start, enforced at
+        # slurmctld's next periodic check (every 30 s), so this case takes about 1.5 min
+        pytest.param(["scontrol", "update", "TimeLimit=1"], marks=pytest.mark.slow, id="time-limit"),
+    ],
+    ids=lambda ending: "-".join(ending[:1]),
+)
+def test_a_sweep_whose_slurm_jobs_are_all_gone_says_so_and_exits_2(ending, slurm, tiny_config, tmp_path):
+    """Its only job cancelled mid-run, or ended by SLURM at its time limit, the sweep has no worker and nothing starts
+    one: it says so once WORKERS_GONE_S (5 s here) has passed, rather than wait forever."""
+    sweep = _slurm_sweep(slurm, tiny_config.replace(epochs=2000), tmp_path, jobs=1, WORKERS_GONE_S=5.0)
     try:
         _wait_for(lambda: _a_run_trains(tmp_path / "cache", sweep), "a worker started training", timeout=240)
         jobs = _queue(slurm)
         assert len(jobs) == 1, jobs
-        subprocess.run(["scancel", *jobs], env=slurm, check=True, timeout=60)
+        job = [f"JobId={jobs[0]}"] if ending[0] == "scontrol" else jobs
+        subprocess.run([*ending[:2], *job, *ending[2:]], env=slurm, check=True, timeout=60)
         out, err = sweep.communicate(timeout=300)
     finally:
         if sweep.poll() is None:
