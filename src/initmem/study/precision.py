@@ -1,0 +1,117 @@
+"""bf16 on the CPU against the fp32 record: does reduced precision keep the spreads and the verdicts?
+
+bf16 autocast (``RunConfig.bf16``, :func:`initmem.run.records.autocast_dtype`) trains about 1.5x faster on a CPU with
+avx512_bf16, but training is chaotic: a different floating-point path moves single runs by points. What must hold is
+the *statistics* the book reports. The parity study, declared here before its runs were trained:
+
+* **Design**: chapter 01's cpu configurations of SGD and Adam (:data:`PARITY_OPTIMIZERS`) at sigma_w 0.1 and 2.5
+  (:data:`PARITY_SIGMA_WS`), the record's five seeds, with ``bf16 = True`` (:func:`parity_spec`); compared with the
+  record's fp32 runs of the same configurations (the same seeds, so the same initial directions and data order).
+* **Rule** (:func:`parity_verdict`): for each optimizer, the per-seed difference of the cross-fitted selected spread
+  (bf16 minus fp32, paired by seed, pp) with its interval (:func:`initmem.study.ledger.interval_of`, the ledger's own
+  interval for a per-seed effect). **Equivalent** when that interval lies inside +-:data:`PARITY_MARGIN_PP` (the
+  ledger's null-equivalence margin, :data:`initmem.study.rules.MARGIN_PP`); **not equivalent** when it lies wholly
+  outside; otherwise **inconclusive**. bf16 is **in parity** when both optimizers are equivalent and the claims the
+  design can judge (C1 and C2 for Adam, by :data:`initmem.study.judges.CLAIMS`) get the same verdict in both
+  precisions.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import xarray as xr
+
+from . import rules
+from .ledger import cross_fitted, interval_of
+from .stats import Interval
+
+__all__ = [
+    "PARITY_MARGIN_PP",
+    "PARITY_OPTIMIZERS",
+    "PARITY_SIGMA_WS",
+    "EQUIVALENT",
+    "NOT_EQUIVALENT",
+    "INCONCLUSIVE",
+    "parity_spec",
+    "parity_verdict",
+    "parity_rows",
+    "speedup",
+]
+
+#: The equivalence margin of the bf16 - fp32 spread difference (pp), declared before the runs.
+PARITY_MARGIN_PP = rules.MARGIN_PP
+#: The optimizers of the parity study (chapter 01's names).
+PARITY_OPTIMIZERS = ("sgd", "adam")
+#: The initialization scales of the parity study (the ends of chapter 01's cpu grid).
+PARITY_SIGMA_WS = (0.1, 2.5)
+
+EQUIVALENT = "equivalent"
+NOT_EQUIVALENT = "not equivalent"
+INCONCLUSIVE = "inconclusive"
+
+
+def parity_spec(spec: dict[str, Any]) -> dict[str, Any]:
+    """Chapter 01's sweep spec (``base``, ``grid``, ``zip``: :func:`initmem.study.registry.experiment_spec`) cut to
+    the parity design: bf16 autocast on, sigma_w :data:`PARITY_SIGMA_WS`, optimizers :data:`PARITY_OPTIMIZERS` with
+    their own zipped settings. Raises ValueError when the spec lacks one of them."""
+    out = copy.deepcopy(spec)
+    out["base"]["bf16"] = True
+    missing = [s for s in PARITY_SIGMA_WS if s not in out["grid"].get("sigma_w", [])]
+    zipped = out.get("zip", {})
+    names = list(zipped.get("optimizer", []))
+    missing += [o for o in PARITY_OPTIMIZERS if o not in names]
+    if missing:
+        raise ValueError(
+            f"spec: the parity design needs sigma_w {PARITY_SIGMA_WS} and {PARITY_OPTIMIZERS}; missing {missing}"
+        )
+    out["grid"]["sigma_w"] = list(PARITY_SIGMA_WS)
+    keep = [names.index(o) for o in PARITY_OPTIMIZERS]
+    out["zip"] = {key: [values[i] for i in keep] for key, values in zipped.items()}
+    return out
+
+
+def parity_verdict(difference: Interval, margin: float = PARITY_MARGIN_PP) -> str:
+    """The declared rule on the bf16 - fp32 difference's interval (pp): equivalent, not equivalent or inconclusive."""
+    if not difference.has_bounds:
+        return INCONCLUSIVE
+    if -margin < difference.low and difference.high < margin:
+        return EQUIVALENT
+    if difference.low >= margin or difference.high <= -margin:
+        return NOT_EQUIVALENT
+    return INCONCLUSIVE
+
+
+def parity_rows(fp32: xr.Dataset, bf16: xr.Dataset) -> list[dict[str, Any]]:
+    """One row per optimizer of :data:`PARITY_OPTIMIZERS`: the fp32 and bf16 cross-fitted selected spreads, the
+    per-seed difference (bf16 - fp32) with its interval, and :func:`parity_verdict`.
+
+    ``fp32`` and ``bf16`` are combined sweeps (dims ``optimizer``, ``sigma_w``, ``seed``); ``fp32`` may hold more
+    (the record's four sigma_w): it is cut to the parity design's coordinates. Seeds pair by their coordinate.
+    """
+    rows = []
+    for optimizer in PARITY_OPTIMIZERS:
+        parts = [
+            ds.sel(optimizer=optimizer, sigma_w=list(PARITY_SIGMA_WS), seed=bf16["seed"].values) for ds in (fp32, bf16)
+        ]
+        spreads = [cross_fitted(part) for part in parts]
+        difference = interval_of(spreads[1] - spreads[0])
+        rows.append(
+            {
+                "optimizer": optimizer,
+                "fp32": interval_of(spreads[0]),
+                "bf16": interval_of(spreads[1]),
+                "difference": difference,
+                "verdict": parity_verdict(difference),
+            }
+        )
+    return rows
+
+
+def speedup(fp32: xr.Dataset, bf16: xr.Dataset) -> float:
+    """The median over matched runs (the same optimizer, sigma_w and seed) of fp32 wall time / bf16 wall time."""
+    coords = {"optimizer": list(PARITY_OPTIMIZERS), "sigma_w": list(PARITY_SIGMA_WS), "seed": bf16["seed"].values}
+    ratio = fp32["wall_time_s"].sel(coords) / bf16["wall_time_s"].sel(coords)
+    return float(np.nanmedian(ratio.values))

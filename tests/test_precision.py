@@ -1,0 +1,76 @@
+"""The bf16 parity study's declared design and rule (initmem.study.precision), on tiny synthetic datasets."""
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from initmem.study import precision
+from initmem.study.stats import Interval
+
+
+def _combined(acc: dict[str, np.ndarray], wall: float = 100.0, sigma_ws=(0.1, 2.5)) -> xr.Dataset:
+    """A combined sweep: ``acc[optimizer]`` is a (sigma_w, seed) array of selected test accuracies (%)."""
+    optimizers = list(acc)
+    values = np.stack([acc[o] for o in optimizers])
+    dims = ("optimizer", "sigma_w", "seed")
+    coords = {"optimizer": optimizers, "sigma_w": list(sigma_ws), "seed": np.arange(values.shape[-1])}
+    return xr.Dataset(
+        {
+            "selected_test_acc": (dims, values),
+            "wall_time_s": (dims, np.full(values.shape, wall)),
+        },
+        coords=coords,
+    )
+
+
+def test_the_spec_is_01s_cut_to_the_design_with_bf16_on():
+    spec = {
+        "base": {"epochs": 40, "width": 8},
+        "grid": {"sigma_w": [0.1, 0.3, 0.9, 2.5], "seed": [0, 1, 2, 3, 4]},
+        "zip": {"optimizer": ["sgd", "sgd_momentum", "adam"], "lr": [0.02, 0.002, 0.008]},
+    }
+    out = precision.parity_spec(spec)
+    assert out["base"] == {"epochs": 40, "width": 8, "bf16": True}
+    assert out["grid"] == {"sigma_w": [0.1, 2.5], "seed": [0, 1, 2, 3, 4]}
+    assert out["zip"] == {"optimizer": ["sgd", "adam"], "lr": [0.02, 0.008]}
+    assert spec["base"] == {"epochs": 40, "width": 8}  # the input is left as it was
+    with pytest.raises(ValueError, match="adam"):
+        precision.parity_spec({"base": {}, "grid": {"sigma_w": [0.1, 2.5]}, "zip": {"optimizer": ["sgd"]}})
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "verdict"),
+    [
+        (-4.9, 4.9, precision.EQUIVALENT),
+        (-5.0, 1.0, precision.INCONCLUSIVE),  # touching the margin is not inside it
+        (3.0, 7.0, precision.INCONCLUSIVE),
+        (5.0, 9.0, precision.NOT_EQUIVALENT),
+        (-12.0, -5.0, precision.NOT_EQUIVALENT),
+        (float("nan"), float("nan"), precision.INCONCLUSIVE),
+    ],
+)
+def test_the_declared_rule_at_its_edges(low, high, verdict):
+    assert precision.parity_verdict(Interval(0.0, low, high, 5)) == verdict
+
+
+def test_rows_pair_seeds_and_cut_the_record_to_the_design():
+    rng = np.random.default_rng(0)
+    base = np.array([[60.0] * 5, [40.0] * 5]) + rng.normal(0, 0.5, (2, 5))
+    # The fp32 record has four sigma_w; the middle two must be ignored.
+    middle = np.full((2, 5), 99.0)
+    fp32 = _combined(
+        {"sgd": np.concatenate([base[:1], middle, base[1:]]), "adam": np.concatenate([base[:1], middle, base[1:]])},
+        wall=150.0,
+        sigma_ws=(0.1, 0.3, 0.9, 2.5),
+    )
+    shifted = base + np.array([[0.0], [-6.0]])  # bf16 loses 6 more points at sigma_w 2.5: spread +6 pp every seed
+    bf16 = _combined({"sgd": base, "adam": shifted}, wall=100.0)
+    rows = {row["optimizer"]: row for row in precision.parity_rows(fp32, bf16)}
+    assert rows["sgd"]["difference"].estimate == pytest.approx(0.0, abs=1e-12)
+    assert rows["sgd"]["verdict"] == precision.EQUIVALENT  # the same runs: a zero-width interval at 0
+    assert rows["adam"]["difference"].estimate == pytest.approx(6.0)
+    assert rows["adam"]["verdict"] == precision.NOT_EQUIVALENT
+    # Two sigma_w: each seed's cross-fitted spread is its own accuracy at 0.1 minus at 2.5 (the others rank 0.1 best).
+    assert rows["adam"]["fp32"].estimate == pytest.approx(float(np.mean(base[0] - base[1])))
+    assert rows["adam"]["bf16"].estimate == pytest.approx(float(np.mean(base[0] - base[1])) + 6.0)
+    assert precision.speedup(fp32, bf16) == pytest.approx(1.5)
