@@ -74,3 +74,23 @@ def test_rows_pair_seeds_and_cut_the_record_to_the_design():
     assert rows["adam"]["fp32"].estimate == pytest.approx(float(np.mean(base[0] - base[1])))
     assert rows["adam"]["bf16"].estimate == pytest.approx(float(np.mean(base[0] - base[1])) + 6.0)
     assert precision.speedup(fp32, bf16) == pytest.approx(1.5)
+
+
+def test_the_record_against_itself_is_in_parity_and_a_shifted_copy_is_not():
+    from pathlib import Path
+
+    from initmem.sweeps.store import read_checked
+
+    record = read_checked(Path(__file__).parents[1] / "results" / "cpu" / "01_optimizers.nc")
+    claims = precision.parity_claims(record, record)
+    assert [c["row"] for c in claims][:2] == ["C1", "C2 Adam"]
+    assert all(c["fp32"] == c["bf16"] != "" for c in claims)
+    rows = precision.parity_rows(record, record)
+    assert precision.in_parity(rows, claims)
+    shifted = record.copy(deep=True)
+    at = {"optimizer": "adam", "sigma_w": 2.5}
+    shifted["selected_test_acc"].loc[at] = shifted["selected_test_acc"].loc[at] - 6.0
+    rows = {row["optimizer"]: row for row in precision.parity_rows(record, shifted)}
+    assert rows["adam"]["difference"].estimate == pytest.approx(6.0)
+    assert rows["adam"]["verdict"] == precision.NOT_EQUIVALENT
+    assert not precision.in_parity(list(rows.values()), claims)

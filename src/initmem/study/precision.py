@@ -38,6 +38,8 @@ __all__ = [
     "parity_spec",
     "parity_verdict",
     "parity_rows",
+    "parity_claims",
+    "in_parity",
     "speedup",
 ]
 
@@ -93,9 +95,7 @@ def parity_rows(fp32: xr.Dataset, bf16: xr.Dataset) -> list[dict[str, Any]]:
     """
     rows = []
     for optimizer in PARITY_OPTIMIZERS:
-        parts = [
-            ds.sel(optimizer=optimizer, sigma_w=list(PARITY_SIGMA_WS), seed=bf16["seed"].values) for ds in (fp32, bf16)
-        ]
+        parts = [_design(ds, bf16["seed"].values).sel(optimizer=optimizer) for ds in (fp32, bf16)]
         spreads = [cross_fitted(part) for part in parts]
         difference = interval_of(spreads[1] - spreads[0])
         rows.append(
@@ -108,6 +108,32 @@ def parity_rows(fp32: xr.Dataset, bf16: xr.Dataset) -> list[dict[str, Any]]:
             }
         )
     return rows
+
+
+def _design(ds: xr.Dataset, seeds: Any) -> xr.Dataset:
+    """``ds`` cut to the parity design's optimizers, sigma_w and ``seeds``."""
+    return ds.sel(optimizer=list(PARITY_OPTIMIZERS), sigma_w=list(PARITY_SIGMA_WS), seed=seeds)
+
+
+def parity_claims(fp32: xr.Dataset, bf16: xr.Dataset) -> list[dict[str, str]]:
+    """The claims the parity design can judge (C1; C2 for its adaptive optimizer), judged by
+    :data:`initmem.study.judges.CLAIMS` in each precision on the design's runs: one dict per ledger row with ``row``
+    (its key, e.g. ``"C2 Adam"``), ``fp32`` and ``bf16`` (the verdicts)."""
+    from .judges import CLAIMS
+
+    judge = {claim: rule for claim, _, rule in CLAIMS}
+    seeds = bf16["seed"].values
+    out = []
+    for claim in ("C1", "C2"):
+        verdicts = [{row.key: str(row.verdict) for row in judge[claim](_design(ds, seeds))} for ds in (fp32, bf16)]
+        out += [{"row": key, "fp32": verdict, "bf16": verdicts[1].get(key, "")} for key, verdict in verdicts[0].items()]
+    return out
+
+
+def in_parity(rows: list[dict[str, Any]], claims: list[dict[str, str]]) -> bool:
+    """The declared verdict of the study: every optimizer equivalent (:func:`parity_rows`) and every claim's verdict
+    the same in both precisions (:func:`parity_claims`)."""
+    return all(row["verdict"] == EQUIVALENT for row in rows) and all(c["fp32"] == c["bf16"] for c in claims)
 
 
 def speedup(fp32: xr.Dataset, bf16: xr.Dataset) -> float:
