@@ -191,6 +191,71 @@ page.figure(plots.training_curves(ds, var="test_acc", col="optimizer"), "e01_fig
 page.figure(plots.norm_trajectories(ds, col="optimizer"), "e01_fig_norms", source)
 
 
+# %% tags=["remove-cell"]
+from initmem.study import precision
+
+glue("e01_bf16_sigmas", " and ".join(f"{s:g}" for s in precision.PARITY_SIGMA_WS), display=False)
+glue("e01_bf16_margin", precision.PARITY_MARGIN_PP, display=False)
+glue("e01_bf16_preset", precision.PARITY_PRESET, display=False)
+
+# %% [markdown]
+# ## In bf16: do the spreads and the verdicts survive reduced precision?
+#
+# bf16 autocast (`initmem train --bf16`; `RunConfig.bf16`) trains faster on a CPU with bf16 instructions, but training
+# is chaotic: another floating-point path moves a single run by points. What matters is whether the statistics this
+# chapter reports stay. The parity study (`initmem.study.precision`, declared in the repository before its runs were
+# trained) retrains SGD and Adam of this page at $\sigma_w$ {glue:text}`e01_bf16_sigmas`, with the record's seeds,
+# in bf16, and compares each optimizer's cross-fitted spread with the fp32 record's, seed by seed: **equivalent** when
+# the interval of the difference lies inside $\pm$ {glue:text}`e01_bf16_margin:g` pp (the ledger's margin), **not
+# equivalent** when it lies wholly outside, otherwise inconclusive; bf16 is in parity when both optimizers are
+# equivalent and C1 and C2 (Adam) keep their verdicts. The study exists at the {glue:text}`e01_bf16_preset` preset
+# only.
+
+# %% tags=["hide-input"]
+import pandas as pd
+from IPython.display import Markdown, display
+
+from initmem.study import replays
+
+bf16 = precision.bf16_results(results_dir, preset, p)
+if bf16 is None:
+    display(Markdown(f"The parity study's runs are part of the record at the `{precision.PARITY_PRESET}` preset only."))
+else:
+    parity = precision.parity_rows(ds, bf16)
+    parity_claims = precision.parity_claims(ds, bf16)
+    page.table(precision.parity_frame(parity), "e01_bf16_table")
+    page.table(pd.DataFrame(parity_claims).set_index("row"), "e01_bf16_claims")
+    replayed = replays.replay_pairs(results_dir, preset).query(
+        "experiment_a == 'fp32_replay' or experiment_b == 'fp32_replay'"
+    )
+    glue(
+        "e01_bf16_in_parity",
+        "in parity" if precision.in_parity(parity, parity_claims) else "not in parity",
+        display=False,
+    )
+    glue("e01_bf16_speedup", precision.speedup(ds, bf16), display=False)
+    glue("e01_bf16_pairs", int(bf16["wall_time_s"].notnull().sum()), display=False)
+    worst = float(replayed["selected_delta"].max())
+    glue(
+        "e01_bf16_replay",
+        f"{len(replayed)} of the record's fp32 runs retrained at that commit "
+        + (
+            "equal the record's bit for bit, so the later commit's fp32 path is the record's and what differs is the "
+            "precision alone."
+            if worst == 0
+            else f"differ from the record by up to {worst:.1f} pp of selected test accuracy: the later commit's fp32 "
+            "path is another one, so the comparison holds the change of commit as well as of precision."
+        ),
+        display=False,
+    )
+
+# %% [markdown]
+# By the declared rule, bf16 is **{glue:text}`e01_bf16_in_parity`** at this preset. Each bf16 run took
+# {glue:text}`e01_bf16_speedup:.2f`x less time than its fp32 twin of the record (the median over the
+# {glue:text}`e01_bf16_pairs` pairs; the record's runs were trained in an earlier session under other load, so the
+# ratio is indicative, not a benchmark). The bf16 runs come from a later commit than the record's:
+# {glue:text}`e01_bf16_replay`
+
 # %% [markdown]
 # ## The parameters of this page
 #

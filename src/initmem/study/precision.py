@@ -25,13 +25,18 @@ import numpy as np
 import xarray as xr
 
 from . import rules
+from .layout import results_paths
 from .ledger import cross_fitted, interval_of
+from .registry import experiment_spec
+from .results import run_experiment
 from .stats import Interval
 
 __all__ = [
     "PARITY_MARGIN_PP",
     "PARITY_OPTIMIZERS",
     "PARITY_SIGMA_WS",
+    "PARITY_PRESET",
+    "PARITY_NAME",
     "EQUIVALENT",
     "NOT_EQUIVALENT",
     "INCONCLUSIVE",
@@ -41,6 +46,8 @@ __all__ = [
     "parity_claims",
     "in_parity",
     "speedup",
+    "bf16_results",
+    "parity_frame",
 ]
 
 #: The equivalence margin of the bf16 - fp32 spread difference (pp), declared before the runs.
@@ -49,6 +56,11 @@ PARITY_MARGIN_PP = rules.MARGIN_PP
 PARITY_OPTIMIZERS = ("sgd", "adam")
 #: The initialization scales of the parity study (the ends of chapter 01's cpu grid).
 PARITY_SIGMA_WS = (0.1, 2.5)
+
+#: The preset whose record holds the parity study's runs, and the study's name in that record
+#: (``results/<preset>/<name>/runs/``, combined in ``results/<preset>/<name>.nc``).
+PARITY_PRESET = "cpu"
+PARITY_NAME = "bf16_parity"
 
 EQUIVALENT = "equivalent"
 NOT_EQUIVALENT = "not equivalent"
@@ -141,3 +153,34 @@ def speedup(fp32: xr.Dataset, bf16: xr.Dataset) -> float:
     coords = {"optimizer": list(PARITY_OPTIMIZERS), "sigma_w": list(PARITY_SIGMA_WS), "seed": bf16["seed"].values}
     ratio = fp32["wall_time_s"].sel(coords) / bf16["wall_time_s"].sel(coords)
     return float(np.nanmedian(ratio.values))
+
+
+def bf16_results(results_dir: Any, preset: str, parameters: dict[str, Any]) -> xr.Dataset | None:
+    """The parity study's bf16 runs for chapter 01 at ``parameters`` (its complete parameters), combined (and the
+    combined file written, as every experiment's), or None where the record holds none: at another preset than
+    :data:`PARITY_PRESET`, or in a results folder without the study's runs (an exploration). Never trains: a run of
+    the design missing from the folder raises :class:`initmem.study.results.TrainingRefused`, naming it."""
+    runs_dir, _ = results_paths(results_dir, preset, PARITY_NAME)
+    if preset != PARITY_PRESET or not runs_dir.is_dir():
+        return None
+    spec = parity_spec(experiment_spec("01_optimizers", parameters))
+    return run_experiment(PARITY_NAME, spec, preset=preset, results_dir=results_dir, train_missing=False)
+
+
+def parity_frame(rows: list[dict[str, Any]]) -> Any:
+    """:func:`parity_rows` as a table for a page (a pandas DataFrame indexed by optimizer): each precision's
+    cross-fitted spread and the paired difference, each with its interval, and the verdict of the declared rule."""
+    import pandas as pd
+
+    def cell(interval: Interval) -> str:
+        return f"{interval.estimate:.1f} [{interval.low:.1f}, {interval.high:.1f}]" if interval.has_bounds else "n/a"
+
+    return pd.DataFrame(
+        {
+            "fp32 spread (pp)": [cell(r["fp32"]) for r in rows],
+            "bf16 spread (pp)": [cell(r["bf16"]) for r in rows],
+            "bf16 - fp32 (pp)": [cell(r["difference"]) for r in rows],
+            f"within +-{PARITY_MARGIN_PP:g} pp": [r["verdict"] for r in rows],
+        },
+        index=pd.Index([r["optimizer"] for r in rows], name="optimizer"),
+    )
