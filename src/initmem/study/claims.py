@@ -15,7 +15,9 @@ The module assembles the ledger: :func:`reproduction_table` builds every row wit
 :mod:`initmem.study.judges` on the vocabulary of :mod:`initmem.study.ledger`; :mod:`initmem.study.ledger_text` tells it
 (the first screen, an exploration against the record); the chapter helpers (:func:`~initmem.study.ledger_text.verdict_box`, :func:`chapter_box`,
 :func:`chapter_verdicts`) render them. Spreads are those of the validation-selected predictor (the paper's metric),
-except C3, where the final predictor carries the claim when validation selects the same checkpoints at every horizon.
+except where the premise or the design points at the final one: C1 and C2 judge both and the final predictor carries
+the verdict where the selected checkpoints do not interpolate; C3's final predictor carries the claim when validation
+selects the same checkpoints at every horizon; C5's designs equalise the runs' ends, so they judge the final ones.
 """
 
 from __future__ import annotations

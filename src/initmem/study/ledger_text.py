@@ -33,8 +33,8 @@ _OURS_SHORT = {
     "C2": "its spread",
     "C3": "change of spread",
     "C4": "spread with the lever",
-    "C5": "larger b minus smaller b",
-    "C6": "ResNet-9 minus deepest, train acc",
+    "C5": "larger b minus smaller b, final predictors",
+    "C6": "depth gap in train acc, largest minus smallest σ_w",
     "C7": "SGD slope minus adaptive",
     "B1": "fitted boundary x0",
 }
