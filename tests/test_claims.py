@@ -148,6 +148,11 @@ def test_c1_checks_interpolation_on_the_predictor_it_judges(results):
     row = claims.reproduction_table(results, ["C1"]).loc["C1"]
     assert row["verdict"] == PREMISE_NOT_MET and row["reason"].startswith("neither predictor meets the premise")
     assert "final predictors do not all interpolate" in row["reason"] and pd.isna(row["seeds_needed"])
+    # one seed: no interval, so inconclusive, but which predictor carries still follows the premise
+    one = claims.reproduction_table({"01_optimizers": opt.isel(seed=[2])}, ["C1"]).loc["C1"]
+    assert one["verdict"] == INCONCLUSIVE and one["reason"].startswith(
+        "the validation-selected predictor does not meet"
+    )
 
 
 def test_an_inconclusive_claim_says_how_many_seeds_would_decide_it(results):

@@ -85,19 +85,19 @@ def _interpolation_premise(runs: dict[str, xr.Dataset], predictor: str) -> str:
     )
 
 
-def _on_the_interpolating_predictor(judge: Callable[[str], Row]) -> Row:
-    """One row judged on both predictors, ``judge(predictor)`` each with its interpolation premise checked on that
-    predictor's own train accuracy: the validation-selected predictor (the paper's metric) carries the verdict when
-    it meets the premise, else the final predictor does; the row's reason says which carries it and gives the
-    other's verdict."""
-    rows = {name: judge(name) for name in ("selected", "final")}
-    met = {name: row.verdict.verdict != PREMISE_NOT_MET for name, row in rows.items()}
-    if met["selected"]:
+def _on_the_interpolating_predictor(judge: Callable[[str, str], Row], runs: dict[str, xr.Dataset]) -> Row:
+    """One row judged on both predictors, ``judge(predictor, premise)`` each with the interpolation premise of
+    ``runs`` (label -> Dataset, :func:`_interpolation_premise`) checked on that predictor's own train accuracy: the
+    validation-selected predictor (the paper's metric) carries the verdict when it meets the premise, else the final
+    predictor does; the row's reason says which carries it and gives the other's verdict."""
+    premises = {name: _interpolation_premise(runs, name) for name in ("selected", "final")}
+    rows = {name: judge(name, premise) for name, premise in premises.items()}
+    if not premises["selected"]:
         carrier, why = (
             "selected",
             "the validation-selected predictor (the paper's metric) meets the premise and carries",
         )
-    elif met["final"]:
+    elif not premises["final"]:
         carrier, why = "final", "the validation-selected predictor does not meet the premise; the final one carries"
     else:
         carrier, why = "final", "neither predictor meets the premise; the final one carries"
@@ -115,7 +115,7 @@ def _c1(ds: xr.Dataset) -> list[Row]:
     sgd = ds.sel(optimizer="sgd")
     k = sgd.sizes["sigma_w"]
 
-    def judge(predictor: str) -> Row:
+    def judge(predictor: str, premise: str) -> Row:
         values = finite_runs(sgd, f"{predictor}_test_acc")
         return judged_row(
             "C1",
@@ -123,14 +123,14 @@ def _c1(ds: xr.Dataset) -> list[Row]:
             cross_fitted(sgd, f"{predictor}_test_acc").values,
             spread_null(seed_matrix(values)),
             lambda n: spread_null_floor(k, n),
-            premise=_interpolation_premise({"SGD": sgd}, predictor),
+            premise=premise,
             ours=spread_text(sgd),
             clocks=clocks_text(sgd, ("T_SGD",)),
             scale=scale_text(ds),
             experiment="01_optimizers",
         )
 
-    return [_on_the_interpolating_predictor(judge)]
+    return [_on_the_interpolating_predictor(judge, {"SGD": sgd})]
 
 
 def _failed_runs(train: xr.DataArray, dims: tuple[str, ...]) -> str:
@@ -161,7 +161,7 @@ def _c2(ds: xr.Dataset) -> list[Row]:
             else f"{part}'s runs that end below {INTERPOLATION_THRESHOLD:g} % train accuracy: {failed}"
         )
 
-        def judge(predictor: str, other: xr.Dataset = other, part: str = part, note: str = note) -> Row:
+        def judge(predictor: str, premise: str, other: xr.Dataset = other, part: str = part, note: str = note) -> Row:
             return _contrast_row(
                 "C2",
                 part,
@@ -170,14 +170,14 @@ def _c2(ds: xr.Dataset) -> list[Row]:
                 ours=lambda difference: f"{spread_text(other, part)} | SGD minus {part} ({predictor}): {difference}",
                 sized=True,
                 predictor=predictor,
-                premise=_interpolation_premise({"SGD": sgd, part: other}, predictor),
+                premise=premise,
                 note=note,
                 clocks=clocks_text(other, ("T_adapt",)),
                 scale=scale_text(ds),
                 experiment="01_optimizers",
             )
 
-        rows.append(_on_the_interpolating_predictor(judge))
+        rows.append(_on_the_interpolating_predictor(judge, {"SGD": sgd, part: other}))
     return rows
 
 
