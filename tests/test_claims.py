@@ -132,13 +132,18 @@ def test_c1_checks_interpolation_on_the_predictor_it_judges(results):
     memory(opt, {"optimizer": "sgd"}, 12.0, var="final_test_acc")
     opt["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5, "seed": 3}] = 99.4
     row = claims.reproduction_table(results, ["C1"]).loc["C1"]
-    assert row["verdict"] == IN_SIZE and row["effect"] == pytest.approx(26.0, abs=0.01)
+    assert (
+        row["verdict"] == IN_SIZE and row["effect"] == pytest.approx(26.0, abs=0.01) and row["predictor"] == "selected"
+    )
     assert row["reason"].startswith("the validation-selected predictor (the paper's metric) meets the premise")
     assert "the final predictor alone: premise not met" in row["reason"] and "lowest 99.4 %" in row["reason"]
     opt["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5, "seed": 3}] = 99.5  # 99.5 % is interpolation
     opt["selected_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 1.0, "seed": 2}] = 99.4
     row = claims.reproduction_table(results, ["C1"]).loc["C1"]
     assert row["verdict"] == SIZE_CONTRADICTED and row["effect"] == pytest.approx(12.0, abs=0.01)
+    assert row["predictor"] == "final" and "(its final predictor; paper: 26.5 pp)" in claims.answer(
+        claims.reproduction_table(results, ["C1"]), "test"
+    )
     assert row["reason"].startswith("the validation-selected predictor does not meet the premise; the final one")
     assert "smaller than the paper's 26.5 by 14.5" in row["reason"]
     assert "the selected predictor alone: premise not met" in row["reason"]
@@ -338,6 +343,7 @@ def test_c5_compares_interpolating_batch_sizes_at_equal_steps_and_at_equal_epoch
     assert "b=64 minus b=16, final predictors (equal steps): 4.0 pp" in steps["ours"]
     assert "b=16, 30 epochs (9360 steps), judged at its end" in steps["ours"]
     assert "validation selects at" in steps["ours"] and "T_SGD" in steps["ours"]
+    assert steps["predictor"] == epochs["predictor"] == "final"
 
 
 def test_a_batch_point_gives_the_steps_and_clock_at_its_selected_checkpoints():

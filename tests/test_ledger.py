@@ -71,7 +71,7 @@ def test_the_answer_is_three_sentences_from_the_ledger(results):
     assert first == (
         f"At the test preset, low-learning-rate SGD keeps a cross-fitted spread of {c1['effect']:.1f} pp "
         f"[95 % CI {c1['effect_low']:.1f}, {c1['effect_high']:.1f}] across the initialization scales "
-        f"(paper: 26.5 pp): {c1['verdict']}"
+        f"(its validation-selected predictor; paper: 26.5 pp): {c1['verdict']}"
     )
     assert (
         second.startswith("The adaptive optimizers keep less: Adam ") and "Muon 4.0 pp (reproduced in size)" in second

@@ -63,6 +63,7 @@ def _contrast_row(
         size_values=cross_fitted(other, var).values if sized else None,
         premise=premise,
         ours=ours(interval_of(difference)),
+        predictor=predictor,
         **texts,
     )
 
@@ -125,6 +126,7 @@ def _c1(ds: xr.Dataset) -> list[Row]:
             lambda n: spread_null_floor(k, n),
             premise=premise,
             ours=spread_text(sgd),
+            predictor=predictor,
             clocks=clocks_text(sgd, ("T_SGD",)),
             scale=scale_text(ds),
             experiment="01_optimizers",
@@ -230,6 +232,7 @@ def _c3(ds: xr.Dataset) -> list[Row]:
                 clocks=clocks,
                 scale=scale,
                 experiment="02_long_training",
+                predictor=name,
             )
         )
     return rows

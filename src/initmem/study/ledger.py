@@ -164,6 +164,8 @@ class Row:
     note: str = ""
     seeds_needed: int | None = None
     experiment: str = ""
+    #: The predictor whose test accuracy the verdict judged (``"selected"`` or ``"final"``), where a row says.
+    predictor: str = ""
     unit: str = " pp"
     margin: float = rules.MARGIN_PP
     #: The per-seed values behind ``effect`` and ``size`` (what the intervals are of), None where not judged by seeds.
@@ -214,6 +216,7 @@ class Row:
             "scale": self.scale,
             "note": self.note,
             "experiment": self.experiment,
+            "predictor": self.predictor,
             "unit": self.unit.strip(),
             "margin": self.margin,
             "paper_source": paper["source"],

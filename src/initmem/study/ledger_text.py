@@ -115,6 +115,12 @@ def _verdict_change(record: str | None, here: str) -> str:
     return here if record in (None, here) else f"{record} → {here}"
 
 
+def _judged(row: Any) -> str:
+    """``"its final predictor; "`` where a row names the predictor its verdict judged, else ``""``."""
+    predictor = row.get("predictor", "")
+    return f"its {'validation-selected' if predictor == 'selected' else predictor} predictor; " if predictor else ""
+
+
 def answer(table: Any, preset: str) -> str:
     """Three sentences that answer the book's question from a :func:`reproduction_table`: SGD's memory (C1), the
     adaptive optimizers' (C2), and the count of verdicts."""
@@ -124,7 +130,7 @@ def answer(table: Any, preset: str) -> str:
         parts.append(
             f"At the {preset} preset, low-learning-rate SGD keeps a cross-fitted spread of "
             f"{c1['effect']:.1f} pp [95 % CI {c1['effect_low']:.1f}, {c1['effect_high']:.1f}] across the "
-            f"initialization scales (paper: 26.5 pp): {c1['verdict']}."
+            f"initialization scales ({_judged(c1)}paper: 26.5 pp): {c1['verdict']}."
         )
     adaptive = [
         key for key in ("C2 Adam", "C2 AdamW", "C2 Muon") if key in table.index and _given(table.loc[key, "size"])
