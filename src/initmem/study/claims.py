@@ -115,7 +115,8 @@ def reproduction_table(results: Mapping[str, xr.Dataset], claims: list[str] | No
     columns of :meth:`~initmem.study.ledger.Row.as_dict`: the paper's statement and number with its band, ours (text), the direction
     effect's mean and 95 % interval (``effect``, ``effect_low``, ``effect_high``, ``seeds``), the size's
     (``size``...), the null (``p_value``, ``null_mean``, ``null_p95``, ``raw``), ``verdict`` (one of
-    :data:`~initmem.study.rules.VERDICTS`), ``reason``, ``seeds_needed`` (inconclusive rows), ``rule``, ``clocks``, ``scale``, ``note``."""
+    :data:`~initmem.study.rules.VERDICTS`), ``reason``, ``seeds_needed`` (inconclusive rows), ``rule``, ``clocks``, ``scale``, ``note``,
+    ``predictor`` (the predictor the verdict judged, where the row names one)."""
     import pandas as pd
 
     rows = claim_rows(results, claims)
