@@ -33,7 +33,7 @@ _OURS_SHORT = {
     "C2": "its spread",
     "C3": "change of spread",
     "C4": "spread with the lever",
-    "C5": "larger b minus smaller b, final predictors",
+    "C5": "larger b minus smaller b",
     "C6": "depth gap in train acc, largest minus smallest σ_w",
     "C7": "SGD slope minus adaptive",
     "B1": "fitted boundary x0",
@@ -57,7 +57,7 @@ def _number(centre: Any, low: Any, high: Any, unit: str) -> str:
 
 def _ours_cell(row: Any, describe: bool = True) -> str:
     """A row's headline number with its interval: the size where the paper gives a number, else the effect; with
-    ``describe``, followed by what it measures."""
+    ``describe``, followed by what it measures (and of which predictor, where the row names one)."""
     sized = _given(row["band_low"])
     centre, low, high = (
         (row["size"], row["size_low"], row["size_high"])
@@ -65,7 +65,9 @@ def _ours_cell(row: Any, describe: bool = True) -> str:
         else (row["effect"], row["effect_low"], row["effect_high"])
     )
     text = _number(centre, low, high, row["unit"])
-    return text + (f" ({_OURS_SHORT[row['claim']]})" if describe and _given(centre) else "")
+    predictor = row.get("predictor", "")
+    what = _OURS_SHORT[row["claim"]] + (f", {predictor} predictor" if predictor else "")
+    return text + (f" ({what})" if describe and _given(centre) else "")
 
 
 def _effect_cell(row: Any) -> str:
