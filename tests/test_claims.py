@@ -123,12 +123,41 @@ def test_c1_outside_the_band_is_contradicted_on_its_edge_in_direction_and_small_
     assert row["verdict"] == verdict and reason in row["reason"], row["reason"]
 
 
-def test_c1_needs_every_sgd_run_to_interpolate(results):
-    results["01_optimizers"]["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5, "seed": 3}] = 99.4
+def test_c1_checks_interpolation_on_the_predictor_it_judges(results):
+    """The selected predictor (spread 26 pp) carries C1 while its checkpoints interpolate, whatever the final runs
+    do; once one selected checkpoint sits at 99.4 % the final predictor (spread 12 pp, every run at 100 %) carries
+    it: 12 + JITTER, mean 12.0, lies wholly below the band [18.55, 34.45]; when neither interpolates, premise not
+    met."""
+    opt = results["01_optimizers"]
+    memory(opt, {"optimizer": "sgd"}, 12.0, var="final_test_acc")
+    opt["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5, "seed": 3}] = 99.4
     row = claims.reproduction_table(results, ["C1"]).loc["C1"]
-    assert row["verdict"] == PREMISE_NOT_MET and "lowest final train accuracy 99.4 %" in row["reason"]
-    results["01_optimizers"]["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5, "seed": 3}] = 99.5
-    assert claims.reproduction_table(results, ["C1"]).loc["C1", "verdict"] == IN_SIZE  # 99.5 % is interpolation
+    assert (
+        row["verdict"] == IN_SIZE and row["effect"] == pytest.approx(26.0, abs=0.01) and row["predictor"] == "selected"
+    )
+    assert row["reason"].startswith("the validation-selected predictor (the paper's metric) meets the premise")
+    assert "the final predictor alone: premise not met" in row["reason"] and "lowest 99.4 %" in row["reason"]
+    opt["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5, "seed": 3}] = 99.5  # 99.5 % is interpolation
+    opt["selected_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 1.0, "seed": 2}] = 99.4
+    row = claims.reproduction_table(results, ["C1"]).loc["C1"]
+    assert row["verdict"] == SIZE_CONTRADICTED and row["effect"] == pytest.approx(12.0, abs=0.01)
+    assert row["predictor"] == "final" and "(its final predictor; paper: 26.5 pp)" in claims.answer(
+        claims.reproduction_table(results, ["C1"]), "test"
+    )
+    assert row["reason"].startswith("the validation-selected predictor does not meet the premise; the final one")
+    assert "smaller than the paper's 26.5 by 14.5" in row["reason"]
+    assert "the selected predictor alone: premise not met" in row["reason"]
+    assert "validation-selected checkpoints do not all interpolate" in row["reason"]
+    assert "SGD in 1 of 15 runs (lowest 99.4 %)" in row["reason"]
+    opt["final_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 2.5, "seed": 3}] = 99.0
+    row = claims.reproduction_table(results, ["C1"]).loc["C1"]
+    assert row["verdict"] == PREMISE_NOT_MET and row["reason"].startswith("neither predictor meets the premise")
+    assert "final predictors do not all interpolate" in row["reason"] and pd.isna(row["seeds_needed"])
+    # one seed: no interval, so inconclusive, but which predictor carries still follows the premise
+    one = claims.reproduction_table({"01_optimizers": opt.isel(seed=[2])}, ["C1"]).loc["C1"]
+    assert one["verdict"] == INCONCLUSIVE and one["reason"].startswith(
+        "the validation-selected predictor does not meet"
+    )
 
 
 def test_an_inconclusive_claim_says_how_many_seeds_would_decide_it(results):
@@ -149,7 +178,32 @@ def test_c2_judges_each_adaptive_optimizer_against_its_own_band(results):
         assert row["effect"] == pytest.approx(26.0 - size, abs=0.01) and row["size"] == pytest.approx(size, abs=0.01)
         assert row["p_value"] < 0.05
         effect = f"{row['effect']:.1f} pp [95 % CI {row['effect_low']:.1f}, {row['effect_high']:.1f}"
-        assert f"SGD minus {part}: {effect}" in row["ours"], row["ours"]  # the interval the verdict judged
+        assert f"SGD minus {part} (selected): {effect}" in row["ours"], row["ours"]  # the interval the verdict judged
+
+
+def test_c2_checks_interpolation_on_the_predictor_it_judges_and_names_the_runs_that_do_not(results):
+    """Muon's selected checkpoints at 90 % (one run): the final predictors carry its row (SGD minus Muon, final: 26 -
+    10 = 16 pp); two final Muon runs at 98 %: neither predictor interpolates, premise not met, and the note names
+    them. Adam's row, whose runs all interpolate, keeps the selected predictor and no note."""
+    opt = results["01_optimizers"]
+    memory(opt, {"optimizer": "sgd"}, 26.0, var="final_test_acc")
+    memory(opt, {"optimizer": "muon"}, 10.0, var="final_test_acc")
+    opt["selected_train_acc"].loc[{"optimizer": "muon", "sigma_w": 0.25, "seed": 0}] = 90.0
+    row = claims.reproduction_table(results, ["C2"]).loc["C2 Muon"]
+    assert row["effect"] == pytest.approx(16.0, abs=0.01) and row["size"] == pytest.approx(10.0, abs=0.01)
+    assert row["reason"].startswith("the validation-selected predictor does not meet the premise; the final one")
+    assert "Muon in 1 of 15 runs (lowest 90.0 %)" in row["reason"] and "SGD minus Muon (final)" in row["ours"]
+    assert row["verdict"] == SIZE_CONTRADICTED and row["note"] == ""  # 10 pp against about 4 (band [-1, 9])
+    opt["final_train_acc"].loc[{"optimizer": "muon", "sigma_w": 2.5, "seed": [1, 4]}] = 98.0
+    table = claims.reproduction_table(results, ["C2"])
+    row = table.loc["C2 Muon"]
+    assert row["verdict"] == PREMISE_NOT_MET and row["reason"].startswith("neither predictor meets the premise")
+    assert "Muon in 2 of 15 runs (lowest 98.0 %)" in row["reason"]
+    assert row["note"] == (
+        "Muon's runs that end below 99.5 % train accuracy: sigma_w 2.5 seed 1 (98.0 %), sigma_w 2.5 seed 4 (98.0 %)"
+    )
+    adam = table.loc["C2 Adam"]
+    assert adam["verdict"] == IN_SIZE and adam["note"] == "" and "SGD minus Adam (selected)" in adam["ours"]
 
 
 def test_c2_an_optimizer_that_remembers_like_sgd_is_not_reproduced_and_a_partial_one_contradicts_the_size(results):
@@ -259,8 +313,9 @@ def _batch_grid(spreads: dict[tuple[int, int], float], interpolating: set[tuple[
         base={"train_size": 5000},
     )
     ds["final_train_acc"][:] = 90.0
-    for (b, e), spread in spreads.items():
-        memory(ds, {"batch_size": b, "epochs": e}, spread)
+    for (b, e), spread in spreads.items():  # the final predictors carry C5; the selected ones remember otherwise
+        memory(ds, {"batch_size": b, "epochs": e}, spread, var="final_test_acc")
+        memory(ds, {"batch_size": b, "epochs": e}, 30.0 - spread)
         ds["step"].loc[{"batch_size": b, "epochs": e}] = ds["step"].loc[{"batch_size": b, "epochs": e}] * 0 + e * (
             5000 // b
         )
@@ -284,6 +339,11 @@ def test_c5_compares_interpolating_batch_sizes_at_equal_steps_and_at_equal_epoch
     assert epochs["effect"] == pytest.approx(19.0, abs=0.01) and epochs["verdict"] == IN_DIRECTION
     assert math.isnan(epochs["band_low"])  # no paper number: at most in direction
     assert steps["verdict"] == NOT_REPRODUCED  # a 4 pp difference: inside the null-equivalence band
+    # what it judges: the runs' ends, at equal steps; where validation selected is printed beside
+    assert "b=64 minus b=16, final predictors (equal steps): 4.0 pp" in steps["ours"]
+    assert "b=16, 30 epochs (9360 steps), judged at its end" in steps["ours"]
+    assert "validation selects at" in steps["ours"] and "T_SGD" in steps["ours"]
+    assert steps["predictor"] == epochs["predictor"] == "final"
 
 
 def test_a_batch_point_gives_the_steps_and_clock_at_its_selected_checkpoints():
@@ -315,8 +375,8 @@ def test_c5_reads_batch_sizes_zipped_with_their_epochs(results):
     bs = results["04_batch_size"]  # batch sizes 16, 64, 256 zipped with 2, 8, 32 epochs: equal steps
     bs["step"][:] = 64.0
     bs["final_train_acc"][:] = 100.0
-    memory(bs, {"batch_size": 16}, 2.0)
-    memory(bs, {"batch_size": 256}, 20.0)
+    memory(bs, {"batch_size": 16}, 2.0, var="final_test_acc")
+    memory(bs, {"batch_size": 256}, 20.0, var="final_test_acc")
     row = claims.reproduction_table(results, ["C5"]).loc["C5 equal steps"]
     assert (
         "b=16, 2 epochs" in row["ours"]
@@ -327,11 +387,15 @@ def test_c5_reads_batch_sizes_zipped_with_their_epochs(results):
 
 
 def test_c6_names_every_run_that_fails_to_interpolate(results):
+    """ResNet-9 at 100 % everywhere; ResNet-56 at [60, 70, 65, 62, 68] % at sigma_w 2.5 and 36.9 % at 0.25 in seed 1.
+    The interaction per seed, (gap at 2.5) - (gap at 0.25), is [40, -33.1, 35, 38, 32], mean 22.38, whose t-interval
+    straddles 0: the failure at the small sigma_w leaves it undecided."""
     depth = results["05_depth"]
     depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 2.5}] = [60.0, 70.0, 65.0, 62.0, 68.0]
     depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 0.25, "seed": 1}] = 36.9
     row = claims.reproduction_table(results, ["C6"]).loc["C6"]
-    assert row["verdict"] == IN_DIRECTION and row["p_value"] == pytest.approx(1 / 32)
+    assert row["effect"] == pytest.approx(22.38) and row["verdict"] == INCONCLUSIVE
+    assert "ResNet-9 minus resnet56: at sigma_w 2.5 35.0 pp" in row["ours"] and "at sigma_w 0.25 12.6 pp" in row["ours"]
     assert (
         "resnet56 sigma_w 0.25 seed 1 (36.9 %)" in row["note"] and "resnet56 sigma_w 2.5 seed 0 (60.0 %)" in row["note"]
     )
@@ -342,6 +406,24 @@ def test_c6_names_every_run_that_fails_to_interpolate(results):
         "C6", "ours"
     ]  # mean 98, its t-interval reaches 103.5: clipped
     assert "resnet56 at sigma_w 2.5: final train acc 98.0 % [95 % CI 92.4, 100.0;" in ours, ours
+
+
+def test_c6_judges_the_sigma_w_interaction_of_the_depth_gap(results):
+    """The claim is a failure *at large sigma_w*: the depth gap at the largest sigma_w minus at the smallest. ResNet-56
+    at [60, 70, 65, 62, 68] % at sigma_w 2.5 and 100 % at 0.25: per seed [40, 30, 35, 38, 32], mean 35, sd 4.12,
+    t-interval 35 +- 2.776 * 4.12 / sqrt(5) = [29.9, 40.1]; the centred swap null leaves a seed's term at +-40 (both
+    cells kept or both swapped) or 0 (one swapped), so only the identity of 4^5 = 1,024 arrangements reaches 35: p =
+    1/1024. The same failure at both ends of the grid is no interaction: not reproduced."""
+    depth = results["05_depth"]
+    depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 2.5}] = [60.0, 70.0, 65.0, 62.0, 68.0]
+    row = claims.reproduction_table(results, ["C6"]).loc["C6"]
+    assert row["effect"] == pytest.approx(35.0) and row["verdict"] == IN_DIRECTION
+    assert (row["effect_low"], row["effect_high"]) == (pytest.approx(29.88, abs=0.01), pytest.approx(40.12, abs=0.01))
+    assert row["p_value"] == pytest.approx(1 / 1024)
+    depth["final_train_acc"].loc[{"model": "resnet56", "sigma_w": 0.25}] = [60.0, 70.0, 65.0, 62.0, 68.0]
+    row = claims.reproduction_table(results, ["C6"]).loc["C6"]
+    assert row["effect"] == pytest.approx(0.0) and row["verdict"] == NOT_REPRODUCED
+    assert "ResNet-9 minus resnet56: at sigma_w 2.5 35.0 pp" in row["ours"] and "at sigma_w 0.25 35.0 pp" in row["ours"]
 
 
 def test_c6_is_not_reproduced_when_the_deep_net_interpolates_and_needs_an_interpolating_reference(results):

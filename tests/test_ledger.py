@@ -38,7 +38,7 @@ def test_the_glance_table_gives_the_paper_ours_with_its_interval_and_the_verdict
     c1 = table.loc["C1"]
     assert glance.loc["C1", "paper"] == "26.5 pp"
     assert glance.loc["C1", "ours [95 % CI]"] == (
-        f"{c1['size']:.1f} pp [{c1['size_low']:.1f}, {c1['size_high']:.1f}] (SGD's spread)"
+        f"{c1['size']:.1f} pp [{c1['size_low']:.1f}, {c1['size_high']:.1f}] (SGD's spread, selected predictor)"
     )
     assert glance.loc["C2 Muon", "paper"] == "about 4 pp" and glance.loc["C4 both", "paper"] == "near 0 pp"
     c5 = table.loc["C5 equal steps"]  # no paper number: the effect, not a size
@@ -71,7 +71,7 @@ def test_the_answer_is_three_sentences_from_the_ledger(results):
     assert first == (
         f"At the test preset, low-learning-rate SGD keeps a cross-fitted spread of {c1['effect']:.1f} pp "
         f"[95 % CI {c1['effect_low']:.1f}, {c1['effect_high']:.1f}] across the initialization scales "
-        f"(paper: 26.5 pp): {c1['verdict']}"
+        f"(its validation-selected predictor; paper: 26.5 pp): {c1['verdict']}"
     )
     assert (
         second.startswith("The adaptive optimizers keep less: Adam ") and "Muon 4.0 pp (reproduced in size)" in second

@@ -15,7 +15,9 @@ The module assembles the ledger: :func:`reproduction_table` builds every row wit
 :mod:`initmem.study.judges` on the vocabulary of :mod:`initmem.study.ledger`; :mod:`initmem.study.ledger_text` tells it
 (the first screen, an exploration against the record); the chapter helpers (:func:`~initmem.study.ledger_text.verdict_box`, :func:`chapter_box`,
 :func:`chapter_verdicts`) render them. Spreads are those of the validation-selected predictor (the paper's metric),
-except C3, where the final predictor carries the claim when validation selects the same checkpoints at every horizon.
+except where the premise or the design points at the final one: C1 and C2 judge both and the final predictor carries
+the verdict where the selected checkpoints do not interpolate; C3's final predictor carries the claim when validation
+selects the same checkpoints at every horizon; C5's designs equalise the runs' ends, so they judge the final ones.
 """
 
 from __future__ import annotations
@@ -113,7 +115,8 @@ def reproduction_table(results: Mapping[str, xr.Dataset], claims: list[str] | No
     columns of :meth:`~initmem.study.ledger.Row.as_dict`: the paper's statement and number with its band, ours (text), the direction
     effect's mean and 95 % interval (``effect``, ``effect_low``, ``effect_high``, ``seeds``), the size's
     (``size``...), the null (``p_value``, ``null_mean``, ``null_p95``, ``raw``), ``verdict`` (one of
-    :data:`~initmem.study.rules.VERDICTS`), ``reason``, ``seeds_needed`` (inconclusive rows), ``rule``, ``clocks``, ``scale``, ``note``."""
+    :data:`~initmem.study.rules.VERDICTS`), ``reason``, ``seeds_needed`` (inconclusive rows), ``rule``, ``clocks``, ``scale``, ``note``,
+    ``predictor`` (the predictor the verdict judged, where the row names one)."""
     import pandas as pd
 
     rows = claim_rows(results, claims)

@@ -42,53 +42,110 @@ def _contrast_row(
     ours: Callable[[Interval], str],
     sized: bool,
     premise: str = "",
+    predictor: str = "selected",
     **texts: str,
 ) -> Row:
     """A row judging how much more memory ``reference`` keeps than ``other`` (each with dims sigma_w and seed): the
-    per-seed difference of their cross-fitted spreads (pp), against the null of exchanging the two's runs within each
-    seed. ``sized``: the paper's number is ``other``'s own spread (C2's "about 4 pp for Muon", C4's "near zero"), not
-    the difference. ``ours`` writes the row's text from the difference's interval."""
-    a, b = finite_runs(reference, "selected_test_acc"), finite_runs(other, "selected_test_acc")
+    per-seed difference of their cross-fitted spreads of ``predictor``'s test accuracy (pp; ``"selected"`` or
+    ``"final"``), against the null of exchanging the two's runs within each seed. ``sized``: the paper's number is
+    ``other``'s own spread (C2's "about 4 pp for Muon", C4's "near zero"), not the difference. ``ours`` writes the
+    row's text from the difference's interval."""
+    var = f"{predictor}_test_acc"
+    a, b = finite_runs(reference, var), finite_runs(other, var)
     cells = a.sizes["sigma_w"]
-    difference = cross_fitted(reference) - cross_fitted(other)
+    difference = cross_fitted(reference, var) - cross_fitted(other, var)
     return judged_row(
         claim,
         part,
         difference.values,
         contrast_null(seed_matrix(a), seed_matrix(b)),
         lambda n: contrast_null_floor(cells * n),
-        size_values=cross_fitted(other).values if sized else None,
+        size_values=cross_fitted(other, var).values if sized else None,
         premise=premise,
         ours=ours(interval_of(difference)),
+        predictor=predictor,
         **texts,
     )
+
+
+def _interpolation_premise(runs: dict[str, xr.Dataset], predictor: str) -> str:
+    """``""`` when every run of every ``runs`` (label -> Dataset) has ``predictor``'s train accuracy (``"selected"``
+    or ``"final"``, %) at or above the interpolation threshold; else which do not, with the lowest accuracy and
+    how many runs fall short."""
+    short = []
+    for label, ds in runs.items():
+        train = ds[f"{predictor}_train_acc"]
+        below = int((train < INTERPOLATION_THRESHOLD).sum())
+        if below:
+            short.append(f"{label} in {below} of {train.size} runs (lowest {float(train.min()):.1f} %)")
+    if not short:
+        return ""
+    where = "validation-selected checkpoints" if predictor == "selected" else "final predictors"
+    return f"the {where} do not all interpolate (train accuracy below {INTERPOLATION_THRESHOLD:g} %): " + "; ".join(
+        short
+    )
+
+
+def _on_the_interpolating_predictor(judge: Callable[[str, str], Row], runs: dict[str, xr.Dataset]) -> Row:
+    """One row judged on both predictors, ``judge(predictor, premise)`` each with the interpolation premise of
+    ``runs`` (label -> Dataset, :func:`_interpolation_premise`) checked on that predictor's own train accuracy: the
+    validation-selected predictor (the paper's metric) carries the verdict when it meets the premise, else the final
+    predictor does; the row's reason says which carries it and gives the other's verdict."""
+    premises = {name: _interpolation_premise(runs, name) for name in ("selected", "final")}
+    rows = {name: judge(name, premise) for name, premise in premises.items()}
+    if not premises["selected"]:
+        carrier, why = (
+            "selected",
+            "the validation-selected predictor (the paper's metric) meets the premise and carries",
+        )
+    elif not premises["final"]:
+        carrier, why = "final", "the validation-selected predictor does not meet the premise; the final one carries"
+    else:
+        carrier, why = "final", "neither predictor meets the premise; the final one carries"
+    other = "final" if carrier == "selected" else "selected"
+    row, aside = rows[carrier], rows[other].verdict
+    row.verdict = Verdict(
+        row.verdict.verdict,
+        f"{why} the verdict: {row.verdict.reason}; the {other} predictor alone: {aside.verdict} ({aside.reason})",
+    )
+    return row
 
 
 # --- the claims -----------------------------------------------------------------------------------------
 def _c1(ds: xr.Dataset) -> list[Row]:
     sgd = ds.sel(optimizer="sgd")
-    values = finite_runs(sgd, "selected_test_acc")
-    train = sgd["final_train_acc"]
-    premise = (
-        ""
-        if interpolates(train)
-        else (f"not every SGD run interpolates (lowest final train accuracy {float(train.min()):.1f} %)")
-    )
     k = sgd.sizes["sigma_w"]
-    return [
-        judged_row(
+
+    def judge(predictor: str, premise: str) -> Row:
+        values = finite_runs(sgd, f"{predictor}_test_acc")
+        return judged_row(
             "C1",
             "",
-            cross_fitted(sgd).values,
+            cross_fitted(sgd, f"{predictor}_test_acc").values,
             spread_null(seed_matrix(values)),
             lambda n: spread_null_floor(k, n),
             premise=premise,
             ours=spread_text(sgd),
+            predictor=predictor,
             clocks=clocks_text(sgd, ("T_SGD",)),
             scale=scale_text(ds),
             experiment="01_optimizers",
         )
-    ]
+
+    return [_on_the_interpolating_predictor(judge, {"SGD": sgd})]
+
+
+def _failed_runs(train: xr.DataArray, dims: tuple[str, ...]) -> str:
+    """The runs whose ``train`` accuracy (%) lies below the interpolation threshold, in the order of ``dims``, each
+    named by its coordinates (a model by its name, others as ``"sigma_w 0.1"``) with its accuracy, e.g.
+    ``"resnet110 sigma_w 0.1 seed 0 (36.9 %)"``; ``"none"`` when every run interpolates."""
+    failed = train.where(train < INTERPOLATION_THRESHOLD).to_dataframe(name="acc").dropna()
+    failed = failed.reset_index().sort_values(list(dims))
+    named = (
+        " ".join(str(run[d]) if d == "model" else f"{d} {run[d]:g}" for d in dims) + f" ({run['acc']:.1f} %)"
+        for _, run in failed.iterrows()
+    )
+    return ", ".join(named) or "none"
 
 
 def _c2(ds: xr.Dataset) -> list[Row]:
@@ -99,28 +156,30 @@ def _c2(ds: xr.Dataset) -> list[Row]:
         if optimizer not in ds["optimizer"].values:
             continue
         other = ds.sel(optimizer=optimizer)
-        train = other["final_train_acc"]
-        short = int((train < INTERPOLATION_THRESHOLD).sum())
+        failed = _failed_runs(other["final_train_acc"], ("sigma_w", "seed"))
         note = (
-            f"{part} ends below {INTERPOLATION_THRESHOLD:g} % train accuracy in {short} of {train.size} runs (lowest "
-            f"{float(train.min()):.1f} %): its spread is that of a predictor that does not interpolate"
-            if short
-            else ""
+            ""
+            if failed == "none"
+            else f"{part}'s runs that end below {INTERPOLATION_THRESHOLD:g} % train accuracy: {failed}"
         )
-        rows.append(
-            _contrast_row(
+
+        def judge(predictor: str, premise: str, other: xr.Dataset = other, part: str = part, note: str = note) -> Row:
+            return _contrast_row(
                 "C2",
                 part,
                 sgd,
                 other,
-                ours=lambda difference, o=other, part=part: f"{spread_text(o, part)} | SGD minus {part}: {difference}",
+                ours=lambda difference: f"{spread_text(other, part)} | SGD minus {part} ({predictor}): {difference}",
                 sized=True,
+                predictor=predictor,
+                premise=premise,
                 note=note,
                 clocks=clocks_text(other, ("T_adapt",)),
                 scale=scale_text(ds),
                 experiment="01_optimizers",
             )
-        )
+
+        rows.append(_on_the_interpolating_predictor(judge, {"SGD": sgd, part: other}))
     return rows
 
 
@@ -173,6 +232,7 @@ def _c3(ds: xr.Dataset) -> list[Row]:
                 clocks=clocks,
                 scale=scale,
                 experiment="02_long_training",
+                predictor=name,
             )
         )
     return rows
@@ -240,12 +300,15 @@ def _c5(ds: xr.Dataset) -> list[Row]:
             )
             continue
         small, large = pair
+        # the design puts the runs' ends (the final predictors) at equal steps or epochs; the validation-selected
+        # checkpoints need not be (printed beside): the final predictors carry the verdict
         head = " | ".join(
-            f"{point.label}, selected at {point.selected_steps:,.0f} steps (T_SGD {point.selected_T_SGD:.2g}): "
+            f"{point.label}, judged at its end (T_SGD {float(point.ds['final_T_SGD'].mean(skipna=True)):.2g}); "
+            f"validation selects at {point.selected_steps:,.0f} steps (T_SGD {point.selected_T_SGD:.2g}): "
             f"{spread_text(point.ds)}"
             for point in (small, large)
         )
-        head += f" | b={large.batch_size} minus b={small.batch_size}"
+        head += f" | b={large.batch_size} minus b={small.batch_size}, final predictors ({part})"
         clocks = "; ".join(clocks_text(point.ds, ("T_SGD",), f" ({point.label})") for point in (small, large))
         rows.append(
             _contrast_row(
@@ -255,6 +318,7 @@ def _c5(ds: xr.Dataset) -> list[Row]:
                 small.ds,
                 ours=lambda difference, head=head: f"{head}: {difference}",
                 sized=False,
+                predictor="final",
                 clocks=clocks,
                 scale=scale_text(ds),
                 experiment="04_batch_size",
@@ -270,50 +334,46 @@ def _depth(model: str) -> int:
 def _c6(ds: xr.Dataset) -> list[Row]:
     models = [str(m) for m in ds["model"].values]
     deepest = max(models, key=_depth)
-    top = float(max(ds["sigma_w"].values))
+    ends = [float(min(ds["sigma_w"].values)), float(max(ds["sigma_w"].values))]  # (smallest, largest)
     train = ds["final_train_acc"]
-    reference = train.sel(model="resnet9")
-    effect = (reference - train.sel(model=deepest)).sel(sigma_w=top)
-    null = contrast_null(
-        reference.sel(sigma_w=[top]).transpose("sigma_w", "seed").values,
-        train.sel(model=deepest, sigma_w=[top]).transpose("sigma_w", "seed").values,
-        lambda a, b: a.mean(axis=(-1, -2)) - b.mean(axis=(-1, -2)),
-        center=False,
-    )
+    reference, deep = (train.sel(model=m, sigma_w=ends).transpose("sigma_w", "seed") for m in ("resnet9", deepest))
+    gap = reference - deep  # (sigma_w, seed): how far the deepest net falls short of ResNet-9
+    effect = gap.sel(sigma_w=ends[1]) - gap.sel(sigma_w=ends[0])  # per seed: the sigma_w interaction
+
+    def interaction(a: np.ndarray, b: np.ndarray) -> np.ndarray:  # (..., 2, n_seeds) -> (...)
+        d = a - b
+        return (d[..., 1, :] - d[..., 0, :]).mean(-1)
+
+    # centred per seed, the swap of the two models within (sigma_w, seed) cells is exchangeable exactly when their
+    # profiles over sigma_w agree: no interaction
+    null = contrast_null(reference.values, deep.values, interaction)
     premise = (
         ""
-        if interpolates(reference)
-        else (f"ResNet-9 does not interpolate at every sigma_w (lowest {float(reference.min()):.1f} %)")
+        if interpolates(train.sel(model="resnet9"))
+        else f"ResNet-9 does not interpolate at every sigma_w (lowest {float(train.sel(model='resnet9').min()):.1f} %)"
     )
-    bottom = float(min(ds["sigma_w"].values))
     ours = "; ".join(
-        f"{m} at sigma_w {top:g}: final train acc "
-        f"{mean_interval(train.sel(model=m, sigma_w=top).values, limits=(0.0, 100.0)).format(' %')}"
+        f"{m} at sigma_w {ends[1]:g}: final train acc "
+        f"{mean_interval(train.sel(model=m, sigma_w=ends[1]).values, limits=(0.0, 100.0)).format(' %')}"
         for m in models
     )
-    small = mean_interval((reference - train.sel(model=deepest)).sel(sigma_w=bottom).values)
-    ours += f"; ResNet-9 minus {deepest} at the smallest sigma_w {bottom:g}, for comparison: {small.format(' pp')}"
-    failed = train.where(train < INTERPOLATION_THRESHOLD).to_dataframe().dropna()
-    note = "runs that do not interpolate: " + (
-        ", ".join(
-            f"{row.Index[0]} sigma_w {row.Index[1]:g} seed {row.Index[2]} ({row.final_train_acc:.1f} %)"
-            for row in failed.reorder_levels(["model", "sigma_w", "seed"]).sort_index().itertuples()
-        )
-        or "none"
+    ours += f"; ResNet-9 minus {deepest}: " + ", ".join(
+        f"at sigma_w {s:g} {mean_interval(gap.sel(sigma_w=s).values, method='t').format(' pp')}" for s in reversed(ends)
     )
+    ours += f"; the largest minus the smallest sigma_w (the interaction judged): {interval_of(effect, 't')}"
     row = judged_row(
         "C6",
         "",
         effect.values,
         null,
-        lambda n: contrast_null_floor(n),
+        lambda n: contrast_null_floor(2 * n),
         margin=0.5,
         premise=premise,
         method="t",
         ours=ours,
         clocks=clocks_text(ds.sel(model=deepest), ("T_SGD",)),
         scale=scale_text(ds),
-        note=note,
+        note="runs that do not interpolate: " + _failed_runs(train, ("model", "sigma_w", "seed")),
         experiment="05_depth",
     )
     return [row]

@@ -34,7 +34,7 @@ _OURS_SHORT = {
     "C3": "change of spread",
     "C4": "spread with the lever",
     "C5": "larger b minus smaller b",
-    "C6": "ResNet-9 minus deepest, train acc",
+    "C6": "depth gap in train acc, largest minus smallest σ_w",
     "C7": "SGD slope minus adaptive",
     "B1": "fitted boundary x0",
 }
@@ -57,7 +57,7 @@ def _number(centre: Any, low: Any, high: Any, unit: str) -> str:
 
 def _ours_cell(row: Any, describe: bool = True) -> str:
     """A row's headline number with its interval: the size where the paper gives a number, else the effect; with
-    ``describe``, followed by what it measures."""
+    ``describe``, followed by what it measures (and of which predictor, where the row names one)."""
     sized = _given(row["band_low"])
     centre, low, high = (
         (row["size"], row["size_low"], row["size_high"])
@@ -65,7 +65,9 @@ def _ours_cell(row: Any, describe: bool = True) -> str:
         else (row["effect"], row["effect_low"], row["effect_high"])
     )
     text = _number(centre, low, high, row["unit"])
-    return text + (f" ({_OURS_SHORT[row['claim']]})" if describe and _given(centre) else "")
+    predictor = row.get("predictor", "")
+    what = _OURS_SHORT[row["claim"]] + (f", {predictor} predictor" if predictor else "")
+    return text + (f" ({what})" if describe and _given(centre) else "")
 
 
 def _effect_cell(row: Any) -> str:
@@ -115,6 +117,12 @@ def _verdict_change(record: str | None, here: str) -> str:
     return here if record in (None, here) else f"{record} → {here}"
 
 
+def _judged(row: Any) -> str:
+    """``"its final predictor; "`` where a row names the predictor its verdict judged, else ``""``."""
+    predictor = row.get("predictor", "")
+    return f"its {'validation-selected' if predictor == 'selected' else predictor} predictor; " if predictor else ""
+
+
 def answer(table: Any, preset: str) -> str:
     """Three sentences that answer the book's question from a :func:`reproduction_table`: SGD's memory (C1), the
     adaptive optimizers' (C2), and the count of verdicts."""
@@ -124,7 +132,7 @@ def answer(table: Any, preset: str) -> str:
         parts.append(
             f"At the {preset} preset, low-learning-rate SGD keeps a cross-fitted spread of "
             f"{c1['effect']:.1f} pp [95 % CI {c1['effect_low']:.1f}, {c1['effect_high']:.1f}] across the "
-            f"initialization scales (paper: 26.5 pp): {c1['verdict']}."
+            f"initialization scales ({_judged(c1)}paper: 26.5 pp): {c1['verdict']}."
         )
     adaptive = [
         key for key in ("C2 Adam", "C2 AdamW", "C2 Muon") if key in table.index and _given(table.loc[key, "size"])
