@@ -88,8 +88,8 @@ page.against_record("10_phase_diagram", ds, record)
 # at the smallest $\sigma_w$ minus at the largest (mean over seeds). With the two ends of the $\sigma_w$ grid, the gap is
 # the spread with its sign: positive where the small initialization wins, about 0 where the scale is forgotten. The
 # red line is the predicted boundary $x = 0$, where $T_{L2} = \ln(\|W_0\|/\|W^*\|)$ with both norms measured in the
-# cell's own runs; the dotted lines are the noise clock $T_{SGD} = \frac1b\sum_k\eta_k^2$, which depends on the
-# learning rate only.
+# cell's own runs; the white dotted line is a contour of the noise clock $T_{SGD} = \frac1b\sum_k\eta_k^2$ (its value
+# in the legend), which depends on the learning rate only.
 
 # %% [markdown]
 # ## Which clock moves the memory?
