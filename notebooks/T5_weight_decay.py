@@ -227,14 +227,13 @@ for j, s in enumerate(check_sigmas):
     ax.semilogy(T, n4[:, j], color=f"C{j}", label=rf"$\sigma={s:g}$")
     ax.semilogy(T, relax[:, j], color=f"C{j}", ls=":", lw=1)
 ax.axhline(n4_pred, color="k", ls="--", lw=1, label=r"$\eta\bar G/(\lambda(2-\eta\lambda))$")
-ax.set(
-    xlabel=r"$T_{L_2}=\lambda\sum\eta$", ylabel=r"$\|w\|^4$", title="one equilibrium\n(dotted: exponential relaxation)"
-)
+ax.plot([], [], color="0.4", ls=":", lw=1, label="exponential relaxation")  # the dotted lines, in the legend
+ax.set(xlabel=r"$T_{L_2}=\lambda\sum\eta$", ylabel=r"$\|w\|^4$", title="one equilibrium")
 plots.legend_in(keys[0], ax)
 ax = axes[1]
 ax.plot(np.log(sig_f), eta * lam * k_meas, "o", label="measured")
 ax.plot(np.log(sig_f), eta * lam * k_pred, "-", label=r"$\frac{1}{4}\ln\frac{\|w_0\|^4-\|w_*\|^4}{\delta\|w_*\|^4}$")
-ax.set(xlabel=r"$\ln\sigma$", ylabel=r"$T_{L_2}$ at forgetting", title=f"forgetting time (slope {slope:.2f})")
+ax.set(xlabel=r"$\ln\sigma$", ylabel=r"$T_{L_2}$ at forgetting", title=f"forgetting time\n(slope {slope:.2f})")
 plots.legend_in(keys[1], ax)
 ax = axes[2]
 window = 100
@@ -243,7 +242,7 @@ for j, s in enumerate(check_sigmas):
     rms = np.sqrt(np.convolve(a**2, np.ones(window) / window, mode="valid"))
     ax.loglog(np.arange(len(rms)) + window, rms, color=f"C{j}", label=rf"$\sigma={s:g}$")
 ax.axhline(ang_pred, color="k", ls="--", lw=1, label=r"$\sqrt{2\eta\lambda}$")
-ax.set(xlabel="step", ylabel="angular update (RMS over 100 steps)", title="rotational equilibrium")
+ax.set(xlabel="step", ylabel="angular update, RMS", title="rotational equilibrium\n(RMS over 100 steps)")
 plots.legend_in(keys[2], ax)
 page.figure(fig, "t5_fig", source)
 
