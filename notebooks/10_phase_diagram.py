@@ -88,8 +88,8 @@ page.against_record("10_phase_diagram", ds, record)
 # at the smallest $\sigma_w$ minus at the largest (mean over seeds). With the two ends of the $\sigma_w$ grid, the gap is
 # the spread with its sign: positive where the small initialization wins, about 0 where the scale is forgotten. The
 # red line is the predicted boundary $x = 0$, where $T_{L2} = \ln(\|W_0\|/\|W^*\|)$ with both norms measured in the
-# cell's own runs; the dotted lines are the noise clock $T_{SGD} = \frac1b\sum_k\eta_k^2$, which depends on the
-# learning rate only.
+# cell's own runs; the white dotted line is a contour of the noise clock $T_{SGD} = \frac1b\sum_k\eta_k^2$ (its value
+# in the legend), which depends on the learning rate only.
 
 # %% [markdown]
 # ## Which clock moves the memory?
@@ -185,23 +185,25 @@ page.verdict_box("10_phase_diagram", ds)
 # %% [markdown]
 # ## Every cell
 #
-# Per cell: the norms and the clock that make $x$, the gap of the selected and of the final predictor with its 95 %
-# t-interval over seeds, and the lowest final training accuracy (a cell that does not interpolate forgets by
-# underfitting, not by the clock).
+# Per cell: the norms and the L2 clock that make $x$, with $T_{SGD}$ beside them,
 
 # %% tags=["hide-input"]
 page.table(
     cells,
     "e10_cells",
     labels={"T_L2": "T_L2, end", "T_SGD": "T_SGD, end", "x": "x = T_L2 (end) − ln(|W0|/|W*|)"},
+    columns=["W0", "W_star", "W_top", "log_ratio", "T_L2", "T_SGD", "x"],
+)
+
+# %% [markdown]
+# and the gap of the selected and of the final predictor with its 95 % t-interval over seeds, with the lowest final
+# training accuracy (a cell that does not interpolate forgets by underfitting, not by the clock):
+
+# %% tags=["hide-input"]
+page.table(
+    cells,
+    "e10_gaps",
     columns=[
-        "W0",
-        "W_star",
-        "W_top",
-        "log_ratio",
-        "T_L2",
-        "T_SGD",
-        "x",
         "selected_gap",
         "selected_gap_low",
         "selected_gap_high",

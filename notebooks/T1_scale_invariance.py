@@ -67,8 +67,10 @@
 # product $\eta\lambda$ is unchanged). By induction,
 #
 # $$
-# \mathrm{SGD}(\sigma,\eta,\lambda)\;\equiv\;\mathrm{SGD}\big(1,\ \eta/\sigma^2,\ \sigma^2\lambda\big),
-# \qquad w_k=\sigma\,\tilde w_k\ \text{ exactly, for every }k .
+# \begin{gathered}
+# \mathrm{SGD}(\sigma,\eta,\lambda)\;\equiv\;\mathrm{SGD}\big(1,\ \eta/\sigma^2,\ \sigma^2\lambda\big),\\
+# w_k=\sigma\,\tilde w_k\ \text{ exactly, for every }k .
+# \end{gathered}
 # $$
 #
 # For Adam the gradients of the $\sigma$-run are $1/\sigma$ times those of the unit run. So its first moment is $1/\sigma$ times

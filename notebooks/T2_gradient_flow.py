@@ -60,8 +60,10 @@
 # coordinate-wise:
 #
 # $$
-# u(t)=\alpha\,e^{-2\int_0^tg},\qquad v(t)=\alpha\,e^{2\int_0^tg},\qquad
-# w(t)=2\alpha^2\sinh\big(\nu(t)\big),\quad \nu(t)=-4\int_0^tg(s)\,ds .
+# \begin{gathered}
+# u(t)=\alpha\,e^{-2\int_0^tg},\qquad v(t)=\alpha\,e^{2\int_0^tg},\\
+# w(t)=2\alpha^2\sinh\big(\nu(t)\big),\qquad \nu(t)=-4\int_0^tg(s)\,ds .
+# \end{gathered}
 # $$
 #
 # Since $g=\frac1nX^\top(Xw-y)$, the vector $\nu(t)$ always lies in the row space of $X$: $\nu=X^\top\mu$ for some $\mu$. Suppose the
@@ -69,9 +71,11 @@
 # exactly the optimality conditions of
 #
 # $$
+# \begin{gathered}
 # \min_w\ Q_\alpha(w)\quad\text{s.t.}\quad Xw=y,\qquad
-# Q_\alpha(w)=\alpha^2\sum_{i=1}^d q\!\left(\frac{w_i}{\alpha^2}\right),\qquad
+# Q_\alpha(w)=\alpha^2\sum_{i=1}^d q\!\left(\frac{w_i}{\alpha^2}\right),\\
 # q(z)=2-\sqrt{4+z^2}+z\,\operatorname{arcsinh}\!\left(\frac z2\right),
+# \end{gathered}
 # $$
 #
 # because $q'(z)=\operatorname{arcsinh}(z/2)$ and $Q_\alpha$ is strictly convex. This is the potential in the standard form stated by

@@ -72,8 +72,10 @@
 # $m\epsilon$ gives $\omega_0-m\epsilon\nabla\tilde C+\frac{m^2\epsilon^2}{2}H\nabla C+O(\epsilon^3)$. Matching the two,
 #
 # $$
-# \tilde C_{\rm SGD}=C+\frac{\epsilon}{4m}\sum_{k=0}^{m-1}\|\nabla\hat C_k\|^2
-# =C+\frac\epsilon4\|\nabla C\|^2+\frac{\epsilon}{4m}\sum_k\|\nabla\hat C_k-\nabla C\|^2 .
+# \begin{aligned}
+# \tilde C_{\rm SGD}&=C+\frac{\epsilon}{4m}\sum_{k=0}^{m-1}\|\nabla\hat C_k\|^2\\
+# &=C+\frac\epsilon4\|\nabla C\|^2+\frac{\epsilon}{4m}\sum_k\|\nabla\hat C_k-\nabla C\|^2 .
+# \end{aligned}
 # $$
 #
 # The cross term vanished because $\sum_k(\nabla\hat C_k-\nabla C)=0$. Averaging over the random partition, a minibatch mean of

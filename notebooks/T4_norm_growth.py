@@ -24,20 +24,20 @@
 # ## An exact identity
 #
 # Let $w$ be scale invariant and write $g_k=\nabla\hat L_k(w_k)$ for the minibatch gradient. Because $g_k\perp w_k$ (T1, identity 1),
-# Pythagoras gives
+# Pythagoras gives, exactly and at every step,
 #
 # $$
-# \|w_{k+1}\|^2=\|w_k-\eta_kg_k\|^2=\|w_k\|^2+\eta_k^2\|g_k\|^2
-# \qquad\text{(exact, every step)}.
+# \|w_{k+1}\|^2=\|w_k-\eta_kg_k\|^2=\|w_k\|^2+\eta_k^2\|g_k\|^2 .
 # $$
 #
 # The norm can only grow. Define $G_k=\|\nabla\hat L_k(\hat w_k)\|^2=\|g_k\|^2\|w_k\|^2$, the squared gradient measured at unit norm
 # (T1, identity 2). Then $\|w_{k+1}\|^2=\|w_k\|^2+\eta_k^2G_k/\|w_k\|^2$. Squaring,
 #
 # $$
-# \|w_{k+1}\|^4=\|w_k\|^4+2\eta_k^2G_k+\frac{\eta_k^4G_k^2}{\|w_k\|^4}
-# \quad\Longrightarrow\quad
-# \boxed{\ \|w_K\|^4\simeq\|w_0\|^4+2\sum_{k<K}\eta_k^2\,G_k\ }
+# \begin{gathered}
+# \|w_{k+1}\|^4=\|w_k\|^4+2\eta_k^2G_k+\frac{\eta_k^4G_k^2}{\|w_k\|^4}\\
+# \Longrightarrow\quad\boxed{\ \|w_K\|^4\simeq\|w_0\|^4+2\sum_{k<K}\eta_k^2\,G_k\ }
+# \end{gathered}
 # $$
 #
 # The dropped term is smaller by the relative size of one step's norm change, $\eta_k^2G_k/\|w_k\|^4$. It matters only
@@ -60,9 +60,11 @@
 # $\mathbb E\,G_k=\|\nabla L(\hat w_k)\|^2+\frac{N-b}{N-1}\frac{\operatorname{tr}\Sigma(\hat w_k)}{b}$, with $\Sigma$ the per-sample gradient covariance at unit norm. Hence
 #
 # $$
-# \|w_K\|^4-\|w_0\|^4\;\approx\;\underbrace{2\sum_k\eta_k^2\,\|\nabla L(\hat w_k)\|^2}_{\text{finite step}}
-# \;+\;\underbrace{2\,\frac{N-b}{N-1}\,\overline{\operatorname{tr}\Sigma}\;T_{\rm SGD}}_{\text{minibatch noise}},
+# \begin{aligned}
+# \|w_K\|^4-\|w_0\|^4\;&\approx\;\underbrace{2\sum_k\eta_k^2\,\|\nabla L(\hat w_k)\|^2}_{\text{finite step}}\\
+# &\quad\;+\;\underbrace{2\,\frac{N-b}{N-1}\,\overline{\operatorname{tr}\Sigma}\;T_{\rm SGD}}_{\text{minibatch noise}},
 # \qquad T_{\rm SGD}=\frac1b\sum_k\eta_k^2 .
+# \end{aligned}
 # $$
 #
 # When noise dominates, the norm is driven by $T_{\rm SGD}$ alone.
@@ -72,9 +74,10 @@
 # The initial scale enters only through $\|w_0\|^4\propto\sigma_w^4$. It is overwritten once the accumulated term is comparable:
 #
 # $$
-# \text{forgotten when}\quad 2\,\overline{\operatorname{tr}\Sigma}\;T_{\rm SGD}\;\gtrsim\;\|w_0\|^4
-# \quad\Longleftrightarrow\quad
-# \sigma_w\;\lesssim\;\sigma_c=\big(2\,\overline{\operatorname{tr}\Sigma}\,T_{\rm SGD}\big)^{1/4}.
+# \begin{gathered}
+# \text{forgotten when}\quad 2\,\overline{\operatorname{tr}\Sigma}\;T_{\rm SGD}\;\gtrsim\;\|w_0\|^4\\
+# \Longleftrightarrow\quad\sigma_w\;\lesssim\;\sigma_c=\big(2\,\overline{\operatorname{tr}\Sigma}\,T_{\rm SGD}\big)^{1/4}.
+# \end{gathered}
 # $$
 #
 # This criterion is asymmetric in $\sigma_w$.

@@ -36,9 +36,11 @@
 # into a **linear** equation for $\|w\|^4$:
 #
 # $$
-# \frac{d\|w\|^4}{dk}=-4\eta_k\lambda\,\|w\|^4+2\eta_k^2G_k
-# \quad\Longrightarrow\quad
+# \begin{gathered}
+# \frac{d\|w\|^4}{dk}=-4\eta_k\lambda\,\|w\|^4+2\eta_k^2G_k\\
+# \Longrightarrow\quad
 # \|w_K\|^4=e^{-4\lambda\sum_{k<K}\eta_k}\,\|w_0\|^4+2\sum_{k<K}\eta_k^2G_k\,e^{-4\lambda\sum_{k<j<K}\eta_j}.
+# \end{gathered}
 # $$
 #
 # Both clocks appear in one formula. With $\lambda=0$ it is T4's law, and the init term is overwritten on the $T_{\rm SGD}$ clock. With
@@ -50,11 +52,12 @@
 # $x_*^2\big(1-(1-\eta\lambda)^2\big)=\eta^2\bar G$, i.e.
 #
 # $$
-# \|w_*\|^4=\frac{\eta\,\bar G}{\lambda\,(2-\eta\lambda)}\approx\frac{\eta\bar G}{2\lambda},
-# \qquad
+# \begin{gathered}
+# \|w_*\|^4=\frac{\eta\,\bar G}{\lambda\,(2-\eta\lambda)}\approx\frac{\eta\bar G}{2\lambda},\\
 # \Delta\phi_*\approx\frac{\eta\sqrt{\bar G}}{\|w_*\|^2}=\sqrt{2\eta\lambda},
 # \qquad
 # \eta_{\rm eff,*}=\frac{\eta}{\|w_*\|^2}=\sqrt{\frac{2\eta\lambda}{\bar G}} .
+# \end{gathered}
 # $$
 #
 # The equilibrium angular update per step, $\sqrt{2\eta\lambda}$, does not even depend on the gradient statistics. These are
@@ -77,9 +80,10 @@
 # The initial condition is forgotten once its damped contribution $e^{-4T_{L_2}}\|w_0\|^4$ falls below the equilibrium value:
 #
 # $$
-# T_{L_2}^{\rm forget}\approx\frac14\ln\frac{\|w_0\|^4}{\|w_*\|^4}=\ln\frac{\|w_0\|}{\|w_*\|}\;\approx\;\ln\sigma_w+\text{const},
-# \qquad
+# \begin{gathered}
+# T_{L_2}^{\rm forget}\approx\frac14\ln\frac{\|w_0\|^4}{\|w_*\|^4}=\ln\frac{\|w_0\|}{\|w_*\|}\;\approx\;\ln\sigma_w+\text{const},\\
 # k_{\rm forget}(\delta)=\frac{1}{4\eta\lambda}\ln\frac{\|w_0\|^4-\|w_*\|^4}{\delta\,\|w_*\|^4}
+# \end{gathered}
 # $$
 #
 # for the first step at which $\|w\|^4$ is within a fraction $\delta$ of equilibrium. Compare T4: without decay, forgetting needs a
@@ -227,14 +231,13 @@ for j, s in enumerate(check_sigmas):
     ax.semilogy(T, n4[:, j], color=f"C{j}", label=rf"$\sigma={s:g}$")
     ax.semilogy(T, relax[:, j], color=f"C{j}", ls=":", lw=1)
 ax.axhline(n4_pred, color="k", ls="--", lw=1, label=r"$\eta\bar G/(\lambda(2-\eta\lambda))$")
-ax.set(
-    xlabel=r"$T_{L_2}=\lambda\sum\eta$", ylabel=r"$\|w\|^4$", title="one equilibrium\n(dotted: exponential relaxation)"
-)
+ax.plot([], [], color="0.4", ls=":", lw=1, label="exponential relaxation")  # the dotted lines, in the legend
+ax.set(xlabel=r"$T_{L_2}=\lambda\sum\eta$", ylabel=r"$\|w\|^4$", title="one equilibrium")
 plots.legend_in(keys[0], ax)
 ax = axes[1]
 ax.plot(np.log(sig_f), eta * lam * k_meas, "o", label="measured")
 ax.plot(np.log(sig_f), eta * lam * k_pred, "-", label=r"$\frac{1}{4}\ln\frac{\|w_0\|^4-\|w_*\|^4}{\delta\|w_*\|^4}$")
-ax.set(xlabel=r"$\ln\sigma$", ylabel=r"$T_{L_2}$ at forgetting", title=f"forgetting time (slope {slope:.2f})")
+ax.set(xlabel=r"$\ln\sigma$", ylabel=r"$T_{L_2}$ at forgetting", title=f"forgetting time\n(slope {slope:.2f})")
 plots.legend_in(keys[1], ax)
 ax = axes[2]
 window = 100
@@ -243,7 +246,7 @@ for j, s in enumerate(check_sigmas):
     rms = np.sqrt(np.convolve(a**2, np.ones(window) / window, mode="valid"))
     ax.loglog(np.arange(len(rms)) + window, rms, color=f"C{j}", label=rf"$\sigma={s:g}$")
 ax.axhline(ang_pred, color="k", ls="--", lw=1, label=r"$\sqrt{2\eta\lambda}$")
-ax.set(xlabel="step", ylabel="angular update (RMS over 100 steps)", title="rotational equilibrium")
+ax.set(xlabel="step", ylabel="angular update, RMS", title="rotational equilibrium\n(RMS over 100 steps)")
 plots.legend_in(keys[2], ax)
 page.figure(fig, "t5_fig", source)
 

@@ -35,7 +35,10 @@
 # $v_k=\beta_2v_{k-1}+(1-\beta_2)g_k^2$ (coordinate-wise), corrects their bias, and steps by
 #
 # $$
-# \Delta\theta_k=-\eta_k\,u_k,\qquad u_k=\frac{\hat m_k}{\sqrt{\hat v_k}+\epsilon},\qquad \hat m_k=\frac{m_k}{1-\beta_1^k},\ \ \hat v_k=\frac{v_k}{1-\beta_2^k}.
+# \begin{gathered}
+# \Delta\theta_k=-\eta_k\,u_k,\qquad u_k=\frac{\hat m_k}{\sqrt{\hat v_k}+\epsilon},\\
+# \hat m_k=\frac{m_k}{1-\beta_1^k},\qquad \hat v_k=\frac{v_k}{1-\beta_2^k}.
+# \end{gathered}
 # $$
 #
 # Multiplying every gradient by $c>0$ multiplies $\hat m$ by $c$ and $\sqrt{\hat v}$ by $c$, so $u$ is unchanged when $\epsilon\to0$.
@@ -50,9 +53,11 @@
 # $v_k=(1-\beta_2)\sum_j\beta_2^jg_{k-j}^2$, and set $r=\beta_1^2/\beta_2<1$. Then
 #
 # $$
-# |m_k|\le(1-\beta_1)\Big(\sum_{j<k}r^j\Big)^{1/2}\Big(\sum_j\beta_2^jg_{k-j}^2\Big)^{1/2}
-# \quad\Longrightarrow\quad
+# \begin{gathered}
+# |m_k|\le(1-\beta_1)\Big(\sum_{j<k}r^j\Big)^{1/2}\Big(\sum_j\beta_2^jg_{k-j}^2\Big)^{1/2}\\
+# \Longrightarrow\quad
 # |u_{k,i}|\le C_k=\frac{1-\beta_1}{\sqrt{1-\beta_2}}\sqrt{\frac{1-r^k}{1-r}}\;\frac{\sqrt{1-\beta_2^k}}{1-\beta_1^k}.
+# \end{gathered}
 # $$
 #
 # $C_1=1$, since the first step is a sign step, and $C_k$ increases to $C_\infty=\frac{1-\beta_1}{\sqrt{(1-\beta_2)(1-r)}}$, about 7.3 at the

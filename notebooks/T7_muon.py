@@ -29,7 +29,10 @@
 # keeps a momentum buffer and orthogonalizes it with five Newton–Schulz iterations:
 #
 # $$
-# B_t=\mu B_{t-1}+(1-\mu)G_t,\qquad M_t=(1-\mu)G_t+\mu B_t\ \ (\text{Nesterov}),\qquad O_t=\mathrm{NS}_5(M_t)\approx UV^\top\quad(M_t=USV^\top),
+# \begin{gathered}
+# B_t=\mu B_{t-1}+(1-\mu)G_t,\qquad M_t=(1-\mu)G_t+\mu B_t\ \ (\text{Nesterov}),\\
+# O_t=\mathrm{NS}_5(M_t)\approx UV^\top\quad(M_t=USV^\top),
+# \end{gathered}
 # $$
 # $$
 # W_t=(1-\eta\lambda)W_{t-1}-\eta\,s\,O_t,\qquad s=\sqrt{\max(1,\ \text{rows}/\text{cols})}.

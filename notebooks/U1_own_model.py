@@ -47,7 +47,7 @@ plots.use_book_style()
 import torch
 from torch import nn
 
-from initmem import measure_init_memory, spread, summary_table
+from initmem import measure_init_memory, spread, spread_lines, summary_table
 
 g = torch.Generator().manual_seed(0)
 centres = torch.randn(10, 32, generator=g)  # a 10-class Gaussian mixture in 32 dims
@@ -68,7 +68,8 @@ def mlp():  # your model: any () -> nn.Module
 train, val, test = draw(1000), draw(500), draw(500)
 grid = dict(sigma_ws=[0.25, 1.0, 4.0], seeds=[0, 1, 2], epochs=12, progress=False)
 sgd = measure_init_memory(mlp, train, val, test, optimizer="sgd", lr=0.02, **grid)
-print(spread(sgd))  # per seed: max - min over sigma_w of the selected test acc (pp)
+per_seed = spread(sgd)  # per seed: max - min over sigma_w of the selected test acc (pp)
+print("spread of each seed:", ", ".join(f"{v:.1f} pp" for v in per_seed.values))
 
 # %% [markdown]
 # On CIFAR-10 instead, take shuffled, class-balanced tensors of the sizes you want (the images of the archive are
@@ -84,15 +85,15 @@ print(spread(sgd))  # per seed: max - min over sigma_w of the selected test acc 
 # `sgd` has the dimensions `sigma_w`, `seed` and `epoch`, the variables of every experiment in this book
 # (`selected_test_acc`, `final_test_acc`, `tau_interp`, `weight_norm`, `dist_from_init`, the clocks `T_SGD`,
 # `T_L2`, `T_adapt`, ...) and attributes that say what was measured (the model's repr and parameter count, the
-# data sizes, the settings, the commit). The summary table gives the spread of the seed-mean and a 95 % interval
-# over the seeds:
+# data sizes, the settings, the commit). `spread_lines` says the result in one line per configuration: the
+# cross-fitted spread (each seed read at the $\sigma_w$ that the other seeds rank best and worst, so that seed noise
+# alone does not make it positive) with its 95 % interval over the seeds:
 
 # %%
-print(sgd.attrs["model_class"], sgd.attrs["n_parameters"], "parameters")
-print("sigma_w sets", sgd.attrs["kernels"])
-print("data:", sgd.attrs["data_sizes"])
-columns = ["selected_spread_pp", "selected_ci95_low", "selected_ci95_high"]
-print(summary_table(sgd)[columns])
+n, kernels = sgd.attrs["n_parameters"], sgd.attrs["kernels"]
+print(f"{sgd.attrs['model_class']}: {n:,} parameters; sigma_w sets {kernels}")
+print("data sizes:", sgd.attrs["data_sizes"])
+print(*spread_lines(sgd))
 
 # %% [markdown]
 # ## Does an adaptive optimizer forget?
@@ -100,19 +101,26 @@ print(summary_table(sgd)[columns])
 # The same call with Adam. Under SGD a large $\sigma_w$ is a small effective learning rate $\eta/\sigma_w^2$ on
 # every kernel behind a BatchNorm; under Adam it is only $\eta/\sigma_w$, and the clock $T_{\rm adapt}=\sum_k\eta_k$
 # runs much faster than $T_{\rm SGD}=\frac1b\sum_k\eta_k^2$ ([T6](T6_adaptive.ipynb)). The two results combine into one
-# Dataset along an `optimizer` dimension, and the book's own figure draws it.
+# Dataset along an `optimizer` dimension: one line per optimizer, then the summary table in its reader's view
+# (`view="reader"`: a few columns with units; the default view has every column, with machine names, for code).
 
 # %%
 import pandas as pd
 import xarray as xr
 
-from initmem.study import plots
-
 adam = measure_init_memory(mlp, train, val, test, optimizer="adam", lr=0.01, **grid)
 optimizer = pd.Index(["sgd", "adam"], name="optimizer")
 both = xr.concat([sgd, adam], dim=optimizer, combine_attrs="drop_conflicts")
-table = summary_table(both)
-print(table[columns + ["selected_best_sigma_w", "selected_worst_sigma_w"]])
+table = summary_table(both)  # every column, for code (machine names)
+print(*spread_lines(table), sep="\n")
+summary_table(both, view="reader")
+
+# %% [markdown]
+# The book's own figure draws the result:
+
+# %%
+from initmem.study import plots
+
 title = r"Your own model: test accuracy against $\sigma_w$"
 fig = plots.acc_vs_sigma(both, hue="optimizer", title=title)
 
@@ -158,8 +166,8 @@ display(Markdown(page.source_note("U1_own_model", sources=[])))
 #   model selection locks in; `tau_interp` says whether and when each run interpolated;
 # * `weight_norm` at the last epoch against epoch 0 shows the radial memory of claim C7.
 #
-# Everything else in this book works on the result: `plots.training_curves(sgd, col=None)`, the seed-mean
-# spread with its interval (`summary_table`), or a cache (`cache_dir=...`) so that a rerun reads the runs back.
+# Everything else in this book works on the result: `plots.training_curves(sgd, col=None)`, the cross-fitted
+# spread with its interval (`spread_lines`, `summary_table`), or a cache (`cache_dir=...`) so that a rerun reads the runs back.
 # With a built-in ResNet, `measure_init_memory` gives exactly the numbers of `sweep` for the same settings (the
 # test `tests/test_measure.py` checks it). Larger grids run in parallel on the package's own executors:
 # `executor="processes", workers=4` (or `"dask"` with a `client`), given a `model_fn` defined at module level (a

@@ -3,8 +3,8 @@
 For every HTML page of ``_build/html`` (served on 127.0.0.1, read in a 1280 x 1000 viewport), the browser must
 report: no console errors, no request to another host and no failed request, math typeset by the local MathJax (an
 ``mjx-container`` in every math element, no raw ``$$`` left), every image decoded, every internal link (and its
-fragment) resolving, no table cut off on the right (a wide one scrolls in its own box), and figures whose text is
-legible. Every experiment chapter shows a figure on its first screen, the landing page's first screen holds the answer,
+fragment) resolving, no table cut off on the right (a wide one scrolls in its own box), no table or display equation
+wider than the column (none needs a sideways scroll, dropdowns opened), and figures whose text is legible. Every experiment chapter shows a figure on its first screen, the landing page's first screen holds the answer,
 a figure and the compact table, and a search lists the chapters before the API reference. An exploration
 (``initmem experiments --preset cpu --only 04 -p batch_sizes "[64, 256]"``, rendered beside the record) shows its banner
 with the parameter set by hand on its first screen, and its main figure draws the committed record. Screenshots of a few pages go to ``$INITMEM_ARTIFACTS/screenshots`` (default
@@ -103,6 +103,7 @@ return {
       src: img.currentSrc || img.src, top: img.getBoundingClientRect().top + window.scrollY,
       height: img.getBoundingClientRect().height, width: img.getBoundingClientRect().width,
       natural_width: img.naturalWidth})),
+  sideways: sideways(),  // last: it opens the dropdowns
 };
 
 // Tables of the article that stick out on its right, or are cut by a box that hides what overflows. A table
@@ -124,6 +125,32 @@ function cutTables() {
                 right: Math.round(right), limit: Math.round(limit), box: overflow});
   }
   return cut;
+}
+
+// Every table and display equation of the article, with the dropdowns opened: how many were measured, and those
+// wider than their box. A table's box is its nearest ancestor that does not let it overflow (the box it would scroll
+// in; a table in none is measured against the article); an equation's box is its own container (Sphinx's div.math,
+// MathJax's display container). Wider: the box's scrollWidth exceeds its clientWidth (a sideways scroll).
+function sideways() {
+  const article = document.querySelector('article.bd-article');
+  if (!article) return {tables: 0, equations: 0, wide: []};
+  article.querySelectorAll('details').forEach(d => { d.open = true; });
+  const wide = [];
+  const check = (kind, el, scrollWidth, clientWidth) => {
+    if (scrollWidth > clientWidth + 1)
+      wide.push({kind: kind, text: el.textContent.trim().replace(/\\s+/g, ' ').slice(0, 60),
+                 scroll_width: scrollWidth, client_width: clientWidth});
+  };
+  const tables = article.querySelectorAll('table');
+  for (const table of tables) {
+    let box = table.parentElement;
+    while (box !== article && getComputedStyle(box).overflowX === 'visible') box = box.parentElement;
+    if (box === article) check('table', table, table.offsetWidth, article.clientWidth);
+    else check('table', table, box.scrollWidth, box.clientWidth);
+  }
+  const equations = article.querySelectorAll('div.math, mjx-container[display="true"]');
+  for (const eq of equations) check('equation', eq, eq.scrollWidth, eq.clientWidth);
+  return {tables: tables.length, equations: equations.length, wide: wide};
 }
 """
 
@@ -395,6 +422,16 @@ def test_no_table_is_cut_off(report):
     none sticks out on the right or is clipped by a box that hides its overflow."""
     cut = {p: info["cut_tables"] for p, info in report.items() if info["cut_tables"]}
     assert not cut, f"tables cut off on the right: {json.dumps(cut, indent=1)}"
+
+
+def test_no_table_or_equation_scrolls_sideways(report):
+    """No table or display equation is wider than the book's column, dropdowns opened: none scrolls sideways in its
+    box (scrollWidth at most clientWidth). Long equations break over lines; wide tables split (book/_static/book.css
+    sets tables a size below the text). The book has both, so the measure cannot pass by seeing nothing."""
+    measured = {kind: sum(info["sideways"][kind] for info in report.values()) for kind in ("tables", "equations")}
+    assert measured["tables"] > 0 and measured["equations"] > 0, measured
+    wide = {p: info["sideways"]["wide"] for p, info in report.items() if info["sideways"]["wide"]}
+    assert not wide, f"tables or equations wider than the column: {json.dumps(wide, indent=1)}"
 
 
 def test_no_page_shows_the_build_machine_path(html_dir):

@@ -62,13 +62,16 @@ def test_the_own_model_page_code_fits_the_column():
 @pytest.mark.slow
 def test_the_own_model_example_runs_in_a_fresh_session_outside_the_repository(tmp_path):
     """The cells a reader copies, pasted in order into ``python -c`` in an empty folder: they run, print the spreads
-    and the table, and write nothing."""
+    as sentences (no raw repr, no six-decimal table), and write nothing."""
     code = "\n\n".join(c.source for c in _example_cells())
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=tmp_path, env=_outside_env(), capture_output=True, text=True, timeout=900
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert "selected_spread_pp" in proc.stdout and "adam" in proc.stdout
+    lines = proc.stdout.splitlines()
+    assert lines[0].startswith("spread of each seed: ") and lines[0].endswith(" pp"), proc.stdout
+    assert sum(line.startswith(("SGD: spread ", "Adam: spread ")) for line in lines) == 2, proc.stdout
+    assert "<xarray" not in proc.stdout and not re.search(r"\d\.\d{3}", proc.stdout), proc.stdout
     assert not list(tmp_path.iterdir())
 
 

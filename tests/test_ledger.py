@@ -125,6 +125,9 @@ def test_a_subset_of_claims_and_the_chapter_renderings(results):
     box = claims.verdict_box(table, "C4")
     assert box.count("**C4.") == 1 and box.count("- C4 ") == 3 and box.count("Rule:") == 1 and "**C6." not in box
     assert claims.verdict_box(table, "C9") == ""
+    # the box's heading writes the symbol, as the prose does
+    heading = claims.verdict_box(table, "C6").splitlines()[0]
+    assert heading == "**C6. Do deeper ResNets fail to interpolate at large $\\sigma_w$?**"
     assert "About" not in box  # no inconclusive row here
     line = claims.chapter_verdicts("05_depth", results["05_depth"], label="mine")
     assert line.endswith("<mine>`).") and "C6 " in line and "C4" not in line
@@ -308,3 +311,15 @@ def test_a_rows_block_tabulates_what_the_verdict_judged(results):
     assert lines[4] == "| **verdict** | **reproduced in size** | | | |"
     c1 = claims.reproduction_table(results, ["C1"]).loc["C1"]  # C1's effect is its size: the size line names it
     assert "| direction effect (SGD's spread) |" in claims.judged_table(c1)
+
+
+def test_every_verdict_box_heading_writes_symbols_as_math():
+    """The ledger's questions are plain text; the chapters' box headings write their symbols as the prose does."""
+    from initmem.study.ledger import PAPER
+    from initmem.study.ledger_text import _heading_math
+
+    headings = {claim: _heading_math(paper["question"]) for claim, paper in PAPER.items()}
+    assert headings["B1"].endswith(r"at $T_{L2} = \ln(\|W_0\|/\|W^*\|)$?")
+    for claim, heading in headings.items():
+        plain = heading.replace(r"\sigma_w", "")
+        assert "sigma_w" not in plain and "T_L2" not in plain and heading.count("$") % 2 == 0, (claim, heading)

@@ -89,6 +89,30 @@ def test_a_cell_without_runs_has_no_row_and_its_heat_map_cell_stays_blank():
     plt.close("all")
 
 
+def test_heat_map_values_sit_above_every_line_and_the_t_sgd_contours_are_named_in_the_legend():
+    """No line or label hides a cell's value: each value is drawn above the contours with a halo, the axes hold no
+    text but the values (the T_SGD levels are in the legend), and the style's grid is off on the cells."""
+    import matplotlib.pyplot as plt
+
+    from initmem.study import phase_plots
+
+    ds = fake_phase()
+    fig = phase_plots.phase_heatmaps(ds)
+    t_sgd = phase.cell_table(ds)["T_SGD"]
+    levels = phase_plots._t_sgd_levels(phase_plots._grid(phase.cell_table(ds), "T_SGD")[0])
+    assert levels and all(t_sgd.min() < v < t_sgd.max() for v in levels)
+    legend = [t.get_text() for legend in fig.legends for t in legend.get_texts()]
+    legend += [t.get_text() for ax in fig.axes if ax.get_legend() for t in ax.get_legend().get_texts()]
+    assert [f"$T_{{SGD}}$ = {v:.2g}" for v in levels] == [t for t in legend if t.startswith("$T_{SGD}$")]
+    for ax in fig.axes[:2]:
+        lines = [c for c in ax.collections if type(c).__name__.endswith(("ContourSet", "LineCollection"))]
+        assert lines, "the boundary and the T_SGD contours are drawn"
+        assert ax.texts and all(t.get_text().replace(".", "").replace("-", "").isdigit() for t in ax.texts)
+        assert all(t.get_zorder() > max(c.get_zorder() for c in lines) and t.get_path_effects() for t in ax.texts)
+        assert not any(line.get_visible() for line in ax.get_xgridlines() + ax.get_ygridlines())
+    plt.close("all")
+
+
 def _hand_cell(w0: float, w_star: float, t_l2: float) -> xr.Dataset:
     """One (lr, weight_decay) cell with known norms and clock, two sigma_w, two seeds."""
     ds = fake_sweep({"lr": [0.1], "weight_decay": [0.01], "sigma_w": [0.1, 2.5], "seed": [0, 1]})

@@ -20,7 +20,7 @@ import initmem.run.training
 import initmem.sweeps.executors
 from initmem.run.config import ConfigError, RunConfig
 from initmem.study.stats import spread
-from initmem.study.summary import summary_table
+from initmem.study.summary import spread_lines, summary_table
 from initmem.sweeps.combine import combine_runs
 from initmem.sweeps.driver import sweep
 from initmem.sweeps.spec import SweepSpec
@@ -344,3 +344,80 @@ def test_summary_table_with_one_seed_and_explicit_by():
     assert math.isnan(table.loc["sgd", "selected_ci95_low"]) and table.loc["sgd", "selected_n_seeds"] == 1
     with pytest.raises(ValueError, match="optimizer"):
         summary_table(_accuracy_grid(), by=[])
+
+
+def _zipped_grid():
+    """:func:`_accuracy_grid` with a learning rate zipped along the optimizers, as a sweep's spec gives it."""
+    return _accuracy_grid().assign_coords(lr=("optimizer", [0.02, 0.001]))
+
+
+def test_spread_lines_say_each_configurations_spread_with_its_interval():
+    # sgd: cross-fitted 20 and 24 -> 22 +- t_{0.975, 1} sd / sqrt(2) = 22 +- 12.706 * 2 = [-3.4, 47.4] (the table's
+    # interval, test above); adam: both seeds -3 -> [-3.0, -3.0]
+    assert spread_lines(_zipped_grid()) == [
+        "SGD, learning rate 0.02: spread 22.0 pp [-3.4, 47.4] (95 % CI; cross-fitted, 2 seeds)",
+        "Adam, learning rate 0.001: spread -3.0 pp [-3.0, -3.0] (95 % CI; cross-fitted, 2 seeds)",
+    ]
+    assert spread_lines(summary_table(_zipped_grid())) == spread_lines(_zipped_grid())
+    # final = selected + 1: the same spreads; one configuration: the line is the sentence alone
+    assert spread_lines(_zipped_grid().sel(optimizer="sgd"), variable="final", digits=2) == [
+        "spread 22.00 pp [-3.41, 47.41] (95 % CI; cross-fitted, 2 seeds)"
+    ]
+    # one seed: its raw spread (sgd seed 0: 60 - 40; adam: 52 - 49), and no interval
+    assert spread_lines(_zipped_grid().isel(seed=0)) == [
+        "SGD, learning rate 0.02: spread 20.0 pp (raw, 1 seed: no interval)",
+        "Adam, learning rate 0.001: spread 3.0 pp (raw, 1 seed: no interval)",
+    ]
+    # rows over two dims name both
+    lines = spread_lines(_zipped_grid().expand_dims(batch_size=[64, 128]))
+    assert (
+        lines[1]
+        == "batch size 64, Adam, learning rate 0.001: spread -3.0 pp [-3.0, -3.0] (95 % CI; cross-fitted, 2 seeds)"
+    )
+    assert len(lines) == 4 and lines[2].startswith("batch size 128, SGD, learning rate 0.02: spread 22.0 pp")
+    with pytest.raises(ValueError, match="variable: allowed values are 'selected', 'final'; got 'best'"):
+        spread_lines(_zipped_grid(), variable="best")
+    with pytest.raises(ValueError, match="view='full'"):
+        spread_lines(summary_table(_zipped_grid(), view="reader"))
+
+
+def test_spread_lines_count_diverged_runs():
+    ds = _zipped_grid().sel(optimizer="sgd")
+    ds["diverged"] = xr.zeros_like(ds["selected_test_acc"])
+    ds["diverged"].loc[{"sigma_w": 2.0, "seed": 1}] = 1.0
+    # seed 1 drops out: one complete seed; the seed-mean curve 61, 52, 40 (seed 0 alone at 2.0): raw spread 21
+    assert spread_lines(ds) == ["spread 21.0 pp (raw, 1 seed: no interval); 1 run diverged, left out"]
+
+
+def test_summary_table_reader_view_is_a_short_table_with_units():
+    table = summary_table(_zipped_grid(), view="reader")
+    assert list(table.columns) == [
+        "learning rate",
+        "selected spread (pp), 95 % CI",
+        "estimator",
+        "seeds",
+        "noise p (selected)",
+        "best σ_w",
+        "worst σ_w",
+        "final spread (pp), 95 % CI",
+    ]
+    assert list(table.index) == ["SGD", "Adam"] and table.columns.name == "optimizer" and table.index.name is None
+    assert table.loc["SGD"].tolist() == [
+        "0.02",
+        "22.0 [-3.4, 47.4]",
+        "cross-fitted",
+        "2",
+        "0.17",
+        "0.5",
+        "2",
+        "22.0 [-3.4, 47.4]",
+    ]
+    # a diverged run adds its column
+    ds = _zipped_grid()
+    ds["diverged"] = xr.zeros_like(ds["selected_test_acc"])
+    ds["diverged"].loc[{"sigma_w": 2.0, "seed": 1, "optimizer": "adam"}] = 1.0
+    shown = summary_table(ds, view="reader")
+    assert shown["diverged runs"].tolist() == ["0", "1"]
+    assert shown.loc["Adam", "estimator"] == "raw (1 seed)" and shown.loc["Adam", "seeds"] == "1"
+    with pytest.raises(ValueError, match="view: allowed values are 'full', 'reader'; got 'pretty'"):
+        summary_table(_zipped_grid(), view="pretty")

@@ -45,6 +45,7 @@ LAZY_EXPORTS: dict[str, str] = {
     "SweepSpec": "initmem.sweeps.spec",
     "spread": "initmem.study.stats",
     "summary_table": "initmem.study.summary",
+    "spread_lines": "initmem.study.summary",
 }
 
 __all__ = ["__version__", "ConfigError", "RunConfig", *LAZY_EXPORTS]

@@ -164,7 +164,7 @@ def verdict_box(table: Any, claims: str | list[str]) -> str:
         if own.empty:
             continue
         first = own.iloc[0]
-        lines += [f"**{first['claim']}. {first['question']}**", "", f"- Paper: {first['paper']}."]
+        lines += [f"**{first['claim']}. {_heading_math(first['question'])}**", "", f"- Paper: {first['paper']}."]
         for key, row in own.iterrows():
             label = f"{key}: " if row["part"] else ""
             needed = (
@@ -180,6 +180,21 @@ def verdict_box(table: Any, claims: str | list[str]) -> str:
                 lines.append(f"  Note: {row['note']}.")
         lines += [f"- Rule: {first['rule']}.", ""]
     return "\n".join(lines).strip()
+
+
+#: The plain-text symbols of the ledger's questions and how a heading writes them (as the prose does: MyST math).
+_HEADING_SYMBOLS = (
+    ("T_L2 = ln(|W0| / |W*|)", r"$T_{L2} = \ln(\|W_0\|/\|W^*\|)$"),
+    ("sigma_w", r"$\sigma_w$"),
+)
+
+
+def _heading_math(text: str) -> str:
+    """``text`` (a ledger question, plain text) with its symbols written as MyST math, as the chapters' prose and
+    headings write them: ``"... at large sigma_w?"`` -> ``"... at large $\\sigma_w$?"``."""
+    for plain, math in _HEADING_SYMBOLS:
+        text = text.replace(plain, math)
+    return text
 
 
 _DIRECTION_SIDE = {1: "holds", -1: "fails", 0: "undecided"}

@@ -41,8 +41,9 @@ def _on(table: Any, column: str, lrs: list[float], wds: list[float]) -> np.ndarr
 def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forgets", record: xr.Dataset | None = None):
     """Two heat maps over (learning rate, L2 strength): the selected and the final memory gap (pp, seed mean, the
     value written in each cell), with the contour x = 0 where ``T_L2 = ln(|W0|/|W*|)`` (solid) and the T_SGD contours
-    (dotted, labelled). The axes are the grid's cells, labelled with their values (lambda = 0 included); a cell
-    without runs is left blank. ``record``:
+    (dotted; their values in the legend, not on the cells). Each cell's value is drawn above every line, with a halo
+    in the contrasting colour, so that no line hides it. The axes are the grid's cells, labelled with their values
+    (lambda = 0 included); a cell without runs is left blank. ``record``:
     the committed record's Dataset, its contour x = 0 drawn muted over the cells both grids have
     (:mod:`initmem.study.plots.overlay`)."""
     from matplotlib import patheffects
@@ -54,13 +55,16 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
     fig, axes, strips = panels(2, height=max(2.9, 0.42 * len(wds)), legend="below")  # room for a value per cell
     gaps = [_grid(table, f"{name}_gap")[0] for name in ("selected", "final")]
     top = max(float(np.nanmax(g)) for g in gaps)
+    t_levels = _t_sgd_levels(t_sgd)
     for ax, gap, name in zip(axes[0], gaps, ("validation-selected", "final epoch")):
         image = ax.imshow(
             gap, origin="lower", cmap="viridis", vmin=min(0.0, float(np.nanmin(gap))), vmax=top, aspect="auto"
         )
+        ax.grid(False)  # the style's grid would run through the cells' values
         for (i, j), value in np.ndenumerate(gap):
             if not np.isfinite(value):
                 continue  # no run in this cell
+            light = value < 0.6 * top  # white on the dark cells, black on the bright ones
             ax.text(
                 j,
                 i,
@@ -68,7 +72,9 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
                 ha="center",
                 va="center",
                 fontsize=8,
-                color="white" if value < 0.6 * top else "black",
+                color="white" if light else "black",
+                zorder=5,  # above the contours
+                path_effects=[patheffects.withStroke(linewidth=1.6, foreground="#222222" if light else "white")],
             )
         if np.nanmin(x) < 0 < np.nanmax(x):
             ax.contour(
@@ -90,18 +96,16 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
                 linewidths=1.4,
                 linestyles="--",
             )
-        if np.nanmax(t_sgd) > np.nanmin(t_sgd):
-            levels = np.unique(np.round(np.geomspace(np.nanmin(t_sgd[t_sgd > 0]), np.nanmax(t_sgd), 3), 3))
-            lines = ax.contour(
+        if t_levels:
+            ax.contour(
                 np.arange(len(lrs)),
                 np.arange(len(wds)),
                 t_sgd,
-                levels=levels[1:-1] if len(levels) > 2 else levels,
+                levels=t_levels,
                 colors="white",
-                linewidths=0.8,
-                linestyles=":",
+                linewidths=1.0,
+                linestyles=_T_SGD_STYLES[: len(t_levels)],
             )
-            ax.clabel(lines, fmt=lambda v: f"T_SGD {v:.2g}", fontsize=7.5)
         ax.set_xticks(range(len(lrs)), [f"{v:g}" for v in lrs], rotation=45)
         ax.set_yticks(range(len(wds)), [f"{v:g}" for v in wds])
         ax.set_xlabel(r"learning rate $\eta$")
@@ -115,12 +119,28 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
         strips[0],
         [
             Line2D([], [], color="#d62728", lw=2.2, label=r"x = 0: $T_{L2} = \ln(|W_0|/|W^*|)$ (measured norms)"),
-            Line2D([], [], color=MUTED, lw=0.8, ls=":", label=r"$T_{SGD}$ contours"),
+            *(
+                Line2D([], [], color=MUTED, lw=1.0, ls=style, label=rf"$T_{{SGD}}$ = {level:.2g}")
+                for level, style in zip(t_levels, _T_SGD_STYLES)
+            ),
             *(overlaid if theirs is not None else []),
         ],
     )
     extra = r"gap = accuracy at the smallest minus at the largest $\sigma_w$, mean over seeds"
     return finish(fig, ds, title, record_note(record, extra) if theirs is not None else extra)
+
+
+#: The line styles of the T_SGD contours, one per level (told apart in the legend).
+_T_SGD_STYLES = [":", "--", "-."]
+
+
+def _t_sgd_levels(t_sgd: np.ndarray) -> list[float]:
+    """The T_SGD values to draw as contours: the inner of three log-spaced values over the grid's range (rounded to
+    three decimals), or all of them when rounding leaves two or fewer; none when T_SGD does not vary."""
+    if not np.nanmax(t_sgd) > np.nanmin(t_sgd):
+        return []
+    levels = np.unique(np.round(np.geomspace(np.nanmin(t_sgd[t_sgd > 0]), np.nanmax(t_sgd), 3), 3))
+    return [float(v) for v in (levels[1:-1] if len(levels) > 2 else levels)]
 
 
 def _record_x(record: xr.Dataset, lrs: list[float], wds: list[float]) -> np.ndarray | None:

@@ -1,5 +1,10 @@
 """The summary table of a sweep: its spread over sigma_w per configuration, with the interval of the printed
-estimator (:mod:`initmem.study.stats`) and its noise null (:mod:`initmem.study.nulls`). Printed by ``initmem sweep``, shown in every experiment chapter."""
+estimator (:mod:`initmem.study.stats`) and its noise null (:mod:`initmem.study.nulls`). Printed by ``initmem sweep``, shown in every experiment chapter.
+
+Two views for readers: ``summary_table(ds, view="reader")`` (a few columns with human headers and units, one
+decimal, each spread and its interval in one cell: :func:`initmem.study.tables.present`) and :func:`spread_lines`
+(one sentence per configuration, e.g. ``"SGD, learning rate 0.02: spread 21.3 pp [17.1, 25.5] (95 % CI;
+cross-fitted, 5 seeds)"``)."""
 
 from __future__ import annotations
 
@@ -11,13 +16,18 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
+from ..run.optimizers import LABELS as OPTIMIZER_LABELS
 from .nulls import spread_null
-from .stats import SEED_DIM, cross_fitted_spreads, finite_runs, mean_interval, n_diverged, seed_mean
+from .stats import LEVEL, SEED_DIM, cross_fitted_spreads, finite_runs, mean_interval, n_diverged, seed_mean
+from .tables import LABELS, format_value, present
 
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["summary_table"]
+__all__ = ["VIEWS", "summary_table", "spread_lines"]
+
+#: The views of :func:`summary_table`: every column for code, or a few for readers.
+VIEWS = ("full", "reader")
 
 
 def summary_table(
@@ -26,8 +36,12 @@ def summary_table(
     by: str | Sequence[str] | None = None,
     seed_dim: str = SEED_DIM,
     variables: Sequence[str] = ("selected_test_acc", "final_test_acc"),
+    view: str = "full",
 ) -> pd.DataFrame:
     """The spread over ``over`` per combination of the ``by`` dims, as a pandas DataFrame (one row each).
+
+    ``view="full"`` (the default) gives the numeric columns below, for code; ``view="reader"`` a table to read
+    (:func:`_reader_view`).
 
     Seeds (see :mod:`initmem.study.stats` and :mod:`initmem.study.nulls`): for each row and variable ``v``
     (``selected`` = selected_test_acc, ``final`` = final_test_acc),
@@ -53,9 +67,12 @@ def summary_table(
         by: dims indexing the rows; default every dim except ``over``, ``seed_dim``, ``epoch``, ``layer``.
             Any other dim of size > 1 raises ValueError (select a value first). Coordinates along a ``by`` dim
             (the other zipped fields, e.g. ``lr`` along ``optimizer``) become columns too.
+        view: ``"full"`` or ``"reader"`` (:data:`VIEWS`); another value raises ValueError.
     """
     import pandas as pd
 
+    if view not in VIEWS:
+        raise ValueError(f"view: allowed values are {', '.join(map(repr, VIEWS))}; got {view!r}")
     if over not in ds.dims:
         raise ValueError(f"over: {over!r} is not a dimension; available: {', '.join(map(str, ds.dims))}")
     ignored = {over, seed_dim, "epoch", "layer"}
@@ -83,7 +100,38 @@ def summary_table(
             row.update(_spread_stats(values, over, seed_dim, var.removesuffix("_test_acc")))
         rows.append(row)
     table = pd.DataFrame(rows)
-    return table.set_index(by) if by else table
+    table = table.set_index(by) if by else table
+    return _reader_view(table, over) if view == "reader" else table
+
+
+def _reader_view(table: pd.DataFrame, over: str) -> pd.DataFrame:
+    """The reader's view of a full :func:`summary_table`: the configuration (optimizers by the paper's names, the
+    zipped fields such as the learning rate), the selected spread with its 95 % interval in one cell, its estimator
+    and seeds, the noise p of the raw spread, the best and worst ``over`` value, the final spread with its interval,
+    and the diverged runs where any run diverged. Cells are strings (:func:`initmem.study.tables.present`: one
+    decimal for percentage points); a single index's name heads the index column (one header row)."""
+    metrics = ["n_diverged"] + [c for c in table.columns if c.startswith(("selected_", "final_"))]
+    configuration = [c for c in table.columns if c not in metrics]
+    columns = [
+        *configuration,
+        "selected_spread_pp",
+        "selected_estimator",
+        "selected_n_seeds",
+        "selected_null_p",
+        f"selected_best_{over}",
+        f"selected_worst_{over}",
+        "final_spread_pp",
+    ]
+    if table["n_diverged"].any():
+        columns.append("n_diverged")
+    labels = {"selected_estimator": "estimator", f"selected_best_{over}": f"best {LABELS.get(over, over)}"}
+    labels[f"selected_worst_{over}"] = f"worst {LABELS.get(over, over)}"
+    if "optimizer" in table.index.names:
+        table = table.rename(index=OPTIMIZER_LABELS, level="optimizer")
+    shown = present(table, columns, labels=labels)
+    if shown.index.nlevels == 1 and shown.index.name:
+        shown = shown.rename_axis(index=None, columns=shown.index.name)
+    return shown
 
 
 def _spread_stats(values: xr.DataArray, over: str, seed_dim: str, prefix: str) -> dict[str, Any]:
@@ -110,3 +158,69 @@ def _spread_stats(values: xr.DataArray, over: str, seed_dim: str, prefix: str) -
         f"{prefix}_best_{over}": sigmas[np.nanargmax(curve.values)].item() if finite else math.nan,
         f"{prefix}_worst_{over}": sigmas[np.nanargmin(curve.values)].item() if finite else math.nan,
     }
+
+
+def spread_lines(
+    data: xr.Dataset | pd.DataFrame,
+    over: str = "sigma_w",
+    by: str | Sequence[str] | None = None,
+    seed_dim: str = SEED_DIM,
+    variable: str = "selected",
+    digits: int = 1,
+) -> list[str]:
+    """One sentence per configuration (a row of :func:`summary_table`): the spread over ``over`` of ``variable``
+    (``"selected"`` or ``"final"`` test accuracy) with the 95 % interval the table computes for its estimator, e.g.
+    ``"SGD, learning rate 0.02: spread 21.3 pp [17.1, 25.5] (95 % CI; cross-fitted, 5 seeds)"``; with one seed
+    ``"...: spread 20.0 pp (raw, 1 seed: no interval)"``. Runs that diverged are counted at the end of the line.
+
+    Args:
+        data: a sweep Dataset (its :func:`summary_table` is computed with ``over``, ``by`` and ``seed_dim``), or a
+            full-view table that :func:`summary_table` returned.
+        variable: which accuracy's spread, ``"selected"`` (validation-selected) or ``"final"`` (last epoch).
+        digits: decimals of the percentage points.
+
+    Returns:
+        The lines, in the table's row order; a configuration is named by the optimizer's paper name and the other
+        dims and zipped fields as ``"name value"``; a table without configuration dims gives one line that starts
+        with ``"spread"``.
+    """
+    if variable not in ("selected", "final"):
+        raise ValueError(f"variable: allowed values are 'selected', 'final'; got {variable!r}")
+    table = data if not isinstance(data, xr.Dataset) else summary_table(data, over, by, seed_dim)
+    if f"{variable}_spread_pp" not in table.columns:
+        raise ValueError(f"data: needs the {variable}_* columns of summary_table(..., view='full')")
+    configuration = [c for c in table.columns if c != "n_diverged" and not c.startswith(("selected_", "final_"))]
+    index_names = [n for n in table.index.names if n is not None]
+    lines = []
+    for key, row in zip(table.index, table.to_dict("records")):
+        keys = dict(zip(index_names, key if isinstance(key, tuple) else (key,)))
+        named = {**keys, **{c: row[c] for c in configuration}}
+        parts = [_configuration_part(name, value) for name, value in named.items()]
+        sentence = _spread_sentence(row, variable, digits)
+        lines.append(f"{', '.join(parts)}: {sentence}" if parts else sentence)
+    return lines
+
+
+def _configuration_part(name: str, value: Any) -> str:
+    """``"SGD"`` for an optimizer, else ``"learning rate 0.02"`` (the name as tables write it, the value as a cell)."""
+    if name == "optimizer":
+        return OPTIMIZER_LABELS.get(value, str(value))
+    return f"{LABELS.get(name, name)} {format_value(name, value)}"
+
+
+def _spread_sentence(row: dict[str, Any], variable: str, digits: int) -> str:
+    """``"spread 21.3 pp [17.1, 25.5] (95 % CI; cross-fitted, 5 seeds)"`` from one full summary_table row."""
+    estimate, low, high = (float(row[f"{variable}_{c}"]) for c in ("spread_pp", "ci95_low", "ci95_high"))
+    seeds, estimator = int(row[f"{variable}_n_seeds"]), row[f"{variable}_estimator"]
+    counted = f"{seeds} seed{'s' if seeds != 1 else ''}"
+    if not math.isfinite(estimate):
+        text = "spread n/a (no seed has a value at every point)"
+    elif math.isfinite(low) and math.isfinite(high):
+        level = round(100 * LEVEL)
+        text = f"spread {estimate:.{digits}f} pp [{low:.{digits}f}, {high:.{digits}f}] ({level} % CI; {estimator}, {counted})"
+    else:
+        text = f"spread {estimate:.{digits}f} pp ({estimator.split(' (')[0]}, {counted}: no interval)"
+    diverged = int(row.get("n_diverged", 0))
+    if diverged:
+        text += f"; {diverged} run{'s' if diverged != 1 else ''} diverged, left out"
+    return text
