@@ -2,8 +2,9 @@
 row (:class:`Row`) and the measurements every claim's judge shares.
 
 A row is judged by :func:`initmem.study.rules.judge` (:func:`judged_row`): its direction effect is the mean over seeds
-of a per-seed paired contrast with its 95 % t-interval (spreads in it cross-fitted,
-:func:`initmem.study.stats.cross_fitted_spreads`), its noise null a permutation p-value (:mod:`initmem.study.nulls`),
+of a per-seed paired contrast with its 95 % interval (spreads in it cross-fitted,
+:func:`initmem.study.stats.cross_fitted_spreads`, their interval calibrated by simulation for the design,
+:mod:`initmem.study.calibration`), its noise null a permutation p-value (:mod:`initmem.study.nulls`),
 and its size, where the paper gives a number ``P``, the interval against the band ``P +- max(5 pp, 30 % of P)``.
 The judges of the claims are :mod:`initmem.study.judges`; :mod:`initmem.study.claims` assembles the ledger.
 """
@@ -20,6 +21,7 @@ import xarray as xr
 
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import rules
+from .calibration import CrossFitted
 from .nulls import NullTest, spread_null
 from .rules import INCONCLUSIVE, Verdict
 from .stats import Interval, cross_fitted_spreads, finite_runs, mean_interval
@@ -92,7 +94,8 @@ PAPER: dict[str, dict[str, Any]] = {
 }
 
 _SPREAD = (
-    "cross-fitted spread of the validation-selected test accuracy over sigma_w (pp, mean over seeds, 95 % t-interval)"
+    "cross-fitted spread of the validation-selected test accuracy over sigma_w (pp, mean over seeds, 95 % interval "
+    "calibrated by simulation for the design)"
 )
 #: The rule of each claim: its direction effect, null, size and premise (printed in the book).
 RULES: dict[str, str] = {
@@ -223,8 +226,12 @@ def cross_fitted(ds: xr.Dataset, var: str = "selected_test_acc") -> xr.DataArray
     return cross_fitted_spreads(finite_runs(ds, var))
 
 
-def interval_of(values: xr.DataArray | np.ndarray, method: str = "t, cross-fitted") -> Interval:
-    """The mean of per-seed ``values`` with its 95 % t-interval, labelled ``method``."""
+def interval_of(values: xr.DataArray | np.ndarray, method: str | CrossFitted) -> Interval:
+    """The mean of per-seed ``values`` with its 95 % interval: ``method`` a :class:`CrossFitted` estimator (per-seed
+    cross-fitted spreads or their contrasts, :mod:`initmem.study.calibration`), or the label of a plain Student-t
+    interval (:func:`initmem.study.stats.mean_interval`)."""
+    if isinstance(method, CrossFitted):
+        return method.interval(values)
     return mean_interval(np.asarray(values), method=method)
 
 
@@ -270,10 +277,8 @@ def spread_text(ds: xr.Dataset, label: str = "") -> str:
         values = finite_runs(ds, f"{name}_test_acc")
         null = spread_null(seed_matrix(values))
         train = float(ds[f"{name}_train_acc"].mean(skipna=True))
-        parts.append(
-            f"{name}: {interval_of(cross_fitted_spreads(values))} (raw {null.observed:.1f} pp, "
-            f"{null}), train acc {train:.1f} %"
-        )
+        memory = interval_of(cross_fitted_spreads(values), CrossFitted(values.sizes["sigma_w"]))
+        parts.append(f"{name}: {memory} (raw {null.observed:.1f} pp, {null}), train acc {train:.1f} %")
     return (label + ": " if label else "") + "; ".join(parts)
 
 
@@ -296,14 +301,19 @@ def judged_row(
     size_values: np.ndarray | None = None,
     margin: float = rules.MARGIN_PP,
     premise: str = "",
-    method: str = "t, cross-fitted",
+    method: str | CrossFitted = "t",
     **texts: Any,
 ) -> Row:
-    """A row judged by :func:`initmem.study.rules.judge`, with the seeds an inconclusive verdict would need."""
+    """A row judged by :func:`initmem.study.rules.judge`, with the seeds an inconclusive verdict would need.
+    ``method``: the interval of :func:`interval_of`; a :class:`CrossFitted` contrast's size is that condition's own
+    spread, so it gets the estimator of a spread over the same design. The seeds needed are projected with Student-t
+    critical values (:func:`initmem.study.rules.seeds_to_decide`); the calibrated ones are larger, so it is a lower
+    bound for a cross-fitted row."""
     value = PAPER[claim]["values"].get(part)
     band = rules.band_of(value) if value is not None else None
-    direction = mean_interval(direction_values, method=method)
-    size = mean_interval(size_values, method=method) if size_values is not None else direction
+    direction = interval_of(direction_values, method)
+    size_method = method.spread() if isinstance(method, CrossFitted) else method
+    size = interval_of(size_values, size_method) if size_values is not None else direction
     verdict = rules.judge(direction, null.p_value, size=size, band=band, margin=margin, premise=premise)
     needed = (
         _seeds_for(direction_values, floor, margin=margin) if verdict.verdict == INCONCLUSIVE and not premise else None
