@@ -4,8 +4,9 @@ Each claim is judged (:mod:`initmem.study.rules`) from per-seed cross-fitted spr
 (:func:`initmem.study.stats.cross_fitted_spreads`), their 95 % interval calibrated by simulation for the design
 (:class:`initmem.study.calibration.CrossFitted`) and a permutation null (:mod:`initmem.study.nulls`). Whether a
 "95 %" rule errs 5 % (or 2.5 %) of the time is not given: the cross-fitted spread is a noisy max-minus-min, not a
-Gaussian mean (a plain Student-t interval covered 76-90 % without memory), and the calibration assumed a linear
-profile; this module measures it, with noise and memory drawn independently of the calibration's. This module simulates per-seed
+Gaussian mean (a plain Student-t interval covered 76-90 % without memory); the calibration controls some of these
+rates by construction, on its own draws, and this module measures all of them through the rules, on fresh draws of the
+same model (Gaussian cell noise, a linear memory profile). This module simulates per-seed
 accuracies of a design, ``(n_sigma, n_seeds)``, with a known memory profile and Gaussian within-cell noise, judges
 them with the same functions the ledger calls, and counts:
 
@@ -274,8 +275,8 @@ def rates_table(ds: xr.Dataset) -> str:
     source = f"; commit {str(ds.attrs['commit'])[:12]}" if ds.attrs.get("commit") else ""
     lines.append(
         f"\nPercent of {reps} simulated replicates per cell (+- one Monte-Carlo standard error), judged by the "
-        f"ledger's rules; random permutation nulls with {draws:,} draws{source}. Rules at their nominal level would "
-        "give at most 2.5 % false 'in size' on the band's edge, at most 5 % false direction, and 95 % coverage. "
+        f"ledger's rules with its calibrated intervals; random permutation nulls with {draws:,} draws{source}. The "
+        "targets: at most 2.5 % false 'in size' on the band's edge, at most 5 % false direction, and 93-97 % coverage. "
         f"C5 has no number: its power is that of 'in direction' at a {_UNNUMBERED_EFFECT:g} pp difference."
     )
     return "\n".join(lines)

@@ -34,6 +34,7 @@ __all__ = [
     "seed_matrix",
     "cross_fitted",
     "interval_of",
+    "size_method",
     "interpolates",
     "clocks_text",
     "scale_text",
@@ -164,6 +165,8 @@ class Row:
     #: The per-seed values behind ``effect`` and ``size`` (what the intervals are of), None where not judged by seeds.
     values: np.ndarray | None = None
     size_values: np.ndarray | None = None
+    #: The interval estimator of ``effect`` (:func:`interval_of`; the size's is :func:`size_method` of it).
+    method: str | CrossFitted = "t"
 
     def __post_init__(self) -> None:
         self.unit = _UNITS.get(self.claim, self.unit)
@@ -233,6 +236,12 @@ def interval_of(values: xr.DataArray | np.ndarray, method: str | CrossFitted) ->
     if isinstance(method, CrossFitted):
         return method.interval(values)
     return mean_interval(np.asarray(values), method=method)
+
+
+def size_method(method: str | CrossFitted) -> str | CrossFitted:
+    """The estimator of a row's size given its effect's: a :class:`CrossFitted` contrast's size is one condition's
+    own spread over the same design; otherwise the same."""
+    return method.spread() if isinstance(method, CrossFitted) else method
 
 
 def interpolates(values: xr.DataArray) -> bool:
@@ -305,15 +314,13 @@ def judged_row(
     **texts: Any,
 ) -> Row:
     """A row judged by :func:`initmem.study.rules.judge`, with the seeds an inconclusive verdict would need.
-    ``method``: the interval of :func:`interval_of`; a :class:`CrossFitted` contrast's size is that condition's own
-    spread, so it gets the estimator of a spread over the same design. The seeds needed are projected with Student-t
-    critical values (:func:`initmem.study.rules.seeds_to_decide`); the calibrated ones are larger, so it is a lower
-    bound for a cross-fitted row."""
+    ``method``: the interval of :func:`interval_of` (the size's: :func:`size_method`). The seeds needed are
+    projected with Student-t critical values (:func:`initmem.study.rules.seeds_to_decide`); the calibrated ones are
+    larger, so for a cross-fitted row it is a lower bound."""
     value = PAPER[claim]["values"].get(part)
     band = rules.band_of(value) if value is not None else None
     direction = interval_of(direction_values, method)
-    size_method = method.spread() if isinstance(method, CrossFitted) else method
-    size = interval_of(size_values, size_method) if size_values is not None else direction
+    size = interval_of(size_values, size_method(method)) if size_values is not None else direction
     verdict = rules.judge(direction, null.p_value, size=size, band=band, margin=margin, premise=premise)
     needed = (
         _seeds_for(direction_values, floor, margin=margin) if verdict.verdict == INCONCLUSIVE and not premise else None
@@ -330,5 +337,6 @@ def judged_row(
         margin=margin,
         values=np.asarray(direction_values, dtype=float),
         size_values=None if size_values is None else np.asarray(size_values, dtype=float),
+        method=method,
         **texts,
     )
