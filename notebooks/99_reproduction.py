@@ -160,8 +160,9 @@ else:
 # ```
 #
 # An inconclusive row says how many seeds would decide it if more seeds behaved like these (their observed mean and
-# spread), counting the seeds a permutation test needs before it can reach p < 0.05; a row whose premise is not met
-# says what would meet it.
+# spread), counting the seeds a permutation test needs before it can reach p < 0.05. The count is projected with
+# Student-t critical values (the calibrated ones are known only for the designs simulated), so for a cross-fitted
+# row it is a lower bound. A row whose premise is not met says what would meet it.
 #
 # **Replays and hardware.** {glue:text}`r_replays` Training is chaotic: another CPU instruction set or another oneDNN
 # version changes the floating-point path from the first step. Run files written since commit b45793c record their CPU
