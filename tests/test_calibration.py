@@ -73,3 +73,30 @@ def test_bad_designs_say_what_is_allowed():
         simulate_critical("slope", 4, 5, 1000)
     with pytest.raises(ValueError, match="at least 2 sigma_w values and 2 seeds"):
         simulate_critical("spread", 1, 5, 1000)
+
+
+def _script():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "critical_values.py"
+    spec = importlib.util.spec_from_file_location("critical_values_script", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_script_writes_the_simulations_values_with_their_provenance(tmp_path):
+    out = tmp_path / "table.json"
+    _script().main(["--reps", "1000", "--sigmas", "2", "--seeds", "2", "3", "--out", str(out)])
+    table = read_table(out)
+    assert table["provenance"]["reps"] == 1000 and table["provenance"]["seed"] == calibration.SEED
+    assert set(table["spread"]) == set(table["contrast"]) == {"2x2", "2x3"}
+    c = simulate_critical("spread", 2, 3, 1000)
+    assert table["spread"]["2x3"] == {"low": round(c.low, 4), "high": round(c.high, 4)}
+
+
+def test_the_script_refuses_a_bad_design_in_one_line(capsys):
+    with pytest.raises(SystemExit) as stop:
+        _script().main(["--sigmas", "1"])
+    assert stop.value.code == 2 and "--sigmas and --seeds >= 2" in capsys.readouterr().err
