@@ -11,6 +11,7 @@ import pytest
 import xarray as xr
 
 from initmem.study import claims
+from initmem.study.calibration import critical
 from initmem.study.claims import (
     IN_DIRECTION,
     IN_SIZE,
@@ -99,7 +100,11 @@ def test_the_ledger_has_a_row_per_claim_and_part(results):
 def test_c1_in_size_when_the_whole_interval_lies_in_the_band(results):
     row = claims.reproduction_table(results, ["C1"]).loc["C1"]
     assert (row["band_low"], row["band_high"]) == (18.55, 34.45) and row["paper_value"] == 26.5
-    assert row["effect"] == pytest.approx(26.0, abs=0.01) and 25.0 < row["effect_low"] < row["effect_high"] < 27.0
+    # each seed's cross-fitted spread is 26 + JITTER (every seed ranks the sigma_w alike): the calibrated interval
+    c, se = critical("spread", results["01_optimizers"].sizes["sigma_w"], 5), JITTER.std(ddof=1) / np.sqrt(5)
+    assert row["effect"] == pytest.approx(26.0, abs=0.01)
+    assert (row["effect_low"], row["effect_high"]) == pytest.approx((26.0 - c.low * se, 26.0 + c.high * se))
+    assert 25.0 < row["effect_low"] < 26.0 < 27.0 < row["effect_high"] < 28.0  # wider above than below
     assert row["verdict"] == IN_SIZE and row["p_value"] < 0.05 and row["seeds"] == 5
     assert row["raw"] == pytest.approx(26.0) and row["null_mean"] < row["null_p95"] < row["raw"]
     assert "cross-fitted" in row["ours"] and "raw 26.0 pp" in row["ours"] and "final:" in row["ours"]
@@ -226,11 +231,13 @@ def test_c2_is_inconclusive_when_the_seeds_disagree(results):
 
 def test_an_inconclusive_c2_row_says_how_many_seeds_would_decide_it(results):
     # SGD minus Muon per seed: 6 + JITTER - [0, 9, -9, 6, -6] = [6, -2.4, 14.5, 0.3, 11.6], mean 6.0, sd 7.19. The
-    # permutation floor over 4 sigma_w x n seeds (1 / 2^(4n)) is far below 0.05 for every n, so the t-interval decides:
-    # its low end 6 - t_{n-1} 7.19 / sqrt(n) is -0.01 at n = 8 (t_7 = 2.365) and +0.47 at n = 9 (t_8 = 2.306).
+    # printed interval is the calibrated contrast's, 6 +- c 7.19 / sqrt(5). The permutation floor over 4 sigma_w x n
+    # seeds (1 / 2^(4n)) is far below 0.05 for every n, so the projection's t-interval decides: its low end
+    # 6 - t_{n-1} 7.19 / sqrt(n) is -0.01 at n = 8 (t_7 = 2.365) and +0.47 at n = 9 (t_8 = 2.306).
     memory(results["01_optimizers"], {"optimizer": "muon"}, 20.0, jitter=np.array([0.0, 9.0, -9.0, 6.0, -6.0]))
     row = claims.reproduction_table(results, ["C2"]).loc["C2 Muon"]
-    assert row["effect_low"] == pytest.approx(-2.92, abs=0.01) and row["effect_high"] == pytest.approx(14.92, abs=0.01)
+    half = critical("contrast", results["01_optimizers"].sizes["sigma_w"], 5).low * 7.19 / np.sqrt(5)
+    assert (row["effect_low"], row["effect_high"]) == pytest.approx((6.0 - half, 6.0 + half), abs=0.05)
     assert row["verdict"] == INCONCLUSIVE and row["seeds_needed"] == 9
 
 

@@ -314,6 +314,28 @@ def test_few_seeds_are_points_many_an_interval(seeds, points, intervals):
     matplotlib.pyplot.close("all")
 
 
+def test_a_cross_fitted_spreads_error_bar_is_the_ledgers_calibrated_interval():
+    """Above SEED_POINTS_MAX seeds a spread's bar is the interval the ledger prints (calibrated, asymmetric), and the
+    legend says so."""
+    from matplotlib.container import ErrorbarContainer
+
+    from initmem.study.calibration import CrossFitted
+    from initmem.study.plots.seeds import seed_spread
+
+    ds = fake_sweep(
+        {"sigma_w": [0.25, 1.0, 2.5], "seed": list(range(8))}, {"optimizer": ["sgd", "adam"], "lr": [0.02, 0.005]}
+    )
+    fig = plots.spread_bars(ds, variables=("selected_test_acc",))
+    spreads = seed_spread(ds, "selected_test_acc", ("optimizer",)).sel(optimizer="sgd")
+    interval = CrossFitted(3).interval(spreads.values)
+    bar = next(c for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer))
+    low, high = bar.lines[2][0].get_segments()[0][:, 1]
+    assert (low, high) == pytest.approx((interval.low, interval.high))
+    assert high - interval.estimate > interval.estimate - low  # wider above
+    assert "95 % calibrated interval" in _legend_text(fig)
+    matplotlib.pyplot.close(fig)
+
+
 def test_seed_points_are_the_values_drawn():
     """The points of a seed are its own accuracy, and the line through them is their mean."""
     ds = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1, 2]})

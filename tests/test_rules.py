@@ -187,14 +187,14 @@ def test_more_noise_never_makes_a_claim_easier_to_pass(
 def _rejudge(row, k: float, p_more: float = 0.0):
     """``row``'s verdict when its per-seed values spread k times as far around their means (more seed noise, the same
     estimate) and its permutation p is ``p_more`` larger."""
-    from initmem.study.stats import mean_interval
+    from initmem.study.ledger import interval_of, size_method
 
     inflate = lambda v: None if v is None else np.nanmean(v) + k * (v - np.nanmean(v))  # noqa: E731
     size = inflate(row.size_values)
     return judge(
-        mean_interval(inflate(row.values)),
+        interval_of(inflate(row.values), row.method),  # the row's own estimator (calibrated for spreads)
         min(1.0, row.null.p_value + p_more),
-        size=None if size is None else mean_interval(size),
+        size=None if size is None else interval_of(size, size_method(row.method)),
         band=row.band,
         margin=row.margin,
         premise=row.verdict.reason.removeprefix("premise not met: ") if row.verdict.verdict == PREMISE_NOT_MET else "",

@@ -46,8 +46,8 @@ __all__ = [
 #:
 #: :meta hide-value:
 VERDICT_INTRO = (
-    "Each row: the paper's statement, ours (the mean over seeds with its 95 % t-interval; spreads cross-fitted, every "
-    "raw spread against its noise null), and the verdict with the reason, by the claim's rule printed below it. The "
+    "Each row: the paper's statement, ours (the mean over seeds with its 95 % interval; spreads cross-fitted, their "
+    "interval calibrated by simulation for the design, every raw spread against its noise null), and the verdict with the reason, by the claim's rule printed below it. The "
     "numbers and rules are the ledger's ({doc}`Paper vs this reproduction <99_reproduction>`)."
 )
 

@@ -4,9 +4,10 @@ Each claim, or each part of one (an optimizer of C2, a lever of C4, a design of 
 printed rules of :mod:`initmem.study.rules`:
 
 * its **direction effect**: a per-seed paired contrast, positive in the paper's direction, summarised by the mean
-  over seeds and its 95 % t-interval; spreads in it are **cross-fitted**
+  over seeds and its 95 % interval; spreads in it are **cross-fitted**
   (:func:`initmem.study.stats.cross_fitted_spreads`: the best and worst sigma_w are chosen on the other seeds), so
-  that noise alone gives 0;
+  that noise alone gives 0, and their interval is calibrated by simulation for the design
+  (:mod:`initmem.study.calibration`);
 * its **noise null**: a permutation p-value (:mod:`initmem.study.nulls`) of the raw statistic (sigma_w labels
   permuted within seeds for a spread; the two conditions swapped within (sigma_w, seed) cells for a contrast);
 * its **size** where the paper gives a number ``P``, with the band ``P +- max(5 pp, 30 % of P)``.

@@ -15,6 +15,7 @@ import xarray as xr
 from ..run.optimizers import ADAPTIVE, LABELS
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import rules
+from .calibration import CrossFitted
 from .ledger import (
     Row,
     clocks_text,
@@ -62,7 +63,8 @@ def _contrast_row(
         lambda n: contrast_null_floor(cells * n),
         size_values=cross_fitted(other, var).values if sized else None,
         premise=premise,
-        ours=ours(interval_of(difference)),
+        method=CrossFitted(cells, "contrast"),
+        ours=ours(interval_of(difference, CrossFitted(cells, "contrast"))),
         predictor=predictor,
         **texts,
     )
@@ -125,6 +127,7 @@ def _c1(ds: xr.Dataset) -> list[Row]:
             spread_null(seed_matrix(values)),
             lambda n: spread_null_floor(k, n),
             premise=premise,
+            method=CrossFitted(k),
             ours=spread_text(sgd),
             predictor=predictor,
             clocks=clocks_text(sgd, ("T_SGD",)),
@@ -197,8 +200,10 @@ def _c3(ds: xr.Dataset) -> list[Row]:
     rows = []
     for name in ("final", "selected"):
         var = f"{name}_test_acc"
-        memory = interval_of(cross_fitted(at_ref, var))
-        change = interval_of(cross_fitted(at_last, var) - cross_fitted(at_ref, var))
+        memory = interval_of(cross_fitted(at_ref, var), CrossFitted(h.sizes["sigma_w"]))
+        change = interval_of(
+            cross_fitted(at_last, var) - cross_fitted(at_ref, var), CrossFitted(h.sizes["sigma_w"], "contrast")
+        )
         premise = ""
         if not later:
             premise = f"no horizon after the reference ({reference} epochs): nothing to compare it with"
@@ -220,7 +225,7 @@ def _c3(ds: xr.Dataset) -> list[Row]:
             verdict = rules.judge_unchanged(change, premise=premise)
         ours = (
             f"{name} predictor: cross-fitted spread {memory} at {reference} epochs, "
-            f"{interval_of(cross_fitted(at_last, var))} at {last}; change {change}"
+            f"{interval_of(cross_fitted(at_last, var), CrossFitted(h.sizes['sigma_w']))} at {last}; change {change}"
         )
         rows.append(
             Row(

@@ -2,8 +2,9 @@
 row (:class:`Row`) and the measurements every claim's judge shares.
 
 A row is judged by :func:`initmem.study.rules.judge` (:func:`judged_row`): its direction effect is the mean over seeds
-of a per-seed paired contrast with its 95 % t-interval (spreads in it cross-fitted,
-:func:`initmem.study.stats.cross_fitted_spreads`), its noise null a permutation p-value (:mod:`initmem.study.nulls`),
+of a per-seed paired contrast with its 95 % interval (spreads in it cross-fitted,
+:func:`initmem.study.stats.cross_fitted_spreads`, their interval calibrated by simulation for the design,
+:mod:`initmem.study.calibration`), its noise null a permutation p-value (:mod:`initmem.study.nulls`),
 and its size, where the paper gives a number ``P``, the interval against the band ``P +- max(5 pp, 30 % of P)``.
 The judges of the claims are :mod:`initmem.study.judges`; :mod:`initmem.study.claims` assembles the ledger.
 """
@@ -20,6 +21,7 @@ import xarray as xr
 
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import rules
+from .calibration import CrossFitted
 from .nulls import NullTest, spread_null
 from .rules import INCONCLUSIVE, Verdict
 from .stats import Interval, cross_fitted_spreads, finite_runs, mean_interval
@@ -32,6 +34,7 @@ __all__ = [
     "seed_matrix",
     "cross_fitted",
     "interval_of",
+    "size_method",
     "interpolates",
     "clocks_text",
     "scale_text",
@@ -92,7 +95,8 @@ PAPER: dict[str, dict[str, Any]] = {
 }
 
 _SPREAD = (
-    "cross-fitted spread of the validation-selected test accuracy over sigma_w (pp, mean over seeds, 95 % t-interval)"
+    "cross-fitted spread of the validation-selected test accuracy over sigma_w (pp, mean over seeds, 95 % interval "
+    "calibrated by simulation for the design)"
 )
 _BOTH = (
     "Both predictors are judged by the rule, each with the premise on its own train accuracy: the validation-selected "
@@ -171,6 +175,8 @@ class Row:
     #: The per-seed values behind ``effect`` and ``size`` (what the intervals are of), None where not judged by seeds.
     values: np.ndarray | None = None
     size_values: np.ndarray | None = None
+    #: The interval estimator of ``effect`` (:func:`interval_of`; the size's is :func:`size_method` of it).
+    method: str | CrossFitted = "t"
 
     def __post_init__(self) -> None:
         self.unit = _UNITS.get(self.claim, self.unit)
@@ -234,9 +240,19 @@ def cross_fitted(ds: xr.Dataset, var: str = "selected_test_acc") -> xr.DataArray
     return cross_fitted_spreads(finite_runs(ds, var))
 
 
-def interval_of(values: xr.DataArray | np.ndarray, method: str = "t, cross-fitted") -> Interval:
-    """The mean of per-seed ``values`` with its 95 % t-interval, labelled ``method``."""
+def interval_of(values: xr.DataArray | np.ndarray, method: str | CrossFitted) -> Interval:
+    """The mean of per-seed ``values`` with its 95 % interval: ``method`` a :class:`CrossFitted` estimator (per-seed
+    cross-fitted spreads or their contrasts, :mod:`initmem.study.calibration`), or the label of a plain Student-t
+    interval (:func:`initmem.study.stats.mean_interval`)."""
+    if isinstance(method, CrossFitted):
+        return method.interval(values)
     return mean_interval(np.asarray(values), method=method)
+
+
+def size_method(method: str | CrossFitted) -> str | CrossFitted:
+    """The estimator of a row's size given its effect's: a :class:`CrossFitted` contrast's size is one condition's
+    own spread over the same design; otherwise the same."""
+    return method.spread() if isinstance(method, CrossFitted) else method
 
 
 def interpolates(values: xr.DataArray) -> bool:
@@ -281,10 +297,8 @@ def spread_text(ds: xr.Dataset, label: str = "") -> str:
         values = finite_runs(ds, f"{name}_test_acc")
         null = spread_null(seed_matrix(values))
         train = float(ds[f"{name}_train_acc"].mean(skipna=True))
-        parts.append(
-            f"{name}: {interval_of(cross_fitted_spreads(values))} (raw {null.observed:.1f} pp, "
-            f"{null}), train acc {train:.1f} %"
-        )
+        memory = interval_of(cross_fitted_spreads(values), CrossFitted(values.sizes["sigma_w"]))
+        parts.append(f"{name}: {memory} (raw {null.observed:.1f} pp, {null}), train acc {train:.1f} %")
     return (label + ": " if label else "") + "; ".join(parts)
 
 
@@ -307,14 +321,17 @@ def judged_row(
     size_values: np.ndarray | None = None,
     margin: float = rules.MARGIN_PP,
     premise: str = "",
-    method: str = "t, cross-fitted",
+    method: str | CrossFitted = "t",
     **texts: Any,
 ) -> Row:
-    """A row judged by :func:`initmem.study.rules.judge`, with the seeds an inconclusive verdict would need."""
+    """A row judged by :func:`initmem.study.rules.judge`, with the seeds an inconclusive verdict would need.
+    ``method``: the interval of :func:`interval_of` (the size's: :func:`size_method`). The seeds needed are
+    projected with Student-t critical values (:func:`initmem.study.rules.seeds_to_decide`); the calibrated ones are
+    larger, so for a cross-fitted row it is a lower bound."""
     value = PAPER[claim]["values"].get(part)
     band = rules.band_of(value) if value is not None else None
-    direction = mean_interval(direction_values, method=method)
-    size = mean_interval(size_values, method=method) if size_values is not None else direction
+    direction = interval_of(direction_values, method)
+    size = interval_of(size_values, size_method(method)) if size_values is not None else direction
     verdict = rules.judge(direction, null.p_value, size=size, band=band, margin=margin, premise=premise)
     needed = (
         _seeds_for(direction_values, floor, margin=margin) if verdict.verdict == INCONCLUSIVE and not premise else None
@@ -331,5 +348,6 @@ def judged_row(
         margin=margin,
         values=np.asarray(direction_values, dtype=float),
         size_values=None if size_values is None else np.asarray(size_values, dtype=float),
+        method=method,
         **texts,
     )

@@ -168,7 +168,7 @@ def verdict_box(table: Any, claims: str | list[str]) -> str:
         for key, row in own.iterrows():
             label = f"{key}: " if row["part"] else ""
             needed = (
-                f" About {int(row['seeds_needed'])} seeds would decide it at the observed mean and spread."
+                f" About {int(row['seeds_needed'])} seeds would decide it at the observed mean and spread ({_PROJECTION})."
                 if row["verdict"] == INCONCLUSIVE and _given(row["seeds_needed"])
                 else ""
             )
@@ -197,6 +197,10 @@ def _heading_math(text: str) -> str:
     return text
 
 
+#: How the seeds an inconclusive row needs are projected (:func:`initmem.study.rules.seeds_to_decide`).
+_PROJECTION = "projected with Student-t critical values: a lower bound where the interval is calibrated"
+
+
 _DIRECTION_SIDE = {1: "holds", -1: "fails", 0: "undecided"}
 _SIZE_SIDE = {1: "inside the band", -1: "outside the band", 0: "straddles an edge"}
 
@@ -223,7 +227,7 @@ def judged_table(row: Any) -> str:
             f"{(_SIZE_SIDE[size] if direction == 1 else 'not reached') if judged else 'not judged'} |"
         )
     needed = (
-        f" (about {int(row['seeds_needed'])} seeds would decide it at the observed mean and spread)"
+        f" (about {int(row['seeds_needed'])} seeds would decide it at the observed mean and spread, {_PROJECTION})"
         if row["verdict"] == INCONCLUSIVE and _given(row["seeds_needed"])
         else ""
     )

@@ -8,8 +8,9 @@ the *statistics* the book reports. The parity study, declared here before its ru
   (:data:`PARITY_SIGMA_WS`), the record's five seeds, with ``bf16 = True`` (:func:`parity_spec`); compared with the
   record's fp32 runs of the same configurations (the same seeds, so the same initial directions and data order).
 * **Rule** (:func:`parity_verdict`): for each optimizer, the per-seed difference of the cross-fitted selected spread
-  (bf16 minus fp32, paired by seed, pp) with its interval (:func:`initmem.study.ledger.interval_of`, the ledger's own
-  interval for a per-seed effect). **Equivalent** when that interval lies inside +-:data:`PARITY_MARGIN_PP` (the
+  (bf16 minus fp32, paired by seed, pp) with its interval (:func:`initmem.study.ledger.interval_of` with the
+  calibrated estimator of a contrast, :class:`initmem.study.calibration.CrossFitted`: the ledger's own interval for
+  the difference of two conditions' spreads). **Equivalent** when that interval lies inside +-:data:`PARITY_MARGIN_PP` (the
   ledger's null-equivalence margin, :data:`initmem.study.rules.MARGIN_PP`); **not equivalent** when it lies wholly
   outside; otherwise **inconclusive**. bf16 is **in parity** when both optimizers are equivalent and the claims the
   design can judge (C1 and C2 for Adam, by :data:`initmem.study.judges.CLAIMS`) get the same verdict in both
@@ -25,6 +26,7 @@ import numpy as np
 import xarray as xr
 
 from . import rules
+from .calibration import CrossFitted
 from .layout import results_paths
 from .ledger import cross_fitted, interval_of
 from .registry import experiment_spec
@@ -109,12 +111,13 @@ def parity_rows(fp32: xr.Dataset, bf16: xr.Dataset) -> list[dict[str, Any]]:
     for optimizer in PARITY_OPTIMIZERS:
         parts = [_design(ds, bf16["seed"].values).sel(optimizer=optimizer) for ds in (fp32, bf16)]
         spreads = [cross_fitted(part) for part in parts]
-        difference = interval_of(spreads[1] - spreads[0])
+        estimator = CrossFitted(len(PARITY_SIGMA_WS), "contrast")
+        difference = interval_of(spreads[1] - spreads[0], estimator)
         rows.append(
             {
                 "optimizer": optimizer,
-                "fp32": interval_of(spreads[0]),
-                "bf16": interval_of(spreads[1]),
+                "fp32": interval_of(spreads[0], estimator.spread()),
+                "bf16": interval_of(spreads[1], estimator.spread()),
                 "difference": difference,
                 "verdict": parity_verdict(difference),
             }

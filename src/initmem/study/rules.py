@@ -3,7 +3,8 @@
 A claim (or one part of it: one optimizer of C2, one lever of C4) is judged from two measured quantities:
 
 * the **direction effect** ``D``: a per-seed paired contrast oriented so that a positive value is the paper's
-  direction (SGD's spread minus Adam's, say), summarised by its mean over seeds and 95 % t-interval, with a
+  direction (SGD's spread minus Adam's, say), summarised by its mean over seeds and 95 % interval (for cross-fitted
+  spreads and their contrasts calibrated by simulation, :mod:`initmem.study.calibration`), with a
   permutation p-value against its noise null (:mod:`initmem.study.nulls`);
 * the **size** ``S``: the quantity the paper gives a number ``P`` for (Adam's spread, "minimal"), with its interval.
   The band is ``P +- max(5 pp, 30 % of P)`` (:func:`band_of`); "minimal" and "near zero" are ``P = 0``, band +-5 pp.
@@ -248,7 +249,8 @@ def seeds_to_decide(
 ) -> int | None:
     """The smallest number of seeds n (above the current one) at which ``decides(interval, n)`` holds for the
     t-interval ``mean +- t_{n-1} sd / sqrt(n)`` of per-seed ``values`` with their observed mean and sd: the seeds a
-    claim would need if more seeds behaved like these. None if no n up to ``max_seeds`` decides (e.g. the mean lies
+    claim would need if more seeds behaved like these. For cross-fitted spreads, whose calibrated critical values
+    (:mod:`initmem.study.calibration`) exceed Student's, this is a lower bound. None if no n up to ``max_seeds`` decides (e.g. the mean lies
     on a band's edge). ``decides`` also gets n, to check what else depends on it (a permutation test's smallest p).
 
     >>> from initmem.study.rules import seeds_to_decide

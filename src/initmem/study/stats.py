@@ -7,7 +7,9 @@ at different sigma_w share both, so every comparison across sigma_w is paired wi
   with a missing (diverged) sigma_w has no spread: it drops out instead of reporting a spread over fewer points.
 * :func:`mean_interval`: the printed estimator is always the **mean over seeds** of such a per-seed quantity
   (a spread, a difference of spreads, a slope), and its interval the two-sided 95 % Student-t interval over the
-  seeds, ``mean +- t_{0.975, n-1} s / sqrt(n)`` (``scipy.stats.t``). With one seed there is no interval.
+  seeds, ``mean +- t_{0.975, n-1} s / sqrt(n)`` (``scipy.stats.t``). With one seed there is no interval. The
+  ledger's cross-fitted spreads (:func:`cross_fitted_spreads`) are correlated across seeds, so their interval takes
+  critical values calibrated by simulation instead (:class:`initmem.study.calibration.CrossFitted`).
 * :func:`rank_correlation`: Spearman's rho with tie correction (``scipy.stats.spearmanr``).
 * :func:`spread`: the paper's initialization memory, max - min over sigma_w (every other dimension kept), with
   diverged runs left out (:func:`finite_runs`, :func:`n_diverged`).

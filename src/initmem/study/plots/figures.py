@@ -31,6 +31,7 @@ from .labels import (
 )
 from .overlay import RECORD_LINE, record_handle, record_note, shared
 from .seeds import (
+    CALIBRATED,
     check_dims,
     dodge_factor,
     estimator_handles,
@@ -142,7 +143,7 @@ def spread_bars(
     ax.set_ylabel(SPREAD_LABEL)
     ax.set_xlabel(field_label(by))
     ax.grid(False, axis="x")
-    legend_in(strips[0], [*handles, *estimator_handles(seed_count(ds), "one seed's spread")[1:]])
+    legend_in(strips[0], [*handles, *estimator_handles(seed_count(ds), "one seed's spread", CALIBRATED)[1:]])
     return finish(fig, ds, title, r"bars: mean over seeds of each seed's spread (max - min over $\sigma_w$)")
 
 

@@ -1,9 +1,10 @@
-"""Seeds in the figures: each seed a small point beside the seed mean, or the mean's 95 % t-interval.
+"""Seeds in the figures: each seed a small point beside the seed mean, or the mean's 95 % interval.
 
 With at most :data:`~initmem.study.plots.style.SEED_POINTS_MAX` seeds every seed is drawn as a small point beside the
-seed mean (:func:`seed_marks`, :func:`mean_and_seeds`); with more, the mean with its 95 % Student-t interval
-(:mod:`initmem.study.stats`). :func:`estimator_handles` gives the legend entries that say which. :func:`seed_spread`
-is each seed's cross-fitted spread, the values whose mean the spread figures draw.
+seed mean (:func:`seed_marks`, :func:`mean_and_seeds`); with more, the mean with its 95 % interval: the ledger's
+calibrated interval for cross-fitted spreads (:mod:`initmem.study.calibration`; :func:`seed_spread` marks them), else
+Student's t (:mod:`initmem.study.stats`). :func:`estimator_handles` gives the legend entries that say which.
+:func:`seed_spread` is each seed's cross-fitted spread, the values whose mean the spread figures draw.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..calibration import CrossFitted
 from ..stats import cross_fitted_spreads, finite_runs, mean_interval, seed_mean, seed_spreads
 from .style import DODGE, MUTED, SEED_MARKERSIZE, SEED_POINTS_MAX
 
@@ -27,7 +29,11 @@ __all__ = [
     "seed_spread",
     "iter_hue",
     "check_dims",
+    "CALIBRATED",
 ]
+
+#: The legend's name of the interval drawn over cross-fitted spreads (pass it to :func:`estimator_handles`).
+CALIBRATED = "calibrated interval"
 
 
 def seed_count(ds: xr.Dataset | xr.DataArray) -> int:
@@ -35,19 +41,27 @@ def seed_count(ds: xr.Dataset | xr.DataArray) -> int:
     return int(ds.sizes.get("seed", 1))
 
 
-def _mean_ci(da: xr.DataArray, seed_dim: str = "seed") -> tuple[xr.DataArray, xr.DataArray]:
-    """Seed mean and the half-width of its 95 % t-interval (NaN with < 2 finite seeds; see :mod:`initmem.study.stats`)."""
+def _mean_ci(da: xr.DataArray, seed_dim: str = "seed") -> tuple[xr.DataArray, xr.DataArray, xr.DataArray]:
+    """Seed mean and the distances from it down and up to the bounds of its 95 % interval (NaN with < 2 finite
+    seeds): calibrated for cross-fitted spreads (``da.attrs["n_sigma"]``, set by :func:`seed_spread`), else
+    Student's t (:mod:`initmem.study.stats`)."""
     if seed_dim not in da.dims:
-        return da, xr.full_like(da, np.nan, dtype=float)
-    intervals = xr.apply_ufunc(
-        lambda x: mean_interval(x).high - mean_interval(x).estimate, da, input_core_dims=[[seed_dim]], vectorize=True
-    )
-    return seed_mean(da, seed_dim), intervals
+        return da, xr.full_like(da, np.nan, dtype=float), xr.full_like(da, np.nan, dtype=float)
+    n_sigma = da.attrs.get("n_sigma")
+    make = CrossFitted(int(n_sigma)).interval if n_sigma else mean_interval
+
+    def distances(x: np.ndarray) -> np.ndarray:
+        interval = make(x)
+        return np.array([interval.estimate - interval.low, interval.high - interval.estimate])
+
+    out = xr.apply_ufunc(distances, da, input_core_dims=[[seed_dim]], output_core_dims=[["bound"]], vectorize=True)
+    return seed_mean(da, seed_dim), out.isel(bound=0), out.isel(bound=1)
 
 
 def seed_marks(ax, x: np.ndarray, da: xr.DataArray, color: Any) -> None:
     """The seeds of ``da`` (dims: one matching ``x``, and ``seed``) at ``x``: each a small point with at most
-    :data:`~initmem.study.plots.style.SEED_POINTS_MAX` seeds, else the 95 % t-interval of their mean as error bars; nothing with one seed.
+    :data:`~initmem.study.plots.style.SEED_POINTS_MAX` seeds, else the 95 % interval of their mean as error bars
+    (:func:`_mean_ci`); nothing with one seed.
     ``x`` may also give a position per seed (shape: points x seeds)."""
     n = seed_count(da)
     if n < 2:
@@ -56,9 +70,10 @@ def seed_marks(ax, x: np.ndarray, da: xr.DataArray, color: Any) -> None:
     values = da.transpose(*along, "seed").values
     x = np.asarray(x, float)
     if n > SEED_POINTS_MAX:
-        mean, half = _mean_ci(da)
+        mean, below, above = _mean_ci(da)
         centre = x if x.ndim == 1 else x.mean(-1)
-        ax.errorbar(centre, mean.values, yerr=half.values, fmt="none", ecolor=color, alpha=0.8, label="_interval")
+        yerr = np.vstack([below.values, above.values])
+        ax.errorbar(centre, mean.values, yerr=yerr, fmt="none", ecolor=color, alpha=0.8, label="_interval")
         return
     positions = np.broadcast_to(x[:, None] if x.ndim == 1 else x, values.shape)
     ax.plot(
@@ -88,16 +103,17 @@ def dodge_factor(i: int, n: int) -> float:
     return DODGE ** (i - (n - 1) / 2)
 
 
-def estimator_handles(n_seeds: int, one: str = "one seed") -> list:
+def estimator_handles(n_seeds: int, one: str = "one seed", interval: str = "t-interval") -> list:
     """Legend entries saying what the lines and marks are (see :func:`seed_marks`): the mean over the
-    ``n_seeds`` seeds, and ``one`` seed's point or the mean's 95 % t-interval; none with one seed."""
+    ``n_seeds`` seeds, and ``one`` seed's point or the mean's 95 % ``interval`` (:data:`CALIBRATED` for cross-fitted
+    spreads); none with one seed."""
     from matplotlib.lines import Line2D
 
     if n_seeds < 2:
         return []
     mean = Line2D([], [], color=MUTED, marker="o", label=f"mean over {n_seeds} seeds")
     if n_seeds > SEED_POINTS_MAX:
-        return [mean, Line2D([], [], color=MUTED, marker="|", ms=9, ls="none", label="its 95 % t-interval")]
+        return [mean, Line2D([], [], color=MUTED, marker="|", ms=9, ls="none", label=f"its 95 % {interval}")]
     point = Line2D([], [], color=MUTED, marker="o", ms=SEED_MARKERSIZE, mew=0, ls="none", alpha=0.55, label=one)
     return [mean, point]
 
@@ -119,6 +135,7 @@ def seed_spread(ds: xr.Dataset, var: str, keep: Sequence[str]) -> xr.DataArray:
         per_seed = seed_spreads(values if "seed" in values.dims else values.expand_dims("seed"), "sigma_w")
     else:
         per_seed = cross_fitted_spreads(values)
+        per_seed.attrs["n_sigma"] = values.sizes["sigma_w"]  # its interval is the calibrated one (_mean_ci)
     return reduce_other(per_seed, (*keep, "seed"))
 
 

@@ -29,7 +29,16 @@ from .labels import (
     var_title,
 )
 from .overlay import plain
-from .seeds import check_dims, dodge_factor, estimator_handles, mean_and_seeds, reduce_other, seed_count, seed_spread
+from .seeds import (
+    CALIBRATED,
+    check_dims,
+    dodge_factor,
+    estimator_handles,
+    mean_and_seeds,
+    reduce_other,
+    seed_count,
+    seed_spread,
+)
 from .style import STYLE, hue_color, legend_in, log_axis, panels, pyplot, sigma_axis, style_axes, styled
 
 __all__ = ["spread_vs_horizon", "spread_heatmap", "spread_vs", "spread_vs_clocks"]
@@ -73,7 +82,7 @@ def spread_vs_horizon(
         top.set_xticks(T[every], [f"{c:.2g}" for c in clock[every]])
         top.set_xlabel(f"{FIELD_LABELS['T_SGD']} reached")
         style_axes(top)
-    legend_in(strips[0], [ax, *estimator_handles(seed_count(h), one="one seed's spread")])
+    legend_in(strips[0], [ax, *estimator_handles(seed_count(h), one="one seed's spread", interval=CALIBRATED)])
     ax2 = axes[0, 1]
     cmap = pyplot().get_cmap("magma_r")
     for k, t in enumerate(T):
@@ -210,7 +219,7 @@ def spread_vs(
         ax.set_xlabel(field_label(dim) if k == 0 else f"{CLOCK_FORMULAS.get(clock, clock)} reached")
         ax.set_ylabel(SPREAD_LABEL)
         ax.set_ylim(bottom=0)
-    legend_in(strips[0], [axes[0, 0], *estimator_handles(seed_count(ds), one="one seed's spread")])
+    legend_in(strips[0], [axes[0, 0], *estimator_handles(seed_count(ds), one="one seed's spread", interval=CALIBRATED)])
     return finish(fig, ds, title or rf"Spread over $\sigma_w$ against the {field_label(dim)}")
 
 
