@@ -94,3 +94,24 @@ def test_the_record_against_itself_is_in_parity_and_a_shifted_copy_is_not():
     assert rows["adam"]["difference"].estimate == pytest.approx(6.0)
     assert rows["adam"]["verdict"] == precision.NOT_EQUIVALENT
     assert not precision.in_parity(list(rows.values()), claims)
+
+
+def test_bf16_on_a_cpu_without_native_bf16_says_it_will_be_slower(monkeypatch, caplog):
+    import logging
+
+    import torch
+
+    from initmem.run import loop
+    from initmem.run.config import RunConfig
+
+    config = RunConfig(
+        data="synthetic", width=4, image_size=8, train_size=16, val_size=8, test_size=8, batch_size=8, bf16=True
+    )
+    for native, expected in ((False, 1), (True, 0)):
+        monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda native=native: native, raising=False)
+        monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: False, raising=False)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="initmem.run.loop"):
+            setup = loop.setup_run(config)
+        assert setup.dtype is torch.bfloat16
+        assert sum("no native bfloat16" in r.getMessage() for r in caplog.records) == expected
