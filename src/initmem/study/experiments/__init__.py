@@ -1,0 +1,55 @@
+"""The chapters with preset values, one module each, found by listing this package.
+
+Each module ``eNN_name.py`` (``e04_batch_size.py``) holds one :class:`Experiment` record, ``EXPERIMENT``: its sweep
+spec, its values at each preset it supports, the reasons for those values, the claims its results decide, the names
+its notebook glues and the results it reads. :data:`DISCOVERED` lists them in the order of their module names; the
+registry (:mod:`initmem.study.registry`), the presets (:mod:`initmem.study.presets`), their notes
+(:mod:`initmem.study.preset_notes`), the claims' table (:data:`initmem.study.judges.CLAIMS`), the cost tables
+(:mod:`initmem.study.costs`) and ``scripts/preset_specs.py`` read these records instead of listing experiments.
+
+Adding a chapter
+----------------
+1. Its notebook ``notebooks/NN_name.py`` (a ``parameters`` cell declaring every parameter as None).
+2. Its module ``eNN_name.py`` here: ``EXPERIMENT = Experiment(name="NN_name", spec=..., presets={"smoke": {...}})``
+   (an experiment may exist at smoke only). The modules beginning with ``_`` hold what several experiments share.
+3. Its line in ``book/_toc.yml``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+
+from ._record import CLOCKS, LEDGER, TRAINED, Experiment, Note
+
+__all__ = ["Experiment", "Note", "CLOCKS", "LEDGER", "TRAINED", "DISCOVERED", "by_name", "in_group"]
+
+
+def _discover() -> tuple[Experiment, ...]:
+    """The ``EXPERIMENT`` of every module of this package not beginning with ``_``, by module name.
+
+    Raises:
+        ValueError: two modules declaring the same experiment name.
+    """
+    found = []
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+        if not info.name.startswith("_"):
+            found.append(importlib.import_module(f"{__name__}.{info.name}").EXPERIMENT)
+    names = [e.name for e in found]
+    if len(set(names)) != len(names):
+        raise ValueError(f"experiments: two modules declare the same name: {sorted(names)}")
+    return tuple(found)
+
+
+#: Every experiment, in the order of its module's name.
+DISCOVERED: tuple[Experiment, ...] = _discover()
+
+
+def by_name() -> dict[str, Experiment]:
+    """Experiment name -> its record, in :data:`DISCOVERED` order."""
+    return {e.name: e for e in DISCOVERED}
+
+
+def in_group(*groups: str) -> tuple[str, ...]:
+    """The names of the experiments in any of ``groups``, in :data:`DISCOVERED` order."""
+    return tuple(e.name for e in DISCOVERED if any(e.in_group(g) for g in groups))
