@@ -22,32 +22,27 @@ import pkgutil
 
 from ._record import CLOCKS, LEDGER, TRAINED, Experiment, Note
 
-__all__ = ["Experiment", "Note", "CLOCKS", "LEDGER", "TRAINED", "DISCOVERED", "by_name", "in_group"]
+__all__ = ["Experiment", "Note", "CLOCKS", "LEDGER", "TRAINED", "DISCOVERED", "discover", "in_group"]
 
 
-def _discover() -> tuple[Experiment, ...]:
-    """The ``EXPERIMENT`` of every module of this package not beginning with ``_``, by module name.
+def discover(path: list[str] | tuple[str, ...], package: str) -> tuple[Experiment, ...]:
+    """The ``EXPERIMENT`` of every module of ``package`` (found on ``path``) not beginning with ``_``, by module name.
 
     Raises:
         ValueError: two modules declaring the same experiment name.
     """
     found = []
-    for info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+    for info in sorted(pkgutil.iter_modules(path), key=lambda info: info.name):
         if not info.name.startswith("_"):
-            found.append(importlib.import_module(f"{__name__}.{info.name}").EXPERIMENT)
+            found.append(importlib.import_module(f"{package}.{info.name}").EXPERIMENT)
     names = [e.name for e in found]
     if len(set(names)) != len(names):
-        raise ValueError(f"experiments: two modules declare the same name: {sorted(names)}")
+        raise ValueError(f"experiments: two modules declare the same name: {', '.join(names)}")
     return tuple(found)
 
 
 #: Every experiment, in the order of its module's name.
-DISCOVERED: tuple[Experiment, ...] = _discover()
-
-
-def by_name() -> dict[str, Experiment]:
-    """Experiment name -> its record, in :data:`DISCOVERED` order."""
-    return {e.name: e for e in DISCOVERED}
+DISCOVERED: tuple[Experiment, ...] = discover(__path__, __name__)
 
 
 def in_group(*groups: str) -> tuple[str, ...]:
