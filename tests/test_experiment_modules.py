@@ -83,3 +83,9 @@ def test_the_preset_specs_order_is_every_modules_entries_by_rank():
     assert len(order) == len(ranks) == len(set(ranks))
     assert {entry.partition(":")[0] for entry in order} <= set(registry.EXPERIMENT_SPECS)
     assert order[:3] == ("08_calibration", "01_optimizers:sgd", "01_optimizers")
+
+
+def test_a_claim_is_judged_by_the_experiment_whose_module_lists_it():
+    assert experiments.judged_by("C5") == "04_batch_size" and experiments.judged_by("B1") == "10_phase_diagram"
+    with pytest.raises(ValueError, match=r"^claim: no experiment judges 'C9'; the experiments judge C1, C2, C7, C3"):
+        experiments.judged_by("C9")

@@ -1,6 +1,6 @@
 """The chapters with preset values, one module each, found by listing this package.
 
-Each module ``eNN_name.py`` (``e04_batch_size.py``) holds one :class:`Experiment` record, ``EXPERIMENT``: its sweep
+Each module ``eNN_name.py`` holds one :class:`Experiment` record, ``EXPERIMENT``, named like its notebook: its sweep
 spec, its values at each preset it supports, the reasons for those values, the claims its results decide, the names
 its notebook glues and the results it reads. :data:`DISCOVERED` lists them in the order of their module names; the
 registry (:mod:`initmem.study.registry`), the presets (:mod:`initmem.study.presets`), their notes
@@ -22,7 +22,7 @@ import pkgutil
 
 from ._record import CLOCKS, LEDGER, TRAINED, Experiment, Note
 
-__all__ = ["Experiment", "Note", "CLOCKS", "LEDGER", "TRAINED", "DISCOVERED", "discover", "in_group"]
+__all__ = ["Experiment", "Note", "CLOCKS", "LEDGER", "TRAINED", "DISCOVERED", "discover", "in_group", "judged_by"]
 
 
 def discover(path: list[str] | tuple[str, ...], package: str) -> tuple[Experiment, ...]:
@@ -48,3 +48,16 @@ DISCOVERED: tuple[Experiment, ...] = discover(__path__, __name__)
 def in_group(*groups: str) -> tuple[str, ...]:
     """The names of the experiments in any of ``groups``, in :data:`DISCOVERED` order."""
     return tuple(e.name for e in DISCOVERED if any(e.in_group(g) for g in groups))
+
+
+def judged_by(claim: str) -> str:
+    """The name of the experiment whose module lists ``claim`` (``"C5"``) among its claims.
+
+    Raises:
+        ValueError: no experiment lists it.
+    """
+    for e in DISCOVERED:
+        if claim in e.claims:
+            return e.name
+    known = ", ".join(c for e in DISCOVERED for c in e.claims)
+    raise ValueError(f"claim: no experiment judges {claim!r}; the experiments judge {known}")

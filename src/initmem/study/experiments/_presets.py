@@ -31,7 +31,7 @@ CPU_FIVE_SEEDS = [0, 1, 2, 3, 4]
 #: Ten seeds for 03 (seeds 5-9 trained later from the same frozen commit): its "larger lr" lever of C4 was
 #: inconclusive at three seeds (the ledger asked for 4), its "L2" lever at five (the ledger asked for 10).
 CPU_TEN_SEEDS = list(range(10))
-#: ResNet-9's logit factor for this preset, chosen by 08_calibration (plain SGD does not interpolate at large
+#: ResNet-9's logit factor for this preset, chosen by the calibration chapter, 08 (plain SGD does not interpolate at large
 #: sigma_w within the budget with the architecture's own 0.125).
 CPU_LOGIT_SCALE = 1.0
 CPU_NET = {"model": "resnet9", "width": 8, "logit_scale": CPU_LOGIT_SCALE, "batch_size": 64, "eval_every": 2,
@@ -44,7 +44,7 @@ PAPER_DATA = {
     "train_eval_size": 5000, "augment": False,
 }
 PAPER_SIGMAS = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5]
-#: ResNet-9's logit factor at paper scale: the cpu calibration's choice (08_calibration), not yet checked at
+#: ResNet-9's logit factor at paper scale: the cpu calibration's choice (chapter 08), not yet checked at
 #: full scale.
 PAPER_LOGIT_SCALE = 1.0
 

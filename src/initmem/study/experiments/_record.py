@@ -41,7 +41,7 @@ class Experiment:
     """One chapter of the book with preset values: everything the package knows about it besides its notebook.
 
     Attributes:
-        name: the notebook's file name without ``.py`` (``04_batch_size``); its results' folder name.
+        name: the notebook's file name without ``.py`` (``NN_name``); its results' folder name.
         spec: its notebook's parameters -> its sweep spec (``base``, ``grid``, ``zip``, ``also``); None for a page
             that reads other experiments' results and trains nothing.
         presets: preset name -> the values of its notebook's parameters there (an experiment exists at the presets
