@@ -264,18 +264,17 @@ def test_parameters_cell_declares_the_preset_names_each_as_none(name):
     assert all(key in registry.PARAMETERS for key in defaults), sorted(set(defaults) - set(registry.PARAMETERS))
 
 
-#: The presets that define every experiment (gpu defines 01 only).
-FULL_PRESETS = ("smoke", "cpu", "paper")
 #: (preset, experiment) for every experiment a preset defines.
 DEFINED = [(p, n) for p in presets.PRESETS for n in TRAINING_EXPERIMENTS if presets.notebook_parameters(p, n)]
 
 
 @pytest.mark.parametrize("name", TRAINING_EXPERIMENTS)
 def test_every_preset_gives_every_parameter_a_value(name):
-    """A preset defines an experiment with every parameter, or not at all; the full presets define every one."""
+    """A preset defines an experiment with every parameter, or not at all; smoke defines every one (an experiment may
+    exist at smoke only: its module lists the presets it supports)."""
     names = {preset: set(presets.notebook_parameters(preset, name)) for preset in presets.PRESETS}
     defined = {preset: v for preset, v in names.items() if v}
-    assert set(FULL_PRESETS) <= set(defined)
+    assert "smoke" in defined
     assert len({frozenset(v) for v in defined.values()}) == 1, names
 
 
