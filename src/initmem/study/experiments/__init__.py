@@ -41,7 +41,9 @@ def discover(path: list[str] | tuple[str, ...], package: str) -> tuple[Experimen
     return tuple(found)
 
 
-#: Every experiment, in the order of its module's name.
+#: Every experiment, in the order of its module's name (its value, every record with every preset, is not printed here).
+#:
+#: :meta hide-value:
 DISCOVERED: tuple[Experiment, ...] = discover(__path__, __name__)
 
 
