@@ -4,10 +4,11 @@ Usage: python scripts/preset_specs.py PRESET OUT_DIR [--only ENTRY,ENTRY...] [--
 
 Each file holds {"name": <experiment>, "spec": <sweep spec>}, built by this checkout's experiment registry from
 the preset's parameters. ``scripts/run_preset.sh`` then trains them with the package of another (frozen) commit,
-so that every run of an experiment comes from one commit while this checkout keeps changing. The order puts the
-calibration first (08: it decides the logit factor), then the headline: plain SGD of 01 (C1), the rest of 01 (C2,
-C7), then the phase diagram 10 (whose grid holds 03's cells, so 03 reuses them), 03, 04, 05 and the long runs of
-02 (C3); last the adaptive learning rates of 09, a calibration page that no claim's verdict waits for.
+so that every run of an experiment comes from one commit while this checkout keeps changing. The order
+(:data:`ORDER`, each experiment module's ``train_order``) puts the calibration first (it decides the logit factor),
+then the headline: plain SGD of 01 (C1), the rest of 01 (C2, C7), then the phase diagram (whose grid holds 03's
+cells, so 03 reuses them), 03, 04, 05 and the long runs (C3); last a calibration page that no claim's verdict waits
+for.
 
 ``--only`` keeps the named entries of :data:`ORDER` (e.g. ``01_optimizers:sgd,01_optimizers``); ``--set`` overrides
 one parameter before the spec is built (e.g. ``--set 01_optimizers.seeds=[0,1,2,3,4]``), for runs whose preset
@@ -21,19 +22,11 @@ import json
 from pathlib import Path
 
 from initmem.study import presets, registry
+from initmem.study.experiments import DISCOVERED
 from initmem.sweeps.spec import SweepSpec
 
-ORDER = (
-    "08_calibration",
-    "01_optimizers:sgd",
-    "01_optimizers",
-    "10_phase_diagram",
-    "03_lr_and_l2",
-    "04_batch_size",
-    "05_depth",
-    "02_long_training",
-    "09_adaptive_lr",
-)
+#: The entries in the order they run: each experiment module's ``train_order`` (entry -> rank), by rank.
+ORDER = tuple(entry for _, entry in sorted((rank, entry) for e in DISCOVERED for entry, rank in e.train_order.items()))
 
 
 def parse_overrides(items: list[str]) -> dict[str, dict[str, object]]:

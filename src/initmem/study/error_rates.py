@@ -43,6 +43,7 @@ import xarray as xr
 
 from . import nulls, rules
 from .calibration import CrossFitted
+from .experiments import judged_by
 from .stats import Interval, cross_fitted_spreads
 
 __all__ = [
@@ -106,10 +107,10 @@ class Design:
 #: The record's designs (issue 31): C1 and C2 on experiment 01 (4 sigma_w x 5 seeds), C4 on 03 (2 x 10), C5 on 04
 #: (2 x 3). A sized contrast (C2, C4) compares SGD's memory (C1's 26.5 pp) with the other condition's.
 DESIGNS = (
-    Design("C1", "", "01_optimizers", 4, 5, paper=26.5),
-    Design("C2", "Adam", "01_optimizers", 4, 5, paper=0.0, reference=26.5),
-    Design("C4", "L2", "03_lr_and_l2", 2, 10, paper=0.0, reference=26.5),
-    Design("C5", "", "04_batch_size", 2, 3, paper=None, reference=0.0),
+    Design("C1", "", judged_by("C1"), 4, 5, paper=26.5),
+    Design("C2", "Adam", judged_by("C2"), 4, 5, paper=0.0, reference=26.5),
+    Design("C4", "L2", judged_by("C4"), 2, 10, paper=0.0, reference=26.5),
+    Design("C5", "", judged_by("C5"), 2, 3, paper=None, reference=0.0),
 )
 
 

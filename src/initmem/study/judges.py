@@ -16,6 +16,7 @@ from ..run.optimizers import ADAPTIVE, LABELS
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import rules
 from .calibration import CrossFitted
+from .experiments import DISCOVERED
 from .ledger import (
     Row,
     clocks_text,
@@ -31,7 +32,7 @@ from .nulls import NullTest, contrast_null, contrast_null_floor, spread_null, sp
 from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, PREMISE_NOT_MET, SIZE_CONTRADICTED, Verdict
 from .stats import Interval, finite_runs, mean_interval
 
-__all__ = ["CLAIMS", "learning_rates_note"]
+__all__ = ["CLAIMS", "RULES", "learning_rates_note"]
 
 
 def _contrast_row(
@@ -513,16 +514,15 @@ def _b1(ds: xr.Dataset) -> list[Row]:
     ]
 
 
-#: (claim, experiment it reads, rule) in ledger order.
-CLAIMS: tuple[tuple[str, str, Callable[[xr.Dataset], list[Row]]], ...] = (
-    ("C1", "01_optimizers", _c1),
-    ("C2", "01_optimizers", _c2),
-    ("C3", "02_long_training", _c3),
-    ("C4", "03_lr_and_l2", _c4),
-    ("C5", "04_batch_size", _c5),
-    ("C6", "05_depth", _c6),
-    ("C7", "01_optimizers", _c7),
-    ("B1", "10_phase_diagram", _b1),
+#: Each claim's rule, in ledger order.
+RULES: dict[str, Callable[[xr.Dataset], list[Row]]] = {
+    "C1": _c1, "C2": _c2, "C3": _c3, "C4": _c4, "C5": _c5, "C6": _c6, "C7": _c7, "B1": _b1,
+}  # fmt: skip
+
+#: (claim, experiment it reads, rule) in ledger order: the experiment whose module lists the claim
+#: (:attr:`initmem.study.experiments.Experiment.claims`).
+CLAIMS: tuple[tuple[str, str, Callable[[xr.Dataset], list[Row]]], ...] = tuple(
+    sorted(((c, e.name, RULES[c]) for e in DISCOVERED for c in e.claims), key=lambda row: list(RULES).index(row[0]))
 )
 
 

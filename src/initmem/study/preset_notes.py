@@ -1,51 +1,24 @@
 """The choices the paper does not state, per preset, and why each was made: the Setup chapter's table.
 
-:data:`PRESET_NOTES` holds one :class:`Note` per choice: the preset parameters that hold it and the reason.
+:data:`PRESET_NOTES` holds one :class:`Note` per choice: the preset parameters that hold it and the reason; the
+choices of one experiment are in its module (:mod:`initmem.study.experiments`), those of several here.
 :func:`notes_table` renders them with every value read from :mod:`initmem.study.presets`, so the table shows what
 runs and cannot drift from it; only the reasons are prose.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 from typing import Any
 
-from .presets import NOTEBOOK_PARAMETERS, check_preset
+from .experiments import DISCOVERED, TRAINED, Note, in_group
+from .presets import NOTEBOOK_PARAMETERS, PRESETS, check_preset
 
 __all__ = ["Note", "PRESET_NOTES", "notes_table"]
 
 
-@dataclass(frozen=True)
-class Note:
-    """A choice the paper does not state, at one preset, and why it was made.
-
-    ``parameters`` names the preset parameters that hold the choice: the Setup chapter's value column is read from
-    the preset (:func:`notes_table`), so it cannot drift from what runs. ``notebooks`` restricts the row to some
-    notebooks (default: every notebook of the preset that defines one of the parameters). A choice that no parameter
-    holds (how the runs were produced) has no parameters and states itself in ``fact``.
-    """
-
-    setting: str
-    parameters: tuple[str, ...]
-    reason: str
-    notebooks: tuple[str, ...] = ()
-    fact: str = ""
-
-
-_EXPERIMENT_ROWS = (
-    "01_optimizers",
-    "02_long_training",
-    "03_lr_and_l2",
-    "04_batch_size",
-    "05_depth",
-    "08_calibration",
-    "09_adaptive_lr",
-    "10_phase_diagram",
-)
-
-#: Every choice the paper does not state, per preset, with its reason (the book's Setup chapter renders
-#: :func:`notes_table`, which reads each value from the preset).
-PRESET_NOTES: dict[str, list[Note]] = {
+#: The choices that concern several experiments, per preset (each experiment's own are in its module).
+_SHARED: dict[str, list[Note]] = {
     "smoke": [
         Note(
             "data",
@@ -58,12 +31,6 @@ PRESET_NOTES: dict[str, list[Note]] = {
             ("epochs", "seeds", "sigma_ws"),
             "seconds per run; the numbers mean nothing and no verdict should be read from them",
         ),
-        Note(
-            "train_size (04)",
-            ("train_size",),
-            "at least 512 so that the documented example -p batch_sizes '[32, 512]' runs at every preset",
-            notebooks=("04_batch_size",),
-        ),
     ],
     "cpu": [
         Note(
@@ -72,7 +39,7 @@ PRESET_NOTES: dict[str, list[Note]] = {
             "training is chaotic: memory layout, thread count or code changes move a seed's "
             "accuracy by points, so the preset's runs are produced by one commit, run from a separate git worktree "
             "while work goes on (the commit is in every run file)",
-            notebooks=_EXPERIMENT_ROWS,
+            notebooks=in_group(TRAINED),
             fact="every run from one clean commit",
         ),
         Note(
@@ -132,30 +99,6 @@ PRESET_NOTES: dict[str, list[Note]] = {
             notebooks=("01_optimizers", "03_lr_and_l2"),
         ),
         Note(
-            "learning rates (01)",
-            ("optimizers", "lrs", "aux_lrs"),
-            "SGD at 0.02 is low-lr SGD that interpolates in "
-            "the budget (08_calibration); SGD+momentum (momentum 0.9) at 0.002 has the same effective step "
-            "lr/(1-mu) = 0.02, so it isolates momentum from step size; 0.02 is Muon's customary rate (its AdamW group "
-            "at 8e-3); 09_adaptive_lr measures the adaptive optimizers at 0.008, 0.02 and 0.05",
-            notebooks=("01_optimizers",),
-        ),
-        Note(
-            "adaptive learning-rate grid (09)",
-            ("optimizers", "lrs"),
-            "01's own rates and 2.5x and 6.25x Adam's: the "
-            "rate moves the clock T_adapt, and the selected checkpoints of 01 come early (T_adapt about 5 for Adam); "
-            "sigma_w at the grid's ends only",
-            notebooks=("09_adaptive_lr",),
-        ),
-        Note(
-            "AdamW decay / Muon decay",
-            ("optimizers", "weight_decays"),
-            "0.05 decoupled is a common AdamW setting; "
-            "Muon without decay isolates the orthogonalised update from norm decay",
-            notebooks=("01_optimizers",),
-        ),
-        Note(
             "warmup_epochs",
             ("warmup_epochs",),
             "a short linear warm-up keeps the first steps of small-sigma_w runs "
@@ -175,37 +118,6 @@ PRESET_NOTES: dict[str, list[Note]] = {
             "intervals are still wide); more where a verdict needed them: five for 01 (C1, C2) and 05 (C6, "
             "undecided at three), ten for 03 (C4: its larger-lr lever was undecided at three, its L2 lever at five). "
             "A seed sets the initial directions and the data order (data_seed = seed)",
-        ),
-        Note(
-            "02 length",
-            ("epochs", "horizons", "checkpoint_every"),
-            "4x the length of 01 with 01's SGD recipe; the "
-            "paper's 5,000 epochs are out of reach on a CPU. A resumable checkpoint every 10 epochs lets the long "
-            "runs survive an interrupted session",
-            notebooks=("02_long_training",),
-        ),
-        Note(
-            "03 schedule and grid",
-            ("schedule", "schedule_milestones", "schedule_gamma", "lrs", "weight_decays"),
-            "constant lr 0.1 was unstable at the end in the guide's pilots; the grid spans T_L2 from 0 to ~3, around "
-            "ln(||W_0|| / ||W*||), the relaxation the L2 clock must cover (theory T5)",
-            notebooks=("03_lr_and_l2",),
-        ),
-        Note(
-            "04 design",
-            ("batch_sizes", "epochs_grid", "lr"),
-            "a grid of two lengths: every pair of batch sizes meets at equal epochs, and b meets 4b at equal steps "
-            "(b at the shorter length, 4b at the longer, about 4x as many epochs), so C5 is judged both ways "
-            "between batch sizes that interpolate; at equal steps the batch sizes differ only in their noise, "
-            "T_SGD = S eta^2 / b",
-            notebooks=("04_batch_size",),
-        ),
-        Note(
-            "05 models and budget",
-            ("models", "widths", "image_size", "train_size", "batch_size", "epochs"),
-            "the deep networks dominate the cost; with logit_scale 1 the ResNet-9 reference is meant to interpolate "
-            "at every sigma_w (C6's rule checks it)",
-            notebooks=("05_depth",),
         ),
         Note(
             "executor",
@@ -267,36 +179,31 @@ PRESET_NOTES: dict[str, list[Note]] = {
             "T_adapt = 70, the order the paper's Adam runs must reach",
         ),
         Note(
-            "learning rates (01)",
-            ("optimizers", "lrs"),
-            "the summary says 'low learning rate' for SGD and uses 1e-2 "
-            "in the L2 experiment; the adaptive rates are the usual defaults",
-            notebooks=("01_optimizers",),
-        ),
-        Note(
-            "03 grid",
-            ("lrs", "weight_decays", "schedule", "schedule_milestones"),
-            "not stated; spans the usual CIFAR recipes",
-            notebooks=("03_lr_and_l2",),
-        ),
-        Note(
             "logit_scale",
             ("logit_scale",),
             "the cpu calibration's choice (08_calibration), not yet checked at full scale",
-        ),
-        Note(
-            "04 design",
-            ("batch_sizes", "epochs_grid"),
-            "a grid: every pair of batch sizes meets at equal epochs, and "
-            "b and 4b meet at equal steps (b at 50 epochs, 4b at 200), so C5 is judged both ways between batch sizes "
-            "that interpolate",
-            notebooks=("04_batch_size",),
         ),
         Note("seeds", ("seeds",), "not stated; three seeds give intervals for the headline spreads"),
         Note(
             "executor", ("executor",), "use executor 'dask' or 'processes' to spread runs over several GPUs or machines"
         ),
     ],
+}
+
+
+#: Every choice the paper does not state, per preset, with its reason (the book's Setup chapter renders
+#: :func:`notes_table`, which reads each value from the preset): the shared ones, then each experiment module's
+#: :attr:`~initmem.study.experiments.Experiment.notes` (a note naming no notebook concerns its own experiment).
+PRESET_NOTES: dict[str, list[Note]] = {
+    preset: [
+        *_SHARED.get(preset, []),
+        *(
+            dataclasses.replace(note, notebooks=note.notebooks or (e.name,))
+            for e in DISCOVERED
+            for note in e.notes.get(preset, ())
+        ),
+    ]
+    for preset in PRESETS
 }
 
 

@@ -1,0 +1,9 @@
+"""00: the Setup chapter: every preset's values, their reasons and what the trained experiments cost."""
+
+from __future__ import annotations
+
+from ._record import TRAINED, Experiment
+
+__all__ = ["EXPERIMENT"]
+
+EXPERIMENT = Experiment(name="00_presets", reads_groups=(TRAINED,), book_preset="cpu")

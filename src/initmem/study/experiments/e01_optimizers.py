@@ -1,0 +1,153 @@
+"""01: every optimizer over the sigma_w grid (claims C1, C2, C7); its results feed the clock collapse and the ledger."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from ...run import optimizers
+from ...run.config import RunConfig
+from ._presets import (
+    CPU_DATA,
+    CPU_FIVE_SEEDS,
+    CPU_NET,
+    CPU_RUN,
+    CPU_SIGMAS,
+    PAPER_DATA,
+    PAPER_LOGIT_SCALE,
+    PAPER_RUN,
+    PAPER_SIGMAS,
+    SMOKE_DATA,
+    SMOKE_RUN,
+)
+from ._record import CLOCKS, Experiment, Note
+from ._sweeps import NETWORK, base
+
+__all__ = ["EXPERIMENT", "CPU", "PAPER"]
+
+#: The parameters that hold one entry per optimizer.
+_ZIPPED = ("lrs", "weight_decays", "aux_lrs")
+#: Optimizers whose learning rate scales linearly with the batch size (their step is a gradient-noise average).
+_LINEAR_IN_BATCH = optimizers.SGD_FAMILY
+
+
+def spec(p: Mapping[str, Any]) -> dict[str, Any]:
+    """Every optimizer over the sigma_w grid. Extra parameters: ``optimizers, lrs, weight_decays, aux_lrs`` (one
+    entry per optimizer)."""
+    return {
+        "base": base(p, *NETWORK, schedule="constant"),
+        "grid": {"sigma_w": p["sigma_ws"], "seed": p["seeds"]},
+        "zip": {
+            "optimizer": p["optimizers"],
+            "lr": p["lrs"],
+            "weight_decay": p["weight_decays"],
+            "aux_lr": p["aux_lrs"],
+        },
+    }
+
+
+def _rescaled(source: Mapping[str, Any], batch_size: int, order: list[str]) -> dict[str, Any]:
+    """The optimizers of ``source`` (its zipped lists) in ``order``, their learning rates rescaled from the source's
+    batch size to ``batch_size`` (linearly for :data:`_LINEAR_IN_BATCH`, unchanged for the adaptive optimizers)."""
+    ratio = batch_size / source["batch_size"]
+    index = [source["optimizers"].index(name) for name in order]
+    return {
+        "optimizers": list(order),
+        "lrs": [source["lrs"][i] * (ratio if order[j] in _LINEAR_IN_BATCH else 1.0) for j, i in enumerate(index)],
+        "weight_decays": [source["weight_decays"][i] for i in index],
+        "aux_lrs": [source["aux_lrs"][i] for i in index],
+    }
+
+
+def _every_optimizer() -> dict[str, list[Any]]:
+    """The zipped lists at smoke: every registered optimizer (:mod:`initmem.run.optimizers`) at the hyperparameters
+    its record trains the small networks with, RunConfig's defaults for the rest."""
+    default, records = RunConfig(), optimizers.REGISTRY
+    return {
+        "optimizers": [r.name for r in records],
+        **{
+            key: [r.defaults.get(name, getattr(default, name)) for r in records]
+            for key, name in (("lrs", "lr"), ("weight_decays", "weight_decay"), ("aux_lrs", "aux_lr"))
+        },
+    }
+
+
+# fmt: off
+#: At smoke it trains every registered optimizer, each at its record's hyperparameters.
+SMOKE = {
+    **SMOKE_RUN, **SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50, "epochs": 3, "eval_every": 1,
+    "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], **_every_optimizer(),
+}
+CPU = {
+    **CPU_RUN, **CPU_DATA, **CPU_NET, "epochs": 40, "sigma_ws": CPU_SIGMAS, "seeds": CPU_FIVE_SEEDS,
+    "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
+    "lrs": [0.02, 0.002, 0.008, 0.008, 0.02],
+    "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
+    "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.008],
+}
+PAPER = {
+    **PAPER_RUN, **PAPER_DATA, "model": "resnet9", "width": 64, "logit_scale": PAPER_LOGIT_SCALE,
+    "batch_size": 128, "epochs": 200,
+    "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": PAPER_SIGMAS, "seeds": [0, 1, 2],
+    "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
+    "lrs": [0.01, 0.001, 0.001, 0.001, 0.02],
+    "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
+    "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.001],
+}
+#: At the gpu preset (paper scale on one GPU within minutes, benchmarks/gpu_oneshot.py) SGD and an adaptive optimizer
+#: train first, so that a sweep stopped at its deadline still measures C1 and C2.
+_GPU_ORDER = ["sgd", "muon", "adam", "adamw", "sgd_momentum"]
+GPU = {
+    "executor": "stacked", "workers": None, "num_threads": None, **PAPER_DATA, "model": "resnet9", "width": 64,
+    "logit_scale": PAPER_LOGIT_SCALE, "batch_size": 128, "epochs": 200, "eval_every": 1, "warmup_epochs": 1.0,
+    "sigma_ws": [0.1, 0.25, 1.0, 2.5], "seeds": [0], **_rescaled(CPU, 128, _GPU_ORDER),
+}
+# fmt: on
+
+EXPERIMENT = Experiment(
+    name="01_optimizers",
+    spec=spec,
+    presets={"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "paper": PAPER},
+    notes={
+        "cpu": (
+            Note(
+                "learning rates (01)",
+                ("optimizers", "lrs", "aux_lrs"),
+                "SGD at 0.02 is low-lr SGD that interpolates in "
+                "the budget (08_calibration); SGD+momentum (momentum 0.9) at 0.002 has the same effective step "
+                "lr/(1-mu) = 0.02, so it isolates momentum from step size; 0.02 is Muon's customary rate (its AdamW "
+                "group at 8e-3); 09_adaptive_lr measures the adaptive optimizers at 0.008, 0.02 and 0.05",
+            ),
+            Note(
+                "AdamW decay / Muon decay",
+                ("optimizers", "weight_decays"),
+                "0.05 decoupled is a common AdamW setting; "
+                "Muon without decay isolates the orthogonalised update from norm decay",
+            ),
+        ),
+        "paper": (
+            Note(
+                "learning rates (01)",
+                ("optimizers", "lrs"),
+                "the summary says 'low learning rate' for SGD and uses 1e-2 "
+                "in the L2 experiment; the adaptive rates are the usual defaults",
+            ),
+        ),
+    },
+    claims=("C1", "C2", "C7"),
+    glue=(
+        "e01_fig_acc_vs_sigma",
+        "e01_fig_spread",
+        "e01_table",
+        "e01_clocks_table",
+        "e01_spread_sgd",
+        "e01_spread_muon",
+        "e01_final_spread_sgd",
+        "e01_T_adapt_adam",
+    ),
+    groups=(CLOCKS,),
+    book_preset="cpu",
+    zipped={"optimizers": _ZIPPED},
+    # plain SGD first (C1, the headline), after the calibration; then the rest (C2, C7)
+    train_order={"01_optimizers:sgd": 1, "01_optimizers": 2},
+)

@@ -1,0 +1,91 @@
+"""The experiment modules: found by listing their package, in module-name order, and the tables read from them."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from initmem.study import experiments, judges, presets, registry
+from initmem.study.experiments import DISCOVERED
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _preset_specs():
+    spec = importlib.util.spec_from_file_location("preset_specs", REPO / "scripts" / "preset_specs.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _package(root: Path, name: str, modules: dict[str, str]) -> None:
+    """A package ``name`` under ``root`` holding ``modules`` (module name -> the experiment name it declares)."""
+    folder = root / name
+    folder.mkdir()
+    (folder / "__init__.py").write_text("")
+    (folder / "_shared.py").write_text("VALUE = 1\n")  # a private module: not an experiment
+    for module, experiment in modules.items():
+        (folder / f"{module}.py").write_text(
+            f"from initmem.study.experiments import Experiment\nEXPERIMENT = Experiment(name={experiment!r})\n"
+        )
+
+
+def test_a_new_module_is_found_in_module_name_order_and_private_modules_are_skipped(tmp_path, monkeypatch):
+    _package(tmp_path, "scratch_chapters", {"e11_new": "11_new", "e02_old": "02_old", "e10_mid": "10_mid"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    found = experiments.discover([str(tmp_path / "scratch_chapters")], "scratch_chapters")
+    assert [e.name for e in found] == ["02_old", "10_mid", "11_new"]
+    for name in [m for m in sys.modules if m.startswith("scratch_chapters")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def test_two_modules_declaring_one_name_are_refused(tmp_path, monkeypatch):
+    _package(tmp_path, "scratch_twins", {"e01_a": "01_same", "e02_b": "01_same"})
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match=r"^experiments: two modules declare the same name: 01_same, 01_same$"):
+        experiments.discover([str(tmp_path / "scratch_twins")], "scratch_twins")
+    for name in [m for m in sys.modules if m.startswith("scratch_twins")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+@pytest.mark.parametrize("experiment", DISCOVERED, ids=lambda e: e.name)
+def test_each_module_is_named_after_its_experiment_and_its_notebook_exists(experiment):
+    module = next(m for m in sys.modules.values() if getattr(m, "EXPERIMENT", None) is experiment)
+    assert module.__name__ == f"initmem.study.experiments.e{experiment.name}"
+    assert (REPO / "notebooks" / f"{experiment.name}.py").is_file()
+    assert set(experiment.notes) <= set(experiment.presets) <= set(presets.PRESETS)
+
+
+def test_every_rule_is_judged_by_exactly_one_experiment_in_ledger_order():
+    listed = [claim for e in DISCOVERED for claim in e.claims]
+    assert sorted(listed) == sorted(judges.RULES) and len(set(listed)) == len(listed)
+    assert [claim for claim, _, _ in judges.CLAIMS] == list(judges.RULES)
+    assert all(judges.RULES[claim] is rule for claim, _, rule in judges.CLAIMS)
+    assert dict((claim, name) for claim, name, _ in judges.CLAIMS)["C5"] == "04_batch_size"
+
+
+def test_the_tables_hold_every_module_and_nothing_else():
+    trained = [e.name for e in DISCOVERED if e.spec is not None]
+    assert list(registry.EXPERIMENT_SPECS) == trained
+    assert all(registry.EXPERIMENT_SPECS[e.name] is e.spec for e in DISCOVERED if e.spec is not None)
+    for preset in presets.PRESETS:
+        assert list(presets.NOTEBOOK_PARAMETERS[preset]) == [e.name for e in DISCOVERED if preset in e.presets]
+    assert presets.NOTEBOOK_READS["07_clocks"] == registry.EXPERIMENTS
+    assert set(presets.NOTEBOOK_READS["00_presets"]) == set(trained)
+
+
+def test_the_preset_specs_order_is_every_modules_entries_by_rank():
+    order = _preset_specs().ORDER
+    ranks = [rank for e in DISCOVERED for rank in e.train_order.values()]
+    assert len(order) == len(ranks) == len(set(ranks))
+    assert {entry.partition(":")[0] for entry in order} <= set(registry.EXPERIMENT_SPECS)
+    assert order[:3] == ("08_calibration", "01_optimizers:sgd", "01_optimizers")
+
+
+def test_a_claim_is_judged_by_the_experiment_whose_module_lists_it():
+    assert experiments.judged_by("C5") == "04_batch_size" and experiments.judged_by("B1") == "10_phase_diagram"
+    with pytest.raises(ValueError, match=r"^claim: no experiment judges 'C9'; the experiments judge C1, C2, C7, C3"):
+        experiments.judged_by("C9")
