@@ -39,6 +39,7 @@ __all__ = [
     "PARITY_SIGMA_WS",
     "PARITY_PRESET",
     "PARITY_NAME",
+    "PARITY_RUNS",
     "EQUIVALENT",
     "NOT_EQUIVALENT",
     "INCONCLUSIVE",
@@ -62,6 +63,8 @@ PARITY_SIGMA_WS = (0.1, 2.5)
 #: The preset whose record holds the parity study's runs, and the study's name in that record
 #: (``results/<preset>/<name>/runs/``, combined in ``results/<preset>/<name>.nc``).
 PARITY_PRESET = "cpu"
+#: The number of bf16 runs of the design (optimizers x sigma_w x the record's five seeds).
+PARITY_RUNS = len(PARITY_OPTIMIZERS) * len(PARITY_SIGMA_WS) * 5
 PARITY_NAME = "bf16_parity"
 
 EQUIVALENT = "equivalent"
