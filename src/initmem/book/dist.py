@@ -28,7 +28,7 @@ from typing import Any
 
 from ..base.version import __version__
 
-__all__ = ["DIST_DIR", "DistError", "build_wheel", "wheel_name", "wheel_role"]
+__all__ = ["DIST_DIR", "DistError", "build_wheel", "missing_build_requirements", "wheel_name", "wheel_role"]
 
 log = logging.getLogger("initmem.book.dist")
 
@@ -50,23 +50,33 @@ def wheel_name(version: str = __version__) -> str:
     return f"initmem-{version}-py3-none-any.whl"
 
 
+def missing_build_requirements(root: str | Path) -> list[str]:
+    """The build requirements of ``<root>/pyproject.toml`` (``[build-system] requires``) that this environment does
+    not satisfy; empty when the wheel builds here without downloading anything.
+
+    Raises:
+        DistError: ``build`` is not installed.
+    """
+    try:
+        import build
+    except ImportError:
+        raise DistError("building the wheel needs the package build: pip install 'build>=1.0'") from None
+    requires = build.ProjectBuilder(root).build_system_requires
+    return sorted(r for r in requires if next(iter(build.check_dependency(r)), None) is not None)
+
+
 def build_wheel(out_dir: str | Path, root: str | Path | None = None) -> Path:
     """Build the wheel of the checkout at ``root`` (default: the repository root) into ``out_dir``; returns its path.
 
     ``python -m build --wheel`` runs on a temporary copy of :data:`WHEEL_SOURCES`. It builds without an isolated
-    environment when this one has the build requirements of ``pyproject.toml`` (setuptools, wheel: no download),
-    else in an isolated one (which installs them from the package index).
+    environment when this one has the build requirements of ``pyproject.toml`` (setuptools, wheel: no download,
+    :func:`missing_build_requirements`), else in an isolated one (which installs them from the package index).
 
     Raises:
         DistError: ``build`` is not installed, or the build failed.
     """
     from ..base.paths import find_repo_root
 
-    try:
-        import build
-        from pyproject_hooks import quiet_subprocess_runner
-    except ImportError:
-        raise DistError("building the wheel needs the package build: pip install 'build>=1.0'") from None
     root = Path(root) if root is not None else find_repo_root()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -77,7 +87,7 @@ def build_wheel(out_dir: str | Path, root: str | Path | None = None) -> Path:
                 shutil.copytree(source, Path(tmp, name), ignore=_IGNORED)
             elif source.is_file():
                 shutil.copy2(source, Path(tmp, name))
-        isolated = bool(build.ProjectBuilder(tmp, runner=quiet_subprocess_runner).check_dependencies("wheel"))
+        isolated = bool(missing_build_requirements(tmp))
         command = [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), tmp]
         proc = subprocess.run(
             command + ([] if isolated else ["--no-isolation"]), capture_output=True, text=True, check=False
