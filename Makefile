@@ -9,7 +9,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: book pdf test test-fast check-book lint env browser slurm tex smoke clean
+.PHONY: book pdf test test-fast check-book lint env dist browser slurm tex smoke clean
 
 book: $(STAMP)
 	$(BIN)/initmem book
@@ -41,6 +41,12 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check $(LINTED)
 
 env: $(STAMP)
+
+# The package alone: the wheel and the sdist in dist/ (python -m build, in an isolated build environment). The book
+# offers the wheel as a download (initmem.book.dist); `pip install dist/initmem-*.whl` installs it anywhere.
+dist: $(STAMP)
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -91,5 +97,5 @@ smoke: $(STAMP)
 # Untracked build output only: book/generated/ holds the committed executed notebooks (the record) and stays; only
 # what a failed or interrupted execution leaves there goes.
 clean:
-	rm -rf _build .pytest_cache book/generated/_failed
+	rm -rf _build .pytest_cache dist build book/generated/_failed
 	rm -f book/generated/.*.running.ipynb

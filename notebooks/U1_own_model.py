@@ -23,7 +23,9 @@
 # and returns one `xarray.Dataset` with the variables of a built-in sweep. Here a small BatchNorm MLP learns a
 # 10-class Gaussian mixture that the page generates; the whole example below is under 20 lines and runs in seconds
 # on a laptop CPU. Each code cell of this page runs as it is in a fresh Python session with `initmem` installed
-# (copy them in order), and none holds any of the book's own plumbing.
+# (copy them in order), and none holds any of the book's own plumbing. To install it, run {wheel}`pip install {}` in the
+# folder where you saved the wheel this book offers (the command links to it), or `pip install .` in a clone of
+# the repository.
 #
 # **What $\sigma_w$ means for your model.** The kernel $W$ of every `nn.Linear` and convolution is drawn from
 # $\mathcal N(0,\sigma_w^2/\text{fan-in})$, its bias is 0 and normalization layers start at gain 1 and shift 0.

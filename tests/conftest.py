@@ -69,6 +69,7 @@ def interrupted_at_epoch():
 LONGEST_FILES = (
     "test_book.py",
     "test_notebooks_smoke.py",
+    "test_dist.py",
     "test_faults.py",
     "test_cluster.py",
     "test_plots.py",

@@ -576,6 +576,17 @@ def test_every_chapter_offers_its_notebook_to_run(html_dir):
     assert not missing, f"pages without their notebook to run (whether the file exists): {missing}"
 
 
+def test_the_book_offers_the_package_it_documents(html_dir):
+    """The build holds the checkout's wheel in ``_dist/`` (initmem.book.dist), and the Reproduce page links it with
+    the command that installs it."""
+    from initmem.book.dist import wheel_name
+
+    assert (html_dir / "_dist" / wheel_name()).is_file()
+    reproduce = (html_dir / "book" / "reproduce.html").read_text(encoding="utf-8")
+    assert f'href="../_dist/{wheel_name()}"' in reproduce
+    assert f"pip install {wheel_name()}" in re.sub(r"<[^>]+>", "", reproduce)  # docutils wraps each word of code
+
+
 def test_figure_text_is_legible(report, server, html_dir):
     """No figure is shrunk so far that its body text renders below MIN_FIGURE_TEXT_PX.
 

@@ -207,3 +207,28 @@ def test_viewcode_keeps_a_type_alias_in_its_module():
     assert source_module(None, "initmem.run.data.prepare", "TensorPair") == "initmem.run.data.prepare"
     assert source_module(None, "initmem.run.data.prepare", "cifar10_tensors") is None
     assert source_module(None, "initmem.no_such_module", "x") is None
+
+
+def test_the_wheel_role_writes_a_command_linked_to_the_wheel_from_any_page(tmp_path):
+    """``{wheel}`pip install {}``` on a page one folder down: the command with the wheel's file name, as code, linked
+    to ``_dist/<wheel>`` relative to that page; text without ``{}`` is an error that says where the name goes."""
+    from initmem.book.dist import wheel_name
+
+    (tmp_path / "conf.py").write_text(CONF)
+    (tmp_path / "index.md").write_text("# Root\n\n```{toctree}\nsub/page\n```\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "page.md").write_text('# Page\n\nRun {wheel}`pip install "{}[book]"`, not {wheel}`pip`.\n')
+    proc = subprocess.run(
+        [sys.executable, "-m", "sphinx", "-b", "html", "-q", str(tmp_path), str(tmp_path / "_build" / "html")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")},
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    html = (tmp_path / "_build" / "html" / "sub" / "page.html").read_text(encoding="utf-8")
+    link = re.search(r'<a class="[^"]*" href="([^"]+)"><code[^>]*>(.*?)</code></a>', html)
+    assert link, html
+    assert link[1] == f"../_dist/{wheel_name()}"
+    assert re.sub(r"<[^>]+>", "", link[2]).replace("&quot;", '"') == f'pip install "{wheel_name()}[book]"'
+    assert "the wheel role needs {} where the file name goes" in proc.stderr

@@ -10,6 +10,8 @@
 * :mod:`~initmem.book.kernel` -- the kernels' environment and sockets, and what a failing cell reports;
 * :mod:`~initmem.book.progress` -- the run-level progress bar while a notebook trains;
 * :mod:`~initmem.book.page` -- what every notebook page shows the same way (figures, tables, verdicts, the record);
+* :mod:`~initmem.book.portable` -- the chapters to download, as notebooks that run with an installed initmem;
+* :mod:`~initmem.book.dist` -- the package to download: the checkout's wheel in the HTML build, the ``wheel`` role;
 * :mod:`~initmem.book.build` -- ``initmem book``: the notebooks, then jupyter-book 1.x, offline;
 * :mod:`~initmem.book.extension` -- the Sphinx extension named in ``_config.yml`` (MathJax on every page, figures
   pasted from another page, repository buttons, plain-text page titles);

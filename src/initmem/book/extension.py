@@ -16,6 +16,8 @@
   history; :func:`plain_title` writes it as text (``the ∑η² clock``) there, the page itself keeps its typeset math.
 * Notebooks to download: every chapter's download menu offers its notebook as an ``.ipynb`` that runs outside the
   repository with an installed initmem (:mod:`initmem.book.portable`), written into the build's ``_notebooks/``.
+* The package to download: the wheel of the checkout in the build's ``_dist/``, and the role ``{wheel}`` that
+  writes a command around its file name, linked to it (:mod:`initmem.book.dist`).
 * Source links of type aliases (:func:`source_module`): viewcode would follow them to ``builtins``.
 
 The glue names used here (:class:`~myst_nb.ext.glue.utils.PendingGlueReference`, the glue cache that
@@ -35,6 +37,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
+from .dist import DIST_DIR, build_wheel, wheel_role
 from .portable import PORTABLE_DIR, write_portable_notebooks
 from .repository import configure_repository_buttons
 
@@ -179,6 +182,15 @@ def portable_notebooks(app: Any, exception: Exception | None) -> None:
     write_portable_notebooks(notebooks, Path(app.outdir) / PORTABLE_DIR, names)
 
 
+def package_wheel(app: Any, exception: Exception | None) -> None:
+    """``build-finished`` handler: build the checkout's wheel into the HTML build's ``_dist/``, which the role
+    ``{wheel}`` links (:mod:`initmem.book.dist`)."""
+    notebooks = _notebooks_dir(app)
+    if exception is not None or app.builder.format != "html" or notebooks is None:
+        return
+    build_wheel(Path(app.outdir) / DIST_DIR, root=notebooks.parent)
+
+
 def download_button(app: Any, pagename: str, templatename: str, context: dict[str, Any], doctree: Any) -> None:
     """``html-page-context`` handler, after the theme's: the first entry of a chapter's download menu is its notebook
     to run with an installed initmem (``_notebooks/<name>.ipynb``, :func:`portable_notebooks`)."""
@@ -226,6 +238,8 @@ def setup(app: Any) -> dict[str, Any]:  # pragma: no cover - called by Sphinx
     app.connect("html-page-context", plain_page_title)
     app.connect("html-page-context", download_button, priority=600)  # after the theme's header buttons (501)
     app.connect("build-finished", portable_notebooks)
+    app.connect("build-finished", package_wheel)
+    app.add_role("wheel", wheel_role)
     if "viewcode-follow-imported" in app.events.events:  # sphinx.ext.viewcode is loaded (the book lists it first)
         app.connect("viewcode-follow-imported", source_module)
     return {"version": "1", "parallel_read_safe": True, "parallel_write_safe": True}

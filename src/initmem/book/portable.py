@@ -4,7 +4,8 @@ The book's pages are executed notebooks whose parameters point into the checkout
 an exploration). :func:`portable_notebook` makes the copy a reader downloads instead: the jupytext source of
 ``notebooks/<name>.py`` without outputs, its parameters cell at the source's defaults (``preset = "smoke"``:
 synthetic data, a minute on a laptop CPU) with ``train_missing = True`` (it trains the runs it lacks, into
-``results/`` next to it), and a first cell saying how to run it. :func:`write_portable_notebooks` writes them; the
+``results/`` next to it), and a first cell saying how to install initmem (the wheel the book offers,
+:mod:`initmem.book.dist`, or a clone) and how to run it. :func:`write_portable_notebooks` writes them; the
 book's extension (:mod:`initmem.book.extension`) puts them in the HTML build's ``_notebooks/`` and adds a button to
 each chapter's download menu.
 """
@@ -16,14 +17,18 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .dist import wheel_name
+
 __all__ = ["PORTABLE_DIR", "HOW_TO_RUN", "portable_notebook", "write_portable_notebooks"]
 
 #: The folder of the HTML build that holds the notebooks to download.
 PORTABLE_DIR = "_notebooks"
 #: The first cell of every notebook to download.
 HOW_TO_RUN = (
-    "**Run this notebook anywhere.** It needs only an installed initmem with the book's extras "
-    '(`pip install "initmem[book]"`, or `pip install -e ".[book]"` in a clone). At `preset = "smoke"` (the default '
+    "**Run this notebook anywhere.** It needs only an installed initmem with the book's extras: download the "
+    f"package, `{wheel_name()}`, from the book (its Reproduce page links it) into this folder and run "
+    f'`pip install "{wheel_name()}[book]"`, or in a clone of the repository run `pip install ".[book]"`. '
+    'At `preset = "smoke"` (the default '
     'below) it trains its runs on synthetic data in about a minute on a laptop CPU; at `"cpu"` it trains on CIFAR-10 '
     "(found under `data/`, or fetched with `initmem download-data data`) for hours. The runs it trains are kept in "
     "`results/` next to it, so a second run reads them back; a chapter that analyses another's results (06, 07, "
