@@ -177,8 +177,9 @@ page.figure(plots.spread_bars(ds, by="optimizer", paper={"sgd": 26.5, "muon": 4.
 # {glue:text}`e01_spread_sgd_momentum:.1f` pp. A noise p at or above 0.05 means that the raw spread of that optimizer
 # cannot be told from what seed noise alone produces.
 #
-# Whether an optimizer has had time to forget is read off its clock, not its epoch count, and the selected predictor
-# is judged at the clock of its checkpoint, not at the end of the run: SGD's selected checkpoints sit at
+# Whether an optimizer has had time to forget is read off its clock, not its epoch count, and a selected predictor
+# at the clock of its checkpoint, not at the end of the run (the ledger judges the selected predictor where its
+# checkpoints interpolate and the final one otherwise, and says which): SGD's selected checkpoints sit at
 # $T_{SGD}$ = {glue:text}`e01_T_SGD_sgd:.3g` (the run ends at {glue:text}`e01_final_T_SGD_sgd:.3g`), Adam's at
 # $T_{adapt}$ = {glue:text}`e01_T_adapt_adam:.3g` (end {glue:text}`e01_final_T_adapt_adam:.3g`), Muon's at
 # $T_{adapt}$ = {glue:text}`e01_T_adapt_muon:.3g` (end {glue:text}`e01_final_T_adapt_muon:.3g`; means over $\sigma_w$

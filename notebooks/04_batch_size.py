@@ -92,9 +92,10 @@ page.verdict_box("04_batch_size", ds)
 # equal length in steps (within 5 %) and runs of equal length in epochs. With `epochs_grid` the sweep trains every
 # batch size for each listed length, so batch sizes meet at equal epochs along each length, and at equal steps where
 # their ratio matches the ratio of two lengths ($b$ at $E$ epochs and $4b$ at $4E$). Without it, each batch size trains
-# about `steps` steps. The design matches the runs' lengths, not the predictors: the verdict judges each run's
-# validation-selected checkpoint, which validation picks inside the run, so two runs of equal length can be judged at
-# checkpoints far apart in steps and in $T_{SGD}$ (both are printed below the table).
+# about `steps` steps. The design matches the runs' lengths, so the verdict judges the predictors at those lengths:
+# each run's final predictor. The validation-selected checkpoints are picked inside the runs, so two runs of equal
+# length can select checkpoints far apart in steps and in $T_{SGD}$; those are printed below the table, beside the
+# verdict, not judged.
 
 # %% [markdown]
 # ## Every (batch size, length) point
@@ -159,8 +160,9 @@ glue(
 )
 
 # %% [markdown]
-# The comparison at equal steps: {glue:text}`e04_equal_steps`; the selected checkpoints it judges sit at
-# {glue:text}`e04_equal_steps_selected`. At equal epochs: {glue:text}`e04_equal_epochs`; selected checkpoints at
+# The comparison at equal steps (final predictors): {glue:text}`e04_equal_steps`; the selected checkpoints of the same
+# runs, not judged, sit at {glue:text}`e04_equal_steps_selected`. At equal epochs: {glue:text}`e04_equal_epochs`;
+# selected checkpoints at
 # {glue:text}`e04_equal_epochs_selected`. The smallest batch, $b$ = {glue:text}`e04_b_small`, has a cross-fitted
 # spread of {glue:text}`e04_spread_small_b:.1f` pp at its longest run; its lowest final training accuracy over the
 # runs of every length is {glue:text}`e04_min_train_small_b:.1f` % ({glue:text}`e04_min_train_small_b_at`). The
