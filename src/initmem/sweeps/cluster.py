@@ -88,7 +88,10 @@ def connect(address: str, option: str = "scheduler") -> Any:
     try:
         from distributed import Client
     except ImportError:
-        raise ConfigError(f"{option}: a Dask cluster needs distributed: pip install "distributed>=2023.1" (or the wheel's or a clone's [dask] extra)") from None
+        raise ConfigError(
+            f"{option}: a Dask cluster needs distributed: pip install 'distributed>=2023.1' (or the [dask] extra of "
+            "the book's wheel or a clone)"
+        ) from None
     where = address
     if address.endswith(".json") or Path(address).is_file():
         if not Path(address).exists():
@@ -306,7 +309,10 @@ def slurm_cluster(resources: SlurmResources) -> Any:
     try:
         from dask_jobqueue import SLURMCluster
     except ImportError:
-        raise ConfigError("executor: 'slurm' needs dask-jobqueue: pip install "dask-jobqueue>=0.8" (or the wheel's or a clone's [dask] extra)") from None
+        raise ConfigError(
+            "executor: 'slurm' needs dask-jobqueue: pip install 'dask-jobqueue>=0.8' (or the [dask] extra of the "
+            "book's wheel or a clone)"
+        ) from None
     if shutil.which("sbatch") is None:
         raise ConfigError("executor: 'slurm' needs sbatch on PATH (run it where SLURM jobs are submitted)")
     try:
