@@ -12,7 +12,8 @@ with other jobs, and the load a sweep ran under differs from sweep to sweep by u
 
 1. ``batch_slope``, the optimizer terms and the contrasts between the networks of one sweep are the least-squares
    fit of ``log(seconds / FLOPs)`` with one free term per sweep (an experiment's run folder), so that they compare
-   runs that ran side by side and a busy sweep's load does not pass for an optimizer's cost;
+   runs that ran side by side and a busy sweep's load does not pass for an optimizer's cost (an optimizer no sweep
+   runs beside SGD, or a batch size no sweep runs beside another, gets no term: it counts as the reference);
 2. each network's ``level`` is the median over its runs of what the other terms leave, so that the median run's
    recorded / estimated ratio is 1 (the estimate is a typical run on the development machine under its usual load).
 
@@ -92,19 +93,23 @@ def fit(runs: pd.DataFrame) -> dict[str, Any]:
     """
     y = np.log(runs["seconds"] / runs["flops"]).to_numpy()
     sweeps = sorted(runs["sweep"].unique())
-    optimizers = sorted(set(runs["optimizer"]) - {"sgd"})
+    # a term only where a sweep compares it with the reference (an optimizer beside SGD, two batch sizes): one no
+    # sweep compares would trade off against that sweep's own term, so it counts as the reference (0)
+    by_sweep = runs.groupby("sweep")
+    optimizers = sorted({o for _, g in by_sweep if "sgd" in set(g["optimizer"]) for o in g["optimizer"]} - {"sgd"})
+    batches = any(g["batch_size"].nunique() > 1 for _, g in by_sweep)
     # the cells beside the first of a sweep get a term (they ran side by side); the levels are fitted in step 2
     contrasts = sorted({cell for _, g in runs.groupby("sweep") for cell in sorted(g["cell"].unique())[1:]})
     columns = (
         [(runs["sweep"] == s).to_numpy(float) for s in sweeps]
         + [(runs["cell"] == c).to_numpy(float) for c in contrasts]
-        + [np.log2(runs["batch_size"].to_numpy() / BASE_BATCH)]
         + [(runs["optimizer"] == o).to_numpy(float) for o in optimizers]
+        + ([np.log2(runs["batch_size"].to_numpy() / BASE_BATCH)] if batches else [])
     )
     beta = np.linalg.lstsq(np.column_stack(columns), y, rcond=None)[0]
     k = len(sweeps) + len(contrasts)
-    slope = float(beta[k])
-    optimizer = {"sgd": 0.0, **{o: float(b) for o, b in zip(optimizers, beta[k + 1 :], strict=True)}}
+    optimizer = {"sgd": 0.0, **{o: float(b) for o, b in zip(optimizers, beta[k : k + len(optimizers)], strict=True)}}
+    slope = float(beta[-1]) if batches else 0.0
     rest = y - slope * np.log2(runs["batch_size"].to_numpy() / BASE_BATCH) - runs["optimizer"].map(optimizer).to_numpy()
     levels = {cell: float(np.median(rest[(runs["cell"] == cell).to_numpy()])) for cell in sorted(runs["cell"].unique())}
     model: dict[str, Any] = {
