@@ -22,7 +22,7 @@ from initmem.study import cost_fit, costs
 def line(label: str, c: dict[str, float]) -> str:
     """One row of calibration figures (:func:`initmem.study.cost_fit.calibration`)."""
     return (
-        f"{label:<34} {c['runs']:>4} {c['median']:>6.2f} {c['within_1_5x']:>7.0%} {c['p10']:>5.2f}-{c['p90']:<5.2f}"
+        f"{label:<36} {c['runs']:>4} {c['median']:>6.2f} {c['within_1_5x']:>7.0%} {c['p10']:>5.2f}-{c['p90']:<5.2f}"
         f" {c['min']:>5.2f}-{c['max']:<5.2f} {c['total']:>6.2f}"
     )
 
