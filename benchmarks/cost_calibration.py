@@ -71,7 +71,7 @@ def main() -> None:
     model = costs.cost_model()
     print(f"{len(runs)} distinct runs of {args.preset} on: {'; '.join(sorted(runs['hardware'].unique()))}")
     print(
-        f"{'recorded / estimated':<34} {'runs':>4} {'median':>6} {'in 1.5x':>7} {'p10-p90':>11} {'range':>11} {'sum':>6}"
+        f"{'recorded / estimated':<36} {'runs':>4} {'median':>6} {'in 1.5x':>7} {'p10-p90':>11} {'range':>11} {'sum':>6}"
     )
     print(line("committed model (in sample)", cost_fit.calibration(model, runs)))
     print(line("each sweep left out of the fit", leave_one_sweep_out(runs)))
