@@ -30,6 +30,7 @@ import math
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -81,7 +82,8 @@ EVAL_SPEEDUP = float(TRAIN_PASSES)
 def cost_model() -> dict[str, Any]:
     """The fitted cost model (:data:`COST_MODEL_FILE`): ``levels``, ``batch_slope``, ``optimizer``, ``precision``,
     ``calibration`` and ``provenance`` (:func:`initmem.study.cost_fit.fit`)."""
-    return json.loads(resources.files(__package__).joinpath(COST_MODEL_FILE).read_text())
+    # noted, so that a page that estimates a cost is executed again when the model is refitted
+    return json.loads(note(Path(str(resources.files(__package__).joinpath(COST_MODEL_FILE)))).read_text())
 
 
 def log_seconds_per_flop(
