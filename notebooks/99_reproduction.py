@@ -241,3 +241,4 @@ glue("r_n_rows", len(table), display=False)
 # reduced-scale reproduction (a width-8 ResNet-9 on 5,000 CIFAR-10 images): its verdicts are about that scale. Any row
 # can earn "in size" there if its whole interval falls inside the paper's band, but the bands are about the paper's
 # networks and data, so a reduced scale that meets a band has matched the paper's number, not its setting.
+# The [Setup chapter](00_presets.ipynb) prices the paper's scale: {glue:text}`00_presets.ipynb::p00_paper_cost:s`

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pytest
@@ -190,7 +191,8 @@ def test_missing_runs_of_hours_are_refused_unless_asked(tmp_path, monkeypatch):
         results.run_experiment("01_optimizers", _big_spec(), preset="cpu", results_dir=tmp_path, train_missing=None)
     message = str(info.value)
     assert message.startswith("train_missing: 2 of 2 runs of 01_optimizers at preset 'cpu'") and "\n" not in message
-    assert "core-hours" in message and "initmem experiments --preset cpu --only 01" in message
+    assert re.search(r"about \d+ core-min \(p10-p90 \d+-\d+\) to train", message)  # two 40-epoch runs, with the band
+    assert "initmem experiments --preset cpu --only 01" in message
     assert not any(tmp_path.rglob("*.nc")), "nothing may be trained or written"
     with pytest.raises(results.TrainingRefused):
         results.run_experiment("01_optimizers", _big_spec(), preset="cpu", results_dir=tmp_path, train_missing=False)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from dataclasses import fields
@@ -93,6 +94,8 @@ def test_a_gpu_preset_on_a_machine_without_a_gpu_is_one_line_unless_asked_for(pr
     assert main(["experiments", "--preset", preset, "--only", "01", "--out-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"--preset {preset}: sized for a GPU" in err and "--allow-cpu" in err
+    # priced: core-hours with the record's p10-p90 band, and A100 time (gpu: about 83 A100-min)
+    assert re.search(r"01_optimizers: about [\d,]+ core-h \(p10-p90 [\d,]+-[\d,]+\), about [\d.]+ A100-(h|min)", err)
     assert not any(tmp_path.iterdir())  # nothing executed
     allowed = [
         "experiments",

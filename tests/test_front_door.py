@@ -49,6 +49,7 @@ def test_landing_page_pastes_its_results_from_the_notebooks():
         ("r_forest", "99_reproduction"),
         ("r_glance", "99_reproduction"),
         ("e01_fig_spread", "01_optimizers"),
+        ("p00_scale", "00_presets"),  # the one-line scale comparison, read from the presets
     ):
         block = f"```{{glue}} {key}\n:doc: generated/{notebook}.ipynb\n```"
         inline = f"{{glue:text}}`generated/{notebook}.ipynb::{key}:s`"  # a text, pasted as a paragraph

@@ -337,10 +337,11 @@ def test_the_notes_values_are_read_from_the_preset(monkeypatch):
 
 def test_cpu_preset_costs():
     core_hours = sum(costs.estimate_cost("cpu", n)["core_seconds"] for n in presets.NOTEBOOK_PARAMETERS["cpu"]) / 3600
-    # about 28.1 core-hours for the whole cpu preset: 01 at five seeds (100 runs) 4.3, the phase diagram's 230 runs
-    # (its grid at three seeds, the 8 cells beside it at five) 9.9, 04's grid of two lengths (36 runs) 2.9, 05 at five
-    # seeds (60 runs) 3.6, 03 at ten seeds (80 runs) 3.4
-    assert 27 < core_hours < 29.5
+    # the fitted cost model (study/cost_model.json, median run): about 28.1 core-hours for the whole cpu preset with
+    # the phase diagram's grid at three seeds and the 8 cells beside it at five (230 runs, 10.0), 32.7 with the grid
+    # at five seeds (330 runs, 14.6); 01 at five seeds (100 runs) 4.5, 03 at ten seeds (80 runs) 3.6, 04's grid of two
+    # lengths (36 runs) 3.2, 09 (54 runs) 2.4, 05 at five seeds (60 runs) 2.1. The band holds both designs.
+    assert 27 < core_hours < 34
 
 
 def test_run_images_counts_full_batches_and_every_evaluation():

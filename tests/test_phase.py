@@ -227,8 +227,12 @@ def test_the_batch_axis_adds_lambda_0_runs_at_every_lr_and_batch_size_but_those_
         "runs": 0,
         "train_images": 0,
         "eval_images": 0,
+        "flops": 0.0,
         "core_seconds": 0.0,
+        "core_seconds_p10": 0.0,
+        "core_seconds_p90": 0.0,
         "wall_seconds": 0.0,
+        "gpu_seconds": 0.0,
     }
 
 

@@ -46,8 +46,9 @@ from ..base.bars import auto_tqdm
 from ..base.files import atomic_write
 from ..base.paths import default_root
 from ..study import presets as _presets
+from ..study.costs import estimate_runs, price
 from ..study.layout import RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
-from ..study.reuse import RunPlan, duration, notebook_plan
+from ..study.reuse import RunPlan, notebook_plan
 from ..sweeps.store import file_problem
 from .digest import (
     FORMAT,
@@ -381,7 +382,7 @@ def _check_record(plans: Sequence[_Plan], preset: str, root: Path) -> None:
     if runs is None:
         cost = "its first line says what it trains"
     elif runs.to_train:
-        cost = f"{len(runs.to_train)} of {runs.total} runs to train, about {duration(runs.seconds)} on one core"
+        cost = f"{len(runs.to_train)} of {runs.total} runs to train, {price(estimate_runs(runs.to_train))}"
     else:
         cost = f"its {runs.total} runs are intact: nothing to train"
     shown = _relative(path, root)

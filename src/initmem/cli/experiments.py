@@ -207,9 +207,29 @@ def _refuse_a_gpu_preset_without_a_gpu(args: argparse.Namespace) -> None:
 
     if not torch.cuda.is_available():
         raise ConfigError(
-            f"--preset {args.preset}: sized for a GPU (full-width networks on full CIFAR-10), and this machine has "
-            "none; use --preset cpu (the reduced-scale record), or --allow-cpu to train it on the CPU anyway"
+            f"--preset {args.preset}: sized for a GPU (full-width networks on full CIFAR-10; {_price(args)}), and this "
+            "machine has none; use --preset cpu (the reduced-scale record), or --allow-cpu to train it on the CPU anyway"
         )
+
+
+def _price(args: argparse.Namespace) -> str:
+    """What the experiments ``--only`` picks cost at ``--preset`` (:func:`initmem.study.costs.price`), with their
+    names: ``"01_optimizers: about 10,893 core-h (p10-p90 6,418-24,318), about 7.3 A100-h"`` (``--only`` matching
+    no experiment: the runner says so once the preset is allowed)."""
+    from ..book.runner import select_notebooks
+    from ..study import costs
+    from ..study.registry import EXPERIMENT_SPECS
+
+    try:
+        picked = select_notebooks(args.only, list(_presets.NOTEBOOK_PARAMETERS[args.preset]))
+    except ValueError:
+        picked = []
+    names = [n for n in picked if n in EXPERIMENT_SPECS]
+    if not names:
+        return "no experiment selected"
+    configs = [c for n in names for c in costs.preset_configs(args.preset, n)]
+    label = names[0] if len(names) == 1 else f"{len(names)} experiments"
+    return f"{label}: {costs.price(costs.estimate_runs(configs))}"
 
 
 def _show_exploration(root: Path, folder: Path, names: list[str], render: bool) -> bool:

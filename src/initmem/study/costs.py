@@ -1,20 +1,36 @@
-"""What a preset costs: estimated before it runs (from measured throughput), measured after (from its run files).
+"""What a preset costs: estimated before it runs (from a model fitted to the record's wall times and a cited GPU
+throughput), measured after (from its run files).
 
-* :func:`estimate_cost` -- runs, images and single-core seconds of an experiment at a preset, from
-  :data:`CPU_THROUGHPUT` and the experiment's sweep (:func:`initmem.study.registry.experiment_spec`);
-  :func:`estimate_runs` -- the same for any list of runs (a design not yet in the registry);
+* :func:`estimate_cost` -- runs, images, single-core seconds (with the record's p10-p90 band) and A100 seconds of an
+  experiment at a preset, from the experiment's sweep (:func:`initmem.study.registry.experiment_spec`);
+  :func:`estimate_runs` -- the same for any list of runs (a design not yet in the registry); :func:`price` -- that
+  cost in one phrase;
 * :func:`measured_costs` -- what the committed runs of a preset took, read from their provenance;
 * :func:`run_images` / :func:`run_cost` / :func:`estimate_seconds` -- the images one run trains on and evaluates,
   and what runs cost; :func:`group_seconds` -- what a group of runs costs at a measured throughput (a GPU's).
 
-The Setup chapter prints both, side by side.
+**CPU seconds** come from :data:`COST_MODEL_FILE`, fitted by ``scripts/fit_costs.py`` to the committed cpu runs'
+recorded wall times (:mod:`initmem.study.cost_fit` says how): ``seconds = FLOPs x exp(level[network @ image size]
++ batch_slope x log2(batch / 64) + optimizer[name] + precision[name])``, FLOPs from :mod:`initmem.study.flops`.
+The record holds width 8 only: other widths scale by their FLOPs, which errs high for wider networks (a wider
+convolution runs nearer the core's peak). A network or image size the record lacks takes the level of the same
+network at the nearest image size, else of the recorded cell nearest in FLOPs per image.
+
+**GPU seconds** are FLOPs over :data:`A100_FLOPS`, the effective rate of airbench's published A100 time: a lower
+bound, as airbench's loop is tuned for speed and ours is not.
+
+The Setup chapter prints the estimates beside the measured cost.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import math
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -24,47 +40,82 @@ from ..run.config import RunConfig
 from ..run.variables import recorded_epochs
 from ..sweeps.spec import SweepSpec
 from ..sweeps.store import read_checked
+from .flops import TRAIN_PASSES, forward_flops
 from .layout import results_paths
 from .presets import notebook_parameters
 from .registry import EXPERIMENT_SPECS, EXPERIMENTS, experiment_spec
 
 __all__ = [
-    "CPU_THROUGHPUT",
-    "BATCH_FACTOR",
+    "COST_MODEL_FILE",
+    "A100_FLOPS",
     "EVAL_SPEEDUP",
+    "BASE_BATCH",
+    "cost_model",
+    "log_seconds_per_flop",
+    "amount",
     "run_images",
+    "run_flops",
     "run_cost",
     "group_seconds",
     "estimate_seconds",
     "estimate_cost",
+    "preset_configs",
     "estimate_runs",
+    "price",
     "measured_costs",
 ]
 
-#: Training throughput (images/s per core, ONE thread per run, batch 64, no augmentation, channels-last) on the
-#: 2-core development machine (torch 2.14.1, x86_64), keyed by (model, width, image_size): the medians over the
-#: committed cpu-preset runs of ``python benchmarks/run_throughput.py --preset cpu`` (training images plus evaluated
-#: images / EVAL_SPEEDUP, over each run's wall time, two runs side by side). Entries marked "estimated" were not run.
-#: Other batch sizes: :data:`BATCH_FACTOR`.
-CPU_THROUGHPUT: dict[tuple[str, int, int], float] = {
-    ("resnet9", 4, 16): 3000.0,  # estimated (width 4 is overhead-bound); smoke only
-    ("resnet9", 8, 16): 2270.0,
-    ("resnet9", 8, 24): 1900.0,  # estimated, between 16 and 32 px
-    ("resnet9", 8, 32): 1615.0,
-    ("resnet9", 16, 16): 690.0,  # estimated: an early measurement at batch 128 under load
-    ("resnet20", 4, 16): 1500.0,  # estimated; smoke only
-    ("resnet20", 8, 16): 1129.0,
-    ("resnet56", 8, 16): 404.0,
-    ("resnet110", 8, 16): 241.0,
-}
-#: Relative training throughput per image against batch 64 (ResNet-9 width 8, 32 px, 1 thread; measured at 16, 64
-#: and 256 by the same benchmark, the others interpolated).
-BATCH_FACTOR: dict[int, float] = {16: 1.08, 32: 1.04, 64: 1.0, 128: 0.95, 256: 0.9, 512: 0.9}
-#: How many times cheaper one evaluated (forward-only) image is than one trained image.
-EVAL_SPEEDUP = 2.8
-#: Whole run against the tight-loop benchmark (optimizer, data movement, bookkeeping): measured ~1.0 for a
-#: ResNet-9 width-8 run (about 250 s against 258 s estimated); 1.05 leaves room for Adam/Muon.
-_OVERHEAD = 1.05
+#: The fitted CPU cost model (JSON, in this package), written by ``scripts/fit_costs.py``.
+COST_MODEL_FILE = "cost_model.json"
+#: Effective FLOP/s of one NVIDIA A100 on a CIFAR-10 ResNet: airbench94.py trains 0.36 PFLOPs in 3.83 s (Jordan,
+#: "94% on CIFAR-10 in 3.29 Seconds on a Single GPU", arXiv:2404.00498, and the table of
+#: https://github.com/KellerJordan/cifar10-airbench), i.e. 94 TFLOP/s, in half precision with a tuned loop.
+A100_FLOPS = 0.36e15 / 3.83
+#: The batch size whose batch term is 0 (the cpu preset's).
+BASE_BATCH = 64
+#: How many times cheaper one evaluated (forward-only) image is than one trained image: the FLOP ratio
+#: (:data:`initmem.study.flops.TRAIN_PASSES`).
+EVAL_SPEEDUP = float(TRAIN_PASSES)
+
+
+@functools.cache
+def cost_model() -> dict[str, Any]:
+    """The fitted cost model (:data:`COST_MODEL_FILE`): ``levels``, ``batch_slope``, ``optimizer``, ``precision``,
+    ``calibration`` and ``provenance`` (:func:`initmem.study.cost_fit.fit`)."""
+    # noted, so that a page that estimates a cost is executed again when the model is refitted
+    return json.loads(note(Path(str(resources.files(__package__).joinpath(COST_MODEL_FILE)))).read_text())
+
+
+def log_seconds_per_flop(
+    model: Mapping[str, Any], level: float, batch_size: int, optimizer: str, precision: str
+) -> float:
+    """The fitted log seconds per FLOP of a run at ``level`` (its network's and image size's): the model's batch,
+    optimizer and precision terms added (an optimizer or precision the model lacks counts as the reference, 0)."""
+    return (
+        level
+        + model["batch_slope"] * math.log2(batch_size / BASE_BATCH)
+        + model["optimizer"].get(optimizer, 0.0)
+        + model["precision"].get(precision, 0.0)
+    )
+
+
+def _level(model: str, width: int, image_size: int) -> float:
+    """The fitted log seconds per FLOP of ``model`` at ``image_size``, or the nearest recorded cell's (module
+    docstring)."""
+    levels = cost_model()["levels"]
+    cell = f"{model}@{image_size}"
+    if cell in levels:
+        return levels[cell]
+    same = [c for c in levels if c.split("@")[0] == model]
+    if same:
+        return levels[min(same, key=lambda c: abs(int(c.split("@")[1]) - image_size))]
+    flops = math.log(forward_flops(model, width, image_size))
+
+    def distance(c: str) -> float:
+        name, size = c.split("@")
+        return abs(math.log(forward_flops(name, width, int(size))) - flops)
+
+    return levels[min(levels, key=distance)]
 
 
 def run_images(
@@ -80,18 +131,31 @@ def run_images(
     return epochs * (train_size // batch_size) * batch_size, evaluations * eval_size + recalibration_size
 
 
-def run_cost(config: RunConfig) -> tuple[int, int, float]:
-    """``(trained images, evaluated images, estimated single-core seconds)`` of one run on the development CPU
-    (:data:`CPU_THROUGHPUT`; NaN seconds for a network the table lacks)."""
+def run_flops(config: RunConfig) -> tuple[int, int, float]:
+    """``(trained images, evaluated images, FLOPs)`` of one run: :func:`run_images`, and their FLOPs
+    (:data:`~initmem.study.flops.TRAIN_PASSES` forward passes per trained image, one per evaluated image)."""
     c = config
     n_train = c.train_size or 50_000 - c.val_size
     n_eval = c.val_size + (c.test_size or 10_000) + c.train_eval_size
     images, eval_images = run_images(
         c.epochs, n_train, c.batch_size, len(recorded_epochs(c)), n_eval, c.train_eval_size
     )
-    rate = CPU_THROUGHPUT.get((c.model, c.effective_width, c.image_size), math.nan)
-    seconds = _OVERHEAD * (images / (rate * BATCH_FACTOR.get(c.batch_size, 1.0)) + eval_images / (rate * EVAL_SPEEDUP))
-    return images, eval_images, seconds
+    per_image = forward_flops(c.model, c.effective_width, c.image_size)
+    return images, eval_images, float(per_image * (TRAIN_PASSES * images + eval_images))
+
+
+def run_cost(config: RunConfig) -> tuple[int, int, float]:
+    """``(trained images, evaluated images, estimated single-core seconds)`` of one run on the development CPU (the
+    fitted model, module docstring; the typical run: half the record's runs took longer)."""
+    c = config
+    images, eval_images, flops = run_flops(c)
+    level = _level(c.model, c.effective_width, c.image_size)
+    precision = "bf16" if c.bf16 else "fp32"
+    return (
+        images,
+        eval_images,
+        flops * math.exp(log_seconds_per_flop(cost_model(), level, c.batch_size, c.optimizer, precision)),
+    )
 
 
 def group_seconds(configs: Sequence[RunConfig], rate: float, overhead_s: float = 1.0) -> float:
@@ -104,42 +168,72 @@ def group_seconds(configs: Sequence[RunConfig], rate: float, overhead_s: float =
 
 
 def estimate_seconds(configs: Iterable[RunConfig]) -> float:
-    """Estimated single-core seconds of training ``configs`` (:func:`run_cost`; a network without a throughput entry
-    counts as one hour, so that an unknown cost is never taken for a small one)."""
-    total = 0.0
-    for config in configs:
-        seconds = run_cost(config)[2]
-        total += seconds if math.isfinite(seconds) else 3600.0
-    return total
+    """Estimated single-core seconds of training ``configs`` (:func:`run_cost`)."""
+    return float(sum(run_cost(config)[2] for config in configs))
 
 
 def estimate_cost(preset: str, name: str) -> dict[str, Any]:
-    """Runs and estimated single-core seconds of notebook ``name`` at ``preset``, from :data:`CPU_THROUGHPUT`.
+    """Runs, estimated single-core seconds and A100 seconds of notebook ``name`` at ``preset`` (module docstring).
 
     The runs are those of the experiment's sweep (:func:`initmem.study.registry.experiment_spec`). Returns
-    :func:`estimate_runs`'s dict; ``wall_seconds`` divides by the preset's ``workers`` (at least 1). Meaningful for
-    CPU presets; for ``paper`` the images are right and the seconds are what a CPU would need (NaN where the table
-    has no entry).
+    :func:`estimate_runs`'s dict; ``wall_seconds`` divides by the preset's ``workers`` (at least 1). At the gpu
+    and paper presets the core-seconds are what one core of the development machine would need.
     """
     p = notebook_parameters(preset, name)
+    return estimate_runs(preset_configs(preset, name), p.get("workers") if p else None)
+
+
+def preset_configs(preset: str, name: str) -> list[RunConfig]:
+    """The runs of experiment ``name``'s sweep at ``preset`` (none for a notebook without a sweep there)."""
+    p = notebook_parameters(preset, name)
     if not p or name not in EXPERIMENT_SPECS:
-        return estimate_runs([])
-    configs = [config for _, config in SweepSpec.from_dict(experiment_spec(name, p)).configs()]
-    return estimate_runs(configs, p.get("workers"))
+        return []
+    return [config for _, config in SweepSpec.from_dict(experiment_spec(name, p)).configs()]
 
 
 def estimate_runs(configs: Sequence[RunConfig], workers: int | None = None) -> dict[str, Any]:
-    """What training ``configs`` costs (:func:`run_cost`): ``{"runs", "train_images", "eval_images",
-    "core_seconds", "wall_seconds"}``, ``wall_seconds`` being ``core_seconds`` over ``workers`` (None: 1)."""
+    """What training ``configs`` costs (:func:`run_cost`): ``{"runs", "train_images", "eval_images", "flops",
+    "core_seconds", "core_seconds_p10", "core_seconds_p90", "wall_seconds", "gpu_seconds"}``. ``core_seconds_p10``
+    / ``_p90`` scale the estimate by the record's p10 / p90 recorded-to-estimated ratio (the runs of one sweep
+    share its machine's load, so their errors do not average out); ``wall_seconds`` is ``core_seconds`` over
+    ``workers`` (None: 1); ``gpu_seconds`` is ``flops`` over :data:`A100_FLOPS`."""
+    band = cost_model()["calibration"]
     per_run = [run_cost(c) for c in configs]
     seconds = float(sum(r[2] for r in per_run))
+    flops = float(sum(run_flops(c)[2] for c in configs))
     return {
         "runs": len(per_run),
         "train_images": int(sum(r[0] for r in per_run)),
         "eval_images": int(sum(r[1] for r in per_run)),
+        "flops": flops,
         "core_seconds": seconds,
+        "core_seconds_p10": seconds * band["p10"],
+        "core_seconds_p90": seconds * band["p90"],
         "wall_seconds": seconds / max(1, workers or 1),
+        "gpu_seconds": flops / A100_FLOPS,
     }
+
+
+def amount(seconds: float) -> tuple[float, str]:
+    """``seconds`` in the unit a reader wants: ``(40.0, "s")`` below 90 s, minutes below 90 min, else hours."""
+    if seconds < 90:
+        return seconds, "s"
+    return (seconds / 60, "min") if seconds < 5400 else (seconds / 3600, "h")
+
+
+def price(cost: Mapping[str, Any], gpu: bool = True) -> str:
+    """A cost of :func:`estimate_runs` in one phrase: ``"about 28 core-h (p10-p90 17-63)"``, with ``gpu``
+    followed by ``", about 8 A100-min"`` (:data:`A100_FLOPS`); each figure in the unit of :func:`amount`."""
+
+    value, unit = amount(cost["core_seconds"])
+    scale = value / cost["core_seconds"] if cost["core_seconds"] else 0.0
+    low, high = cost["core_seconds_p10"] * scale, cost["core_seconds_p90"] * scale
+    digits = 1 if unit == "h" and value < 10 else 0
+    text = f"about {value:,.{digits}f} core-{unit} (p10-p90 {low:,.{digits}f}-{high:,.{digits}f})"
+    if gpu:
+        gpu_value, gpu_unit = amount(cost["gpu_seconds"])
+        text += f", about {gpu_value:,.{1 if gpu_unit == 'h' and gpu_value < 10 else 0}f} A100-{gpu_unit}"
+    return text
 
 
 def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[str] = EXPERIMENTS):

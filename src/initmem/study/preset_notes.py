@@ -14,7 +14,7 @@ from typing import Any
 from .experiments import DISCOVERED, TRAINED, Note, in_group
 from .presets import NOTEBOOK_PARAMETERS, PRESETS, check_preset
 
-__all__ = ["Note", "PRESET_NOTES", "notes_table"]
+__all__ = ["Note", "PRESET_NOTES", "notes_table", "scale_comparison"]
 
 
 #: The choices that concern several experiments, per preset (each experiment's own are in its module).
@@ -273,3 +273,18 @@ def notes_table(preset: str) -> list[dict[str, str]]:
             }
         )
     return rows
+
+
+def scale_comparison(preset: str = "cpu", against: str = "paper", name: str = "01_optimizers") -> str:
+    """One line saying how ``preset`` is smaller than ``against`` for experiment ``name``, read from both presets:
+    ``"width 8 vs 64, 5,000 vs 45,000 training images, 40 vs 200 epochs, batch 64 vs 128"`` (a ``train_size`` of
+    None is CIFAR-10's 50,000 training images less the validation split)."""
+    a, b = (NOTEBOOK_PARAMETERS[check_preset(p)][name] for p in (preset, against))
+
+    def images(p: dict[str, Any]) -> int:
+        return p["train_size"] or 50_000 - p["val_size"]
+
+    return (
+        f"width {a['width']} vs {b['width']}, {images(a):,} vs {images(b):,} training images, "
+        f"{a['epochs']} vs {b['epochs']} epochs, batch {a['batch_size']} vs {b['batch_size']}"
+    )

@@ -29,6 +29,7 @@ from ..base.reads import note
 from ..sweeps.driver import sweep
 from ..sweeps.spec import SweepSpec
 from ..sweeps.store import read_checked, write_run
+from .costs import estimate_runs, price
 from .layout import results_paths
 from .presets import resolve_parameters
 from .registry import EXPERIMENT_ATTRS, EXPERIMENTS, experiment_spec
@@ -212,7 +213,7 @@ def _check_training_allowed(
         return
     raise TrainingRefused(
         f"train_missing: {len(plan.to_train)} of {plan.total} runs of {name} at preset {preset!r} are not in "
-        f"{runs_dir} (about {plan.seconds / 3600:.1f} core-hours to train); set train_missing = True in the "
+        f"{runs_dir} ({price(estimate_runs(plan.to_train), gpu=False)} to train); set train_missing = True in the "
         f"notebook's parameters to train them here, or run: initmem experiments --preset {preset} --only {name[:2]}"
     )
 

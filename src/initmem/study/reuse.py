@@ -31,7 +31,7 @@ from ..run.config import RunConfig
 from ..sweeps.driver import plan_jobs, reusable
 from ..sweeps.spec import SweepSpec, as_spec
 from ..sweeps.store import file_problem, read_checked
-from .costs import estimate_seconds
+from .costs import amount, estimate_runs, estimate_seconds, price
 from .layout import RECORD_RESULTS_DIR, resolve_results_dir, results_paths
 from .presets import book_preset
 from .registry import EXPERIMENT_SPECS, experiment_spec
@@ -81,21 +81,19 @@ class RunPlan:
 
     def summary(self) -> str:
         """One line, e.g. ``04_batch_size: 12 runs: 12 reused from the record, 0 in its own cache, 0 to train``
-        (without a record to reuse: ``spec.yaml: 8 runs: 2 in its own cache, 6 to train (about 40 s on one core)``)."""
+        (without a record to reuse: ``spec.yaml: 8 runs: 2 in its own cache, 6 to train (about 40 core-s (p10-p90
+        24-89), about 0 A100-s)``: :func:`initmem.study.costs.price`)."""
         reused = f"{len(self.reused)} reused from the record, " if self.from_record else ""
         line = f"{self.name}: {self.total} runs: {reused}{len(self.cached)} in its own cache, {len(self.to_train)} to train"
         if self.to_train:
-            line += f" (about {duration(self.seconds)} on one core)"
+            line += f" ({price(estimate_runs(self.to_train))})"
         return line
 
 
 def duration(seconds: float) -> str:
-    """``seconds`` in words: ``"40 s"``, ``"12 min"``, ``"3.5 h"``."""
-    if seconds < 90:
-        return f"{seconds:.0f} s"
-    if seconds < 5400:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / 3600:.1f} h"
+    """``seconds`` in words: ``"40 s"``, ``"12 min"``, ``"3.5 h"`` (:func:`initmem.study.costs.amount`)."""
+    value, unit = amount(seconds)
+    return f"{value:.1f} h" if unit == "h" else f"{value:.0f} {unit}"
 
 
 def plan_runs(
