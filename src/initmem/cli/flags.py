@@ -19,7 +19,6 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from ..base.files import check_output_file
 from ..run import config as _config
 from ..run import optimizers as _optimizers
 from ..run.config import ConfigError, RunConfig, read_mapping_file, shown
@@ -181,6 +180,8 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 def checkpoint_option(args: argparse.Namespace, config: RunConfig) -> Path | None:
     """The checked ``--checkpoint`` file, or None; ``--checkpoint`` and ``--checkpoint-every`` go together."""
+    from ..base.files import check_output_file  # here: its hashing modules are not needed by ``train --help``
+
     every_flag = "checkpoint_every" in vars(args)  # given on the command line (not only in --config)
     if args.checkpoint is None:
         if every_flag and config.checkpoint_every:
