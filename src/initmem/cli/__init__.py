@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import logging
 import signal
 import sys
 import threading
@@ -63,7 +62,6 @@ def __getattr__(name: str) -> Any:
 __all__ = ["main", "build_parser", "error_line", "spread_summary", "Interrupted"]
 
 USAGE_ERROR = 2
-log = logging.getLogger("initmem.cli")
 
 
 def _write_result(ds: Any, out: Path, option: str) -> None:
@@ -342,6 +340,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     notebook or a rendering failed, 2 for an error the tool recognises, 128 + the signal when interrupted)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    import logging  # here: --version and --help have exited in parse_args, and need none
+
     level = logging.INFO if args.verbose else logging.WARNING
     if not logging.getLogger().handlers:
         logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
