@@ -14,7 +14,6 @@ import ast
 import functools
 import inspect
 import json
-import logging
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
@@ -33,8 +32,6 @@ __all__ = [
     "config_from_args",
     "checkpoint_option",
 ]
-
-log = logging.getLogger("initmem.cli")
 
 #: The first bytes of a netCDF-4 (HDF5) or classic netCDF file: a result file given to ``--config``.
 _NETCDF_MAGIC = (b"\x89HDF\r\n\x1a\n", b"CDF\x01", b"CDF\x02")
@@ -187,7 +184,9 @@ def checkpoint_option(args: argparse.Namespace, config: RunConfig) -> Path | Non
         if every_flag and config.checkpoint_every:
             raise ConfigError("--checkpoint-every: needs --checkpoint FILE (where to keep the checkpoint)")
         if config.checkpoint_every:
-            log.warning(
+            import logging  # here, the one place it logs: ``train --help`` needs no logging
+
+            logging.getLogger("initmem.cli").warning(
                 "checkpoint_every=%d (from --config) has no effect without --checkpoint FILE", config.checkpoint_every
             )
         return None
