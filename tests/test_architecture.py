@@ -236,6 +236,32 @@ def test_the_command_line_answers_version_and_help_without_heavy_imports(argv):
     assert not heavy, f"initmem {' '.join(argv)} imports {heavy[:5]}"
 
 
+#: The layers that ``initmem --version``, ``initmem --help`` and the light sub-commands' ``--help`` do not import
+#: (the sub-commands' arguments are added when one is used): the run's config, the sweeps, the study's presets and
+#: experiments, the files module.
+NOT_FOR_THE_LIGHT_COMMANDS = (
+    "initmem.run",
+    "initmem.sweeps",
+    "initmem.study.presets",
+    "initmem.study.experiments",
+    "initmem.base.files",
+)
+
+
+@pytest.mark.parametrize("argv", [["--version"], ["--help"], ["book", "--help"], ["download-data", "--help"]])
+def test_version_and_the_light_commands_help_import_no_layer_they_do_not_use(argv):
+    _, imported = _imported_by(argv)
+    assert "initmem.cli" in imported  # the import list is read
+    loaded = sorted(m for m in imported if m.startswith(NOT_FOR_THE_LIGHT_COMMANDS))
+    assert not loaded, f"initmem {' '.join(argv)} imports {loaded[:5]}"
+
+
+def test_a_commands_help_imports_what_its_arguments_need():
+    """``train --help`` reads RunConfig's fields, ``experiments --help`` the presets: built on use, not before."""
+    assert "initmem.run.config" in _imported_by(["train", "--help"])[1]
+    assert "initmem.study.presets" in _imported_by(["experiments", "--help"])[1]
+
+
 def test_the_help_check_covers_every_subcommand():
     assert {"train", "sweep", "experiments", "book", "download-data"} <= set(_commands())
 

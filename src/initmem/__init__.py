@@ -21,8 +21,8 @@ The package is built in layers, each a folder whose modules import only from the
     book    the notebook runner and the book build
     cli     the ``initmem`` command
 
-This module is the facade on top: it imports the torch-heavy parts lazily, so ``import initmem`` and the CLI
-start fast.
+This module is the facade on top: it imports every public name but the version lazily, so ``import initmem`` and
+the CLI start fast.
 """
 
 from __future__ import annotations
@@ -31,10 +31,11 @@ import importlib
 from typing import Any
 
 from .base.version import __version__
-from .run.config import ConfigError, RunConfig
 
 #: Public name -> the module that defines it (imported on first access).
 LAZY_EXPORTS: dict[str, str] = {
+    "RunConfig": "initmem.run.config",
+    "ConfigError": "initmem.run.config",
     "measure_init_memory": "initmem.sweeps.measure",
     "cifar10_tensors": "initmem.run.data.prepare",
     "train": "initmem.run.training",
@@ -48,7 +49,7 @@ LAZY_EXPORTS: dict[str, str] = {
     "spread_lines": "initmem.study.summary",
 }
 
-__all__ = ["__version__", "ConfigError", "RunConfig", *LAZY_EXPORTS]
+__all__ = ["__version__", *LAZY_EXPORTS]
 
 
 def __getattr__(name: str) -> Any:

@@ -30,36 +30,43 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
+import importlib
 import signal
 import sys
 import threading
-from collections.abc import Iterator, Sequence
-from dataclasses import fields
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..base.files import OutputError, check_output_dir, check_output_file
 from ..base.version import __version__
-from ..run.config import ConfigError, RunConfig
-from . import experiments as _experiments
 
-# The train command's helpers, importable from initmem.cli as before the package split (documented in cli.flags).
-from .flags import FIELD_CHOICES as FIELD_CHOICES
-from .flags import add_config_flags, checkpoint_option, config_from_args
-from .flags import field_docs as field_docs
-from .flags import load_config_file as load_config_file
-from .flags import parse_field_value as parse_field_value
-from .flags import recorded_config as recorded_config
+#: The train command's helpers, importable from initmem.cli as before the package split (documented in cli.flags);
+#: imported on first access, like each sub-command's modules, so that ``initmem --version`` imports none of them.
+_FLAGS_EXPORTS = (
+    "FIELD_CHOICES",
+    "config_from_args",
+    "field_docs",
+    "load_config_file",
+    "parse_field_value",
+    "recorded_config",
+)
+
+
+def __getattr__(name: str) -> Any:
+    """A name of :data:`_FLAGS_EXPORTS`, imported from :mod:`initmem.cli.flags` on first access."""
+    if name in _FLAGS_EXPORTS:
+        return getattr(importlib.import_module("initmem.cli.flags"), name)
+    raise AttributeError(f"module 'initmem.cli' has no attribute {name!r}")
+
 
 __all__ = ["main", "build_parser", "error_line", "spread_summary", "Interrupted"]
 
 USAGE_ERROR = 2
-log = logging.getLogger("initmem.cli")
 
 
 def _write_result(ds: Any, out: Path, option: str) -> None:
     """Write a result atomically (:func:`initmem.sweeps.store.write_run`); an I/O failure is an OutputError."""
+    from ..base.files import OutputError
     from ..sweeps.store import write_run
 
     try:
@@ -69,8 +76,10 @@ def _write_result(ds: Any, out: Path, option: str) -> None:
 
 
 def _cmd_train(args: argparse.Namespace) -> int:
+    from ..base.files import check_output_file
     from ..run.loop import resolve_device
     from ..run.training import train
+    from .flags import checkpoint_option, config_from_args
 
     config = config_from_args(args)
     out = check_output_file(args.out, "--out")
@@ -93,6 +102,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
 def _cmd_sweep(args: argparse.Namespace) -> int:
     """Train a sweep spec into ``--cache`` and combine it into ``--out``, saying first what it will train
     (:meth:`initmem.study.reuse.RunPlan.summary`: its runs, those cached, those to train and about how long)."""
+    from ..base.files import check_output_dir, check_output_file
     from ..study.reuse import plan_runs
     from ..sweeps.cluster import check_shared_cache, cluster_from_args, open_client
     from ..sweeps.driver import sweep
@@ -169,12 +179,6 @@ def _cmd_download(args: argparse.Namespace) -> int:
     return 0
 
 
-def _add_cluster_flags(parser: argparse.ArgumentParser) -> None:
-    from ..sweeps.cluster import add_cluster_arguments
-
-    add_cluster_arguments(parser)
-
-
 _DESCRIPTION = """initmem: the executable companion to "Do Deep Networks Forget Initialization?" (arXiv:2605.29152).
 Train runs over the initialization scale sigma_w, sweep grids of them, re-execute the book's notebooks, build the book."""
 
@@ -210,26 +214,9 @@ _EXAMPLES = {
 }
 
 
-def _subparser(sub, name: str, help: str) -> argparse.ArgumentParser:
-    return sub.add_parser(
-        name,
-        help=help,
-        description=help[0].upper() + help[1:] + ".",
-        epilog=_EXAMPLES[name],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+def _train_arguments(p: argparse.ArgumentParser) -> None:
+    from .flags import add_config_flags
 
-
-def build_parser() -> argparse.ArgumentParser:
-    """The ``initmem`` parser with its five sub-commands (see the module docstring)."""
-    parser = argparse.ArgumentParser(
-        prog="initmem", description=_DESCRIPTION, epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
-    parser.add_argument("--version", action="version", version=f"initmem {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    p = _subparser(sub, "train", "train one run and write its metrics as netCDF")
     p.add_argument(
         "--config", help="JSON or YAML file of RunConfig fields, or a run's result .nc to replay (flags override it)"
     )
@@ -238,7 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
     add_config_flags(p)
     p.set_defaults(handler=_cmd_train)
 
-    p = _subparser(sub, "sweep", "run a grid of runs (cached, resumable) into one Dataset")
+
+def _sweep_arguments(p: argparse.ArgumentParser) -> None:
+    from ..sweeps.cluster import add_cluster_arguments
+
     p.add_argument("spec", help="sweep spec (YAML or JSON): base, grid, zip")
     p.add_argument("--cache", required=True, help="run cache directory (one .nc per run)")
     p.add_argument(
@@ -250,14 +240,20 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--workers", type=int, default=None, help="parallel workers (processes, or a dask LocalCluster)")
     p.add_argument("--out", required=True, help="output .nc file")
-    _add_cluster_flags(p)
+    add_cluster_arguments(p)
     p.set_defaults(handler=_cmd_sweep)
 
-    p = _subparser(sub, "experiments", "execute the notebooks with papermill at a preset")
-    _experiments.add_arguments(p)
-    p.set_defaults(handler=_experiments.run)
 
-    p = _subparser(sub, "book", "execute what changed and build the jupyter-book")
+def _experiments_arguments(p: argparse.ArgumentParser) -> None:
+    from . import experiments
+
+    experiments.add_arguments(p)
+    p.set_defaults(handler=experiments.run)
+
+
+def _book_arguments(p: argparse.ArgumentParser) -> None:
+    from .experiments import add_root_argument
+
     p.add_argument(
         "--preset",
         default=None,
@@ -279,12 +275,63 @@ def build_parser() -> argparse.ArgumentParser:
         help="render an exploration (results/explore/<preset>-<digest>, or a folder of executed notebooks) "
         "into _build/explore/<name>/ instead of the committed pages; executes nothing",
     )
-    _experiments.add_root_argument(p)
+    add_root_argument(p)
     p.set_defaults(handler=_cmd_book)
 
-    p = _subparser(sub, "download-data", "download CIFAR-10 with torchvision (needs internet)")
+
+def _download_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("root", help="folder to download into")
     p.set_defaults(handler=_cmd_download)
+
+
+#: Each sub-command: its one-line help and the function that adds its arguments and handler to its parser.
+_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None]]] = {
+    "train": ("train one run and write its metrics as netCDF", _train_arguments),
+    "sweep": ("run a grid of runs (cached, resumable) into one Dataset", _sweep_arguments),
+    "experiments": ("execute the notebooks with papermill at a preset", _experiments_arguments),
+    "book": ("execute what changed and build the jupyter-book", _book_arguments),
+    "download-data": ("download CIFAR-10 with torchvision (needs internet)", _download_arguments),
+}
+
+
+class _ParsersBuiltOnUse(dict):
+    """The sub-commands' parsers (argparse's map of name to parser), each given its arguments when it is first looked
+    up: by argparse once the command line names it, or by whoever reads ``choices[name]``.
+
+    Adding a sub-command's arguments imports what they need (RunConfig's fields for ``train``, the cluster flags for
+    ``sweep``, the presets for ``experiments``); built on use, ``initmem --version`` and ``initmem COMMAND --help``
+    import only what that one command needs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._built: set[str] = set()
+
+    def __getitem__(self, name: str) -> argparse.ArgumentParser:
+        parser = super().__getitem__(name)
+        if name not in self._built:
+            self._built.add(name)
+            _COMMANDS[name][1](parser)
+        return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``initmem`` parser with its five sub-commands (see the module docstring); a sub-command's arguments are
+    added when it is first used (:class:`_ParsersBuiltOnUse`)."""
+    parser = argparse.ArgumentParser(
+        prog="initmem", description=_DESCRIPTION, epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--version", action="version", version=f"initmem {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO level")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.choices = sub._name_parser_map = _ParsersBuiltOnUse()
+    for name, (help, _) in _COMMANDS.items():
+        sub.add_parser(
+            name,
+            help=help,
+            description=help[0].upper() + help[1:] + ".",
+            epilog=_EXAMPLES[name],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
     return parser
 
 
@@ -293,6 +340,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     notebook or a rendering failed, 2 for an error the tool recognises, 128 + the signal when interrupted)."""
     parser = build_parser()
     args = parser.parse_args(argv)
+    import logging  # here: --version and --help have exited in parse_args, and need none
+
     level = logging.INFO if args.verbose else logging.WARNING
     if not logging.getLogger().handlers:
         logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s")
@@ -387,40 +436,43 @@ def _kept(args: argparse.Namespace) -> str:
     return "nothing was written"
 
 
+#: The errors the tool recognises, each printed as its message on one line: (module, class). Each is looked up only
+#: where its module was imported (the command got that far), so that the command line imports none of them.
+_RECOGNISED_ERRORS = (
+    ("initmem.run.config", "ConfigError"),  # an invalid value
+    ("initmem.base.files", "OutputError"),  # an output that cannot be written
+    ("initmem.base.paths", "RootError"),
+    ("initmem.book.parameters", "ParameterError"),  # an unknown parameter, notebook or preset
+    ("initmem.book.runner", "RecordError"),  # the book refused to touch the committed record
+    ("initmem.run.loop", "OutOfMemory"),
+    ("initmem.sweeps.cluster", "ClusterLost"),  # the cluster went away mid-sweep
+)
+
+
+def _raised(exc: BaseException, module: str, name: str) -> bool:
+    """Whether ``exc`` is a ``module.name``, where that module has been imported."""
+    loaded = sys.modules.get(module)
+    return loaded is not None and isinstance(exc, getattr(loaded, name))
+
+
 def error_line(exc: BaseException) -> str | None:
     """One line for an error the tool recognises (None for anything else: a bug, shown as a traceback)."""
-    if isinstance(exc, (ConfigError, OutputError)):
+    if any(_raised(exc, module, name) for module, name in _RECOGNISED_ERRORS):
         return _one_line(str(exc))
-    paths = sys.modules.get("initmem.base.paths")
-    if paths is not None and isinstance(exc, paths.RootError):
-        return _one_line(str(exc))
-    parameters = sys.modules.get("initmem.book.parameters")  # an unknown parameter, notebook or preset
-    if parameters is not None and isinstance(exc, parameters.ParameterError):
-        return _one_line(str(exc))
-    runner = sys.modules.get("initmem.book.runner")  # the book refused to touch the committed record
-    if runner is not None and isinstance(exc, runner.RecordError):
-        return _one_line(str(exc))
-    loop = sys.modules.get("initmem.run.loop")
-    if loop is not None and isinstance(exc, loop.OutOfMemory):
-        return _one_line(str(exc))
-    data = sys.modules.get("initmem.run.data")  # imported only if the command got that far
-    if data is not None and isinstance(exc, data.DataError):
+    if _raised(exc, "initmem.run.data", "DataError"):
+        from dataclasses import fields
+
+        from ..run.config import RunConfig
+
         message = _one_line(str(exc))
-        return message if message.split(":", 1)[0] in _FIELD_NAMES else f"data: {message}"
-    cluster = sys.modules.get("initmem.sweeps.cluster")  # the cluster went away mid-sweep
-    if cluster is not None and isinstance(exc, cluster.ClusterLost):
-        return _one_line(str(exc))
-    driver = sys.modules.get("initmem.sweeps.driver")
-    if driver is not None and isinstance(exc, driver.SweepFailed):
+        return message if message.split(":", 1)[0] in {f.name for f in fields(RunConfig)} else f"data: {message}"
+    if _raised(exc, "initmem.sweeps.driver", "SweepFailed"):
         digest, error = next(iter(exc.failures.items()))
         return (
             f"{len(exc.failures)} of {exc.n_runs} runs failed; finished runs are kept in the cache, a rerun "
             f"trains only the others (first failure: run {digest}: {_one_line(error)}; see the log above)"
         )
     return None
-
-
-_FIELD_NAMES = frozenset(f.name for f in fields(RunConfig))
 
 
 def _one_line(text: str) -> str:

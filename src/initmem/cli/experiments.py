@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..base.paths import EXECUTOR_ENV, FRESH_ENV, SCHEDULER_ENV, find_repo_root
-from ..study import presets as _presets
 from ..study.layout import RECORD_OUT_DIR
 
 __all__ = ["GPU_PRESETS", "add_arguments", "add_root_argument", "run"]
@@ -33,10 +32,12 @@ log = logging.getLogger("initmem.cli")
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``initmem experiments`` options to ``parser``."""
+    from ..study.presets import PRESETS  # here: the presets import the experiments, which ``book`` does not need
+
     parser.add_argument(
         "--preset",
         default="smoke",
-        choices=_presets.PRESETS,
+        choices=PRESETS,
         help="compute budget (default: smoke, a quick check whose numbers mean nothing; the book renders the "
         "experiment chapters at cpu, so another preset than a chapter's is an exploration)",
     )
@@ -181,6 +182,7 @@ def _replication_check(root: Path, preset: str, results: list) -> None:
     """Print, for each fresh chapter that builds a sweep, how its runs agree with the committed record's
     (:func:`initmem.study.replication.replication_lines`), or why there is nothing to compare with."""
     from ..study.layout import RECORD_RESULTS_DIR, results_paths
+    from ..study.presets import book_preset
     from ..study.registry import EXPERIMENT_SPECS
     from ..study.replication import replication_lines
     from ..sweeps.store import read_checked
@@ -190,7 +192,7 @@ def _replication_check(root: Path, preset: str, results: list) -> None:
             continue
         fresh = results_paths(root / r.parameters["results_dir"], preset, r.name)[1]
         record = results_paths(root / RECORD_RESULTS_DIR, preset, r.name)[1]
-        if preset != _presets.book_preset(r.name) or not record.is_file():
+        if preset != book_preset(r.name) or not record.is_file():
             print(f"{r.name}: no committed record at preset {preset} to compare the fresh runs with")
             continue
         print("\n".join(replication_lines(r.name, read_checked(fresh), read_checked(record))))

@@ -14,12 +14,10 @@ import ast
 import functools
 import inspect
 import json
-import logging
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from ..base.files import check_output_file
 from ..run import config as _config
 from ..run import optimizers as _optimizers
 from ..run.config import ConfigError, RunConfig, read_mapping_file, shown
@@ -34,8 +32,6 @@ __all__ = [
     "config_from_args",
     "checkpoint_option",
 ]
-
-log = logging.getLogger("initmem.cli")
 
 #: The first bytes of a netCDF-4 (HDF5) or classic netCDF file: a result file given to ``--config``.
 _NETCDF_MAGIC = (b"\x89HDF\r\n\x1a\n", b"CDF\x01", b"CDF\x02")
@@ -181,12 +177,16 @@ def config_from_args(args: argparse.Namespace) -> RunConfig:
 
 def checkpoint_option(args: argparse.Namespace, config: RunConfig) -> Path | None:
     """The checked ``--checkpoint`` file, or None; ``--checkpoint`` and ``--checkpoint-every`` go together."""
+    from ..base.files import check_output_file  # here: its hashing modules are not needed by ``train --help``
+
     every_flag = "checkpoint_every" in vars(args)  # given on the command line (not only in --config)
     if args.checkpoint is None:
         if every_flag and config.checkpoint_every:
             raise ConfigError("--checkpoint-every: needs --checkpoint FILE (where to keep the checkpoint)")
         if config.checkpoint_every:
-            log.warning(
+            import logging  # here, the one place it logs: ``train --help`` needs no logging
+
+            logging.getLogger("initmem.cli").warning(
                 "checkpoint_every=%d (from --config) has no effect without --checkpoint FILE", config.checkpoint_every
             )
         return None
