@@ -220,6 +220,7 @@ def _price(args: argparse.Namespace) -> str:
     no experiment: the runner says so once the preset is allowed)."""
     from ..book.runner import select_notebooks
     from ..study import costs
+    from ..study import presets as _presets
     from ..study.registry import EXPERIMENT_SPECS
 
     try:
