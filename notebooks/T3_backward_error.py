@@ -112,9 +112,11 @@
 # $\theta_{k+1}=(1+\beta-h\lambda)\theta_k-\beta\theta_{k-1}$ has characteristic roots $\mu^2-(1+\beta-h\lambda)\mu+\beta=0$. The slow root expands as
 #
 # $$
-# \mu=1-\frac{h\lambda}{1-\beta}-\frac{\beta(h\lambda)^2}{(1-\beta)^3}+\dots
-# \quad\Longrightarrow\quad
+# \begin{gathered}
+# \mu=1-\frac{h\lambda}{1-\beta}-\frac{\beta(h\lambda)^2}{(1-\beta)^3}+\dots\\
+# \Longrightarrow\quad
 # -\ln\mu=\eta\lambda\Big[1+\frac{\eta\lambda}{2}\,\frac{1+\beta}{1-\beta}+O(\eta^2\lambda^2)\Big],
+# \end{gathered}
 # $$
 #
 # and this is exactly the decay rate of the modified flow on that mode. The result holds for overdamped modes only

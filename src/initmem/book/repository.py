@@ -11,7 +11,7 @@ Example::
 
     >>> web_url("git@github.com:someone/initmem.git")
     'https://github.com/someone/initmem'
-    >>> web_url("/work/main") is None
+    >>> web_url("/home/someone/initmem") is None
     True
 """
 

@@ -35,7 +35,7 @@ VERDICT_COLORS = {
 _CONTRASTS = ("C2", "C4")
 _BAND = "#9ec5ea"
 _NULL = "0.85"
-_ROW_HEIGHT = 0.17
+_ROW_HEIGHT = 0.14
 
 
 def _finite(*values: Any) -> bool:
@@ -76,7 +76,7 @@ def forest(table: Any, title: str | None = "The claims against the paper", capti
     plt = pyplot()
     groups = [("pp", table[table["unit"] == "pp"]), ("other", table[table["unit"] != "pp"])]
     groups = [(name, rows) for name, rows in groups if len(rows)]
-    heights = [max(len(rows), 1) * _ROW_HEIGHT + 0.55 for _, rows in groups]
+    heights = [max(len(rows), 1) * _ROW_HEIGHT + 0.5 for _, rows in groups]
     strip = 0.3  # the legend's strip under the panels (legend_in makes it as tall as the legend needs)
     fig = plt.figure(figsize=(FIGURE_WIDTH, sum(heights) + strip), layout="constrained")
     grid = fig.add_gridspec(len(groups) + 1, 1, height_ratios=[*heights, strip])
