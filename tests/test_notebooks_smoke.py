@@ -25,7 +25,9 @@ pytestmark = pytest.mark.slow
 NOTEBOOKS = experiments.discover_notebooks()
 EXPERIMENTS = [n for n in NOTEBOOKS if n[:2].isdigit() and n != "00_presets"]  # 00 renders tables only
 GLUE_PREFIX = "application/papermill.record/"
-GLUE_REF = re.compile(r"\{glue(?::\w+)?\}`([^`:]+)(?::[^`]*)?`|```\{glue(?::\w+)?\}\s+([^\s`]+)")
+#: A {glue} reference to a name of the page itself; a paste from another page (``path::name``, whose name that page's
+#: required glue lists) is left out.
+GLUE_REF = re.compile(r"\{glue(?::\w+)?\}`(?![^`]*::)([^`:]+)(?::[^`]*)?`|```\{glue(?::\w+)?\}\s+([^\s`]+)")
 
 #: Names each experiment notebook must glue (figures and the numbers the book and the ledger use): its module's.
 REQUIRED_GLUE = {e.name: list(e.glue) for e in DISCOVERED if e.glue}
