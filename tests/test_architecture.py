@@ -257,9 +257,16 @@ def test_version_and_the_light_commands_help_import_no_layer_they_do_not_use(arg
 
 
 def test_a_commands_help_imports_what_its_arguments_need():
-    """``train --help`` reads RunConfig's fields, ``experiments --help`` the presets: built on use, not before."""
+    """``train --help`` reads RunConfig's fields, ``experiments --help`` the presets' names (in the layout, not the
+    presets' values, which import every experiment), ``sweep --help`` the cluster's flags (not the cluster): built on
+    use, not before."""
     assert "initmem.run.config" in _imported_by(["train", "--help"])[1]
-    assert "initmem.study.presets" in _imported_by(["experiments", "--help"])[1]
+    experiments = _imported_by(["experiments", "--help"])[1]
+    assert "initmem.study.layout" in experiments
+    assert not {"initmem.study.presets", "initmem.study.experiments", "initmem.sweeps.cluster"} & experiments
+    sweep = _imported_by(["sweep", "--help"])[1]
+    assert "initmem.sweeps.cluster_flags" in sweep
+    assert "initmem.sweeps.cluster" not in sweep
 
 
 def test_the_help_check_covers_every_subcommand():

@@ -3,8 +3,10 @@ and the spread summary at the end of `initmem sweep`."""
 
 from __future__ import annotations
 
+import ast
 import math
 from dataclasses import fields
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,7 +14,7 @@ import xarray as xr
 
 from initmem import __version__
 from initmem.cli import FIELD_CHOICES, build_parser, field_docs, main, spread_summary
-from initmem.run import config
+from initmem.run import config, optimizers
 from initmem.run.config import RunConfig
 
 
@@ -28,6 +30,24 @@ def test_every_field_has_a_docstring_read_from_config_py():
     assert sorted(docs) == sorted(f.name for f in fields(RunConfig))
     assert docs["sigma_w"].startswith("Init scale: every conv/linear kernel")
     assert "``" not in "".join(docs.values())
+
+
+def test_field_docs_read_by_pattern_equal_the_docstrings_ast_finds():
+    """field_docs reads config.py with a regular expression (for a quick --help); ast is the oracle."""
+    tree = ast.parse(Path(config.__file__).read_text(encoding="utf-8"))
+    body = next(n.body for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RunConfig")
+    expected = {
+        node.target.id: " ".join(after.value.value.replace("``", "").split())
+        for node, after in zip(body, body[1:])
+        if isinstance(node, ast.AnnAssign)
+        and isinstance(after, ast.Expr)
+        and isinstance(after.value, ast.Constant)
+        and isinstance(after.value.value, str)
+    }
+    docs = field_docs()
+    assert len(expected) > 20
+    assert {name: docs[name] for name in expected} == expected
+    assert set(docs) - set(expected) == {setting.name for setting in optimizers.SETTINGS}
 
 
 def test_train_help_shows_each_fields_doc_allowed_values_and_default(capsys):

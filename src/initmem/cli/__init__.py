@@ -36,9 +36,12 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
 
 from ..base.version import __version__
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start (a tenth of a quick CLI call)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The train command's helpers, importable from initmem.cli as before the package split (documented in cli.flags);
 #: imported on first access, like each sub-command's modules, so that ``initmem --version`` imports none of them.
@@ -227,7 +230,7 @@ def _train_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _sweep_arguments(p: argparse.ArgumentParser) -> None:
-    from ..sweeps.cluster import add_cluster_arguments
+    from ..sweeps.cluster_flags import add_cluster_arguments
 
     p.add_argument("spec", help="sweep spec (YAML or JSON): base, grid, zip")
     p.add_argument("--cache", required=True, help="run cache directory (one .nc per run)")

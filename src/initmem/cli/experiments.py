@@ -15,25 +15,20 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import logging
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..base.paths import EXECUTOR_ENV, FRESH_ENV, SCHEDULER_ENV, find_repo_root
-from ..study.layout import RECORD_OUT_DIR
+from ..study.layout import PRESETS, RECORD_OUT_DIR
 
 __all__ = ["GPU_PRESETS", "add_arguments", "add_root_argument", "run"]
 
 #: The presets sized for a GPU: refused on a machine without one unless ``--allow-cpu`` says so.
 GPU_PRESETS = ("gpu", "paper")
 
-log = logging.getLogger("initmem.cli")
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the ``initmem experiments`` options to ``parser``."""
-    from ..study.presets import PRESETS  # here: the presets import the experiments, which ``book`` does not need
-
     parser.add_argument(
         "--preset",
         default="smoke",
@@ -91,8 +86,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def _add_executor_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--executor`` and the cluster flags of :func:`initmem.sweeps.cluster.add_cluster_arguments`."""
-    from ..sweeps.cluster import add_cluster_arguments
+    """``--executor`` and the cluster flags of :func:`initmem.sweeps.cluster_flags.add_cluster_arguments`."""
+    from ..sweeps.cluster_flags import add_cluster_arguments
 
     parser.add_argument(
         "--executor",

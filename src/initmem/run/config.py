@@ -24,9 +24,12 @@ import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
 
 from . import optimizers
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start (a tenth of a quick CLI call)
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "ConfigError",

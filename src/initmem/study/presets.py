@@ -45,6 +45,7 @@ from typing import Any
 
 from ..run.config import shown
 from .experiments import DISCOVERED, in_group
+from .layout import PRESETS
 from .registry import ZIPPED
 
 __all__ = [
@@ -60,9 +61,6 @@ __all__ = [
     "resolve_parameters",
     "zipped_defaults",
 ]
-
-#: The presets, from cheapest to most expensive.
-PRESETS: tuple[str, ...] = ("smoke", "cpu", "gpu", "paper")
 
 #: The preset ``initmem book`` renders a notebook at, unless :data:`BOOK_PRESET_BY_NOTEBOOK` names another.
 BOOK_PRESET: str = "smoke"

@@ -17,7 +17,10 @@ It may import :mod:`initmem.base` and :mod:`initmem.run`, never :mod:`initmem.st
 from __future__ import annotations
 
 import importlib
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start (a tenth of a quick CLI call)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Public name -> the module that defines it, imported on first access: the command line imports
 #: :mod:`~initmem.sweeps.cluster` to build its parser, and must not pay for xarray and pandas on ``--help``.

@@ -9,8 +9,8 @@
 * :func:`check_shared_cache` -- every worker must see the run cache: a file written here must be readable there.
 * :func:`open_client` -- what the command line uses: a client of the chosen cluster, closed (and the SLURM jobs
   cancelled, or named in a warning when ``scancel`` fails) on leaving, also when interrupted;
-  :func:`add_cluster_arguments` and :func:`cluster_from_args` are its flags (``initmem sweep`` and ``initmem
-  experiments`` share them).
+  :func:`cluster_from_args` reads its flags (added by :func:`initmem.sweeps.cluster_flags.add_cluster_arguments`;
+  ``initmem sweep`` and ``initmem experiments`` share them).
 * :class:`ClusterWatch` -- what a sweep on a cluster checks while it waits for its runs: a scheduler that went away, or
   a cluster left without any worker for :data:`WORKERS_GONE_S` (SLURM jobs that reached their time limit or were
   cancelled), is a :class:`ClusterLost` error of one line, rather than a wait without end.
@@ -36,6 +36,7 @@ from typing import Any
 
 from ..base.files import OutputError, open_new, temp_name
 from ..run.config import ConfigError, read_mapping_file
+from .cluster_flags import SLURM_FLAGS
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
@@ -50,7 +51,6 @@ __all__ = [
     "wait_for_workers",
     "check_shared_cache",
     "open_client",
-    "add_cluster_arguments",
     "cluster_from_args",
 ]
 
@@ -507,48 +507,18 @@ def _scancel(ids: list[str]) -> str | None:
     return "; ".join(problems)[:300] or f"{' '.join(command)} exited with status {result.returncode}"
 
 
-#: The SLURM flags of :func:`add_cluster_arguments`, as (flag, SlurmResources field, type, help).
-_SLURM_FLAGS = (
-    ("--jobs", "jobs", int, "SLURM jobs to start, each one Dask worker (default 1)"),
-    ("--cores", "cores", int, "Dask threads per job, i.e. runs one job trains at a time (jobqueue.slurm.cores)"),
-    ("--memory", "memory", str, "memory per job, e.g. 16GB (jobqueue.slurm.memory)"),
-    ("--gpus", "gpus", int, "GPUs per job: #SBATCH --gres=gpu:N"),
-    ("--walltime", "walltime", str, "time limit per job, HH:MM:SS (jobqueue.slurm.walltime)"),
-    ("--partition", "partition", str, "SLURM partition (jobqueue.slurm.queue)"),
-    ("--account", "account", str, "SLURM account (jobqueue.slurm.account)"),
-)
-
-
-def add_cluster_arguments(parser: argparse.ArgumentParser) -> None:
-    """``--scheduler`` and the SLURM flags (``--executor`` itself is the command's own)."""
-    parser.add_argument(
-        "--scheduler",
-        metavar="ADDRESS",
-        default=None,
-        help="with --executor dask: a running Dask scheduler, tcp://HOST:PORT or the file written by "
-        "dask scheduler --scheduler-file FILE; the cache must be on a file system its workers "
-        "share",
-    )
-    group = parser.add_argument_group(
-        "SLURM (with --executor slurm: workers are SLURM jobs of dask-jobqueue's SLURMCluster; a resource not given "
-        "here comes from dask's jobqueue.slurm config, e.g. ~/.config/dask/jobqueue.yaml)"
-    )
-    for flag, _, kind, text in _SLURM_FLAGS:
-        group.add_argument(flag, type=kind, default=None, metavar="N" if kind is int else "VALUE", help=text)
-
-
 def cluster_from_args(args: argparse.Namespace, executor: str | None) -> tuple[str | None, SlurmResources | None]:
-    """``(scheduler, slurm resources)`` from the flags of :func:`add_cluster_arguments` under ``executor``.
+    """``(scheduler, slurm resources)`` from the flags of :func:`~initmem.sweeps.cluster_flags.add_cluster_arguments` under ``executor``.
 
     Raises:
         ConfigError: ``--scheduler`` without ``--executor dask``, or a SLURM flag without ``--executor slurm``.
     """
     if args.scheduler is not None and executor != "dask":
         raise ConfigError("--scheduler: only with --executor dask (a running scheduler); --executor slurm starts one")
-    given = {name: getattr(args, flag[2:]) for flag, name, _, _ in _SLURM_FLAGS if getattr(args, flag[2:]) is not None}
+    given = {name: getattr(args, flag[2:]) for flag, name, _, _ in SLURM_FLAGS if getattr(args, flag[2:]) is not None}
     if executor != "slurm":
         if given:
-            flag = next(f for f, name, _, _ in _SLURM_FLAGS if name in given)
+            flag = next(f for f, name, _, _ in SLURM_FLAGS if name in given)
             raise ConfigError(f"{flag}: only with --executor slurm")
         return args.scheduler, None
     return None, SlurmResources(**given)
