@@ -15,7 +15,7 @@ pytest.importorskip("papermill")
 nbformat = pytest.importorskip("nbformat")
 xr = pytest.importorskip("xarray")
 
-from initmem.book.check import check_book, report
+from initmem.book.check import check_book, pasting_pages, report
 from initmem.book.digest import USAGE_TAG, Hashes
 from initmem.book.runner import run_notebooks
 from initmem.cli import main
@@ -140,6 +140,21 @@ def test_a_change_to_c1_names_01_99_and_the_page_that_pastes_from_01(book, capsy
         "3 pages are stale: re-execute them with initmem book (it executes only these)",
     ]
     assert check_book(book) == []
+
+
+def test_pasting_pages_finds_block_and_inline_pastes_but_not_a_pages_own(tmp_path):
+    (tmp_path / "book").mkdir()
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "book" / "intro.md").write_text(
+        "The scale: {glue:text}`generated/00_presets.ipynb::p00_scale:s`.\n"
+        "```{glue} r_forest\n:doc: generated/99_reproduction.ipynb\n```\n"
+    )
+    (tmp_path / "book" / "plain.md").write_text("{glue:text}`p_own:.1f` and `00_presets.ipynb` named in text\n")
+    (tmp_path / "notebooks" / "99_reproduction.py").write_text(
+        "# {glue:text}`00_presets.ipynb::p00_paper_cost:s`\n# {glue:text}`99_reproduction.ipynb::r_answer:s`\n"
+    )
+    found = pasting_pages(tmp_path, ["00_presets", "99_reproduction", "01_optimizers"])
+    assert found == {"book/intro.md": ["00_presets", "99_reproduction"], "notebooks/99_reproduction.py": ["00_presets"]}
 
 
 def test_the_check_names_a_changed_parameter_and_a_page_not_executed(book, monkeypatch):

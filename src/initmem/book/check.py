@@ -29,8 +29,9 @@ from .runner import discover_notebooks, read_page
 
 __all__ = ["Stale", "check_book", "pasting_pages", "report"]
 
-#: A reference that pastes an output of another page: myst-nb's ``:doc:`` option of ``{glue}``.
-_DOC_RE = re.compile(r"^\s*(?:#\s*)?:doc:\s*(\S+)\s*$", re.MULTILINE)
+#: A reference that pastes an output of another page: myst-nb's ``:doc:`` option of ``{glue}`` (a block), or the
+#: ``path::key`` form of an inline role (``{glue:text}`generated/00_presets.ipynb::p00_scale:s```).
+_DOC_RE = re.compile(r"^\s*(?:#\s*)?:doc:\s*(\S+)\s*$|\{glue(?::\w+)?\}`([^`:]+)::", re.MULTILINE)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -73,13 +74,14 @@ def check_book(root: str | Path) -> list[Stale]:
 
 def pasting_pages(root: Path, names: Sequence[str]) -> dict[str, list[str]]:
     """``{page: [notebook, ...]}``: the book's pages (``book/**/*.md`` and the notebooks) that paste outputs of the
-    notebooks ``names`` (``:doc:`` naming ``generated/<notebook>.ipynb`` or the notebook), paths relative to root."""
+    notebooks ``names`` (a block's ``:doc:`` or an inline role's ``path::key`` naming ``generated/<notebook>.ipynb``
+    or the notebook), paths relative to root."""
     sources = [*sorted((root / "book").rglob("*.md")), *sorted((root / "notebooks").glob("*.py"))]
     found: dict[str, list[str]] = {}
     for path in sources:
         if path.is_relative_to(root / RECORD_OUT_DIR) or "_build" in path.relative_to(root).parts:
             continue
-        pasted = {Path(ref).stem for ref in _DOC_RE.findall(path.read_text(encoding="utf-8"))}
+        pasted = {Path(block or inline).stem for block, inline in _DOC_RE.findall(path.read_text(encoding="utf-8"))}
         own = path.stem if path.suffix == ".py" else None
         hits = [name for name in names if name in pasted and name != own]
         if hits:
