@@ -74,8 +74,8 @@ page.against_record("01_optimizers", ds, record)
 
 # %% [markdown]
 # Left: the validation-selected predictor; right: the last epoch. Each line is the mean over seeds; with up to five
-# seeds every seed is drawn as a small point beside it (a 95 % t-interval over two or three seeds can span tens of
-# percentage points), with more seeds the mean's 95 % t-interval.
+# seeds every seed is drawn as a small point beside it (a 95 % interval over two or three seeds can span tens of
+# percentage points), with more seeds the mean's 95 % interval (the ledger's calibrated one, chapter 99).
 
 # %% [markdown]
 # (verdict-01_optimizers)=
@@ -107,7 +107,7 @@ page.verdict_box("01_optimizers", ds)
 #
 # Per optimizer: the spread of the selected and of the final predictor, each the **cross-fitted** spread (every seed
 # measured at the $\sigma_w$ the other seeds find best and worst, so that seed noise alone gives 0) with its 95 %
-# t-interval over seeds; the **raw** spread (max - min of the seed-mean curve) with its p-value against $\sigma_w$
+# interval over seeds, the ledger's calibrated one (chapter 99); the **raw** spread (max - min of the seed-mean curve) with its p-value against $\sigma_w$
 # labels permuted within seeds, and the 95th percentile of what noise alone gives; where the seed-mean accuracy is
 # best and worst; and the clocks of each predictor: at the selected checkpoint and at the end,
 # $T_{SGD} = \frac1b\sum_k\eta_k^2$, $T_{L2} = \lambda\sum_k\eta_k$ and $T_{adapt} = \sum_k\eta_k$ (for SGD with

@@ -73,7 +73,7 @@ page.against_record("03_lr_and_l2", ds, record)
 
 # %% [markdown]
 # Each cell shows the spread over $\sigma_w$ (pp; the mean over seeds of each seed's spread, the number of the
-# verdict) and the $T_{L2}$ clock its runs reached. The table adds that mean's 95 % t-interval, $T_{SGD}$ and the
+# verdict) and the $T_{L2}$ clock its runs reached. The table adds that mean's 95 % interval (calibrated, as the ledger's), $T_{SGD}$ and the
 # lowest final training accuracy of the cell.
 
 # %% [markdown]

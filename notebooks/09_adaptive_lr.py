@@ -78,7 +78,7 @@ best = analysis.smallest_spread(table, by="optimizer", var="selected")
 # %% [markdown]
 # ## The spread at each learning rate
 #
-# For each optimizer: the cross-fitted spread over $\sigma_w$ (mean over seeds, with its 95 % t-interval) of the
+# For each optimizer: the cross-fitted spread over $\sigma_w$ (mean over seeds, with its 95 % interval, calibrated as the ledger's) of the
 # validation-selected and of the final predictor against the learning rate (left), and against
 # the clock $T_{adapt}$ of that predictor (right: at the selected checkpoint for the selected predictor, at the end
 # for the final one).

@@ -15,9 +15,9 @@ import xarray as xr
 from .batches import batch_points
 from .plots.captions import finish
 from .plots.overlay import RECORD_LINE, record_handle, record_note
-from .plots.seeds import seed_spread
+from .plots.seeds import interval_for, seed_spread
 from .plots.style import MUTED, legend_in, log_axis, panels, styled
-from .stats import Interval, mean_interval, seed_mean
+from .stats import Interval, seed_mean
 
 __all__ = ["batch_spreads"]
 
@@ -26,7 +26,7 @@ __all__ = ["batch_spreads"]
 def batch_spreads(
     ds: xr.Dataset, title: str | None = "Spread against the batch size", record: xr.Dataset | None = None
 ):
-    """See the module docstring; the seeds' mean with its 95 % t-interval (bars). ``record``: the committed record's
+    """See the module docstring; the seeds' mean with its 95 % calibrated interval (bars). ``record``: the committed record's
     Dataset, its line of every training length both have drawn muted underneath (:mod:`initmem.study.plots.overlay`)."""
     from matplotlib.lines import Line2D
 
@@ -79,7 +79,7 @@ def batch_spreads(
     hollow = Line2D([], [], color=MUTED, marker="o", mfc="white", ls="none", label="not every run interpolates")
     legend_in(strips[0], [axes[0, 0], hollow, *([record_handle()] if theirs else [])])
     steps = ", ".join(sorted({f"b={p.batch_size} x {p.epochs} ep: {p.steps} steps" for p in points}))
-    extra = f"mean over seeds, 95 % t-interval; {steps}" if len(points) <= 6 else None
+    extra = f"mean over seeds, 95 % calibrated interval; {steps}" if len(points) <= 6 else None
     return finish(fig, ds, title, record_note(record, extra) if theirs else extra)
 
 
@@ -93,8 +93,9 @@ def _groups(ds: xr.Dataset, points: list) -> list[tuple[str, list]]:
 
 def _spread(point) -> Interval:
     """The cross-fitted spread of a point's validation-selected predictor over its seeds (one seed: its raw
-    spread), mean with its 95 % t-interval."""
-    return mean_interval(seed_spread(point.ds, "selected_test_acc", ()).values)
+    spread), mean with its 95 % interval (the ledger's calibrated one, :func:`~initmem.study.plots.seeds.interval_for`)."""
+    per_seed = seed_spread(point.ds, "selected_test_acc", ())
+    return interval_for(per_seed)(per_seed.values)
 
 
 def _clock(point) -> float:

@@ -1,10 +1,10 @@
 """The summary table of a sweep: its spread over sigma_w per configuration, with the interval of the printed
-estimator (:mod:`initmem.study.stats`) and its noise null (:mod:`initmem.study.nulls`). Printed by ``initmem sweep``, shown in every experiment chapter.
+estimator (the ledger's calibrated one, :class:`initmem.study.calibration.CrossFitted`) and its noise null (:mod:`initmem.study.nulls`). Printed by ``initmem sweep``, shown in every experiment chapter.
 
 Two views for readers: ``summary_table(ds, view="reader")`` (a few columns with human headers and units, one
 decimal, each spread and its interval in one cell: :func:`initmem.study.tables.present`) and :func:`spread_lines`
-(one sentence per configuration, e.g. ``"SGD, learning rate 0.02: spread 21.3 pp [17.1, 25.5] (95 % CI;
-cross-fitted, 5 seeds)"``)."""
+(one sentence per configuration, e.g. ``"SGD, learning rate 0.02: spread 21.3 pp [17.1, 25.5] (95 % CI,
+calibrated t; cross-fitted, 5 seeds)"``)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,9 @@ import numpy as np
 import xarray as xr
 
 from ..run.optimizers import LABELS as OPTIMIZER_LABELS
+from .calibration import CrossFitted
 from .nulls import spread_null
-from .stats import LEVEL, SEED_DIM, cross_fitted_spreads, finite_runs, mean_interval, n_diverged, seed_mean
+from .stats import LEVEL, SEED_DIM, cross_fitted_spreads, finite_runs, n_diverged, seed_mean
 from .tables import LABELS, format_value, present
 
 if TYPE_CHECKING:
@@ -50,7 +51,9 @@ def summary_table(
       at the worst ``over`` value of the other seeds' mean curve (:func:`initmem.study.stats.cross_fitted_spreads`)
       -- the headline number, near 0 when there is no memory. With a single complete seed there is nothing to
       cross-fit on, and it is that seed's raw spread (``{v}_estimator`` says which);
-    * ``{v}_ci95_low`` / ``_high``: its 95 % Student-t interval over seeds (NaN with one seed);
+    * ``{v}_ci95_low`` / ``_high``: its 95 % interval over seeds, the ledger's: calibrated by simulation for the
+      design (:class:`initmem.study.calibration.CrossFitted`; asymmetric, since the estimate is pulled towards 0;
+      NaN with one seed);
     * ``{v}_n_seeds``: seeds with a value at every ``over`` value (a seed with a diverged run drops out);
     * ``{v}_estimator``: ``"cross-fitted"`` or ``"raw (1 seed)"``;
     * ``{v}_raw_spread_pp``: max - min over ``over`` of the seed-mean accuracy (what one would read off the mean
@@ -137,7 +140,7 @@ def _reader_view(table: pd.DataFrame, over: str) -> pd.DataFrame:
 def _spread_stats(values: xr.DataArray, over: str, seed_dim: str, prefix: str) -> dict[str, Any]:
     """The summary_table columns of one variable (``values`` has dims ``over`` and maybe ``seed_dim``)."""
     per_seed = values if seed_dim in values.dims else values.expand_dims(seed_dim)
-    interval = mean_interval(cross_fitted_spreads(per_seed, over, seed_dim).values)
+    interval = CrossFitted(per_seed.sizes[over]).interval(cross_fitted_spreads(per_seed, over, seed_dim).values)
     null = spread_null(per_seed.transpose(over, seed_dim).values)
     curve = seed_mean(per_seed, seed_dim)
     finite = bool(np.isfinite(curve.values).any())
@@ -170,7 +173,7 @@ def spread_lines(
 ) -> list[str]:
     """One sentence per configuration (a row of :func:`summary_table`): the spread over ``over`` of ``variable``
     (``"selected"`` or ``"final"`` test accuracy) with the 95 % interval the table computes for its estimator, e.g.
-    ``"SGD, learning rate 0.02: spread 21.3 pp [17.1, 25.5] (95 % CI; cross-fitted, 5 seeds)"``; with one seed
+    ``"SGD, learning rate 0.02: spread 21.3 pp [17.1, 25.5] (95 % CI, calibrated t; cross-fitted, 5 seeds)"``; with one seed
     ``"...: spread 20.0 pp (raw, 1 seed: no interval)"``. Runs that diverged are counted at the end of the line.
 
     Args:
@@ -209,7 +212,7 @@ def _configuration_part(name: str, value: Any) -> str:
 
 
 def _spread_sentence(row: dict[str, Any], variable: str, digits: int) -> str:
-    """``"spread 21.3 pp [17.1, 25.5] (95 % CI; cross-fitted, 5 seeds)"`` from one full summary_table row."""
+    """``"spread 21.3 pp [17.1, 25.5] (95 % CI, calibrated t; cross-fitted, 5 seeds)"`` from one full summary_table row."""
     estimate, low, high = (float(row[f"{variable}_{c}"]) for c in ("spread_pp", "ci95_low", "ci95_high"))
     seeds, estimator = int(row[f"{variable}_n_seeds"]), row[f"{variable}_estimator"]
     counted = f"{seeds} seed{'s' if seeds != 1 else ''}"
@@ -217,7 +220,7 @@ def _spread_sentence(row: dict[str, Any], variable: str, digits: int) -> str:
         text = "spread n/a (no seed has a value at every point)"
     elif math.isfinite(low) and math.isfinite(high):
         level = round(100 * LEVEL)
-        text = f"spread {estimate:.{digits}f} pp [{low:.{digits}f}, {high:.{digits}f}] ({level} % CI; {estimator}, {counted})"
+        text = f"spread {estimate:.{digits}f} pp [{low:.{digits}f}, {high:.{digits}f}] ({level} % CI, calibrated t; {estimator}, {counted})"
     else:
         text = f"spread {estimate:.{digits}f} pp ({estimator.split(' (')[0]}, {counted}: no interval)"
     diverged = int(row.get("n_diverged", 0))

@@ -8,7 +8,7 @@ The package, by concern:
 * :mod:`~initmem.study.plots.labels` -- words and units for the names in the results (:func:`~initmem.study.plots.labels.label`);
 * :mod:`~initmem.study.plots.captions` -- the caption line naming the preset, model, width, data size and seeds
   (:func:`~initmem.study.plots.captions.caption`), and the title;
-* :mod:`~initmem.study.plots.seeds` -- seeds as points beside their mean, or the mean's 95 % t-interval;
+* :mod:`~initmem.study.plots.seeds` -- seeds as points beside their mean, or the mean's 95 % interval (calibrated for cross-fitted spreads);
 * :mod:`~initmem.study.plots.figures` -- the figures against sigma_w: accuracy, spread bars, training curves, depth,
   norms;
 * :mod:`~initmem.study.plots.spreads` -- the spread against the training length, (lr, L2), a swept field, the clocks;

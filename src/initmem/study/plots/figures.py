@@ -113,7 +113,7 @@ def spread_bars(
 ):
     """Bars of the spread per ``by`` value (the mean over seeds of each seed's max - min over sigma_w, as in
     :func:`initmem.study.summary.summary_table`), for the validation-selected (solid) and the final-epoch (hatched)
-    test accuracy, with each seed's spread as a point (or the mean's 95 % t-interval). ``paper``: reference values
+    test accuracy, with each seed's spread as a point (or the mean's 95 % calibrated interval). ``paper``: reference values
     per ``by`` value (black ticks)."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch

@@ -9,14 +9,14 @@ Student's t (:mod:`initmem.study.stats`). :func:`estimator_handles` gives the le
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
 from ..calibration import CrossFitted
-from ..stats import cross_fitted_spreads, finite_runs, mean_interval, seed_mean, seed_spreads
+from ..stats import Interval, cross_fitted_spreads, finite_runs, mean_interval, seed_mean, seed_spreads
 from .style import DODGE, MUTED, SEED_MARKERSIZE, SEED_POINTS_MAX
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "estimator_handles",
     "reduce_other",
     "seed_spread",
+    "interval_for",
     "iter_hue",
     "check_dims",
     "CALIBRATED",
@@ -47,8 +48,7 @@ def _mean_ci(da: xr.DataArray, seed_dim: str = "seed") -> tuple[xr.DataArray, xr
     Student's t (:mod:`initmem.study.stats`)."""
     if seed_dim not in da.dims:
         return da, xr.full_like(da, np.nan, dtype=float), xr.full_like(da, np.nan, dtype=float)
-    n_sigma = da.attrs.get("n_sigma")
-    make = CrossFitted(int(n_sigma)).interval if n_sigma else mean_interval
+    make = interval_for(da)
 
     def distances(x: np.ndarray) -> np.ndarray:
         interval = make(x)
@@ -56,6 +56,13 @@ def _mean_ci(da: xr.DataArray, seed_dim: str = "seed") -> tuple[xr.DataArray, xr
 
     out = xr.apply_ufunc(distances, da, input_core_dims=[[seed_dim]], output_core_dims=[["bound"]], vectorize=True)
     return seed_mean(da, seed_dim), out.isel(bound=0), out.isel(bound=1)
+
+
+def interval_for(da: xr.DataArray) -> Callable[[np.ndarray], Interval]:
+    """The 95 % interval of the mean of ``da``'s per-seed values: the ledger's calibrated one for cross-fitted spreads
+    (``da.attrs["n_sigma"]``, set by :func:`seed_spread`), else Student's t (:mod:`initmem.study.stats`)."""
+    n_sigma = da.attrs.get("n_sigma")
+    return CrossFitted(int(n_sigma)).interval if n_sigma else mean_interval
 
 
 def seed_marks(ax, x: np.ndarray, da: xr.DataArray, color: Any) -> None:

@@ -56,7 +56,7 @@ PX_PER_INCH = 96
 FIGURE_WIDTH = BOOK_COLUMN_PX / PX_PER_INCH - 2 * 0.1
 #: Height of one row of panels (inches).
 PANEL_HEIGHT = 2.5
-#: Up to this many seeds every seed is drawn as a point; with more, the seed mean's 95 % t-interval.
+#: Up to this many seeds every seed is drawn as a point; with more, the seed mean's 95 % interval (calibrated for cross-fitted spreads).
 SEED_POINTS_MAX = 5
 #: The smallest sizes (points, as shown in the book's column) of the caption line and of the tick labels.
 MIN_CAPTION_PT = 9.0
