@@ -277,25 +277,25 @@ else:
 estimate = costs.estimate_cost(preset, "10_phase_diagram")
 measured = costs.measured_costs(results_dir, preset, ["10_phase_diagram"])
 glue("e10_runs", int(estimate["runs"]), display=False)
-glue("e10_estimated_core_hours", estimate["core_seconds"] / 3600.0, display=False)
+glue("e10_estimated_cost", costs.price(estimate, gpu=False), display=False)
 glue("e10_measured_core_hours", float(measured["core_hours"].sum()) if len(measured) else float("nan"), display=False)
 glue("e10_hardware", "; ".join(measured["hardware"]) if len(measured) else "no runs yet", display=False)
 batch_sizes = presets.notebook_parameters(preset, "04_batch_size").get("batch_sizes", [])
 batch_axis = costs.estimate_runs(phase.batch_axis_configs(p, batch_sizes))
 glue("e10_batch_axis_runs", batch_axis["runs"], display=False)
-glue("e10_batch_axis_core_hours", batch_axis["core_seconds"] / 3600.0, display=False)
+glue("e10_batch_axis_cost", costs.price(batch_axis, gpu=False), display=False)
 glue("e10_batch_axis_sizes", ", ".join(str(b) for b in sorted(batch_sizes)), display=False)
 
 # %% [markdown]
-# The sweep has {glue:text}`e10_runs` runs. Estimated before it ran: {glue:text}`e10_estimated_core_hours:.1f`
-# core-hours (`initmem.study.costs.estimate_cost`); measured from its run files: {glue:text}`e10_measured_core_hours:.1f`
-# core-hours (the sum of their wall times, taken while other work shared the cores: an upper bound), on
+# The sweep has {glue:text}`e10_runs` runs. The cost model (fitted to the record; the band is the spread of the
+# record's runs around it) gives {glue:text}`e10_estimated_cost` (`initmem.study.costs.estimate_cost`); measured
+# from its run files: {glue:text}`e10_measured_core_hours:.1f` core-hours (the sum of their wall times, taken while other work shared the cores: an upper bound), on
 # {glue:text}`e10_hardware`.
 #
 # **The batch axis is not mapped here.** The same map over learning rate $\times$ batch size without L2, at equal
 # epochs, against $T_{SGD}$ (every learning rate of this grid at $\lambda = 0$, batch sizes
 # {glue:text}`e10_batch_axis_sizes` as in chapter 04, the same $\sigma_w$, seeds and epochs) would add
-# {glue:text}`e10_batch_axis_runs` runs, about {glue:text}`e10_batch_axis_core_hours:.1f` core-hours estimated at this
+# {glue:text}`e10_batch_axis_runs` runs, {glue:text}`e10_batch_axis_cost` estimated at this
 # preset (`initmem.study.phase.batch_axis_configs`; the $\lambda = 0$ row of this grid is its column at this page's
 # batch size). It was not run at this preset; chapter 04 compares batch sizes at one learning rate.
 
