@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from initmem.run import optimizers
 from initmem.study import experiments, judges, presets, registry
 from initmem.study.experiments import DISCOVERED
 
@@ -89,3 +90,30 @@ def test_a_claim_is_judged_by_the_experiment_whose_module_lists_it():
     assert experiments.judged_by("C5") == "04_batch_size" and experiments.judged_by("B1") == "10_phase_diagram"
     with pytest.raises(ValueError, match=r"^claim: no experiment judges 'C9'; the experiments judge C1, C2, C7, C3"):
         experiments.judged_by("C9")
+
+
+def _files_naming(text: str) -> list[str]:
+    """The files of the package's source (``.py`` and ``.json``) whose text holds ``text``."""
+    root = REPO / "src" / "initmem"
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in [*root.rglob("*.py"), *root.rglob("*.json")]
+        if text in p.read_text(encoding="utf-8")
+    )
+
+
+@pytest.mark.parametrize("experiment", DISCOVERED, ids=lambda e: e.name)
+def test_an_experiments_name_is_written_in_at_most_two_source_files(experiment):
+    """Its module, and at most one other (a module that shares its sweep, or a page's link): the judges, presets,
+    notes and readers take the name from the module's declarations."""
+    files = [f for f in _files_naming(experiment.name) if f.endswith(".py")]
+    assert f"study/experiments/e{experiment.name}.py" in files and len(files) <= 2, files
+
+
+@pytest.mark.parametrize("name", [n for n in optimizers.NAMES if n not in ("sgd", "adam")])
+def test_an_optimizer_is_named_by_its_record_and_at_most_two_other_files(name):
+    """Its record (run/optimizers.py), the fitted cost model and at most one experiment that lists it; every other
+    list derives from the registry. SGD and Adam, the references that C1, C7 and the parity study judge against by
+    name, are left out."""
+    files = _files_naming(f'"{name}"')
+    assert "run/optimizers.py" in files and len(files) <= 3, files

@@ -29,7 +29,7 @@ from typing import Any
 
 import xarray as xr
 
-from .judges import CLAIMS, learning_rates_note
+from .judges import ANNOTATIONS, CLAIMS
 from .ledger import PAPER, RULES, Row, scale_text
 from .ledger_text import against_record, answer, glance_table, judged_table, verdict_box
 from .rules import (
@@ -100,14 +100,17 @@ def claim_rows(results: Mapping[str, xr.Dataset], claims: list[str] | None = Non
             ]
         diverged = n_diverged(ds)
         for row in own:
+            row.experiment = name
             if diverged:  # their predictors are NaN: they are left out of every interval above
                 row.note = "; ".join(filter(None, [row.note, f"{diverged} run(s) of {name} diverged and are left out"]))
         rows.extend(own)
-    if "09_adaptive_lr" in results:  # what the knob of C2, the adaptive learning rate, measured at each value
-        note = learning_rates_note(results["09_adaptive_lr"], results.get("01_optimizers"))
-        for row in rows:
-            if row.claim == "C2":
-                row.note = "; ".join(filter(None, [row.note, note]))
+    judging = {claim: name for claim, name, _ in CLAIMS}
+    for claim, name, annotate in ANNOTATIONS:  # e.g. what C2's knob, the adaptive learning rate, measured at each value
+        if name in results:
+            note = annotate(results[name], results.get(judging[claim]), name)
+            for row in rows:
+                if row.claim == claim:
+                    row.note = "; ".join(filter(None, [row.note, note]))
     return rows
 
 
@@ -146,7 +149,7 @@ def chapter_verdicts(experiment: str, ds: xr.Dataset, claims: list[str] | None =
     """One line with the verdict of each row that ``experiment``'s results ``ds`` decide, for the first screen of
     its chapter, linking to the full box (:func:`chapter_box`) under the MyST target ``label`` (default
     ``verdict-<experiment>``), e.g. ``**Verdict at the cpu preset:** C1 reproduced in direction · C7 reproduced in
-    direction ({ref}`the numbers and the rules <verdict-01_optimizers>`).``"""
+    direction ({ref}`the numbers and the rules <verdict-NN_name>`).``"""
     table = chapter_table(experiment, ds, claims)
     where = f"the {ds.attrs['preset']} preset" if "preset" in ds.attrs else "this preset"
     verdicts = " · ".join(f"{key} {row['verdict']}" for key, row in table.iterrows())

@@ -27,6 +27,7 @@ import xarray as xr
 
 from . import rules
 from .calibration import CrossFitted
+from .experiments import judged_by
 from .layout import results_paths
 from .ledger import cross_fitted, interval_of
 from .registry import experiment_spec
@@ -169,7 +170,7 @@ def bf16_results(results_dir: Any, preset: str, parameters: dict[str, Any]) -> x
     runs_dir, _ = results_paths(results_dir, preset, PARITY_NAME)
     if preset != PARITY_PRESET or not runs_dir.is_dir():
         return None
-    spec = parity_spec(experiment_spec("01_optimizers", parameters))
+    spec = parity_spec(experiment_spec(judged_by("C1"), parameters))
     return run_experiment(PARITY_NAME, spec, preset=preset, results_dir=results_dir, train_missing=False)
 
 

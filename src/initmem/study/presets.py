@@ -44,7 +44,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..run.config import shown
-from .experiments import DISCOVERED, in_group
+from .experiments import DISCOVERED, in_group, judged_by
 from .registry import ZIPPED
 
 __all__ = [
@@ -91,9 +91,12 @@ NOTEBOOK_PARAMETERS: dict[str, dict[str, dict[str, Any]]] = {
 
 #: Notebooks that read the results of other notebooks (besides their own): the runner's digest of a
 #: reader should cover these results too, so that it re-executes when they change. Each module names the notebooks
-#: it reads (:attr:`~initmem.study.experiments.Experiment.reads`) or their groups (``reads_groups``).
+#: it reads (:attr:`~initmem.study.experiments.Experiment.reads`), their groups (``reads_groups``) or the claims
+#: they judge (``reads_claims``).
 NOTEBOOK_READS: dict[str, tuple[str, ...]] = {
-    e.name: (*e.reads, *in_group(*e.reads_groups)) for e in DISCOVERED if e.reads or e.reads_groups
+    e.name: (*e.reads, *in_group(*e.reads_groups), *map(judged_by, e.reads_claims))
+    for e in DISCOVERED
+    if e.reads or e.reads_groups or e.reads_claims
 }
 
 
@@ -127,7 +130,8 @@ def resolve_parameters(name: str, preset: str, given: Mapping[str, Any]) -> dict
     live here, once. A reader (or papermill, or ``initmem experiments -p``) sets some; the notebook passes its
     ``globals()`` as ``given`` and gets the complete set back. Names the preset does not define are ignored.
 
-    >>> resolve_parameters("01_optimizers", "smoke", {"seeds": [0, 1], "width": None})["seeds"]
+    >>> name = judged_by("C1")  # any experiment defined at the preset
+    >>> resolve_parameters(name, "smoke", {"seeds": [0, 1], "width": None})["seeds"]
     [0, 1]
     """
     values = notebook_parameters(preset, name)
@@ -148,7 +152,7 @@ def zipped_defaults(name: str, preset: str, given: Mapping[str, Any]) -> dict[st
     unset (missing or None) while it sets the list they follow: each entry the preset's value for that configuration,
     so that ``-p optimizers "[sgd, adam]"`` alone trains each optimizer at its own learning rate, decay and aux lr.
 
-    >>> zipped_defaults("01_optimizers", "smoke", {"optimizers": ["adam", "sgd"], "lrs": None})
+    >>> zipped_defaults(judged_by("C1"), "smoke", {"optimizers": ["adam", "sgd"], "lrs": None})
     {'lrs': [0.005, 0.05], 'weight_decays': [0.0, 0.0], 'aux_lrs': [0.001, 0.001]}
 
     Raises:
