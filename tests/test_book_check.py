@@ -19,6 +19,7 @@ from initmem.book.check import check_book, report
 from initmem.book.digest import USAGE_TAG, Hashes
 from initmem.book.runner import run_notebooks
 from initmem.cli import main
+from initmem.study.ledger import PAPER
 from initmem.sweeps.store import write_run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -119,8 +120,9 @@ def test_the_check_passes_on_a_current_book(book, capsys):
 @pytest.mark.parametrize(
     ("module", "old", "new"),
     [
-        ("study/ledger.py", 'values={"": 26.5}', 'values={"": 21.5}'),  # C1's paper number, in its record
-        ("study/ledger.py", "band_share=0.3,", "band_share=0.2,"),  # C1's band, in its record
+        # C1's paper number and its band, in its record
+        ("study/ledger.py", f'values={{"": {PAPER["C1"]["values"][""]:g}}}', 'values={"": 21.5}'),
+        ("study/ledger.py", f"band_share={PAPER['C1']['band_share']!r},", "band_share=0.05,"),
         ("study/rules.py", "BAND_SHARE = 0.3", "BAND_SHARE = 0.2"),  # the default band of every size verdict
     ],
 )

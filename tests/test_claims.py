@@ -542,11 +542,13 @@ def test_c1s_number_and_band_are_one_edit_each_in_its_record(tmp_path, monkeypat
     import sys
     from pathlib import Path
 
+    c1 = claims.PAPER["C1"]
+    number, share = f"{c1['values']['']:g}", f"{c1['band_share']!r}"
     package = Path(claims.__file__).resolve().parents[1]
-    written = [p for p in package.rglob("*.py") if "26.5" in p.read_text(encoding="utf-8")]
+    written = [p for p in package.rglob("*.py") if f'values={{"": {number}}}' in p.read_text(encoding="utf-8")]
     assert written == [package / "study" / "ledger.py"]
     source = written[0].read_text(encoding="utf-8")
-    edits = (('values={"": 26.5}', 'values={"": 30.0}'), ("band_share=0.3,", "band_share=0.2,"))
+    edits = ((f'values={{"": {number}}}', 'values={"": 30.0}'), (f"band_share={share},", "band_share=0.2,"))
     for old, new in edits:
         assert source.count(old) == 1, old
         source = source.replace(old, new)
