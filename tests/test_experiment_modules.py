@@ -117,3 +117,41 @@ def test_an_optimizer_is_named_by_its_record_and_at_most_two_other_files(name):
     name, are left out."""
     files = _files_naming(f'"{name}"')
     assert "run/optimizers.py" in files and len(files) <= 3, files
+
+
+_ONE_CHAPTER = """
+import sys
+from initmem.book import page  # noqa: F401  (what every page imports)
+from initmem.study import claims, plots, presets, registry, results, reuse  # noqa: F401
+name = sys.argv[1]
+parameters = presets.resolve_parameters(name, "cpu", {})
+registry.experiment_spec(name, parameters)
+presets.book_preset(name), registry.EXPERIMENT_ATTRS.get(name), registry.ZIPPED.get(name)
+own = claims._own_claims(name, None)
+judging = claims._judging({name: None}, own)
+print(sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("initmem.study.experiments.e")), own, judging)
+"""
+
+
+def test_a_chapter_imports_its_own_experiment_module_only():
+    """What a chapter's kernel asks for (its parameters, spec, book preset and claims) imports its module alone, so a
+    page records (and is stale after an edit of) the experiment modules it uses, not every one."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", _ONE_CHAPTER, "04_batch_size"], capture_output=True, text=True, check=True
+    )
+    loaded, own, judging = done.stdout.strip().split("] ", 2)
+    assert loaded == "['e04_batch_size'" and own == "['C5'"
+    assert judging.startswith("(('C5', '04_batch_size', <function _c5")
+
+
+def test_a_table_reads_one_record_per_name_and_lists_every_one():
+    table = experiments.Table(lambda e: e.book_preset or experiments.Table.ABSENT)
+    assert table["04_batch_size"] == "cpu" and "T1_scale_invariance" not in table
+    assert list(table) == [e.name for e in DISCOVERED if e.book_preset]
+    table["T9_new"] = "smoke"  # a name of no module, set by hand (a test's notebook)
+    del table["04_batch_size"]
+    assert table["T9_new"] == "smoke" and "04_batch_size" not in table and list(table)[-1] == "T9_new"
+    with pytest.raises(ValueError, match=r"^name: unknown experiment 'T9_new'; known: 00_presets, 01_optimizers"):
+        experiments.experiment("T9_new")

@@ -30,7 +30,7 @@ from ..run.optimizers import LABELS
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from ..run.variables import CLOCKS
 from . import claims
-from .experiments import DISCOVERED
+from .experiments import find
 from .layout import results_paths
 from .results import load_results
 
@@ -53,8 +53,8 @@ __all__ = [
 
 #: The preset of these results (``results/<GPU_PRESET>/``).
 GPU_PRESET = "gpu"
-#: The experiment the one-shot script runs: the one whose module defines the :data:`GPU_PRESET` (01).
-(EXPERIMENT,) = (e.name for e in DISCOVERED if GPU_PRESET in e.presets and e.spec is not None)
+#: The experiment the one-shot script runs: the first whose module defines the :data:`GPU_PRESET` (01).
+EXPERIMENT = next(e.name for e in find(lambda e: GPU_PRESET in e.presets and e.spec is not None))
 #: The script's record of the session (throughput, parity, trainer, plan, per-run status), JSON.
 MANIFEST = "oneshot.json"
 #: The one-page summary, as printed.

@@ -14,9 +14,8 @@ import xarray as xr
 
 from ..run.optimizers import ADAPTIVE, LABELS
 from ..run.thresholds import INTERPOLATION_THRESHOLD
-from . import rules
+from . import experiments, rules
 from .calibration import CrossFitted
-from .experiments import DISCOVERED
 from .ledger import (
     Row,
     clocks_text,
@@ -32,7 +31,8 @@ from .nulls import NullTest, contrast_null, contrast_null_floor, spread_null, sp
 from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, PREMISE_NOT_MET, SIZE_CONTRADICTED, Verdict
 from .stats import Interval, finite_runs, mean_interval
 
-__all__ = ["CLAIMS", "RULES", "NOTES", "ANNOTATIONS", "learning_rates_note"]
+# CLAIMS and ANNOTATIONS, every experiment's, are this module's attributes too (:func:`__getattr__`)
+__all__ = ["RULES", "NOTES", "claims_of", "annotations_of", "learning_rates_note"]
 
 
 def _contrast_row(
@@ -509,13 +509,15 @@ def _b1(ds: xr.Dataset) -> list[Row]:
 RULES: dict[str, Callable[[xr.Dataset], list[Row]]] = {
     "C1": _c1, "C2": _c2, "C3": _c3, "C4": _c4, "C5": _c5, "C6": _c6, "C7": _c7, "B1": _b1,
 }  # fmt: skip
+_ORDER = {claim: rank for rank, claim in enumerate(RULES)}
 
-#: (claim, experiment it reads, rule) in ledger order: the experiment whose module lists the claim
-#: (:attr:`initmem.study.experiments.Experiment.claims`). A rule's rows leave :attr:`Row.experiment` to its caller
-#: (:func:`initmem.study.claims.claim_rows` names the experiment it read).
-CLAIMS: tuple[tuple[str, str, Callable[[xr.Dataset], list[Row]]], ...] = tuple(
-    sorted(((c, e.name, RULES[c]) for e in DISCOVERED for c in e.claims), key=lambda row: list(RULES).index(row[0]))
-)
+
+def claims_of(records: Any) -> tuple[tuple[str, str, Callable[[xr.Dataset], list[Row]]], ...]:
+    """(claim, experiment it reads, rule) for every claim the experiment ``records`` list
+    (:attr:`initmem.study.experiments.Experiment.claims`), in ledger order. A rule's rows leave
+    :attr:`~initmem.study.ledger.Row.experiment` to its caller (:func:`initmem.study.claims.claim_rows` names the
+    experiment it read)."""
+    return tuple(sorted(((c, e.name, RULES[c]) for e in records for c in e.claims), key=lambda row: _ORDER[row[0]]))
 
 
 def learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None, experiment: str = "") -> str:
@@ -557,8 +559,18 @@ def learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None, exp
 #: of the experiment that judges the claim (None where absent).
 NOTES: dict[str, Callable[[xr.Dataset, xr.Dataset | None, str], str]] = {"C2": learning_rates_note}
 
-#: (claim, experiment, note) for each claim an experiment's module lists in
-#: :attr:`~initmem.study.experiments.Experiment.annotates`, in ledger order.
-ANNOTATIONS: tuple[tuple[str, str, Callable[[xr.Dataset, xr.Dataset | None, str], str]], ...] = tuple(
-    sorted(((c, e.name, NOTES[c]) for e in DISCOVERED for c in e.annotates), key=lambda row: list(RULES).index(row[0]))
-)
+
+def annotations_of(records: Any) -> tuple[tuple[str, str, Callable[[xr.Dataset, xr.Dataset | None, str], str]], ...]:
+    """(claim, experiment, note) for each claim the experiment ``records`` list in
+    :attr:`~initmem.study.experiments.Experiment.annotates`, in ledger order."""
+    return tuple(sorted(((c, e.name, NOTES[c]) for e in records for c in e.annotates), key=lambda row: _ORDER[row[0]]))
+
+
+def __getattr__(attribute: str) -> Any:
+    """:data:`CLAIMS` (:func:`claims_of`) and :data:`ANNOTATIONS` (:func:`annotations_of`) of every experiment, each
+    experiment module imported once they are asked for."""
+    if attribute == "CLAIMS":
+        return claims_of(experiments.DISCOVERED)
+    if attribute == "ANNOTATIONS":
+        return annotations_of(experiments.DISCOVERED)
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .experiments import DISCOVERED, TRAINED, Note, in_group, judged_by
+from . import experiments
+from .experiments import TRAINED, Note, in_group, judged_by
 from .presets import NOTEBOOK_PARAMETERS, PRESETS, check_preset
 
 __all__ = ["Note", "PRESET_NOTES", "notes_table", "scale_comparison"]
@@ -19,7 +20,7 @@ __all__ = ["Note", "PRESET_NOTES", "notes_table", "scale_comparison"]
 
 def _numbered(*numbers: str) -> tuple[str, ...]:
     """The experiments whose names begin with ``numbers`` (``"01"``), as the Setup chapter's table names them."""
-    return tuple(e.name for e in DISCOVERED if e.name[:2] in numbers)
+    return tuple(name for name in experiments.names() if name[:2] in numbers)
 
 
 #: The choices that concern several experiments, per preset (each experiment's own are in its module).
@@ -204,7 +205,7 @@ PRESET_NOTES: dict[str, list[Note]] = {
         *_SHARED.get(preset, []),
         *(
             dataclasses.replace(note, notebooks=note.notebooks or (e.name,))
-            for e in DISCOVERED
+            for e in experiments.DISCOVERED
             for note in e.notes.get(preset, ())
         ),
     ]
