@@ -127,6 +127,7 @@ name = sys.argv[1]
 parameters = presets.resolve_parameters(name, "cpu", {})
 registry.experiment_spec(name, parameters)
 presets.book_preset(name), registry.EXPERIMENT_ATTRS.get(name), registry.ZIPPED.get(name)
+presets.NOTEBOOK_READS.get(name)
 own = claims._own_claims(name, None)
 judging = claims._judging({name: None}, own)
 print(sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("initmem.study.experiments.e")), own, judging)
@@ -138,12 +139,15 @@ def test_a_chapter_imports_its_own_experiment_module_only():
     page records (and is stale after an edit of) the experiment modules it uses, not every one."""
     import subprocess
 
-    done = subprocess.run(
-        [sys.executable, "-c", _ONE_CHAPTER, "04_batch_size"], capture_output=True, text=True, check=True
-    )
-    loaded, own, judging = done.stdout.strip().split("] ", 2)
-    assert loaded == "['e04_batch_size'" and own == "['C5'"
+    def loaded(name: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-c", _ONE_CHAPTER, name], capture_output=True, text=True, check=True)
+        return done.stdout.strip().split("] ", 2)
+
+    modules, own, judging = loaded("04_batch_size")
+    assert modules == "['e04_batch_size'" and own == "['C5'"
     assert judging.startswith("(('C5', '04_batch_size', <function _c5")
+    # a chapter that reads another's results imports that one too (10 reads 03's; its module builds on 03's)
+    assert loaded("10_phase_diagram")[0] == "['e03_lr_and_l2', 'e10_phase_diagram'"
 
 
 def test_a_table_reads_one_record_per_name_and_lists_every_one():

@@ -110,8 +110,9 @@ def find(test: Callable[[Experiment], bool]) -> Iterator[Experiment]:
 
 
 def in_group(*groups: str) -> tuple[str, ...]:
-    """The names of the experiments in any of ``groups``, in module order (every module is imported)."""
-    return tuple(e.name for e in _discovered() if any(e.in_group(g) for g in groups))
+    """The names of the experiments in any of ``groups``, in module order (every module is imported; none for no
+    groups)."""
+    return tuple(e.name for e in _discovered() if any(e.in_group(g) for g in groups)) if groups else ()
 
 
 def judged_by(claim: str) -> str:
