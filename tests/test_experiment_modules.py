@@ -130,6 +130,8 @@ presets.book_preset(name), registry.EXPERIMENT_ATTRS.get(name), registry.ZIPPED.
 presets.NOTEBOOK_READS.get(name)
 own = claims._own_claims(name, None)
 judging = claims._judging({name: None}, own)
+from initmem.base.reads import noted
+assert not [n for n in noted() if n.endswith("e*.py")], noted()  # nothing listed the experiments
 print(sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("initmem.study.experiments.e")), own, judging)
 """
 
@@ -159,3 +161,13 @@ def test_a_table_reads_one_record_per_name_and_lists_every_one():
     assert table["T9_new"] == "smoke" and "04_batch_size" not in table and list(table)[-1] == "T9_new"
     with pytest.raises(ValueError, match=r"^name: unknown experiment 'T9_new'; known: 00_presets, 01_optimizers"):
         experiments.experiment("T9_new")
+
+
+def test_listing_the_experiments_is_noted_as_a_read_of_their_folder():
+    """A page that lists the experiments (the Setup chapter, the ledger) depends on which modules exist: a new
+    chapter's module makes it stale (:mod:`initmem.base.reads`, :mod:`initmem.book.digest`)."""
+    from initmem.base.reads import noted
+
+    assert experiments.names()[:2] == ("00_presets", "01_optimizers")
+    assert str(Path(experiments.__file__).resolve().parent / "e*.py") in noted()
+    assert experiments.exists("04_batch_size") and not experiments.exists("T1_scale_invariance")

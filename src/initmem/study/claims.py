@@ -116,7 +116,7 @@ def claim_rows(results: Mapping[str, xr.Dataset], claims: list[str] | None = Non
 
 def _records(results: Mapping[str, xr.Dataset]) -> list[experiments.Experiment]:
     """The records of the experiments ``results`` holds, in module order (each module imported)."""
-    return [experiments.experiment(name) for name in experiments.names() if name in results]
+    return [experiments.experiment(name) for name in sorted(results) if experiments.exists(name)]
 
 
 def _judging(results: Mapping[str, xr.Dataset], claims: list[str] | None) -> tuple[tuple[str, str, Any], ...]:

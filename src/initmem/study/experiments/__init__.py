@@ -24,11 +24,14 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import pkgutil
 import sys
 from collections.abc import Callable, Iterator, MutableMapping
+from pathlib import Path
 from typing import Any
 
+from ...base.reads import listed
 from ._record import CLOCKS, LEDGER, TRAINED, Experiment, Note
 
 __all__ = [
@@ -41,6 +44,7 @@ __all__ = [
     "Table",
     "discover",
     "names",
+    "exists",
     "experiment",
     "find",
     "in_group",
@@ -67,9 +71,16 @@ def discover(path: list[str] | tuple[str, ...], package: str) -> tuple[Experimen
 @functools.cache
 def names() -> tuple[str, ...]:
     """Every experiment's name, in module order, read from its module's name (``eNN_name.py`` declares ``NN_name``)
-    without importing any."""
+    without importing any. The listing is noted (:func:`initmem.base.reads.listed`): a page that listed the
+    experiments is stale once a module appears or goes."""
+    listed(Path(__file__).parent, "e*.py")
     modules = sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
     return tuple(module.removeprefix("e") for module in modules)
+
+
+def exists(name: str) -> bool:
+    """Whether a module declares experiment ``name`` (``e<name>.py``), without listing the others."""
+    return ("e" + name).isidentifier() and importlib.util.find_spec(f"{__name__}.e{name}") is not None
 
 
 def experiment(name: str) -> Experiment:
@@ -78,7 +89,7 @@ def experiment(name: str) -> Experiment:
     Raises:
         ValueError: no module declares it, or the module ``e<name>`` declares another name.
     """
-    if name not in names():
+    if not exists(name):
         raise ValueError(f"name: unknown experiment {name!r}; known: {', '.join(names())}")
     record = importlib.import_module(f"{__name__}.e{name}").EXPERIMENT
     if record.name != name:
@@ -145,7 +156,7 @@ class Table(MutableMapping[str, Any]):
 
     def _lookup(self, name: str) -> Any:
         if name not in self._entries:
-            self._entries[name] = self._entry(experiment(name)) if name in names() else _ABSENT
+            self._entries[name] = self._entry(experiment(name)) if exists(name) else _ABSENT
         return self._entries[name]
 
     def __getitem__(self, name: str) -> Any:
