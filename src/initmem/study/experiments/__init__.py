@@ -99,6 +99,7 @@ def experiment(name: str) -> Experiment:
 
 @functools.cache
 def _discovered() -> tuple[Experiment, ...]:
+    names()  # the listing is noted: what every experiment is depends on which modules exist
     return discover(__path__, __name__)
 
 
