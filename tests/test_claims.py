@@ -535,6 +535,35 @@ def test_the_rules_and_the_paper_are_printed_for_every_claim():
     assert json.dumps(claims.PAPER)  # plain data, printed in the book
 
 
+def test_c1s_number_and_band_are_one_edit_each_in_its_record(tmp_path, monkeypatch):
+    """C1's paper number and its band's share are written once, in C1's record (``study/ledger.py``): the statement,
+    the band and the printed rule follow an edit there."""
+    import importlib.util
+    import sys
+    from pathlib import Path
+
+    c1 = claims.PAPER["C1"]
+    number, share = f"{c1['values']['']:g}", f"{c1['band_share']!r}"
+    package = Path(claims.__file__).resolve().parents[1]
+    written = [p for p in package.rglob("*.py") if f'values={{"": {number}}}' in p.read_text(encoding="utf-8")]
+    assert written == [package / "study" / "ledger.py"]
+    source = written[0].read_text(encoding="utf-8")
+    edits = ((f'values={{"": {number}}}', 'values={"": 30.0}'), (f"band_share={share},", "band_share=0.2,"))
+    for old, new in edits:
+        assert source.count(old) == 1, old
+        source = source.replace(old, new)
+    path = tmp_path / "ledger_edited.py"
+    path.write_text(source, encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("initmem.study.ledger_edited", path)
+    edited = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, spec.name, edited)  # its dataclasses look their module up
+    spec.loader.exec_module(edited)  # its relative imports resolve in initmem.study
+    assert edited.band("C1") == (24.0, 36.0)  # 30 +- max(5, 20 % of 30)
+    assert edited.PAPER["C1"]["text"].startswith("30 pp spread")
+    assert "size: the interval inside 30 +- 6 pp;" in edited.RULES["C1"]
+    assert edited.band("C2", "Muon") == (-1.0, 9.0)  # the other claims keep the default share
+
+
 def test_a_diverged_run_counts_as_its_seed_missing_in_the_rows_it_enters():
     """A run that diverged (NaN accuracies, diverged = 1) in Adam's cell (sigma_w 1.0, seed 1) leaves C2 Adam's row
     exactly as if seed 1 had not been run for 01: its own spread and its contrast with SGD both drop that seed."""

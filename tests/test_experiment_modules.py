@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from initmem.run import optimizers
 from initmem.study import experiments, judges, presets, registry
 from initmem.study.experiments import DISCOVERED
 
@@ -89,3 +90,84 @@ def test_a_claim_is_judged_by_the_experiment_whose_module_lists_it():
     assert experiments.judged_by("C5") == "04_batch_size" and experiments.judged_by("B1") == "10_phase_diagram"
     with pytest.raises(ValueError, match=r"^claim: no experiment judges 'C9'; the experiments judge C1, C2, C7, C3"):
         experiments.judged_by("C9")
+
+
+def _files_naming(text: str) -> list[str]:
+    """The files of the package's source (``.py`` and ``.json``) whose text holds ``text``."""
+    root = REPO / "src" / "initmem"
+    return sorted(
+        p.relative_to(root).as_posix()
+        for p in [*root.rglob("*.py"), *root.rglob("*.json")]
+        if text in p.read_text(encoding="utf-8")
+    )
+
+
+@pytest.mark.parametrize("experiment", DISCOVERED, ids=lambda e: e.name)
+def test_an_experiments_name_is_written_in_at_most_two_source_files(experiment):
+    """Its module, and at most one other (a module that shares its sweep, or a page's link): the judges, presets,
+    notes and readers take the name from the module's declarations."""
+    files = [f for f in _files_naming(experiment.name) if f.endswith(".py")]
+    assert f"study/experiments/e{experiment.name}.py" in files and len(files) <= 2, files
+
+
+@pytest.mark.parametrize("name", [n for n in optimizers.NAMES if n not in ("sgd", "adam")])
+def test_an_optimizer_is_named_by_its_record_and_at_most_two_other_files(name):
+    """Its record (run/optimizers.py), the fitted cost model and at most one experiment that lists it; every other
+    list derives from the registry. SGD and Adam, the references that C1, C7 and the parity study judge against by
+    name, are left out."""
+    files = _files_naming(f'"{name}"')
+    assert "run/optimizers.py" in files and len(files) <= 3, files
+
+
+_ONE_CHAPTER = """
+import sys
+from initmem.book import page  # noqa: F401  (what every page imports)
+from initmem.study import claims, plots, presets, registry, results, reuse  # noqa: F401
+name = sys.argv[1]
+parameters = presets.resolve_parameters(name, "cpu", {})
+registry.experiment_spec(name, parameters)
+presets.book_preset(name), registry.EXPERIMENT_ATTRS.get(name), registry.ZIPPED.get(name)
+presets.NOTEBOOK_READS.get(name)
+own = claims._own_claims(name, None)
+judging = claims._judging({name: None}, own)
+from initmem.base.reads import noted
+assert not [n for n in noted() if n.endswith("e*.py")], noted()  # nothing listed the experiments
+print(sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("initmem.study.experiments.e")), own, judging)
+"""
+
+
+def test_a_chapter_imports_its_own_experiment_module_only():
+    """What a chapter's kernel asks for (its parameters, spec, book preset and claims) imports its module alone, so a
+    page records (and is stale after an edit of) the experiment modules it uses, not every one."""
+    import subprocess
+
+    def loaded(name: str) -> list[str]:
+        done = subprocess.run([sys.executable, "-c", _ONE_CHAPTER, name], capture_output=True, text=True, check=True)
+        return done.stdout.strip().split("] ", 2)
+
+    modules, own, judging = loaded("04_batch_size")
+    assert modules == "['e04_batch_size'" and own == "['C5'"
+    assert judging.startswith("(('C5', '04_batch_size', <function _c5")
+    # a chapter that reads another's results imports that one too (10 reads 03's; its module builds on 03's)
+    assert loaded("10_phase_diagram")[0] == "['e03_lr_and_l2', 'e10_phase_diagram'"
+
+
+def test_a_table_reads_one_record_per_name_and_lists_every_one():
+    table = experiments.Table(lambda e: e.book_preset or experiments.Table.ABSENT)
+    assert table["04_batch_size"] == "cpu" and "T1_scale_invariance" not in table
+    assert list(table) == [e.name for e in DISCOVERED if e.book_preset]
+    table["T9_new"] = "smoke"  # a name of no module, set by hand (a test's notebook)
+    del table["04_batch_size"]
+    assert table["T9_new"] == "smoke" and "04_batch_size" not in table and list(table)[-1] == "T9_new"
+    with pytest.raises(ValueError, match=r"^name: unknown experiment 'T9_new'; known: 00_presets, 01_optimizers"):
+        experiments.experiment("T9_new")
+
+
+def test_listing_the_experiments_is_noted_as_a_read_of_their_folder():
+    """A page that lists the experiments (the Setup chapter, the ledger) depends on which modules exist: a new
+    chapter's module makes it stale (:mod:`initmem.base.reads`, :mod:`initmem.book.digest`)."""
+    from initmem.base.reads import noted
+
+    assert experiments.names()[:2] == ("00_presets", "01_optimizers")
+    assert str(Path(experiments.__file__).resolve().parent / "e*.py") in noted()
+    assert experiments.exists("04_batch_size") and not experiments.exists("T1_scale_invariance")

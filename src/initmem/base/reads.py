@@ -11,9 +11,9 @@ The notebook runner asks a page's kernel for :func:`noted` once the page has run
 page's digest covers the contents of those files, so a page re-executes when a file it read changes, and only then.
 
 >>> from pathlib import Path
->>> note("results/cpu/01_optimizers.nc") == Path("results/cpu/01_optimizers.nc")
+>>> note("results/cpu/NN_name.nc") == Path("results/cpu/NN_name.nc")
 True
->>> str(Path("results/cpu/01_optimizers.nc").resolve()) in noted()
+>>> str(Path("results/cpu/NN_name.nc").resolve()) in noted()
 True
 """
 

@@ -9,7 +9,7 @@ entry with the sha256 of its content now:
 * ``reads``: every result file the package's loaders read or looked for in its kernel (:mod:`initmem.base.reads`: an
   absent file hashes to None, a folder's listing to the names it matched).
 
-Paths are relative to the repository root (``src/initmem/study/rules.py``, ``results/cpu/01_optimizers.nc``), so that
+Paths are relative to the repository root (``src/initmem/study/rules.py``, ``results/cpu/NN_name.nc``), so that
 the record does not depend on where the repository is checked out; a module from a package installed outside the
 root is named from the folder above the package (``initmem/study/rules.py``). The page's digest
 (:func:`notebook_digest`) is the sha256 over its parameters and that record. Before executing a page, the runner

@@ -108,8 +108,8 @@ def rerun_command(preset: str | None, only: Iterable[str], overrides: Mapping[st
     """The ``initmem experiments`` command that reproduces a page: ``--preset``, ``--only`` (the two-character
     prefixes of ``only``) and one ``-p NAME VALUE`` per override, each value as JSON, quoted for a POSIX shell.
 
-    >>> rerun_command("cpu", ["04_batch_size"], {"batch_sizes": [64, 256]})
-    "initmem experiments --preset cpu --only 04 -p batch_sizes '[64, 256]'"
+    >>> rerun_command("cpu", ["NN_name"], {"batch_sizes": [64, 256]})
+    "initmem experiments --preset cpu --only NN -p batch_sizes '[64, 256]'"
     """
     parts = ["initmem experiments"]
     if preset:

@@ -150,8 +150,8 @@ def source_note(
     parameters: Mapping[str, Any] | None = None,
 ) -> str:
     """The line a notebook prints under each figure (MyST Markdown): the results the figure was drawn from and the
-    command that reproduces it, e.g. ``data: results/cpu/01_optimizers.nc · reproduce: initmem experiments --preset
-    cpu --only 01``; with ``parameters`` that differ from the preset's, one ``-p NAME VALUE`` per difference
+    command that reproduces it, e.g. ``data: results/cpu/NN_name.nc · reproduce: initmem experiments --preset
+    cpu --only NN``; with ``parameters`` that differ from the preset's, one ``-p NAME VALUE`` per difference
     (:func:`overrides`), so that the command reproduces the page.
 
     A file of the committed record (``<root>/results/<preset>/``) becomes a ``{download}`` link relative to the page
@@ -160,7 +160,7 @@ def source_note(
     ``mystnb.render_markdown_format``).
 
     Args:
-        page: the notebook, e.g. ``"06_norms"``.
+        page: the notebook, e.g. ``"NN_name"``.
         preset: the page's preset (None: a page without one, e.g. a theory section).
         sources: the experiments whose combined results the figure reads; default ``[page]``; ``[]``: the page
             computes its figures itself.

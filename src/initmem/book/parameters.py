@@ -173,7 +173,7 @@ def validate_experiment(name: str, parameters: Mapping[str, Any], overridden: It
 
     Only the experiments of :data:`initmem.study.registry.EXPERIMENT_SPECS` are checked (the others build no sweep).
     Raises :class:`ParameterError` with one line naming the notebook and the parameter, e.g.
-    ``notebook '01_optimizers', parameter 'sigma_ws': sigma_w: must be > 0, got -1.0 (sweep point ...)``.
+    ``notebook 'NN_name', parameter 'sigma_ws': sigma_w: must be > 0, got -1.0 (sweep point ...)``.
     """
     from ..study.registry import EXPERIMENT_SPECS, experiment_spec
     from ..sweeps.spec import SweepSpec

@@ -148,7 +148,7 @@ NOTEBOOKS: tuple[str, ...] = discover_notebooks()
 def select_notebooks(only: str | Iterable[str] | None, available: Sequence[str]) -> list[str]:
     """The notebooks picked by ``only``: names or name prefixes, a list or a comma-separated string.
 
-    ``None`` (or empty) selects all. ``"01,04"`` selects ``01_optimizers`` and ``04_batch_size``;
+    ``None`` (or empty) selects all. ``"01,04"`` selects the notebooks whose names begin with ``01`` and ``04``;
     ``"T"`` every theory notebook. A selector that matches nothing is a :class:`ParameterError`.
     """
     if only is None:

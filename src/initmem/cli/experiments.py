@@ -211,7 +211,7 @@ def _refuse_a_gpu_preset_without_a_gpu(args: argparse.Namespace) -> None:
 
 def _price(args: argparse.Namespace) -> str:
     """What the experiments ``--only`` picks cost at ``--preset`` (:func:`initmem.study.costs.price`), with their
-    names: ``"01_optimizers: about 10,893 core-h (p10-p90 6,418-24,318), about 7.3 A100-h"`` (``--only`` matching
+    names: ``"NN_name: about 10,893 core-h (p10-p90 6,418-24,318), about 7.3 A100-h"`` (``--only`` matching
     no experiment: the runner says so once the preset is allowed)."""
     from ..book.runner import select_notebooks
     from ..study import costs

@@ -18,8 +18,8 @@ Adding an optimizer
 3. Its tests: ``tests/test_optim.py`` builds, steps, decays and round-trips every registered optimizer by itself;
    add a parity test of its update against a reference written by hand.
 
-The smoke preset trains every registered optimizer at its :attr:`Optimizer.defaults`; the other presets list the
-paper's optimizers themselves (their results are committed). This module imports nothing (no torch): the study and
+The smoke preset trains every registered optimizer at its :attr:`Optimizer.defaults`; the other presets train the
+paper's (:data:`IN_PAPER`, their results are committed), a new optimizer is not one of them (``in_paper=False``). This module imports nothing (no torch): the study and
 the command line's ``--help`` read it.
 """
 
@@ -36,6 +36,7 @@ __all__ = [
     "NAMES",
     "SGD_FAMILY",
     "ADAPTIVE",
+    "IN_PAPER",
     "LABELS",
     "COLOURS",
     "SETTINGS",
@@ -87,6 +88,8 @@ class Optimizer:
     """RunConfig values (``lr``, ``weight_decay``, ``aux_lr``) it trains the small networks with: the smoke preset's."""
     settings: tuple[Setting, ...] = ()
     """The RunConfig fields it adds (its own hyperparameters), added after cache format 2."""
+    in_paper: bool = True
+    """Whether the paper trains it: the presets beyond smoke compare the paper's optimizers (:data:`IN_PAPER`)."""
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -107,7 +110,7 @@ REGISTRY: tuple[Optimizer, ...] = (
     Optimizer("muon", "Muon", "adaptive", "#2ca02c", "build:build_muon", decay_modes=("decoupled", "l2"),
               elementwise=False, defaults={"lr": 0.02, "aux_lr": 0.005}),
     # Lion's paper: an lr 3-10x below AdamW's, a decay as many times above (the same shrink lr * lambda per step)
-    Optimizer("lion", "Lion", "adaptive", "#9467bd", "lion:build", decay_modes=("decoupled",),
+    Optimizer("lion", "Lion", "adaptive", "#9467bd", "lion:build", decay_modes=("decoupled",), in_paper=False,
               defaults={"lr": 0.001, "weight_decay": 0.25},
               settings=(Setting("lion_beta1", 0.9, "Lion's update is the sign of lion_beta1 m + (1 - lion_beta1) g.",
                                 below=1.0),
@@ -125,6 +128,8 @@ NAMES: tuple[str, ...] = tuple(_BY_NAME)
 #: The SGD family (clock T_SGD, or T_L2 with weight decay) and the adaptive optimizers (T_adapt).
 SGD_FAMILY: tuple[str, ...] = tuple(r.name for r in REGISTRY if r.family == "sgd")
 ADAPTIVE: tuple[str, ...] = tuple(r.name for r in REGISTRY if r.family == "adaptive")
+#: The optimizers the paper trains, in registry order.
+IN_PAPER: tuple[str, ...] = tuple(r.name for r in REGISTRY if r.in_paper)
 #: Each optimizer's name as the paper writes it, and its colour.
 LABELS: dict[str, str] = {r.name: r.label for r in REGISTRY}
 COLOURS: dict[str, str] = {r.name: r.colour for r in REGISTRY}

@@ -398,11 +398,13 @@ def collapse_text(collapse: Any, family: str) -> str:
     return f"{row['prediction']}, over {n} configuration{'s' if n != 1 else ''} against {row['own clock']}"
 
 
-def horizon_table(ds: xr.Dataset, horizons: Sequence[int], experiment: str = "02_long_training") -> Any:
+def horizon_table(ds: xr.Dataset, horizons: Sequence[int], experiment: str = "") -> Any:
     """:func:`spread_points` at each horizon of :func:`within_horizons`: one row per (horizon, configuration),
-    indexed by ``horizon_epochs``; the ``epochs`` column is the horizon and the clocks are those reached there."""
+    indexed by ``horizon_epochs``; the ``epochs`` column is the horizon and the clocks are those reached there.
+    ``experiment``: the ``experiment`` column (default: the one ``ds`` records in its attributes)."""
     import pandas as pd
 
+    experiment = experiment or ds.attrs.get("experiment", "")
     h = within_horizons(ds, horizons)
     frames = []
     for T in h["horizon"].values:

@@ -29,7 +29,9 @@ from typing import Any
 
 import xarray as xr
 
-from .judges import CLAIMS, learning_rates_note
+from . import experiments
+from .judges import RULES as _JUDGES
+from .judges import annotations_of, claims_of
 from .ledger import PAPER, RULES, Row, scale_text
 from .ledger_text import against_record, answer, glance_table, judged_table, verdict_box
 from .rules import (
@@ -75,9 +77,7 @@ def claim_rows(results: Mapping[str, xr.Dataset], claims: list[str] | None = Non
     ``claims`` if given. A claim whose experiment has no results, or lacks what its rule needs, is one inconclusive
     row with the reason in its note."""
     rows: list[Row] = []
-    for claim, name, rule in CLAIMS:
-        if claims is not None and claim not in claims:
-            continue
+    for claim, name, rule in _judging(results, claims):
         ds = results.get(name)
         empty = Interval(math.nan, math.nan, math.nan, 0)
         if ds is None:
@@ -100,15 +100,33 @@ def claim_rows(results: Mapping[str, xr.Dataset], claims: list[str] | None = Non
             ]
         diverged = n_diverged(ds)
         for row in own:
+            row.experiment = name
             if diverged:  # their predictors are NaN: they are left out of every interval above
                 row.note = "; ".join(filter(None, [row.note, f"{diverged} run(s) of {name} diverged and are left out"]))
         rows.extend(own)
-    if "09_adaptive_lr" in results:  # what the knob of C2, the adaptive learning rate, measured at each value
-        note = learning_rates_note(results["09_adaptive_lr"], results.get("01_optimizers"))
-        for row in rows:
-            if row.claim == "C2":
-                row.note = "; ".join(filter(None, [row.note, note]))
+    # e.g. what C2's knob, the adaptive learning rate, measured at each value (only results can annotate)
+    for claim, name, annotate in annotations_of(_records(results)):
+        if any(row.claim == claim for row in rows):
+            note = annotate(results[name], results.get(experiments.judged_by(claim)), name)
+            for row in rows:
+                if row.claim == claim:
+                    row.note = "; ".join(filter(None, [row.note, note]))
     return rows
+
+
+def _records(results: Mapping[str, xr.Dataset]) -> list[experiments.Experiment]:
+    """The records of the experiments ``results`` holds, in module order (each module imported)."""
+    return [experiments.experiment(name) for name in sorted(results) if experiments.exists(name)]
+
+
+def _judging(results: Mapping[str, xr.Dataset], claims: list[str] | None) -> tuple[tuple[str, str, Any], ...]:
+    """(claim, experiment, rule) of every claim, or of ``claims``, in ledger order: looked up among the experiments of
+    ``results`` first, so that a chapter's own claims import no other experiment's module."""
+    wanted = list(_JUDGES) if claims is None else [c for c in _JUDGES if c in claims]
+    found = {claim: (claim, name, rule) for claim, name, rule in claims_of(_records(results)) if claim in wanted}
+    if len(found) < len(wanted):
+        found = {row[0]: row for row in claims_of(experiments.DISCOVERED)}
+    return tuple(found[claim] for claim in wanted if claim in found)
 
 
 def reproduction_table(results: Mapping[str, xr.Dataset], claims: list[str] | None = None) -> Any:
@@ -127,7 +145,7 @@ def reproduction_table(results: Mapping[str, xr.Dataset], claims: list[str] | No
 
 
 def _own_claims(experiment: str, claims: list[str] | None) -> list[str]:
-    return list(claims) if claims else [claim for claim, name, _ in CLAIMS if name == experiment]
+    return list(claims) if claims else [claim for claim, _, _ in claims_of([experiments.experiment(experiment)])]
 
 
 def chapter_table(experiment: str, ds: xr.Dataset, claims: list[str] | None = None) -> Any:
@@ -146,7 +164,7 @@ def chapter_verdicts(experiment: str, ds: xr.Dataset, claims: list[str] | None =
     """One line with the verdict of each row that ``experiment``'s results ``ds`` decide, for the first screen of
     its chapter, linking to the full box (:func:`chapter_box`) under the MyST target ``label`` (default
     ``verdict-<experiment>``), e.g. ``**Verdict at the cpu preset:** C1 reproduced in direction · C7 reproduced in
-    direction ({ref}`the numbers and the rules <verdict-01_optimizers>`).``"""
+    direction ({ref}`the numbers and the rules <verdict-NN_name>`).``"""
     table = chapter_table(experiment, ds, claims)
     where = f"the {ds.attrs['preset']} preset" if "preset" in ds.attrs else "this preset"
     verdicts = " · ".join(f"{key} {row['verdict']}" for key, row in table.iterrows())

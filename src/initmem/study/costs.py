@@ -40,10 +40,11 @@ from ..run.config import RunConfig
 from ..run.variables import recorded_epochs
 from ..sweeps.spec import SweepSpec
 from ..sweeps.store import read_checked
+from . import registry
 from .flops import TRAIN_PASSES, forward_flops
 from .layout import results_paths
 from .presets import notebook_parameters
-from .registry import EXPERIMENT_SPECS, EXPERIMENTS, experiment_spec
+from .registry import EXPERIMENT_SPECS, experiment_spec
 
 __all__ = [
     "COST_MODEL_FILE",
@@ -236,8 +237,9 @@ def price(cost: Mapping[str, Any], gpu: bool = True) -> str:
     return text
 
 
-def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[str] = EXPERIMENTS):
-    """What the cached runs of ``preset`` cost, per experiment, read from the run files' provenance. An experiment's
+def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[str] | None = None):
+    """What the cached runs of ``preset`` cost, per experiment of ``names`` (None:
+    :data:`~initmem.study.registry.EXPERIMENTS`), read from the run files' provenance. An experiment's
     runs are those its combined result holds (its ``run_hash`` values), so that run files its folder holds beside
     them (runs trained ahead for a grid the preset does not yet define, say) are not counted; without a combined
     result, every run file in its folder.
@@ -251,7 +253,7 @@ def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[
     import pandas as pd
 
     rows, counted = [], set()
-    for name in names:
+    for name in registry.EXPERIMENTS if names is None else names:
         runs_dir, combined = results_paths(results_dir, preset, name)
         record = _run_hashes(combined)
         seconds, shared, hardware, torch_versions = [], 0, set(), set()

@@ -14,7 +14,7 @@ them with the same functions the ledger calls, and counts:
   sigma_w matters (its expectation is then exactly 0); also of the contrast's interval when two conditions share one
   profile (expectation exactly 0 for any common profile);
 * **false "in size" at the band's edge**: the true spread of the sized quantity sits on the band's upper edge
-  (``band_of(P)[1]``: 5 pp for P = 0, 34.45 pp for C1's 26.5), where an interval wholly inside the band should
+  (``band(claim, part)[1]``: 5 pp for P = 0, C1's number plus its share), where an interval wholly inside the band should
   occur at most 2.5 % of the time;
 * **false positive without an effect**: any verdict whose direction holds ("in size", "in direction", "size
   contradicted") when the direction effect is truly 0 (no memory for a single spread; the same profile in both
@@ -44,6 +44,7 @@ import xarray as xr
 from . import nulls, rules
 from .calibration import CrossFitted
 from .experiments import judged_by
+from .ledger import PAPER, band
 from .stats import Interval, cross_fitted_spreads
 
 __all__ = [
@@ -82,7 +83,7 @@ class Design:
     """One claim's design in the record: ``n_sigma`` sigma_w values x ``n_seeds`` seeds.
 
     ``paper`` is the paper's number for the sized quantity (pp; None: no number, so at most "in direction");
-    ``reference`` the true spread (pp) of the condition a contrast compares against (SGD's, C1's 26.5 pp; None:
+    ``reference`` the true spread (pp) of the condition a contrast compares against (SGD's, C1's number; None:
     the claim is a single spread, judged against the sigma_w-permutation null as C1 is)."""
 
     claim: str
@@ -101,15 +102,16 @@ class Design:
 
     @property
     def band(self) -> tuple[float, float] | None:
-        return None if self.paper is None else rules.band_of(self.paper)
+        return None if self.paper is None else band(self.claim, self.part)
 
 
 #: The record's designs (issue 31): C1 and C2 on experiment 01 (4 sigma_w x 5 seeds), C4 on 03 (2 x 10), C5 on 04
-#: (2 x 3). A sized contrast (C2, C4) compares SGD's memory (C1's 26.5 pp) with the other condition's.
+#: (2 x 3). A sized contrast (C2, C4) compares SGD's memory (C1's number) with the other condition's.
+_C1 = PAPER["C1"]["values"][""]
 DESIGNS = (
-    Design("C1", "", judged_by("C1"), 4, 5, paper=26.5),
-    Design("C2", "Adam", judged_by("C2"), 4, 5, paper=0.0, reference=26.5),
-    Design("C4", "L2", judged_by("C4"), 2, 10, paper=0.0, reference=26.5),
+    Design("C1", "", judged_by("C1"), 4, 5, paper=_C1),
+    Design("C2", "Adam", judged_by("C2"), 4, 5, paper=PAPER["C2"]["values"]["Adam"], reference=_C1),
+    Design("C4", "L2", judged_by("C4"), 2, 10, paper=PAPER["C4"]["values"]["L2"], reference=_C1),
     Design("C5", "", judged_by("C5"), 2, 3, paper=None, reference=0.0),
 )
 

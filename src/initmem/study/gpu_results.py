@@ -4,11 +4,11 @@
 and network, one seed, four sigma_w) on one GPU within a time budget
 (:func:`initmem.study.timed.run_timed_experiment`), in the layout of every preset::
 
-    results/gpu/01_optimizers/runs/<hash>[.stacked<K>].nc   one ordinary run file per finished run
-    results/gpu/01_optimizers.nc                             the combined Dataset of the optimizers whose every
-                                                             run finished (attrs: spec, preset, sweep_status, ...)
-    results/gpu/oneshot.json                                 throughput, parity, trainer, plan, status of every run
-    results/gpu/summary.txt                                  the one-page summary the script printed
+    results/gpu/<EXPERIMENT>/runs/<hash>[.stacked<K>].nc   one ordinary run file per finished run
+    results/gpu/<EXPERIMENT>.nc                             the combined Dataset of the optimizers whose every
+                                                            run finished (attrs: spec, preset, sweep_status, ...)
+    results/gpu/oneshot.json                                throughput, parity, trainer, plan, status of every run
+    results/gpu/summary.txt                                 the one-page summary the script printed
 
 This module reads that folder; it trains nothing. The column is judged by the ledger's one judge,
 :func:`initmem.study.claims.reproduction_table`, on these results: with one seed nothing can be cross-fitted, so each
@@ -30,6 +30,7 @@ from ..run.optimizers import LABELS
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from ..run.variables import CLOCKS
 from . import claims
+from .experiments import find
 from .layout import results_paths
 from .results import load_results
 
@@ -52,8 +53,8 @@ __all__ = [
 
 #: The preset of these results (``results/<GPU_PRESET>/``).
 GPU_PRESET = "gpu"
-#: The experiment the one-shot script runs.
-EXPERIMENT = "01_optimizers"
+#: The experiment the one-shot script runs: the first whose module defines the :data:`GPU_PRESET` (01).
+EXPERIMENT = next(e.name for e in find(lambda e: GPU_PRESET in e.presets and e.spec is not None))
 #: The script's record of the session (throughput, parity, trainer, plan, per-run status), JSON.
 MANIFEST = "oneshot.json"
 #: The one-page summary, as printed.

@@ -14,9 +14,8 @@ import xarray as xr
 
 from ..run.optimizers import ADAPTIVE, LABELS
 from ..run.thresholds import INTERPOLATION_THRESHOLD
-from . import rules
+from . import experiments, rules
 from .calibration import CrossFitted
-from .experiments import DISCOVERED
 from .ledger import (
     Row,
     clocks_text,
@@ -32,7 +31,8 @@ from .nulls import NullTest, contrast_null, contrast_null_floor, spread_null, sp
 from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, PREMISE_NOT_MET, SIZE_CONTRADICTED, Verdict
 from .stats import Interval, finite_runs, mean_interval
 
-__all__ = ["CLAIMS", "RULES", "learning_rates_note"]
+# CLAIMS and ANNOTATIONS, every experiment's, are this module's attributes too (:func:`__getattr__`)
+__all__ = ["RULES", "NOTES", "claims_of", "annotations_of", "learning_rates_note"]
 
 
 def _contrast_row(
@@ -133,7 +133,6 @@ def _c1(ds: xr.Dataset) -> list[Row]:
             predictor=predictor,
             clocks=clocks_text(sgd, ("T_SGD",)),
             scale=scale_text(ds),
-            experiment="01_optimizers",
         )
 
     return [_on_the_interpolating_predictor(judge, {"SGD": sgd})]
@@ -180,7 +179,6 @@ def _c2(ds: xr.Dataset) -> list[Row]:
                 note=note,
                 clocks=clocks_text(other, ("T_adapt",)),
                 scale=scale_text(ds),
-                experiment="01_optimizers",
             )
 
         rows.append(_on_the_interpolating_predictor(judge, {"SGD": sgd, part: other}))
@@ -237,7 +235,6 @@ def _c3(ds: xr.Dataset) -> list[Row]:
                 ours=ours,
                 clocks=clocks,
                 scale=scale,
-                experiment="02_long_training",
                 predictor=name,
             )
         )
@@ -282,7 +279,6 @@ def _c4(ds: xr.Dataset) -> list[Row]:
                 premise=_l2_clock_premise(cell, wd),
                 clocks=clocks_text(lever, ("T_SGD", "T_L2")),
                 scale=scale_text(ds),
-                experiment="03_lr_and_l2",
             )
         )
     return rows
@@ -301,7 +297,6 @@ def _c5(ds: xr.Dataset) -> list[Row]:
                     Verdict(INCONCLUSIVE, f"no two batch sizes whose runs all interpolate at {part}"),
                     Interval(math.nan, math.nan, math.nan, 0),
                     scale=scale_text(ds),
-                    experiment="04_batch_size",
                 )
             )
             continue
@@ -327,7 +322,6 @@ def _c5(ds: xr.Dataset) -> list[Row]:
                 predictor="final",
                 clocks=clocks,
                 scale=scale_text(ds),
-                experiment="04_batch_size",
             )
         )
     return rows
@@ -380,7 +374,6 @@ def _c6(ds: xr.Dataset) -> list[Row]:
         clocks=clocks_text(ds.sel(model=deepest), ("T_SGD",)),
         scale=scale_text(ds),
         note="runs that do not interpolate: " + _failed_runs(train, ("model", "sigma_w", "seed")),
-        experiment="05_depth",
     )
     return [row]
 
@@ -421,7 +414,6 @@ def _c7(ds: xr.Dataset) -> list[Row]:
             ours=ours + f"; SGD minus {strongest}",
             clocks="; ".join(clocks_text(ds.sel(optimizer=o), ("T_adapt",), f" ({o})") for o in present),
             scale=scale_text(ds),
-            experiment="01_optimizers",
         )
     ]
 
@@ -509,7 +501,6 @@ def _b1(ds: xr.Dataset) -> list[Row]:
             ours=where,
             scale=scale_text(ds),
             margin=math.nan,
-            experiment="10_phase_diagram",
         )
     ]
 
@@ -518,21 +509,25 @@ def _b1(ds: xr.Dataset) -> list[Row]:
 RULES: dict[str, Callable[[xr.Dataset], list[Row]]] = {
     "C1": _c1, "C2": _c2, "C3": _c3, "C4": _c4, "C5": _c5, "C6": _c6, "C7": _c7, "B1": _b1,
 }  # fmt: skip
-
-#: (claim, experiment it reads, rule) in ledger order: the experiment whose module lists the claim
-#: (:attr:`initmem.study.experiments.Experiment.claims`).
-CLAIMS: tuple[tuple[str, str, Callable[[xr.Dataset], list[Row]]], ...] = tuple(
-    sorted(((c, e.name, RULES[c]) for e in DISCOVERED for c in e.claims), key=lambda row: list(RULES).index(row[0]))
-)
+_ORDER = {claim: rank for rank, claim in enumerate(RULES)}
 
 
-def learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None) -> str:
-    """C2's note from experiment 09 (``ds``): each adaptive optimizer's cross-fitted spread at every learning rate
-    tried (at the ends of the sigma_w grid), the smallest, and whether it lies measurably below the spread at the
-    optimizer's learning rate in experiment 01 (``reference``, whose runs decide C2)."""
+def claims_of(records: Any) -> tuple[tuple[str, str, Callable[[xr.Dataset], list[Row]]], ...]:
+    """(claim, experiment it reads, rule) for every claim the experiment ``records`` list
+    (:attr:`initmem.study.experiments.Experiment.claims`), in ledger order. A rule's rows leave
+    :attr:`~initmem.study.ledger.Row.experiment` to its caller (:func:`initmem.study.claims.claim_rows` names the
+    experiment it read)."""
+    return tuple(sorted(((c, e.name, RULES[c]) for e in records for c in e.claims), key=lambda row: _ORDER[row[0]]))
+
+
+def learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None, experiment: str = "") -> str:
+    """C2's note from experiment 09 (``ds``, the results of ``experiment``): each adaptive optimizer's cross-fitted
+    spread at every learning rate tried (at the ends of the sigma_w grid), the smallest, and whether it lies
+    measurably below the spread at the optimizer's learning rate in experiment 01 (``reference``, whose runs decide
+    C2)."""
     from .analysis import against_reference, learning_rates_of, smallest_spread, spread_points
 
-    table = spread_points(ds, "09_adaptive_lr")
+    table = spread_points(ds, experiment)
     parts = []
     for optimizer, rows in table.groupby("optimizer", sort=False):
         tried = ", ".join(f"lr {row.lr:g}: {row.selected_spread_pp:.1f} pp" for row in rows.itertuples())
@@ -557,3 +552,25 @@ def learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None) -> 
         "the learning rate does not decide this verdict"
     )
     return f"{note}; {outcome}"
+
+
+#: The notes an experiment's results add to a claim's rows besides the claim's own experiment: claim -> ``note(ds,
+#: reference, experiment)``, ``ds`` the annotating experiment's results (its name ``experiment``), ``reference`` those
+#: of the experiment that judges the claim (None where absent).
+NOTES: dict[str, Callable[[xr.Dataset, xr.Dataset | None, str], str]] = {"C2": learning_rates_note}
+
+
+def annotations_of(records: Any) -> tuple[tuple[str, str, Callable[[xr.Dataset, xr.Dataset | None, str], str]], ...]:
+    """(claim, experiment, note) for each claim the experiment ``records`` list in
+    :attr:`~initmem.study.experiments.Experiment.annotates`, in ledger order."""
+    return tuple(sorted(((c, e.name, NOTES[c]) for e in records for c in e.annotates), key=lambda row: _ORDER[row[0]]))
+
+
+def __getattr__(attribute: str) -> Any:
+    """:data:`CLAIMS` (:func:`claims_of`) and :data:`ANNOTATIONS` (:func:`annotations_of`) of every experiment, each
+    experiment module imported once they are asked for."""
+    if attribute == "CLAIMS":
+        return claims_of(experiments.DISCOVERED)
+    if attribute == "ANNOTATIONS":
+        return annotations_of(experiments.DISCOVERED)
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")

@@ -5,7 +5,8 @@ A row is judged by :func:`initmem.study.rules.judge` (:func:`judged_row`): its d
 of a per-seed paired contrast with its 95 % interval (spreads in it cross-fitted,
 :func:`initmem.study.stats.cross_fitted_spreads`, their interval calibrated by simulation for the design,
 :mod:`initmem.study.calibration`), its noise null a permutation p-value (:mod:`initmem.study.nulls`),
-and its size, where the paper gives a number ``P``, the interval against the band ``P +- max(5 pp, 30 % of P)``.
+and its size, where the paper gives a number ``P``, the interval against the band ``P +- max(5 pp, share of P)``
+(:func:`band`: the share is 30 % unless the claim's record sets its own).
 The judges of the claims are :mod:`initmem.study.judges`; :mod:`initmem.study.claims` assembles the ledger.
 """
 
@@ -30,6 +31,8 @@ __all__ = [
     "PAPER",
     "RULES",
     "Row",
+    "band",
+    "band_text",
     "judged_row",
     "seed_matrix",
     "cross_fitted",
@@ -41,58 +44,92 @@ __all__ = [
     "spread_text",
 ]
 
-#: The paper's claims, with where they come from (the paper summary, shared/paper/000_*.txt), and the number it
-#: gives for each part (None: no number, so the claim can be at most "in direction").
+
+def _claim(
+    question: str, text: str, source: str, values: dict[str, float] | None = None, band_share: float = rules.BAND_SHARE
+) -> dict[str, Any]:
+    """One claim's record (plain data, printed in the book): its ``question``, the paper's statement ``text`` (each
+    part's number written ``{part}``, the unnamed part's ``{P}``, filled in from ``values``), where it comes from, the
+    paper's number for each part (pp; none: the claim can be at most "in direction") and the band's share of it
+    (:func:`band`)."""
+    values = dict(values or {})
+    numbers = {part or "P": f"{value:g}" for part, value in values.items()}
+    return {
+        "question": question,
+        "text": text.format_map(numbers),
+        "values": values,
+        "source": source,
+        "band_share": band_share,
+    }
+
+
+#: The paper's claims (:func:`_claim`), with where they come from (the paper summary, shared/paper/000_*.txt), the
+#: number it gives for each part and the band around it: a claim's number and band are written here and only here.
 PAPER: dict[str, dict[str, Any]] = {
-    "C1": {
-        "question": "Does low-lr SGD interpolate yet keep a large spread across sigma_w?",
-        "text": "26.5 pp spread, >= 99.5 % train accuracy (ResNet-9, b = 128, low-lr SGD)",
-        "values": {"": 26.5},
-        "source": "summary, Key Results / Optimizer Dependence: 'SGD Remembers'",
-    },
-    "C2": {
-        "question": "Do Adam, AdamW and Muon erase the spread that SGD keeps?",
-        "text": "~4 pp spread for Muon; Adam and AdamW 'minimal'",
-        "values": {"Adam": 0.0, "AdamW": 0.0, "Muon": 4.0},
-        "source": "summary, Key Results / Optimizer Dependence: 'Adaptive Methods Forget'",
-    },
-    "C3": {
-        "question": "Does training SGD much longer leave its spread unchanged?",
-        "text": "5,000 epochs of low-lr SGD: spread 'essentially unchanged'",
-        "values": {},
-        "source": "summary, Hyperparameter Dependence: 'Training Time is Insufficient'",
-    },
-    "C4": {
-        "question": "Does a larger learning rate, or L2 decay, erase the spread?",
-        "text": "larger learning rates or L2 decay: spread 'near zero'",
-        "values": {"larger lr": 0.0, "L2": 0.0, "both": 0.0},
-        "source": "summary, Hyperparameter Dependence: 'Regularization and Learning Rate'",
-    },
-    "C5": {
-        "question": "Do larger batches forget more slowly?",
-        "text": "larger batches (16 -> 256): bigger spread",
-        "values": {},
-        "source": "summary, Hyperparameter Dependence: 'Batch Size'",
-    },
-    "C6": {
-        "question": "Do deeper ResNets fail to interpolate at large sigma_w?",
-        "text": "ResNet-56/110 fail to reach 99.5 % train accuracy at large sigma_w",
-        "values": {},
-        "source": "summary, Depth and Architecture",
-    },
-    "C7": {
-        "question": "Does SGD's final weight norm stay coupled to the initial one, unlike the adaptive methods'?",
-        "text": "SGD's final norm coupled to the initial one; adaptive methods reach a common norm",
-        "values": {},
-        "source": "summary, Key Results: final weight norm; 'converge to a common final norm scale'",
-    },
-    "B1": {
-        "question": "Does SGD + L2 forget where the clocks say, at T_L2 = ln(|W0| / |W*|)?",
-        "text": "beyond the paper: T5's norm law puts the boundary at x = T_L2 - ln(|W0|/|W*|) = 0",
-        "values": {},
-        "source": "theory chapter T5 (weight decay); the paper's T_L2 clock",
-    },
+    "C1": _claim(
+        "Does low-lr SGD interpolate yet keep a large spread across sigma_w?",
+        "{P} pp spread, >= 99.5 % train accuracy (ResNet-9, b = 128, low-lr SGD)",
+        "summary, Key Results / Optimizer Dependence: 'SGD Remembers'",
+        values={"": 26.5},
+        band_share=0.3,  # the one claim whose band the share sets (its share of the number exceeds the 5 pp floor)
+    ),
+    "C2": _claim(
+        "Do Adam, AdamW and Muon erase the spread that SGD keeps?",
+        "~{Muon} pp spread for Muon; Adam and AdamW 'minimal'",
+        "summary, Key Results / Optimizer Dependence: 'Adaptive Methods Forget'",
+        values={"Adam": 0.0, "AdamW": 0.0, "Muon": 4.0},
+    ),
+    "C3": _claim(
+        "Does training SGD much longer leave its spread unchanged?",
+        "5,000 epochs of low-lr SGD: spread 'essentially unchanged'",
+        "summary, Hyperparameter Dependence: 'Training Time is Insufficient'",
+    ),
+    "C4": _claim(
+        "Does a larger learning rate, or L2 decay, erase the spread?",
+        "larger learning rates or L2 decay: spread 'near zero'",
+        "summary, Hyperparameter Dependence: 'Regularization and Learning Rate'",
+        values={"larger lr": 0.0, "L2": 0.0, "both": 0.0},
+    ),
+    "C5": _claim(
+        "Do larger batches forget more slowly?",
+        "larger batches (16 -> 256): bigger spread",
+        "summary, Hyperparameter Dependence: 'Batch Size'",
+    ),
+    "C6": _claim(
+        "Do deeper ResNets fail to interpolate at large sigma_w?",
+        "ResNet-56/110 fail to reach 99.5 % train accuracy at large sigma_w",
+        "summary, Depth and Architecture",
+    ),
+    "C7": _claim(
+        "Does SGD's final weight norm stay coupled to the initial one, unlike the adaptive methods'?",
+        "SGD's final norm coupled to the initial one; adaptive methods reach a common norm",
+        "summary, Key Results: final weight norm; 'converge to a common final norm scale'",
+    ),
+    "B1": _claim(
+        "Does SGD + L2 forget where the clocks say, at T_L2 = ln(|W0| / |W*|)?",
+        "beyond the paper: T5's norm law puts the boundary at x = T_L2 - ln(|W0|/|W*|) = 0",
+        "theory chapter T5 (weight decay); the paper's T_L2 clock",
+    ),
 }
+
+
+def band(claim: str, part: str = "") -> tuple[float, float] | None:
+    """The band around the paper's number for ``part`` of ``claim`` (pp; None: the paper gives none): its number
+    +- max(5 pp, the claim's share of it) (:func:`initmem.study.rules.band_of`).
+
+    >>> band("C2", "Muon"), band("C4", "L2"), band("C3")
+    ((-1.0, 9.0), (-5.0, 5.0), None)
+    """
+    paper = PAPER[claim]
+    value = paper["values"].get(part)
+    return None if value is None else rules.band_of(value, share=paper["band_share"])
+
+
+def band_text(claim: str, part: str = "") -> str:
+    """The band of :func:`band` as the rules print it: ``"4 +- 5 pp"`` (C2's Muon)."""
+    low, high = band(claim, part) or (math.nan, math.nan)
+    return f"{PAPER[claim]['values'][part]:g} +- {(high - low) / 2:g} pp"
+
 
 _SPREAD = (
     "cross-fitted spread of the validation-selected test accuracy over sigma_w (pp, mean over seeds, 95 % interval "
@@ -105,11 +142,12 @@ _BOTH = (
 )
 #: The rule of each claim: its direction effect, null, size and premise (printed in the book).
 RULES: dict[str, str] = {
-    "C1": f"effect: SGD's {_SPREAD}; null: sigma_w permuted within seeds; size: the interval inside 26.5 +- 7.95 pp; "
+    "C1": f"effect: SGD's {_SPREAD}; null: sigma_w permuted within seeds; size: the interval inside "
+    f"{band_text('C1')}; "
     f"premise: every SGD run interpolates (train accuracy >= 99.5 %), checked on the predictor judged. {_BOTH}",
     "C2": f"effect, per adaptive optimizer: SGD's minus its {_SPREAD}, per seed; null: the two optimizers swapped "
-    "within (sigma_w, seed) cells; size: its own spread's interval inside the band (Muon 4 +- 5 pp, Adam and "
-    "AdamW 0 +- 5 pp, 'minimal'); premise: every run of SGD and of the optimizer interpolates (train accuracy >= "
+    f"within (sigma_w, seed) cells; size: its own spread's interval inside the band (Muon {band_text('C2', 'Muon')}, "
+    f"Adam and AdamW {band_text('C2', 'Adam')}, 'minimal'); premise: every run of SGD and of the optimizer interpolates (train accuracy >= "
     f"99.5 %), checked on the predictor judged. {_BOTH} The optimizer's runs whose final predictor does not "
     "interpolate are named in a note",
     "C3": "effect: the cross-fitted spread at the longest horizon minus at the reference horizon, per seed; in "
@@ -120,7 +158,7 @@ RULES: dict[str, str] = {
     "claim); no size (no number)",
     "C4": f"effect, per lever (larger lr alone; L2 at the low lr; both): the low-lr, no-L2 cell's minus the lever "
     f"cell's {_SPREAD}, per seed; null: the two cells swapped within (sigma_w, seed); size: the lever cell's "
-    "spread inside 0 +- 5 pp ('near zero'); premise, for a lever with L2: its clock covers what the start has to "
+    f"spread inside {band_text('C4', 'L2')} ('near zero'); premise, for a lever with L2: its clock covers what the start has to "
     "lose, T_L2 >= ln(|W0|/|W*|) (x >= 0, chapter T5), measured in the lever cell",
     "C5": "effect, per design: the larger batch's minus the smaller batch's cross-fitted spread of the final test "
     "accuracy over sigma_w (pp, mean over seeds, 95 % t-interval), per seed, between batch sizes whose runs all "
@@ -328,11 +366,10 @@ def judged_row(
     ``method``: the interval of :func:`interval_of` (the size's: :func:`size_method`). The seeds needed are
     projected with Student-t critical values (:func:`initmem.study.rules.seeds_to_decide`); the calibrated ones are
     larger, so for a cross-fitted row it is a lower bound."""
-    value = PAPER[claim]["values"].get(part)
-    band = rules.band_of(value) if value is not None else None
+    sized = band(claim, part)
     direction = interval_of(direction_values, method)
     size = interval_of(size_values, size_method(method)) if size_values is not None else direction
-    verdict = rules.judge(direction, null.p_value, size=size, band=band, margin=margin, premise=premise)
+    verdict = rules.judge(direction, null.p_value, size=size, band=sized, margin=margin, premise=premise)
     needed = (
         _seeds_for(direction_values, floor, margin=margin) if verdict.verdict == INCONCLUSIVE and not premise else None
     )
@@ -343,7 +380,7 @@ def judged_row(
         direction,
         null,
         size,
-        band,
+        sized,
         seeds_needed=needed,
         margin=margin,
         values=np.asarray(direction_values, dtype=float),

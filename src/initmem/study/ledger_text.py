@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .ledger import PAPER
 from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, PREMISE_NOT_MET, SIZE_CONTRADICTED, STRENGTH
 
 __all__ = ["glance_table", "against_record", "answer", "verdict_box", "judged_table"]
@@ -12,10 +13,10 @@ __all__ = ["glance_table", "against_record", "answer", "verdict_box", "judged_ta
 # --- the first screen ---------------------------------------------------------------------------------------------
 #: The paper's side of each row, in a few words (the glance table's "paper" column).
 _PAPER_SHORT = {
-    "C1": "26.5 pp",
+    "C1": f"{PAPER['C1']['values']['']:g} pp",
     "C2 Adam": "minimal (0 pp)",
     "C2 AdamW": "minimal (0 pp)",
-    "C2 Muon": "about 4 pp",
+    "C2 Muon": f"about {PAPER['C2']['values']['Muon']:g} pp",
     "C3 final predictor": "unchanged after 5,000 epochs",
     "C3 selected predictor": "unchanged after 5,000 epochs",
     "C4 larger lr": "near 0 pp",
@@ -132,7 +133,7 @@ def answer(table: Any, preset: str) -> str:
         parts.append(
             f"At the {preset} preset, low-learning-rate SGD keeps a cross-fitted spread of "
             f"{c1['effect']:.1f} pp [95 % CI {c1['effect_low']:.1f}, {c1['effect_high']:.1f}] across the "
-            f"initialization scales ({_judged(c1)}paper: 26.5 pp): {c1['verdict']}."
+            f"initialization scales ({_judged(c1)}paper: {_PAPER_SHORT['C1']}): {c1['verdict']}."
         )
     adaptive = [
         key for key in ("C2 Adam", "C2 AdamW", "C2 Muon") if key in table.index and _given(table.loc[key, "size"])
@@ -141,7 +142,9 @@ def answer(table: Any, preset: str) -> str:
         spreads = ", ".join(
             f"{key.split()[1]} {table.loc[key, 'size']:.1f} pp ({table.loc[key, 'verdict']})" for key in adaptive
         )
-        parts.append(f"The adaptive optimizers keep less: {spreads} (paper: minimal, about 4 pp for Muon).")
+        parts.append(
+            f"The adaptive optimizers keep less: {spreads} (paper: minimal, {_PAPER_SHORT['C2 Muon']} for Muon)."
+        )
     counts = table["verdict"].value_counts()
     parts.append(
         f"Of the ledger's {len(table)} rows: {counts.get(IN_SIZE, 0)} reproduced in size, "

@@ -13,7 +13,7 @@ the *statistics* the book reports. The parity study, declared here before its ru
   the difference of two conditions' spreads). **Equivalent** when that interval lies inside +-:data:`PARITY_MARGIN_PP` (the
   ledger's null-equivalence margin, :data:`initmem.study.rules.MARGIN_PP`); **not equivalent** when it lies wholly
   outside; otherwise **inconclusive**. bf16 is **in parity** when both optimizers are equivalent and the claims the
-  design can judge (C1 and C2 for Adam, by :data:`initmem.study.judges.CLAIMS`) get the same verdict in both
+  design can judge (C1 and C2 for Adam, by :data:`initmem.study.judges.RULES`) get the same verdict in both
   precisions.
 """
 
@@ -27,6 +27,7 @@ import xarray as xr
 
 from . import rules
 from .calibration import CrossFitted
+from .experiments import judged_by
 from .layout import results_paths
 from .ledger import cross_fitted, interval_of
 from .registry import experiment_spec
@@ -135,11 +136,10 @@ def _design(ds: xr.Dataset, seeds: Any) -> xr.Dataset:
 
 def parity_claims(fp32: xr.Dataset, bf16: xr.Dataset) -> list[dict[str, str]]:
     """The claims the parity design can judge (C1; C2 for its adaptive optimizer), judged by
-    :data:`initmem.study.judges.CLAIMS` in each precision on the design's runs: one dict per ledger row with ``row``
+    :data:`initmem.study.judges.RULES` in each precision on the design's runs: one dict per ledger row with ``row``
     (its key, e.g. ``"C2 Adam"``), ``fp32`` and ``bf16`` (the verdicts)."""
-    from .judges import CLAIMS
+    from .judges import RULES as judge
 
-    judge = {claim: rule for claim, _, rule in CLAIMS}
     seeds = bf16["seed"].values
     out = []
     for claim in ("C1", "C2"):
@@ -169,7 +169,7 @@ def bf16_results(results_dir: Any, preset: str, parameters: dict[str, Any]) -> x
     runs_dir, _ = results_paths(results_dir, preset, PARITY_NAME)
     if preset != PARITY_PRESET or not runs_dir.is_dir():
         return None
-    spec = parity_spec(experiment_spec("01_optimizers", parameters))
+    spec = parity_spec(experiment_spec(judged_by("C1"), parameters))
     return run_experiment(PARITY_NAME, spec, preset=preset, results_dir=results_dir, train_missing=False)
 
 

@@ -11,10 +11,16 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from .experiments import DISCOVERED, TRAINED, Note, in_group
+from . import experiments
+from .experiments import TRAINED, Note, in_group, judged_by
 from .presets import NOTEBOOK_PARAMETERS, PRESETS, check_preset
 
 __all__ = ["Note", "PRESET_NOTES", "notes_table", "scale_comparison"]
+
+
+def _numbered(*numbers: str) -> tuple[str, ...]:
+    """The experiments whose names begin with ``numbers`` (``"01"``), as the Setup chapter's table names them."""
+    return tuple(name for name in experiments.names() if name[:2] in numbers)
 
 
 #: The choices that concern several experiments, per preset (each experiment's own are in its module).
@@ -51,7 +57,7 @@ _SHARED: dict[str, list[Note]] = {
         Note(
             "logit_scale",
             ("logit_scale",),
-            "ResNet-9's own factor is 0.125 (the CIFAR ResNets': 1). Chosen by 08_calibration (committed runs): the "
+            "ResNet-9's own factor is 0.125 (the CIFAR ResNets': 1). Chosen by the calibration, 08 (committed runs): the "
             "factor multiplies every gradient, and with 0.125 plain SGD at the headline learning rate does not "
             "interpolate at sigma_w 2.5 within 50 epochs, while with 1 it does at both ends of the grid. C1's premise "
             "needs interpolation; adaptive optimizers normalise the gradient's scale and barely feel the factor",
@@ -93,10 +99,10 @@ _SHARED: dict[str, list[Note]] = {
         Note(
             "epochs (01, 03)",
             ("epochs",),
-            "08_calibration's table gives the epoch at which plain SGD interpolated at "
+            "the calibration's table (08) gives the epoch at which plain SGD interpolated at "
             "sigma_w 2.5 (the slowest end); 40 epochs (3,120 steps) leave a margin above it for the other seeds. "
             "Adam/AdamW at 8e-3 then reach T_adapt = 3,120 x 0.008 = 25, Muon 62",
-            notebooks=("01_optimizers", "03_lr_and_l2"),
+            notebooks=_numbered("01", "03"),
         ),
         Note(
             "warmup_epochs",
@@ -181,7 +187,7 @@ _SHARED: dict[str, list[Note]] = {
         Note(
             "logit_scale",
             ("logit_scale",),
-            "the cpu calibration's choice (08_calibration), not yet checked at full scale",
+            "the cpu calibration's choice (08), not yet checked at full scale",
         ),
         Note("seeds", ("seeds",), "not stated; three seeds give intervals for the headline spreads"),
         Note(
@@ -199,7 +205,7 @@ PRESET_NOTES: dict[str, list[Note]] = {
         *_SHARED.get(preset, []),
         *(
             dataclasses.replace(note, notebooks=note.notebooks or (e.name,))
-            for e in DISCOVERED
+            for e in experiments.DISCOVERED
             for note in e.notes.get(preset, ())
         ),
     ]
@@ -221,7 +227,7 @@ def _value_text(value: Any) -> str:
 
 
 def _short(name: str) -> str:
-    """``01_optimizers`` -> ``01``; other notebook names unchanged."""
+    """``NN_name`` -> ``NN``; other notebook names unchanged."""
     return name[:2] if name[:2].isdigit() else name
 
 
@@ -275,10 +281,12 @@ def notes_table(preset: str) -> list[dict[str, str]]:
     return rows
 
 
-def scale_comparison(preset: str = "cpu", against: str = "paper", name: str = "01_optimizers") -> str:
-    """One line saying how ``preset`` is smaller than ``against`` for experiment ``name``, read from both presets:
+def scale_comparison(preset: str = "cpu", against: str = "paper", name: str | None = None) -> str:
+    """One line saying how ``preset`` is smaller than ``against`` for experiment ``name`` (None: the one that judges
+    C1, the headline), read from both presets:
     ``"width 8 vs 64, 5,000 vs 45,000 training images, 40 vs 200 epochs, batch 64 vs 128"`` (a ``train_size`` of
     None is CIFAR-10's 50,000 training images less the validation split)."""
+    name = name or judged_by("C1")
     a, b = (NOTEBOOK_PARAMETERS[check_preset(p)][name] for p in (preset, against))
 
     def images(p: dict[str, Any]) -> int:

@@ -40,11 +40,12 @@ Example (in the experiment's module)::
 from __future__ import annotations
 
 import copy
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
 from ..run.config import shown
-from .experiments import DISCOVERED, in_group
+from .experiments import Table, in_group, judged_by
 from .layout import PRESETS
 from .registry import ZIPPED
 
@@ -69,7 +70,7 @@ BOOK_PRESET: str = "smoke"
 #: :attr:`~initmem.study.experiments.Experiment.book_preset`). A notebook moves to ``cpu`` only once every run of its
 #: ``cpu`` sweep (and of the sweeps it reads) is committed under ``results/cpu/``, so that building the book reads
 #: results and never trains (tests/test_book_presets.py checks this). Every page prints the preset it was executed at.
-BOOK_PRESET_BY_NOTEBOOK: dict[str, str] = {e.name: e.book_preset for e in DISCOVERED if e.book_preset}
+BOOK_PRESET_BY_NOTEBOOK: Table = Table(lambda e: e.book_preset or Table.ABSENT)
 
 #: One line per preset, shown by the CLI and the book.
 PRESET_DESCRIPTIONS: dict[str, str] = {
@@ -83,16 +84,21 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
 #: :attr:`~initmem.study.experiments.Experiment.presets`, in module order. Theory notebooks (``T*``) have none: they
 #: are cheap at every preset. Every value the paper does not state is a choice; each is listed with its reason in
 #: :mod:`initmem.study.preset_notes` (rendered as a table in the book's Setup chapter).
-NOTEBOOK_PARAMETERS: dict[str, dict[str, dict[str, Any]]] = {
-    preset: {e.name: e.presets[preset] for e in DISCOVERED if preset in e.presets} for preset in PRESETS
+NOTEBOOK_PARAMETERS: dict[str, Table] = {
+    preset: Table(lambda e, preset=preset: e.presets.get(preset, Table.ABSENT)) for preset in PRESETS
 }
 
 #: Notebooks that read the results of other notebooks (besides their own): the runner's digest of a
 #: reader should cover these results too, so that it re-executes when they change. Each module names the notebooks
-#: it reads (:attr:`~initmem.study.experiments.Experiment.reads`) or their groups (``reads_groups``).
-NOTEBOOK_READS: dict[str, tuple[str, ...]] = {
-    e.name: (*e.reads, *in_group(*e.reads_groups)) for e in DISCOVERED if e.reads or e.reads_groups
-}
+#: it reads (:attr:`~initmem.study.experiments.Experiment.reads`), their groups (``reads_groups``) or the claims
+#: they judge (``reads_claims``).
+NOTEBOOK_READS: Table = Table(
+    lambda e: (
+        (*e.reads, *in_group(*e.reads_groups), *map(judged_by, e.reads_claims))
+        if e.reads or e.reads_groups or e.reads_claims
+        else Table.ABSENT
+    )
+)
 
 
 def book_preset(name: str) -> str:
@@ -125,7 +131,8 @@ def resolve_parameters(name: str, preset: str, given: Mapping[str, Any]) -> dict
     live here, once. A reader (or papermill, or ``initmem experiments -p``) sets some; the notebook passes its
     ``globals()`` as ``given`` and gets the complete set back. Names the preset does not define are ignored.
 
-    >>> resolve_parameters("01_optimizers", "smoke", {"seeds": [0, 1], "width": None})["seeds"]
+    >>> name = judged_by("C1")  # any experiment defined at the preset
+    >>> resolve_parameters(name, "smoke", {"seeds": [0, 1], "width": None})["seeds"]
     [0, 1]
     """
     values = notebook_parameters(preset, name)
@@ -146,7 +153,7 @@ def zipped_defaults(name: str, preset: str, given: Mapping[str, Any]) -> dict[st
     unset (missing or None) while it sets the list they follow: each entry the preset's value for that configuration,
     so that ``-p optimizers "[sgd, adam]"`` alone trains each optimizer at its own learning rate, decay and aux lr.
 
-    >>> zipped_defaults("01_optimizers", "smoke", {"optimizers": ["adam", "sgd"], "lrs": None})
+    >>> zipped_defaults(judged_by("C1"), "smoke", {"optimizers": ["adam", "sgd"], "lrs": None})
     {'lrs': [0.005, 0.05], 'weight_decays': [0.0, 0.0], 'aux_lrs': [0.001, 0.001]}
 
     Raises:
@@ -168,7 +175,8 @@ def _zipped_entry(name: str, preset: str, key: str, follower: str, entry: Any) -
     """``follower``'s entry for configuration ``entry`` of ``key`` at ``preset``: from experiment ``name``'s own lists
     there, else from those of another experiment that zips the same two (09's optimizers take their decays from 01's
     where 09 lacks one)."""
-    sources = [name, *(other for other, zipped in ZIPPED.items() if other != name and follower in zipped.get(key, ()))]
+    others = (other for other, zipped in ZIPPED.items() if other != name and follower in zipped.get(key, ()))
+    sources = itertools.chain([name], others)  # the others' modules are imported only when its own lists lack it
     known: list[Any] = []
     for source in sources:
         values = NOTEBOOK_PARAMETERS[preset].get(source, {})

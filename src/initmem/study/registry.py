@@ -14,13 +14,13 @@ and, through ``data_seed`` = seed, the data order. Each spec builder lives in it
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
-from .experiments import CLOCKS, DISCOVERED, in_group
+from .experiments import CLOCKS, Table, in_group
 
+# EXPERIMENTS is this module's attribute too (:func:`__getattr__`)
 __all__ = [
-    "EXPERIMENTS",
     "EXPERIMENT_SPECS",
     "EXPERIMENT_ATTRS",
     "PARAMETERS",
@@ -28,8 +28,6 @@ __all__ = [
     "experiment_spec",
 ]
 
-#: The training experiments whose combined results feed the clock collapse (07) and the ledger (99), in order.
-EXPERIMENTS: tuple[str, ...] = in_group(CLOCKS)
 
 #: What each parameter of the experiment notebooks means (units in parentheses).
 PARAMETERS: dict[str, str] = {
@@ -74,18 +72,25 @@ PARAMETERS: dict[str, str] = {
     "checkpoint_every": "epochs between resumable checkpoints (0: none)",
 }
 
+
+def __getattr__(attribute: str) -> Any:
+    """:data:`EXPERIMENTS`: the training experiments whose combined results feed the clock collapse (07) and the
+    ledger (99), in order (every experiment module is imported once it is asked for)."""
+    if attribute == "EXPERIMENTS":
+        return in_group(CLOCKS)
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+
+
 #: Parameters stored as attributes of an experiment's combined Dataset (its analyses read them back).
-EXPERIMENT_ATTRS: dict[str, tuple[str, ...]] = {e.name: e.attrs for e in DISCOVERED if e.attrs}
+EXPERIMENT_ATTRS: Table = Table(lambda e: e.attrs or Table.ABSENT)
 
 #: Per experiment: a list parameter whose entries name its configurations -> the parameters that hold one entry per
 #: configuration, zipped with it (01's ``lrs`` hold one learning rate per optimizer of ``optimizers``). Setting the
 #: first alone takes the others' entries from the preset (:func:`initmem.study.presets.zipped_defaults`).
-ZIPPED: dict[str, dict[str, tuple[str, ...]]] = {e.name: dict(e.zipped) for e in DISCOVERED if e.zipped}
+ZIPPED: Table = Table(lambda e: dict(e.zipped) if e.zipped else Table.ABSENT)
 
 #: Experiment name (the notebook's file name without ``.py``) -> its spec builder.
-EXPERIMENT_SPECS: dict[str, Callable[[Mapping[str, Any]], dict[str, Any]]] = {
-    e.name: e.spec for e in DISCOVERED if e.spec is not None
-}
+EXPERIMENT_SPECS: Table = Table(lambda e: Table.ABSENT if e.spec is None else e.spec)
 
 
 def experiment_spec(name: str, parameters: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,10 +29,11 @@ from ..base.reads import note
 from ..sweeps.driver import sweep
 from ..sweeps.spec import SweepSpec
 from ..sweeps.store import read_checked, write_run
+from . import registry
 from .costs import estimate_runs, price
 from .layout import results_paths
 from .presets import resolve_parameters
-from .registry import EXPERIMENT_ATTRS, EXPERIMENTS, experiment_spec
+from .registry import EXPERIMENT_ATTRS, experiment_spec
 from .reuse import plan_runs, record_stores
 
 __all__ = [
@@ -239,13 +240,14 @@ def read_results(results_dir: str | os.PathLike, preset: str, name: str, *, read
 
 
 def load_results(
-    results_dir: str | os.PathLike, preset: str, names: Iterable[str] = EXPERIMENTS
+    results_dir: str | os.PathLike, preset: str, names: Iterable[str] | None = None
 ) -> dict[str, xr.Dataset]:
-    """The combined Datasets of ``names`` that exist for ``preset`` (missing ones are left out), each read with
+    """The combined Datasets of ``names`` (None: :data:`~initmem.study.registry.EXPERIMENTS`) that exist for
+    ``preset`` (missing ones are left out), each read with
     :func:`initmem.sweeps.store.read_checked` (a file whose content does not match its checksum raises
     :class:`~initmem.sweeps.store.ChecksumError`)."""
     found: dict[str, xr.Dataset] = {}
-    for name in names:
+    for name in registry.EXPERIMENTS if names is None else names:
         path = note(results_paths(results_dir, preset, name)[1])  # looked for: the page changes when it appears
         if path.is_file():
             found[name] = read_checked(path)

@@ -80,7 +80,7 @@ class RunPlan:
         return len(self.cached) + len(self.reused) + len(self.to_train)
 
     def summary(self) -> str:
-        """One line, e.g. ``04_batch_size: 12 runs: 12 reused from the record, 0 in its own cache, 0 to train``
+        """One line, e.g. ``NN_name: 12 runs: 12 reused from the record, 0 in its own cache, 0 to train``
         (without a record to reuse: ``spec.yaml: 8 runs: 2 in its own cache, 6 to train (about 40 core-s (p10-p90
         24-89), about 0 A100-s)``: :func:`initmem.study.costs.price`)."""
         reused = f"{len(self.reused)} reused from the record, " if self.from_record else ""

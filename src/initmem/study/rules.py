@@ -7,7 +7,8 @@ A claim (or one part of it: one optimizer of C2, one lever of C4) is judged from
   spreads and their contrasts calibrated by simulation, :mod:`initmem.study.calibration`), with a
   permutation p-value against its noise null (:mod:`initmem.study.nulls`);
 * the **size** ``S``: the quantity the paper gives a number ``P`` for (Adam's spread, "minimal"), with its interval.
-  The band is ``P +- max(5 pp, 30 % of P)`` (:func:`band_of`); "minimal" and "near zero" are ``P = 0``, band +-5 pp.
+  The band is ``P +- max(5 pp, 30 % of P)`` (:func:`band_of`; a claim's record may set another share,
+  :data:`initmem.study.ledger.PAPER`); "minimal" and "near zero" are ``P = 0``, band +-5 pp.
 
 The rules, applied in this order (:func:`judge`):
 
@@ -57,6 +58,7 @@ __all__ = [
     "STRENGTH",
     "ALPHA",
     "MARGIN_PP",
+    "BAND_SHARE",
     "band_of",
     "Verdict",
     "judge",
@@ -88,6 +90,8 @@ STRENGTH = {
 ALPHA = 0.05
 #: The null-equivalence margin (percentage points): an effect whose whole interval lies within +- this is no effect.
 MARGIN_PP = 5.0
+#: The band's share of the paper's number, unless a claim's record sets its own: ``P +- max(MARGIN_PP, share * P)``.
+BAND_SHARE = 0.3
 
 _HOLDS = (
     "the effect lies on the paper's side beyond its noise null (95 % interval above 0, permutation p < 0.05) with an "
@@ -96,7 +100,7 @@ _HOLDS = (
 #: What each verdict means (printed in the book).
 VERDICT_DEFINITIONS = {
     IN_SIZE: f"{_HOLDS}, and the whole 95 % interval of the measured size lies inside the band around the paper's "
-    "number, P +- max(5 pp, 30 % of P)",
+    f"number (P +- max(5 pp, {100 * BAND_SHARE:g} % of P) unless the claim's rule prints another band)",
     IN_DIRECTION: f"{_HOLDS}, and the size's interval straddles an edge of the band (it neither confirms nor "
     "contradicts the paper's number), or the paper gives no number",
     SIZE_CONTRADICTED: f"{_HOLDS}, but the whole 95 % interval of the measured size lies outside the band: the "
@@ -110,11 +114,11 @@ VERDICT_DEFINITIONS = {
 }
 
 
-def band_of(paper: float, floor: float = MARGIN_PP, share: float = 0.3) -> tuple[float, float]:
+def band_of(paper: float, floor: float = MARGIN_PP, share: float = BAND_SHARE) -> tuple[float, float]:
     """The band around the paper's number ``paper``: ``paper +- max(floor, share * |paper|)``.
 
-    >>> band_of(26.5), band_of(4.0), band_of(0.0)
-    ((18.55, 34.45), (-1.0, 9.0), (-5.0, 5.0))
+    >>> band_of(20.0), band_of(4.0), band_of(0.0)
+    ((14.0, 26.0), (-1.0, 9.0), (-5.0, 5.0))
     """
     half = max(floor, share * abs(paper))
     return (round(paper - half, 10), round(paper + half, 10))

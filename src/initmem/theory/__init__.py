@@ -38,6 +38,8 @@ Modules (their names are all re-exported here)
 
 from __future__ import annotations
 
+import types as _types
+
 from .backward_error import (  # noqa: F401
     LinearRegression,
     TwoParamToy,
@@ -102,56 +104,9 @@ from .toys import (  # noqa: F401
     make_normalized_softmax,
 )
 
+#: Every name imported above from the modules (not the modules themselves), in import order.
 __all__ = [
-    "as_schedule",
-    "clocks",
-    "batch_indices",
-    "log_record_steps",
-    "time_average",
-    "loglog_slope",
-    "init_scaled",
-    "unit_rows",
-    "direction_difference",
-    "NormalizedLogistic",
-    "make_normalized_logistic",
-    "NormalizedSoftmax",
-    "make_normalized_softmax",
-    "LinearLoss",
-    "make_linear_loss",
-    "Trajectory",
-    "sgd",
-    "adam",
-    "adamw",
-    "adam_step_bound",
-    "NS5_COEFFS",
-    "ns5",
-    "ns5_gain_bound",
-    "operator_norm",
-    "muon",
-    "norm_step_residual",
-    "norm4_law_rhs",
-    "sgd_equilibrium_norm4",
-    "adamw_equilibrium_norm",
-    "forgetting_step",
-    "make_sparse_regression",
-    "diag_net_gd",
-    "q_alpha",
-    "solve_q_alpha",
-    "min_l2_interpolant",
-    "min_l1_interpolant",
-    "TwoParamToy",
-    "gd_endpoint",
-    "flow_endpoint",
-    "igr_field",
-    "LinearRegression",
-    "make_linear_regression",
-    "linear_flow_endpoint",
-    "sgd_epoch_mean",
-    "heavy_ball_slow_root",
-    "heavy_ball_rate_prediction",
-    "fd_gradient",
-    "fd_gradient_error",
-    "bn_mlp",
-    "bn_mlp_data",
-    "bn_mlp_sgd_record",
+    name
+    for name, value in globals().items()
+    if not name.startswith("_") and name != "annotations" and not isinstance(value, _types.ModuleType)
 ]

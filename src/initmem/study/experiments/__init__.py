@@ -7,6 +7,11 @@ registry (:mod:`initmem.study.registry`), the presets (:mod:`initmem.study.prese
 (:mod:`initmem.study.preset_notes`), the claims' table (:data:`initmem.study.judges.CLAIMS`), the cost tables
 (:mod:`initmem.study.costs`) and ``scripts/preset_specs.py`` read these records instead of listing experiments.
 
+A module is imported only when its experiment is asked for (:func:`experiment`; :data:`DISCOVERED` and the tables
+keyed by experiment, :class:`Table`, import every module once they are listed): a page's kernel imports the modules
+of the experiments it uses, and its record of what it used (:mod:`initmem.book.digest`) names those only, so an edit
+to one experiment's module leaves the pages that do not use it current.
+
 Adding a chapter
 ----------------
 1. Its notebook ``notebooks/NN_name.py`` (a ``parameters`` cell declaring every parameter as None).
@@ -17,12 +22,34 @@ Adding a chapter
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.util
 import pkgutil
+import sys
+from collections.abc import Callable, Iterator, MutableMapping
+from pathlib import Path
+from typing import Any
 
+from ...base.reads import listed
 from ._record import CLOCKS, LEDGER, TRAINED, Experiment, Note
 
-__all__ = ["Experiment", "Note", "CLOCKS", "LEDGER", "TRAINED", "DISCOVERED", "discover", "in_group", "judged_by"]
+__all__ = [
+    "Experiment",
+    "Note",
+    "CLOCKS",
+    "LEDGER",
+    "TRAINED",
+    "DISCOVERED",
+    "Table",
+    "discover",
+    "names",
+    "exists",
+    "experiment",
+    "find",
+    "in_group",
+    "judged_by",
+]
 
 
 def discover(path: list[str] | tuple[str, ...], package: str) -> tuple[Experiment, ...]:
@@ -41,25 +68,118 @@ def discover(path: list[str] | tuple[str, ...], package: str) -> tuple[Experimen
     return tuple(found)
 
 
-#: Every experiment, in the order of its module's name (its value, every record with every preset, is not printed here).
-#:
-#: :meta hide-value:
-DISCOVERED: tuple[Experiment, ...] = discover(__path__, __name__)
+@functools.cache
+def names() -> tuple[str, ...]:
+    """Every experiment's name, in module order, read from its module's name (``eNN_name.py`` declares ``NN_name``)
+    without importing any. The listing is noted (:func:`initmem.base.reads.listed`): a page that listed the
+    experiments is stale once a module appears or goes."""
+    listed(Path(__file__).parent, "e*.py")
+    modules = sorted(info.name for info in pkgutil.iter_modules(__path__) if not info.name.startswith("_"))
+    return tuple(module.removeprefix("e") for module in modules)
+
+
+def exists(name: str) -> bool:
+    """Whether a module declares experiment ``name`` (``e<name>.py``), without listing the others."""
+    return ("e" + name).isidentifier() and importlib.util.find_spec(f"{__name__}.e{name}") is not None
+
+
+def experiment(name: str) -> Experiment:
+    """The record of experiment ``name``, importing its module alone (and what that module imports).
+
+    Raises:
+        ValueError: no module declares it, or the module ``e<name>`` declares another name.
+    """
+    if not exists(name):
+        raise ValueError(f"name: unknown experiment {name!r}; known: {', '.join(names())}")
+    record = importlib.import_module(f"{__name__}.e{name}").EXPERIMENT
+    if record.name != name:
+        raise ValueError(f"experiments: module e{name} declares {record.name!r}, not {name!r}")
+    return record
+
+
+@functools.cache
+def _discovered() -> tuple[Experiment, ...]:
+    names()  # the listing is noted: what every experiment is depends on which modules exist
+    return discover(__path__, __name__)
+
+
+def __getattr__(attribute: str) -> Any:
+    """:data:`DISCOVERED`, every experiment in the order of its module's name, imported once it is asked for."""
+    if attribute == "DISCOVERED":
+        return _discovered()
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+
+
+def find(test: Callable[[Experiment], bool]) -> Iterator[Experiment]:
+    """The experiments for which ``test`` holds: first those whose modules are imported already, then the others in
+    module order, each imported only when the ones before it have been tried (a caller that stops at the first
+    imports no more)."""
+    loaded = [n for n in names() if f"{__name__}.e{n}" in sys.modules]
+    for name in (*loaded, *(n for n in names() if n not in loaded)):
+        record = experiment(name)
+        if test(record):
+            yield record
 
 
 def in_group(*groups: str) -> tuple[str, ...]:
-    """The names of the experiments in any of ``groups``, in :data:`DISCOVERED` order."""
-    return tuple(e.name for e in DISCOVERED if any(e.in_group(g) for g in groups))
+    """The names of the experiments in any of ``groups``, in module order (every module is imported; none for no
+    groups)."""
+    return tuple(e.name for e in _discovered() if any(e.in_group(g) for g in groups)) if groups else ()
 
 
 def judged_by(claim: str) -> str:
-    """The name of the experiment whose module lists ``claim`` (``"C5"``) among its claims.
+    """The name of the experiment whose module lists ``claim`` (``"C5"``) among its claims (:func:`find`: the
+    modules imported already are tried first).
 
     Raises:
         ValueError: no experiment lists it.
     """
-    for e in DISCOVERED:
-        if claim in e.claims:
-            return e.name
-    known = ", ".join(c for e in DISCOVERED for c in e.claims)
+    for e in find(lambda e: claim in e.claims):
+        return e.name
+    known = ", ".join(c for e in _discovered() for c in e.claims)
     raise ValueError(f"claim: no experiment judges {claim!r}; the experiments judge {known}")
+
+
+_ABSENT = object()
+
+
+class Table(MutableMapping[str, Any]):
+    """A table keyed by experiment name whose entries are read from the experiments' records when asked for:
+    ``entry(record)`` gives an experiment's entry (:data:`Table.ABSENT`: it has none). Looking one name up imports
+    that experiment's module alone; listing the table imports every module. Entries may be set and deleted (a test
+    adds a notebook of its own), in front of what the records give."""
+
+    ABSENT = _ABSENT
+
+    def __init__(self, entry: Callable[[Experiment], Any]) -> None:
+        self._entry = entry
+        self._entries: dict[str, Any] = {}
+
+    def _lookup(self, name: str) -> Any:
+        if name not in self._entries:
+            self._entries[name] = self._entry(experiment(name)) if exists(name) else _ABSENT
+        return self._entries[name]
+
+    def __getitem__(self, name: str) -> Any:
+        value = self._lookup(name)
+        if value is _ABSENT:
+            raise KeyError(name)
+        return value
+
+    def __setitem__(self, name: str, value: Any) -> None:
+        self._entries[name] = value
+
+    def __delitem__(self, name: str) -> None:
+        if self._lookup(name) is _ABSENT:
+            raise KeyError(name)
+        self._entries[name] = _ABSENT
+
+    def __iter__(self) -> Iterator[str]:
+        listed = [*names(), *(n for n in self._entries if n not in names())]
+        return iter([n for n in listed if self._lookup(n) is not _ABSENT])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return repr(dict(self))

@@ -36,6 +36,9 @@ CPU_TEN_SEEDS = list(range(10))
 CPU_LOGIT_SCALE = 1.0
 CPU_NET = {"model": "resnet9", "width": 8, "logit_scale": CPU_LOGIT_SCALE, "batch_size": 64, "eval_every": 2,
            "warmup_epochs": 1.0}
+#: The optimizers' runs (01, and 09's, whose runs at 01's learning rates are 01's): everything but the optimizers,
+#: the sigma_w grid and the seeds.
+CPU_OPTIMIZER_RUNS = {**CPU_RUN, **CPU_DATA, **CPU_NET, "epochs": 40}
 
 # --- paper: the paper's protocol as far as it is known; a GPU job ---------------------------------
 PAPER_RUN = {"executor": "serial", "workers": None, "num_threads": None}
@@ -47,5 +50,11 @@ PAPER_SIGMAS = [0.1, 0.25, 0.5, 1.0, 1.5, 2.0, 2.5]
 #: ResNet-9's logit factor at paper scale: the cpu calibration's choice (chapter 08), not yet checked at
 #: full scale.
 PAPER_LOGIT_SCALE = 1.0
+#: The optimizers' runs at paper scale (01 and 09), as :data:`CPU_OPTIMIZER_RUNS`.
+PAPER_OPTIMIZER_RUNS = {
+    **PAPER_RUN, **PAPER_DATA, "model": "resnet9", "width": 64, "logit_scale": PAPER_LOGIT_SCALE,
+    "batch_size": 128, "epochs": 200, "eval_every": 1, "warmup_epochs": 0.0,
+}
+PAPER_SEEDS = [0, 1, 2]
 
 # fmt: on

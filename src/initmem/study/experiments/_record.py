@@ -48,8 +48,11 @@ class Experiment:
             it lists only; a reader's entry is empty).
         notes: preset name -> the choices of its values the paper does not state, with their reasons.
         claims: the claims its results decide (:data:`initmem.study.judges.RULES` holds each claim's rule).
+        annotates: the claims whose rows its results add a note to (:data:`initmem.study.judges.NOTES`), judged by
+            another experiment.
         glue: the names its notebook must glue (figures and the numbers the book and the ledger use).
         reads: the notebooks whose results it reads besides its own.
+        reads_claims: the claims whose experiments' results it reads (:func:`initmem.study.experiments.judged_by`).
         reads_groups: the groups (:data:`CLOCKS`, :data:`LEDGER`, :data:`TRAINED`) whose results it reads.
         groups: the groups it belongs to.
         book_preset: the preset ``initmem book`` renders it at (None: the book's default).
@@ -64,8 +67,10 @@ class Experiment:
     presets: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     notes: Mapping[str, tuple[Note, ...]] = field(default_factory=dict)
     claims: tuple[str, ...] = ()
+    annotates: tuple[str, ...] = ()
     glue: tuple[str, ...] = ()
     reads: tuple[str, ...] = ()
+    reads_claims: tuple[str, ...] = ()
     reads_groups: tuple[str, ...] = ()
     groups: tuple[str, ...] = ()
     book_preset: str | None = None

@@ -8,14 +8,13 @@ from typing import Any
 from ...run import optimizers
 from ...run.config import RunConfig
 from ._presets import (
-    CPU_DATA,
     CPU_FIVE_SEEDS,
-    CPU_NET,
-    CPU_RUN,
+    CPU_OPTIMIZER_RUNS,
     CPU_SIGMAS,
     PAPER_DATA,
     PAPER_LOGIT_SCALE,
-    PAPER_RUN,
+    PAPER_OPTIMIZER_RUNS,
+    PAPER_SEEDS,
     PAPER_SIGMAS,
     SMOKE_DATA,
     SMOKE_RUN,
@@ -79,24 +78,28 @@ SMOKE = {
     "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], **_every_optimizer(),
 }
 CPU = {
-    **CPU_RUN, **CPU_DATA, **CPU_NET, "epochs": 40, "sigma_ws": CPU_SIGMAS, "seeds": CPU_FIVE_SEEDS,
-    "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
+    **CPU_OPTIMIZER_RUNS, "sigma_ws": CPU_SIGMAS, "seeds": CPU_FIVE_SEEDS,
+    "optimizers": list(optimizers.IN_PAPER),
     "lrs": [0.02, 0.002, 0.008, 0.008, 0.02],
     "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
     "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.008],
 }
 PAPER = {
-    **PAPER_RUN, **PAPER_DATA, "model": "resnet9", "width": 64, "logit_scale": PAPER_LOGIT_SCALE,
-    "batch_size": 128, "epochs": 200,
-    "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": PAPER_SIGMAS, "seeds": [0, 1, 2],
-    "optimizers": ["sgd", "sgd_momentum", "adam", "adamw", "muon"],
+    **PAPER_OPTIMIZER_RUNS, "sigma_ws": PAPER_SIGMAS, "seeds": PAPER_SEEDS,
+    "optimizers": list(optimizers.IN_PAPER),
     "lrs": [0.01, 0.001, 0.001, 0.001, 0.02],
     "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
     "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.001],
 }
 #: At the gpu preset (paper scale on one GPU within minutes, benchmarks/gpu_oneshot.py) SGD and an adaptive optimizer
-#: train first, so that a sweep stopped at its deadline still measures C1 and C2.
-_GPU_ORDER = ["sgd", "muon", "adam", "adamw", "sgd_momentum"]
+#: train first, so that a sweep stopped at its deadline still measures C1 and C2 (Muon's, the one sized part of C2):
+#: then the other adaptive optimizers, then the rest of the SGD family.
+_GPU_FIRST = ("sgd", "muon")
+_GPU_ORDER = [
+    *_GPU_FIRST,
+    *(o for o in optimizers.IN_PAPER if o in optimizers.ADAPTIVE and o not in _GPU_FIRST),
+    *(o for o in optimizers.IN_PAPER if o not in optimizers.ADAPTIVE and o not in _GPU_FIRST),
+]
 GPU = {
     "executor": "stacked", "workers": None, "num_threads": None, **PAPER_DATA, "model": "resnet9", "width": 64,
     "logit_scale": PAPER_LOGIT_SCALE, "batch_size": 128, "epochs": 200, "eval_every": 1, "warmup_epochs": 1.0,
@@ -114,9 +117,9 @@ EXPERIMENT = Experiment(
                 "learning rates (01)",
                 ("optimizers", "lrs", "aux_lrs"),
                 "SGD at 0.02 is low-lr SGD that interpolates in "
-                "the budget (08_calibration); SGD+momentum (momentum 0.9) at 0.002 has the same effective step "
+                "the budget (the calibration, 08); SGD+momentum (momentum 0.9) at 0.002 has the same effective step "
                 "lr/(1-mu) = 0.02, so it isolates momentum from step size; 0.02 is Muon's customary rate (its AdamW "
-                "group at 8e-3); 09_adaptive_lr measures the adaptive optimizers at 0.008, 0.02 and 0.05",
+                "group at 8e-3); 09 measures the adaptive optimizers at 0.008, 0.02 and 0.05",
             ),
             Note(
                 "AdamW decay / Muon decay",

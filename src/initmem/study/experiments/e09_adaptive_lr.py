@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import e01_optimizers
-from ._presets import CPU_SEEDS, SMOKE_DATA, SMOKE_RUN
+from ...run import optimizers
+from ._presets import CPU_OPTIMIZER_RUNS, CPU_SEEDS, PAPER_OPTIMIZER_RUNS, PAPER_SEEDS, SMOKE_DATA, SMOKE_RUN
 from ._record import LEDGER, Experiment, Note
 from ._sweeps import NETWORK, base
 
@@ -24,28 +24,27 @@ def spec(p: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def _network_of_01(values: Mapping[str, Any]) -> dict[str, Any]:
-    """01's values at a preset less its optimizers and its sigma_w grid: the runs' shared settings."""
-    return {k: v for k, v in values.items() if k not in ("optimizers", "lrs", "weight_decays", "aux_lrs", "sigma_ws")}
+#: The paper's adaptive optimizers (01's), in 01's order.
+_ADAPTIVE = tuple(o for o in optimizers.IN_PAPER if o in optimizers.ADAPTIVE)
 
 
 # fmt: off
 SMOKE = {
     **SMOKE_RUN, **SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50,
     "epochs": 3, "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0],
-    "optimizers": ["adam", "adamw", "muon"], "lrs": [0.005, 0.02], "weight_decays": [0.0, 0.05, 0.0],
+    "optimizers": list(_ADAPTIVE), "lrs": [0.005, 0.02], "weight_decays": [0.0, 0.05, 0.0],
     "aux_lrs": [0.001, 0.001, 0.005],
 }
 # 01's adaptive optimizers at 2.5x and 6.25x their lr and at each other's: lr 0.008 and 0.02 are 01's own
 # (their runs are 01's), 0.05 is new for all three.
 CPU = {
-    **_network_of_01(e01_optimizers.CPU),
-    "seeds": CPU_SEEDS, "sigma_ws": [0.1, 2.5], "optimizers": ["adam", "adamw", "muon"], "lrs": [0.008, 0.02, 0.05],
+    **CPU_OPTIMIZER_RUNS,
+    "seeds": CPU_SEEDS, "sigma_ws": [0.1, 2.5], "optimizers": list(_ADAPTIVE), "lrs": [0.008, 0.02, 0.05],
     "weight_decays": [0.0, 0.05, 0.0], "aux_lrs": [0.001, 0.001, 0.008],
 }
 PAPER = {
-    **_network_of_01(e01_optimizers.PAPER),
-    "sigma_ws": [0.1, 2.5], "optimizers": ["adam", "adamw", "muon"], "lrs": [0.001, 0.003, 0.02],
+    **PAPER_OPTIMIZER_RUNS,
+    "seeds": PAPER_SEEDS, "sigma_ws": [0.1, 2.5], "optimizers": list(_ADAPTIVE), "lrs": [0.001, 0.003, 0.02],
     "weight_decays": [0.0, 0.05, 0.0], "aux_lrs": [0.001, 0.001, 0.001],
 }
 # fmt: on
@@ -66,7 +65,8 @@ EXPERIMENT = Experiment(
         ),
     },
     glue=("e09_fig_adam", "e09_fig_muon", "e09_table", "e09_best_lr_adam", "e09_best_spread_muon"),
-    reads=("01_optimizers",),  # 01's learning rates, read off its results
+    annotates=("C2",),  # C2's note: the spread at each learning rate tried
+    reads_claims=("C2",),  # 01's learning rates, read off the results that judge C2
     groups=(LEDGER,),
     book_preset="cpu",
     zipped={"optimizers": ("weight_decays", "aux_lrs")},

@@ -6,7 +6,7 @@ against the record. Its notebook reads the record's Dataset of the chapter
 (:func:`initmem.study.reuse.record_results`; None on the record's own pages) and passes it to the chapter's main
 figure as ``record=``::
 
-    record = reuse.record_results("04_batch_size", preset, results_dir)
+    record = reuse.record_results("NN_name", preset, results_dir)
     page.figure(batch_plots.batch_spreads(ds, record=record), "e04_fig_spread_vs_batch", source)
 
 The figure then draws the record first, under its own marks, in :data:`RECORD_COLOR` with :data:`RECORD_LINE`, only
