@@ -249,3 +249,45 @@ def test_the_caveats_name_cells_without_decay_that_forget_and_a_fit_that_misses_
     scrambled = clear.assign(selected_gap=clear["selected_gap"].to_numpy()[::-1])  # no longer one function of x
     caveats = boundary.fit_caveats(boundary.fit_boundary(scrambled, plateau), scrambled)
     assert any(c.startswith("The logistic does not fit the cells within their noise") for c in caveats), caveats
+
+
+def _seed_heights(heights) -> xr.Dataset:
+    """A noise-free phase diagram whose seed ``s`` has the gap ``heights[s] / (1 + exp(x / 0.3))``: every seed is
+    the same logistic (midpoint 0, width 0.3) at its own height (pp)."""
+    ds = fake_phase(height=1.0, noise=0.0, seeds=tuple(range(len(heights))), lrs=(0.067, 0.1))  # 10 cells
+    h = xr.DataArray(np.asarray(heights, float), dims="seed", coords={"seed": ds["seed"]})
+    top = ds["sigma_w"] == 2.5
+    for var in ("selected_test_acc", "final_test_acc"):
+        shape = 60.0 - ds[var]  # the unit logistic at sigma_w 2.5, 0 at 0.1
+        ds[var] = xr.where(top, 60.0 - h * shape, ds[var]).transpose(*ds[var].dims)
+    return ds
+
+
+def test_the_bootstrap_refits_the_mean_gap_of_the_seeds_it_draws():
+    """Seeds of heights 10, 10, 10, 10 and 50 pp: the fit of the seed-mean gap has height 18 (not the median, 10),
+    and each bootstrap draw of 5 seeds has height 10 + 40 k / 5 with k ~ Binomial(5, 1/5) draws of the tall seed.
+    P(k >= 3) = 5.8 % and P(k >= 4) = 0.67 %, so the 97.5th percentile is k = 3: 34 pp (a median of the drawn seeds
+    would give 50); P(k = 0) = 33 %, so the 2.5th is 10 pp. Every draw is the same logistic in x0 and width."""
+    fit = phase.fit_transition(_seed_heights([10.0, 10.0, 10.0, 10.0, 50.0]))
+    assert fit.height.estimate == pytest.approx(18.0, abs=1e-3) and fit.seeds == 5
+    assert (fit.height.low, fit.height.high) == pytest.approx((10.0, 34.0), abs=1e-3)
+    assert (fit.midpoint.low, fit.midpoint.estimate, fit.midpoint.high) == pytest.approx((0.0, 0.0, 0.0), abs=1e-4)
+    assert (fit.width.low, fit.width.high) == pytest.approx((0.3, 0.3), abs=1e-4)
+
+
+def test_identical_seeds_give_the_fit_a_zero_width_interval():
+    fit = phase.fit_transition(_seed_heights([20.0, 20.0, 20.0]))
+    assert (fit.height.low, fit.height.estimate, fit.height.high) == pytest.approx((20.0, 20.0, 20.0), abs=1e-3)
+    assert fit.midpoint.low == pytest.approx(fit.midpoint.high, abs=1e-4)
+
+
+def test_the_logistic_needs_four_cells():
+    """Three parameters through three cells is no fit: NaN, and no interval; four noise-free cells recover it (x
+    = -1.15, -0.48, -0.02, 1.05 at lr 0.1 and lambda 0, 0.0025, 0.005, 0.01)."""
+    four = phase.fit_transition(fake_phase(noise=0.0, lrs=(0.1,), weight_decays=(0.0, 0.0025, 0.005, 0.01)))
+    assert four.cells == 4 and four.midpoint.estimate == pytest.approx(0.0, abs=1e-3)
+    assert four.height.estimate == pytest.approx(20.0, abs=1e-2)
+    three = phase.fit_transition(fake_phase(noise=0.0, lrs=(0.1,), weight_decays=(0.0, 0.0025, 0.005)))
+    assert three.cells == 3
+    for value in (three.height, three.midpoint, three.width):
+        assert math.isnan(value.estimate) and not value.has_bounds
