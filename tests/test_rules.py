@@ -89,7 +89,7 @@ def test_every_verdict_says_why():
         judge(iv(36.0, 40.0), 0.001, band=(18.55, 34.45)).reason: "larger than the paper's 26.5 by 11.5 (at least 1.5",
         judge(
             iv(6.0, 20.0), 0.001, size=iv(-12.0, -6.0), band=(-5.0, 5.0)
-        ).reason: "smaller than the paper's 0 by 9.0 (at least 1 beyond",
+        ).reason: "outside the band [-5, 5]: smaller than the paper's 0 by 9.0 (at least 1 beyond",
         judge(iv(10.0, 30.0), 0.001).reason: "the paper gives no number",
         judge(iv(-1.0, 30.0), 0.001).reason: "straddles 0",
         judge(iv(0.0, 30.0), 0.001).reason: "[0.00, 30.00] straddles 0",  # touching 0 is straddling it
