@@ -291,3 +291,23 @@ def test_the_logistic_needs_four_cells():
     assert three.cells == 3
     for value in (three.height, three.midpoint, three.width):
         assert math.isnan(value.estimate) and not value.has_bounds
+
+
+@pytest.mark.parametrize(
+    ("p_less", "p_greater", "verdict"),
+    [
+        (0.96, 0.0499, claims.NOT_REPRODUCED),  # the memory rises with lambda beyond the null
+        (0.95, 0.05, claims.INCONCLUSIVE),  # p at alpha is not below it: neither direction
+        (0.05, 0.95, claims.INCONCLUSIVE),
+        (0.0499, 0.96, claims.IN_SIZE),  # falls beyond the null; the fitted x0 of fake_phase sits in the band
+    ],
+)
+def test_b1s_direction_needs_p_below_alpha_either_way(monkeypatch, p_less, p_greater, verdict):
+    from initmem.study import boundary
+
+    trend = boundary.StratifiedTrend(
+        -0.5 if p_less < p_greater else 0.5, p_less, p_greater, "weight_decay", "lr", 5, 25
+    )
+    monkeypatch.setattr(boundary, "stratified_trend", lambda table, factor, stratum: trend)
+    row = claims.reproduction_table({"10_phase_diagram": fake_phase()}, ["B1"]).loc["B1"]
+    assert row["verdict"] == verdict, row["reason"]
