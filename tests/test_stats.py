@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.study.stats import mean_interval, spread
+from initmem.study.stats import diverged_runs, mean_interval, seed_spreads, spread
 
 
 def test_two_seeds_give_a_t_interval_with_one_degree_of_freedom():
@@ -24,3 +24,18 @@ def test_the_spread_of_a_dataset_leaves_a_diverged_run_out_and_of_an_array_does_
     ds = xr.Dataset({"selected_test_acc": acc, "diverged": xr.DataArray([[0, 0], [0, 1]], dims=("sigma_w", "seed"))})
     assert spread(ds).values.tolist() == [20.0, 0.0]  # seed 1 keeps one sigma_w: max - min of one value
     assert spread(ds["selected_test_acc"]).values.tolist() == [20.0, 28.0]
+
+
+def test_a_seeds_spread_is_nan_where_a_sigma_value_is_missing():
+    acc = xr.DataArray([[60.0, 62.0, 61.0], [40.0, np.nan, 45.0]], dims=("sigma_w", "seed"))
+    assert np.array_equal(seed_spreads(acc).values, [20.0, np.nan, 16.0], equal_nan=True)
+    with pytest.raises(ValueError, match="over: 'lr' is not a dimension"):
+        seed_spreads(acc, "lr")
+
+
+def test_a_loss_that_grows_a_million_fold_at_one_epoch_is_a_diverged_run():
+    """Files written before the trainer flagged divergence: a run whose loss passes DIVERGENCE_FACTOR (1e6) times
+    its epoch-0 value at any one epoch diverged; a NaN epoch (not recorded) never counts."""
+    loss = xr.DataArray([[2.5, 2.0, 1.0, np.nan], [2.5, 3e6, 1.0, 0.5], [2.5, 2.5e6, 1.0, 0.5]], dims=("seed", "epoch"))
+    ds = xr.Dataset({"train_loss": loss, "selected_test_acc": xr.DataArray([60.0, 61.0, 62.0], dims="seed")})
+    assert diverged_runs(ds).values.tolist() == [False, True, False]  # 3e6 > 1e6 x 2.5; 2.5e6 is not above it
