@@ -3,6 +3,7 @@ synthetic data with a known midpoint, and the verdict the fit earns."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -153,6 +154,22 @@ def test_t5s_scaling_law_is_recovered_from_the_cells():
     assert math.isnan(phase.equilibrium_scaling(no_decay)["exponent"])  # lambda = 0 only: no law
 
 
+def test_t5s_exponent_has_its_t_interval_with_n_minus_2_degrees_of_freedom():
+    """Three cells with ln(eta / lambda) = 0, 1, 2 and ln |W*| = 0, 0.35, 0.5 (the lambda = 0 cell is left out):
+    slope 0.25, residuals -1/30, 2/30, -1/30, so its standard error is sqrt((6/900) / 1 / 2) = 0.0577 and the
+    half-width t(0.975, 1) x 0.0577 = 0.7336; c = exp(mean(ln |W*| - ln(eta / lambda) / 4)) = exp(1/30)."""
+    import pandas as pd
+
+    index = pd.MultiIndex.from_tuples(
+        [(0.1, 0.0), (0.1, 0.1), (0.1, 0.1 / math.e), (0.1, 0.1 / math.e**2)], names=["lr", "weight_decay"]
+    )
+    table = pd.DataFrame({"W_star": np.exp([9.0, 0.0, 0.35, 0.5])}, index=index)
+    law = phase.equilibrium_scaling(table)
+    assert law["cells"] == 3 and law["exponent"] == pytest.approx(0.25)
+    assert (law["exponent_low"], law["exponent_high"]) == pytest.approx((0.25 - 0.73359, 0.25 + 0.73359), abs=1e-4)
+    assert law["constant"] == pytest.approx(math.exp(1 / 30))
+
+
 @pytest.mark.parametrize("midpoint", [0.0, 0.8, -0.6])
 def test_the_logistic_fit_finds_a_known_midpoint(midpoint):
     fit = phase.fit_transition(fake_phase(midpoint=midpoint))
@@ -201,9 +218,11 @@ def test_b1s_band_is_closed_at_its_edges(monkeypatch, low, high, verdict):
 def test_the_grid_is_placed_from_a_smaller_sweep_by_t5s_law():
     ds = fake_phase(lrs=(0.02, 0.1), weight_decays=(0.0, 0.01))  # 03's four cells
     ds["final_T_adapt"] = (ds["lr"] * 2500.0 * xr.ones_like(ds["final_T_adapt"])).transpose(*ds["final_T_adapt"].dims)
-    design = phase.predicted_decay_at(ds, [0.02, 0.1])
+    design = phase.predicted_decay_at(ds, [0.02, 0.1, 1e-5])
     assert design["sum_eta_per_lr"] == pytest.approx(2500.0) and design["W_star_ref"] == pytest.approx(10.0)
     assert (design["lr_ref"], design["weight_decay_ref"]) == (0.1, 0.01)
+    # lr 1e-5: at lambda 10, T_L2 = 0.25 against ln(42.5 / 0.18) = 5.5: no lambda up to 10 reaches x = 0
+    assert math.isnan(design["boundary"].pop(1e-5))
     for lr, wd in design["boundary"].items():  # at the predicted lambda, x = 0 by T5's law
         w_star = 10.0 * ((lr / 0.1) / (wd / 0.01)) ** 0.25
         assert wd * lr * 2500.0 == pytest.approx(math.log(42.5 / w_star), abs=1e-6)
@@ -289,6 +308,8 @@ def test_the_logistic_needs_four_cells():
     assert four.height.estimate == pytest.approx(20.0, abs=1e-2)
     three = phase.fit_transition(fake_phase(noise=0.0, lrs=(0.1,), weight_decays=(0.0, 0.0025, 0.005)))
     assert three.cells == 3
+    with pytest.raises(dataclasses.FrozenInstanceError):  # a fit, once made, is not edited
+        three.cells = 4
     for value in (three.height, three.midpoint, three.width):
         assert math.isnan(value.estimate) and not value.has_bounds
 
