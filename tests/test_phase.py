@@ -315,20 +315,22 @@ def test_the_logistic_needs_four_cells():
 
 
 @pytest.mark.parametrize(
-    ("p_less", "p_greater", "verdict"),
+    ("p_less", "p_greater", "strata", "verdict"),
     [
-        (0.96, 0.0499, claims.NOT_REPRODUCED),  # the memory rises with lambda beyond the null
-        (0.95, 0.05, claims.INCONCLUSIVE),  # p at alpha is not below it: neither direction
-        (0.05, 0.95, claims.INCONCLUSIVE),
-        (0.0499, 0.96, claims.IN_SIZE),  # falls beyond the null; the fitted x0 of fake_phase sits in the band
+        (0.96, 0.0499, 5, claims.NOT_REPRODUCED),  # the memory rises with lambda beyond the null
+        (0.95, 0.05, 5, claims.INCONCLUSIVE),  # p at alpha is not below it: neither direction
+        (0.05, 0.95, 5, claims.INCONCLUSIVE),
+        (0.0499, 0.96, 5, claims.IN_SIZE),  # falls beyond the null; the fitted x0 of fake_phase sits in the band
+        (0.0499, 0.96, 1, claims.IN_SIZE),  # one learning rate with 3 cells is a test
+        (math.nan, math.nan, 0, claims.INCONCLUSIVE),  # none is not: "the L2 clock cannot be tested"
     ],
 )
-def test_b1s_direction_needs_p_below_alpha_either_way(monkeypatch, p_less, p_greater, verdict):
+def test_b1s_direction_needs_p_below_alpha_either_way(monkeypatch, p_less, p_greater, strata, verdict):
     from initmem.study import boundary
 
-    trend = boundary.StratifiedTrend(
-        -0.5 if p_less < p_greater else 0.5, p_less, p_greater, "weight_decay", "lr", 5, 25
-    )
+    rho = -0.5 if p_less < p_greater else 0.5 if p_greater < p_less else math.nan
+    trend = boundary.StratifiedTrend(rho, p_less, p_greater, "weight_decay", "lr", strata, 5 * strata)
     monkeypatch.setattr(boundary, "stratified_trend", lambda table, factor, stratum: trend)
     row = claims.reproduction_table({"10_phase_diagram": fake_phase()}, ["B1"]).loc["B1"]
     assert row["verdict"] == verdict, row["reason"]
+    assert ("cannot be tested" in row["reason"]) == (strata == 0)
