@@ -215,6 +215,17 @@ def test_b1s_band_is_closed_at_its_edges(monkeypatch, low, high, verdict):
     assert row["verdict"] == expected[verdict], row["reason"]
 
 
+def test_b1_whose_x0_the_cells_do_not_bound_is_in_direction_and_says_so(monkeypatch):
+    from initmem.study import boundary
+    from initmem.study.stats import Interval
+
+    fit = boundary.Boundary(20.0, Interval(0.0, -math.inf, 0.2, 25, "profile, F"), 0.3, False, 25, 1.0)
+    monkeypatch.setattr(boundary, "fit_boundary", lambda table, plateau, value="selected_gap": fit)
+    row = claims.reproduction_table({"10_phase_diagram": fake_phase()}, ["B1"]).loc["B1"]
+    assert row["verdict"] == claims.IN_DIRECTION
+    assert "x0 is not identified: its profile interval [-inf, 0.20] reaches the searched range" in row["reason"]
+
+
 def test_the_grid_is_placed_from_a_smaller_sweep_by_t5s_law():
     ds = fake_phase(lrs=(0.02, 0.1), weight_decays=(0.0, 0.01))  # 03's four cells
     ds["final_T_adapt"] = (ds["lr"] * 2500.0 * xr.ones_like(ds["final_T_adapt"])).transpose(*ds["final_T_adapt"].dims)
