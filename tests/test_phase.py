@@ -182,6 +182,7 @@ def test_the_logistic_fit_finds_a_known_midpoint(midpoint):
 def test_b1_in_size_when_the_boundary_sits_at_x_0_and_contradicted_with_where_it_lies_otherwise():
     row = claims.reproduction_table({"10_phase_diagram": fake_phase(midpoint=0.05)}).loc["B1"]
     assert row["verdict"] == claims.IN_SIZE and (row["band_low"], row["band_high"]) == (-0.3, 0.3)
+    assert "lr 0.02 and 0.03 only (the smallest T_SGD)" in row["ours"]  # x0 on the two smallest learning rates
     row = claims.reproduction_table({"10_phase_diagram": fake_phase(midpoint=1.0)}).loc["B1"]
     assert row["verdict"] == claims.SIZE_CONTRADICTED and "lies wholly above the band [-0.3, 0.3]" in row["reason"]
     assert "half the memory is gone only after T_L2 reaches ln(|W0|/|W*|)" in row["reason"]
