@@ -183,6 +183,8 @@ def test_b1_in_size_when_the_boundary_sits_at_x_0_and_contradicted_with_where_it
     row = claims.reproduction_table({"10_phase_diagram": fake_phase(midpoint=0.05)}).loc["B1"]
     assert row["verdict"] == claims.IN_SIZE and (row["band_low"], row["band_high"]) == (-0.3, 0.3)
     assert "lr 0.02 and 0.03 only (the smallest T_SGD)" in row["ours"]  # x0 on the two smallest learning rates
+    decayed = float(row["ours"].split("cells with decay only ")[1].split(",")[0])  # x0 on the cells with lambda > 0
+    assert decayed == pytest.approx(0.05, abs=0.2)
     row = claims.reproduction_table({"10_phase_diagram": fake_phase(midpoint=1.0)}).loc["B1"]
     assert row["verdict"] == claims.SIZE_CONTRADICTED and "lies wholly above the band [-0.3, 0.3]" in row["reason"]
     assert "half the memory is gone only after T_L2 reaches ln(|W0|/|W*|)" in row["reason"]
