@@ -287,7 +287,7 @@ def test_the_caveats_name_cells_without_decay_that_forget_and_a_fit_that_misses_
 def _seed_heights(heights) -> xr.Dataset:
     """A noise-free phase diagram whose seed ``s`` has the gap ``heights[s] / (1 + exp(x / 0.3))``: every seed is
     the same logistic (midpoint 0, width 0.3) at its own height (pp)."""
-    ds = fake_phase(height=1.0, noise=0.0, seeds=tuple(range(len(heights))), lrs=(0.067, 0.1))  # 10 cells
+    ds = fake_phase(height=1.0, noise=0.0, seeds=tuple(range(len(heights))), lrs=(0.1,))  # 5 cells
     h = xr.DataArray(np.asarray(heights, float), dims="seed", coords={"seed": ds["seed"]})
     top = ds["sigma_w"] == 2.5
     for var in ("selected_test_acc", "final_test_acc"):
