@@ -63,6 +63,15 @@ def test_a_boundary_the_cells_do_not_reach_is_not_identified():
     assert boundary.fit_boundary(_logistic_cells(0.0).iloc[:3], plateau=20.0).midpoint.has_bounds is False
 
 
+def test_the_declared_plateau_fit_needs_four_cells():
+    """Fewer than four cells are no fit (NaN, not identified: B1 then cannot place its boundary); four noise-free
+    cells at x = -1, -0.3, 0.3, 1 find x0 = 0."""
+    four = boundary.fit_boundary(_logistic_cells(0.0, noise=0.0, xs=[-1.0, -0.3, 0.3, 1.0]), plateau=20.0)
+    assert four.cells == 4 and four.midpoint.estimate == pytest.approx(0.0, abs=0.02)
+    three = boundary.fit_boundary(_logistic_cells(0.0, noise=0.0, xs=[-1.0, -0.3, 0.3]), plateau=20.0)
+    assert three.cells == 3 and math.isnan(three.midpoint.estimate) and not three.identified
+
+
 def test_the_declared_plateau_is_the_gap_without_decay_at_the_smallest_lr():
     gaps = {(0.05, 0.0): 9.0, (0.02, 0.0): 21.0, (0.02, 0.01): 4.0}
     assert boundary.declared_plateau(cells(dict.fromkeys(gaps, 0.0), gaps)) == (21.0, (0.02, 0.0))

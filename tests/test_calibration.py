@@ -33,6 +33,10 @@ def test_a_designs_critical_values_are_the_tables_and_the_table_repeats_its_simu
     # the table's function at fewer replicates lands near the committed value (the quantiles' Monte-Carlo error)
     again = simulate_critical("contrast", 2, 3, 20_000)
     assert again.low == again.high == pytest.approx(table["contrast"]["2x3"]["low"], rel=0.08)
+    spread = simulate_critical("spread", 4, 5, 20_000)  # four sigma_w: a linear profile of the ratio's spread
+    assert (spread.low, spread.high) == pytest.approx(
+        (table["spread"]["4x5"]["low"], table["spread"]["4x5"]["high"]), rel=0.08
+    )
 
 
 def test_the_interval_is_the_mean_plus_and_minus_the_critical_values_times_the_standard_error():

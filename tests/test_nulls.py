@@ -3,6 +3,7 @@ intervals that stay within what a quantity can take, rank correlations with thei
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -52,6 +53,7 @@ def test_a_large_null_is_drawn_with_a_fixed_seed():
     assert not first.exact and first.permutations == nulls.N_RESAMPLES
     assert first == second  # reproducible
     assert first.smallest_p == pytest.approx(1 / (nulls.N_RESAMPLES + 1))
+    assert "10,000 permutations, random, seed 20260529" in str(first)  # what the book prints: the record's draws
 
 
 def test_nulls_need_two_complete_seeds():
@@ -74,6 +76,70 @@ def test_a_contrast_swaps_conditions_within_cells():
     assert test.p_value == pytest.approx(1 / 64) == nulls.contrast_null_floor(6)
     # the opposite direction is not significant
     assert nulls.contrast_null(b, a).p_value > 0.9
+
+
+def test_the_spread_null_is_every_relabelling_of_every_seed():
+    """3 sigma_w x 4 seeds: the 6^4 = 1,296 relabellings enumerated here by hand give the null's mean, its 95th
+    percentile, the p-value and the smallest p the design allows."""
+    acc = np.random.default_rng(5).normal(60.0, 3.0, (3, 4))
+    null = np.array(
+        [
+            float(nulls.raw_spread(np.stack([acc[list(order), j] for j, order in enumerate(orders)], axis=1)))
+            for orders in itertools.product(itertools.permutations(range(3)), repeat=4)
+        ]
+    )
+    test = nulls.spread_null(acc)
+    assert test.exact and test.permutations == 1296
+    assert test.null_mean == pytest.approx(null.mean(), abs=1e-9)
+    assert test.null_p95 == pytest.approx(np.percentile(null, 95), abs=1e-9)
+    assert np.percentile(null, 95) != pytest.approx(np.percentile(null, 96))  # the percentile is the 95th
+    assert test.p_value == pytest.approx(np.mean(null >= float(nulls.raw_spread(acc)) - 1e-9))
+    assert test.smallest_p == pytest.approx(np.mean(null >= null.max() - 1e-9))
+
+
+def test_the_contrast_null_is_every_swap_of_the_centred_cells():
+    """2 sigma_w x 3 seeds: the 2^6 swaps of A's and B's (seed-centred) cells, enumerated here by hand."""
+    rng = np.random.default_rng(6)
+    a, b = rng.normal(60.0, 3.0, (2, 3)), rng.normal(70.0, 3.0, (2, 3))
+    ca, cb = a - a.mean(axis=0), b - b.mean(axis=0)
+    null = []
+    for swap in itertools.product((False, True), repeat=6):
+        mask = np.array(swap).reshape(2, 3)
+        null.append(float(nulls.raw_spread(np.where(mask, cb, ca)) - nulls.raw_spread(np.where(mask, ca, cb))))
+    null = np.array(null)
+    test = nulls.contrast_null(a.tolist(), b.tolist())  # lists are arrays too
+    assert test.exact and test.permutations == 64
+    assert test.observed == pytest.approx(float(nulls.raw_spread(a) - nulls.raw_spread(b)))
+    assert test.null_mean == pytest.approx(null.mean(), abs=1e-9)
+    assert test.null_p95 == pytest.approx(np.percentile(null, 95), abs=1e-9)
+    assert test.p_value == pytest.approx(np.mean(null >= test.observed - 1e-9))
+
+
+def test_a_contrast_of_one_seed_has_its_four_swaps_and_of_one_cell_none():
+    # swapping neither cell: 20; both: -20; one: each condition's spread is 10, so 0 twice: p = 1/4
+    test = nulls.contrast_null(np.array([[60.0], [40.0]]), np.array([[50.0], [50.0]]))
+    assert test.exact and test.permutations == 4 and test.p_value == pytest.approx(0.25)
+    assert test.null_mean == pytest.approx(0.0)
+    assert not nulls.contrast_null(np.array([[60.0]]), np.array([[50.0]])).has_null
+
+
+def test_a_contrast_is_exact_up_to_2_to_the_13_swaps_and_drawn_beyond():
+    """Exact up to MAX_EXACT_SWAPS = 2^12 by choice, and at 2^13 = 8,192 because scipy enumerates every swap when
+    it could draw as many (10,000); 2^14 swaps are drawn."""
+    rng = np.random.default_rng(7)
+    twelve = nulls.contrast_null(rng.normal(60.0, 2.0, (4, 3)), rng.normal(60.0, 2.0, (4, 3)))
+    assert twelve.exact and twelve.permutations == 2**12 == nulls.MAX_EXACT_SWAPS
+    mean = lambda x, y: x.mean(axis=(-1, -2)) - y.mean(axis=(-1, -2))  # noqa: E731
+    thirteen = nulls.contrast_null(rng.normal(60.0, 2.0, (1, 13)), rng.normal(60.0, 2.0, (1, 13)), mean, False)
+    assert thirteen.exact and thirteen.permutations == 2**13 and thirteen.smallest_p == pytest.approx(1 / 2**13)
+    fourteen = nulls.contrast_null(rng.normal(60.0, 2.0, (1, 14)), rng.normal(60.0, 2.0, (1, 14)), mean, False)
+    assert not fourteen.exact and fourteen.permutations == 10_000
+    assert fourteen.smallest_p == pytest.approx(1 / 10_001)  # one hit among the draws, above the exact 1 / 2^14
+
+
+def test_a_null_without_a_p_value_is_no_null():
+    assert not nulls.NullTest(-0.5, math.nan, math.nan, math.nan, 10_000, False, 1e-4).has_null  # B1 without strata
+    assert nulls.NullTest(-0.5, 0.01, math.nan, math.nan, 10_000, False, 1e-4).has_null
 
 
 def test_a_contrast_drops_a_seed_with_a_diverged_run_in_either_condition():
@@ -105,8 +171,9 @@ def test_a_contrast_of_one_sigma_value_is_a_sign_flip_test():
 
 
 def test_the_null_formats_itself():
-    text = nulls.spread_null(np.array([[70.0, 71.0, 69.5], [40.0, 41.0, 39.0]])).format()
-    assert text.startswith("p = 0.250 (noise alone: mean ") and "8 permutations, exact" in text
+    test = nulls.spread_null(np.array([[70.0, 71.0, 69.5], [40.0, 41.0, 39.0]]))
+    text = test.format()
+    assert str(test) == text and text.startswith("p = 0.250 (noise alone: mean ") and "8 permutations, exact" in text
 
 
 def _acc(values, sigmas=(0.1, 2.5)) -> xr.DataArray:

@@ -3,6 +3,7 @@ synthetic data with a known midpoint, and the verdict the fit earns."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -153,6 +154,22 @@ def test_t5s_scaling_law_is_recovered_from_the_cells():
     assert math.isnan(phase.equilibrium_scaling(no_decay)["exponent"])  # lambda = 0 only: no law
 
 
+def test_t5s_exponent_has_its_t_interval_with_n_minus_2_degrees_of_freedom():
+    """Three cells with ln(eta / lambda) = 0, 1, 2 and ln |W*| = 0, 0.35, 0.5 (the lambda = 0 cell is left out):
+    slope 0.25, residuals -1/30, 2/30, -1/30, so its standard error is sqrt((6/900) / 1 / 2) = 0.0577 and the
+    half-width t(0.975, 1) x 0.0577 = 0.7336; c = exp(mean(ln |W*| - ln(eta / lambda) / 4)) = exp(1/30)."""
+    import pandas as pd
+
+    index = pd.MultiIndex.from_tuples(
+        [(0.1, 0.0), (0.1, 0.1), (0.1, 0.1 / math.e), (0.1, 0.1 / math.e**2)], names=["lr", "weight_decay"]
+    )
+    table = pd.DataFrame({"W_star": np.exp([9.0, 0.0, 0.35, 0.5])}, index=index)
+    law = phase.equilibrium_scaling(table)
+    assert law["cells"] == 3 and law["exponent"] == pytest.approx(0.25)
+    assert (law["exponent_low"], law["exponent_high"]) == pytest.approx((0.25 - 0.73359, 0.25 + 0.73359), abs=1e-4)
+    assert law["constant"] == pytest.approx(math.exp(1 / 30))
+
+
 @pytest.mark.parametrize("midpoint", [0.0, 0.8, -0.6])
 def test_the_logistic_fit_finds_a_known_midpoint(midpoint):
     fit = phase.fit_transition(fake_phase(midpoint=midpoint))
@@ -165,6 +182,9 @@ def test_the_logistic_fit_finds_a_known_midpoint(midpoint):
 def test_b1_in_size_when_the_boundary_sits_at_x_0_and_contradicted_with_where_it_lies_otherwise():
     row = claims.reproduction_table({"10_phase_diagram": fake_phase(midpoint=0.05)}).loc["B1"]
     assert row["verdict"] == claims.IN_SIZE and (row["band_low"], row["band_high"]) == (-0.3, 0.3)
+    assert "lr 0.02 and 0.03 only (the smallest T_SGD)" in row["ours"]  # x0 on the two smallest learning rates
+    decayed = float(row["ours"].split("cells with decay only ")[1].split(",")[0])  # x0 on the cells with lambda > 0
+    assert decayed == pytest.approx(0.05, abs=0.2)
     row = claims.reproduction_table({"10_phase_diagram": fake_phase(midpoint=1.0)}).loc["B1"]
     assert row["verdict"] == claims.SIZE_CONTRADICTED and "lies wholly above the band [-0.3, 0.3]" in row["reason"]
     assert "half the memory is gone only after T_L2 reaches ln(|W0|/|W*|)" in row["reason"]
@@ -198,12 +218,25 @@ def test_b1s_band_is_closed_at_its_edges(monkeypatch, low, high, verdict):
     assert row["verdict"] == expected[verdict], row["reason"]
 
 
+def test_b1_whose_x0_the_cells_do_not_bound_is_in_direction_and_says_so(monkeypatch):
+    from initmem.study import boundary
+    from initmem.study.stats import Interval
+
+    fit = boundary.Boundary(20.0, Interval(0.0, -math.inf, 0.2, 25, "profile, F"), 0.3, False, 25, 1.0)
+    monkeypatch.setattr(boundary, "fit_boundary", lambda table, plateau, value="selected_gap": fit)
+    row = claims.reproduction_table({"10_phase_diagram": fake_phase()}, ["B1"]).loc["B1"]
+    assert row["verdict"] == claims.IN_DIRECTION
+    assert "x0 is not identified: its profile interval [-inf, 0.20] reaches the searched range" in row["reason"]
+
+
 def test_the_grid_is_placed_from_a_smaller_sweep_by_t5s_law():
     ds = fake_phase(lrs=(0.02, 0.1), weight_decays=(0.0, 0.01))  # 03's four cells
     ds["final_T_adapt"] = (ds["lr"] * 2500.0 * xr.ones_like(ds["final_T_adapt"])).transpose(*ds["final_T_adapt"].dims)
-    design = phase.predicted_decay_at(ds, [0.02, 0.1])
+    design = phase.predicted_decay_at(ds, [0.02, 0.1, 1e-5])
     assert design["sum_eta_per_lr"] == pytest.approx(2500.0) and design["W_star_ref"] == pytest.approx(10.0)
     assert (design["lr_ref"], design["weight_decay_ref"]) == (0.1, 0.01)
+    # lr 1e-5: at lambda 10, T_L2 = 0.25 against ln(42.5 / 0.18) = 5.5: no lambda up to 10 reaches x = 0
+    assert math.isnan(design["boundary"].pop(1e-5))
     for lr, wd in design["boundary"].items():  # at the predicted lambda, x = 0 by T5's law
         w_star = 10.0 * ((lr / 0.1) / (wd / 0.01)) ** 0.25
         assert wd * lr * 2500.0 == pytest.approx(math.log(42.5 / w_star), abs=1e-6)
@@ -249,3 +282,69 @@ def test_the_caveats_name_cells_without_decay_that_forget_and_a_fit_that_misses_
     scrambled = clear.assign(selected_gap=clear["selected_gap"].to_numpy()[::-1])  # no longer one function of x
     caveats = boundary.fit_caveats(boundary.fit_boundary(scrambled, plateau), scrambled)
     assert any(c.startswith("The logistic does not fit the cells within their noise") for c in caveats), caveats
+
+
+def _seed_heights(heights) -> xr.Dataset:
+    """A noise-free phase diagram whose seed ``s`` has the gap ``heights[s] / (1 + exp(x / 0.3))``: every seed is
+    the same logistic (midpoint 0, width 0.3) at its own height (pp)."""
+    ds = fake_phase(height=1.0, noise=0.0, seeds=tuple(range(len(heights))), lrs=(0.1,))  # 5 cells
+    h = xr.DataArray(np.asarray(heights, float), dims="seed", coords={"seed": ds["seed"]})
+    top = ds["sigma_w"] == 2.5
+    for var in ("selected_test_acc", "final_test_acc"):
+        shape = 60.0 - ds[var]  # the unit logistic at sigma_w 2.5, 0 at 0.1
+        ds[var] = xr.where(top, 60.0 - h * shape, ds[var]).transpose(*ds[var].dims)
+    return ds
+
+
+def test_the_bootstrap_refits_the_mean_gap_of_the_seeds_it_draws():
+    """Seeds of heights 10, 10, 10, 10 and 50 pp: the fit of the seed-mean gap has height 18 (not the median, 10),
+    and each bootstrap draw of 5 seeds has height 10 + 40 k / 5 with k ~ Binomial(5, 1/5) draws of the tall seed.
+    P(k >= 3) = 5.8 % and P(k >= 4) = 0.67 %, so the 97.5th percentile is k = 3: 34 pp (a median of the drawn seeds
+    would give 50); P(k = 0) = 33 %, so the 2.5th is 10 pp. Every draw is the same logistic in x0 and width."""
+    fit = phase.fit_transition(_seed_heights([10.0, 10.0, 10.0, 10.0, 50.0]))
+    assert fit.height.estimate == pytest.approx(18.0, abs=1e-3) and fit.seeds == 5
+    assert (fit.height.low, fit.height.high) == pytest.approx((10.0, 34.0), abs=1e-3)
+    assert (fit.midpoint.low, fit.midpoint.estimate, fit.midpoint.high) == pytest.approx((0.0, 0.0, 0.0), abs=1e-4)
+    assert (fit.width.low, fit.width.high) == pytest.approx((0.3, 0.3), abs=1e-4)
+
+
+def test_identical_seeds_give_the_fit_a_zero_width_interval():
+    fit = phase.fit_transition(_seed_heights([20.0, 20.0, 20.0]))
+    assert (fit.height.low, fit.height.estimate, fit.height.high) == pytest.approx((20.0, 20.0, 20.0), abs=1e-3)
+    assert fit.midpoint.low == pytest.approx(fit.midpoint.high, abs=1e-4)
+
+
+def test_the_logistic_needs_four_cells():
+    """Three parameters through three cells is no fit: NaN, and no interval; four noise-free cells recover it (x
+    = -1.15, -0.48, -0.02, 1.05 at lr 0.1 and lambda 0, 0.0025, 0.005, 0.01)."""
+    four = phase.fit_transition(fake_phase(noise=0.0, lrs=(0.1,), weight_decays=(0.0, 0.0025, 0.005, 0.01)))
+    assert four.cells == 4 and four.midpoint.estimate == pytest.approx(0.0, abs=1e-3)
+    assert four.height.estimate == pytest.approx(20.0, abs=1e-2)
+    three = phase.fit_transition(fake_phase(noise=0.0, lrs=(0.1,), weight_decays=(0.0, 0.0025, 0.005)))
+    assert three.cells == 3
+    with pytest.raises(dataclasses.FrozenInstanceError):  # a fit, once made, is not edited
+        three.cells = 4
+    for value in (three.height, three.midpoint, three.width):
+        assert math.isnan(value.estimate) and not value.has_bounds
+
+
+@pytest.mark.parametrize(
+    ("p_less", "p_greater", "strata", "verdict"),
+    [
+        (0.96, 0.0499, 5, claims.NOT_REPRODUCED),  # the memory rises with lambda beyond the null
+        (0.95, 0.05, 5, claims.INCONCLUSIVE),  # p at alpha is not below it: neither direction
+        (0.05, 0.95, 5, claims.INCONCLUSIVE),
+        (0.0499, 0.96, 5, claims.IN_SIZE),  # falls beyond the null; the fitted x0 of fake_phase sits in the band
+        (0.0499, 0.96, 1, claims.IN_SIZE),  # one learning rate with 3 cells is a test
+        (math.nan, math.nan, 0, claims.INCONCLUSIVE),  # none is not: "the L2 clock cannot be tested"
+    ],
+)
+def test_b1s_direction_needs_p_below_alpha_either_way(monkeypatch, p_less, p_greater, strata, verdict):
+    from initmem.study import boundary
+
+    rho = -0.5 if p_less < p_greater else 0.5 if p_greater < p_less else math.nan
+    trend = boundary.StratifiedTrend(rho, p_less, p_greater, "weight_decay", "lr", strata, 5 * strata)
+    monkeypatch.setattr(boundary, "stratified_trend", lambda table, factor, stratum: trend)
+    row = claims.reproduction_table({"10_phase_diagram": fake_phase()}, ["B1"]).loc["B1"]
+    assert row["verdict"] == verdict, row["reason"]
+    assert ("cannot be tested" in row["reason"]) == (strata == 0)

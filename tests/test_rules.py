@@ -60,6 +60,7 @@ def test_the_band_is_the_paper_number_plus_minus_max_5_pp_or_30_percent():
         (iv(34.46, 40.0), 0.001, None, (18.55, 34.45), "", SIZE_CONTRADICTED),  # wholly above the band
         (iv(34.45, 40.0), 0.001, None, (18.55, 34.45), "", IN_DIRECTION),  # touching the edge is not outside
         (iv(6.0, 18.54), 0.001, None, (18.55, 34.45), "", SIZE_CONTRADICTED),  # wholly below it
+        (iv(6.0, 18.55), 0.001, None, (18.55, 34.45), "", IN_DIRECTION),  # touching the lower edge is not below it
         (iv(6.0, 20.0), 0.001, iv(5.01, 12.0), (-5.0, 5.0), "", SIZE_CONTRADICTED),  # C4 larger lr: not near 0
         (iv(6.0, 20.0), 0.06, iv(5.01, 12.0), (-5.0, 5.0), "", INCONCLUSIVE),  # no direction: the size decides nothing
         (iv(20.0, 30.0), 0.06, None, (18.55, 34.45), "", INCONCLUSIVE),  # inside the band, but not beyond the null
@@ -86,7 +87,9 @@ def test_every_verdict_says_why():
         judge(iv(20.0, 30.0), 0.001, band=(18.55, 34.45)).reason: "inside the band [18.55, 34.45]",
         judge(iv(10.0, 30.0), 0.001, band=(18.55, 34.45)).reason: "straddles an edge of the band [18.55, 34.45]",
         judge(iv(36.0, 40.0), 0.001, band=(18.55, 34.45)).reason: "larger than the paper's 26.5 by 11.5 (at least 1.5",
-        judge(iv(6.0, 20.0), 0.001, size=iv(-12.0, -6.0), band=(-5.0, 5.0)).reason: "smaller than the paper's 0 by 9",
+        judge(
+            iv(6.0, 20.0), 0.001, size=iv(-12.0, -6.0), band=(-5.0, 5.0)
+        ).reason: "outside the band [-5, 5]: smaller than the paper's 0 by 9.0 (at least 1 beyond",
         judge(iv(10.0, 30.0), 0.001).reason: "the paper gives no number",
         judge(iv(-1.0, 30.0), 0.001).reason: "straddles 0",
         judge(iv(0.0, 30.0), 0.001).reason: "[0.00, 30.00] straddles 0",  # touching 0 is straddling it

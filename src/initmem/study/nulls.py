@@ -13,7 +13,7 @@ judges is therefore set against the distribution it would have if the labels it 
 
 The p-value is one-sided (the paper's direction: larger). The null is enumerated exactly when it has at most
 :data:`MAX_EXACT` permutations (e.g. 4!^3 = 13,824 for 4 sigma_w values and 3 seeds; a contrast up to
-:data:`MAX_EXACT_SWAPS` = 2^12 swaps), else drawn
+:data:`MAX_EXACT_SWAPS` = 2^12 swaps, or up to :data:`N_RESAMPLES`, which scipy then enumerates anyway), else drawn
 :data:`N_RESAMPLES` times with the fixed seed :data:`NULL_SEED` (then p = (hits + 1) / (draws + 1)).
 :attr:`NullTest.smallest_p` is the smallest p the design can give at all: with 2 sigma_w values and 3 seeds the
 spread null has 8 permutations, and no spread, however large, has p below 0.25.
@@ -116,7 +116,7 @@ def _empty(observed: float = math.nan) -> NullTest:
 def _run(data: tuple[np.ndarray, ...], statistic: Callable, count: float, cap: int = MAX_EXACT) -> NullTest:
     from scipy import stats
 
-    exact = count <= cap
+    exact = count <= cap or count <= N_RESAMPLES  # scipy enumerates every permutation when it can draw as many
     result = stats.permutation_test(
         data,
         statistic,
