@@ -53,6 +53,8 @@ page.table(claims.glance_table(table), "r_glance", show=False)
 # the four verdicts as a definition list (pasted below with glue:md)
 definitions = "\n\n".join(f"**{v}**\n: {text}" for v, text in rules.VERDICT_DEFINITIONS.items())
 glue("r_definitions", Markdown(definitions), display=False)
+glue("r_band", f"± max({rules.MARGIN_PP:g} pp, {100 * rules.BAND_SHARE:g} % of it)", display=False)
+glue("r_margin", f"{rules.MARGIN_PP:g}", display=False)
 # what noise alone does to a spread (the example in the text): 4 sigma_w values, 3 seeds, seed noise sd 2.5 pp
 noise = np.random.default_rng(0).normal(0.0, 2.5, size=(100_000, 4, 3))  # (draw, sigma_w, seed)
 glue("r_noise_raw", f"{np.ptp(noise.mean(axis=2), axis=1).mean():.1f}", display=False)
@@ -97,8 +99,8 @@ else:
 # interval (for cross-fitted spreads and their contrasts, an interval calibrated by simulation: below). Runs of one
 # seed share their initial directions and their data order, so the contrast is paired.
 # Where the paper gives a number, the quantity it is about (Adam's spread, say) is measured the same way, and its
-# **band** is the paper's number $\pm \max(5\,\text{pp}, 30\,\%)$; for "minimal" and "near zero" the number is 0 and
-# the band $\pm 5$ pp.
+# **band** is the paper's number {glue:text}`r_band` (unless the claim's rule prints another); for "minimal" and
+# "near zero" the number is 0 and the band ± {glue:text}`r_margin` pp.
 #
 # **The spread is cross-fitted.** The spread over $\sigma_w$ is a maximum minus a minimum of noisy accuracies, and noise
 # alone makes it positive: with 4 $\sigma_w$ values, 3 seeds and seed noise of 2.5 pp, the raw spread of the seed-mean

@@ -35,6 +35,7 @@ import numpy as np
 import xarray as xr
 
 from .analysis import last_finite
+from .rules import BOUNDARY_BAND
 from .stats import LEVEL, Interval, RankTest, finite_runs, mean_interval, rank_test, seed_mean
 
 __all__ = [
@@ -50,8 +51,6 @@ __all__ = [
     "fit_transition",
 ]
 
-#: B1's band around the predicted boundary x = 0: +- 0.3 in x, i.e. a 35 % error in the norm ratio ``|W0| / |W*|``.
-BOUNDARY_BAND = (-0.3, 0.3)
 #: The largest plateau the logistic may take (pp): a bound of the fit, reached when the cells do not show the plateau.
 HEIGHT_BOUND = 100.0
 #: Bootstrap resamples of the transition's fit.

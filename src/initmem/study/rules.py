@@ -58,6 +58,7 @@ __all__ = [
     "STRENGTH",
     "ALPHA",
     "MARGIN_PP",
+    "BOUNDARY_BAND",
     "BAND_SHARE",
     "band_of",
     "Verdict",
@@ -92,21 +93,23 @@ ALPHA = 0.05
 MARGIN_PP = 5.0
 #: The band's share of the paper's number, unless a claim's record sets its own: ``P +- max(MARGIN_PP, share * P)``.
 BAND_SHARE = 0.3
+#: B1's band around the predicted boundary x = 0: +- 0.3 in x, i.e. a 35 % error in the norm ratio ``|W0| / |W*|``.
+BOUNDARY_BAND = (-0.3, 0.3)
 
 _HOLDS = (
     "the effect lies on the paper's side beyond its noise null (95 % interval above 0, permutation p < 0.05) with an "
-    "estimate of at least the margin (5 pp)"
+    f"estimate of at least the margin ({MARGIN_PP:g} pp)"
 )
 #: What each verdict means (printed in the book).
 VERDICT_DEFINITIONS = {
     IN_SIZE: f"{_HOLDS}, and the whole 95 % interval of the measured size lies inside the band around the paper's "
-    f"number (P +- max(5 pp, {100 * BAND_SHARE:g} % of P) unless the claim's rule prints another band)",
+    f"number (P +- max({MARGIN_PP:g} pp, {100 * BAND_SHARE:g} % of P) unless the claim's rule prints another band)",
     IN_DIRECTION: f"{_HOLDS}, and the size's interval straddles an edge of the band (it neither confirms nor "
     "contradicts the paper's number), or the paper gives no number",
     SIZE_CONTRADICTED: f"{_HOLDS}, but the whole 95 % interval of the measured size lies outside the band: the "
     "direction is the paper's, the size measurably is not (the row says larger or smaller, and by how much)",
     NOT_REPRODUCED: "the effect's interval lies entirely on the wrong side of 0, or entirely inside the "
-    "null-equivalence band +- 5 pp (no effect, within the margin)",
+    f"null-equivalence band +- {MARGIN_PP:g} pp (no effect, within the margin)",
     PREMISE_NOT_MET: "a condition the claim presupposes does not hold at this scale (SGD interpolates; the L2 clock "
     "runs past ln(|W0|/|W*|)); the row prints the premise and what would meet it",
     INCONCLUSIVE: "anything else: the effect's interval straddles 0 or the margin, the permutation p is not below "

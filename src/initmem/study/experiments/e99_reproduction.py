@@ -15,6 +15,7 @@ EXPERIMENT = Experiment(
         "r_definitions",
         "r_glance",
         "r_answer",
+        "r_band",
         "r_forest",
         "r_c1_verdict",
         "r_c7_verdict",
