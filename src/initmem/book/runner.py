@@ -193,7 +193,7 @@ def run_notebooks(
     Parameters
     ----------
     preset
-        One of :data:`initmem.study.presets.PRESETS`.
+        One of :data:`initmem.study.layout.PRESETS`.
     only
         Names or prefixes (``"01,04"``, ``["T1", "T2"]``); ``None`` runs every notebook.
     parameters

@@ -239,7 +239,7 @@ def price(cost: Mapping[str, Any], gpu: bool = True) -> str:
 
 def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[str] | None = None):
     """What the cached runs of ``preset`` cost, per experiment of ``names`` (None:
-    :data:`~initmem.study.registry.EXPERIMENTS`), read from the run files' provenance. An experiment's
+    ``registry.EXPERIMENTS``), read from the run files' provenance. An experiment's
     runs are those its combined result holds (its ``run_hash`` values), so that run files its folder holds beside
     them (runs trained ahead for a grid the preset does not yet define, say) are not counted; without a combined
     result, every run file in its folder.

@@ -515,7 +515,7 @@ _ORDER = {claim: rank for rank, claim in enumerate(RULES)}
 def claims_of(records: Any) -> tuple[tuple[str, str, Callable[[xr.Dataset], list[Row]]], ...]:
     """(claim, experiment it reads, rule) for every claim the experiment ``records`` list
     (:attr:`initmem.study.experiments.Experiment.claims`), in ledger order. A rule's rows leave
-    :attr:`~initmem.study.ledger.Row.experiment` to its caller (:func:`initmem.study.claims.claim_rows` names the
+    ``Row.experiment`` to its caller (:func:`initmem.study.claims.claim_rows` names the
     experiment it read)."""
     return tuple(sorted(((c, e.name, RULES[c]) for e in records for c in e.claims), key=lambda row: _ORDER[row[0]]))
 

@@ -242,7 +242,7 @@ def read_results(results_dir: str | os.PathLike, preset: str, name: str, *, read
 def load_results(
     results_dir: str | os.PathLike, preset: str, names: Iterable[str] | None = None
 ) -> dict[str, xr.Dataset]:
-    """The combined Datasets of ``names`` (None: :data:`~initmem.study.registry.EXPERIMENTS`) that exist for
+    """The combined Datasets of ``names`` (None: ``registry.EXPERIMENTS``) that exist for
     ``preset`` (missing ones are left out), each read with
     :func:`initmem.sweeps.store.read_checked` (a file whose content does not match its checksum raises
     :class:`~initmem.sweeps.store.ChecksumError`)."""
