@@ -228,6 +228,10 @@ class Transition:
 
 
 def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
+    """Least-squares ``(height, midpoint, width)`` of :func:`logistic` through the finite points of ``x`` (cells) and
+    ``y`` (pp), NaN with fewer than 4. Bounds: the height in [0, :data:`HEIGHT_BOUND`] pp, the midpoint within 5 of
+    the cells, the width in [0.01, 10] (units of x); the fit starts at the largest gap, the median x and a quarter
+    of x's spread, the start from which it reaches the optimum of a sharp transition (tests/test_phase.py)."""
     from scipy import optimize
 
     ok = np.isfinite(x) & np.isfinite(y)
