@@ -111,3 +111,55 @@ def test_a_world_where_l2_does_nothing_does_not_earn_b1_on_the_committed_cells(f
     # the cells beside the grid are what lets the data tell the clocks apart: x > 0 at the two smallest lrs too
     small_lr = table.index.get_level_values("lr") <= 0.03
     assert (table.loc[small_lr, "x"] > 0).any() and (table.loc[~small_lr, "x"] > 0).any()
+
+
+def test_a_boundary_beyond_the_largest_cell_has_no_upper_bound():
+    """Every cell still holds the whole plateau: x0 may lie anywhere above them, so the profile interval reaches the
+    top of the searched range and its upper bound is infinite."""
+    fit = boundary.fit_boundary(_logistic_cells(6.0, xs=np.linspace(-2.0, 0.0, 25)), plateau=20.0)
+    assert not fit.identified and fit.midpoint.high == math.inf and math.isfinite(fit.midpoint.low)
+
+
+def test_a_noise_free_logistic_on_the_grids_is_recovered_exactly():
+    """x0 = 0.3 lies on the x0 grid (step 0.01 from the smallest cell's x minus 3) and w = 10^-0.5 on the width grid
+    (log-spaced from 0.01 to 10, 80 to a decade): the fit returns both, with a sum of squares of 0."""
+    fit = boundary.fit_boundary(
+        _logistic_cells(0.3, width=10**-0.5, noise=0.0, xs=np.arange(-100, 101, 20) / 100), 20.0
+    )
+    assert fit.midpoint.estimate == pytest.approx(0.3, abs=1e-9) and fit.width == pytest.approx(10**-0.5, rel=1e-12)
+    assert fit.sse == pytest.approx(0.0, abs=1e-18)
+
+
+def test_a_jump_sharper_than_the_narrowest_width_fits_that_width():
+    """The narrowest width the profile tries is 0.01 (in x): a drop between cells 0.004 apart is fitted with it."""
+    xs = [-1.0, -0.5, -0.002, 0.002, 0.5, 1.0]
+    gaps = [20.0, 20.0, 20.0, 0.0, 0.0, 0.0]
+    keys = [(0.02, 0.001 * (i + 1)) for i in range(len(xs))]
+    assert boundary.fit_boundary(cells(dict(zip(keys, xs)), dict(zip(keys, gaps))), plateau=20.0).width == 0.01
+
+
+def test_the_stratified_trend_at_its_extreme_has_p_greater_one_exactly():
+    """rho = -1 in every stratum is the least a permutation can give: every null draw is at least it, so
+    p_greater = (1 + draws) / (1 + draws) = 1 exactly, and p_less = (1 + hits) / (1 + draws) for the hits at -1."""
+    gaps = {(lr, wd): 3.0 - wd for lr in (0.02, 0.1) for wd in (0.0, 1.0, 2.0)}
+    trend = boundary.stratified_trend(cells(dict.fromkeys(gaps, 0.0), gaps), "weight_decay", "lr", resamples=999)
+    assert trend.rho == -1.0 and trend.p_greater == 1.0
+    assert trend.p_less == pytest.approx(1 / 36, abs=0.015) and (trend.p_less * 1000) % 1 == pytest.approx(0)
+
+
+@pytest.mark.parametrize(("ratio", "flagged"), [(2.5, True), (1.5, False)])
+def test_the_fit_misses_the_cells_when_its_residual_sd_exceeds_twice_their_standard_error(ratio, flagged):
+    """The residual standard deviation is sqrt(sse / (cells - 2)); the cells' typical standard error is the median
+    half-width of their intervals over 1.96. At 2.5 times the typical standard error the caveat is printed with the
+    residual to 0.1 pp; at 1.5 times it is not."""
+    table = _logistic_cells(0.0, noise=2.0, xs=np.linspace(-2.0, 2.0, 12))
+    table.index = pd.MultiIndex.from_tuples([(0.02, 0.001 * (i + 1)) for i in range(12)], names=table.index.names)
+    fit = boundary.fit_boundary(table, plateau=20.0)
+    residual = math.sqrt(fit.sse / (12 - 2))
+    half = 1.96 * residual / ratio
+    table["selected_gap_low"], table["selected_gap_high"] = table["selected_gap"] - half, table["selected_gap"] + half
+    caveats = boundary.fit_caveats(fit, table)
+    assert (len(caveats) == 1) is flagged
+    if flagged:
+        assert f"residual standard deviation is {residual:.1f} pp" in caveats[0]
+        assert f"typical standard error of a cell's gap of {residual / ratio:.1f} pp" in caveats[0]

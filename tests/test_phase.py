@@ -365,6 +365,19 @@ def test_a_cell_whose_gap_is_missing_is_left_out_of_the_fit_not_the_fit_dropped(
     assert with_missing == pytest.approx(phase._fit(x, y), rel=1e-9)
 
 
+def test_a_memory_of_half_a_point_is_fitted_as_half_a_point():
+    """The height is bounded below by 0 pp, not more: a drop of 0.5 pp is fitted with height 0.5."""
+    fitted = phase._fit(np.array([-1.0, -0.6, -0.2, 0.2, 0.6, 1.0]), np.array([0.5, 0.5, 0.5, 0.0, 0.0, 0.0]))
+    assert fitted[0] == pytest.approx(0.5, abs=1e-6)
+
+
+def test_a_gap_the_fit_cannot_start_from_is_no_fit_not_an_error():
+    """A gap above the height bound (100 pp; accuracies never give one) leaves the optimiser no feasible start: NaN
+    parameters, as for too few cells."""
+    fitted = phase._fit(np.array([-1.0, -0.5, 0.0, 0.5, 1.0]), np.array([150.0, 150.0, 150.0, 0.0, 0.0]))
+    assert len(fitted) == 3 and all(math.isnan(v) for v in fitted)
+
+
 def test_a_jump_between_cells_closer_than_the_width_floor_fits_the_floor():
     """The fit bounds the width below at 0.01 (units of x), so a drop between cells 0.008 apart cannot be fitted
     sharper: the width sits at the floor."""
