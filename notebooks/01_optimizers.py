@@ -246,11 +246,15 @@ else:
     page.table(precision.parity_frame(parity), "e01_bf16_table")
     page.table(pd.DataFrame(parity_claims).set_index("row"), "e01_bf16_claims")
     verdict = "in parity" if precision.in_parity(parity, parity_claims) else "not in parity"
-    said.append(
-        f"By the declared rule, bf16 is **{verdict}** at this preset. The median bf16 run took "
-        f"{precision.speedup(ds, bf16):.2f}x less time than its fp32 twin of the record (runs trained in other "
-        "sessions under other load: indicative, not a benchmark)."
-    )
+    said.append(f"By the declared rule, bf16 is **{verdict}** at this preset.")
+    replay = precision.replay_results(results_dir, preset, p)
+    if replay is not None:
+        said.append(
+            f"On the study's CPU, in the same session, its bf16 runs took {precision.speedup(replay, bf16):.2f}x less "
+            f"time than the fp32 replays of the same configurations ({replay.sizes['optimizer']} pairs, median; "
+            f"against the record's fp32 runs, trained on other machines under other load, "
+            f"{precision.speedup(ds, bf16):.2f}x)."
+        )
 if len(replayed):
     low, high = replayed["selected_delta"].min(), replayed["selected_delta"].max()
     ours = [("a" if row.experiment_a == "fp32_replay" else "b") for row in replayed.itertuples()]

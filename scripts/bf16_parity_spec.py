@@ -11,7 +11,6 @@ seeds, bf16 autocast). Train them with ``SPECS=OUT_DIR bash scripts/run_preset.s
 
 from __future__ import annotations
 
-import copy
 import json
 import sys
 from pathlib import Path
@@ -23,13 +22,10 @@ from initmem.sweeps.spec import SweepSpec
 def main(out: Path) -> None:
     record = registry.experiment_spec("01_optimizers", presets.notebook_parameters("cpu", "01_optimizers"))
     parity = precision.parity_spec(record)
-    replay = copy.deepcopy(parity)
-    replay["base"]["bf16"] = False
-    replay["grid"].update(sigma_w=[precision.PARITY_SIGMA_WS[0]], seed=[0])
     out.mkdir(parents=True, exist_ok=True)
     for path, name, spec in (
-        (out / "00_fp32_replay.json", "fp32_replay", replay),
-        (out / "01_bf16_parity.json", "bf16_parity", parity),
+        (out / "00_fp32_replay.json", precision.REPLAY_NAME, precision.replay_spec(parity)),
+        (out / "01_bf16_parity.json", precision.PARITY_NAME, parity),
     ):
         path.write_text(json.dumps({"name": name, "spec": spec}))
         print(f"{path.name}: {SweepSpec.from_dict(spec).n_runs} runs")

@@ -38,6 +38,29 @@ def test_the_spec_is_01s_cut_to_the_design_with_bf16_on():
         precision.parity_spec({"base": {}, "grid": {"sigma_w": [0.1, 2.5]}, "zip": {"optimizer": ["sgd"]}})
 
 
+def test_the_replay_is_the_designs_first_sigma_w_and_seed_in_fp32():
+    parity = precision.parity_spec(
+        {
+            "base": {"epochs": 40},
+            "grid": {"sigma_w": [0.1, 2.5], "seed": [0, 1, 2, 3, 4]},
+            "zip": {"optimizer": ["sgd", "adam"], "lr": [0.02, 0.008]},
+        }
+    )
+    replay = precision.replay_spec(parity)
+    assert replay["base"] == {"epochs": 40, "bf16": False} and parity["base"]["bf16"] is True
+    assert replay["grid"] == {"sigma_w": [0.1], "seed": [0]} and replay["zip"] == parity["zip"]
+
+
+def test_the_speedup_matches_the_runs_both_hold():
+    """A replay of one sigma_w and one seed against the whole design: only the matched pairs count (3 / 2 and
+    5 / 2 for the two optimizers, median 2), not the design's other runs."""
+    bf16 = _combined({"sgd": np.zeros((2, 3)), "adam": np.zeros((2, 3))}, wall=2.0)
+    replay = _combined({"sgd": np.zeros((1, 1)), "adam": np.zeros((1, 1))}, sigma_ws=(0.1,))
+    replay["wall_time_s"].loc[{"optimizer": "sgd"}] = 3.0
+    replay["wall_time_s"].loc[{"optimizer": "adam"}] = 5.0
+    assert precision.speedup(replay, bf16) == pytest.approx(2.0)
+
+
 @pytest.mark.parametrize(
     ("low", "high", "verdict"),
     [

@@ -41,6 +41,7 @@ __all__ = [
     "PARITY_PRESET",
     "PARITY_NAME",
     "PARITY_RUNS",
+    "REPLAY_NAME",
     "EQUIVALENT",
     "NOT_EQUIVALENT",
     "INCONCLUSIVE",
@@ -51,6 +52,8 @@ __all__ = [
     "in_parity",
     "speedup",
     "bf16_results",
+    "replay_spec",
+    "replay_results",
     "parity_frame",
 ]
 
@@ -67,6 +70,8 @@ PARITY_PRESET = "cpu"
 #: The number of bf16 runs of the design (optimizers x sigma_w x the record's five seeds).
 PARITY_RUNS = len(PARITY_OPTIMIZERS) * len(PARITY_SIGMA_WS) * 5
 PARITY_NAME = "bf16_parity"
+#: The name of the fp32 replay beside the study (:func:`replay_spec`) in the record.
+REPLAY_NAME = "fp32_replay"
 
 EQUIVALENT = "equivalent"
 NOT_EQUIVALENT = "not equivalent"
@@ -155,10 +160,32 @@ def in_parity(rows: list[dict[str, Any]], claims: list[dict[str, str]]) -> bool:
 
 
 def speedup(fp32: xr.Dataset, bf16: xr.Dataset) -> float:
-    """The median over matched runs (the same optimizer, sigma_w and seed) of fp32 wall time / bf16 wall time."""
-    coords = {"optimizer": list(PARITY_OPTIMIZERS), "sigma_w": list(PARITY_SIGMA_WS), "seed": bf16["seed"].values}
+    """The median over matched runs (the same optimizer, sigma_w and seed, those both hold) of fp32 wall time / bf16
+    wall time."""
+    coords = {
+        name: [v for v in bf16[name].values if v in fp32[name].values] for name in ("optimizer", "sigma_w", "seed")
+    }
     ratio = fp32["wall_time_s"].sel(coords) / bf16["wall_time_s"].sel(coords)
     return float(np.nanmedian(ratio.values))
+
+
+def replay_spec(parity: dict[str, Any]) -> dict[str, Any]:
+    """The fp32 replay beside the study: the first sigma_w and seed of the ``parity`` spec (:func:`parity_spec`)
+    for each optimizer, in fp32: configurations of the record, trained again by the study's commit on the study's
+    CPU, which tell whether that path is the record's (a bit-for-bit replay) and time fp32 beside bf16 there."""
+    out = copy.deepcopy(parity)
+    out["base"]["bf16"] = False
+    out["grid"].update(sigma_w=[PARITY_SIGMA_WS[0]], seed=[out["grid"]["seed"][0]])
+    return out
+
+
+def replay_results(results_dir: Any, preset: str, parameters: dict[str, Any]) -> xr.Dataset | None:
+    """The fp32 replay's runs (:func:`replay_spec`) combined, as :func:`bf16_results` (None where there are none)."""
+    runs_dir, _ = results_paths(results_dir, preset, REPLAY_NAME)
+    if preset != PARITY_PRESET or not runs_dir.is_dir():
+        return None
+    spec = replay_spec(parity_spec(experiment_spec(judged_by("C1"), parameters)))
+    return run_experiment(REPLAY_NAME, spec, preset=preset, results_dir=results_dir, train_missing=False)
 
 
 def bf16_results(results_dir: Any, preset: str, parameters: dict[str, Any]) -> xr.Dataset | None:
