@@ -114,3 +114,35 @@ def test_the_committed_cost_model_is_the_fit_of_the_committed_runs():
     assert refit["batch_slope"] == pytest.approx(committed["batch_slope"], abs=2e-5)
     assert 0.9 <= committed["calibration"]["median"] <= 1.1
     assert committed["calibration"]["p10"] < 1 < committed["calibration"]["p90"]
+
+
+def test_the_bf16_term_is_the_median_ratio_to_same_session_fp32_twins():
+    """Two bf16 runs with an fp32 twin (the same configuration, commit and machine) at 0.8x and 0.6x its seconds, and
+    one whose only fp32 twin ran on another machine: the term is the median of log 0.8 and log 0.6 (their mean,
+    log 0.693); the levels
+    are fitted with it removed, so the bf16 runs do not pull the fp32 level down."""
+    import pandas as pd
+
+    def row(sweep, key, precision, seconds, hardware="epyc"):
+        return {
+            "sweep": sweep, "hash": f"{sweep}{key}{precision}", "cell": "resnet9@32", "model": "resnet9", "width": 8,
+            "image_size": 32, "batch_size": 64, "optimizer": "sgd", "precision": precision, "twin": key,
+            "flops": 1e12, "seconds": seconds, "hardware": hardware, "torch": "2", "git_commit": "abc",
+        }  # fmt: skip
+
+    runs = pd.DataFrame(
+        [
+            row("fp32", "a", "fp32", 100.0),
+            row("fp32", "b", "fp32", 100.0),
+            row("fp32", "c", "fp32", 100.0, hardware="other"),
+            row("bf16", "a", "bf16", 80.0),
+            row("bf16", "b", "bf16", 60.0),
+            row("bf16", "c", "bf16", 10.0),
+        ]
+    )
+    model = cost_fit.fit(runs)
+    assert model["precision"] == pytest.approx({"fp32": 0.0, "bf16": math.log(math.sqrt(0.8 * 0.6))}, abs=1e-5)
+    without = cost_fit.fit(runs[runs["precision"] == "fp32"])
+    assert "bf16" not in without["precision"]
+    # the median run of the six, its bf16 term removed: 100 s per 1e12 FLOPs (the bf16 run c, at 10 / 0.693 s, is low)
+    assert math.exp(model["levels"]["resnet9@32"]) * 1e12 == pytest.approx(100.0, rel=1e-4)

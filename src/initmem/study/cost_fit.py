@@ -17,7 +17,11 @@ with other jobs, and the load a sweep ran under differs from sweep to sweep by u
 2. each network's ``level`` is the median over its runs of what the other terms leave, so that the median run's
    recorded / estimated ratio is 1 (the estimate is a typical run on the development machine under its usual load).
 
-``precision`` is 0 (a factor of 1) for fp32, the only precision recorded.
+``precision`` is 0 (a factor of 1) for fp32. A bf16 run cannot be compared with fp32 inside its own sweep (a
+sweep trains one precision), so its term is measured on **twins** instead: the median log-ratio of each bf16 run's
+seconds to an fp32 run of the same configuration (all else equal) trained by the same commit on the same machine
+(chapter 01's parity study and its fp32 replays); with no twin there is no bf16 term. bf16 runs then take part in
+step 2 with their term removed, as every run does with its optimizer's.
 
 * :func:`run_table` -- one row per distinct run of a preset's committed run files;
 * :func:`fit` -- the model's coefficients and its calibration over the runs, as the JSON-ready dict
@@ -48,21 +52,24 @@ DIGITS = 5
 
 
 def run_table(results_dir: str | os.PathLike, preset: str = "cpu") -> pd.DataFrame:
-    """One row per distinct run (by config hash; a run shared by two experiments' folders counts once, in the first)
+    """One row per distinct run (by config hash and creation time: a run copied into two experiments' folders counts
+    once, in the first; a replay of it, trained again, counts apart)
     of ``<results_dir>/<preset>/*/runs/*.nc``, sorted by folder and hash.
 
     Columns: ``sweep`` (the experiment folder), ``hash``, ``cell`` (``"<model>@<image size>"``), ``model``,
     ``width``, ``image_size``, ``batch_size``, ``optimizer``, ``precision``, ``flops`` (the run's total: trained
     images x :data:`~initmem.study.flops.TRAIN_PASSES` + evaluated images, x forward FLOPs per image),
-    ``seconds`` (its recorded wall time), ``hardware``, ``torch`` and ``git_commit`` (as the run files record them).
+    ``seconds`` (its recorded wall time), ``hardware``, ``torch`` and ``git_commit`` (as the run files record them),
+    ``twin`` (its configuration but the precision, as JSON: runs that differ in precision alone share it).
     """
     rows, seen = [], set()
     for path in sorted(Path(results_dir, preset).glob("*/runs/*.nc")):
         ds = read_checked(path)
         c = json.loads(ds.attrs["config"])
-        if path.stem in seen:
+        copy = (path.stem, str(ds.attrs.get("created", "")))  # a copy keeps its creation time; a replay does not
+        if copy in seen:
             continue
-        seen.add(path.stem)
+        seen.add(copy)
         eval_size = c["train_eval_size"] + c["val_size"] + c["test_size"]
         trained, evaluated = run_images(
             c["epochs"], c["train_size"], c["batch_size"], ds.sizes["epoch"], eval_size, c["train_eval_size"]
@@ -78,7 +85,8 @@ def run_table(results_dir: str | os.PathLike, preset: str = "cpu") -> pd.DataFra
                 "image_size": c["image_size"],
                 "batch_size": c["batch_size"],
                 "optimizer": c["optimizer"],
-                "precision": "bf16" if int(ds.attrs.get("bf16", 0)) else "fp32",
+                "precision": "bf16" if c.get("bf16") else "fp32",
+                "twin": json.dumps({k: v for k, v in c.items() if k != "bf16"}, sort_keys=True),
                 "flops": float(per_image * (TRAIN_PASSES * trained + evaluated)),
                 "seconds": float(ds["wall_time_s"]),
                 "hardware": str(ds.attrs.get("hardware", "?")),
@@ -115,10 +123,12 @@ def fit(runs: pd.DataFrame) -> dict[str, Any]:
     terms = zip(optimizers, beta[k : k + len(optimizers)], strict=True)
     optimizer = {"sgd": 0.0, **{o: round(float(b), DIGITS) for o, b in terms}}
     slope = round(float(beta[-1]), DIGITS) if batches else 0.0
+    precision = {"fp32": 0.0, **_twin_terms(runs)}
     rest = (
         y
         - slope * np.log2(runs["batch_size"].to_numpy() / BASE_BATCH)
         - runs["optimizer"].map(lambda o: optimizer.get(o, 0.0)).to_numpy()
+        - runs["precision"].map(lambda name: precision.get(name, 0.0)).to_numpy()
     )
     levels = {
         cell: round(float(np.median(rest[(runs["cell"] == cell).to_numpy()])), DIGITS)
@@ -129,7 +139,7 @@ def fit(runs: pd.DataFrame) -> dict[str, Any]:
         "effective_gflops": {cell: round(float(np.exp(-v) / 1e9), 2) for cell, v in levels.items()},
         "batch_slope": slope,
         "optimizer": optimizer,
-        "precision": {"fp32": 0.0},
+        "precision": precision,
     }
     model["calibration"] = calibration(model, runs)
     model["provenance"] = {
@@ -141,6 +151,21 @@ def fit(runs: pd.DataFrame) -> dict[str, Any]:
         "run_git_commits": sorted(runs["git_commit"].unique()),
     }
     return model
+
+
+def _twin_terms(runs: pd.DataFrame) -> dict[str, float]:
+    """Each precision but fp32 -> the median log-ratio of its runs' seconds to their fp32 twins' (the same ``twin``
+    configuration, ``git_commit`` and ``hardware``), rounded to :data:`DIGITS`; a precision without twins is left
+    out."""
+    fp32 = runs[runs["precision"] == "fp32"].set_index(["twin", "git_commit", "hardware"])["seconds"]
+    fp32 = fp32[~fp32.index.duplicated()]
+    terms = {}
+    for name, group in runs[runs["precision"] != "fp32"].groupby("precision"):
+        keys = list(zip(group["twin"], group["git_commit"], group["hardware"], strict=True))
+        matched = [(sec, fp32[key]) for sec, key in zip(group["seconds"], keys, strict=True) if key in fp32.index]
+        if matched:
+            terms[str(name)] = round(float(np.median([np.log(a / b) for a, b in matched])), DIGITS)
+    return terms
 
 
 def calibration(model: Mapping[str, Any], runs: pd.DataFrame) -> dict[str, float]:
