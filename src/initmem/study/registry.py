@@ -70,6 +70,8 @@ PARAMETERS: dict[str, str] = {
     "horizons": "training lengths (epochs) at which the selected predictor is read off the long runs",
     "reference_horizon": "the horizon the longer ones are compared with (one of horizons)",
     "checkpoint_every": "epochs between resumable checkpoints (0: none)",
+    "bf16": "bfloat16 autocast (true/false; part of a run's hash: it changes the floating-point path)",
+    "rungs": "the ladder's rungs, [[width, train_size], ...], cheapest first (11 only)",
 }
 
 

@@ -12,6 +12,7 @@ The package, by concern:
 * :mod:`~initmem.study.plots.figures` -- the figures against sigma_w: accuracy, spread bars, training curves, depth,
   norms;
 * :mod:`~initmem.study.plots.spreads` -- the spread against the training length, (lr, L2), a swept field, the clocks;
+* :mod:`~initmem.study.plots.ladder` -- the spread on every rung of the scale ladder, beside the paper's number;
 * :mod:`~initmem.study.plots.overlay` -- the committed record drawn muted under an exploration.
 
 Every name is importable from the package itself, as the notebooks do::
@@ -26,6 +27,7 @@ from __future__ import annotations
 from .captions import caption, caption_many
 from .figures import acc_vs_sigma, depth_panels, norm_scatter, norm_trajectories, spread_bars, training_curves
 from .labels import OPTIMIZER_LABELS, label
+from .ladder import spread_ladder
 from .spreads import spread_heatmap, spread_vs, spread_vs_clocks, spread_vs_horizon
 from .style import (
     BOOK_COLUMN_PX,
@@ -71,4 +73,5 @@ __all__ = [
     "norm_scatter",
     "norm_trajectories",
     "spread_vs_clocks",
+    "spread_ladder",
 ]
