@@ -339,7 +339,7 @@ def test_the_notes_values_are_read_from_the_preset(monkeypatch):
 
 def test_cpu_preset_costs():
     core_hours = sum(costs.estimate_cost("cpu", n)["core_seconds"] for n in presets.NOTEBOOK_PARAMETERS["cpu"]) / 3600
-    # the fitted cost model (study/cost_model.json, median run, refitted 2026-12-05 over 698 runs): about 36.1
+    # the fitted cost model (study/cost_model.json, median run, refitted 2026-12-05 over 666 runs): about 36.1
     # core-hours for the whole cpu preset, of which 10's 330 runs (grid and extra cells at five seeds) and 11's ladder
     # (36 runs, two rungs beyond 01's) are the largest parts.
     assert 32 < core_hours < 40
