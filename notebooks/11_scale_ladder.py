@@ -81,21 +81,11 @@ def _said(optimizer: str) -> str:
     paper, (low, high) = ladder.target(optimizer)
     first, last = mine[0], mine[-1]
     where = "inside" if last.in_band else "not wholly inside"
-    steps = "; ".join(
-        f"width {r.width} on {r.train_size:,} images {shown(r.shift, '+.1f')}, {r.moves}" for r in mine[1:]
-    )
+    steps = "; ".join(f"width {r.width} on {r.train_size:,} images {r.shift.format()}, {r.moves}" for r in mine[1:])
     return (
-        f"{plots.label(optimizer)} keeps {shown(first.spread)} on the first rung against the paper's {paper:g} pp "
-        f"(band {low:g} to {high:g}); on the last it is {shown(last.spread)}, {where} the band"
+        f"{plots.label(optimizer)} keeps {first.spread.format()} on the first rung against the paper's {paper:g} pp "
+        f"(band {low:g} to {high:g}); on the last it is {last.spread.format()}, {where} the band"
         + (f". From the first rung: {steps}." if steps else ".")
-    )
-
-
-def shown(interval, spec: str = ".1f") -> str:
-    """``"21.2 pp [18.8, 25.9]"``, or the estimate alone where the interval has no bounds (one seed)."""
-    text = f"{interval.estimate:{spec}} pp"
-    return text + (
-        f" [{interval.low:{spec}}, {interval.high:{spec}}]" if interval.has_bounds else " (one seed: no interval)"
     )
 
 

@@ -95,18 +95,17 @@ def rungs(ds: xr.Dataset) -> list[Rung]:
         if not present:
             continue
         paper, (low, high) = target(optimizer)
-        per_seed = {
-            rung: cross_fitted(ds.sel(optimizer=optimizer, width=rung[0], train_size=rung[1])) for rung in present
-        }
-        first = spread_of.interval(per_seed[present[0]])
-        for rung in present:
-            one = ds.sel(optimizer=optimizer, width=rung[0], train_size=rung[1])
-            spread = spread_of.interval(per_seed[rung])
-            if rung == present[0]:
+        cut = {rung: ds.sel(optimizer=optimizer, width=rung[0], train_size=rung[1]) for rung in present}
+        per_seed = {rung: cross_fitted(one) for rung, one in cut.items()}
+        spreads = {rung: spread_of.interval(values) for rung, values in per_seed.items()}
+        reference = present[0]
+        for rung, one in cut.items():
+            spread = spreads[rung]
+            if rung == reference:
                 shift, moves = Interval(0.0, math.nan, math.nan, spread.n, shift_of.label), ""
             else:
-                shift = shift_of.interval(per_seed[rung] - per_seed[present[0]])
-                moves = _moves(shift, first.estimate, paper)
+                shift = shift_of.interval(per_seed[rung] - per_seed[reference])
+                moves = _moves(shift, spreads[reference].estimate, paper)
             wall = one["wall_time_s"].values
             out.append(
                 Rung(
@@ -129,13 +128,10 @@ def ladder_frame(ladder: list[Rung]) -> Any:
     """:func:`rungs` as a table for a page (pandas, indexed by optimizer and rung)."""
     import pandas as pd
 
-    def cell(interval: Interval) -> str:
-        return f"{interval.estimate:.1f} [{interval.low:.1f}, {interval.high:.1f}]" if interval.has_bounds else "n/a"
-
     return pd.DataFrame(
         {
-            "spread (pp)": [cell(r.spread) for r in ladder],
-            "shift from the first rung (pp)": [cell(r.shift) if r.moves else "(reference)" for r in ladder],
+            "spread (pp)": [r.spread.brief() for r in ladder],
+            "shift from the first rung (pp)": [r.shift.brief() if r.moves else "(reference)" for r in ladder],
             "reading": [r.moves or "" for r in ladder],
             "in the paper's band": ["yes" if r.in_band else "no" for r in ladder],
             "final train acc (%)": [f"{r.train_acc:.1f}" for r in ladder],

@@ -181,11 +181,7 @@ def replay_spec(parity: dict[str, Any]) -> dict[str, Any]:
 
 def replay_results(results_dir: Any, preset: str, parameters: dict[str, Any]) -> xr.Dataset | None:
     """The fp32 replay's runs (:func:`replay_spec`) combined, as :func:`bf16_results` (None where there are none)."""
-    runs_dir, _ = results_paths(results_dir, preset, REPLAY_NAME)
-    if preset != PARITY_PRESET or not runs_dir.is_dir():
-        return None
-    spec = replay_spec(parity_spec(experiment_spec(judged_by("C1"), parameters)))
-    return run_experiment(REPLAY_NAME, spec, preset=preset, results_dir=results_dir, train_missing=False)
+    return _study_results(REPLAY_NAME, results_dir, preset, parameters)
 
 
 def bf16_results(results_dir: Any, preset: str, parameters: dict[str, Any]) -> xr.Dataset | None:
@@ -193,11 +189,18 @@ def bf16_results(results_dir: Any, preset: str, parameters: dict[str, Any]) -> x
     combined file written, as every experiment's), or None where the record holds none: at another preset than
     :data:`PARITY_PRESET`, or in a results folder without the study's runs (an exploration). Never trains: a run of
     the design missing from the folder raises :class:`initmem.study.results.TrainingRefused`, naming it."""
-    runs_dir, _ = results_paths(results_dir, preset, PARITY_NAME)
+    return _study_results(PARITY_NAME, results_dir, preset, parameters)
+
+
+def _study_results(name: str, results_dir: Any, preset: str, parameters: dict[str, Any]) -> xr.Dataset | None:
+    """The runs of the study's part ``name`` (:data:`PARITY_NAME` or :data:`REPLAY_NAME`) at chapter 01's
+    ``parameters``, combined without training; None at another preset or without its runs."""
+    runs_dir, _ = results_paths(results_dir, preset, name)
     if preset != PARITY_PRESET or not runs_dir.is_dir():
         return None
     spec = parity_spec(experiment_spec(judged_by("C1"), parameters))
-    return run_experiment(PARITY_NAME, spec, preset=preset, results_dir=results_dir, train_missing=False)
+    spec = replay_spec(spec) if name == REPLAY_NAME else spec
+    return run_experiment(name, spec, preset=preset, results_dir=results_dir, train_missing=False)
 
 
 def parity_frame(rows: list[dict[str, Any]]) -> Any:
@@ -205,14 +208,11 @@ def parity_frame(rows: list[dict[str, Any]]) -> Any:
     cross-fitted spread and the paired difference, each with its interval, and the verdict of the declared rule."""
     import pandas as pd
 
-    def cell(interval: Interval) -> str:
-        return f"{interval.estimate:.1f} [{interval.low:.1f}, {interval.high:.1f}]" if interval.has_bounds else "n/a"
-
     return pd.DataFrame(
         {
-            "fp32 spread (pp)": [cell(r["fp32"]) for r in rows],
-            "bf16 spread (pp)": [cell(r["bf16"]) for r in rows],
-            "bf16 - fp32 (pp)": [cell(r["difference"]) for r in rows],
+            "fp32 spread (pp)": [r["fp32"].brief() for r in rows],
+            "bf16 spread (pp)": [r["bf16"].brief() for r in rows],
+            "bf16 - fp32 (pp)": [r["difference"].brief() for r in rows],
             f"within +-{PARITY_MARGIN_PP:g} pp": [r["verdict"] for r in rows],
         },
         index=pd.Index([r["optimizer"] for r in rows], name="optimizer"),

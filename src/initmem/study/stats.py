@@ -82,6 +82,13 @@ class Interval:
             return text + f" [{level} % CI {self.low:.{digits}f}, {self.high:.{digits}f}; {self.method} over {seeds}]"
         return text + f" ({seeds}, no interval)"
 
+    def brief(self, digits: int = 1) -> str:
+        """``"5.8 [4.1, 7.5]"`` for a table cell whose header names the unit and the estimator; ``"n/a"`` without
+        bounds."""
+        return (
+            f"{self.estimate:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]" if self.has_bounds else "n/a"
+        )
+
     def __str__(self) -> str:
         return self.format()
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ...run import optimizers
@@ -22,10 +22,10 @@ from ._presets import (
 from ._record import CLOCKS, Experiment, Note
 from ._sweeps import NETWORK, base
 
-__all__ = ["EXPERIMENT", "CPU", "PAPER"]
+__all__ = ["EXPERIMENT", "CPU", "PAPER", "ZIPPED", "optimizer_zip", "optimizers_at"]
 
 #: The parameters that hold one entry per optimizer.
-_ZIPPED = ("lrs", "weight_decays", "aux_lrs")
+ZIPPED = ("lrs", "weight_decays", "aux_lrs")
 #: Optimizers whose learning rate scales linearly with the batch size (their step is a gradient-noise average).
 _LINEAR_IN_BATCH = optimizers.SGD_FAMILY
 
@@ -36,19 +36,20 @@ def spec(p: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "base": base(p, *NETWORK, schedule="constant"),
         "grid": {"sigma_w": p["sigma_ws"], "seed": p["seeds"]},
-        "zip": {
-            "optimizer": p["optimizers"],
-            "lr": p["lrs"],
-            "weight_decay": p["weight_decays"],
-            "aux_lr": p["aux_lrs"],
-        },
+        "zip": optimizer_zip(p),
     }
 
 
-def _rescaled(source: Mapping[str, Any], batch_size: int, order: list[str]) -> dict[str, Any]:
+def optimizer_zip(p: Mapping[str, Any]) -> dict[str, Any]:
+    """The sweep's ``zip`` of parameters ``p``: ``optimizers`` with their :data:`ZIPPED` settings, one entry each."""
+    return {"optimizer": p["optimizers"], "lr": p["lrs"], "weight_decay": p["weight_decays"], "aux_lr": p["aux_lrs"]}
+
+
+def optimizers_at(source: Mapping[str, Any], order: Sequence[str], batch_size: int | None = None) -> dict[str, Any]:
     """The optimizers of ``source`` (its zipped lists) in ``order``, their learning rates rescaled from the source's
-    batch size to ``batch_size`` (linearly for :data:`_LINEAR_IN_BATCH`, unchanged for the adaptive optimizers)."""
-    ratio = batch_size / source["batch_size"]
+    batch size to ``batch_size`` (None: the source's; linearly for :data:`_LINEAR_IN_BATCH`, unchanged for the
+    adaptive optimizers)."""
+    ratio = 1.0 if batch_size is None else batch_size / source["batch_size"]
     index = [source["optimizers"].index(name) for name in order]
     return {
         "optimizers": list(order),
@@ -103,7 +104,7 @@ _GPU_ORDER = [
 GPU = {
     "executor": "stacked", "workers": None, "num_threads": None, **PAPER_DATA, "model": "resnet9", "width": 64,
     "logit_scale": PAPER_LOGIT_SCALE, "batch_size": 128, "epochs": 200, "eval_every": 1, "warmup_epochs": 1.0,
-    "sigma_ws": [0.1, 0.25, 1.0, 2.5], "seeds": [0], **_rescaled(CPU, 128, _GPU_ORDER),
+    "sigma_ws": [0.1, 0.25, 1.0, 2.5], "seeds": [0], **optimizers_at(CPU, _GPU_ORDER, 128),
 }
 # fmt: on
 
@@ -150,7 +151,7 @@ EXPERIMENT = Experiment(
     ),
     groups=(CLOCKS,),
     book_preset="cpu",
-    zipped={"optimizers": _ZIPPED},
+    zipped={"optimizers": ZIPPED},
     # plain SGD first (C1, the headline), after the calibration; then the rest (C2, C7)
     train_order={"01_optimizers:sgd": 1, "01_optimizers": 2},
 )

@@ -50,22 +50,8 @@ def spec(p: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "base": fixed,
         "grid": {"width": [width], "train_size": [train_size], "sigma_w": p["sigma_ws"], "seed": p["seeds"]},
-        "zip": {
-            "optimizer": p["optimizers"],
-            "lr": p["lrs"],
-            "weight_decay": p["weight_decays"],
-            "aux_lr": p["aux_lrs"],
-        },
+        "zip": e01_optimizers.optimizer_zip(p),
         "also": [{"width": [w], "train_size": [n]} for w, n in rest],
-    }
-
-
-def _optimizers_of(source: Mapping[str, Any]) -> dict[str, list[Any]]:
-    """:data:`LADDER_OPTIMIZERS` with their zipped settings in 01's preset values ``source``."""
-    index = [source["optimizers"].index(name) for name in LADDER_OPTIMIZERS]
-    return {
-        "optimizers": list(LADDER_OPTIMIZERS),
-        **{key: [source[key][i] for i in index] for key in ("lrs", "weight_decays", "aux_lrs")},
     }
 
 
@@ -73,13 +59,13 @@ def _optimizers_of(source: Mapping[str, Any]) -> dict[str, list[Any]]:
 SMOKE = {
     **SMOKE_RUN, **{k: v for k, v in SMOKE_DATA.items() if k != "train_size"}, "model": "resnet9", "logit_scale": None, "batch_size": 50, "epochs": 2,
     "eval_every": 1, "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], "bf16": False,
-    "rungs": [[4, 200], [4, 400], [8, 200]], **_optimizers_of(e01_optimizers.SMOKE),
+    "rungs": [[4, 200], [4, 400], [8, 200]], **e01_optimizers.optimizers_at(e01_optimizers.SMOKE, LADDER_OPTIMIZERS),
 }
 # 01's cpu runs (40 epochs, batch 64) of SGD and Adam at the ends of its sigma_w grid; the first rung is 01's
-# network and training set; the width-16 rung on 20,000 images, the dearest, comes last.
+# network and training set; the dearest rung, width 16 on 20,000 images, is left for a later session.
 CPU = {
     **{k: v for k, v in CPU_OPTIMIZER_RUNS.items() if k not in ("width", "train_size")}, "sigma_ws": [0.1, 2.5], "seeds": CPU_SEEDS,
-    "bf16": False, "rungs": [[8, 5000], [8, 20000], [16, 5000]], **_optimizers_of(e01_optimizers.CPU),
+    "bf16": False, "rungs": [[8, 5000], [8, 20000], [16, 5000]], **e01_optimizers.optimizers_at(e01_optimizers.CPU, LADDER_OPTIMIZERS),
 }
 # fmt: on
 
@@ -102,6 +88,6 @@ EXPERIMENT = Experiment(
     glue=("e11_fig_ladder", "e11_table", "e11_costs", "e11_closes"),
     reads=("01_optimizers",),
     book_preset="cpu",
-    zipped={"optimizers": ("lrs", "weight_decays", "aux_lrs")},
+    zipped={"optimizers": e01_optimizers.ZIPPED},
     train_order={"11_scale_ladder": 11},
 )
