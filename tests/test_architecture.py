@@ -199,6 +199,17 @@ def test_the_study_and_the_theory_import_no_torch():
     assert _loads_torch(code) == "torch-free", "this module imported torch (first of TORCH_FREE to do so)"
 
 
+def test_the_figures_and_the_theory_import_no_verdicts():
+    """A theory page imports the theory and the figures; its record (what it used) must not name the ledger or the
+    rules, or a change to a claim's number or band would mark every theory page stale."""
+    code = (
+        "import sys\n"
+        "import initmem.theory, initmem.study.plots, initmem.book.page\n"
+        "print(sorted(m for m in ('initmem.study.ledger', 'initmem.study.rules', 'initmem.study.judges') if m in sys.modules))\n"
+    )
+    assert _loads_torch(code) == "[]"
+
+
 #: What ``initmem --version`` and ``initmem COMMAND --help`` must not import: each costs a large share of a second.
 HEAVY = ("torch", "xarray", "pandas", "matplotlib")
 

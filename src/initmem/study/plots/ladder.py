@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 import xarray as xr
 
-from ..ladder import Rung, target
 from .captions import finish
 from .labels import SPREAD_LABEL, label
 from .seeds import CALIBRATED
 from .style import hue_color, legend_in, panels, styled
+
+if TYPE_CHECKING:  # the ladder's judging imports the ledger: a page drawing no ladder must not depend on it
+    from ..ladder import Rung
 
 __all__ = ["spread_ladder"]
 
@@ -23,6 +26,8 @@ def spread_ladder(ladder: Sequence[Rung], ds: xr.Dataset | None = None, title: s
     optimizer as a line and its band shaded in the optimizer's colour. ``ds``: the sweep, for the caption."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
+
+    from ..ladder import target
 
     fig, axes, strips = panels(1, legend="below")
     ax = axes[0, 0]
