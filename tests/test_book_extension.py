@@ -209,6 +209,17 @@ def test_viewcode_keeps_a_type_alias_in_its_module():
     assert source_module(None, "initmem.no_such_module", "x") is None
 
 
+def test_viewcode_keeps_a_table_in_the_module_that_documents_it():
+    """``presets.BOOK_PRESET_BY_NOTEBOOK`` is a ``Table`` (its ``__module__``: ``initmem.study.experiments``). Followed
+    there, it made Sphinx prefix every backlink of the experiments' source page with ``initmem.study.presets``, and
+    those anchors do not exist; a class imported into presets is still followed to where it is defined."""
+    from initmem.book.extension import source_module
+
+    assert source_module(None, "initmem.study.presets", "BOOK_PRESET_BY_NOTEBOOK") == "initmem.study.presets"
+    assert source_module(None, "initmem.study.presets", "Table") is None
+    assert source_module(None, "initmem.study.presets", "judged_by") is None
+
+
 def test_the_wheel_role_writes_a_command_linked_to_the_wheel_from_any_page(tmp_path):
     """``{wheel}`pip install {}``` on a page one folder down: the command with the wheel's file name, as code, linked
     to ``_dist/<wheel>`` relative to that page; text without ``{}`` is an error that says where the name goes."""

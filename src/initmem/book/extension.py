@@ -216,17 +216,23 @@ def download_button(app: Any, pagename: str, templatename: str, context: dict[st
 
 
 def source_module(app: Any, modname: str, attribute: str) -> str | None:
-    """``viewcode-follow-imported`` handler: an attribute whose value is a builtin object (a type alias such as
-    ``tuple[Tensor, Tensor]`` reports the module ``builtins``) keeps the module it is documented in, so that viewcode
-    neither lists ``builtins`` among the modules nor links to a page it cannot write. Anything else: viewcode's own
-    rule (None)."""
+    """``viewcode-follow-imported`` handler: an attribute that is neither a class nor a routine (data: a table, a type
+    alias such as ``tuple[Tensor, Tensor]``) keeps the module it is documented in. Its ``__module__`` is its class's
+    (``builtins`` for an alias), not the module that defines it; followed, it would make viewcode list ``builtins``
+    among the modules, or tie the class's source page to this module's anchors (Sphinx keeps the first documenting
+    module it meets as every backlink's prefix), so that page's links to the class's own functions miss. A class or a
+    routine: viewcode's own rule (None), which follows it to where it is defined."""
     import importlib
+    import inspect
+    import types
 
     try:
         value = getattr(importlib.import_module(modname), attribute.split(".", 1)[0])
     except (ImportError, AttributeError):
         return None
-    return modname if getattr(value, "__module__", None) == "builtins" else None
+    if isinstance(value, types.GenericAlias):  # a class to inspect.isclass before Python 3.11
+        return modname
+    return None if inspect.isclass(value) or inspect.isroutine(value) else modname
 
 
 def setup(app: Any) -> dict[str, Any]:  # pragma: no cover - called by Sphinx
