@@ -837,12 +837,16 @@ def test_a_sweep_whose_slurm_jobs_are_all_gone_says_so_and_exits_2(ending, slurm
     assert sweep.returncode == 2, err
     assert "Traceback" not in err, err
     last = err.strip().splitlines()[-1]
-    assert re.fullmatch(
+    match = re.fullmatch(
         r"initmem sweep: error: the Dask cluster at tcp://127\.0\.0\.1:\d+ has had no worker for \d+ s: its workers "
-        r"are gone \(SLURM jobs that reached their time limit or were cancelled, or stopped workers\); 0 of 4 runs "
+        r"are gone \(SLURM jobs that reached their time limit or were cancelled, or stopped workers\); (\d) of 4 runs "
         rf"finished \(kept in {re.escape(str((tmp_path / 'cache').resolve()))}\), rerun to resume",
         last,
-    ), err
+    )
+    assert match, err
+    # a fast CPU finishes a run or two of the tiny config within the time limit's minute; whatever finished is kept
+    finished = int(match.group(1))
+    assert finished < 4 and finished <= len([p for p in (tmp_path / "cache").glob("*.nc") if load_run(p) is not None])
     assert "has had no worker for " in err and "; giving up on it after 5 s" in err, err  # said while it waited
     assert _queue(slurm) == []
 
