@@ -83,13 +83,30 @@ def test_a_subset_of_the_committed_grid_reads_every_run_from_the_record_and_trai
     assert _snapshot(record / "cpu") == before
 
 
-def test_the_record_is_reused_only_by_explorations(tmp_path):
+def test_an_exploration_reuses_every_store_of_the_record_and_the_record_its_other_chapters(tmp_path):
     record = tmp_path / "results"
     (record / "cpu" / "01_x" / "runs").mkdir(parents=True)
+    (record / "cpu" / "11_y" / "runs").mkdir(parents=True)
     (record / "cpu" / "notes").mkdir()  # not a run store
-    assert reuse.record_stores(tmp_path / "explore", "cpu", record) == [record / "cpu" / "01_x" / "runs"]
-    assert reuse.record_stores(record, "cpu", record) == []  # the record itself reuses nothing
+    both = [record / "cpu" / "01_x" / "runs", record / "cpu" / "11_y" / "runs"]
+    assert reuse.record_stores(tmp_path / "explore", "cpu", record, own="11_y") == both
+    assert reuse.record_stores(record, "cpu", record, own="11_y") == both[:1]  # the record: its other chapters'
+    assert reuse.record_stores(record, "cpu", record, own="01_x") == both[1:]
     assert reuse.record_stores(tmp_path / "explore", "smoke", record) == []  # another preset's runs are not there
+
+
+@pytest.mark.skipif(not (ROOT / "results" / "cpu" / "01_optimizers" / "runs").is_dir(), reason="no committed record")
+def test_the_ladders_first_rung_is_read_from_01s_runs_in_a_record_without_11s(tmp_path):
+    """A record holding 01's cpu runs and none of 11's: 11's first rung (01's network, data, SGD and Adam at sigma_w
+    0.1 and 2.5, three seeds) is read from 01's runs, and only the two further rungs would train."""
+    record = tmp_path / "results"
+    (record / "cpu" / "01_optimizers").mkdir(parents=True)
+    (record / "cpu" / "01_optimizers" / "runs").symlink_to(ROOT / "results" / "cpu" / "01_optimizers" / "runs")
+    p = presets.notebook_parameters("cpu", "11_scale_ladder")
+    plan = reuse.notebook_plan("11_scale_ladder", p, record, "cpu", record=record)
+    first = len(p["optimizers"]) * len(p["sigma_ws"]) * len(p["seeds"])
+    assert (first, len(p["rungs"])) == (12, 3)
+    assert (len(plan.reused), len(plan.cached), len(plan.to_train)) == (first, 0, first * (len(p["rungs"]) - 1))
 
 
 def test_a_damaged_record_run_is_trained_again_and_left_in_place(tiny_config, tmp_path, caplog):

@@ -171,7 +171,8 @@ def notebook_experiment(name: str, namespace: Mapping[str, Any]) -> tuple[xr.Dat
     executor and scheduler that ``initmem experiments --executor`` sets in the environment
     (:data:`initmem.base.paths.EXECUTOR_ENV`, :data:`~initmem.base.paths.SCHEDULER_ENV`) over the parameters' own.
     An exploration (``results_dir`` other than the record's) reads the runs the committed record holds
-    (:func:`initmem.study.reuse.record_stores`) instead of training them.
+    (:func:`initmem.study.reuse.record_stores`) instead of training them; the record reads those its other chapters
+    hold.
 
     Returns:
         ``(ds, parameters)``: the combined Dataset and the complete parameters it was computed with.
@@ -189,7 +190,7 @@ def notebook_experiment(name: str, namespace: Mapping[str, Any]) -> tuple[xr.Dat
         scheduler=os.environ.get(SCHEDULER_ENV) or None,
         train_missing=namespace.get("train_missing"),
         attrs={key: parameters[key] for key in EXPERIMENT_ATTRS.get(name, ())},
-        reuse=record_stores(namespace["results_dir"], preset),
+        reuse=record_stores(namespace["results_dir"], preset, own=name),
     )
     return ds, parameters
 

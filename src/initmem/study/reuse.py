@@ -5,9 +5,10 @@ A run is named by the hash of everything that changes its numbers (:meth:`initme
 run file of the record with the hash an exploration needs *is* that run. An exploration (results in a folder other
 than the record's ``results/``, see :mod:`initmem.study.layout`) reads such runs from the record's run stores,
 ``<root>/results/<preset>/<experiment>/runs/``, read-only, with their checksum and hash verified
-(:func:`initmem.sweeps.store.load_run`); it trains only the others, into its own folder.
+(:func:`initmem.sweeps.store.load_run`); it trains only the others, into its own folder. The record itself reads a
+run that another of its chapters holds (chapter 11's first rung is chapter 01's runs) the same way.
 
-* :func:`record_stores` -- the committed run stores an exploration at a preset reuses;
+* :func:`record_stores` -- the committed run stores a sweep at a preset reuses;
 * :func:`plan_runs` / :class:`RunPlan` -- before anything trains: how many runs a sweep has, how many are in its own
   cache, how many come from the record, how many will train and about how long that takes
   (:func:`initmem.study.costs.estimate_seconds`);
@@ -48,15 +49,22 @@ def record_dir(root: str | os.PathLike | None = None) -> Path | None:
         return None
 
 
-def record_stores(results_dir: str | os.PathLike, preset: str, record: str | os.PathLike | None = None) -> list[Path]:
+def record_stores(
+    results_dir: str | os.PathLike, preset: str, record: str | os.PathLike | None = None, own: str | None = None
+) -> list[Path]:
     """The committed run stores (``<record>/<preset>/*/runs``, every experiment's: runs shared between experiments
-    count too) that a sweep whose results go to ``results_dir`` may reuse; empty when ``results_dir`` is the record
-    itself, there is no record, or fresh runs are asked for (:func:`initmem.base.paths.fresh_runs`, ``initmem
+    count too) that a sweep whose results go to ``results_dir`` may reuse. The record itself reuses the *other*
+    experiments' stores, those of experiments other than ``own`` (the experiment whose sweep this is): a chapter whose
+    runs are another's, as chapter 11's first rung is 01's runs, reads them rather than training them again. Empty
+    when there is no record or fresh runs are asked for (:func:`initmem.base.paths.fresh_runs`, ``initmem
     experiments --fresh``). ``record``: the record's results folder (default: :func:`record_dir`)."""
     record = Path(record) if record is not None else record_dir()
-    if record is None or fresh_runs() or resolve_results_dir(results_dir).resolve() == record.resolve():
+    if record is None or fresh_runs():
         return []
-    return sorted(p for p in (record / preset).glob("*/runs") if p.is_dir())
+    stores = sorted(p for p in (record / preset).glob("*/runs") if p.is_dir())
+    if resolve_results_dir(results_dir).resolve() == record.resolve():
+        return [p for p in stores if p.parent.name != own]
+    return stores
 
 
 @dataclasses.dataclass(frozen=True)
@@ -145,7 +153,7 @@ def notebook_plan(
         results_paths(results_dir, preset, name)[0],
         executor,
         parameters.get("workers"),
-        record_stores(results_dir, preset, record),
+        record_stores(results_dir, preset, record, own=name),
         verify=verify,
     )
 
