@@ -35,6 +35,22 @@ def tiny_config():
 
 
 @pytest.fixture
+def ticking_clocks(monkeypatch):
+    """``ticking_clocks(wall, cpu)``: the run's clocks (:mod:`initmem.run.elapsed`) advance by ``wall`` and ``cpu``
+    seconds at every reading, so that each timed part of a run counts exactly one step of each."""
+    import itertools
+
+    from initmem.run import elapsed
+
+    def install(wall: float, cpu: float) -> None:
+        for name, step in (("wall_clock", wall), ("cpu_clock", cpu)):
+            ticks = itertools.count()
+            monkeypatch.setattr(elapsed, name, lambda ticks=ticks, step=step: next(ticks) * step)
+
+    return install
+
+
+@pytest.fixture
 def interrupted_at_epoch():
     """``with interrupted_at_epoch(n): train(...)``: the run is killed (KeyboardInterrupt) when it asks for the batches
     of its n-th epoch, as a session that dies mid-run; the block must raise it, and the real batches come back after."""

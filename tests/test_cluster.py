@@ -31,6 +31,7 @@ pytest.importorskip("distributed")
 import initmem.sweeps.cluster
 from initmem.base.files import CLAIM_SUFFIX
 from initmem.cli import main
+from initmem.run.variables import TIMINGS
 from initmem.sweeps.cluster import SlurmResources, job_options
 from initmem.sweeps.driver import sweep
 from initmem.sweeps.store import load_run
@@ -65,8 +66,8 @@ def _write_spec(folder: Path, config, values=(0.5, 1.0, 2.0, 2.5)) -> dict:
 
 
 def _same_numbers(a: xr.Dataset, b: xr.Dataset) -> None:
-    """Every variable but the wall time equal, bit for bit."""
-    xr.testing.assert_identical(a.drop_vars("wall_time_s").drop_attrs(), b.drop_vars("wall_time_s").drop_attrs())
+    """Every variable but the timings equal, bit for bit."""
+    xr.testing.assert_identical(a.drop_vars(list(TIMINGS)).drop_attrs(), b.drop_vars(list(TIMINGS)).drop_attrs())
 
 
 class Daemons:

@@ -42,8 +42,8 @@ HIDDEN = {"remove-cell", "remove-input", "parameters"}
 #: The parameters of the page's MLP, counted by hand: Linear(32, 64), BatchNorm1d(64), Linear(64, 64),
 #: BatchNorm1d(64), Linear(64, 10), each Linear with a bias and each BatchNorm with a gain and a shift.
 MLP_PARAMETERS = (32 * 64 + 64) + 2 * 64 + (64 * 64 + 64) + 2 * 64 + (64 * 10 + 10)
-#: What a run's file records that is no result of training (its duration).
-NOT_RESULTS = {"wall_time_s"}
+#: What a run's file records that is no result of training (its duration, wall and CPU).
+NOT_RESULTS = {"wall_time_s", "cpu_time_s"}
 #: The line before the JSON that the probe appended to the page's cells prints.
 MARK = "-- initmem test_dist probe --"
 #: Appended to the page's cells: what they computed (every result Dataset's spread per seed and parameter count)

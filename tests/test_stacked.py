@@ -13,6 +13,7 @@ import initmem.run.stacked as stacked_module
 from initmem.run.config import RunConfig
 from initmem.run.stacked import group_hash, stack_groups, stack_key, train_stacked
 from initmem.run.training import train
+from initmem.run.variables import TIMINGS
 from initmem.sweeps.driver import sweep
 from initmem.sweeps.executors import prepared_data
 from initmem.sweeps.store import run_path
@@ -24,7 +25,7 @@ CONTINUOUS = ("train_loss", "val_loss", "test_loss", "weight_norm", "dist_from_i
 
 
 def _comparable(ds: xr.Dataset) -> xr.Dataset:
-    return ds.drop_vars("wall_time_s").drop_attrs()
+    return ds.drop_vars(list(TIMINGS)).drop_attrs()
 
 
 @pytest.mark.parametrize(
@@ -112,6 +113,29 @@ def test_stacked_resume_equals_uninterrupted(tmp_path, interrupted_at_epoch):
     assert not checkpoint.exists()
     for a, b in zip(reference, resumed):
         xr.testing.assert_identical(_comparable(a), _comparable(b))
+
+
+@pytest.mark.parametrize("old_checkpoint", [False, True], ids=["fresh", "resumed-without-cpu-time"])
+def test_stacked_members_share_the_stacks_seconds(tmp_path, interrupted_at_epoch, ticking_clocks, old_checkpoint):
+    """Clocks ticking 1 s (wall) and 0.5 s (CPU) a reading: each member's epoch 0 is its own tick, each of the 3
+    epochs a tick shared by the 2 members. Resumed from a checkpoint without CPU times (written before they were
+    recorded), the wall times carry on and the CPU times are NaN."""
+    import torch
+
+    ticking_clocks(wall=1.0, cpu=0.5)
+    configs = [BASE.replace(sigma_w=s, epochs=3, checkpoint_every=1) for s in (0.5, 2.0)]
+    data = prepared_data(configs[0])
+    checkpoint = tmp_path / "stack.ckpt"
+    if old_checkpoint:
+        with interrupted_at_epoch(3):
+            train_stacked(configs, data=data, checkpoint_path=checkpoint)
+        state = torch.load(checkpoint, weights_only=True)
+        del state["cpus"]
+        torch.save(state, checkpoint)
+    runs = train_stacked(configs, data=data, checkpoint_path=checkpoint)
+    assert [float(ds["wall_time_s"]) for ds in runs] == [2.5, 2.5]
+    cpu = [float(ds["cpu_time_s"]) for ds in runs]
+    assert all(map(np.isnan, cpu)) if old_checkpoint else cpu == [1.25, 1.25]
 
 
 def test_stacked_runs_never_share_a_cache_file_with_sequential_runs(tmp_path, monkeypatch, caplog):

@@ -19,6 +19,7 @@ import initmem.run.data
 import initmem.run.training
 import initmem.sweeps.executors
 from initmem.run.config import ConfigError, RunConfig
+from initmem.run.variables import TIMINGS
 from initmem.study.calibration import critical
 from initmem.study.stats import spread
 from initmem.study.summary import spread_lines, summary_table
@@ -34,8 +35,8 @@ SPEC = {"base": BASE, "grid": {"sigma_w": [0.5, 2.0]}, "zip": {"optimizer": ["sg
 
 
 def _comparable(ds: xr.Dataset) -> xr.Dataset:
-    """Without the timing variable and the provenance attributes."""
-    return ds.drop_vars("wall_time_s").drop_attrs()
+    """Without the timing variables and the provenance attributes."""
+    return ds.drop_vars(list(TIMINGS)).drop_attrs()
 
 
 @pytest.fixture(scope="module")

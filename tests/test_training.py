@@ -12,11 +12,12 @@ import xarray as xr
 from initmem.run.data import steps_per_epoch
 from initmem.run.records import EPOCH_METRICS, SCALAR_METRICS
 from initmem.run.training import train
+from initmem.run.variables import TIMINGS
 from tiny import TINY_RUN  # tests/ is on sys.path under pytest
 
 
 def _metrics_only(ds: xr.Dataset) -> xr.Dataset:
-    return ds.drop_vars("wall_time_s")
+    return ds.drop_vars(list(TIMINGS))
 
 
 def test_dataset_has_every_metric(tiny_config):
@@ -229,6 +230,36 @@ def test_resumed_run_equals_uninterrupted(tiny_config, tmp_path, interrupted_at_
     resumed = train(config, checkpoint_path=checkpoint)
     assert not checkpoint.exists()
     xr.testing.assert_identical(_metrics_only(reference).drop_attrs(), _metrics_only(resumed).drop_attrs())
+
+
+def test_a_run_records_its_seconds_on_the_wall_clock_and_in_cpu_time(tiny_config, ticking_clocks):
+    """Clocks ticking 1 s (wall) and 0.5 s (CPU) a reading: the epoch-0 measurement and each of the 3 epochs count one
+    tick of each."""
+    ticking_clocks(wall=1.0, cpu=0.5)
+    ds = train(tiny_config)
+    assert (float(ds["wall_time_s"]), float(ds["cpu_time_s"])) == (4.0, 2.0)
+
+
+@pytest.mark.parametrize("old_checkpoint", [False, True], ids=["checkpoint", "checkpoint-without-cpu-time"])
+def test_a_resumed_run_counts_its_seconds_before_and_after(
+    tiny_config, tmp_path, interrupted_at_epoch, ticking_clocks, old_checkpoint
+):
+    """Killed in its third epoch and resumed: epoch 0 and the four epochs count one tick each. A checkpoint written
+    before CPU time was recorded resumes too; the CPU time before it is unknown, so the run's is NaN."""
+    import torch
+
+    ticking_clocks(wall=1.0, cpu=0.5)
+    config = tiny_config.replace(epochs=4, checkpoint_every=1)
+    checkpoint = tmp_path / "run.ckpt"
+    with interrupted_at_epoch(3):
+        train(config, checkpoint_path=checkpoint)
+    if old_checkpoint:
+        state = torch.load(checkpoint, weights_only=True)
+        del state["cpu_time_s"]
+        torch.save(state, checkpoint)
+    ds = train(config, checkpoint_path=checkpoint)
+    assert float(ds["wall_time_s"]) == 5.0
+    assert math.isnan(float(ds["cpu_time_s"])) if old_checkpoint else float(ds["cpu_time_s"]) == 2.5
 
 
 @pytest.mark.slow

@@ -97,7 +97,7 @@ def _cmd_train(args: argparse.Namespace) -> int:
         f"{out}: selected test acc {ds['selected_test_acc'].item():.2f} % (best val epoch {best:g}), "
         f"final test acc {ds['final_test_acc'].item():.2f} %, final train acc {ds['final_train_acc'].item():.2f} %, "
         f"tau_interp {ds['tau_interp'].item():g}, diverged {int(ds['diverged'].item())}, "
-        f"{ds['wall_time_s'].item():.0f} s"
+        f"{ds['wall_time_s'].item():.0f} s ({ds['cpu_time_s'].item():.0f} CPU-s)"
     )
     return 0
 

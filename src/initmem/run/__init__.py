@@ -14,7 +14,8 @@
 * :mod:`~initmem.run.metrics` -- the paper's per-run measurements: clocks, norms, tau_interp, selection;
 * :mod:`~initmem.run.records` -- what a run records and the Dataset with provenance; the names it records and the
   recorded epochs are in :mod:`~initmem.run.variables`, the yes/no thresholds in :mod:`~initmem.run.thresholds`
-  (both free of torch, for the study);
+  (both free of torch, for the study), the seconds it spends (wall clock and CPU time) in
+  :mod:`~initmem.run.elapsed`;
 * :mod:`~initmem.run.loop` -- the pieces every training loop shares: device and precision, the epoch-0
   measurement, the one training step (schedule, update, clocks), checkpoints;
 * :mod:`~initmem.run.training` -- :func:`train`, one run; :mod:`~initmem.run.stacked` -- K runs as one vmapped

@@ -29,6 +29,7 @@ from ..base.paths import git_commit
 from ..base.version import __version__
 from .config import RunConfig
 from .data import PreparedData, eval_batches
+from .elapsed import Elapsed
 from .kernels import kernel_parameters
 from .metrics import best_index, distance_from_init, frobenius_norms, repair_gap, tau_interp, total_norm
 from .variables import CLOCK_DESCRIPTIONS, CLOCKS, EPOCH_METRICS, SCALAR_METRICS, recorded_epochs
@@ -233,9 +234,10 @@ def hardware_description(device: torch.device) -> str:
 
 
 def to_dataset(
-    config: RunConfig, history: RunHistory, recorded: list[int], divergence: str, wall: float, data, device
+    config: RunConfig, history: RunHistory, recorded: list[int], divergence: str, spent: Elapsed, data, device
 ) -> xr.Dataset:
-    """Assemble the per-epoch history and the run-level scalars into one Dataset.
+    """Assemble the per-epoch history and the run-level scalars into one Dataset (``spent``: the run's seconds on the
+    wall clock and in CPU time).
 
     ``divergence`` is why the run diverged (``""``: it did not; see :class:`initmem.run.loop.DivergenceWatch`),
     stored as the attribute ``divergence``. Per-epoch values are NaN after a divergence; a diverged run's selected
@@ -274,7 +276,7 @@ def to_dataset(
         "tau_interp": tau,
         "repair_gap": repair_gap(epochs, columns["val_acc"], tau),
         "diverged": float(diverged),
-        "wall_time_s": wall,
+        **spent.state(),
     }
     ds = xr.Dataset(
         {name: ("epoch", values) for name, values in columns.items()}

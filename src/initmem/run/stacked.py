@@ -30,7 +30,7 @@ Why this is exactly K separate runs (up to float rounding):
   stops); the others continue.
 
 Differences from separate runs: float rounding of grouped vs single convolutions (relative 1e-7 per
-step), ``wall_time_s`` is each member's equal share of the stacked wall time, and ``channels_last``
+step), ``wall_time_s`` and ``cpu_time_s`` are each member's equal share of the stack's, and ``channels_last``
 and ``compile`` are not applied (recorded as 0). Max-pooling (ResNet-9) amplifies rounding: where two
 values of a pooling window agree to ~1e-7, rounding can flip which one wins, which moves one gradient
 entry, and from then on the two runs drift apart as runs on different hardware do: a property of max-pooling plus
@@ -47,7 +47,7 @@ import dataclasses
 import hashlib
 import json
 import logging
-import time
+import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -62,6 +62,7 @@ from torch.func import functional_call, stack_module_state, vmap
 from . import optimizers
 from .config import RunConfig
 from .data import PreparedData, eval_batches
+from .elapsed import Elapsed, now
 from .kernels import kernel_parameters
 from .loop import (
     DivergenceWatch,
@@ -266,28 +267,30 @@ def train_stacked(
     k_total = len(configs)
     histories = [RunHistory() for _ in configs]
     divergences = [""] * k_total  # why each member diverged; "" while it trains
-    walls = [0.0] * k_total
+    spent = [Elapsed()] * k_total
     start_epoch = 1
 
     state = _load_stack_checkpoint(checkpoint_path, configs, stack, step.optimizer)
     if state is not None:
         stack.load_state_dict(state["stack"])
         step.resume(state)
-        histories, divergences, walls = state["histories"], state["divergences"], state["walls"]
+        histories, divergences = state["histories"], state["divergences"]
+        cpus = state.get("cpus", [math.nan] * k_total)  # a checkpoint from before CPU time was recorded: unknown
+        spent = [Elapsed(wall, cpu) for wall, cpu in zip(state["walls"], cpus)]
         start_epoch = state["epoch"] + 1
         log.info("resumed stack %s at epoch %d", group_hash(configs), state["epoch"])
     else:
         for k, (member, config) in enumerate(zip(members, configs)):
-            t0 = time.perf_counter()
+            start = now()
             histories[k].add(0, *initial_row(member, setup, config, initial[k], step))
-            walls[k] += time.perf_counter() - t0
+            spent[k] += now() - start
     del members
     watches = [DivergenceWatch.of(history.rows[0]) for history in histories]
 
     show = ref.progress if progress is None else progress
     bar = epoch_bar(ref.epochs, start_epoch, show, f"stacked x{k_total} {ref.optimizer}")
     for epoch in range(start_epoch, ref.epochs + 1):
-        t0 = time.perf_counter()
+        start = now()
         running = [k for k in range(k_total) if not divergences[k]]
         for x, y in step.schedule.batches(data, epoch):
             with setup.autocast():
@@ -316,9 +319,9 @@ def train_stacked(
                 histories[k].add(epoch, row, layer_norms)
         if all(divergences):
             break
-        share = (time.perf_counter() - t0) / max(1, len(running))
+        share = (now() - start) / max(1, len(running))
         for k in running:
-            walls[k] += share
+            spent[k] += share
         bar.update(1)
         if checkpoint_due(checkpoint_path, ref, epoch):
             save_checkpoint(
@@ -331,14 +334,15 @@ def train_stacked(
                     **step.state(),
                     "histories": [dataclasses.asdict(h) for h in histories],
                     "divergences": divergences,
-                    "walls": walls,
+                    "walls": [s.wall for s in spent],
+                    "cpus": [s.cpu for s in spent],
                 },
             )
     bar.close()
 
     datasets = []
     for k, config in enumerate(configs):
-        ds = to_dataset(config, histories[k], recorded, divergences[k], walls[k], data, setup.device)
+        ds = to_dataset(config, histories[k], recorded, divergences[k], spent[k], data, setup.device)
         ds.attrs.update(stacked=k_total, channels_last=0, compiled=0)
         datasets.append(ds)
     if checkpoint_path is not None and not keep_checkpoint:

@@ -37,7 +37,9 @@ repair_gap          -                  val accuracy at the last epoch minus at t
 diverged            -                  1 if a non-finite or exploding loss or kernel norm stopped
                                        the run (attribute ``divergence``: why), else 0; then the
                                        selected_* and final_* scalars are NaN
-wall_time_s         -                  seconds spent training and evaluating
+wall_time_s         -                  seconds spent training and evaluating (wall clock)
+cpu_time_s          -                  CPU seconds of the process meanwhile (core-seconds;
+                                       :mod:`initmem.run.elapsed`)
 ==================  =================  =======================================================
 """
 
@@ -45,7 +47,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -56,6 +57,7 @@ import xarray as xr
 from ..base.files import remove_stale_temp_files
 from .config import RunConfig
 from .data import PreparedData
+from .elapsed import Elapsed, now
 from .kernels import kernel_parameters
 from .loop import (
     DivergenceWatch,
@@ -165,25 +167,25 @@ def train(
     step = TrainingStep.of(config, data, optimizer)
     history = RunHistory()
     recorded = recorded_epochs(config)
-    start_epoch, divergence, wall = 1, "", 0.0
+    start_epoch, divergence, spent = 1, "", Elapsed()
 
     state = load_checkpoint(checkpoint_path, config, model, optimizer)
     if state is not None:
         model.load_state_dict(state["model"])
         step.resume(state)
         history = state["history"]
-        start_epoch, wall = state["epoch"] + 1, state["wall_time_s"]
+        start_epoch, spent = state["epoch"] + 1, Elapsed.of_state(state)
         log.info("resumed %s at epoch %d from %s", config.hash(), state["epoch"], checkpoint_path)
     else:
-        t0 = time.perf_counter()
+        start = now()
         history.add(0, *initial_row(model, setup, config, initial, step, loss, kernels))
-        wall += time.perf_counter() - t0
+        spent += now() - start
     watch = DivergenceWatch.of(history.rows[0])
 
     show = config.progress if progress is None else progress
     bar = epoch_bar(config.epochs, start_epoch, show, f"{config.optimizer} sigma_w={config.sigma_w:g}")
     for epoch in range(start_epoch, config.epochs + 1):
-        t0 = time.perf_counter()
+        start = now()
         model.train()
         for x, y in step.schedule.batches(data, epoch):
             if config.channels_last:
@@ -205,7 +207,7 @@ def train(
             break
         if epoch in recorded:
             bar.set_postfix(train=f"{row['train_acc']:.1f}", val=f"{row['val_acc']:.1f}", refresh=False)
-        wall += time.perf_counter() - t0
+        spent += now() - start
         bar.update(1)
         if checkpoint_due(checkpoint_path, config, epoch):
             save_checkpoint(
@@ -217,11 +219,11 @@ def train(
                     "model": model.state_dict(),
                     **step.state(),
                     "history": dataclasses.asdict(history),
-                    "wall_time_s": wall,
+                    **spent.state(),
                 },
             )
     bar.close()
-    dataset = to_dataset(config, history, recorded, divergence, wall, data, setup.device)
+    dataset = to_dataset(config, history, recorded, divergence, spent, data, setup.device)
     if checkpoint_path is not None and not keep_checkpoint:
         checkpoint_path.unlink(missing_ok=True)
     return dataset

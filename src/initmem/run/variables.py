@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .config import RunConfig
 
-__all__ = ["EPOCH_METRICS", "SCALAR_METRICS", "CLOCKS", "CLOCK_DESCRIPTIONS", "recorded_epochs"]
+__all__ = ["EPOCH_METRICS", "SCALAR_METRICS", "TIMINGS", "CLOCKS", "CLOCK_DESCRIPTIONS", "recorded_epochs"]
 
 #: Per-epoch scalar variables, in the order they are recorded.
 EPOCH_METRICS = (
@@ -52,7 +52,10 @@ SCALAR_METRICS = (
     "repair_gap",
     "diverged",
     "wall_time_s",
+    "cpu_time_s",
 )
+#: The scalars that measure the machine, not the run: identical runs differ in them.
+TIMINGS = ("wall_time_s", "cpu_time_s")
 #: The clocks, each recorded per epoch and at the selected and the final checkpoint.
 CLOCKS = ("T_SGD", "T_L2", "T_adapt")
 #: What each clock counts (stored as the variables' ``description`` attribute).
