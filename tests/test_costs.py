@@ -146,3 +146,16 @@ def test_the_bf16_term_is_the_median_ratio_to_same_session_fp32_twins():
     assert "bf16" not in without["precision"]
     # the median run of the six, its bf16 term removed: 100 s per 1e12 FLOPs (the bf16 run c, at 10 / 0.693 s, is low)
     assert math.exp(model["levels"]["resnet9@32"]) * 1e12 == pytest.approx(100.0, rel=1e-4)
+
+
+def test_a_runs_core_seconds_are_its_cpu_time_where_recorded_else_its_wall_time():
+    """A run recorded after session 17 has ``cpu_time_s``: it counts. One recorded before (no variable) or resumed
+    from a checkpoint older than it (NaN) counts its wall time."""
+    import xarray as xr
+
+    def run(**timings):
+        return xr.Dataset({name: ((), value) for name, value in timings.items()})
+
+    assert costs.core_seconds(run(wall_time_s=120.0, cpu_time_s=61.5)) == 61.5
+    assert costs.core_seconds(run(wall_time_s=120.0)) == 120.0
+    assert costs.core_seconds(run(wall_time_s=120.0, cpu_time_s=math.nan)) == 120.0

@@ -1,4 +1,7 @@
-"""Fit the cost model of :mod:`initmem.study.costs` to the wall times the committed runs recorded.
+"""Fit the cost model of :mod:`initmem.study.costs` to the seconds the committed runs recorded: their CPU time where
+they record one, else their wall time (:func:`initmem.study.costs.core_seconds`; the record's runs before session 17
+record wall time only, which counts the machine's load: each run against the median of its own configuration is
+within 1.5x for 63 % of them, a ceiling for any model of their wall time).
 
 The model (one line per factor, each an interpretable log-ratio):
 
@@ -41,7 +44,7 @@ import numpy as np
 import pandas as pd
 
 from ..sweeps.store import read_checked
-from .costs import BASE_BATCH, log_seconds_per_flop, run_images
+from .costs import BASE_BATCH, core_seconds, log_seconds_per_flop, run_images
 from .flops import TRAIN_PASSES, forward_flops
 
 __all__ = ["DIGITS", "run_table", "fit", "calibration"]
@@ -59,7 +62,8 @@ def run_table(results_dir: str | os.PathLike, preset: str = "cpu") -> pd.DataFra
     Columns: ``sweep`` (the experiment folder), ``hash``, ``cell`` (``"<model>@<image size>"``), ``model``,
     ``width``, ``image_size``, ``batch_size``, ``optimizer``, ``precision``, ``flops`` (the run's total: trained
     images x :data:`~initmem.study.flops.TRAIN_PASSES` + evaluated images, x forward FLOPs per image),
-    ``seconds`` (its recorded wall time), ``hardware``, ``torch`` and ``git_commit`` (as the run files record them),
+    ``seconds`` (its core-seconds, :func:`~initmem.study.costs.core_seconds`: its CPU time where recorded, else its
+    wall time), ``hardware``, ``torch`` and ``git_commit`` (as the run files record them),
     ``twin`` (its configuration but the precision, as JSON: runs that differ in precision alone share it).
     """
     rows, seen = [], set()
@@ -88,7 +92,7 @@ def run_table(results_dir: str | os.PathLike, preset: str = "cpu") -> pd.DataFra
                 "precision": "bf16" if c.get("bf16") else "fp32",
                 "twin": json.dumps({k: v for k, v in c.items() if k != "bf16"}, sort_keys=True),
                 "flops": float(per_image * (TRAIN_PASSES * trained + evaluated)),
-                "seconds": float(ds["wall_time_s"]),
+                "seconds": core_seconds(ds),
                 "hardware": str(ds.attrs.get("hardware", "?")),
                 "torch": str(ds.attrs.get("torch_version", "?")),
                 "git_commit": str(ds.attrs.get("git_commit", "?")),

@@ -64,6 +64,7 @@ __all__ = [
     "estimate_runs",
     "price",
     "measured_costs",
+    "core_seconds",
 ]
 
 #: The fitted CPU cost model (JSON, in this package), written by ``scripts/fit_costs.py``.
@@ -237,6 +238,15 @@ def price(cost: Mapping[str, Any], gpu: bool = True) -> str:
     return text
 
 
+def core_seconds(run: Any) -> float:
+    """What one run (its Dataset) cost in core-seconds: its recorded CPU time (``cpu_time_s``,
+    :mod:`initmem.run.elapsed`) where it has one, else its wall time (a run recorded before CPU time was: its wall
+    time also counts whatever else the machine was doing, up to 2x on a shared core, ``benchmarks/cpu_time.py``)."""
+    if "cpu_time_s" in run.data_vars and math.isfinite(cpu := float(run["cpu_time_s"])):
+        return cpu
+    return float(run["wall_time_s"])
+
+
 def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[str] | None = None):
     """What the cached runs of ``preset`` cost, per experiment of ``names`` (None:
     ``registry.EXPERIMENTS``), read from the run files' provenance. An experiment's
@@ -246,7 +256,7 @@ def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[
 
     Returns a :class:`pandas.DataFrame` indexed by experiment with columns ``runs``, ``shared_runs`` (runs that an
     earlier experiment of ``names`` holds too, the same configuration and file: trained once, counted there),
-    ``core_hours`` (the sum of the training wall times of the other runs; every CPU-preset run uses one thread),
+    ``core_hours`` (the sum of the other runs' :func:`core_seconds`; every CPU-preset run uses one thread),
     ``minutes_per_run`` (their mean), ``hardware`` and ``torch`` (the distinct values recorded, joined by "; ").
     Experiments without runs are left out.
     """
@@ -268,7 +278,7 @@ def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[
                 shared += 1
                 continue
             counted.add(digest)
-            seconds.append(float(ds["wall_time_s"]))
+            seconds.append(core_seconds(ds))
         if seconds or shared:
             rows.append(
                 {
