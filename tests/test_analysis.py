@@ -134,7 +134,7 @@ def test_run_experiment_keeps_an_unchanged_file(tmp_path):
     xr.testing.assert_identical(results.read_results(tmp_path, "test", "01_optimizers", reader="06_norms"), noted)
     assert set(results.load_results(tmp_path, "test", ["01_optimizers", "02_long_training"])) == {"01_optimizers"}
     measured = costs.measured_costs(tmp_path, "test")
-    seconds = [float(xr.open_dataset(f, engine="h5netcdf")["wall_time_s"]) for f in sorted(runs.glob("*.nc"))]
+    seconds = [float(xr.open_dataset(f, engine="h5netcdf")["cpu_time_s"]) for f in sorted(runs.glob("*.nc"))]
     assert list(measured.index) == ["01_optimizers"] and int(measured.loc["01_optimizers", "runs"]) == 2
     assert measured.loc["01_optimizers", "core_hours"] == pytest.approx(sum(seconds) / 3600.0)
     assert measured.loc["01_optimizers", "minutes_per_run"] == pytest.approx(sum(seconds) / 2 / 60.0)
@@ -142,7 +142,7 @@ def test_run_experiment_keeps_an_unchanged_file(tmp_path):
     # a run file beside the record's (trained ahead for another grid) is not the record's cost
     stray = xr.load_dataset(sorted(runs.glob("*.nc"))[0], engine="h5netcdf")
     stray.attrs["config_hash"] = "f" * 16
-    store.write_run(stray.assign(wall_time_s=3600.0 * 100), runs / f"{'f' * 16}.nc")
+    store.write_run(stray.assign(wall_time_s=3600.0 * 100, cpu_time_s=3600.0 * 100), runs / f"{'f' * 16}.nc")
     assert costs.measured_costs(tmp_path, "test").equals(measured)
     # A run that a later experiment holds too (the same file) was trained once: it is counted where it came first.
     import shutil
