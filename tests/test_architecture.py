@@ -156,6 +156,8 @@ TORCH_FREE = (
     "initmem",
     "initmem.base.constants",
     "initmem.run.config",
+    "initmem.run.mapping_files",
+    "initmem.run.elapsed",
     "initmem.run.thresholds",
     "initmem.run.variables",
     "initmem.sweeps",

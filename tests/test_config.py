@@ -94,7 +94,7 @@ def test_integer_for_a_float_field_is_the_same_run():
 
 
 def test_read_mapping_file_names_the_option_and_the_problem(tmp_path):
-    from initmem.run.config import read_mapping_file
+    from initmem.run.mapping_files import read_mapping_file
 
     good = tmp_path / "run.yaml"
     good.write_text("lr: 0.05\nsigma_w: 2\n")

@@ -34,7 +34,8 @@ import initmem.sweeps.executors
 import initmem.sweeps.store
 from initmem.base.files import OutputError, RunClaim, temp_name
 from initmem.cli import main
-from initmem.run.config import ConfigError, RunConfig, read_mapping_file
+from initmem.run.config import ConfigError, RunConfig
+from initmem.run.mapping_files import read_mapping_file
 from initmem.run.training import load_checkpoint, train
 from initmem.run.variables import TIMINGS
 from initmem.study.stats import spread

@@ -18,7 +18,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..run.config import shown, yaml_loader
+from ..run.config import shown
+from ..run.mapping_files import yaml_loader
 from ..study.presets import zipped_defaults
 
 __all__ = [

@@ -18,7 +18,8 @@ from pathlib import Path
 
 from ..run import config as _config
 from ..run import optimizers as _optimizers
-from ..run.config import ConfigError, RunConfig, read_mapping_file, shown
+from ..run.config import ConfigError, RunConfig, shown
+from ..run.mapping_files import read_mapping_file
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start (a tenth of a quick CLI call)
 if TYPE_CHECKING:

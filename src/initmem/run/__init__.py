@@ -1,6 +1,7 @@
 """One run: everything that decides what a single training run computes and records.
 
 * :mod:`~initmem.run.config` -- :class:`RunConfig`, its validation and its hash (the cache key);
+  :mod:`~initmem.run.mapping_files` reads a config or sweep spec file (JSON or YAML, safely);
 * :mod:`~initmem.run.optimizers` -- one record per optimizer (name, family, label, colour, builder, defaults, its own
   settings): every list of optimizers derives from it;
 * :mod:`~initmem.run.data` -- CIFAR-10 (torchvision batches or the JPEG archive) and synthetic data, resident on

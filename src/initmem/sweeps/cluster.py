@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from ..base.files import OutputError, open_new, temp_name
-from ..run.config import ConfigError, read_mapping_file
+from ..run.config import ConfigError
+from ..run.mapping_files import read_mapping_file
 from .cluster_flags import SLURM_FLAGS
 
 __all__ = [
