@@ -1,6 +1,7 @@
-"""The judges of the paper's claims: one function per claim (C1-C7, and B1 beyond the paper) that turns an
-experiment's combined Dataset into the ledger's rows (:class:`initmem.study.ledger.Row`), by the rules printed in
-:data:`initmem.study.ledger.RULES`. :data:`CLAIMS` lists them in ledger order with the experiment each reads.
+"""The judges of the paper's claims: one function per claim (C1-C7, and B1 beyond the paper, whose judge is
+:func:`initmem.study.boundary_judge.judge_b1`) that turns an experiment's combined Dataset into the ledger's rows
+(:class:`initmem.study.ledger.Row`), by the rules printed in :data:`initmem.study.ledger.RULES`. :data:`CLAIMS` lists
+them in ledger order with the experiment each reads.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import xarray as xr
 from ..run.optimizers import ADAPTIVE, LABELS
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import experiments, rules
+from .boundary_judge import judge_b1
 from .calibration import CrossFitted
 from .ledger import (
     Row,
@@ -27,8 +29,8 @@ from .ledger import (
     seed_matrix,
     spread_text,
 )
-from .nulls import NullTest, contrast_null, contrast_null_floor, spread_null, spread_null_floor
-from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, PREMISE_NOT_MET, SIZE_CONTRADICTED, Verdict
+from .nulls import contrast_null, contrast_null_floor, spread_null, spread_null_floor
+from .rules import INCONCLUSIVE, PREMISE_NOT_MET, Verdict
 from .stats import Interval, finite_runs, mean_interval
 
 # CLAIMS and ANNOTATIONS, every experiment's, are this module's attributes too (:func:`__getattr__`)
@@ -418,96 +420,9 @@ def _c7(ds: xr.Dataset) -> list[Row]:
     ]
 
 
-def _b1_alternatives(ds: xr.Dataset, table: Any, plateau: float) -> str:
-    """x0 under other defensible choices than the rule's (the rule's own is not among them), as text."""
-    from .boundary import x0_alternatives
-
-    decays = table.index.get_level_values("weight_decay")
-    at_selection = ds["selected_T_L2"].mean(["sigma_w", "seed"]).to_series().reindex(table.index)
-    rates = sorted(set(table.index.get_level_values("lr")))[:2]
-    choices = {
-        "cells with decay only": table[decays > 0],
-        f"lr {' and '.join(f'{lr:g}' for lr in rates)} only (the smallest T_SGD)": table[
-            table.index.get_level_values("lr").isin(rates)
-        ],
-        "the final predictor": table.assign(selected_gap=table["final_gap"]),
-        "T_L2 at the selected checkpoint": table.assign(x=at_selection - table["log_ratio"]),
-    }
-    return ", ".join(f"{name} {x0:.2f}" for name, x0 in x0_alternatives(choices, plateau).items())
-
-
-def _b1(ds: xr.Dataset) -> list[Row]:
-    from .boundary import declared_plateau, fit_boundary, stratified_trend
-    from .phase import BOUNDARY_BAND, cell_table
-
-    table = cell_table(ds)
-    l2 = stratified_trend(table, "weight_decay", "lr")
-    across = stratified_trend(table, "lr", "weight_decay")
-    plateau, (lr0, _) = declared_plateau(table)
-    fit = fit_boundary(table, plateau)
-    x0 = fit.midpoint
-    band = f"[{BOUNDARY_BAND[0]:g}, {BOUNDARY_BAND[1]:g}]"
-    where = (
-        f"the L2 clock: {l2.format()}; across learning rates at fixed lambda (both clocks move): "
-        f"{across.format()}; declared plateau {plateau:.1f} pp (the gap at lr {lr0:g}, lambda 0); "
-        f"x0 = {x0.estimate:.2f} [{x0.low:.2f}, {x0.high:.2f}] (profile interval over {fit.cells} cells), width "
-        f"{fit.width:.2f}; x0 under other choices: {_b1_alternatives(ds, table, plateau) if fit.cells else 'none'}"
-    )
-    if not (math.isfinite(plateau) and plateau >= rules.MARGIN_PP):
-        verdict = Verdict(
-            PREMISE_NOT_MET,
-            f"premise not met: no memory to forget (the declared plateau, the gap without decay at the smallest lr, "
-            f"is {plateau:.1f} pp, below the margin {rules.MARGIN_PP:g}); a smaller learning rate would meet it",
-        )
-    elif l2.strata == 0:
-        verdict = Verdict(INCONCLUSIVE, "no learning rate with 3 cells: the L2 clock cannot be tested")
-    elif l2.p_greater < rules.ALPHA:
-        verdict = Verdict(NOT_REPRODUCED, f"the memory rises with lambda at fixed lr ({l2.format()})")
-    elif not l2.p_less < rules.ALPHA:
-        verdict = Verdict(
-            INCONCLUSIVE, f"the fall of the memory with lambda at fixed lr is not beyond the null ({l2.format()})"
-        )
-    else:
-        falls = f"the memory falls with lambda at fixed lr (p = {l2.p_less:.2g})"
-        if not fit.identified:
-            verdict = Verdict(
-                IN_DIRECTION,
-                f"{falls}; x0 is not identified: its profile interval [{x0.low:.2f}, {x0.high:.2f}] reaches the "
-                "searched range",
-            )
-        elif BOUNDARY_BAND[0] <= x0.low and x0.high <= BOUNDARY_BAND[1]:
-            verdict = Verdict(IN_SIZE, f"{falls} and x0's interval [{x0.low:.2f}, {x0.high:.2f}] lies inside {band}")
-        elif x0.high < BOUNDARY_BAND[0] or x0.low > BOUNDARY_BAND[1]:
-            below = x0.high < BOUNDARY_BAND[0]
-            verdict = Verdict(
-                SIZE_CONTRADICTED,
-                f"{falls}, but x0's interval [{x0.low:.2f}, {x0.high:.2f}] lies wholly "
-                f"{'below' if below else 'above'} the band {band}: half the memory is gone "
-                f"{'before' if below else 'only after'} T_L2 reaches ln(|W0|/|W*|)",
-            )
-        else:
-            verdict = Verdict(
-                IN_DIRECTION, f"{falls}; x0's interval [{x0.low:.2f}, {x0.high:.2f}] straddles an edge of {band}"
-            )
-    return [
-        Row(
-            "B1",
-            "",
-            verdict,
-            Interval(l2.rho, math.nan, math.nan, l2.cells, "mean Spearman rho within lr"),
-            NullTest(l2.rho, l2.p_less, math.nan, math.nan, l2.draws, False, 1.0 / (l2.draws + 1)),
-            size=x0,
-            band=BOUNDARY_BAND,
-            ours=where,
-            scale=scale_text(ds),
-            margin=math.nan,
-        )
-    ]
-
-
 #: Each claim's rule, in ledger order.
 RULES: dict[str, Callable[[xr.Dataset], list[Row]]] = {
-    "C1": _c1, "C2": _c2, "C3": _c3, "C4": _c4, "C5": _c5, "C6": _c6, "C7": _c7, "B1": _b1,
+    "C1": _c1, "C2": _c2, "C3": _c3, "C4": _c4, "C5": _c5, "C6": _c6, "C7": _c7, "B1": judge_b1,
 }  # fmt: skip
 _ORDER = {claim: rank for rank, claim in enumerate(RULES)}
 
