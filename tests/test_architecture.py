@@ -258,6 +258,7 @@ NOT_FOR_THE_LIGHT_COMMANDS = (
     "initmem.study.presets",
     "initmem.study.experiments",
     "initmem.base.files",
+    "initmem.base.claims",
 )
 
 

@@ -29,7 +29,7 @@ import xarray as xr
 pytest.importorskip("distributed")
 
 import initmem.sweeps.cluster
-from initmem.base.files import CLAIM_SUFFIX
+from initmem.base.claims import CLAIM_SUFFIX
 from initmem.cli import main
 from initmem.run.variables import TIMINGS
 from initmem.sweeps.cluster import SlurmResources, job_options

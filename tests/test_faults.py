@@ -32,7 +32,8 @@ import initmem.run.loop
 import initmem.run.training
 import initmem.sweeps.executors
 import initmem.sweeps.store
-from initmem.base.files import OutputError, RunClaim, temp_name
+from initmem.base.claims import RunClaim
+from initmem.base.files import OutputError, temp_name
 from initmem.cli import main
 from initmem.run.config import ConfigError, RunConfig
 from initmem.run.mapping_files import read_mapping_file
@@ -251,7 +252,7 @@ def test_stale_checkpoint_temp_files_are_removed(tiny_config, tmp_path):
 def test_stale_temp_files_of_this_and_earlier_versions_are_removed_on_a_host_whose_name_has_dots(tmp_path, monkeypatch):
     from initmem.base.files import remove_stale_temp_files
 
-    monkeypatch.setattr(initmem.base.files, "_hostname", lambda: "node1.cluster.org")
+    monkeypatch.setattr(initmem.base.files, "hostname", lambda: "node1.cluster.org")
     dead, live = _dead_pid(), os.getppid()
     stale = [f".o.nc.node1.cluster.org.{dead}.0123456789abcdef.tmp", f".o.nc.node1.cluster.org.{dead}.tmp"]
     kept = [
@@ -627,7 +628,8 @@ def test_an_empty_or_unreadable_claim_is_stale_after_the_heartbeat_timeout(tmp_p
 
 
 def test_a_pid_outside_the_systems_range_is_never_signalled(tmp_path):
-    from initmem.base.files import process_alive, remove_stale_claims, remove_stale_temp_files
+    from initmem.base.claims import remove_stale_claims
+    from initmem.base.files import process_alive, remove_stale_temp_files
 
     assert process_alive(os.getpid())
     for pid in (0, -1, 2**22 + 1, 1180591620717411303424):
@@ -694,7 +696,7 @@ def test_a_fifo_folder_or_link_at_a_claims_path_is_taken_over_at_once(tiny_confi
     else:  # a live holder's claim, elsewhere: never believed through a link
         elsewhere.write_text(json.dumps({**_ME, "started": time.time()}))
         path.symlink_to(elsewhere)
-    with caplog.at_level(logging.INFO, logger="initmem.base.files"):
+    with caplog.at_level(logging.INFO, logger="initmem.base.claims"):
         ds = sweep({"base": config.to_dict()}, cache, progress=False)
     assert ds.attrs["n_cached"] == 0 and run_path(cache, config).exists() and not os.path.lexists(path)
     removed = [r.getMessage() for r in caplog.records if r.getMessage().startswith("removing the claim")]

@@ -5,8 +5,9 @@
   coefficients), free of torch;
 * :mod:`~initmem.base.paths` -- the one repository-root lookup (working directory, ``--root`` or
   ``INITMEM_ROOT``; never where the package is installed);
-* :mod:`~initmem.base.files` -- output checks before any work, the one atomic writer, files set aside, run
-  claims;
+* :mod:`~initmem.base.files` -- output checks before any work, the one atomic writer, files set aside, whether
+  the process that wrote a file lives; :mod:`~initmem.base.claims` -- run claims, so that concurrent sweeps over
+  one cache train each run once;
 * :mod:`~initmem.base.reads` -- the result files a process read or looked for (what an executed page depends on);
 * :mod:`~initmem.base.bars` -- progress bars (``tqdm.auto``, without its warning where ipywidgets is missing).
 

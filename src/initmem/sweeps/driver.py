@@ -28,7 +28,8 @@ from typing import Any
 import xarray as xr
 
 from ..base.bars import auto_tqdm
-from ..base.files import OutputError, check_output_dir, remove_stale_claims, remove_stale_temp_files
+from ..base.claims import remove_stale_claims
+from ..base.files import OutputError, check_output_dir, remove_stale_temp_files
 from ..run.config import ConfigError, RunConfig
 from .combine import combine_runs
 from .executors import (

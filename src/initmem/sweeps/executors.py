@@ -2,7 +2,7 @@
 
 A unit of work is a :class:`RunJob` (a config and the file it goes to; :class:`initmem.sweeps.measure.OwnModelJob`
 for your own model). Each executor calls ``done(job, error_or_None)`` once per job. A run is trained by
-:func:`execute` under a claim file ``<hash>.claim`` beside its run file (:class:`initmem.base.files.RunClaim`: host,
+:func:`execute` under a claim file ``<hash>.claim`` beside its run file (:class:`initmem.base.claims.RunClaim`: host,
 pid, process start time and a heartbeat; stale when the heartbeat stops, or on the same host when its process is
 gone). A run claimed by another live sweep is left for last and then awaited (its file is read), with a warning
 naming the run, its holder and how long it has waited, so concurrent sweeps over one cache train each run once.
@@ -40,7 +40,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import xarray as xr
 
-from ..base.files import RunClaim, process_alive, remove_stale_claims
+from ..base.claims import RunClaim, remove_stale_claims
+from ..base.files import process_alive
 from ..run.config import ConfigError, RunConfig
 from .store import CHECKSUM_ATTR, checkpoint_path, write_run
 
