@@ -216,23 +216,24 @@ def download_button(app: Any, pagename: str, templatename: str, context: dict[st
 
 
 def source_module(app: Any, modname: str, attribute: str) -> str | None:
-    """``viewcode-follow-imported`` handler: an attribute that is neither a class nor a routine (data: a table, a type
-    alias such as ``tuple[Tensor, Tensor]``) keeps the module it is documented in. Its ``__module__`` is its class's
-    (``builtins`` for an alias), not the module that defines it; followed, it would make viewcode list ``builtins``
-    among the modules, or tie the class's source page to this module's anchors (Sphinx keeps the first documenting
-    module it meets as every backlink's prefix), so that page's links to the class's own functions miss. A class or a
-    routine: viewcode's own rule (None), which follows it to where it is defined."""
+    """``viewcode-follow-imported`` handler: only a class or a routine defined in initmem is followed to where it is
+    defined (viewcode's own rule: None). Anything else keeps the module it is documented in: data (a table, a type
+    alias such as ``tuple[Tensor, Tensor]``), whose ``__module__`` is its class's (``builtins`` for an alias), not
+    the module that defines it; and a class or routine of another package or of a compiled module (``wall_clock =
+    time.perf_counter``), whose source viewcode cannot show. Followed, they would make viewcode list ``builtins`` or
+    ``time`` among the modules with no page behind the link, or tie the class's source page to this module's anchors
+    (Sphinx keeps the first documenting module it meets as every backlink's prefix), so that page's links miss."""
     import importlib
     import inspect
-    import types
 
     try:
         value = getattr(importlib.import_module(modname), attribute.split(".", 1)[0])
     except (ImportError, AttributeError):
         return None
-    if isinstance(value, types.GenericAlias):  # a class to inspect.isclass before Python 3.11
-        return modname
-    return None if inspect.isclass(value) or inspect.isroutine(value) else modname
+    defined_here = str(getattr(value, "__module__", "")).startswith("initmem")
+    if (inspect.isclass(value) or inspect.isroutine(value)) and defined_here:
+        return None
+    return modname
 
 
 def setup(app: Any) -> dict[str, Any]:  # pragma: no cover - called by Sphinx
