@@ -1,5 +1,5 @@
-"""B1's judge (beyond the paper): does the L2 clock move the memory, and does half of it go where T_L2 reaches
-ln(|W0|/|W*|)? The phase diagram's cells (:func:`initmem.study.phase.cell_table`) are read by the tests of
+"""B1's judge (beyond the paper): does the L2 clock move the memory, and does half of it go where ``T_L2`` reaches
+``ln(|W0|/|W*|)``? The phase diagram's cells (:func:`initmem.study.phase.cell_table`) are read by the tests of
 :mod:`initmem.study.boundary`; :func:`judge_b1` turns them into the ledger's row. :data:`initmem.study.judges.RULES`
 lists it with the paper's claims.
 """
@@ -41,7 +41,8 @@ def _alternatives(ds: xr.Dataset, table: Any, plateau: float) -> str:
 def judge_b1(ds: xr.Dataset) -> list[Row]:
     """B1's row from the phase diagram's results ``ds`` (chapter 10), by the rule printed in
     :data:`initmem.study.ledger.RULES`: premise (a declared plateau of at least the margin), then the L2 clock's
-    trend within learning rates, then where x0's profile interval lies against :data:`~initmem.study.phase.BOUNDARY_BAND`."""
+    trend within learning rates, then where x0's profile interval lies against
+    :data:`~initmem.study.rules.BOUNDARY_BAND`."""
     from .boundary import declared_plateau, fit_boundary, stratified_trend  # the fits: imported by B1's page only
     from .phase import BOUNDARY_BAND, cell_table
 
