@@ -32,8 +32,8 @@ import initmem.sweeps.cluster
 from initmem.base.claims import CLAIM_SUFFIX
 from initmem.cli import main
 from initmem.run.variables import TIMINGS
-from initmem.sweeps.cluster import SlurmResources, job_options
 from initmem.sweeps.driver import sweep
+from initmem.sweeps.slurm import SlurmResources, job_options
 from initmem.sweeps.store import load_run
 
 REPRODUCE = Path(__file__).resolve().parents[1] / "book" / "reproduce.md"
@@ -778,15 +778,23 @@ def test_a_sweep_through_slurm_equals_the_serial_sweep(slurm, tiny_config, tmp_p
 
 def _slurm_sweep(slurm: SlurmEnv, config, tmp_path: Path, jobs: int, **constants: float) -> subprocess.Popen:
     """``initmem sweep`` of the recipe (book/reproduce.md) with ``--jobs jobs``, started in ``tmp_path`` with the
-    recipe's jobqueue.yaml; ``constants`` of initmem.sweeps.cluster set first (WORKERS_GONE_S=5, say)."""
+    recipe's jobqueue.yaml; ``constants`` of initmem.sweeps.cluster or initmem.sweeps.slurm set first
+    (WORKERS_GONE_S=5, SCANCEL_TIMEOUT_S=20, say)."""
     dask_config = tmp_path / "dask-config"
     dask_config.mkdir()
     (dask_config / "jobqueue.yaml").write_text(recipe("tests/test_cluster.py writes this block"))
     _write_spec(tmp_path, config)
     words = _command(recipe("tests/test_cluster.py runs this command").strip())
     words[words.index("--jobs") + 1] = str(jobs)
-    setup = "".join(f"initmem.sweeps.cluster.{name} = {value!r}; " for name, value in constants.items())
-    code = f"import sys, initmem.sweeps.cluster; {setup}from initmem.cli import main; sys.exit(main(sys.argv[1:]))"
+    modules = "(initmem.sweeps.cluster, initmem.sweeps.slurm)"  # each constant set on the module that defines it
+    setup = "".join(
+        f"setattr(next(m for m in {modules} if hasattr(m, {name!r})), {name!r}, {value!r}); "
+        for name, value in constants.items()
+    )
+    code = (
+        f"import sys, initmem.sweeps.cluster, initmem.sweeps.slurm; {setup}"
+        "from initmem.cli import main; sys.exit(main(sys.argv[1:]))"
+    )
     return subprocess.Popen(
         [sys.executable, "-c", code, *words[3:]],
         cwd=tmp_path,
@@ -874,7 +882,7 @@ def test_slurm_jobs_a_sweep_cannot_cancel_are_named_in_one_line(slurm, tiny_conf
     assert sweep.returncode == 0, err
     lines = err.strip().splitlines()
     assert len(lines) == 1, err
-    assert lines[0].startswith(f"WARNING initmem.sweeps.cluster: could not cancel SLURM jobs {', '.join(jobs)}: "), err
+    assert lines[0].startswith(f"WARNING initmem.sweeps.slurm: could not cancel SLURM jobs {', '.join(jobs)}: "), err
     assert lines[0].endswith(f"; cancel them with: scancel {' '.join(jobs)}"), err
     assert "Unable to contact slurm controller" in lines[0], err
     assert set(_queue(slurm)) <= set(jobs)  # what is left is what the line named

@@ -32,6 +32,7 @@ import initmem.run.loop
 import initmem.run.training
 import initmem.sweeps.executors
 import initmem.sweeps.store
+import initmem.sweeps.workers
 from initmem.base.claims import RunClaim
 from initmem.base.files import OutputError, temp_name
 from initmem.cli import main
@@ -801,7 +802,7 @@ def test_an_interrupted_dask_sweep_kills_its_own_workers_and_no_other_child_of_t
     worker.start(), other.start()
     try:
         cluster = SimpleNamespace(workers={"0": SimpleNamespace(pid=worker.pid), "1": SimpleNamespace(pid=None)})
-        initmem.sweeps.executors._kill_workers_of(cluster)
+        initmem.sweeps.workers.kill_workers_of(cluster)
         worker.join(timeout=10)
         assert worker.exitcode == -signal.SIGKILL and other.is_alive()
     finally:

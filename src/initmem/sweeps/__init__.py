@@ -5,7 +5,9 @@ This layer owns everything about *many* runs and nothing about what one run comp
 * :mod:`~initmem.sweeps.spec` -- :class:`SweepSpec`, a base config plus a grid and one zip group;
 * :mod:`~initmem.sweeps.store` -- the run store, one verified netCDF file per run hash;
 * :mod:`~initmem.sweeps.executors` -- serial, processes, Dask and stacked execution under run claims;
-* :mod:`~initmem.sweeps.cluster` -- an existing Dask cluster (a running scheduler, or SLURM jobs) for the executors;
+* :mod:`~initmem.sweeps.cluster` -- an existing Dask cluster (a running scheduler, or SLURM jobs:
+  :mod:`~initmem.sweeps.slurm`) for the executors; :mod:`~initmem.sweeps.workers` -- the worker processes a sweep
+  starts, which end with it;
 * :mod:`~initmem.sweeps.combine` -- the per-run Datasets -> one Dataset with provenance;
 * :mod:`~initmem.sweeps.driver` -- :func:`sweep`, the one call that does all of the above;
 * :mod:`~initmem.sweeps.measure` -- :func:`measure_init_memory`, the same for your own model and data.

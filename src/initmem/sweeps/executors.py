@@ -28,9 +28,7 @@ import json
 import logging
 import multiprocessing
 import os
-import signal
 import socket
-import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -41,9 +39,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import xarray as xr
 
 from ..base.claims import RunClaim, remove_stale_claims
-from ..base.files import process_alive
 from ..run.config import ConfigError, RunConfig
 from .store import CHECKSUM_ATTR, checkpoint_path, write_run
+from .workers import kill_workers_of, process_worker_init, quiet, worker_setup
 
 if TYPE_CHECKING:
     from ..run.data import PreparedData
@@ -99,8 +97,6 @@ CLAIM_POLL_S = 1.0
 CLAIM_REPORT_S = 30.0
 #: Seconds that the workers of an interrupted ``processes`` sweep are given to exit once told to.
 STOP_WORKERS_S = 10.0
-#: Seconds between two looks of a worker's watchdog at its parent.
-WATCHDOG_POLL_S = 0.5
 #: Seconds between two looks at the futures of a Dask sweep on a cluster (as distributed's own as_completed).
 WATCH_SLEEP_S = 0.1
 
@@ -224,40 +220,6 @@ def run_serial(jobs: list[RunJob], progress: bool, done: Done) -> None:
                 done(job, None)
 
 
-def _watch_parent(parent_pid: int) -> None:
-    """Start a daemon thread that ends this worker process (``os._exit``) as soon as its parent is gone.
-
-    A worker exits when its own parent changes (it was re-parented: the process that started it was killed) or
-    when ``parent_pid`` (the sweep process) no longer exists, so that killing a sweep never leaves workers
-    training on. Run on the workers of a LocalCluster started here, and by :func:`_process_worker_init`.
-    """
-    own_parent = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == own_parent and process_alive(parent_pid):
-            time.sleep(WATCHDOG_POLL_S)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="initmem-parent-watchdog", daemon=True).start()
-
-
-def _worker_setup(parent_pid: int) -> None:
-    """What every worker process started here runs first: it watches the sweep (:func:`_watch_parent`), and its
-    progress bars lock with a thread lock rather than tqdm's default multiprocessing one, whose semaphore a worker
-    stopped mid-run would leave behind (and the resource tracker warn about at exit)."""
-    from tqdm.std import tqdm
-
-    tqdm.set_lock(threading.RLock())
-    _watch_parent(parent_pid)
-
-
-def _process_worker_init(parent_pid: int) -> None:
-    """Initializer of a ``processes`` worker: :func:`_worker_setup`, and SIGINT ignored, so that Ctrl-C reaches the
-    sweep alone, which then stops its workers (no traceback from each of them)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    _worker_setup(parent_pid)
-
-
 def run_processes(jobs: list[RunJob], workers: int, done: Done) -> None:
     """Train ``jobs`` in a spawn-context process pool of ``workers`` (each worker watches this process).
 
@@ -267,7 +229,7 @@ def run_processes(jobs: list[RunJob], workers: int, done: Done) -> None:
     """
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_process_worker_init, initargs=(os.getpid(),)
+        max_workers=workers, mp_context=context, initializer=process_worker_init, initargs=(os.getpid(),)
     )
     try:
         _first_unclaimed(jobs, done, lambda job, wait: pool.submit(execute, job, False, wait), as_completed)
@@ -355,7 +317,7 @@ def run_dask(jobs: list[RunJob], workers: int, client: Any, done: Done) -> None:
             silence_logs=logging.ERROR,
         )
         client = Client(cluster)
-        client.run(_worker_setup, os.getpid())  # the workers of our own cluster (its nannies live in this process)
+        client.run(worker_setup, os.getpid())  # the workers of our own cluster (its nannies live in this process)
     submitted: list[Any] = []
 
     def submit(job: RunJob, wait: bool) -> Any:
@@ -372,9 +334,9 @@ def run_dask(jobs: list[RunJob], workers: int, client: Any, done: Done) -> None:
         raise
     finally:
         if cluster is not None:
-            with _quiet("distributed") if interrupted else contextlib.nullcontext():
+            with quiet("distributed") if interrupted else contextlib.nullcontext():
                 if interrupted:  # a run in flight cannot be stopped, only ended: end our workers before closing,
-                    _kill_workers_of(cluster)  # or the close waits for their runs (minutes on a loaded machine)
+                    kill_workers_of(cluster)  # or the close waits for their runs (minutes on a loaded machine)
                 client.close()
                 cluster.close()
             if interrupted:
@@ -396,29 +358,6 @@ def _watched(futures: list, watch: Any) -> Iterator[Any]:
             yield from batch
         else:
             time.sleep(WATCH_SLEEP_S)
-
-
-def _kill_workers_of(cluster: Any) -> None:
-    """Kill the worker processes of ``cluster`` (a LocalCluster whose nannies live in this process), and no other
-    child of this process: each nanny knows its worker's pid, which is one of this process's multiprocessing
-    children."""
-    ours = {nanny.pid for nanny in cluster.workers.values()} - {None}
-    for child in multiprocessing.active_children():
-        if child.pid in ours:
-            child.kill()
-
-
-@contextlib.contextmanager
-def _quiet(name: str) -> Iterator[None]:
-    """Logger ``name`` and its children silent (but for CRITICAL) for a while: a LocalCluster closed mid-run warns
-    for each worker it has to kill, which is what an interrupted sweep asks for."""
-    logger = logging.getLogger(name)
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
 
 
 def _landed(job: RunJob, outcome: Outcome) -> None:
