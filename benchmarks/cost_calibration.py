@@ -1,12 +1,20 @@
-"""How well the fitted cost model (:mod:`initmem.study.cost_fit`) predicts the committed runs' wall times.
+"""How well the fitted cost model (:mod:`initmem.study.cost_fit`) predicts the committed runs' CPU time, and how much
+longer the record's wall-timed runs took.
 
     python benchmarks/cost_calibration.py [--results-dir results] [--preset cpu]
 
 Prints, over the distinct runs of ``<results-dir>/<preset>/*/runs/``, recorded / estimated seconds (median, share
-within 1.5x, p10-p90, range, sum over sum) for the committed model; the same for a refit that leaves each sweep out in
-turn (its runs estimated by a model fitted to the others: how a new sweep fares); the median per sweep; and the
-ceiling no model of the configuration can pass, each run against the median of the runs of its own configuration
-(the spread the machine's load alone makes). Then the fitted effective GFLOP/s per network and image size.
+within 1.5x, p10-p90, range, sum over sum):
+
+* for the runs that record their CPU time: the committed model (in sample); each cost configuration left out of the
+  fit in turn, its runs estimated as the package would estimate a configuration it never saw (a network, width,
+  optimizer or precision only it had falls back as :mod:`initmem.study.costs` says: the nearest recorded level or
+  width, the reference optimizer or precision); and per sweep;
+* for the runs that record wall time only (before CPU time was recorded): their wall time over the estimated CPU
+  time, i.e. the load they ran under, overall and per sweep, and the ceiling no model of their wall times can pass
+  (each run against the median of its own configuration's runs).
+
+Then the fitted terms.
 """
 
 from __future__ import annotations
@@ -18,46 +26,40 @@ import pandas as pd
 
 from initmem.study import cost_fit, costs
 
+#: What a run's cost depends on, as :func:`initmem.study.cost_fit.run_table`'s columns (``flops`` stands for the
+#: epochs and split sizes).
+CONFIGURATION = ["cell", "width", "batch_size", "optimizer", "precision", "flops"]
+
 
 def line(label: str, c: dict[str, float]) -> str:
     """One row of calibration figures (:func:`initmem.study.cost_fit.calibration`)."""
     return (
-        f"{label:<36} {c['runs']:>4} {c['median']:>6.2f} {c['within_1_5x']:>7.0%} {c['p10']:>5.2f}-{c['p90']:<5.2f}"
+        f"{label:<40} {c['runs']:>4} {c['median']:>6.2f} {c['within_1_5x']:>7.0%} {c['p10']:>5.2f}-{c['p90']:<5.2f}"
         f" {c['min']:>5.2f}-{c['max']:<5.2f} {c['total']:>6.2f}"
     )
 
 
-def leave_one_sweep_out(runs: pd.DataFrame) -> dict[str, float]:
-    """Calibration of each sweep's runs under a model fitted without them (a cell only that sweep holds keeps the
-    full fit's level, as :mod:`initmem.study.costs` would take the nearest recorded one)."""
-    full = cost_fit.fit(runs)
+def leave_one_configuration_out(timed: pd.DataFrame) -> dict[str, float]:
+    """Calibration of each cost configuration's CPU-timed runs under a model fitted without them (module
+    docstring)."""
     recorded, estimated = [], []
-    for sweep in sorted(runs["sweep"].unique()):
-        model = cost_fit.fit(runs[runs["sweep"] != sweep])
-        model["levels"] = {**full["levels"], **model["levels"]}
-        part = runs[runs["sweep"] == sweep]
+    for _, part in timed.groupby(CONFIGURATION):
+        model = cost_fit.fit(timed.drop(part.index))
         rate = [
-            costs.log_seconds_per_flop(model, model["levels"][r.cell], r.batch_size, r.optimizer, r.precision)
+            costs.log_seconds_per_flop(
+                model,
+                costs.nearest_level(model["levels"], r.model, r.width, r.image_size),
+                r.width,
+                r.batch_size,
+                r.optimizer,
+                r.precision,
+            )
             for r in part.itertuples(index=False)
         ]
         recorded.append(part["seconds"].to_numpy())
         estimated.append(part["flops"].to_numpy() * np.exp(rate))
     seconds, guess = np.concatenate(recorded), np.concatenate(estimated)
-    return _figures(seconds / guess, seconds.sum() / guess.sum())
-
-
-def _figures(ratio: np.ndarray, total: float) -> dict[str, float]:
-    """:func:`initmem.study.cost_fit.calibration`'s figures of the ratios ``ratio`` (``total``: sum over sum)."""
-    return {
-        "runs": len(ratio),
-        "median": float(np.median(ratio)),
-        "within_1_5x": float(np.mean((ratio <= 1.5) & (ratio >= 1 / 1.5))),
-        "p10": float(np.quantile(ratio, 0.1)),
-        "p90": float(np.quantile(ratio, 0.9)),
-        "min": float(ratio.min()),
-        "max": float(ratio.max()),
-        "total": float(total),
-    }
+    return cost_fit.ratio_figures(seconds / guess, seconds.sum() / guess.sum())
 
 
 def main() -> None:
@@ -66,27 +68,35 @@ def main() -> None:
     parser.add_argument("--preset", default="cpu")
     args = parser.parse_args()
     runs = cost_fit.run_table(args.results_dir, args.preset)
-    if runs.empty:
-        parser.exit(2, f"--results-dir: no run files under {args.results_dir}/{args.preset}/*/runs/\n")
+    timed, wall = runs[runs["timer"] == "cpu"], runs[runs["timer"] == "wall"]
+    if timed.empty:
+        parser.exit(2, f"--results-dir: no run under {args.results_dir}/{args.preset}/*/runs/ records its CPU time\n")
     model = costs.cost_model()
     print(f"{len(runs)} distinct runs of {args.preset} on: {'; '.join(sorted(runs['hardware'].unique()))}")
-    print(
-        f"{'recorded / estimated':<36} {'runs':>4} {'median':>6} {'in 1.5x':>7} {'p10-p90':>11} {'range':>11} {'sum':>6}"
-    )
-    print(line("committed model (in sample)", cost_fit.calibration(model, runs)))
-    print(line("each sweep left out of the fit", leave_one_sweep_out(runs)))
-    key = ["cell", "width", "batch_size", "optimizer", "epochs_key"]
-    keyed = runs.assign(epochs_key=runs["flops"])
-    per_config = keyed["seconds"] / keyed.groupby(key)["seconds"].transform("median")
-    print(line("ceiling: own configuration's median", _figures(per_config.to_numpy(), 1.0)))
-    for sweep, part in runs.groupby("sweep"):
+    header = f"{'runs':>4} {'median':>6} {'in 1.5x':>7} {'p10-p90':>11} {'range':>11} {'sum':>6}"
+    print(f"{'CPU seconds / estimated':<40} {header}")
+    print(line("committed model (in sample)", cost_fit.calibration(model, timed)))
+    print(line("each configuration left out of the fit", leave_one_configuration_out(timed)))
+    for sweep, part in timed.groupby("sweep"):
         print(line(f"  {sweep}", cost_fit.calibration(model, part)))
+    if not wall.empty:
+        print(f"{'wall seconds / estimated CPU seconds':<40} {header}")
+        print(line("wall-timed runs: the load they ran under", cost_fit.calibration(model, wall)))
+        for sweep, part in wall.groupby("sweep"):
+            print(line(f"  {sweep}", cost_fit.calibration(model, part)))
+        own = wall["seconds"] / wall.groupby(CONFIGURATION)["seconds"].transform("median")
+        print(line("ceiling: own configuration's median", cost_fit.ratio_figures(own.to_numpy(), 1.0)))
     print(
-        "effective GFLOP/s per core (fitted): "
+        "effective GFLOP/s per core at width 8 (fitted): "
         + ", ".join(f"{c} {v:.1f}" for c, v in model["effective_gflops"].items())
     )
-    terms = ", ".join(f"{o} x{np.exp(v):.2f}" for o, v in model["optimizer"].items())
-    print(f"batch: x{2 ** model['batch_slope']:.2f} time per image per doubling; optimizers (within a sweep): {terms}")
+    terms = {
+        "width": ", ".join(f"{w} x{np.exp(v):.2f}" for w, v in model["width"].items()),
+        "optimizer": ", ".join(f"{o} x{np.exp(v):.2f}" for o, v in model["optimizer"].items()),
+        "precision": ", ".join(f"{p} x{np.exp(v):.2f}" for p, v in model["precision"].items()),
+    }
+    print(f"seconds per FLOP: {'; '.join(f'{k} {v}' for k, v in terms.items())}")
+    print(f"batch: x{np.exp(model['batch_slope']):.2f} time per image per doubling")
 
 
 if __name__ == "__main__":

@@ -92,14 +92,17 @@ else:
 # %% [markdown]
 # ## Estimated cost at the selected preset
 #
-# `initmem.study.costs.estimate_cost`: single-core seconds from a model fitted to the committed cpu runs' recorded
-# wall times (`scripts/fit_costs.py`, the table `initmem/study/cost_model.json`): each run's FLOPs (trained and
-# evaluated images, counted by hand per network) over an effective FLOP/s per network and image size, with a term
-# per doubling of the batch and one per optimizer, both fitted between runs of one sweep. It estimates the median
-# run; the p10-p90 columns scale it by the record's p10 and p90 recorded / estimated ratio, because the record's
-# runs shared two cores with other work and that load, not the configuration, sets most of their spread. The record
-# holds width 8 only: wider networks are scaled by their FLOPs, and the model knows this machine only. A100-hours are
-# the FLOPs at airbench's published A100 rate (0.36 PFLOP in 3.83 s, arXiv:2404.00498), a lower bound.
+# `initmem.study.costs.estimate_cost`: single-core seconds from a model fitted to the CPU time the committed cpu runs
+# recorded (`scripts/fit_costs.py`, the table `initmem/study/cost_model.json`): each run's FLOPs (trained and
+# evaluated images, counted by hand per network) over an effective FLOP/s per network and image size, with a term per
+# width (a wider network runs nearer the core's peak), one per doubling of the batch, one per optimizer and one per
+# precision. The record's older runs recorded wall time only, which counts whatever else shared the two cores (the
+# same configuration took from 0.6x to 4.8x as long between quiet and busy hours), so the model is fitted to runs that
+# record their CPU time: two runs of each of the record's cost configurations trained again for it (`cost_replay`,
+# `scripts/cost_replay_spec.py`). It estimates what one otherwise idle core spends; the p10-p90 columns scale it by
+# the p10 and p90 of those runs' recorded / estimated ratio. A width the record lacks takes the nearest recorded
+# width's term (16 for the paper's 64: an upper bound), and the model knows this machine only. A100-hours are the
+# FLOPs at airbench's published A100 rate (0.36 PFLOP in 3.83 s, arXiv:2404.00498), a lower bound.
 
 # %% tags=["hide-input"]
 COST_LABELS |= {"core_hours_p10": "p10", "core_hours_p90": "p90", "gpu_hours": "A100-hours"}
@@ -108,12 +111,18 @@ for seconds in ("wall_seconds", "core_seconds", "core_seconds_p10", "core_second
     estimates[seconds.replace("seconds", "hours")] = estimates.pop(seconds) / 3600.0
 estimates = estimates.astype({"runs": int, "train_images": int, "eval_images": int})
 total = costs.estimate_runs([c for n in registry.EXPERIMENT_SPECS for c in costs.preset_configs(notes_preset, n)])
-fit = costs.cost_model()["calibration"]
+fit, load = costs.cost_model()["calibration"], costs.cost_model()["load"]
 display(
     Markdown(
-        f"Preset **{notes_preset}**: {total['runs']:,} runs, {costs.price(total)}. Over the record's {fit['runs']} "
-        f"runs, recorded / estimated seconds has median {fit['median']:.2f}, {fit['within_1_5x']:.0%} of runs within "
-        f"1.5x, p10-p90 {fit['p10']:.2f}-{fit['p90']:.2f}; their sum is {fit['total']:.2f}x the estimates' sum."
+        f"Preset **{notes_preset}**: {total['runs']:,} runs, {costs.price(total)}. Over the {fit['runs']} runs that "
+        f"record their CPU time, recorded / estimated CPU seconds has median {fit['median']:.2f}, "
+        f"{fit['within_1_5x']:.0%} of runs within 1.5x, p10-p90 {fit['p10']:.2f}-{fit['p90']:.2f}."
+        + (
+            f" The record's {load['runs']} wall-timed runs took {load['median']:.2f}x the estimate in wall time "
+            f"(median; p10-p90 {load['p10']:.2f}-{load['p90']:.2f}): the load the machine was under."
+            if load
+            else ""
+        )
     )
 )
 columns = ["runs", "train_images", "eval_images", "wall_hours", "core_hours", "core_hours_p10", "core_hours_p90"]

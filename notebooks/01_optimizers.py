@@ -230,8 +230,9 @@ from IPython.display import Markdown, display
 from initmem.study import replays
 
 bf16 = precision.bf16_results(results_dir, preset, p)
-replayed = replays.replay_pairs(results_dir, preset).query(
-    "experiment_a == 'fp32_replay' or experiment_b == 'fp32_replay'"
+replayed = replays.replay_pairs(results_dir, preset).query(  # against the record's runs (not the cost replays)
+    "(experiment_a == 'fp32_replay' or experiment_b == 'fp32_replay')"
+    " and experiment_a != 'cost_replay' and experiment_b != 'cost_replay'"
 )
 said = []
 if bf16 is None:

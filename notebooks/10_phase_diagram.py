@@ -287,10 +287,11 @@ glue("e10_batch_axis_cost", costs.price(batch_axis, gpu=False), display=False)
 glue("e10_batch_axis_sizes", ", ".join(str(b) for b in sorted(batch_sizes)), display=False)
 
 # %% [markdown]
-# The sweep has {glue:text}`e10_runs` runs. The cost model (fitted to the record; the band is the spread of the
-# record's runs around it) gives {glue:text}`e10_estimated_cost` (`initmem.study.costs.estimate_cost`); measured
-# from its run files: {glue:text}`e10_measured_core_hours:.1f` core-hours (the sum of their wall times, taken while
-# other work shared the cores: an upper bound), on {glue:text}`e10_hardware`.
+# The sweep has {glue:text}`e10_runs` runs. The cost model (fitted to the CPU time of replays of the record's
+# runs; the band is their spread around it) gives {glue:text}`e10_estimated_cost` of CPU time
+# (`initmem.study.costs.estimate_cost`); measured from its run files: {glue:text}`e10_measured_core_hours:.1f`
+# core-hours (the sum of their wall times, taken while other work shared the cores: an upper bound), on
+# {glue:text}`e10_hardware`.
 #
 # **The batch axis is not mapped here.** The same map over learning rate $\times$ batch size without L2, at equal
 # epochs, against $T_{SGD}$ (every learning rate of this grid at $\lambda = 0$, batch sizes

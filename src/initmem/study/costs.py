@@ -1,7 +1,7 @@
-"""What a preset costs: estimated before it runs (from a model fitted to the record's wall times and a cited GPU
+"""What a preset costs: estimated before it runs (from a model fitted to the record's CPU times and a cited GPU
 throughput), measured after (from its run files).
 
-* :func:`estimate_cost` -- runs, images, single-core seconds (with the record's p10-p90 band) and A100 seconds of an
+* :func:`estimate_cost` -- runs, images, single-core seconds (with the model's p10-p90 band) and A100 seconds of an
   experiment at a preset, from the experiment's sweep (:func:`initmem.study.registry.experiment_spec`);
   :func:`estimate_runs` -- the same for any list of runs (a design not yet in the registry); :func:`price` -- that
   cost in one phrase;
@@ -9,12 +9,14 @@ throughput), measured after (from its run files).
 * :func:`run_images` / :func:`run_cost` / :func:`estimate_seconds` -- the images one run trains on and evaluates,
   and what runs cost; :func:`group_seconds` -- what a group of runs costs at a measured throughput (a GPU's).
 
-**CPU seconds** come from :data:`COST_MODEL_FILE`, fitted by ``scripts/fit_costs.py`` to the committed cpu runs'
-recorded wall times (:mod:`initmem.study.cost_fit` says how): ``seconds = FLOPs x exp(level[network @ image size]
-+ batch_slope x log2(batch / 64) + optimizer[name] + precision[name])``, FLOPs from :mod:`initmem.study.flops`.
-The record holds width 8 only: other widths scale by their FLOPs, which errs high for wider networks (a wider
-convolution runs nearer the core's peak). A network or image size the record lacks takes the level of the same
-network at the nearest image size, else of the recorded cell nearest in FLOPs per image.
+**CPU seconds** come from :data:`COST_MODEL_FILE`, fitted by ``scripts/fit_costs.py`` to the CPU time the committed
+cpu runs recorded (:mod:`initmem.study.cost_fit` says how): ``seconds = FLOPs x exp(level[network @ image size]
++ width[width] + batch_slope x log2(batch / 64) + optimizer[name] + precision[name])``, FLOPs from
+:mod:`initmem.study.flops`. They are what one otherwise idle core spends; a run on a busy machine takes longer in
+wall time (the model's ``load``: the record's wall-timed runs against it). A width the fit lacks takes the term of
+the nearest recorded width (in log2), which errs high for wider networks (a wider convolution runs nearer the core's
+peak); a network or image size it lacks takes the level of the same network at the nearest image size, else of the
+recorded cell nearest in FLOPs per image.
 
 **GPU seconds** are FLOPs over :data:`A100_FLOPS`, the effective rate of airbench's published A100 time: a lower
 bound, as airbench's loop is tuned for speed and ours is not.
@@ -53,6 +55,7 @@ __all__ = [
     "BASE_BATCH",
     "cost_model",
     "log_seconds_per_flop",
+    "nearest_level",
     "amount",
     "run_images",
     "run_flops",
@@ -64,6 +67,7 @@ __all__ = [
     "estimate_runs",
     "price",
     "measured_costs",
+    "cpu_timed",
     "core_seconds",
 ]
 
@@ -89,22 +93,26 @@ def cost_model() -> dict[str, Any]:
 
 
 def log_seconds_per_flop(
-    model: Mapping[str, Any], level: float, batch_size: int, optimizer: str, precision: str
+    model: Mapping[str, Any], level: float, width: int, batch_size: int, optimizer: str, precision: str
 ) -> float:
-    """The fitted log seconds per FLOP of a run at ``level`` (its network's and image size's): the model's batch,
-    optimizer and precision terms added (an optimizer or precision the model lacks counts as the reference, 0)."""
+    """The fitted log seconds per FLOP of a run at ``level`` (its network's and image size's): the model's width,
+    batch, optimizer and precision terms added (a width the model lacks takes the nearest recorded width's term, in
+    log2; an optimizer or precision it lacks counts as the reference, 0)."""
+    widths = model["width"]
+    nearest = min(widths, key=lambda w: (abs(math.log2(int(w) / width)), int(w)))
     return (
         level
+        + widths[nearest]
         + model["batch_slope"] * math.log2(batch_size / BASE_BATCH)
         + model["optimizer"].get(optimizer, 0.0)
         + model["precision"].get(precision, 0.0)
     )
 
 
-def _level(model: str, width: int, image_size: int) -> float:
-    """The fitted log seconds per FLOP of ``model`` at ``image_size``, or the nearest recorded cell's (module
-    docstring)."""
-    levels = cost_model()["levels"]
+def nearest_level(levels: Mapping[str, float], model: str, width: int, image_size: int) -> float:
+    """The level (log seconds per FLOP) of ``model`` at ``image_size`` in ``levels`` (cell -> level), or the nearest
+    recorded cell's: the same network at the nearest image size, else the cell nearest in FLOPs per image at
+    ``width`` (module docstring)."""
     cell = f"{model}@{image_size}"
     if cell in levels:
         return levels[cell]
@@ -148,15 +156,16 @@ def run_flops(config: RunConfig) -> tuple[int, int, float]:
 
 def run_cost(config: RunConfig) -> tuple[int, int, float]:
     """``(trained images, evaluated images, estimated single-core seconds)`` of one run on the development CPU (the
-    fitted model, module docstring; the typical run: half the record's runs took longer)."""
+    fitted model, module docstring: CPU seconds of an otherwise idle core)."""
     c = config
     images, eval_images, flops = run_flops(c)
-    level = _level(c.model, c.effective_width, c.image_size)
+    level = nearest_level(cost_model()["levels"], c.model, c.effective_width, c.image_size)
     precision = "bf16" if c.bf16 else "fp32"
     return (
         images,
         eval_images,
-        flops * math.exp(log_seconds_per_flop(cost_model(), level, c.batch_size, c.optimizer, precision)),
+        flops
+        * math.exp(log_seconds_per_flop(cost_model(), level, c.effective_width, c.batch_size, c.optimizer, precision)),
     )
 
 
@@ -196,9 +205,10 @@ def preset_configs(preset: str, name: str) -> list[RunConfig]:
 def estimate_runs(configs: Sequence[RunConfig], workers: int | None = None) -> dict[str, Any]:
     """What training ``configs`` costs (:func:`run_cost`): ``{"runs", "train_images", "eval_images", "flops",
     "core_seconds", "core_seconds_p10", "core_seconds_p90", "wall_seconds", "gpu_seconds"}``. ``core_seconds_p10``
-    / ``_p90`` scale the estimate by the record's p10 / p90 recorded-to-estimated ratio (the runs of one sweep
-    share its machine's load, so their errors do not average out); ``wall_seconds`` is ``core_seconds`` over
-    ``workers`` (None: 1); ``gpu_seconds`` is ``flops`` over :data:`A100_FLOPS`."""
+    / ``_p90`` scale the estimate by the p10 / p90 recorded-to-estimated CPU seconds of the runs the model was
+    fitted to (the model's error: the runs of one sweep share their configurations, so their errors do not average
+    out); ``wall_seconds`` is ``core_seconds`` over ``workers`` (None: 1) on an otherwise idle machine;
+    ``gpu_seconds`` is ``flops`` over :data:`A100_FLOPS`."""
     band = cost_model()["calibration"]
     per_run = [run_cost(c) for c in configs]
     seconds = float(sum(r[2] for r in per_run))
@@ -238,13 +248,17 @@ def price(cost: Mapping[str, Any], gpu: bool = True) -> str:
     return text
 
 
+def cpu_timed(run: Any) -> bool:
+    """Whether one run (its Dataset) records its CPU time (``cpu_time_s``, finite: a run resumed from a checkpoint
+    older than the variable records NaN)."""
+    return "cpu_time_s" in run.data_vars and math.isfinite(float(run["cpu_time_s"]))
+
+
 def core_seconds(run: Any) -> float:
     """What one run (its Dataset) cost in core-seconds: its recorded CPU time (``cpu_time_s``,
     :mod:`initmem.run.elapsed`) where it has one, else its wall time (a run recorded before CPU time was: its wall
     time also counts whatever else the machine was doing, up to 2x on a shared core, ``benchmarks/cpu_time.py``)."""
-    if "cpu_time_s" in run.data_vars and math.isfinite(cpu := float(run["cpu_time_s"])):
-        return cpu
-    return float(run["wall_time_s"])
+    return float(run["cpu_time_s"] if cpu_timed(run) else run["wall_time_s"])
 
 
 def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[str] | None = None):
