@@ -112,7 +112,7 @@ for seconds in ("wall_seconds", "core_seconds", "core_seconds_p10", "core_second
     estimates[seconds.replace("seconds", "hours")] = estimates.pop(seconds) / 3600.0
 estimates = estimates.astype({"runs": int, "train_images": int, "eval_images": int})
 total = costs.estimate_runs([c for n in registry.EXPERIMENT_SPECS for c in costs.preset_configs(notes_preset, n)])
-fit, load = costs.cost_model()["calibration"], costs.cost_model()["load"]
+fit, load = (costs.cost_model()[key] for key in ("calibration", "load"))
 display(
     Markdown(
         f"Preset **{notes_preset}**: {total['runs']:,} runs, {costs.price(total)}. Over the {fit['runs']} runs that "

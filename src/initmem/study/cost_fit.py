@@ -94,8 +94,8 @@ def run_table(results_dir: str | os.PathLike, preset: str = "cpu") -> pd.DataFra
     return pd.DataFrame(rows)
 
 
-#: The factors besides the cell, each as (run_table column, model key, reference value: its term is 0).
-FACTORS = (("width", "width", 8), ("optimizer", "optimizer", "sgd"), ("precision", "precision", "fp32"))
+#: The factors besides the cell, each as (:func:`run_table` column and model key, reference value: its term is 0).
+FACTORS = (("width", 8), ("optimizer", "sgd"), ("precision", "fp32"))
 
 
 def fit(runs: pd.DataFrame) -> dict[str, Any]:
@@ -114,9 +114,9 @@ def fit(runs: pd.DataFrame) -> dict[str, Any]:
     cells = sorted(timed["cell"].unique())
     columns = {f"level {c}": (timed["cell"] == c).to_numpy(float) for c in cells}
     others = {}
-    for column, key, reference in FACTORS:
-        others[key] = sorted(v for v in timed[column].unique() if v != reference)
-        columns |= {f"{key} {v}": (timed[column] == v).to_numpy(float) for v in others[key]}
+    for key, reference in FACTORS:
+        others[key] = sorted(v for v in timed[key].unique() if v != reference)
+        columns |= {f"{key} {v}": (timed[key] == v).to_numpy(float) for v in others[key]}
     batches = timed["batch_size"].nunique() > 1
     if batches:
         columns["batch_slope"] = np.log2(timed["batch_size"].to_numpy() / BASE_BATCH)
@@ -134,7 +134,7 @@ def fit(runs: pd.DataFrame) -> dict[str, Any]:
         "effective_gflops": {c: round(float(np.exp(-v) / 1e9), 2) for c, v in levels.items()},
         "batch_slope": term("batch_slope") if batches else 0.0,
     }
-    for _, key, reference in FACTORS:
+    for key, reference in FACTORS:
         model[key] = {str(reference): 0.0, **{str(v): term(f"{key} {v}") for v in others[key]}}
     model["calibration"] = calibration(model, timed)
     wall = runs[runs["timer"] == "wall"]
