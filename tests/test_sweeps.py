@@ -141,6 +141,38 @@ def test_combine_runs_nan_fills_other_layers_and_epochs():
     assert ds["run_hash"].sel(model="resnet32", lr=0.2).item() == "h4.0"
 
 
+def test_a_further_grid_may_walk_some_entries_of_the_zip_only(tmp_path):
+    """A 2-width grid over a 3-entry zip, and a third width with the zip's first entry alone: 6 + 1 runs; the combined
+    Dataset is NaN at the entries the further grid leaves out."""
+    values = {
+        "base": {"width": 4},
+        "grid": {"width": [4, 8]},
+        "zip": {"lr": [0.02, 0.1, 0.002], "optimizer": ["sgd", "sgd", "adam"]},
+        "also": [{"width": [16], "lr": [0.02]}],
+    }
+    spec = SweepSpec.from_dict(values)
+    assert spec.n_runs == 7 and spec.shape == (3, 3)
+    wide = [(c["width"], c["lr"], config.optimizer) for c, config in spec.configs() if c["width"] == 16]
+    assert wide == [(16, 0.02, "sgd")]
+    assert SweepSpec.from_dict(spec.to_dict()) == spec
+    ds = combine_runs(spec, [_fake_run(["head"], [0], float(k)) for k in range(spec.n_runs)])
+    assert int(np.isfinite(ds["selected_test_acc"]).sum()) == 7
+    assert np.isnan(ds["selected_test_acc"].sel(width=16, lr=0.1)).item()
+
+
+@pytest.mark.parametrize(
+    ("also", "message"),
+    [
+        ([{"width": [16], "lr": [0.5]}], r"also\[0\]\.lr: 0\.5 is not one of the zipped values"),
+        ([{"width": [16], "optimizer": ["sgd"]}], r"also\[0\]\.optimizer: not a grid field"),
+    ],
+)
+def test_a_further_grid_names_only_values_of_the_first_zipped_field(also, message):
+    values = {"grid": {"width": [4]}, "zip": {"lr": [0.02, 0.1], "optimizer": ["sgd", "sgd"]}, "also": also}
+    with pytest.raises(ConfigError, match=message):
+        SweepSpec.from_dict(values)
+
+
 def test_a_spec_with_further_grids_is_their_union_and_combines_with_nan_where_no_grid_holds_a_point(tmp_path):
     # a 2 x 2 grid of (lr, weight_decay) plus one cell beside it and one it already holds: 5 distinct cells
     values = {

@@ -240,6 +240,29 @@ def test_a_run_records_its_seconds_on_the_wall_clock_and_in_cpu_time(tiny_config
     assert (float(ds["wall_time_s"]), float(ds["cpu_time_s"])) == (4.0, 2.0)
 
 
+def test_a_run_records_the_machines_load_at_its_start_and_end(tiny_config, monkeypatch):
+    """The load clock reads 3.0 when the run starts and 7.5 from then on: the file says both."""
+    import itertools
+
+    from initmem.run import elapsed
+
+    readings = itertools.chain([(3.0, 2.0, 1.0)], itertools.repeat((7.5, 6.0, 5.0)))
+    monkeypatch.setattr(elapsed, "load_clock", lambda: next(readings))
+    ds = train(tiny_config)
+    assert (ds.attrs["load_avg_start"], ds.attrs["load_avg_end"]) == (3.0, 7.5)
+
+
+def test_a_run_on_a_platform_without_a_load_average_records_nan(tiny_config, monkeypatch):
+    from initmem.run import elapsed
+
+    def unavailable():
+        raise OSError("no load average")
+
+    monkeypatch.setattr(elapsed, "load_clock", unavailable)
+    ds = train(tiny_config)
+    assert math.isnan(ds.attrs["load_avg_start"]) and math.isnan(ds.attrs["load_avg_end"])
+
+
 @pytest.mark.parametrize("old_checkpoint", [False, True], ids=["checkpoint", "checkpoint-without-cpu-time"])
 def test_a_resumed_run_counts_its_seconds_before_and_after(
     tiny_config, tmp_path, interrupted_at_epoch, ticking_clocks, old_checkpoint

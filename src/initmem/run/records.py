@@ -29,7 +29,7 @@ from ..base.paths import git_commit
 from ..base.version import __version__
 from .config import RunConfig
 from .data import PreparedData, eval_batches
-from .elapsed import Elapsed
+from .elapsed import Elapsed, load_average
 from .kernels import kernel_parameters
 from .metrics import best_index, distance_from_init, frobenius_norms, repair_gap, tau_interp, total_norm
 from .variables import CLOCK_DESCRIPTIONS, CLOCKS, EPOCH_METRICS, SCALAR_METRICS, recorded_epochs
@@ -234,10 +234,18 @@ def hardware_description(device: torch.device) -> str:
 
 
 def to_dataset(
-    config: RunConfig, history: RunHistory, recorded: list[int], divergence: str, spent: Elapsed, data, device
+    config: RunConfig,
+    history: RunHistory,
+    recorded: list[int],
+    divergence: str,
+    spent: Elapsed,
+    data,
+    device,
+    load_start: float = math.nan,
 ) -> xr.Dataset:
     """Assemble the per-epoch history and the run-level scalars into one Dataset (``spent``: the run's seconds on the
-    wall clock and in CPU time).
+    wall clock and in CPU time; ``load_start``: the machine's 1-minute load average when the run (or its last resumed
+    part) started, recorded as the attribute ``load_avg_start`` beside ``load_avg_end``, the load now).
 
     ``divergence`` is why the run diverged (``""``: it did not; see :class:`initmem.run.loop.DivergenceWatch`),
     stored as the attribute ``divergence``. Per-epoch values are NaN after a divergence; a diverged run's selected
@@ -311,5 +319,7 @@ def to_dataset(
         channels_last=int(config.channels_last),
         autocast_dtype="none" if dtype is None else str(dtype).removeprefix("torch."),
         compiled=int(config.compile and device.type == "cuda"),
+        load_avg_start=float(load_start),
+        load_avg_end=load_average(),
     )
     return ds

@@ -62,7 +62,7 @@ from torch.func import functional_call, stack_module_state, vmap
 from . import optimizers
 from .config import RunConfig
 from .data import PreparedData, eval_batches
-from .elapsed import Elapsed, now
+from .elapsed import Elapsed, load_average, now
 from .kernels import kernel_parameters
 from .loop import (
     DivergenceWatch,
@@ -267,7 +267,7 @@ def train_stacked(
     k_total = len(configs)
     histories = [RunHistory() for _ in configs]
     divergences = [""] * k_total  # why each member diverged; "" while it trains
-    spent = [Elapsed()] * k_total
+    spent, load_start = [Elapsed()] * k_total, load_average()
     start_epoch = 1
 
     state = _load_stack_checkpoint(checkpoint_path, configs, stack, step.optimizer)
@@ -342,7 +342,7 @@ def train_stacked(
 
     datasets = []
     for k, config in enumerate(configs):
-        ds = to_dataset(config, histories[k], recorded, divergences[k], spent[k], data, setup.device)
+        ds = to_dataset(config, histories[k], recorded, divergences[k], spent[k], data, setup.device, load_start)
         ds.attrs.update(stacked=k_total, channels_last=0, compiled=0)
         datasets.append(ds)
     if checkpoint_path is not None and not keep_checkpoint:

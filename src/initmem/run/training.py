@@ -57,7 +57,7 @@ import xarray as xr
 from ..base.files import remove_stale_temp_files
 from .config import RunConfig
 from .data import PreparedData
-from .elapsed import Elapsed, now
+from .elapsed import Elapsed, load_average, now
 from .kernels import kernel_parameters
 from .loop import (
     DivergenceWatch,
@@ -167,7 +167,7 @@ def train(
     step = TrainingStep.of(config, data, optimizer)
     history = RunHistory()
     recorded = recorded_epochs(config)
-    start_epoch, divergence, spent = 1, "", Elapsed()
+    start_epoch, divergence, spent, load_start = 1, "", Elapsed(), load_average()
 
     state = load_checkpoint(checkpoint_path, config, model, optimizer)
     if state is not None:
@@ -223,7 +223,7 @@ def train(
                 },
             )
     bar.close()
-    dataset = to_dataset(config, history, recorded, divergence, spent, data, setup.device)
+    dataset = to_dataset(config, history, recorded, divergence, spent, data, setup.device, load_start)
     if checkpoint_path is not None and not keep_checkpoint:
         checkpoint_path.unlink(missing_ok=True)
     return dataset

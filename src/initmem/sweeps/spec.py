@@ -18,6 +18,9 @@ grids with ``also``::
     also:                       # more grids: each replaces some of the grid's lists, the others are kept
       - {lr: [0.02], weight_decay: [0.05, 0.1]}
 
+A further grid may also name the first zipped field with some of its values: it then walks only those entries of the
+zip (``{width: [32], optimizer: [sgd]}``: the wider network with SGD alone).
+
 The sweep is the union of the grids' points (a point two grids share is one run); each dimension's coordinate is
 the union of its values in first-seen order, and a point no grid holds is NaN in the combined Dataset. The first zipped field names the dimension, so its
 values must all differ. Swept values must be numbers, strings or booleans (they become coordinates);
@@ -73,7 +76,7 @@ class SweepSpec:
         object.__setattr__(self, "grid", _check_axes("grid", self.grid))
         object.__setattr__(self, "zip", _check_axes("zip", self.zip))
         _check_zip(self.grid, self.zip)
-        object.__setattr__(self, "also", _check_also(self.grid, self.also))
+        object.__setattr__(self, "also", _check_also(self.grid, self.zip, self.also))
         most = sum(math.prod(self._grid_shape(grid)) for grid in self._grids())
         if most > MAX_RUNS:
             raise ConfigError(
@@ -150,9 +153,16 @@ class SweepSpec:
         """The grid and each of ``also`` completed with the grid's lists."""
         return [dict(self.grid), *({**self.grid, **grid} for grid in self.also)]
 
+    def _zip_entries(self, grid: Mapping[str, Sequence[Any]]) -> list[int]:
+        """The zip's entries a grid walks: all, or those whose first zipped value the grid lists."""
+        if not self.zip:
+            return [0]
+        first, column = next(iter(self.zip.items()))
+        return [i for i, value in enumerate(column) if first not in grid or value in grid[first]]
+
     def _grid_shape(self, grid: Mapping[str, Sequence[Any]]) -> tuple[int, ...]:
-        zipped = [len(next(iter(self.zip.values())))] if self.zip else []
-        return (*(len(v) for v in grid.values()), *zipped)
+        zipped = [len(self._zip_entries(grid))] if self.zip else []
+        return (*(len(v) for name, v in grid.items() if name not in self.zip), *zipped)
 
     def configs(self) -> list[tuple[dict[str, Any], RunConfig]]:
         """Every point as ``(coords, config)``: the grid's in C order of its shape (the last dim fastest), then each
@@ -163,12 +173,12 @@ class SweepSpec:
         return [(dict(coords), config) for coords, config in self._points]
 
     def _build_points(self) -> Iterable[tuple[dict[str, Any], RunConfig]]:
-        zip_length = len(next(iter(self.zip.values()))) if self.zip else 1
         seen: dict[str, dict[str, Any]] = {}
         held: set[str] = set()
         for grid in self._grids():
-            for values in itertools.product(*grid.values(), range(zip_length)):
-                coords = dict(zip(grid, values[:-1]))
+            axes = {name: values for name, values in grid.items() if name not in self.zip}
+            for values in itertools.product(*axes.values(), self._zip_entries(grid)):
+                coords = dict(zip(axes, values[:-1]))
                 coords.update({name: column[values[-1]] for name, column in self.zip.items()})
                 token = json.dumps(coords, sort_keys=True)
                 if token not in held:  # a point two grids share is one run
@@ -233,18 +243,25 @@ def _check_axes(where: str, axes: Any) -> dict[str, list[Any]]:
     return out
 
 
-def _check_also(grid: Mapping[str, list], also: Any) -> tuple[dict[str, list[Any]], ...]:
-    """Validate ``also``: a list of grids, each over some of the grid's own fields."""
+def _check_also(grid: Mapping[str, list], zipped: Mapping[str, list], also: Any) -> tuple[dict[str, list[Any]], ...]:
+    """Validate ``also``: a list of grids, each over some of the grid's own fields and, optionally, some values of the
+    first zipped field."""
     if not isinstance(also, (list, tuple)):
         raise ConfigError(f"also: must be a list of grids (field -> list of values), got {shown(also)}")
     checked = []
     for k, extra in enumerate(also):
         axes = _check_axes(f"also[{k}]", extra)
-        foreign = [name for name in axes if name not in grid]
+        first = next(iter(zipped), None)
+        foreign = [name for name in axes if name not in grid and name != first]
         if foreign:
             raise ConfigError(
                 f"also[{k}].{foreign[0]}: not a grid field; a further grid replaces lists of the grid's own fields "
-                f"({', '.join(grid) or 'none'})"
+                f"({', '.join(grid) or 'none'}) or names some values of the first zipped field"
+            )
+        unknown = [value for value in axes.get(first, ()) if value not in zipped[first]]
+        if unknown:
+            raise ConfigError(
+                f"also[{k}].{first}: {shown(unknown[0])} is not one of the zipped values {shown(zipped[first])}"
             )
         checked.append(axes)
     return tuple(checked)
