@@ -1,97 +1,156 @@
-"""The scale ladder (initmem.study.ladder, chapter 11): spreads and shifts by hand on a synthetic ladder, the rungs
-parameter's checks, and the chapter's spec."""
+"""The scale ladder (initmem.study.ladder, chapter 11): spreads, carrying predictors and shifts by hand on a synthetic
+ladder, the trend and its coverage, the parameters' checks, the declared design and the committed runs' declaration."""
 
 from __future__ import annotations
 
 import math
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 import xarray as xr
+from scipy import stats as scipy_stats
 
-from initmem.study import ladder, ledger, presets
+from initmem.study import ladder, ledger, preregistration
 from initmem.study.calibration import critical
 from initmem.study.experiments import e11_scale_ladder
 from initmem.study.registry import experiment_spec
 from initmem.sweeps.spec import SweepSpec
 
+ROOT = Path(__file__).resolve().parents[1]
+DESIGN = ROOT / "results" / "cpu" / "11_scale_ladder" / "design.json"
 SEED_NOISE = np.array([1.0, -0.5, -0.5])  # added to each seed's accuracy at sigma_w 0.1: sd 0.866, mean 0
+RUNGS = [(8, 5000, 40), (16, 5000, 40), (8, 20000, 60)]
+LRS = {"sgd": 0.02, "adam": 0.008, "larger lr": 0.1}
 
 
-def _ladder(spreads: dict[tuple[str, int, int], float]) -> xr.Dataset:
-    """A combined ladder sweep: for each (optimizer, width, train_size) of ``spreads``, accuracy 40 % at sigma_w
-    2.5 and 40 + spread + :data:`SEED_NOISE` at 0.1 for seeds 0-2; every other rung NaN."""
-    coords = {"width": [8, 16], "train_size": [5000, 20000], "optimizer": ["sgd", "adam"], "sigma_w": [0.1, 2.5]}
-    shape = (2, 2, 2, 2, 3)
+def _ladder(spreads: dict[tuple[str, int, int, int], float]) -> xr.Dataset:
+    """A combined ladder sweep: for each (condition, width, train_size, epochs) of ``spreads``, test accuracy 40 % at
+    sigma_w 2.5 and 40 + spread + :data:`SEED_NOISE` at 0.1 for seeds 0-2, on both predictors, every run at 100 %
+    train accuracy; every other point NaN."""
+    coords = {
+        "width": [8, 16],
+        "train_size": [5000, 20000],
+        "epochs": [40, 60],
+        "sigma_w": [0.1, 2.5],
+        "seed": [0, 1, 2],
+        "lr": list(LRS.values()),
+    }
+    shape = tuple(len(v) for v in coords.values())
     acc = np.full(shape, np.nan)
-    for (optimizer, width, size), spread in spreads.items():
-        i, j, k = coords["width"].index(width), coords["train_size"].index(size), coords["optimizer"].index(optimizer)
-        acc[i, j, k, 0] = 40.0 + spread + SEED_NOISE
-        acc[i, j, k, 1] = 40.0
-    dims = ("width", "train_size", "optimizer", "sigma_w", "seed")
-    wall = np.where(np.isfinite(acc), 60.0, np.nan)
-    return xr.Dataset(
+    for (condition, w, n, e), spread in spreads.items():
+        at = (coords["width"].index(w), coords["train_size"].index(n), coords["epochs"].index(e))
+        k = coords["lr"].index(LRS[condition])
+        acc[(*at, 0, slice(None), k)] = 40.0 + spread + SEED_NOISE
+        acc[(*at, 1, slice(None), k)] = 40.0
+    dims = tuple(coords)
+    held = np.isfinite(acc)
+    ds = xr.Dataset(
         {
             "selected_test_acc": (dims, acc),
-            "final_train_acc": (dims, np.where(np.isfinite(acc), 100.0, np.nan)),
-            "wall_time_s": (dims, wall),
+            "final_test_acc": (dims, acc.copy()),
+            "selected_train_acc": (dims, np.where(held, 100.0, np.nan)),
+            "final_train_acc": (dims, np.where(held, 100.0, np.nan)),
+            "wall_time_s": (dims, np.where(held, 90.0, np.nan)),
+            "cpu_time_s": (dims, np.where(held, 60.0, np.nan)),
         },
-        coords={**coords, "seed": [0, 1, 2]},
+        coords=coords,
     )
+    return ds.assign_coords(optimizer=("lr", ["sgd", "adam", "sgd"]))
 
 
-def _calibrated(mean: float, sd: float, kind: str) -> tuple[float, float]:
-    c = critical(kind, 2, 3)
-    low, high = c.low, c.high
-    se = sd / math.sqrt(3)
-    return mean - low * se, mean + high * se
+def _at(ds: xr.Dataset, condition: str, rung: tuple[int, int, int], **more) -> dict:
+    w, n, e = rung
+    return {"width": w, "train_size": n, "epochs": e, "lr": LRS[condition], **more}
+
+
+def _calibrated(mean: float, sd: float, kind: str, n: int = 3) -> tuple[float, float]:
+    c = critical(kind, 2, n)
+    se = sd / math.sqrt(n)
+    return mean - c.low * se, mean + c.high * se
+
+
+def test_conditions_are_read_from_the_lr_dimension_and_rungs_ordered_cheapest_first():
+    ds = _ladder({("sgd", 8, 20000, 60): 20.0, ("sgd", 16, 5000, 40): 20.0, ("sgd", 8, 5000, 40): 20.0})
+    assert ladder.condition_lrs(ds) == LRS
+    assert ladder.ladder_rungs(ds, 0.02) == RUNGS  # 8^2*5000*40 < 16^2*5000*40 < 8^2*20000*60
+    assert ladder.ladder_rungs(ds, 0.008) == []
 
 
 def test_each_rung_gets_its_calibrated_spread_and_a_paired_shift_read_against_the_paper():
-    ds = _ladder({("sgd", 8, 5000): 20.0, ("sgd", 8, 20000): 26.0, ("sgd", 16, 5000): 12.0, ("adam", 8, 5000): 9.0})
-    ds["selected_test_acc"].loc[{"optimizer": "adam", "width": 8, "train_size": 20000, "sigma_w": 0.1}] = [
-        41.0,
-        42.0,
-        43.0,
-    ]  # adam, rung 2: spreads 1, 2, 3 pp
-    ds["selected_test_acc"].loc[{"optimizer": "adam", "width": 8, "train_size": 20000, "sigma_w": 2.5}] = 40.0
-    ds["final_train_acc"].loc[{"optimizer": "adam", "width": 8, "train_size": 20000}] = 99.0
+    ds = _ladder(
+        {
+            ("sgd", 8, 5000, 40): 20.0,
+            ("sgd", 16, 5000, 40): 26.0,
+            ("sgd", 8, 20000, 60): 12.0,
+            ("adam", 8, 5000, 40): 9.0,
+            ("adam", 16, 5000, 40): 9.0,
+            ("larger lr", 8, 5000, 40): 3.0,
+        }
+    )
+    ds["final_test_acc"].loc[_at(ds, "adam", RUNGS[1], sigma_w=0.1)] = [41.0, 42.0, 43.0]  # final spreads 1, 2, 3
     climbed = ladder.rungs(ds)
-    assert [(r.optimizer, r.width, r.train_size) for r in climbed] == [
+    assert [(r.condition, r.width, r.train_size) for r in climbed] == [
         ("sgd", 8, 5000),
-        ("sgd", 8, 20000),
         ("sgd", 16, 5000),
+        ("sgd", 8, 20000),
         ("adam", 8, 5000),
-        ("adam", 8, 20000),
-    ]  # the rung (16, 20000) holds no run: left out; adam has no run at (16, 5000)
-    first, up, wide = climbed[:3]
+        ("adam", 16, 5000),
+        ("larger lr", 8, 5000),
+    ]
+    first, wide, more_data = climbed[:3]
     sd = float(np.std(SEED_NOISE, ddof=1))
+    assert first.predictor == "selected" and first.premise == ""
     assert (first.spread.estimate, first.spread.low, first.spread.high) == pytest.approx(
         (20.0, *_calibrated(20.0, sd, "spread"))
     )
     assert first.moves == "" and not first.shift.has_bounds  # the reference
-    # every seed moves by exactly +6 (sgd: the seed noise is the same on every rung): a zero-width shift, towards 26.5
-    assert (up.shift.estimate, up.shift.low, up.shift.high) == pytest.approx((6.0, 6.0, 6.0))
-    assert up.moves == ladder.TOWARDS and up.in_band  # 26 [25.2, 28.3]-ish lies inside 26.5 +- 7.95
-    assert wide.shift.estimate == pytest.approx(-8.0) and wide.moves == ladder.AWAY and not wide.in_band
-    adam_first, adam_up = climbed[3:]
-    assert adam_up.spread.estimate == pytest.approx(2.0)
-    shifts = np.array([1.0, 2.0, 3.0]) - (9.0 + SEED_NOISE)  # -9, -6.5, -5.5: towards the paper's 0
-    low, high = _calibrated(float(shifts.mean()), float(shifts.std(ddof=1)), "contrast")
-    assert (adam_up.shift.low, adam_up.shift.high) == pytest.approx((low, high))
-    # three seeds' contrast has a critical value of 7.08: a mean shift of -7 pp (se 1.04) still reaches above 0
-    assert low < 0 < high and adam_up.moves == ladder.UNTOLD
-    assert adam_up.spread.high > 5.0 and not adam_up.in_band  # 2 pp, but its interval reaches 7.6: not inside +-5
-    assert first.runs == 6 and first.core_seconds == pytest.approx(360.0) and first.train_acc == pytest.approx(100.0)
+    # every seed moves by exactly +6 (the seed noise is the same on every rung): a zero-width shift towards 26.5
+    assert (wide.shift.estimate, wide.shift.low, wide.shift.high) == pytest.approx((6.0, 6.0, 6.0))
+    assert wide.moves == ladder.TOWARDS and wide.size == ladder.INSIDE and wide.shift_predictor == "selected"
+    assert more_data.shift.estimate == pytest.approx(-8.0) and more_data.moves == ladder.AWAY
+    assert more_data.size == ladder.OUTSIDE  # 12 [~10, ~16] lies wholly below C1's band
+    adam_first, adam_wide = climbed[3:5]
+    assert adam_wide.spreads["selected"].estimate == pytest.approx(9.0)
+    assert adam_wide.spreads["final"].estimate == pytest.approx(2.0)
+    assert adam_wide.predictor == "selected"  # every run interpolates on both: the selected predictor carries
+    assert first.runs == 6 and first.core_seconds == pytest.approx(360.0)  # CPU time, not wall time
+    assert first.final_train_min == 100.0 and first.selected_train_mean == 100.0
+    lever = climbed[5]
+    assert lever.condition == "larger lr" and lever.size == ladder.ACROSS  # 3 [~1.5, ~7.2] crosses +5
+
+
+def test_a_rung_whose_selected_checkpoints_do_not_interpolate_is_read_on_the_final_predictor_and_so_is_its_shift():
+    ds = _ladder({("sgd", 8, 5000, 40): 20.0, ("sgd", 16, 5000, 40): 20.0})
+    ds["selected_train_acc"].loc[_at(ds, "sgd", RUNGS[1])] = 90.0
+    ds["final_test_acc"].loc[_at(ds, "sgd", RUNGS[1], sigma_w=0.1)] += 3.0  # the final predictor: spread 23
+    first, wide = ladder.rungs(ds)
+    assert first.predictor == "selected" and wide.predictor == "final"
+    assert "does not meet the premise; the final one carries" in wide.why
+    assert wide.spread.estimate == pytest.approx(23.0) and wide.spreads["selected"].estimate == pytest.approx(20.0)
+    assert wide.shift_predictor == "final" and wide.shift.estimate == pytest.approx(3.0)
+
+
+def test_a_rung_whose_final_predictors_do_not_interpolate_either_has_its_premise_not_met():
+    ds = _ladder({("sgd", 8, 5000, 40): 20.0, ("sgd", 16, 5000, 40): 20.0})
+    ds["selected_train_acc"].loc[_at(ds, "sgd", RUNGS[1])] = 90.0
+    ds["final_train_acc"].loc[_at(ds, "sgd", RUNGS[1], sigma_w=2.5, seed=1)] = 98.0
+    wide = ladder.rungs(ds)[1]
+    assert wide.size == ladder.PREMISE_NOT_MET and "SGD in 1 of 6 runs (lowest 98.0 %)" in wide.premise
+    assert wide.final_train_min == 98.0
+
+
+def test_a_contrast_condition_needs_sgd_to_interpolate_too():
+    ds = _ladder({("sgd", 8, 5000, 40): 20.0, ("adam", 8, 5000, 40): 2.0})
+    ds["selected_train_acc"].loc[_at(ds, "sgd", RUNGS[0])] = 95.0
+    adam = [r for r in ladder.rungs(ds) if r.condition == "adam"][0]
+    assert adam.predictor == "final"  # Adam's own checkpoints interpolate; SGD's selected ones do not
 
 
 def test_a_shift_whose_interval_straddles_zero_is_untold():
-    ds = _ladder({("sgd", 8, 5000): 20.0, ("sgd", 8, 20000): 20.0})
-    ds["selected_test_acc"].loc[{"optimizer": "sgd", "width": 8, "train_size": 20000, "sigma_w": 0.1}] = [
-        62.0,
-        58.0,
-        61.0,
-    ]  # shifts +1, -1.5, +1.5 against 61, 59.5, 59.5
+    ds = _ladder({("sgd", 8, 5000, 40): 20.0, ("sgd", 16, 5000, 40): 20.0})
+    ds["selected_test_acc"].loc[_at(ds, "sgd", RUNGS[1], sigma_w=0.1)] = [62.0, 58.0, 61.0]
     up = ladder.rungs(ds)[1]
     assert up.shift.low < 0 < up.shift.high and up.moves == ladder.UNTOLD
 
@@ -99,34 +158,135 @@ def test_a_shift_whose_interval_straddles_zero_is_untold():
 def test_the_targets_are_the_ledgers_numbers_and_bands():
     assert ladder.target("sgd") == (ledger.PAPER["C1"]["values"][""], ledger.band("C1"))
     assert ladder.target("adam") == (0.0, (-5.0, 5.0))
+    assert ladder.target("larger lr") == (0.0, ledger.band("C4", "larger lr"))
+
+
+def test_the_trend_recovers_a_straight_line_and_its_t_interval_by_hand():
+    """Two widths x three seeds, spreads 20 + (0, +-1) and 24 + (0, +-1): slope 4 pp per doubling, read at width 64
+    (two more doublings past 16): 32 pp, with the t-interval of a simple regression on 4 residual degrees of
+    freedom."""
+    x = np.array([[3.0, 12.0]] * 3 + [[4.0, 12.0]] * 3)
+    y = np.array([19.0, 20.0, 21.0, 23.0, 24.0, 25.0])
+    estimate, low, high, df, varying, slopes, sd = ladder.fit_trend(x, y, np.array([6.0, 12.0]))
+    assert estimate == pytest.approx(32.0) and (df, varying) == (4, (0,))
+    assert slopes == pytest.approx([4.0]) and sd == pytest.approx(1.0)
+    # se of the fit at x0 = 6: s * sqrt(1/6 + (6 - 3.5)^2 / sum((x - 3.5)^2)) = sqrt(1/6 + 6.25 / 1.5)
+    half = scipy_stats.t.ppf(0.975, 4) * math.sqrt(1 / 6 + 6.25 / 1.5)
+    assert (low, high) == pytest.approx((32.0 - half, 32.0 + half))
+
+
+def test_a_ladder_of_one_rung_or_with_no_residual_freedom_has_no_trend():
+    assert ladder.fit_trend(np.array([[3.0, 12.0]] * 3), np.array([1.0, 2.0, 3.0]), np.array([6.0, 12.0])) is None
+    assert ladder.fit_trend(np.array([[3.0, 12.0], [4.0, 12.0]]), np.array([1.0, 2.0]), np.array([6.0, 12.0])) is None
+
+
+def test_the_trend_of_a_synthetic_ladder_is_read_at_width_64_on_its_own_training_set():
+    ds = _ladder({("sgd", 8, 5000, 40): 20.0, ("sgd", 16, 5000, 40): 24.0})
+    t = ladder.trend(ds, ladder.rungs(ds), "sgd")
+    assert t.at == (64, 5000) and not t.reaches_paper_scale and t.terms == ("log2 width",)
+    assert t.interval.estimate == pytest.approx(32.0) and t.predictor == "selected" and t.rungs == 2
+
+
+def test_the_trend_interval_covers_95_percent_of_straight_trends_and_less_of_bent_ones():
+    x = np.array([[3.0, 12.3]] * 8 + [[4.0, 12.3]] * 8 + [[3.0, 14.3]] * 8)
+    at = np.array([6.0, np.log2(45_000)])
+    straight = ladder.trend_coverage(x, 2.0, at, reps=4000)
+    assert 0.935 <= straight <= 0.965  # Gaussian noise and a straight truth: the t-interval is exact
+    assert ladder.trend_coverage(x, 2.0, at, bend=5.0, reps=2000) < straight - 0.1
 
 
 @pytest.mark.parametrize(
     "value",
-    [[], [[8]], [[8, 0]], [[8, 5000.0]], [[8, 5000], [8, 5000]], "8x5000", [[True, 5000]]],
+    [[], [[8, 5000]], [[8, 0, 40]], [[8, 5000.0, 40]], [[8, 5000, 40], [8, 5000, 60]], "8x5000", [[True, 5000, 40]]],
 )
-def test_rungs_must_be_distinct_pairs_of_positive_integers(value):
-    with pytest.raises(ValueError, match=r"^rungs: must be a non-empty list of distinct \[width, train_size\] pairs"):
+def test_rungs_must_be_triples_of_positive_integers_without_a_repeated_rung(value):
+    with pytest.raises(ValueError, match=r"^rungs: must be a non-empty list of \[width, train_size, epochs\] triples"):
         e11_scale_ladder.rungs_of(value)
 
 
-def test_the_cpu_ladder_climbs_from_01s_record_with_01s_sgd_and_adam():
-    p = presets.notebook_parameters("cpu", "11_scale_ladder")
-    spec = SweepSpec.from_dict(experiment_spec("11_scale_ladder", p))
-    configs = [c for _, c in spec.configs()]
-    assert len(configs) == 3 * 2 * 2 * 3 and {(c.width, c.train_size) for c in configs} == {
-        (8, 5000),
-        (8, 20000),
-        (16, 5000),
-    }
-    record = {
-        c.hash()
-        for _, c in SweepSpec.from_dict(
-            experiment_spec("01_optimizers", presets.notebook_parameters("cpu", "01_optimizers"))
-        ).configs()
-    }
-    first = [c for c in configs if (c.width, c.train_size) == (8, 5000)]
-    assert len(first) == 12 and {c.hash() for c in first} <= record  # the first rung is 01's record
-    assert {(c.optimizer, c.lr) for c in configs} == {("sgd", 0.02), ("adam", 0.008)} and not any(
-        c.bf16 for c in configs
+@pytest.mark.parametrize("value", [[[16, 5000]], [[8, 20000]], "all", [[8, 5000, 40]]])
+def test_lever_rungs_must_be_rungs_and_hold_the_first(value):
+    with pytest.raises(ValueError, match=r"^lever_rungs: must be a list of \[width, train_size\] pairs of rungs"):
+        e11_scale_ladder.lever_rungs_of(value, [(8, 5000, 40), (16, 5000, 40)])
+
+
+def test_the_declared_design_trains_each_rung_with_its_epochs_and_the_lever_on_the_lever_rungs_only():
+    p = e11_scale_ladder.EXPERIMENT.presets["cpu"] | {"rungs": [list(r) for r in e11_scale_ladder.DESIGN_RUNGS]}
+    configs = [c for _, c in SweepSpec.from_dict(experiment_spec("11_scale_ladder", p)).configs()]
+    by_rung = {}
+    for c in configs:
+        by_rung.setdefault((c.width, c.train_size, c.epochs), []).append(c)
+    assert list(by_rung) == list(e11_scale_ladder.DESIGN_RUNGS)
+    for (w, n, _), runs in by_rung.items():
+        lever = (w, n) in {(8, 5000), (16, 5000)}
+        assert len(runs) == (3 if lever else 2) * 2 * 8
+        assert {(c.optimizer, c.lr) for c in runs} == {("sgd", 0.02), ("adam", 0.008)} | (
+            {("sgd", 0.1)} if lever else set()
+        )
+    assert not any(c.bf16 for c in configs) and {c.batch_size for c in configs} == {64}
+
+
+def test_the_design_record_matches_the_preset_it_declares():
+    design = preregistration.read_design(DESIGN)
+    assert [(r["width"], r["train_size"], r["epochs"]) for r in design["rungs"]] == list(e11_scale_ladder.DESIGN_RUNGS)
+    p = e11_scale_ladder.EXPERIMENT.presets["cpu"]
+    assert design["seeds"] == p["seeds"] and design["sigma_ws"] == p["sigma_ws"]
+    assert [(c["optimizer"], c["lr"]) for c in design["conditions"]] == [("sgd", 0.02), ("adam", 0.008), ("sgd", 0.1)]
+    held = [tuple(r[:3]) for r in p["rungs"]]
+    assert held == list(e11_scale_ladder.DESIGN_RUNGS[: len(held)])  # the trained rungs are the design's first
+
+
+def test_shift_power_by_simulation_agrees_with_its_extremes():
+    sure = preregistration.shift_power(0.01, 8)
+    assert sure.p_narrow == 1.0 and sure.power == 1.0 and sure.critical == critical("contrast", 2, 8).high
+    hopeless = preregistration.shift_power(20.0, 5)
+    assert hopeless.p_narrow < 0.01 and hopeless.power < 0.2
+    c4 = math.sqrt(2 / 4) * math.gamma(5 / 2) / math.gamma(4 / 2)  # E[s] / sd at 5 seeds: 0.940
+    assert hopeless.expected_half_width == pytest.approx(
+        critical("contrast", 2, 5).high * c4 * 20.0 * math.sqrt(2) / math.sqrt(5), rel=0.02
     )
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    return subprocess.run(
+        ["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True, env={**env, "PATH": "/usr/bin:/bin"}
+    ).stdout.strip()
+
+
+def test_a_design_is_declared_by_the_oldest_commit_holding_its_present_content(tmp_path):
+    _git(tmp_path, "init", "-q")
+    design = tmp_path / "design.json"
+    design.write_text('{"seeds": [0, 1]}\n')
+    _git(tmp_path, "add", "design.json")
+    _git(tmp_path, "commit", "-q", "-m", "declare")
+    first = _git(tmp_path, "rev-parse", "HEAD")
+    (tmp_path / "other").write_text("x")
+    _git(tmp_path, "add", "other")
+    _git(tmp_path, "commit", "-q", "-m", "unrelated")
+    declaration = preregistration.declared(design)
+    assert declaration is not None and declaration.commit == first
+    assert preregistration.undeclared_runs(["2000-01-01T00:00:00+00:00"], declaration) == 1
+    assert preregistration.undeclared_runs(["2999-01-01T00:00:00+00:00"], declaration) == 0
+    design.write_text('{"seeds": [0, 1, 2]}\n')  # edited after the declaration: not declared as it is now
+    assert preregistration.declared(design) is None
+    assert preregistration.undeclared_runs(["2999-01-01T00:00:00+00:00"], None) == 1
+
+
+def _history() -> bool:
+    try:
+        return _git(ROOT, "rev-parse", "--is-shallow-repository") == "false"
+    except (subprocess.CalledProcessError, OSError):
+        return False
+
+
+@pytest.mark.skipif(not _history(), reason="no full git history here (a shallow clone or no git)")
+def test_no_committed_ladder_run_is_older_than_the_declaration_of_the_rule_that_judges_it():
+    runs = sorted((DESIGN.parent / "runs").glob("*.nc"))
+    declaration = preregistration.declared(DESIGN)
+    assert declaration is not None, "the design record is not committed as it is"
+    created = []
+    for path in runs:
+        with xr.open_dataset(path, engine="h5netcdf") as run:
+            created.append(run.attrs["created"])
+    assert created and preregistration.undeclared_runs(created, declaration) == 0

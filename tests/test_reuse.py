@@ -18,6 +18,7 @@ from initmem.base.paths import find_repo_root
 from initmem.study import presets, registry, results, reuse
 from initmem.sweeps import driver
 from initmem.sweeps.driver import sweep
+from initmem.sweeps.spec import SweepSpec
 from initmem.sweeps.store import load_run, run_path, write_run
 
 SRC = Path(results.__file__).resolve().parents[2]
@@ -96,17 +97,17 @@ def test_an_exploration_reuses_every_store_of_the_record_and_the_record_its_othe
 
 
 @pytest.mark.skipif(not (ROOT / "results" / "cpu" / "01_optimizers" / "runs").is_dir(), reason="no committed record")
-def test_the_ladders_first_rung_is_read_from_01s_runs_in_a_record_without_11s(tmp_path):
-    """A record holding 01's cpu runs and none of 11's: 11's first rung (01's network, data, SGD and Adam at sigma_w
-    0.1 and 2.5, three seeds) is read from 01's runs, and only the two further rungs would train."""
+def test_the_ladders_runs_that_01_holds_are_read_from_01s_runs_in_a_record_without_11s(tmp_path):
+    """A record holding 01's cpu runs and none of 11's: the ladder's first-rung runs that are 01's (SGD and Adam at
+    sigma_w 0.1 and 2.5, seeds 0-4: 20 runs) are read from 01's runs; the rest (seeds 5-7, the larger lr, the
+    further rungs) would train."""
     record = tmp_path / "results"
     (record / "cpu" / "01_optimizers").mkdir(parents=True)
     (record / "cpu" / "01_optimizers" / "runs").symlink_to(ROOT / "results" / "cpu" / "01_optimizers" / "runs")
     p = presets.notebook_parameters("cpu", "11_scale_ladder")
     plan = reuse.notebook_plan("11_scale_ladder", p, record, "cpu", record=record)
-    first = len(p["optimizers"]) * len(p["sigma_ws"]) * len(p["seeds"])
-    assert (first, len(p["rungs"])) == (12, 3)
-    assert (len(plan.reused), len(plan.cached), len(plan.to_train)) == (first, 0, first * (len(p["rungs"]) - 1))
+    total = SweepSpec.from_dict(registry.experiment_spec("11_scale_ladder", p)).n_runs
+    assert (len(plan.reused), len(plan.cached), len(plan.to_train)) == (20, 0, total - 20)
 
 
 def test_a_damaged_record_run_is_trained_again_and_left_in_place(tiny_config, tmp_path, caplog):

@@ -18,6 +18,7 @@ from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import experiments, rules
 from .boundary_judge import judge_b1
 from .calibration import CrossFitted
+from .carrier import PREDICTORS, carrying_predictor, interpolation_premise
 from .ledger import (
     Row,
     clocks_text,
@@ -73,40 +74,14 @@ def _contrast_row(
     )
 
 
-def _interpolation_premise(runs: dict[str, xr.Dataset], predictor: str) -> str:
-    """``""`` when every run of every ``runs`` (label -> Dataset) has ``predictor``'s train accuracy (``"selected"``
-    or ``"final"``, %) at or above the interpolation threshold; else which do not, with the lowest accuracy and
-    how many runs fall short."""
-    short = []
-    for label, ds in runs.items():
-        train = ds[f"{predictor}_train_acc"]
-        below = int((train < INTERPOLATION_THRESHOLD).sum())
-        if below:
-            short.append(f"{label} in {below} of {train.size} runs (lowest {float(train.min()):.1f} %)")
-    if not short:
-        return ""
-    where = "validation-selected checkpoints" if predictor == "selected" else "final predictors"
-    return f"the {where} do not all interpolate (train accuracy below {INTERPOLATION_THRESHOLD:g} %): " + "; ".join(
-        short
-    )
-
-
 def _on_the_interpolating_predictor(judge: Callable[[str, str], Row], runs: dict[str, xr.Dataset]) -> Row:
     """One row judged on both predictors, ``judge(predictor, premise)`` each with the interpolation premise of
-    ``runs`` (label -> Dataset, :func:`_interpolation_premise`) checked on that predictor's own train accuracy: the
-    validation-selected predictor (the paper's metric) carries the verdict when it meets the premise, else the final
-    predictor does; the row's reason says which carries it and gives the other's verdict."""
-    premises = {name: _interpolation_premise(runs, name) for name in ("selected", "final")}
+    ``runs`` (label -> Dataset, :func:`initmem.study.carrier.interpolation_premise`) checked on that predictor's own
+    train accuracy; :func:`initmem.study.carrier.carrying_predictor` picks the one that carries the verdict; the row's
+    reason says which and gives the other's verdict."""
+    premises = {name: interpolation_premise(runs, name) for name in PREDICTORS}
     rows = {name: judge(name, premise) for name, premise in premises.items()}
-    if not premises["selected"]:
-        carrier, why = (
-            "selected",
-            "the validation-selected predictor (the paper's metric) meets the premise and carries",
-        )
-    elif not premises["final"]:
-        carrier, why = "final", "the validation-selected predictor does not meet the premise; the final one carries"
-    else:
-        carrier, why = "final", "neither predictor meets the premise; the final one carries"
+    carrier, why = carrying_predictor(premises)
     other = "final" if carrier == "selected" else "selected"
     row, aside = rows[carrier], rows[other].verdict
     row.verdict = Verdict(

@@ -121,8 +121,3 @@ def undeclared_runs(created: Iterable[str], declaration: Declaration | None) -> 
         return len(times)
     return sum(t < declaration.date for t in times)
 
-
-def design_summary(design: Mapping[str, Any]) -> str:
-    """One line: the rungs and conditions of a design."""
-    rungs = ", ".join(f"w{r['width']}/{r['train_size']:,}/{r['epochs']} ep" for r in design["rungs"])
-    return f"{len(design['rungs'])} rungs ({rungs}); {len(design['seeds'])} seeds"
