@@ -14,7 +14,7 @@ import datetime as _dt
 import json
 import math
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
