@@ -1297,3 +1297,46 @@ def test_make_clean_removes_only_untracked_build_output(tmp_path):
     subprocess.run(["make", "-s", "clean"], cwd=tmp_path, check=True, capture_output=True)
     assert record.read_text() == "{}", "make clean deleted the committed executed notebooks"
     assert not any(path.exists() for path in leftovers)
+
+
+# --- issue 46: no traceback, no trap ------------------------------------------------------------------------------
+_REPO = Path(__file__).resolve().parents[1]
+
+
+def _capped_initmem(*args: str, cwd: Path = _REPO, python: list[str] | None = None) -> subprocess.CompletedProcess:
+    """``python -m initmem ARGS`` in a subprocess whose address space is capped at 4 GB, so that a command that would
+    allocate without bound fails there rather than waking the machine's OOM killer. ``python``: code the
+    interpreter runs first (``-c``), before the command (a module made missing)."""
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    code = "; ".join(["import sys", *(python or []), "from initmem.cli import main", "sys.exit(main())"])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=cap,
+        timeout=600,
+    )
+
+
+@pytest.mark.parametrize("command", ["train", "experiments"])
+def test_epochs_beyond_their_range_are_one_line_naming_epochs_before_anything_is_allocated(tmp_path, command):
+    """Before: experiments built the set of all 10^9 epochs before printing its plan (killed by the OOM killer), and
+    train blamed the width and the batch size."""
+    if command == "train":
+        args = ["train", *TINY_FLAGS, "--epochs", "1000000000", "--out", str(tmp_path / "o.nc")]
+    else:
+        args = ["experiments", "--preset", "cpu", "--only", "01", "-p", "epochs", "1000000000", "--no-render"]
+        args += ["--results-dir", str(tmp_path / "results"), "--out-dir", str(tmp_path / "out")]
+    done = _capped_initmem(*args)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    (line,) = done.stderr.strip().splitlines()
+    assert "epochs: must be an integer in [1, 100000], got 1000000000" in line
+    assert not list(tmp_path.iterdir())
