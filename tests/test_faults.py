@@ -1340,3 +1340,45 @@ def test_epochs_beyond_their_range_are_one_line_naming_epochs_before_anything_is
     (line,) = done.stderr.strip().splitlines()
     assert "epochs: must be an integer in [1, 100000], got 1000000000" in line
     assert not list(tmp_path.iterdir())
+
+
+def _damaged(content: str, damage: str) -> str:
+    """A package data file's text, cut in the middle (``truncated``) or with one of its numbers made a string
+    (``tampered``)."""
+    if damage == "truncated":
+        return content[: len(content) // 2]
+    table = json.loads(content)
+    if "levels" in table:
+        table["calibration"]["p90"] = "high"
+    else:
+        next(iter(table["spread"].values()))["low"] = "x"
+    return json.dumps(table)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "tampered"])
+@pytest.mark.parametrize("name", ["cost_model.json", "critical_values.json"])
+def test_a_damaged_package_data_file_is_one_line_naming_it_before_anything_is_written(
+    tmp_path, capsys, monkeypatch, request, name, damage
+):
+    """Before: a traceback that did not name the cost model, and for the critical values a traceback after the sweep
+    had written its output."""
+    from initmem.study import calibration, costs
+
+    damaged = tmp_path / name
+    attribute = (costs, "COST_MODEL_PATH") if name == "cost_model.json" else (calibration, "TABLE_PATH")
+    damaged.write_text(_damaged(getattr(*attribute).read_text(encoding="utf-8"), damage), encoding="utf-8")
+    monkeypatch.setattr(*attribute, damaged)
+    for cached in (costs.cost_model, calibration.committed_table, calibration.critical):
+        cached.cache_clear()
+        request.addfinalizer(cached.cache_clear)  # the next tests read the package's own file again
+    _forbid_training(monkeypatch)
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"base": _TINY, "grid": {"sigma_w": [0.5, 2.0]}}))
+    out = tmp_path / "s.nc"
+    assert main(["sweep", str(spec), "--cache", str(tmp_path / "cache"), "--out", str(out)]) == 2
+    said = capsys.readouterr()
+    (line,) = said.err.strip().splitlines()
+    assert line.startswith(f"initmem sweep: error: {damaged}: ")
+    assert line.endswith(f"restore it with git checkout -- {damaged} (or reinstall initmem)")
+    assert ("is not valid JSON" if damage == "truncated" else "is not a finite number") in line
+    assert said.out == "" and not out.exists()

@@ -106,12 +106,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     """Train a sweep spec into ``--cache`` and combine it into ``--out``, saying first what it will train
     (:meth:`initmem.study.reuse.RunPlan.summary`: its runs, those cached, those to train and about how long)."""
     from ..base.files import check_output_dir, check_output_file
+    from ..study.calibration import committed_table
     from ..study.reuse import plan_runs
     from ..sweeps.cluster import check_shared_cache, cluster_from_args, open_client
     from ..sweeps.driver import sweep
     from ..sweeps.spec import SweepSpec
 
     spec = SweepSpec.from_file(args.spec)
+    committed_table()  # what its summary reads: a damaged table stops the sweep before it trains, not after it wrote
     scheduler, slurm = cluster_from_args(args, args.executor)
     cache = check_output_dir(args.cache, "--cache")
     out = check_output_file(args.out, "--out")
@@ -445,6 +447,7 @@ _RECOGNISED_ERRORS = (
     ("initmem.run.config", "ConfigError"),  # an invalid value
     ("initmem.base.files", "OutputError"),  # an output that cannot be written
     ("initmem.base.paths", "RootError"),
+    ("initmem.base.package_data", "PackageFileError"),  # a data file of the package, truncated or tampered with
     ("initmem.book.parameters", "ParameterError"),  # an unknown parameter, notebook or preset
     ("initmem.book.runner", "RecordError"),  # the book refused to touch the committed record
     ("initmem.run.loop", "OutOfMemory"),
