@@ -1382,3 +1382,29 @@ def test_a_damaged_package_data_file_is_one_line_naming_it_before_anything_is_wr
     assert line.endswith(f"restore it with git checkout -- {damaged} (or reinstall initmem)")
     assert ("is not valid JSON" if damage == "truncated" else "is not a finite number") in line
     assert said.out == "" and not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "command"),
+    [
+        ("book", ["book", "--check"]),
+        ("book", ["experiments", "--preset", "smoke", "--only", "T1", "--no-render", "--out-dir", "OUT"]),
+        ("dask", ["sweep", "SPEC", "--cache", "OUT", "--executor", "dask", "--out", "OUT/s.nc"]),
+    ],
+    ids=["book --check", "experiments", "sweep --executor dask"],
+)
+def test_a_missing_optional_dependency_is_one_line_naming_its_extra(tmp_path, extra, command):
+    """The wheel installed without its [book] or [dask] extra, simulated by making their modules unimportable
+    (``sys.modules[name] = None``). Before: a ModuleNotFoundError traceback."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"base": _TINY, "grid": {"sigma_w": [0.5, 2.0]}}))
+    args = [
+        {"SPEC": str(spec), "OUT": str(tmp_path / "out"), "OUT/s.nc": str(tmp_path / "s.nc")}.get(a, a) for a in command
+    ]
+    missing = f"import initmem.cli; sys.modules.update(dict.fromkeys(initmem.cli.EXTRA_MODULES[{extra!r}]))"
+    done = _capped_initmem(*args, python=[missing])
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"initmem {command[0]}: error: ") and "is not installed" in line, line
+    assert line.endswith(f"install initmem[{extra}] (pip install 'initmem[{extra}]')"), line
+    assert done.stdout == "" and not (tmp_path / "out").exists() and not (tmp_path / "s.nc").exists()

@@ -15,9 +15,10 @@ lists as JSON, e.g. ``--betas "[0.9, 0.99]"``; ``none`` for optional fields). ``
 file of fields, or a run's result file (``run.nc``, or a cached ``<hash>.nc``): ``initmem train --config
 run.nc --out again.nc`` replays the recorded config (bit for bit on the same machine).
 
-Every error the tool recognises (an invalid value, an unknown notebook parameter, data that cannot be read, a device that is missing, a run that
-does not fit in memory, an output that cannot be written or is not a regular file, a cluster that cannot be reached
-or does not share the cache, failed runs of a sweep) prints one line naming the cause and the option or field, and
+Every error the tool recognises (an invalid value, an unknown notebook parameter, data that cannot be read, a device
+that is missing, a run that does not fit in memory, an optional dependency that is not installed, a data file of the
+package that is damaged, an output that cannot be written or is not a regular file, a cluster that cannot be reached or
+does not share the cache, failed runs of a sweep) prints one line naming the cause and the option or field, and
 exits with code 2. Output locations are checked before anything trains; a checkpoint is deleted only after the
 result is written. ``sweep`` and ``experiments`` first print what they will train and about how long it takes. SIGINT (Ctrl-C) and SIGTERM stop the command and its workers with one line and exit status 130
 or 143; what was finished (runs in the cache, a checkpoint) is kept.
@@ -455,6 +456,26 @@ _RECOGNISED_ERRORS = (
 )
 
 
+#: The top-level modules that come only with an optional dependency group of initmem (``pip install
+#: 'initmem[book]'``), the packages the group names and what they bring with them; a command that needs one that is
+#: missing says which group to install (:func:`error_line`). tests/test_cli.py checks it against pyproject.toml.
+EXTRA_MODULES = {
+    "book": (
+        *("jupyter_book", "sphinx", "sphinxcontrib", "docutils", "myst_nb", "myst_parser", "build"),
+        *("papermill", "jupytext", "ipykernel", "nbformat", "nbclient", "jupyter_client"),
+    ),
+    "dask": ("dask", "distributed", "dask_jobqueue"),
+}
+
+
+def _missing_extra(exc: BaseException) -> str | None:
+    """The optional dependency group (:data:`EXTRA_MODULES`) whose module ``exc`` failed to import, if it is one."""
+    if not isinstance(exc, ModuleNotFoundError):
+        return None
+    top = (exc.name or "").split(".")[0]
+    return next((extra for extra, modules in EXTRA_MODULES.items() if top in modules), None)
+
+
 def _raised(exc: BaseException, module: str, name: str) -> bool:
     """Whether ``exc`` is a ``module.name``, where that module has been imported."""
     loaded = sys.modules.get(module)
@@ -463,6 +484,12 @@ def _raised(exc: BaseException, module: str, name: str) -> bool:
 
 def error_line(exc: BaseException) -> str | None:
     """One line for an error the tool recognises (None for anything else: a bug, shown as a traceback)."""
+    extra = _missing_extra(exc)
+    if extra is not None:
+        return (
+            f"{exc.name} is not installed: this command needs initmem's optional dependencies [{extra}]; install "
+            f"initmem[{extra}] (pip install 'initmem[{extra}]')"
+        )
     if any(_raised(exc, module, name) for module, name in _RECOGNISED_ERRORS):
         return _one_line(str(exc))
     if _raised(exc, "initmem.run.data", "DataError"):
