@@ -1408,3 +1408,25 @@ def test_a_missing_optional_dependency_is_one_line_naming_its_extra(tmp_path, ex
     assert line.startswith(f"initmem {command[0]}: error: ") and "is not installed" in line, line
     assert line.endswith(f"install initmem[{extra}] (pip install 'initmem[{extra}]')"), line
     assert done.stdout == "" and not (tmp_path / "out").exists() and not (tmp_path / "s.nc").exists()
+
+
+@pytest.mark.parametrize("preset", ["nosuch", "paper"])
+def test_initmem_book_at_an_unknown_or_a_gpu_preset_is_one_line_naming_preset(preset, tmp_path, capsys, monkeypatch):
+    """Before: ``--preset nosuch`` was a traceback, and ``--preset paper`` a chapter-11 parameter error rather than
+    the GPU price that ``initmem experiments --preset paper`` gives."""
+    if preset == "paper" and torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    import initmem.book.build
+
+    monkeypatch.setattr(initmem.book.build, "build_book", lambda **kwargs: pytest.fail("the book was built"))
+    assert main(["book", "--preset", preset, "--root", str(_REPO)]) == 2
+    line = _one_error_line(capsys)
+    if preset == "nosuch":
+        assert line == "initmem book: error: --preset: allowed values are smoke, cpu, gpu, paper; got 'nosuch'"
+    else:
+        price = r"\d+ experiments: about [\d,]+ core-h \(p10-p90 [\d,]+-[\d,]+\), about \d+ A100-h"
+        assert re.fullmatch(
+            rf"initmem book: error: --preset paper: sized for a GPU \(full-width networks on full CIFAR-10; {price}\), "
+            r"and this machine has none; use --preset cpu \(the reduced-scale record\)",
+            line,
+        ), line

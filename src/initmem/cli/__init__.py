@@ -165,7 +165,9 @@ def spread_summary(ds: Any) -> str:
 def _cmd_book(args: argparse.Namespace) -> int:
     from ..base.paths import find_repo_root
     from ..book.build import build_book
+    from .experiments import check_preset
 
+    check_preset(args)
     root = find_repo_root(args.root)
     if args.check:
         from ..book.check import check_book, report
