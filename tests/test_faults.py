@@ -1430,3 +1430,21 @@ def test_initmem_book_at_an_unknown_or_a_gpu_preset_is_one_line_naming_preset(pr
             r"and this machine has none; use --preset cpu \(the reduced-scale record\)",
             line,
         ), line
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+def test_compile_off_cuda_is_refused_in_one_line_rather_than_ignored_into_another_hash(
+    device, tmp_path, capsys, monkeypatch
+):
+    """Before: --compile on the CPU was ignored yet changed the run's hash: two identical runs, two cache entries."""
+    _forbid_training(monkeypatch)
+    flags = as_flags({**TINY_RUN, "device": device, "compile": True})
+    assert main(["train", *flags, "--epochs", "1", "--out", str(tmp_path / "o.nc")]) == 2
+    assert _one_error_line(capsys) == (
+        "initmem train: error: compile: torch.compile is applied on CUDA only, and this run is on cpu: it would change "
+        "the run's hash but not what it computes; drop --compile (compile: false)"
+    )
+    assert not (tmp_path / "o.nc").exists()
+    with pytest.raises(ConfigError, match=r"^compile: torch.compile is applied on CUDA only"):
+        train(RunConfig(**{**TINY_RUN, "device": device, "compile": True, "epochs": 1}))

@@ -81,14 +81,14 @@ def _write_result(ds: Any, out: Path, option: str) -> None:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     from ..base.files import check_output_file
-    from ..run.loop import resolve_device
+    from ..run.loop import run_device
     from ..run.training import train
     from .flags import checkpoint_option, config_from_args
 
     config = config_from_args(args)
     out = check_output_file(args.out, "--out")
     checkpoint = checkpoint_option(args, config)
-    resolve_device(config.device)  # a missing GPU is reported before any data is read
+    run_device(config)  # a missing GPU, or a flag that cannot act on the device, is reported before any data is read
     ds = train(config, checkpoint_path=checkpoint, keep_checkpoint=True)
     _write_result(ds, out, "--out")
     if checkpoint is not None:  # only now that the result is safe

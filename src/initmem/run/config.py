@@ -199,7 +199,8 @@ class RunConfig:
     checkpoint_every: int = 0
     """Save a resumable checkpoint every this many epochs (0: never). Needs a checkpoint path in train()."""
     compile: bool = False
-    """torch.compile the model (CUDA only; ignored on CPU). Part of the hash (fused kernels round differently)."""
+    """torch.compile the model (CUDA only: a run on another device that sets it is refused, since it would change the
+    hash and not the run, :func:`initmem.run.loop.run_device`). Part of the hash (fused kernels round differently)."""
     channels_last: bool = True
     """channels-last (NHWC) memory format for the model and the training batches. On the 2-core development CPU
     it trained ResNet-9 (width 8, 32 px) 1.4x faster and evaluated it 1.6x faster (benchmarks/throughput.py
