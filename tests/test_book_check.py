@@ -89,6 +89,35 @@ def test_a_page_records_the_module_it_imports_and_the_file_it_reads(tmp_path):
     assert "VALUE 2.5" in page.read_text() and check_book(tmp_path) == []
 
 
+def test_a_number_edited_by_hand_in_a_page_makes_it_stale_and_the_build_executes_it_again(tmp_path):
+    """Before: the check digested only what a page used, so a printed number edited in the page passed as current."""
+    (tmp_path / "notebooks").mkdir()
+    (tmp_path / "notebooks" / "01_reader.py").write_text(READER)
+    data = tmp_path / "results" / "smoke" / "input.nc"
+    data.parent.mkdir(parents=True)
+    write_run(xr.Dataset({"x": 1.5}), data)
+    run_notebooks(preset="smoke", cwd=tmp_path, progress=False)
+    page = tmp_path / "book" / "generated" / "01_reader.ipynb"
+    assert check_book(tmp_path) == [] and len(_record(page)["cells"]) == 64
+    page.write_text(page.read_text().replace("VALUE 1.5", "VALUE 9.5"))
+    assert [str(s) for s in check_book(tmp_path)] == [
+        "book/generated/01_reader.ipynb: its cells no longer match their digest (an output or a source was edited "
+        "after it executed)"
+    ]
+    assert run_notebooks(preset="smoke", cwd=tmp_path, progress=False)[0].status == "executed"
+    assert "VALUE 1.5" in page.read_text() and check_book(tmp_path) == []
+
+
+def test_every_committed_page_shows_what_it_executed():
+    """Each committed page records the digest of its cells, and they still match it (whatever else may have changed
+    since the book was executed)."""
+    from initmem.book.digest import stored_record
+
+    for page in sorted((REPO / "book" / "generated").glob("[!.]*.ipynb")):
+        record = stored_record(page)
+        assert record["cells"] == record["cells_now"], page
+
+
 @pytest.fixture(scope="module")
 def book(tmp_path_factory) -> Path:
     """A repository with its own copy of the package and three executed pages: 01 and 99 import the ledger (C1's

@@ -108,3 +108,26 @@ def test_a_gpu_preset_on_a_machine_without_a_gpu_is_one_line_unless_asked_for(pr
         str(tmp_path),
     ]
     assert main(allowed) == 2 and "sized for a GPU" not in capsys.readouterr().err
+
+
+def test_the_modules_of_each_optional_dependency_group_are_those_the_command_line_names():
+    """Every distribution of the [book] and [dask] extras of pyproject.toml brings a top-level module that
+    :data:`initmem.cli.EXTRA_MODULES` lists under that extra (the one initmem imports), and every module listed is
+    one that is installed: a missing one is named with its extra."""
+    import importlib.metadata
+    from pathlib import Path
+
+    from initmem.cli import EXTRA_MODULES
+
+    tomllib = pytest.importorskip("tomllib")
+    project = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())["project"]
+    modules_of: dict[str, set[str]] = {}
+    for module, distributions in importlib.metadata.packages_distributions().items():
+        for distribution in distributions:
+            modules_of.setdefault(re.sub(r"[-_.]+", "-", distribution).lower(), set()).add(module)
+    assert set(EXTRA_MODULES) <= set(project["optional-dependencies"])
+    for extra, listed in EXTRA_MODULES.items():
+        for requirement in project["optional-dependencies"][extra]:
+            name = re.sub(r"[-_.]+", "-", re.split(r"[<>=!~ \[;]", requirement, maxsplit=1)[0]).lower()
+            assert modules_of.get(name, set()) & set(listed), f"no module of {name} is listed under [{extra}]"
+        assert set(listed) <= set().union(*modules_of.values()), f"[{extra}] lists modules that nothing installs"

@@ -1297,3 +1297,154 @@ def test_make_clean_removes_only_untracked_build_output(tmp_path):
     subprocess.run(["make", "-s", "clean"], cwd=tmp_path, check=True, capture_output=True)
     assert record.read_text() == "{}", "make clean deleted the committed executed notebooks"
     assert not any(path.exists() for path in leftovers)
+
+
+# --- issue 46: no traceback, no trap ------------------------------------------------------------------------------
+_REPO = Path(__file__).resolve().parents[1]
+
+
+def _capped_initmem(*args: str, cwd: Path = _REPO, python: list[str] | None = None) -> subprocess.CompletedProcess:
+    """``python -m initmem ARGS`` in a subprocess whose address space is capped at 4 GB, so that a command that would
+    allocate without bound fails there rather than waking the machine's OOM killer. ``python``: code the
+    interpreter runs first (``-c``), before the command (a module made missing)."""
+    import resource
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+    code = "; ".join(["import sys", *(python or []), "from initmem.cli import main", "sys.exit(main())"])
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    return subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        preexec_fn=cap,
+        timeout=600,
+    )
+
+
+@pytest.mark.parametrize("command", ["train", "experiments"])
+def test_epochs_beyond_their_range_are_one_line_naming_epochs_before_anything_is_allocated(tmp_path, command):
+    """Before: experiments built the set of all 10^9 epochs before printing its plan (killed by the OOM killer), and
+    train blamed the width and the batch size."""
+    if command == "train":
+        args = ["train", *TINY_FLAGS, "--epochs", "1000000000", "--out", str(tmp_path / "o.nc")]
+    else:
+        args = ["experiments", "--preset", "cpu", "--only", "01", "-p", "epochs", "1000000000", "--no-render"]
+        args += ["--results-dir", str(tmp_path / "results"), "--out-dir", str(tmp_path / "out")]
+    done = _capped_initmem(*args)
+    assert done.returncode == 2, done.stderr
+    assert done.stdout == ""
+    (line,) = done.stderr.strip().splitlines()
+    assert "epochs: must be an integer in [1, 100000], got 1000000000" in line
+    assert not list(tmp_path.iterdir())
+
+
+def _damaged(content: str, damage: str) -> str:
+    """A package data file's text, cut in the middle (``truncated``) or with one of its numbers made a string
+    (``tampered``)."""
+    if damage == "truncated":
+        return content[: len(content) // 2]
+    table = json.loads(content)
+    if "levels" in table:
+        table["calibration"]["p90"] = "high"
+    else:
+        next(iter(table["spread"].values()))["low"] = "x"
+    return json.dumps(table)
+
+
+@pytest.mark.parametrize("damage", ["truncated", "tampered"])
+@pytest.mark.parametrize("name", ["cost_model.json", "critical_values.json"])
+def test_a_damaged_package_data_file_is_one_line_naming_it_before_anything_is_written(
+    tmp_path, capsys, monkeypatch, request, name, damage
+):
+    """Before: a traceback that did not name the cost model, and for the critical values a traceback after the sweep
+    had written its output."""
+    from initmem.study import calibration, costs
+
+    damaged = tmp_path / name
+    attribute = (costs, "COST_MODEL_PATH") if name == "cost_model.json" else (calibration, "TABLE_PATH")
+    damaged.write_text(_damaged(getattr(*attribute).read_text(encoding="utf-8"), damage), encoding="utf-8")
+    monkeypatch.setattr(*attribute, damaged)
+    for cached in (costs.cost_model, calibration.committed_table, calibration.critical):
+        cached.cache_clear()
+        request.addfinalizer(cached.cache_clear)  # the next tests read the package's own file again
+    _forbid_training(monkeypatch)
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"base": _TINY, "grid": {"sigma_w": [0.5, 2.0]}}))
+    out = tmp_path / "s.nc"
+    assert main(["sweep", str(spec), "--cache", str(tmp_path / "cache"), "--out", str(out)]) == 2
+    said = capsys.readouterr()
+    (line,) = said.err.strip().splitlines()
+    assert line.startswith(f"initmem sweep: error: {damaged}: ")
+    assert line.endswith(f"restore it with git checkout -- {damaged} (or reinstall initmem)")
+    assert ("is not valid JSON" if damage == "truncated" else "is not a finite number") in line
+    assert said.out == "" and not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "command"),
+    [
+        ("book", ["book", "--check"]),
+        ("book", ["experiments", "--preset", "smoke", "--only", "T1", "--no-render", "--out-dir", "OUT"]),
+        ("dask", ["sweep", "SPEC", "--cache", "OUT", "--executor", "dask", "--out", "OUT/s.nc"]),
+    ],
+    ids=["book --check", "experiments", "sweep --executor dask"],
+)
+def test_a_missing_optional_dependency_is_one_line_naming_its_extra(tmp_path, extra, command):
+    """The wheel installed without its [book] or [dask] extra, simulated by making their modules unimportable
+    (``sys.modules[name] = None``). Before: a ModuleNotFoundError traceback."""
+    spec = tmp_path / "spec.json"
+    spec.write_text(json.dumps({"base": _TINY, "grid": {"sigma_w": [0.5, 2.0]}}))
+    args = [
+        {"SPEC": str(spec), "OUT": str(tmp_path / "out"), "OUT/s.nc": str(tmp_path / "s.nc")}.get(a, a) for a in command
+    ]
+    missing = f"import initmem.cli; sys.modules.update(dict.fromkeys(initmem.cli.EXTRA_MODULES[{extra!r}]))"
+    done = _capped_initmem(*args, python=[missing])
+    assert done.returncode == 2, done.stderr
+    (line,) = done.stderr.strip().splitlines()
+    assert line.startswith(f"initmem {command[0]}: error: ") and "is not installed" in line, line
+    assert line.endswith(f"install initmem[{extra}] (pip install 'initmem[{extra}]')"), line
+    assert done.stdout == "" and not (tmp_path / "out").exists() and not (tmp_path / "s.nc").exists()
+
+
+@pytest.mark.parametrize("preset", ["nosuch", "paper"])
+def test_initmem_book_at_an_unknown_or_a_gpu_preset_is_one_line_naming_preset(preset, tmp_path, capsys, monkeypatch):
+    """Before: ``--preset nosuch`` was a traceback, and ``--preset paper`` a chapter-11 parameter error rather than
+    the GPU price that ``initmem experiments --preset paper`` gives."""
+    if preset == "paper" and torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    import initmem.book.build
+
+    monkeypatch.setattr(initmem.book.build, "build_book", lambda **kwargs: pytest.fail("the book was built"))
+    assert main(["book", "--preset", preset, "--root", str(_REPO)]) == 2
+    line = _one_error_line(capsys)
+    if preset == "nosuch":
+        assert line == "initmem book: error: --preset: allowed values are smoke, cpu, gpu, paper; got 'nosuch'"
+    else:
+        price = r"\d+ experiments: about [\d,]+ core-h \(p10-p90 [\d,]+-[\d,]+\), about \d+ A100-h"
+        assert re.fullmatch(
+            rf"initmem book: error: --preset paper: sized for a GPU \(full-width networks on full CIFAR-10; {price}\), "
+            r"and this machine has none; use --preset cpu \(the reduced-scale record\)",
+            line,
+        ), line
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+@pytest.mark.parametrize("device", ["cpu", "auto"])
+def test_compile_off_cuda_is_refused_in_one_line_rather_than_ignored_into_another_hash(
+    device, tmp_path, capsys, monkeypatch
+):
+    """Before: --compile on the CPU was ignored yet changed the run's hash: two identical runs, two cache entries."""
+    _forbid_training(monkeypatch)
+    flags = as_flags({**TINY_RUN, "device": device, "compile": True})
+    assert main(["train", *flags, "--epochs", "1", "--out", str(tmp_path / "o.nc")]) == 2
+    assert _one_error_line(capsys) == (
+        "initmem train: error: compile: torch.compile is applied on CUDA only, and this run is on cpu: it would change "
+        "the run's hash but not what it computes; drop --compile (compile: false)"
+    )
+    assert not (tmp_path / "o.nc").exists()
+    with pytest.raises(ConfigError, match=r"^compile: torch.compile is applied on CUDA only"):
+        train(RunConfig(**{**TINY_RUN, "device": device, "compile": True, "epochs": 1}))

@@ -9,6 +9,8 @@
   the process that wrote a file lives; :mod:`~initmem.base.claims` -- run claims, so that concurrent sweeps over
   one cache train each run once;
 * :mod:`~initmem.base.reads` -- the result files a process read or looked for (what an executed page depends on);
+* :mod:`~initmem.base.package_data` -- the data files shipped in the package, read with their shape checked (a
+  damaged one is one line naming it);
 * :mod:`~initmem.base.bars` -- progress bars (``tqdm.auto``, without its warning where ipywidgets is missing).
 
 It imports nothing of ``initmem``; every other layer may import it.

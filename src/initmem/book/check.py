@@ -2,7 +2,8 @@
 
 A page of the record (``book/generated/<notebook>.ipynb``, each notebook at its book preset without overrides) is
 current when its record of what it used (:mod:`initmem.book.digest`) still holds: the same notebook text and
-parameters, and every module and result file it names unchanged. :func:`check_book` takes each page's record again
+parameters, every module and result file it names unchanged, and its cells (outputs included) as they were executed, so
+that a number edited by hand in a page is found. :func:`check_book` takes each page's record again
 and says, for each stale page, what changed; a page of the book that pastes outputs from a stale one
 (``{glue}`` with ``:doc:``, as the landing page does from 01 and 99) is named with it, since it shows them too.
 It reads the notebooks, the pages and the files their records name, nothing else: seconds.

@@ -9,12 +9,17 @@ entry with the sha256 of its content now:
 * ``reads``: every result file the package's loaders read or looked for in its kernel (:mod:`initmem.base.reads`: an
   absent file hashes to None, a folder's listing to the names it matched).
 
+Beside it the page records ``cells``, the sha256 of what it shows (:func:`cells_digest`: each cell's type, source and
+outputs, as written), taken when it was executed: a page whose printed number was edited by hand no longer matches it,
+although nothing it used changed.
+
 Paths are relative to the repository root (``src/initmem/study/rules.py``, ``results/cpu/NN_name.nc``), so that
 the record does not depend on where the repository is checked out; a module from a package installed outside the
 root is named from the folder above the package (``initmem/study/rules.py``). The page's digest
 (:func:`notebook_digest`) is the sha256 over its parameters and that record. Before executing a page, the runner
 hashes the files its executed copy names again (:func:`refresh`): the same digest means nothing the page used has
-changed, and the page is reused. :func:`changes` says in words what differs (``initmem book --check``).
+changed, and the page is reused (when its cells match their digest too). :func:`changes` says in words what differs
+(``initmem book --check``).
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ __all__ = [
     "record_uses",
     "refresh",
     "notebook_digest",
+    "cells_digest",
     "changes",
     "stored_record",
 ]
@@ -185,10 +191,17 @@ def notebook_digest(parameters: Mapping[str, Any], uses: Mapping[str, Any]) -> s
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
+def cells_digest(nb: Any) -> str:
+    """The sha256 of what an executed notebook ``nb`` shows: each cell's type, source and outputs (canonical JSON;
+    cell metadata, such as execution times, left out)."""
+    cells = [[c.get("cell_type"), c.get("source"), c.get("outputs", [])] for c in nb.cells]
+    return hashlib.sha256(json.dumps(cells, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
 def changes(
     stored: Mapping[str, Any] | None, parameters: Mapping[str, Any], uses: Mapping[str, Any] | None, source: str
 ) -> list[str]:
-    """What differs, in words, between a page's stored record (``metadata["initmem"]``, None: no executed page) and
+    """What differs, in words, between a page's stored record (:func:`stored_record`, None: no executed page) and
     now (its final ``parameters`` and its record taken again, :func:`refresh`: None when there is no record to take);
     empty when the page is current.
     ``source`` is the notebook's path, for the words."""
@@ -196,7 +209,12 @@ def changes(
         return ["not executed"]
     if uses is None:
         return ["it records no modules and reads (executed before pages recorded what they used)"]
-    old_uses, found = stored["uses"], []
+    found = []
+    if stored.get("cells") is None:
+        found.append("it records no digest of its cells (executed before pages recorded what they show)")
+    elif stored["cells"] != stored["cells_now"]:
+        found.append("its cells no longer match their digest (an output or a source was edited after it executed)")
+    old_uses = stored["uses"]
     if old_uses.get("source") != uses["source"]:
         found.append(f"its notebook {source} changed")
     old_parameters = stored.get("parameters", {})
@@ -226,12 +244,16 @@ def changes(
 
 
 def stored_record(path: Path) -> dict | None:
-    """The record an executed notebook was stored with (``metadata["initmem"]``); None if there is no readable one."""
+    """The record an executed notebook was stored with (``metadata["initmem"]``), with ``cells_now``: the
+    :func:`cells_digest` of its cells as they are now (its ``cells``: as they were executed); None if there is no
+    readable one."""
     if not path.is_file():
         return None
-    try:
-        import nbformat
+    import nbformat
 
-        return dict(nbformat.read(path, as_version=4).metadata.get("initmem", {})) or None
+    try:
+        nb = nbformat.read(path, as_version=4)
     except Exception:  # unreadable or half-written: execute again
         return None
+    record = dict(nb.metadata.get("initmem", {}))
+    return {**record, "cells_now": cells_digest(nb)} if record else None

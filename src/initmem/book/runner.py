@@ -19,8 +19,9 @@ validated (:func:`~initmem.book.parameters.validate_experiment`) before the firs
 
 Reuse of pages (:mod:`initmem.book.digest`). An executed page records what it used: its source, its parameters, the
 initmem modules its kernel imported and the result files it read, each with the sha256 of its content. A notebook
-whose executed copy's record still holds (the same parameters, every file it names unchanged) is not executed again
-(unless ``force``); ``initmem book --check`` (:mod:`initmem.book.check`) says, executing nothing, which pages are not.
+whose executed copy's record still holds (the same parameters, every file it names unchanged, its cells as they were
+executed) is not executed again (unless ``force``); ``initmem book --check`` (:mod:`initmem.book.check`) says,
+executing nothing, which pages are not.
 
 Example::
 
@@ -53,6 +54,7 @@ from ..sweeps.store import file_problem
 from .digest import (
     FORMAT,
     Hashes,
+    cells_digest,
     notebook_digest,
     portable,
     record_uses,
@@ -341,7 +343,9 @@ def _prepare(
     stored = stored_record(page.out_path)
     uses = refresh(stored, page.text, hashes)
     digest = notebook_digest(page.final, uses) if uses is not None else ""
-    unchanged = not force and bool(digest) and digest == stored.get("digest")
+    unchanged = (
+        not force and bool(digest) and digest == stored.get("digest") and stored["cells_now"] == stored.get("cells")
+    )
     verify = verify and not page.exploring and not unchanged
     runs = notebook_plan(
         name, {**page.defaults, **page.final}, page.results_dir, preset, root / RECORD_RESULTS_DIR, verify=verify
@@ -454,6 +458,7 @@ def _execute(
         "source": _relative(plan.path, root),
         "exploration": plan.exploring,
         "uses": uses,
+        "cells": cells_digest(executed),
     }
     atomic_write(plan.out_path, lambda handle: nbformat.write(executed, codecs.getwriter("utf-8")(handle)))
     tmp_path.unlink(missing_ok=True)

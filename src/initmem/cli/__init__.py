@@ -15,9 +15,10 @@ lists as JSON, e.g. ``--betas "[0.9, 0.99]"``; ``none`` for optional fields). ``
 file of fields, or a run's result file (``run.nc``, or a cached ``<hash>.nc``): ``initmem train --config
 run.nc --out again.nc`` replays the recorded config (bit for bit on the same machine).
 
-Every error the tool recognises (an invalid value, an unknown notebook parameter, data that cannot be read, a device that is missing, a run that
-does not fit in memory, an output that cannot be written or is not a regular file, a cluster that cannot be reached
-or does not share the cache, failed runs of a sweep) prints one line naming the cause and the option or field, and
+Every error the tool recognises (an invalid value, an unknown notebook parameter, data that cannot be read, a device
+that is missing, a run that does not fit in memory, an optional dependency that is not installed, a data file of the
+package that is damaged, an output that cannot be written or is not a regular file, a cluster that cannot be reached or
+does not share the cache, failed runs of a sweep) prints one line naming the cause and the option or field, and
 exits with code 2. Output locations are checked before anything trains; a checkpoint is deleted only after the
 result is written. ``sweep`` and ``experiments`` first print what they will train and about how long it takes. SIGINT (Ctrl-C) and SIGTERM stop the command and its workers with one line and exit status 130
 or 143; what was finished (runs in the cache, a checkpoint) is kept.
@@ -80,14 +81,14 @@ def _write_result(ds: Any, out: Path, option: str) -> None:
 
 def _cmd_train(args: argparse.Namespace) -> int:
     from ..base.files import check_output_file
-    from ..run.loop import resolve_device
+    from ..run.loop import run_device
     from ..run.training import train
     from .flags import checkpoint_option, config_from_args
 
     config = config_from_args(args)
     out = check_output_file(args.out, "--out")
     checkpoint = checkpoint_option(args, config)
-    resolve_device(config.device)  # a missing GPU is reported before any data is read
+    run_device(config)  # a missing GPU, or a flag that cannot act on the device, is reported before any data is read
     ds = train(config, checkpoint_path=checkpoint, keep_checkpoint=True)
     _write_result(ds, out, "--out")
     if checkpoint is not None:  # only now that the result is safe
@@ -106,12 +107,14 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     """Train a sweep spec into ``--cache`` and combine it into ``--out``, saying first what it will train
     (:meth:`initmem.study.reuse.RunPlan.summary`: its runs, those cached, those to train and about how long)."""
     from ..base.files import check_output_dir, check_output_file
+    from ..study.calibration import committed_table
     from ..study.reuse import plan_runs
     from ..sweeps.cluster import check_shared_cache, cluster_from_args, open_client
     from ..sweeps.driver import sweep
     from ..sweeps.spec import SweepSpec
 
     spec = SweepSpec.from_file(args.spec)
+    committed_table()  # what its summary reads: a damaged table stops the sweep before it trains, not after it wrote
     scheduler, slurm = cluster_from_args(args, args.executor)
     cache = check_output_dir(args.cache, "--cache")
     out = check_output_file(args.out, "--out")
@@ -162,7 +165,9 @@ def spread_summary(ds: Any) -> str:
 def _cmd_book(args: argparse.Namespace) -> int:
     from ..base.paths import find_repo_root
     from ..book.build import build_book
+    from .experiments import check_preset
 
+    check_preset(args)
     root = find_repo_root(args.root)
     if args.check:
         from ..book.check import check_book, report
@@ -445,11 +450,32 @@ _RECOGNISED_ERRORS = (
     ("initmem.run.config", "ConfigError"),  # an invalid value
     ("initmem.base.files", "OutputError"),  # an output that cannot be written
     ("initmem.base.paths", "RootError"),
+    ("initmem.base.package_data", "PackageFileError"),  # a data file of the package, truncated or tampered with
     ("initmem.book.parameters", "ParameterError"),  # an unknown parameter, notebook or preset
     ("initmem.book.runner", "RecordError"),  # the book refused to touch the committed record
     ("initmem.run.loop", "OutOfMemory"),
     ("initmem.sweeps.cluster", "ClusterLost"),  # the cluster went away mid-sweep
 )
+
+
+#: The top-level modules that come only with an optional dependency group of initmem (``pip install
+#: 'initmem[book]'``), the packages the group names and what they bring with them; a command that needs one that is
+#: missing says which group to install (:func:`error_line`). tests/test_cli.py checks it against pyproject.toml.
+EXTRA_MODULES = {
+    "book": (
+        *("jupyter_book", "sphinx", "sphinxcontrib", "docutils", "myst_nb", "myst_parser", "build"),
+        *("papermill", "jupytext", "ipykernel", "nbformat", "nbclient", "jupyter_client"),
+    ),
+    "dask": ("dask", "distributed", "dask_jobqueue"),
+}
+
+
+def _missing_extra(exc: BaseException) -> str | None:
+    """The optional dependency group (:data:`EXTRA_MODULES`) whose module ``exc`` failed to import, if it is one."""
+    if not isinstance(exc, ModuleNotFoundError):
+        return None
+    top = (exc.name or "").split(".")[0]
+    return next((extra for extra, modules in EXTRA_MODULES.items() if top in modules), None)
 
 
 def _raised(exc: BaseException, module: str, name: str) -> bool:
@@ -460,6 +486,12 @@ def _raised(exc: BaseException, module: str, name: str) -> bool:
 
 def error_line(exc: BaseException) -> str | None:
     """One line for an error the tool recognises (None for anything else: a bug, shown as a traceback)."""
+    extra = _missing_extra(exc)
+    if extra is not None:
+        return (
+            f"{exc.name} is not installed: this command needs initmem's optional dependencies [{extra}]; install "
+            f"initmem[{extra}] (pip install 'initmem[{extra}]')"
+        )
     if any(_raised(exc, module, name) for module, name in _RECOGNISED_ERRORS):
         return _one_line(str(exc))
     if _raised(exc, "initmem.run.data", "DataError"):

@@ -21,7 +21,7 @@ from pathlib import Path
 from ..base.paths import EXECUTOR_ENV, FRESH_ENV, SCHEDULER_ENV, find_repo_root
 from ..study.layout import PRESETS, RECORD_OUT_DIR
 
-__all__ = ["GPU_PRESETS", "add_arguments", "add_root_argument", "run"]
+__all__ = ["GPU_PRESETS", "add_arguments", "add_root_argument", "check_preset", "run"]
 
 #: The presets sized for a GPU: refused on a machine without one unless ``--allow-cpu`` says so.
 GPU_PRESETS = ("gpu", "paper")
@@ -140,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
     from ..book.parameters import parse_parameter_value
     from ..book.runner import run_notebooks
 
-    _refuse_a_gpu_preset_without_a_gpu(args)
+    check_preset(args)
     root = find_repo_root(getattr(args, "root", None))
     params = {name: parse_parameter_value(value) for name, value in (args.parameter or [])}
     fresh = getattr(args, "fresh", False)
@@ -193,19 +193,23 @@ def _replication_check(root: Path, preset: str, results: list) -> None:
         print("\n".join(replication_lines(r.name, read_checked(fresh), read_checked(record))))
 
 
-def _refuse_a_gpu_preset_without_a_gpu(args: argparse.Namespace) -> None:
-    """A preset of :data:`GPU_PRESETS` on a machine where CUDA is not available raises a one-line
-    :class:`~initmem.run.config.ConfigError` (exit status 2), unless ``--allow-cpu``."""
+def check_preset(args: argparse.Namespace) -> None:
+    """Raise a one-line :class:`~initmem.run.config.ConfigError` (exit status 2) for a ``--preset`` that is not one of
+    :data:`~initmem.study.layout.PRESETS`, or for a preset of :data:`GPU_PRESETS` on a machine where CUDA is not
+    available (with its price, :func:`_price`), unless ``--allow-cpu``; None (``initmem book``'s default) passes."""
+    from ..run.config import ConfigError
+
+    if args.preset is not None and args.preset not in PRESETS:
+        raise ConfigError(f"--preset: allowed values are {', '.join(PRESETS)}; got {args.preset!r}")
     if args.preset not in GPU_PRESETS or getattr(args, "allow_cpu", False):
         return
     import torch
 
-    from ..run.config import ConfigError
-
     if not torch.cuda.is_available():
         raise ConfigError(
             f"--preset {args.preset}: sized for a GPU (full-width networks on full CIFAR-10; {_price(args)}), and this "
-            "machine has none; use --preset cpu (the reduced-scale record), or --allow-cpu to train it on the CPU anyway"
+            "machine has none; use --preset cpu (the reduced-scale record)"
+            + (", or --allow-cpu to train it on the CPU anyway" if hasattr(args, "allow_cpu") else "")
         )
 
 
@@ -219,7 +223,7 @@ def _price(args: argparse.Namespace) -> str:
     from ..study.registry import EXPERIMENT_SPECS
 
     try:
-        picked = select_notebooks(args.only, list(_presets.NOTEBOOK_PARAMETERS[args.preset]))
+        picked = select_notebooks(getattr(args, "only", None), list(_presets.NOTEBOOK_PARAMETERS[args.preset]))
     except ValueError:
         picked = []
     names = [n for n in picked if n in EXPERIMENT_SPECS]

@@ -39,6 +39,7 @@ __all__ = [
     "EXECUTION_FIELDS",
     "ADDED_LATER",
     "CACHE_FORMAT_VERSION",
+    "MAX_EPOCHS",
     "field_value",
     "shown",
 ]
@@ -47,6 +48,10 @@ __all__ = [
 #: 2: the floating-point path (memory layout, threads, compilation) and the data seed's default enter the hash;
 #: runs record their clocks at the selected checkpoint; sgd_momentum's clocks use its effective step.
 CACHE_FORMAT_VERSION = 2
+
+#: The most epochs a run may have: a run records every epoch it evaluates, so its size grows with them, and a larger
+#: value is refused before anything is allocated (the paper's longest runs have a few hundred).
+MAX_EPOCHS = 100_000
 
 MODELS = ("resnet9", "resnet20", "resnet32", "resnet44", "resnet56", "resnet110")
 #: The registered optimizers (:mod:`initmem.run.optimizers`, one record each).
@@ -194,7 +199,8 @@ class RunConfig:
     checkpoint_every: int = 0
     """Save a resumable checkpoint every this many epochs (0: never). Needs a checkpoint path in train()."""
     compile: bool = False
-    """torch.compile the model (CUDA only; ignored on CPU). Part of the hash (fused kernels round differently)."""
+    """torch.compile the model (CUDA only: a run on another device that sets it is refused, since it would change the
+    hash and not the run, :func:`initmem.run.loop.run_device`). Part of the hash (fused kernels round differently)."""
     channels_last: bool = True
     """channels-last (NHWC) memory format for the model and the training batches. On the 2-core development CPU
     it trained ResNet-9 (width 8, 32 px) 1.4x faster and evaluated it 1.6x faster (benchmarks/throughput.py
@@ -232,7 +238,8 @@ class RunConfig:
         _positive("lr", self.lr)
         _positive("aux_lr", self.aux_lr)
         _positive_int("batch_size", self.batch_size)
-        _positive_int("epochs", self.epochs)
+        if not 1 <= self.epochs <= MAX_EPOCHS:
+            raise ConfigError(f"epochs: must be an integer in [1, {MAX_EPOCHS}], got {shown(self.epochs)}")
         _positive_int("eval_every", self.eval_every)
         _positive_int("val_size", self.val_size, allow_zero=False)
         _positive_int("train_eval_size", self.train_eval_size)

@@ -3,7 +3,8 @@
 schedule, measure and checkpoint a run in exactly the same way.
 
 * :func:`setup_run` -- the thread count, the device, the prepared data and the autocast context of a run
-  (:class:`RunSetup`); :func:`resolve_device` turns ``auto``/``cpu``/``cuda`` into a device.
+  (:class:`RunSetup`); :func:`resolve_device` turns ``auto``/``cpu``/``cuda`` into a device, :func:`run_device` a
+  run's, refusing a field that cannot act there.
 * :func:`initial_row` -- the epoch-0 measurement, on a copy whose BatchNorm statistics are recalibrated.
 * :class:`Schedule` -- the learning rate of every step (:func:`initmem.run.optim.schedules.lr_multiplier`), set on
   the optimizer before each step (:meth:`Schedule.apply`), and the batches of an epoch (:meth:`Schedule.batches`).
@@ -54,6 +55,7 @@ __all__ = [
     "initial_row",
     "read_checkpoint",
     "resolve_device",
+    "run_device",
     "save_checkpoint",
     "setup_run",
     "state_mismatch",
@@ -84,6 +86,19 @@ def resolve_device(name: str) -> torch.device:
     return torch.device(name)
 
 
+def run_device(config: RunConfig) -> torch.device:
+    """The device ``config`` trains on (:func:`resolve_device`). A field that changes the run's hash but cannot act
+    on that device raises :class:`ConfigError` naming it, rather than being ignored (two cache entries for one
+    computation): ``compile``, which is applied on CUDA only."""
+    device = resolve_device(config.device)
+    if config.compile and device.type != "cuda":
+        raise ConfigError(
+            f"compile: torch.compile is applied on CUDA only, and this run is on {device.type}: it would change the "
+            "run's hash but not what it computes; drop --compile (compile: false)"
+        )
+    return device
+
+
 @dataclass(frozen=True)
 class RunSetup:
     """Where and how a run computes: its device, its data there, and the autocast context of its forward passes
@@ -106,7 +121,7 @@ def setup_run(config: RunConfig, data: PreparedData | None = None) -> RunSetup:
     resolve the device and prepare the data there (unless ``data`` is given)."""
     if config.num_threads:
         torch.set_num_threads(config.num_threads)
-    device = resolve_device(config.device)
+    device = run_device(config)
     if data is None:
         data = prepare_data(config, device)
     dtype = autocast_dtype(config)

@@ -162,7 +162,7 @@ def train(
         model = model.to(memory_format=torch.channels_last)
     initial = {name: w.detach().clone() for name, w in kernels(model).items()}
     optimizer = build_optimizer(model, config)
-    forward = torch.compile(model) if (config.compile and setup.device.type == "cuda") else model
+    forward = torch.compile(model) if config.compile else model  # on CUDA only: run_device refuses it elsewhere
 
     step = TrainingStep.of(config, data, optimizer)
     history = RunHistory()

@@ -27,7 +27,8 @@ every noise sd.
 
 The critical values of the record's designs are committed in ``critical_values.json`` beside this module, written by
 ``scripts/critical_values.py`` with its provenance (commit, date, replicates, seed); the file is JSON, read with
-:func:`json.load` (no code runs on reading it). A design not in the table is computed on the fly by the same function
+its shape checked (:func:`initmem.base.package_data.read_package_json`: no code runs on reading it, and a damaged
+file is one line naming it). A design not in the table is computed on the fly by the same function
 (:func:`simulate_critical`) at :data:`ON_THE_FLY_REPS` replicates with the same seed, once per process, and logged
 as a warning. The simulation assumes Gaussian cell noise and a linear profile; the error rates at the record's
 designs, through the ledger's rules, are in :mod:`initmem.study.error_rates`.
@@ -36,16 +37,17 @@ designs, through the ledger's rules, are in :mod:`initmem.study.error_rates`.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import xarray as xr
 
+from ..base.package_data import finite_numbers, read_package_json
 from .stats import LEVEL, Interval, _cross_fit
 
 __all__ = [
@@ -59,6 +61,7 @@ __all__ = [
     "CrossFitted",
     "simulate_critical",
     "read_table",
+    "committed_table",
     "critical",
 ]
 
@@ -138,20 +141,41 @@ def simulate_critical(
 
 
 def read_table(path: Path = TABLE_PATH) -> dict:
-    """The committed table (JSON: ``provenance`` and, per kind, ``{"<n_sigma>x<n_seeds>": {"low", "high"}}``)."""
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
+    """The committed table (JSON: ``provenance`` and, per kind, ``{"<n_sigma>x<n_seeds>": {"low", "high"}}``).
+
+    Raises:
+        initmem.base.package_data.PackageFileError: the file is truncated, not JSON or an entry is not two numbers
+            (one line naming it and how to restore it).
+    """
+    return read_package_json(path, _table_problem)
+
+
+def _table_problem(table: Any) -> str | None:
+    """What makes ``table`` unusable as :func:`read_table` (a kind or an entry of another shape), or None."""
+    if not isinstance(table, dict):
+        return "is not a JSON object"
+    for kind in KINDS:
+        entries = table.get(kind, {})
+        if not isinstance(entries, dict):
+            return f"{kind} is not a mapping of designs"
+        for key, entry in entries.items():
+            if why := finite_numbers(entry, f"{kind}.{key}", ("low", "high")):
+                return why
+    return None
 
 
 @functools.cache
-def _table() -> dict:
-    return read_table() if TABLE_PATH.exists() else {}
+def committed_table() -> dict:
+    """The committed table (:func:`read_table`), read once per process; empty where there is none (every design is
+    then simulated on the fly). A command reads it before it trains, so that a damaged file stops it before it
+    writes anything."""
+    return read_table(TABLE_PATH) if TABLE_PATH.exists() else {}
 
 
 @functools.cache
 def critical(kind: str, n_sigma: int, n_seeds: int) -> Critical:
     """The critical values of a design: from the committed table, else computed on the fly (logged)."""
-    entry = _table().get(kind, {}).get(_key(n_sigma, n_seeds))
+    entry = committed_table().get(kind, {}).get(_key(n_sigma, n_seeds))
     if entry is not None:
         return Critical(float(entry["low"]), float(entry["high"]))
     log.warning(

@@ -27,16 +27,16 @@ The Setup chapter prints the estimates beside the measured cost.
 from __future__ import annotations
 
 import functools
-import json
 import math
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..base.package_data import finite_numbers, is_number, read_package_json
 from ..base.reads import listed, note
 from ..run.config import RunConfig
 from ..run.variables import recorded_epochs
@@ -50,6 +50,7 @@ from .registry import EXPERIMENT_SPECS, experiment_spec
 
 __all__ = [
     "COST_MODEL_FILE",
+    "COST_MODEL_PATH",
     "A100_FLOPS",
     "EVAL_SPEEDUP",
     "BASE_BATCH",
@@ -73,6 +74,8 @@ __all__ = [
 
 #: The fitted CPU cost model (JSON, in this package), written by ``scripts/fit_costs.py``.
 COST_MODEL_FILE = "cost_model.json"
+#: Where it is: beside this module.
+COST_MODEL_PATH = Path(__file__).with_name(COST_MODEL_FILE)
 #: Effective FLOP/s of one NVIDIA A100 on a CIFAR-10 ResNet: airbench94.py trains 0.36 PFLOPs in 3.83 s (Jordan,
 #: "94% on CIFAR-10 in 3.29 Seconds on a Single GPU", arXiv:2404.00498, and the table of
 #: https://github.com/KellerJordan/cifar10-airbench), i.e. 94 TFLOP/s, in half precision with a tuned loop.
@@ -86,10 +89,34 @@ EVAL_SPEEDUP = float(TRAIN_PASSES)
 
 @functools.cache
 def cost_model() -> dict[str, Any]:
-    """The fitted cost model (:data:`COST_MODEL_FILE`): ``levels``, ``batch_slope``, ``optimizer``, ``precision``,
-    ``calibration`` and ``provenance`` (:func:`initmem.study.cost_fit.fit`)."""
+    """The fitted cost model (:data:`COST_MODEL_PATH`): ``levels``, ``width``, ``batch_slope``, ``optimizer``,
+    ``precision``, ``calibration``, ``load`` and ``provenance`` (:func:`initmem.study.cost_fit.fit`), read once per
+    process.
+
+    Raises:
+        initmem.base.package_data.PackageFileError: the file is truncated, not JSON or lacks one of those terms
+            (one line naming it and how to restore it).
+    """
     # noted, so that a page that estimates a cost is executed again when the model is refitted
-    return json.loads(note(Path(str(resources.files(__package__).joinpath(COST_MODEL_FILE)))).read_text())
+    return read_package_json(note(COST_MODEL_PATH), _model_problem)
+
+
+def _model_problem(model: Any) -> str | None:
+    """What makes ``model`` unusable as :func:`cost_model` (a term missing or not numbers), or None."""
+    if not isinstance(model, dict):
+        return "is not a JSON object"
+    for name in ("levels", "width", "optimizer", "precision"):
+        if why := finite_numbers(model.get(name), name):
+            return why
+    if not all(re.fullmatch(r"\w+@\d+", cell) for cell in model["levels"]):
+        return "levels: a cell is not named network@image size"
+    if not all(width.isdigit() for width in model["width"]):
+        return "width: a key is not a width"
+    if not is_number(model.get("batch_slope")):
+        return "batch_slope is not a finite number"
+    return finite_numbers(model.get("calibration"), "calibration", ("p10", "p90")) or finite_numbers(
+        model.get("load"), "load"
+    )
 
 
 def log_seconds_per_flop(

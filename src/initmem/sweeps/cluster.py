@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib
 import logging
 import time
 from collections.abc import Callable, Iterator
@@ -38,6 +39,7 @@ from .workers import quiet
 
 __all__ = [
     "CONNECT_TIMEOUT_S",
+    "EXECUTOR_MODULES",
     "WORKERS_GONE_S",
     "ClusterLost",
     "ClusterWatch",
@@ -53,6 +55,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds to reach a scheduler before giving up.
 CONNECT_TIMEOUT_S = 20.0
+#: The modules an executor of a cluster needs (initmem's optional dependencies ``[dask]``).
+EXECUTOR_MODULES = {"dask": ("distributed",), "slurm": ("distributed", "dask_jobqueue")}
 #: Seconds between two warnings while no worker has joined the cluster yet (SLURM jobs wait in the queue).
 WORKER_REPORT_S = 30.0
 #: Seconds that a cluster may have no worker at all, while a sweep waits for its runs, before the sweep gives up: every
@@ -334,7 +338,11 @@ def cluster_from_args(args: argparse.Namespace, executor: str | None) -> tuple[s
 
     Raises:
         ConfigError: ``--scheduler`` without ``--executor dask``, or a SLURM flag without ``--executor slurm``.
+        ModuleNotFoundError: the executor's modules (:data:`EXECUTOR_MODULES`) are not installed, found here before
+            anything is written (the command line names the optional dependencies to install).
     """
+    for module in EXECUTOR_MODULES.get(executor, ()):
+        importlib.import_module(module)
     if args.scheduler is not None and executor != "dask":
         raise ConfigError("--scheduler: only with --executor dask (a running scheduler); --executor slurm starts one")
     given = {name: getattr(args, flag[2:]) for flag, name, _, _ in SLURM_FLAGS if getattr(args, flag[2:]) is not None}
