@@ -1,26 +1,36 @@
-"""Paper scale in one shot: throughput, stacked-vs-sequential parity, then experiment 01 at preset "gpu" on one GPU.
+"""The scale ladder's GPU rung in one shot: throughput, stacked-vs-sequential parity, then the rung a CPU cannot reach.
 
-Within a hard wall-time budget (default 8 minutes from the start of the script), in this order:
+Chapter 11's ladder climbs in width and training images on a CPU (results/cpu/11_scale_ladder/design.json: widths 8
+to 32, 5,000 and 20,000 images). This script trains its next rung on one GPU within a hard wall-time budget (default
+8 minutes from its start): ResNet-9 at width 64, or 32 where the measured throughput does not allow 64, on the
+paper's split (45,000 training images, validation 5,000, test 10,000), with the ladder's declared conditions,
+network and schedule (chapter 11's cpu preset: SGD and Adam at their learning rates, batch 64, constant lr after a
+1-epoch warm-up, logit scale 1.0, fp32, since chapter 01's parity study did not find bf16 in parity) at its sigma_w
+(0.1 and 2.5), seeds 0-4, for the epochs of :func:`rule_epochs` (72). In this order:
 
-1. the device, torch/CUDA versions, and ``--throughput-seconds`` (20 s) of throughput probes: training images/s of
-   01's network at preset ``gpu`` (ResNet-9, width 64) sequentially and stacked (the sigma_w models as one, counted
-   per model), in fp32 and bf16, and sequentially with ``torch.compile`` (bf16 and compile: CUDA only);
-2. stacked-vs-sequential parity: ``--parity-steps`` SGD steps of the smallest and largest sigma_w, stacked and one by
-   one; the largest relative difference of the recorded losses and norms must be <= ``--parity-rtol`` (2e-2: cuDNN's
-   TF32 convolutions and max-pool near-ties move a few steps by ~1e-3, a bug by O(1));
-3. experiment 01 at preset ``gpu`` (initmem.study.presets: the paper's split and network, batch 128, its optimizer
-   table, four sigma_w, one seed) through the package's timed runner (initmem.study.timed.run_timed_experiment):
-   as many epochs as the measured throughput fits into the time left (at most ``--max-epochs``, the preset's 200),
-   stacked where that was faster and parity held, every finished run written at once, a clean stop at the deadline;
-4. ``<results-dir>/gpu/``: the run files, the combined ``01_optimizers.nc`` (the optimizers whose every run
-   finished), ``oneshot.json`` and the one-page ``summary.txt`` (initmem.study.gpu_results.summary_text), printed.
-   Re-running the same command reuses the finished runs.
+1. the device, the versions, and ``--throughput-seconds`` (20 s) of probes: training images/s per model of the rung's
+   network at each candidate width (64, 32; ``--width`` pins one), one model at a time and stacked (one seed's
+   sigma_w as one model), within a quarter of the budget; a probe that overruns its limit is abandoned;
+2. stacked-vs-sequential parity: ``--parity-steps`` SGD steps of the two sigma_w, stacked and one by one; the largest
+   relative difference of the recorded losses and norms must be <= ``--parity-rtol`` (2e-2: cuDNN's TF32
+   convolutions and max-pool near-ties move a few steps by ~1e-3, a bug by O(1));
+3. the plan (:func:`plan_rung`, printed): the widest candidate whose estimate fits ``--safety`` times the time left,
+   stacked where that was faster and parity held. Where none fits it shrinks in this order, and says what it
+   dropped: the narrower width; then, the seeds being at their floor of five and the epochs at the rule's (a run that
+   does not interpolate cannot carry C1), the runs train in the order SGD's seeds, then Adam's, and stop cleanly at
+   the deadline (rerun the printed command to continue: finished runs are reused). Where no probe gave a figure,
+   the conservative plan: the narrowest width, stacked if parity held, and no estimate (the first group trains until
+   it is done or the deadline comes, the next ones are estimated from its measured time);
+4. the runs through the package's timed runner (:func:`initmem.study.timed.run_timed_experiment`), each written as it
+   finishes into ``<results-dir>/gpu/11_scale_ladder/runs/`` (every run file records its hardware), the combined
+   ``11_scale_ladder.nc`` of the conditions whose every run finished, ``oneshot.json`` and the one-page
+   ``summary.txt``, printed. Re-running the same command reuses the finished runs.
 
-    benchmarks/gpu_oneshot.sh                                            # on the GPU machine: results/gpu
-    python benchmarks/gpu_oneshot.py --dry-run --results-dir /tmp/oneshot   # CPU, synthetic data, a minute
+    benchmarks/gpu_oneshot.sh                                              # on the GPU machine: results/gpu
+    python benchmarks/gpu_oneshot.py --dry-run --results-dir /tmp/oneshot   # CPU, synthetic data, about a minute
 
-``--dry-run`` runs every step on the CPU at the smoke preset's data and network sizes; the test suite runs it
-(tests/test_gpu_oneshot.py). The ledger's "paper scale (GPU)" column is ``initmem.study.gpu_results.ledger_column``.
+``--dry-run`` runs every step on the CPU at chapter 11's smoke sizes (widths 8 and 4, 200 synthetic 16-px images,
+2 epochs) with the same five seeds and conditions; the test suite runs it (tests/test_gpu_oneshot.py).
 """
 
 from __future__ import annotations
@@ -45,23 +55,58 @@ import torch
 from initmem.base.files import atomic_write
 from initmem.base.paths import git_commit
 from initmem.run.config import ConfigError
-from initmem.study import costs, gpu_results, presets, registry, results, timed
+from initmem.run.thresholds import INTERPOLATION_THRESHOLD
+from initmem.study import costs, gpu_results, ladder, presets, registry, results, timed
+from initmem.study.experiments import e11_scale_ladder
 from initmem.sweeps import SweepSpec, sweep
-from initmem.sweeps.budget import Deadline, DeadlineExceeded, train_group
+from initmem.sweeps.budget import Deadline, DeadlineExceeded, run_groups, train_group
 
 log = logging.getLogger("gpu_oneshot")
 
-#: The smoke preset's values of 01 that --dry-run takes: tiny sizes, synthetic data (seconds per run on a CPU).
-DRY_RUN_FROM_SMOKE = ("data", "image_size", "train_size", "val_size", "test_size", "train_eval_size", "width")
-DRY_RUN_FROM_SMOKE += ("batch_size", "warmup_epochs", "num_threads")
-#: 01's lists with one entry per optimizer, reordered by --optimizers.
-PER_OPTIMIZER = ("optimizers", "lrs", "weight_decays", "aux_lrs")
+#: The experiment whose rung this trains, and the preset folder its results go to (``results/gpu/``).
+EXPERIMENT = e11_scale_ladder.EXPERIMENT.name
+PRESET = gpu_results.GPU_PRESET
+#: Candidate widths, preferred first: the paper's 64, then 32 (still above every CPU rung's training set).
+WIDTHS = (64, 32)
+#: The paper's training images: CIFAR-10's 50,000 less its 5,000 validation images.
+TRAIN_SIZE = 45_000
+#: The seeds of the rung: five, the floor the plan never goes below (chapter 01's record has five).
+SEEDS = list(range(5))
+#: Chapter 11's parameters that describe the whole ladder, not this rung (:func:`rung_spec` sets them).
+LADDER_ONLY = ("rungs", "lever_rungs", "lever_lr")
+#: The paper's split (01's paper preset) that replaces the ladder's cpu split.
+PAPER_SPLIT = ("data", "image_size", "val_size", "test_size", "train_eval_size", "augment")
+#: --dry-run: the widths and the smoke preset's values of chapter 11 (its first rung gives images and epochs).
+DRY_WIDTHS = (8, 4)
+DRY_RUN_FROM_SMOKE = (*PAPER_SPLIT, "logit_scale", "batch_size", "eval_every", "warmup_epochs", "lrs", "num_threads")
 #: Seconds per run beyond training and evaluation (writing its file, combining, Python), added to every estimate.
 PER_RUN_OVERHEAD_S = 1.0
-#: The longest a compile probe may take (seconds) before it is abandoned.
-COMPILE_PROBE_LIMIT_S = 90.0
+#: The probes' share of the budget, all together; and each probe's limit: this many times its share of
+#: --throughput-seconds, at least PROBE_MIN_LIMIT_S (a first CUDA call initialises the context and cuDNN).
+PROBE_BUDGET_SHARE = 0.25
+PROBE_LIMIT_FACTOR = 4.0
+PROBE_MIN_LIMIT_S = 30.0
 #: Fields of a run that the stacked and sequential parity runs compare (relative difference).
 PARITY_VARIABLES = ("train_loss", "val_loss", "test_loss", "weight_norm", "dist_from_init")
+
+
+def rule_epochs(train_size: int) -> int:
+    """Epochs on ``train_size`` training images by the ladder's declared rule, extrapolated: the line through its
+    declared points (:data:`initmem.study.experiments.e11_scale_ladder.DESIGN_RUNGS`: 40 epochs on 5,000 images, 60
+    on 20,000) in log2 of the images, rounded up: ``40 + 10 log2(n / 5,000)``, 72 on 45,000."""
+    (n0, e0), (n1, e1) = sorted({(n, e) for _, n, e in e11_scale_ladder.DESIGN_RUNGS})
+    return math.ceil(e0 + (e1 - e0) * math.log2(train_size / n0) / math.log2(n1 / n0))
+
+
+def epoch_rule_text() -> str:
+    """The rule of :func:`rule_epochs` in one line, as printed and recorded."""
+    (n0, e0), (n1, e1) = sorted({(n, e) for _, n, e in e11_scale_ladder.DESIGN_RUNGS})
+    slope = (e1 - e0) / math.log2(n1 / n0)
+    return (
+        f"epochs = {e0} + {slope:g} log2(n / {n0:,}), rounded up: the line through the ladder's declared {e0} epochs "
+        f"on {n0:,} images and {e1} on {n1:,}, in log2 of the training images; {rule_epochs(TRAIN_SIZE)} on "
+        f"{TRAIN_SIZE:,} (each run's final train accuracy checks the premise that low-lr SGD interpolates)"
+    )
 
 
 class _Parser(argparse.ArgumentParser):
@@ -86,93 +131,97 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpu_oneshot.py", description=__doc__.split("\n\n")[0])
     add, positive, real = parser.add_argument, _number(int), _number(float)
     add("--results-dir", type=Path, default=Path("results"), help="results root: writes <it>/gpu (default results)")
-    add("--budget-min", type=real, default=None, help="hard wall-time budget in minutes (8; --dry-run 2)")
-    add("--dry-run", action="store_true", help="the smoke preset's sizes on the CPU, synthetic data (a minute)")
+    add("--budget-min", type=real, default=None, help="hard wall-time budget in minutes (8; --dry-run 3)")
+    add("--dry-run", action="store_true", help="chapter 11's smoke sizes on the CPU, synthetic data (a minute)")
     add("--data", default=None, help="CIFAR-10 location (default: initmem's search)")
     add("--device", default=None, choices=("cpu", "cuda"), help="default cuda (cpu with --dry-run)")
-    add("--allow-cpu", action="store_true", help="run the full-size protocol without a GPU")
-    add("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help="set a parameter of 01 (JSON)")
-    add("--optimizers", default=None, help="comma-separated subset of the preset's optimizers, in run order")
-    add("--max-epochs", type=positive, default=None, help="at most this many epochs (the preset's; dry run 2)")
-    add("--min-epochs", type=positive, default=1, help="at least this many, even if the plan says fewer")
-    add("--mode", default="auto", choices=("auto", "stacked", "sequential"), help="step 3 (auto: the faster)")
-    add("--precision", default="auto", choices=("auto", "fp32", "bf16"), help="step 3 (auto: the faster; bf16: CUDA)")
-    add("--compile", action="store_true", help="torch.compile the sequential runs of step 3 (CUDA)")
-    add("--no-compile-probe", action="store_true", help="skip measuring torch.compile in step 1")
+    add("--allow-cpu", action="store_true", help="run the full-size rung without a GPU")
+    add("-p", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"), help="set a parameter of 11 (JSON)")
+    add("--width", type=positive, default=None, help="train at this width only (default: 64, else 32)")
+    add("--mode", default="auto", choices=("auto", "stacked", "sequential"), help="step 4 (auto: the faster)")
     add("--throughput-seconds", type=real, default=None, help="all probes together (20; dry run 2)")
     add("--parity-steps", type=positive, default=5)
     add("--parity-rtol", type=real, default=2e-2)
-    add("--safety", type=real, default=0.85, help="plan step 3 to fill this fraction of the time left, in (0, 1]")
+    add("--safety", type=real, default=0.85, help="plan step 4 to fill this fraction of the time left, in (0, 1]")
     add("-v", "--verbose", action="store_true")
     return parser
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line, checked (one line and exit 2 on a bad value), with the derived ``budget_s``, ``widths``,
+    ``train_size``, ``epochs`` and ``parameters`` (the rung's parameters of chapter 11)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     dry = args.dry_run
-    args.budget_s = 60.0 * (args.budget_min or (2.0 if dry else 8.0))
+    args.budget_s = 60.0 * (args.budget_min or (3.0 if dry else 8.0))
     args.device = args.device or ("cpu" if dry else "cuda")
     args.throughput_seconds = args.throughput_seconds or (2.0 if dry else 20.0)
+    args.widths = (args.width,) if args.width else DRY_WIDTHS if dry else WIDTHS
     if args.device == "cuda" and not torch.cuda.is_available():
         if not args.allow_cpu:
             parser.error("--device cuda: no CUDA device here; use --dry-run (or --device cpu --allow-cpu)")
         args.device = "cpu"
     if args.device == "cpu" and not (dry or args.allow_cpu):
-        parser.error("--device cpu: the full-size protocol is a GPU job; add --allow-cpu or use --dry-run")
+        parser.error("--device cpu: the full-size rung is a GPU job; add --allow-cpu or use --dry-run")
     try:
-        args.parameters = experiment_parameters(args)
-        args.max_epochs = args.max_epochs or (2 if dry else args.parameters["epochs"])
+        args.parameters = rung_parameters(args)
+        smoke_rung = presets.notebook_parameters("smoke", EXPERIMENT)["rungs"][0]
+        args.train_size, args.epochs = smoke_rung[1:] if dry else (TRAIN_SIZE, rule_epochs(TRAIN_SIZE))
         if args.safety > 1:
             raise ConfigError(f"--safety: must be in (0, 1], got {args.safety}")
-        if args.min_epochs > args.max_epochs:
-            raise ConfigError(f"--min-epochs ({args.min_epochs}) exceeds --max-epochs ({args.max_epochs})")
-        SweepSpec.from_dict(experiment_spec(args, bf16=False, compile_=False))
+        SweepSpec.from_dict(rung_spec(args, args.widths[0]))
     except (ConfigError, ValueError) as exc:
         parser.error(str(exc).splitlines()[0])
     return args
 
 
-def experiment_parameters(args: argparse.Namespace) -> dict[str, Any]:
-    """01's parameters at preset gpu (the smoke preset's sizes with --dry-run) with the command line's changes."""
-    p = presets.notebook_parameters(gpu_results.GPU_PRESET, gpu_results.EXPERIMENT)
+def rung_parameters(args: argparse.Namespace) -> dict[str, Any]:
+    """Chapter 11's parameters for the rung: its cpu preset (the declared design's conditions, sigma_w, network and
+    schedule; not its rungs and lever, :data:`LADDER_ONLY`) on the paper's split with :data:`SEEDS` and torch's own thread count, the smoke preset's sizes with
+    --dry-run, then the command line's ``-p`` changes."""
+    p = {k: v for k, v in presets.notebook_parameters("cpu", EXPERIMENT).items() if k not in LADDER_ONLY}
+    paper = presets.notebook_parameters("paper", "01_optimizers")
+    p.update({name: paper[name] for name in PAPER_SPLIT}, seeds=list(SEEDS), num_threads=None)
     if args.dry_run:
-        smoke = presets.notebook_parameters("smoke", gpu_results.EXPERIMENT)
+        smoke = presets.notebook_parameters("smoke", EXPERIMENT)
         p.update({name: smoke[name] for name in DRY_RUN_FROM_SMOKE})
     p["data"] = args.data or p["data"]
     for name, text in args.p:
         if name not in p:
-            raise ValueError(f"-p: unknown parameter {name!r}; 01's parameters are {', '.join(p)}")
+            raise ValueError(f"-p: unknown parameter {name!r}; the rung's parameters are {', '.join(p)}")
         try:
             p[name] = json.loads(text)
         except ValueError:
             p[name] = text
     if not isinstance(p["sigma_ws"], list) or len(set(p["sigma_ws"])) < 2:
         raise ValueError(f"-p sigma_ws: need a list of at least two values to measure a spread, got {p['sigma_ws']}")
-    names = [n.strip() for n in args.optimizers.split(",") if n.strip()] if args.optimizers else p["optimizers"]
-    unknown = [n for n in names if n not in p["optimizers"]]
-    if unknown or len(set(names)) != len(names):
-        raise ValueError(f"--optimizers: distinct names of {', '.join(p['optimizers'])}; got {args.optimizers!r}")
-    order = [p["optimizers"].index(name) for name in names]
-    return {**p, **{key: [p[key][i] for i in order] for key in PER_OPTIMIZER}}
+    if not isinstance(p["seeds"], list) or len(set(p["seeds"])) < len(SEEDS):
+        raise ValueError(f"-p seeds: need at least {len(SEEDS)} distinct seeds (the rung's floor), got {p['seeds']}")
+    return p
 
 
-def experiment_spec(args: argparse.Namespace, bf16: bool, compile_: bool, **base: Any) -> dict[str, Any]:
-    """The registry's sweep of 01 for ``args.parameters`` on ``args.device``, with ``base`` changes."""
-    spec = registry.experiment_spec(gpu_results.EXPERIMENT, args.parameters)
-    spec["base"].update(device=args.device, bf16=bf16, compile=compile_, epochs=args.max_epochs, **base)
+def rung_spec(args: argparse.Namespace, width: int, **base: Any) -> dict[str, Any]:
+    """Chapter 11's sweep (its spec builder) of the one rung ``width`` x ``args.train_size`` images x ``args.epochs``
+    on ``args.device``, with ``base`` changes. Without the larger-lr lever (the design trains it on the two cheapest
+    rungs only): chapter 11 trains it on its first rung, as the zip's last condition, which is dropped here; the
+    epochs in ``base``, where the timed runner sets them."""
+    rung = {"rungs": [[width, args.train_size, args.epochs]], "lever_rungs": [[width, args.train_size]]}
+    spec = registry.experiment_spec(EXPERIMENT, {**args.parameters, **rung, "lever_lr": None})
+    spec["zip"] = {key: values[:-1] for key, values in spec["zip"].items()}
+    spec["base"].update(device=args.device, epochs=spec["grid"].pop("epochs")[0], **base)
     return spec
 
 
-def probe_spec(args: argparse.Namespace, sigmas: Sequence[float], steps: int, eval_size: int, **base: Any) -> dict:
-    """What steps 1 and 2 train: 01's SGD (its first optimizer if it has none) at ``sigmas`` for ``steps`` steps,
-    each split evaluated on ``eval_size`` images."""
-    spec = experiment_spec(args, **{"bf16": False, "compile_": False, **base})
+def probe_spec(args: argparse.Namespace, width: int, sigmas: Sequence[float], steps: int, eval_size: int, **base):
+    """What steps 1 and 2 train: the rung's SGD condition (its first if it has none) at ``width`` and ``sigmas``,
+    the first seed, one epoch of ``steps`` steps, each split evaluated on ``eval_size`` images."""
+    spec = rung_spec(args, width, **base)
     zipped = spec.pop("zip")
     row = zipped["optimizer"].index("sgd") if "sgd" in zipped["optimizer"] else 0
     batch = spec["base"]["batch_size"]
     sizes = dict(train_size=steps * batch, val_size=eval_size, test_size=eval_size, train_eval_size=eval_size)
-    spec["base"].update({k: v[row] for k, v in zipped.items()}, epochs=1, warmup_epochs=0.0, eval_every=1, **sizes)
+    spec["base"].update({k: v[row] for k, v in zipped.items()}, width=width, epochs=1, warmup_epochs=0.0, **sizes)
+    spec["base"]["eval_every"] = 1
     spec["grid"] = {"sigma_w": list(sigmas), "seed": args.parameters["seeds"][:1]}
     return spec
 
@@ -194,29 +243,37 @@ def environment(device: torch.device) -> dict[str, Any]:
     }
 
 
-def throughput(args: argparse.Namespace, deadline: Deadline, scratch: Path, cuda: bool) -> list[dict[str, Any]]:
-    """Step 1: 01's SGD sequentially and stacked (every sigma_w), fp32 and bf16, and compiled (CUDA only)."""
+def throughput(args: argparse.Namespace, deadline: Deadline, scratch: Path) -> list[dict[str, Any]]:
+    """Step 1: at every candidate width, one model at a time and one seed's sigma_w stacked, within
+    :data:`PROBE_BUDGET_SHARE` of the budget (read from ``deadline``'s clock)."""
     k = len(args.parameters["sigma_ws"])
-    kinds = [(1, False, False), (k, False, False)] + ([(1, True, False), (k, True, False)] if cuda else [])
-    kinds += [(1, False, True), (1, True, True)] if cuda and not args.no_compile_probe else []
-    return [probe(args, deadline, scratch, *kind, share=args.throughput_seconds / len(kinds)) for kind in kinds]
+    kinds = [(width, stack) for width in args.widths for stack in (1, k)]
+    phase = Deadline(PROBE_BUDGET_SHARE * args.budget_s, deadline.clock, hard=deadline.hard)
+    share = args.throughput_seconds / len(kinds)
+    return [probe(args, phase, scratch, width, stack, share) for width, stack in kinds]
 
 
-def probe(args, deadline: Deadline, scratch: Path, stack: int, bf16: bool, compile_: bool, share: float) -> dict:
-    """One throughput figure: a 3-step sweep (warm-up, compilation: ``first_call_s``), then one sized to take about
-    ``share`` seconds; images/s per model from the runs' own training time (``wall_time_s``; a stack's shared)."""
-    name = f"{f'stacked x{stack}' if stack > 1 else 'sequential'} {'bf16' if bf16 else 'fp32'}"
-    name += " compile" if compile_ else ""
-    result = {"name": name, "stacked": stack, "bf16": bf16, "compile": compile_, "note": ""}
+def probe(args: argparse.Namespace, phase: Deadline, scratch: Path, width: int, stack: int, share: float) -> dict:
+    """One throughput figure: a 3-step sweep (warm-up, cuDNN's choices: ``first_call_s``), then one sized to take
+    about ``share`` seconds; images/s per model from the runs' own training time (``wall_time_s``; a stack's shared).
+
+    Abandoned (``note``, ``images_per_s`` NaN) once it has run longer than its limit (``PROBE_LIMIT_FACTOR`` x
+    ``share``, at least :data:`PROBE_MIN_LIMIT_S`) or than the probes' time left, by ``phase``'s clock: its timer
+    interrupts it on the real clock, and the clock is read again after each sweep."""
+    name = f"width {width} " + (f"stacked x{stack}" if stack > 1 else "sequential")
+    result = {"name": name, "width": width, "stacked": stack, "note": ""}
     result.update(images_per_s=math.nan, seconds=math.nan, first_call_s=math.nan)
     batch, sigmas = args.parameters["batch_size"], args.parameters["sigma_ws"][:stack]
-    most = (args.parameters["train_size"] or 50_000 - args.parameters["val_size"]) // batch
+    limit = min(max(PROBE_LIMIT_FACTOR * share, PROBE_MIN_LIMIT_S), phase.remaining())
+    start = phase.elapsed()
     try:
-        with deadline.guard(COMPILE_PROBE_LIMIT_S if compile_ else max(4 * share, 30.0), what=f"probe {name}"):
+        with phase.guard(limit, what=f"probe {name}"):
             for key, steps in (("first_call_s", 3), ("seconds", None)):
-                steps = steps or int(min(most, max(5, share * 3 / result["first_call_s"])))
-                spec = probe_spec(args, sigmas, steps, batch, bf16=bf16, compile_=compile_)
+                steps = steps or int(min(args.train_size // batch, max(5, share * 3 / result["first_call_s"])))
+                spec = probe_spec(args, width, sigmas, steps, batch)
                 result[key] = float(scratch_sweep(spec, scratch, stack > 1)["wall_time_s"].sum())
+                if phase.elapsed() - start > limit:
+                    raise DeadlineExceeded(f"probe {name}: ran past its {limit:.0f} s")
             result["images_per_s"] = stack * steps * batch / result["seconds"]
     except DeadlineExceeded as exc:
         result["note"] = f"abandoned ({exc})"
@@ -227,14 +284,16 @@ def probe(args, deadline: Deadline, scratch: Path, stack: int, bf16: bool, compi
 
 
 def parity(args: argparse.Namespace, deadline: Deadline, scratch: Path) -> dict[str, Any]:
-    """Step 2: the smallest and largest sigma_w, stacked and one by one (NCHW, as the stacked model is), in fp32."""
+    """Step 2: the smallest and largest sigma_w at the widest candidate, stacked and one by one (NCHW, as the stacked
+    model is), in fp32."""
     sigmas = [min(args.parameters["sigma_ws"]), max(args.parameters["sigma_ws"])]
     result: dict[str, Any] = {"steps": args.parity_steps, "sigma_w": sigmas, "rtol": args.parity_rtol}
-    spec = probe_spec(args, sigmas, args.parity_steps, max(args.parameters["batch_size"], 500), channels_last=False)
+    eval_size = max(args.parameters["batch_size"], 500)
+    spec = probe_spec(args, args.widths[0], sigmas, args.parity_steps, eval_size, channels_last=False)
     try:
         with deadline.guard(max(60.0, 10 * args.throughput_seconds), what="parity check"):
             stacked, alone = (scratch_sweep(spec, scratch, stacked=s) for s in (True, False))
-    except (Exception, DeadlineExceeded) as exc:  # noqa: BLE001 - reported; step 3 then trains sequentially
+    except (Exception, DeadlineExceeded) as exc:  # noqa: BLE001 - reported; step 4 then trains sequentially
         return {**result, "ok": False, "error": f"{type(exc).__name__}: {exc}"}
     worst = {}
     for name in PARITY_VARIABLES:
@@ -244,35 +303,165 @@ def parity(args: argparse.Namespace, deadline: Deadline, scratch: Path) -> dict[
     return {**result, "max_rel_diff": worst, "ok": all(v <= args.parity_rtol for v in worst.values())}
 
 
-def choose_trainer(args: argparse.Namespace, probes: list[dict], parity_ok: bool, cuda: bool) -> dict[str, Any]:
-    """Mode (stacked/sequential) and precision of step 3, with the rates (images/s per model) it plans with."""
-    rate = {(p["stacked"] > 1, p["bf16"]): p["images_per_s"] for p in probes if not p["compile"]}
-    ok = {key: value for key, value in rate.items() if math.isfinite(value) and value > 0}
-    precisions = {"fp32": [False], "bf16": [True], "auto": [False, True]}[args.precision] if cuda else [False]
-    modes = {"stacked": [True], "sequential": [False], "auto": [False, True] if parity_ok else [False]}[args.mode]
-    options = [(ok[(m, b)], m, b) for m in modes for b in precisions if (m, b) in ok]
-    if not options:
-        raise RuntimeError("no throughput figure to plan with: every probe failed (see the log)")
-    best, stacked, bf16 = max(options)
-    trainer = {"mode": "stacked" if stacked else "sequential", "bf16": bf16, "compile": args.compile and cuda}
-    return {**trainer, "stacked_rate": best if stacked else math.nan, "sequential_rate": ok.get((False, bf16), best)}
+def _groups_text(groups: list[list[Any]]) -> str:
+    """``"sgd lr 0.02 seeds 0-4, adam lr 0.008 seeds 0, 1"``: the conditions and seeds of ``groups`` (lists of
+    configs)."""
+    seeds: dict[str, set[int]] = {}
+    for group in groups:
+        seeds.setdefault(f"{group[0].optimizer} lr {group[0].lr:g}", set()).update(c.seed for c in group)
+    parts = []
+    for name, values in seeds.items():
+        ordered = sorted(values)
+        span = len(ordered) > 2 and ordered == list(range(ordered[0], ordered[-1] + 1))
+        shown = f"{ordered[0]}-{ordered[-1]}" if span else ", ".join(map(str, ordered))
+        parts.append(f"{name} seed{'s' if len(ordered) > 1 else ''} {shown}")
+    return ", ".join(parts)
+
+
+def plan_rung(
+    args: argparse.Namespace, probes: list[dict[str, Any]], parity_ok: bool, available_s: float
+) -> dict[str, Any]:
+    """Step 3: the rung's ``width``, ``mode`` (``stacked`` or ``sequential``) and ``rate`` (training images/s per
+    model; inf where no probe measured one: ``conservative``), its ``runs`` in ``groups``, ``estimated_s`` of
+    ``available_s`` seconds, whether it ``fits`` (None without a figure), what it ``dropped`` and the ``lines`` it
+    prints (one line each).
+
+    The widest of ``args.widths`` whose estimate fits; else the narrowest measured, whose groups train in their order
+    (the conditions', then the seeds') until the deadline (see the module docstring)."""
+    allowed = {"stacked": [True], "sequential": [False], "auto": [False, True] if parity_ok else [False]}[args.mode]
+    rates = {(p["width"], p["stacked"] > 1): p["images_per_s"] for p in probes}
+    rates = {key: rate for key, rate in rates.items() if math.isfinite(rate) and rate > 0 and key[1] in allowed}
+    measured = [w for w in args.widths if any((w, m) in rates for m in allowed)]
+    planned_blind = () if measured else args.widths[-1:]  # the conservative plan's width
+    dropped = [f"width {w}: no throughput figure" for w in args.widths if w not in (*measured, *planned_blind)]
+
+    def cost(width: int, stacked: bool, rate: float) -> tuple[list[list[Any]], list[float]]:
+        groups = run_groups(SweepSpec.from_dict(rung_spec(args, width)), stacked)
+        return groups, [costs.group_seconds(group, rate, PER_RUN_OVERHEAD_S) for group in groups]
+
+    if not measured:
+        width, stacked, rate = args.widths[-1], allowed[-1], math.inf
+        groups, seconds = cost(width, stacked, rate)
+    for width in measured:
+        rate, stacked = max((rates[(width, m)], m) for m in allowed if (width, m) in rates)
+        groups, seconds = cost(width, stacked, rate)
+        if sum(seconds) <= available_s or width == measured[-1]:
+            break
+        dropped.append(f"width {width}: needs ~{sum(seconds):.0f} s of the {available_s:.0f} s available")
+    mode, estimate = "stacked" if stacked else "sequential", sum(seconds)
+    fits = estimate <= available_s if measured else None
+    if fits is False:
+        left = groups[int(np.searchsorted(np.cumsum(seconds), available_s, side="right")) :]
+        dropped.append(
+            f"expected not to fit: {_groups_text(left)} ({sum(map(len, left))} runs: trained if time is left, else by "
+            "a rerun of the same command, which reuses the finished runs)"
+        )
+    if measured:
+        head = (
+            f"width {width}, {mode} at {rate:.0f} images/s per model: estimated {estimate:.0f} s of the "
+            f"{available_s:.0f} s available"
+        )
+    else:
+        head = (
+            f"no throughput figure to plan with (every probe failed or overran): the conservative plan, width {width} "
+            f"(the narrowest), {mode}, no estimate: the first group trains until it is done or the deadline comes, "
+            "the next ones are estimated from its measured time"
+        )
+    p = args.parameters
+    conditions = ", ".join(f"{o} lr {lr:g}" for o, lr in zip(p["optimizers"], p["lrs"]))
+    lines = [
+        f"plan: the ladder's rung width {width} x {args.train_size:,} images x {args.epochs} epochs, {conditions}, "
+        f"sigma_w {p['sigma_ws']}, seeds {p['seeds']}, batch {p['batch_size']}, fp32: "
+        f"{sum(map(len, groups))} runs in {len(groups)} groups",
+        f"epoch rule: {epoch_rule_text()}",
+        head,
+        *(f"dropped: {line}" for line in dropped),
+    ]
+    return {
+        **{"width": width, "mode": mode, "rate": rate, "runs": sum(map(len, groups)), "groups": len(groups)},
+        **{"estimated_s": estimate, "available_s": available_s, "fits": fits, "conservative": not measured},
+        **{"dropped": dropped, "lines": lines},
+    }
+
+
+def _rung_dataset(results_dir: Path) -> Any:
+    """The combined Dataset of the rung's finished conditions (``optimizer`` a dimension), or None."""
+    found = results.load_results(results_dir, PRESET, [EXPERIMENT]).get(EXPERIMENT)
+    if found is None or "optimizer" in found.dims:
+        return found
+    return found.swap_dims({next(d for d in found["optimizer"].dims): "optimizer"})
+
+
+def summary_text(m: dict[str, Any], results_dir: Path) -> str:
+    """The one-page summary of a session from its manifest ``m``: environment, throughput, parity, the plan and what
+    ran, and the rung's spreads as chapter 11 reads them (:func:`initmem.study.ladder.rungs`)."""
+    env, p = m.get("environment", {}), m.get("parameters", {})
+    lines = [
+        f"initmem scale ladder, GPU rung in one shot ({'DRY RUN, ' if m.get('dry_run') else ''}status: "
+        f"{m.get('status')}, {m.get('elapsed_s', math.nan):.0f} s of a {m.get('budget_s', math.nan):.0f} s budget)",
+        f"device {env.get('device')} ({env.get('hardware')}), torch {env.get('torch')}, CUDA {env.get('cuda') or '-'}"
+        f", cuDNN {env.get('cudnn') or '-'}, commit {env.get('git_commit') or 'unknown (not a git checkout)'}",
+        "",
+        f"1. training throughput, ResNet-9, batch {p.get('batch_size')}, fp32 (images/s per model):",
+    ]
+    for probe_ in m.get("throughput", []):
+        first = probe_.get("first_call_s", math.nan)
+        lines.append(
+            f"   {probe_['name']:<26}{probe_.get('images_per_s', math.nan):10.0f}"
+            + (f"  first call {first:.1f} s" if math.isfinite(first) else "")
+            + (f"  {probe_['note']}" if probe_.get("note") else "")
+        )
+    par = m.get("parity", {})
+    if par:
+        worst = max(par.get("max_rel_diff", {}).values(), default=math.nan)
+        lines += [
+            "",
+            f"2. stacked vs sequential, {par.get('steps')} SGD steps, sigma_w {par.get('sigma_w')}: largest "
+            f"relative difference {worst:.2e} (tolerance {par.get('rtol'):.0e}): "
+            f"{'ok' if par.get('ok') else 'FAILED'}" + (f" ({par['error']})" if par.get("error") else ""),
+        ]
+    if m.get("plan"):
+        lines += ["", "3. " + "\n   ".join(m["plan"]["lines"])]
+    if m.get("sweep"):
+        counts: dict[str, int] = {}
+        for run in m["sweep"].get("runs", []):
+            status = run["status"].split(":")[0]
+            counts[status] = counts.get(status, 0) + 1
+        lines += ["", "4. runs: " + ", ".join(f"{v} {k}" for k, v in counts.items())]
+    ds = _rung_dataset(results_dir)
+    if ds is not None:
+        sgd = ds.sel(optimizer="sgd")["final_train_acc"].values if "sgd" in ds["optimizer"].values else np.array([])
+        lines += [
+            f"   premise (low-lr SGD interpolates): {int((sgd >= INTERPOLATION_THRESHOLD).sum())}/"
+            f"{int(np.isfinite(sgd).sum())} SGD runs at >= {INTERPOLATION_THRESHOLD:g} % final train accuracy",
+            *("   " + line for line in ladder.ladder_frame(ladder.rungs(ds)).to_string().splitlines()),
+        ]
+    folder = results.results_paths(results_dir, PRESET, EXPERIMENT)[1].parent
+    lines += ["", f"files: {folder}/{EXPERIMENT}/runs/*.nc, {folder}/{EXPERIMENT}.nc, {folder}/{gpu_results.MANIFEST}"]
+    if m.get("status") != "complete" and m.get("plan"):
+        lines.append(
+            f"continue with: benchmarks/gpu_oneshot.sh --width {m['plan']['width']} (finished runs are reused)"
+        )
+    return "\n".join(lines)
 
 
 def main(argv: Sequence[str] | None = None, clock: Callable[[], float] = time.monotonic, train=train_group) -> int:
-    """Run steps 1-4; 0 when step 3 completed, 3 when it stopped early (what finished is saved), 1 when it failed.
+    """Run steps 1-4; 0 when the rung completed, 3 when it stopped early (what finished is saved), 1 when it failed.
 
-    ``clock``: the budget's clock (seconds; a fake one disables the hard timer); ``train``: trains one group of
-    step 3 (initmem.sweeps.budget.train_group; tests wrap it)."""
+    ``clock``: the budget's clock, seconds (the probes' limits and the deadline read it; a fake one disables the
+    hard timer); ``train``: trains one group of step 4 (initmem.sweeps.budget.train_group; tests wrap it)."""
     args = parse_args(argv)
     deadline = Deadline(args.budget_s, clock)
     level = logging.DEBUG if args.verbose else logging.INFO
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")
-    device, cuda = torch.device(args.device), args.device == "cuda"
-    folder = results.results_paths(args.results_dir, gpu_results.GPU_PRESET, gpu_results.EXPERIMENT)[1].parent
+    device = torch.device(args.device)
+    folder = results.results_paths(args.results_dir, PRESET, EXPERIMENT)[1].parent
     folder.mkdir(parents=True, exist_ok=True)
     created = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     m: dict[str, Any] = {"status": "running", "command": [sys.argv[0], *(sys.argv[1:] if argv is None else argv)]}
     m.update(created=created, budget_s=args.budget_s, dry_run=args.dry_run, parameters=args.parameters)
+    m["rung"] = {"widths": list(args.widths), "train_size": args.train_size, "epochs": args.epochs}
+    m["rung"]["epoch_rule"] = epoch_rule_text()
     m["environment"] = env = environment(device)
     log.info(
         "device %s (%s), torch %s; budget %.0f s; into %s", device, env["hardware"], env["torch"], args.budget_s, folder
@@ -287,29 +476,25 @@ def main(argv: Sequence[str] | None = None, clock: Callable[[], float] = time.mo
     code = 1
     try:
         with tempfile.TemporaryDirectory(prefix="oneshot-probes-") as scratch:
-            m["throughput"] = throughput(args, deadline, Path(scratch), cuda)
+            m["throughput"] = throughput(args, deadline, Path(scratch))
             m["parity"] = parity(args, deadline, Path(scratch))
+        plan = m["plan"] = plan_rung(args, m["throughput"], m["parity"]["ok"], args.safety * deadline.remaining())
+        for line in plan["lines"]:
+            log.info("%s", line)
         save()
-        trainer = m["trainer"] = choose_trainer(args, m["throughput"], m["parity"]["ok"], cuda)
-        stacked = trainer["mode"] == "stacked"
-        spec = experiment_spec(args, trainer["bf16"], trainer["compile"] and not stacked)
-
-        def seconds(group: list) -> float:
-            rate = trainer["stacked_rate"] if len(group) > 1 else trainer["sequential_rate"]
-            return costs.group_seconds(group, rate, PER_RUN_OVERHEAD_S)
-
-        epochs = {"max_epochs": args.max_epochs, "min_epochs": args.min_epochs, "safety": args.safety}
         swept = timed.run_timed_experiment(
-            gpu_results.EXPERIMENT,
-            spec,
-            preset=gpu_results.GPU_PRESET,
+            EXPERIMENT,
+            rung_spec(args, plan["width"]),
+            preset=PRESET,
             results_dir=args.results_dir,
             deadline=deadline,
-            group_seconds=seconds,
-            stacked=stacked,
+            group_seconds=lambda group: costs.group_seconds(group, plan["rate"], PER_RUN_OVERHEAD_S),
+            stacked=plan["mode"] == "stacked",
             on_group=save,
             train=train,
-            **epochs,
+            max_epochs=args.epochs,
+            min_epochs=args.epochs,
+            safety=args.safety,
         )
         m["status"], code = swept.status, 0 if swept.status == "complete" else 3
     except (KeyboardInterrupt, DeadlineExceeded) as exc:
@@ -318,7 +503,7 @@ def main(argv: Sequence[str] | None = None, clock: Callable[[], float] = time.mo
         log.exception("the one-shot run failed")
         m["status"] = f"failed ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
     save()
-    text = gpu_results.summary_text(args.results_dir)
+    text = summary_text(m, args.results_dir)
     (folder / gpu_results.SUMMARY).write_text(text + "\n")
     print("\n" + text, flush=True)
     return code

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Paper scale in one shot (benchmarks/gpu_oneshot.py) on a CUDA machine, in two commands:
+# The scale ladder's GPU rung in one shot (benchmarks/gpu_oneshot.py) on a CUDA machine, in two commands:
 #
 #   benchmarks/gpu_oneshot.sh --prepare     # here, before: copies into .gpu_carry/ (git-ignored, ~20 MB) what a
 #                                           # bare GPU machine lacks: the CIFAR-10 archive, the pure-Python
 #                                           # h5netcdf package, and the commit being run
-#   benchmarks/gpu_oneshot.sh [OPTIONS]     # there: runs the script (8-minute budget): experiment 01 at preset
-#                                           # gpu into results/gpu; extra OPTIONS go to gpu_oneshot.py (e.g.
-#                                           # -p epochs 20, --optimizers sgd,muon). Where $OUT is set (the device tool),
-#                                           # results/gpu is also packed into $OUT/results-gpu.tar.gz
+#   benchmarks/gpu_oneshot.sh [OPTIONS]     # there: runs the script (8-minute budget): chapter 11's next rung
+#                                           # (ResNet-9 width 64, else 32, on 45,000 images, SGD and Adam, 5 seeds)
+#                                           # into results/gpu/11_scale_ladder; extra OPTIONS go to gpu_oneshot.py
+#                                           # (e.g. --width 32 to continue a rung). Where $OUT is set (the device
+#                                           # tool), results/gpu is also packed into $OUT/results-gpu.tar.gz
 #
 # With the device tool: run(command="bash benchmarks/gpu_oneshot.sh", carry=[".gpu_carry"], timeout_s=600).
 # Then unpack the returned archive (tar -xzf results-gpu.tar.gz -C results) and commit results/gpu/.

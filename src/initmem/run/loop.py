@@ -11,7 +11,9 @@ schedule, measure and checkpoint a run in exactly the same way.
 * :class:`TrainingStep` -- the one optimisation step of both trainers (the scheduled learning rate, the backward
   pass, the optimizer's update, the forgetting clocks and the step count) and what it records and checkpoints.
 * :class:`DivergenceWatch` -- the divergence rule (:mod:`initmem.run.thresholds`) applied to every training batch's
-  loss and every recorded evaluation.
+  loss and every recorded evaluation; :class:`BatchChecks` applies it to the training batches' losses where they
+  were computed, every :data:`DIVERGENCE_CHECK_EVERY` batches and at the end of every epoch (one host sync per
+  check, not per batch: on a GPU the steps in between run without waiting for the host).
 * :func:`save_checkpoint` / :func:`read_checkpoint` -- resumable state, written atomically, read back with
   ``torch.load(weights_only=True)`` (a planted file is refused, never executed); :func:`checkpoint_due`;
   :func:`state_mismatch` tells whether a saved state fits the model and optimizer it is meant for.
@@ -26,8 +28,8 @@ import functools
 import logging
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +46,8 @@ from .records import autocast_dtype, eval_batch_size, measure, recalibrated_copy
 from .thresholds import DIVERGENCE_FACTOR, exploded
 
 __all__ = [
+    "DIVERGENCE_CHECK_EVERY",
+    "BatchChecks",
     "DivergenceWatch",
     "OutOfMemory",
     "RunSetup",
@@ -62,6 +66,11 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: Training batches between two divergence checks of :class:`BatchChecks` (every epoch's last batch is checked too).
+#: It decides when the host waits for the device, never what a run computes: a run that diverges is stopped in the
+#: same epoch with the same reason, and a run that does not is bit for bit the same, whatever the interval.
+DIVERGENCE_CHECK_EVERY = 50
 
 
 def epoch_bar(epochs: int, start_epoch: int, show: bool, desc: str) -> Any:
@@ -265,6 +274,14 @@ class DivergenceWatch:
     def of(cls, initial_row: dict[str, float]) -> DivergenceWatch:
         return cls(float(initial_row["train_loss"]), float(initial_row["weight_norm"]))
 
+    @property
+    def loss_limit(self) -> float:
+        """The largest magnitude a finite loss may reach (nats): :data:`~initmem.run.thresholds.DIVERGENCE_FACTOR`
+        times that of ``initial_loss``; infinite where ``initial_loss`` is not finite or zero (then only
+        finiteness is checked, as :func:`~initmem.run.thresholds.exploded` does)."""
+        initial = self.initial_loss
+        return DIVERGENCE_FACTOR * abs(initial) if math.isfinite(initial) and initial != 0 else math.inf
+
     def batch(self, loss: float, epoch: int) -> str:
         """The reason a training batch's ``loss`` ends the run in ``epoch``, or ``""``."""
         return _reason("a training batch's loss", loss, self.initial_loss, f"in epoch {epoch}")
@@ -278,6 +295,52 @@ class DivergenceWatch:
             if reason:
                 return reason
         return ""
+
+
+@dataclass
+class BatchChecks:
+    """:meth:`DivergenceWatch.batch` over the training batches of K runs trained together (K = 1 for
+    :func:`initmem.run.training.train`, a stack's members for :func:`initmem.run.stacked.train_stacked`), without
+    a host sync per batch.
+
+    Each batch's losses (a tensor of K values, nats, on the training device; a scalar for K = 1) are queued with
+    :meth:`add`, which says when ``every`` are queued; :meth:`check` then judges the queue in one host sync and
+    empties it. The trainers check when :meth:`add` says so, before that batch's step, and after every epoch's last
+    step: with ``every = 1`` that is a check before every step. A run's reason is its first exploding batch's,
+    exactly as :meth:`DivergenceWatch.batch` of that loss gives it, so the interval decides only how many steps a
+    diverging run takes before it stops (those steps are never recorded), not its epoch or its reason.
+    """
+
+    watches: Sequence[DivergenceWatch]
+    every: int
+    queued: list[torch.Tensor] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, watches: Sequence[DivergenceWatch]) -> BatchChecks:
+        """Checks of ``watches`` every :data:`DIVERGENCE_CHECK_EVERY` batches (read now)."""
+        return cls(list(watches), DIVERGENCE_CHECK_EVERY)
+
+    def add(self, losses: torch.Tensor) -> bool:
+        """Queue one batch's ``losses`` (K values, or a scalar for K = 1; detached here); whether a check is due."""
+        self.queued.append(losses.detach().reshape(len(self.watches)))
+        return len(self.queued) >= self.every
+
+    def check(self, epoch: int) -> list[str]:
+        """Per run, the reason its first queued loss that explodes ends it in ``epoch`` (:meth:`DivergenceWatch.batch`),
+        or ``""``; empties the queue. The rule is evaluated on the device in float64 (the same decisions as in
+        Python: float32 losses are exact there) and read with one sync; the losses are copied to the host only when
+        one of them explodes."""
+        if not self.queued:
+            return [""] * len(self.watches)
+        values = torch.stack(self.queued).double()  # (batches, K)
+        self.queued.clear()
+        limits = torch.tensor([w.loss_limit for w in self.watches], dtype=torch.float64, device=values.device)
+        if not bool((~torch.isfinite(values) | (values.abs() > limits)).any()):
+            return [""] * len(self.watches)
+        reasons = [""] * len(self.watches)
+        for row in values.cpu().tolist():
+            reasons = [reason or watch.batch(value, epoch) for reason, watch, value in zip(reasons, self.watches, row)]
+        return reasons
 
 
 def _reason(name: str, value: float, initial: float, where: str) -> str:

@@ -26,8 +26,10 @@ Why this is exactly K separate runs (up to float rounding):
   BatchNorm recalibration as :func:`train`; later epochs are evaluated with the vmapped model (eval
   mode, running statistics), per member.
 * Divergence: a member whose loss or kernel norm is not finite or explodes (the rule of
-  :class:`initmem.run.loop.DivergenceWatch`) is marked diverged there and recorded no further (as :func:`train`
-  stops); the others continue.
+  :class:`initmem.run.loop.DivergenceWatch`, its training losses checked on the device as :func:`train`'s are:
+  :class:`initmem.run.loop.BatchChecks`) is marked diverged there and recorded no further (as :func:`train`
+  stops); from its next step on its loss is left out of the stack's (its gradient is zero), and the others
+  continue.
 
 Differences from separate runs: float rounding of grouped vs single convolutions (relative 1e-7 per
 step), ``wall_time_s`` and ``cpu_time_s`` are each member's equal share of the stack's, and ``channels_last``
@@ -65,6 +67,7 @@ from .data import PreparedData, eval_batches
 from .elapsed import Elapsed, load_average, now
 from .kernels import kernel_parameters
 from .loop import (
+    BatchChecks,
     DivergenceWatch,
     TrainingStep,
     checkpoint_due,
@@ -285,7 +288,15 @@ def train_stacked(
             histories[k].add(0, *initial_row(member, setup, config, initial[k], step))
             spent[k] += now() - start
     del members
-    watches = [DivergenceWatch.of(history.rows[0]) for history in histories]
+    checks = BatchChecks.of([DivergenceWatch.of(history.rows[0]) for history in histories])
+    alive = torch.tensor([not reason for reason in divergences], device=setup.device)  # (K,), on the device
+
+    def stop(k: int, reason: str) -> None:
+        """Mark member ``k`` diverged for ``reason`` (unless it already is): it trains and is recorded no further."""
+        if reason and not divergences[k]:
+            divergences[k] = reason
+            alive[k] = False
+            log.warning("run %s diverged: %s", configs[k].hash(), reason)
 
     show = ref.progress if progress is None else progress
     bar = epoch_bar(ref.epochs, start_epoch, show, f"stacked x{k_total} {ref.optimizer}")
@@ -295,28 +306,24 @@ def train_stacked(
         for x, y in step.schedule.batches(data, epoch):
             with setup.autocast():
                 losses = _member_losses(stack.logits(x, training=True), y, "mean")
-            values = losses.detach().cpu().tolist()
-            for k in range(k_total):
-                if not divergences[k]:
-                    divergences[k] = watches[k].batch(values[k], epoch)
-                    if divergences[k]:
-                        log.warning("run %s diverged: %s", configs[k].hash(), divergences[k])
-            alive = [not reason for reason in divergences]
-            if not any(alive):
-                break
-            step.take(losses[torch.tensor(alive, device=losses.device)].sum())
+            if checks.add(torch.where(alive, losses, 0.0)):  # a diverged member's losses are 0 here: checked once
+                for k, reason in enumerate(checks.check(epoch)):
+                    stop(k, reason)
+                if all(divergences):
+                    break
+            step.take(torch.where(alive, losses, 0.0).sum())
+        for k, reason in enumerate(checks.check(epoch)):  # the epoch's batches since the last check
+            stop(k, reason)
         if epoch in recorded and not all(divergences):
             measured = _measure_stacked(stack, data, ref, initial, setup.autocast)
             for k in range(k_total):
                 if divergences[k]:
                     continue
                 row, layer_norms = measured[k]
-                divergences[k] = watches[k].record(row, epoch)
-                if divergences[k]:
-                    log.warning("run %s diverged: %s", configs[k].hash(), divergences[k])
-                    continue
-                row.update(step.record())
-                histories[k].add(epoch, row, layer_norms)
+                stop(k, checks.watches[k].record(row, epoch))
+                if not divergences[k]:
+                    row.update(step.record())
+                    histories[k].add(epoch, row, layer_norms)
         if all(divergences):
             break
         share = (now() - start) / max(1, len(running))

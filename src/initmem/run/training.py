@@ -4,7 +4,9 @@ The loop is written top to bottom in the airbench style: the whole split lives a
 device, batches are index slices (their order depends only on ``data_seed`` and the epoch), and every
 recorded epoch measures the paper's quantities. A loss or kernel norm that is not finite or explodes
 (:class:`initmem.run.loop.DivergenceWatch`) ends the run with ``diverged = 1`` and the reason in the attribute
-``divergence``; it never raises. With ``checkpoint_path`` and ``config.checkpoint_every > 0`` the run saves a resumable
+``divergence``; it never raises. The batches' losses stay on the device and are checked every
+:data:`initmem.run.loop.DIVERGENCE_CHECK_EVERY` batches and at the end of every epoch
+(:class:`initmem.run.loop.BatchChecks`), so a GPU is not made to wait for the host at every step. With ``checkpoint_path`` and ``config.checkpoint_every > 0`` the run saves a resumable
 checkpoint (model, optimizer, clocks, metric history, RNG state) and resumes from it when restarted;
 the resumed run's metrics equal an uninterrupted run's.
 
@@ -60,6 +62,7 @@ from .data import PreparedData
 from .elapsed import Elapsed, load_average, now
 from .kernels import kernel_parameters
 from .loop import (
+    BatchChecks,
     DivergenceWatch,
     TrainingStep,
     checkpoint_due,
@@ -181,6 +184,7 @@ def train(
         history.add(0, *initial_row(model, setup, config, initial, step, loss, kernels))
         spent += now() - start
     watch = DivergenceWatch.of(history.rows[0])
+    checks = BatchChecks.of([watch])
 
     show = config.progress if progress is None else progress
     bar = epoch_bar(config.epochs, start_epoch, show, f"{config.optimizer} sigma_w={config.sigma_w:g}")
@@ -192,10 +196,13 @@ def train(
                 x = x.contiguous(memory_format=torch.channels_last)
             with setup.autocast():
                 batch_loss = loss_fn(forward(x), y)
-            divergence = watch.batch(float(batch_loss.detach()), epoch)
-            if divergence:
-                break
+            if checks.add(batch_loss):
+                (divergence,) = checks.check(epoch)
+                if divergence:
+                    break
             step.take(batch_loss)
+        if not divergence:  # the epoch's batches since the last check
+            (divergence,) = checks.check(epoch)
         if epoch in recorded and not divergence:
             row, layer_norms = measure(model, data, config, initial, setup.autocast, loss, kernels)
             divergence = watch.record(row, epoch)
