@@ -34,7 +34,19 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import claims, error_rates, forest, gpu_results, plots, presets, replays, results, rules
+from initmem.study import (
+    claims,
+    error_rates,
+    forest,
+    gpu_results,
+    ladder,
+    layout,
+    plots,
+    presets,
+    replays,
+    results,
+    rules,
+)
 
 plots.use_book_style()  # the book's figure style: SVG, as on every page
 
@@ -199,6 +211,13 @@ if gpu is not None:
     display(Markdown(f"**{gpu_results.COLUMN}**, at {gpu_results.paper_scale(results_dir)}:"))
     with pd.option_context("display.max_colwidth", None):
         display(gpu.reindex(table.index).fillna("not measured by the GPU check").to_frame())
+
+# the scale ladder's extrapolations (chapter 11), once its runs are committed
+ladder_ds = results.read_if_present(layout.results_paths(results_dir, preset, "11_scale_ladder")[1])
+if ladder_ds is not None and "lr" in ladder_ds.dims:
+    display(Markdown(f"{ladder.PREDICTION_COLUMN} (chapter 11; an extrapolation, not a measurement):"))
+    with pd.option_context("display.max_colwidth", None):
+        display(ladder.prediction_column(ladder_ds).reindex(table.index).fillna("not on the ladder").to_frame())
 
 # %% tags=["hide-input"]
 blocks = []

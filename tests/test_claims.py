@@ -307,6 +307,21 @@ def test_c4_judges_each_lever_alone_and_both(results):
     assert table.loc["C4 larger lr", "verdict"] == NOT_REPRODUCED and table.loc["C4 L2", "verdict"] == IN_SIZE
 
 
+def test_c4_is_judged_on_the_final_predictor_where_the_selected_checkpoints_do_not_interpolate(results):
+    """Every row decides its premise and its predictor the same way: the larger-lr cell's selected checkpoints stop
+    short of 99.5 %, so its lever is judged on the final predictors (where the lever keeps 12 pp: size
+    contradicted), and the row says so."""
+    lr = results["03_lr_and_l2"]
+    lr["selected_train_acc"].loc[{"lr": 0.1, "weight_decay": 0.0}] = 70.0
+    memory(lr, {"lr": 0.02, "weight_decay": 0.0}, 20.0, var="final_test_acc")
+    memory(lr, {"lr": 0.1, "weight_decay": 0.0}, 12.0, var="final_test_acc")
+    row = claims.reproduction_table(results, ["C4"]).loc["C4 larger lr"]
+    assert row["verdict"] == SIZE_CONTRADICTED, row["reason"]
+    assert row["reason"].startswith("the validation-selected predictor does not meet the premise; the final one")
+    assert row["size"] == pytest.approx(12.0 + JITTER[: len(SEEDS)].mean())
+    assert "(final)" in row["ours"]
+
+
 def test_c4_an_l2_lever_whose_clock_does_not_cover_the_start_has_its_premise_not_met(results):
     """T5: L2 erases the start once T_L2 >= ln(|W0|/|W*|). At T_L2 0.5 against 1.90 (x = -1.40) the L2 lever's
     premise is not met, and the row says what would meet it: 1.90 / 0.5 = 3.8x the clock (lambda 0.038 at L2 0.01);

@@ -244,20 +244,33 @@ def _c4(ds: xr.Dataset) -> list[Row]:
         lever = ds.sel(lr=lr, weight_decay=wd)
         cell = cells.loc[(lr, wd)]
         clock = f"T_L2 {cell['T_L2']:.2g} against ln(|W0|/|W*|) {cell['log_ratio']:.2f} (x = {cell['x']:.2f})"
-        head = f"lr {lr:g}, L2 {wd:g}: {spread_text(lever)} | lr {lrs[0]:g}, no L2 minus this cell"
-        rows.append(
-            _contrast_row(
+
+        def judge(
+            predictor: str,
+            premise: str,
+            part: str = part,
+            lever: xr.Dataset = lever,
+            lr: float = lr,
+            wd: float = wd,
+            clock: str = clock,
+        ) -> Row:
+            head = f"lr {lr:g}, L2 {wd:g}: {spread_text(lever)} | lr {lrs[0]:g}, no L2 minus this cell ({predictor})"
+            clock_premise = _l2_clock_premise(cells.loc[(lr, wd)], wd)
+            return _contrast_row(
                 "C4",
                 part,
                 keep,
                 lever,
                 ours=lambda difference, head=head, clock=clock: f"{head}: {difference} | {clock}",
                 sized=True,
-                premise=_l2_clock_premise(cell, wd),
+                predictor=predictor,
+                premise="; ".join(p for p in (premise, clock_premise) if p),
                 clocks=clocks_text(lever, ("T_SGD", "T_L2")),
                 scale=scale_text(ds),
             )
-        )
+
+        cells_of = {f"lr {lrs[0]:g}, no L2": keep, f"lr {lr:g}, L2 {wd:g}": lever}
+        rows.append(_on_the_interpolating_predictor(judge, cells_of))
     return rows
 
 

@@ -52,6 +52,9 @@ __all__ = [
     "runs_origin",
     "fit_trend",
     "TREND_LABEL",
+    "PREDICTION_COLUMN",
+    "prediction_text",
+    "prediction_column",
 ]
 
 
@@ -275,7 +278,8 @@ def rungs(ds: xr.Dataset, cpu_models: Mapping[tuple[int, int, int], Sequence[str
 class Trend:
     """A condition's spread as a straight line in log2(width) and log2(training images) over its rungs, fitted by
     least squares to the per-seed spreads (seeds the unit of replication), and its value at ``at`` (width, images)
-    with a 95 % t-interval (``interval``; Student-t on the residual degrees of freedom). ``terms`` names the slopes
+    with a 95 % t-interval (``interval``; Student-t on the residual degrees of freedom; its ``n`` is the seeds per
+    rung). ``terms`` names the slopes
     the rungs could identify (a factor the rungs do not vary is held at the rungs' value: ``at`` then keeps it);
     ``predictor`` is the one every rung was read on; ``rungs`` counts them. None of it says the line holds beyond
     the rungs: it is an extrapolation."""
@@ -304,7 +308,7 @@ class Trend:
 
 
 #: The interval's label beside a trend's estimate.
-TREND_LABEL = "95 % t-interval of the log2 trend"
+TREND_LABEL = "t, log2 trend"
 
 
 def _design(points: np.ndarray, varying: Sequence[int]) -> np.ndarray:
@@ -370,7 +374,7 @@ def trend(ds: xr.Dataset, ladder: Sequence[Rung], condition: str) -> Trend | Non
         terms=tuple(("log2 width", "log2 images")[i] for i in columns),
         slopes=tuple(float(s) for s in slopes),
         at=(round(2 ** at_x[0]), round(2 ** at_x[1])),
-        interval=Interval(estimate, low, high, len(y), TREND_LABEL),
+        interval=Interval(estimate, low, high, len(y) // n_rungs, TREND_LABEL),
         rungs=n_rungs,
         design=tuple((float(a), float(b)) for a, b in x),
         residual_sd=sd,
@@ -470,3 +474,51 @@ def runs_origin(
     ordered = sorted(created)
     origin = RunsOrigin(tuple(dict.fromkeys(commits)), counts, ordered[0], ordered[-1], tuple(ordered))
     return origin, {rung: tuple(sorted(m)) for rung, m in by_rung.items()}
+
+
+#: The ledger's column of the extrapolations (:func:`prediction_column`).
+PREDICTION_COLUMN = "predicted at paper scale (extrapolation of chapter 11's rungs)"
+
+
+def prediction_text(t: Trend | None, condition: str) -> str:
+    """One cell of :func:`prediction_column`: the trend's value with its interval and coverage, where it was read
+    (the paper's scale, or width 64 on the rungs' training set when the rungs vary the width only), and whether the
+    interval can tell anything against the paper's band."""
+    if t is None:
+        return "not extrapolated: the ladder holds no two rungs of this condition with a residual degree of freedom"
+    _, (low, high) = target(condition)
+    where = (
+        "at the paper's width 64 and 45,000 images"
+        if t.reaches_paper_scale
+        else f"at width {t.at[0]} on {t.at[1]:,} images (the rungs vary the width only)"
+    )
+    i = t.interval
+    verdict = (
+        "too wide to tell where it falls against the paper's band"
+        if i.low < low and i.high > high
+        else "inside the paper's band"
+        if low <= i.low and i.high <= high
+        else "outside the paper's band"
+        if i.high < low or i.low > high
+        else "across the band's edge"
+    )
+    return (
+        f"extrapolation {where}: {i.format()} over {t.rungs} rungs ({t.predictor} predictor), {verdict}; the interval "
+        f"covers {100 * t.coverage(0.0):.0f} % of simulated straight trends and {100 * t.coverage(5.0):.0f} % of "
+        "trends bent by 5 pp"
+    )
+
+
+def prediction_column(ds: xr.Dataset) -> Any:
+    """The ledger's :data:`PREDICTION_COLUMN`: for each ladder condition's ledger row (``"C1"``, ``"C2 Adam"``,
+    ``"C4 larger lr"``), :func:`prediction_text` of its :func:`trend` over the rungs of the ladder ``ds`` (pandas
+    Series indexed by the row)."""
+    import pandas as pd
+
+    climbed = rungs(ds)
+    held = dict.fromkeys(r.condition for r in climbed)
+    return pd.Series(
+        {CONDITIONS[c].row: prediction_text(trend(ds, climbed, c), c) for c in held},
+        name=PREDICTION_COLUMN,
+        dtype=object,
+    )

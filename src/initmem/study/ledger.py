@@ -158,8 +158,9 @@ RULES: dict[str, str] = {
     "claim); no size (no number)",
     "C4": f"effect, per lever (larger lr alone; L2 at the low lr; both): the low-lr, no-L2 cell's minus the lever "
     f"cell's {_SPREAD}, per seed; null: the two cells swapped within (sigma_w, seed); size: the lever cell's "
-    f"spread inside {band_text('C4', 'L2')} ('near zero'); premise, for a lever with L2: its clock covers what the start has to "
-    "lose, T_L2 >= ln(|W0|/|W*|) (x >= 0, chapter T5), measured in the lever cell",
+    f"spread inside {band_text('C4', 'L2')} ('near zero'); premise: every run of both cells interpolates (train "
+    "accuracy >= 99.5 %), checked on the predictor judged, and, for a lever with L2, its clock covers what the start "
+    f"has to lose, T_L2 >= ln(|W0|/|W*|) (x >= 0, chapter T5), measured in the lever cell. {_BOTH}",
     "C5": "effect, per design: the larger batch's minus the smaller batch's cross-fitted spread of the final test "
     "accuracy over sigma_w (pp, mean over seeds, 95 % t-interval), per seed, between batch sizes whose runs all "
     "interpolate, at equal steps (run lengths within 5 %) and at equal epochs (the widest such pair of each); the "
