@@ -120,4 +120,3 @@ def undeclared_runs(created: Iterable[str], declaration: Declaration | None) -> 
     if declaration is None:
         return len(times)
     return sum(t < declaration.date for t in times)
-
