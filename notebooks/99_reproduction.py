@@ -228,15 +228,10 @@ glue("r_rules", table[["rule", "reason", "note"]], display=False)
 # %% tags=["hide-input"]
 for key, row in table.iterrows():
     glue(f"r_{key.lower().replace(' ', '_')}_verdict", str(row["verdict"]), display=False)
-counts = table["verdict"].value_counts()
-for verdict in rules.VERDICTS:
-    glue(f"r_n_{verdict.replace(' ', '_')}", int(counts.get(verdict, 0)), display=False)
-glue("r_n_rows", len(table), display=False)
+glue("r_counts", claims.count_sentence(table), display=False)
 
 # %% [markdown]
-# At preset {glue:text}`r_preset`, with results of {glue:text}`r_experiments`, of {glue:text}`r_n_rows` rows:
-# {glue:text}`r_n_reproduced_in_size` reproduced in size, {glue:text}`r_n_reproduced_in_direction` in direction only,
-# {glue:text}`r_n_not_reproduced` not reproduced and {glue:text}`r_n_inconclusive` inconclusive.
+# At preset {glue:text}`r_preset`, with results of {glue:text}`r_experiments`. {glue:text}`r_counts`.
 #
 # The `smoke` preset's numbers mean nothing (a few steps of a tiny network on synthetic images, one seed, so every
 # verdict is inconclusive): it only checks that the ledger is computed end to end. The `cpu` preset is a

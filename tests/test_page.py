@@ -126,5 +126,11 @@ def test_a_table_is_shown_once_even_as_a_cells_last_expression(monkeypatch):
 
 def test_cell_formats():
     assert format_value("selected_spread_pp", 21.149) == "21.1" and format_value("final_train_acc", 99.96) == "100.0"
-    assert format_value("selected_null_p", 0.0004) == "4.0e-04" and format_value("x", -1.6701) == "-1.67"
+    assert format_value("selected_null_p", 0.0004) == "4e-4" and format_value("x", -1.6701) == "−1.67"
     assert format_value("optimizer", "sgd") == "sgd" and format_value("anything", None) == "–"
+    # the minus sign, never a negative zero; a bound at what an accuracy difference can be says it was clipped
+    assert format_value("selected_spread_pp", -0.04) == "0.0" and format_value("final_gap", -4.44) == "−4.4"
+    cells = present(
+        pd.DataFrame({"selected_spread_pp": [61.1], "selected_ci95_low": [28.8], "selected_ci95_high": [100.0]})
+    )
+    assert cells.iloc[0, 0] == "61.1 [28.8, 100.0, clipped]"

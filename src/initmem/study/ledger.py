@@ -161,7 +161,8 @@ RULES: dict[str, str] = {
     f"spread inside {band_text('C4', 'L2')} ('near zero'); premise, for a lever with L2: its clock covers what the start has to "
     "lose, T_L2 >= ln(|W0|/|W*|) (x >= 0, chapter T5), measured in the lever cell",
     "C5": "effect, per design: the larger batch's minus the smaller batch's cross-fitted spread of the final test "
-    "accuracy over sigma_w (pp, mean over seeds, 95 % t-interval), per seed, between batch sizes whose runs all "
+    "accuracy over sigma_w (pp, mean over seeds, 95 % interval calibrated by simulation for the design), per seed, "
+    "between batch sizes whose runs all "
     "interpolate, at equal steps (run lengths within 5 %) and at equal epochs (the widest such pair of each); the "
     "design puts the runs' ends at equal steps or epochs, so the final predictors are judged (the validation-selected "
     "checkpoints sit elsewhere in the runs: their steps, T_SGD and spreads are printed beside); null: the two batch "

@@ -29,7 +29,7 @@ import numpy as np
 import xarray as xr
 
 from ..run.thresholds import DIVERGENCE_FACTOR
-from .numbers import ACCURACY_DIFFERENCE, decimal
+from .numbers import ACCURACY_DIFFERENCE, decimal, p_text
 
 __all__ = [
     "LEVEL",
@@ -239,7 +239,7 @@ class RankTest:
             return f"rho n/a ({self.n} configurations)"
         side = {"less": "one-sided, rho < 0", "greater": "one-sided, rho > 0"}.get(self.alternative, "two-sided")
         interval = f" [95 % CI {self.low:.2f}, {self.high:.2f}]" if math.isfinite(self.low) else ""
-        return f"rho = {self.rho:.2f}{interval}, p = {self.p_value:.3g} ({side}; {self.n} configurations)"
+        return f"rho = {self.rho:.2f}{interval}, p = {p_text(self.p_value)} ({side}; {self.n} configurations)"
 
 
 def rank_test(x: Sequence[float], y: Sequence[float], alternative: str = "less") -> RankTest:
