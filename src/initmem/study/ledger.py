@@ -217,6 +217,8 @@ class Row:
     size_values: np.ndarray | None = None
     #: The interval estimator of ``effect`` (:func:`interval_of`; the size's is :func:`size_method` of it).
     method: str | CrossFitted = "t"
+    #: The seeds the row was measured on, where ``effect`` counts something else (B1's rho: its cells); None: its n.
+    seeds: int | None = None
 
     def __post_init__(self) -> None:
         self.unit = _UNITS.get(self.claim, self.unit)
@@ -246,7 +248,7 @@ class Row:
             "effect": self.effect.estimate,
             "effect_low": self.effect.low,
             "effect_high": self.effect.high,
-            "seeds": self.effect.n,
+            "seeds": self.effect.n if self.seeds is None else self.seeds,
             "size": size.estimate,
             "size_low": size.low,
             "size_high": size.high,
