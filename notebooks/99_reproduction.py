@@ -48,7 +48,7 @@ glue("r_replays", typeset(replays.replay_summary(replays.replay_pairs(results_di
 fig = forest.forest(
     table, title=None, caption=f"preset {preset}; the scale of each row is in its block below the table"
 )
-page.figure(fig, "r_forest")  # glued only: pasted below and on the landing page
+page.figure(fig, "r_forest", alt=forest.alt_text(table))  # glued only: pasted below and on the landing page
 # the landing page's compact table (book/intro.md pastes it): claim | paper | ours [interval] | verdict
 page.table(claims.glance_table(table), "r_glance", show=False)
 # the four verdicts as a definition list (pasted below with glue:md)

@@ -134,3 +134,63 @@ def test_cell_formats():
         pd.DataFrame({"selected_spread_pp": [61.1], "selected_ci95_low": [28.8], "selected_ci95_high": [100.0]})
     )
     assert cells.iloc[0, 0] == "61.1 [28.8, 100.0, clipped]"
+
+
+def test_a_figure_carries_its_alt_text_in_its_svg():
+    """page.figure writes the alt text into the SVG's title, and the book's extension reads it back from there; without
+    one given, the figure describes itself from its own texts."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from initmem.book.extension import svg_title
+
+    fig, ax = plt.subplots()
+    ax.set_title("selected")
+    ax.set_xlabel("σ_w")
+    ax.set_ylabel("test accuracy (%)")
+    fig.suptitle("Test accuracy against σ_w")
+    described = page.describe(fig)
+    assert described == "Figure: Test accuracy against σ_w. Panels: selected (x: σ_w; y: test accuracy (%))."
+    assert svg_title(page.figure_svg(fig, "SGD & Adam: <spreads>")) == "SGD & Adam: <spreads>"
+    plt.close(fig)
+
+
+def test_the_forest_plot_is_drawn_for_a_phone_and_clips_a_far_bound():
+    """Its smallest text stays at least 9 px high in a 390 px screen's column (about 360 px), and a bound far beyond
+    the other rows (C6's) ends in an arrow at the axis's edge with its value beside it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from initmem.study import forest
+
+    column_px, natural_px = 360, forest.WIDTH * 96 + 2 * 0.1 * 96
+    assert forest.SMALLEST_PT / 72 * 96 * min(1.0, column_px / natural_px) >= 9.0
+    nan = math.nan
+    rows = pd.DataFrame(
+        {
+            "claim": ["C1", "C6"],
+            "unit": ["pp", "pp"],
+            "band_low": [18.55, nan],
+            "band_high": [34.45, nan],
+            "paper_value": [26.5, nan],
+            "size": [21.2, nan],
+            "size_low": [18.8, nan],
+            "size_high": [25.9, nan],
+            "effect": [21.2, -10.6],
+            "effect_low": [18.8, -44.5],
+            "effect_high": [25.9, 23.3],
+            "margin": [5.0, 0.5],
+            "verdict": ["reproduced in size", "inconclusive"],
+        },
+        index=["C1", "C6"],
+    )
+    fig = forest.forest(rows, title=None)
+    ax = fig.get_axes()[0]
+    assert ax.get_xlim()[0] > -44.5  # the axis is not stretched to C6's bound
+    assert "−44.5" in [text.get_text() for text in ax.texts]
+    assert "C6: inconclusive" in forest.alt_text(rows)
+    plt.close(fig)
