@@ -95,7 +95,7 @@ class PasteFigures(SphinxPostTransform):
             if not image.is_file():
                 image.parent.mkdir(parents=True, exist_ok=True)
                 image.write_bytes(blob)
-            alt = svg_title(blob.decode("utf-8")) if mime == "image/svg+xml" else ""
+            alt = plain_title(svg_title(blob.decode("utf-8"))) if mime == "image/svg+xml" else ""
             alt = alt or f"figure {node.key}"
             if html:
                 uri = Path(os.path.relpath(image, page_dir)).as_posix()
@@ -107,7 +107,8 @@ class PasteFigures(SphinxPostTransform):
 
 class DescribeFigures(SphinxPostTransform):
     """Every SVG figure of an HTML page (a notebook's output; pasted ones are done by :class:`PasteFigures`): its alt
-    text is the SVG's title (:func:`svg_title`, which :func:`initmem.book.page.figure` writes), and the image links to
+    text is the SVG's title (:func:`svg_title`, which :func:`initmem.book.page.figure` writes) as plain text
+    (:func:`plain_title`: no TeX), and the image links to
     its full-size SVG in the build's image folder, where Sphinx copies it under its own name (myst-nb names it by its
     content, so the name is unique)."""
 
@@ -123,7 +124,7 @@ class DescribeFigures(SphinxPostTransform):
             path = Path(self.env.srcdir, uri)
             if not uri.endswith(".svg") or isinstance(image.parent, nodes.reference) or not path.is_file():
                 continue
-            image["alt"] = svg_title(path.read_text(encoding="utf-8")) or image.get("alt", "")
+            image["alt"] = plain_title(svg_title(path.read_text(encoding="utf-8"))) or image.get("alt", "")
             image.replace_self(_linked(image.deepcopy(), posixpath.join(images, path.name)))
 
 
