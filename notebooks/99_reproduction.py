@@ -47,6 +47,7 @@ from initmem.study import (
     results,
     rules,
 )
+from initmem.study.numbers import typeset
 
 plots.use_book_style()  # the book's figure style: SVG, as on every page
 
@@ -55,15 +56,15 @@ table = claims.reproduction_table(experiments)
 glue("r_preset", preset, display=False)
 glue("r_experiments", ", ".join(experiments) or "none", display=False)
 glue("r_answer", claims.answer(table, preset), display=False)
-glue("r_replays", replays.replay_summary(replays.replay_pairs(results_dir, preset)), display=False)
+glue("r_replays", typeset(replays.replay_summary(replays.replay_pairs(results_dir, preset))), display=False)
 fig = forest.forest(
     table, title=None, caption=f"preset {preset}; the scale of each row is in its block below the table"
 )
-page.figure(fig, "r_forest")  # glued only: pasted below and on the landing page
+page.figure(fig, "r_forest", alt=forest.alt_text(table))  # glued only: pasted below and on the landing page
 # the landing page's compact table (book/intro.md pastes it): claim | paper | ours [interval] | verdict
 page.table(claims.glance_table(table), "r_glance", show=False)
 # the four verdicts as a definition list (pasted below with glue:md)
-definitions = "\n\n".join(f"**{v}**\n: {text}" for v, text in rules.VERDICT_DEFINITIONS.items())
+definitions = typeset("\n\n".join(f"**{v}**\n: {text}" for v, text in rules.VERDICT_DEFINITIONS.items()))
 glue("r_definitions", Markdown(definitions), display=False)
 glue("r_band", f"± max({rules.MARGIN_PP:g} pp, {100 * rules.BAND_SHARE:g} % of it)", display=False)
 glue("r_margin", f"{rules.MARGIN_PP:g}", display=False)
@@ -162,7 +163,8 @@ else:
 # memory and Gaussian noise within each ($\sigma_w$, seed) cell, at the record's designs and at noise sd 1, 2.5, 5 and
 # 8 pp, judged as the rows above are, with noise drawn independently of the calibration's. Measured so, the printed
 # 95 % intervals of cross-fitted spreads and of their contrasts cover {glue:text}`r_coverage_low` to
-# {glue:text}`r_coverage_high` % when there is no memory; a size sitting on a band's edge earns "in size" at most
+# {glue:text}`r_coverage_high` % when there is no memory; a size sitting on a band's upper edge (the paper's number
+# plus the band's half-width) earns "in size" at most
 # {glue:text}`r_false_size_max` % of the time ({glue:text}`r_false_size_where`; an equivalence test at this level
 # allows 2.5 %), and the direction holds with no effect at most {glue:text}`r_false_direction_max` % of the time (5 %
 # allowed). The price is power: the calibrated intervals are wider than Student's, so at noise comparable to the
@@ -182,8 +184,8 @@ else:
 # version changes the floating-point path from the first step. Run files written since commit b45793c record their CPU
 # model and instruction set and their oneDNN and MKL versions; the committed cpu record was trained by an earlier
 # commit (534d4b2), whose run files record only the architecture and the number of cores. A replay
-# (`initmem train --config run.nc`) is bitwise only on the same CPU type, and every run of one experiment comes from
-# one clean commit.
+# (`initmem train --config run.nc`) is bitwise only on the same CPU type. Every run of one experiment comes from one
+# clean commit, but not always from one CPU: an experiment trained over several sessions spans their machines.
 #
 # ## The table
 #
@@ -241,21 +243,16 @@ for key, row in table.iterrows():
         lines += ["", f"**Note:** {row['note']}."]
     lines += ["", f"**Source in the paper:** {row['paper_source']}."]
     blocks.append(f":::{{dropdown}} {key}: {row['verdict']}\n" + "\n".join(lines) + "\n:::")
-display(Markdown("\n\n".join(blocks)))
+display(Markdown(typeset("\n\n".join(blocks))))
 glue("r_rules", table[["rule", "reason", "note"]], display=False)
 
 # %% tags=["hide-input"]
 for key, row in table.iterrows():
     glue(f"r_{key.lower().replace(' ', '_')}_verdict", str(row["verdict"]), display=False)
-counts = table["verdict"].value_counts()
-for verdict in rules.VERDICTS:
-    glue(f"r_n_{verdict.replace(' ', '_')}", int(counts.get(verdict, 0)), display=False)
-glue("r_n_rows", len(table), display=False)
+glue("r_counts", claims.count_sentence(table), display=False)
 
 # %% [markdown]
-# At preset {glue:text}`r_preset`, with results of {glue:text}`r_experiments`, of {glue:text}`r_n_rows` rows:
-# {glue:text}`r_n_reproduced_in_size` reproduced in size, {glue:text}`r_n_reproduced_in_direction` in direction only,
-# {glue:text}`r_n_not_reproduced` not reproduced and {glue:text}`r_n_inconclusive` inconclusive.
+# At preset {glue:text}`r_preset`, with results of {glue:text}`r_experiments`. {glue:text}`r_counts`.
 #
 # The `smoke` preset's numbers mean nothing (a few steps of a tiny network on synthetic images, one seed, so every
 # verdict is inconclusive): it only checks that the ledger is computed end to end. The `cpu` preset is a

@@ -459,6 +459,97 @@ def test_no_page_shows_raw_myst_or_a_tab(html_dir):
     assert not tabs, f"pages whose text holds a TAB: {json.dumps(tabs, indent=1)}"
 
 
+#: What the book's number format (initmem.study.numbers) never prints: an ASCII plus-minus, a negative zero, "1 threads",
+#: and a backtick left unrendered.
+OFF_FORMAT = {
+    "+-": re.compile(r"\+-"),
+    "negative zero": re.compile(r"(?<![\w.])[-−]0\.0+(?!\d)"),
+    "1 threads": re.compile(r"(?<![\d.])1 threads\b"),
+    "raw backtick": re.compile(r"`"),
+}
+#: An interval of percentage points as the book prints one: "[−2.1, 11.0]".
+PP_INTERVAL = re.compile(r"\[([-−]?\d+\.\d), ([-−]?\d+\.\d)(?:, clipped)?\]")
+
+
+def _book_pages(html_dir: Path) -> list[str]:
+    """The book's own pages: its chapters and its Markdown pages, not the API reference (docstrings in ASCII)."""
+    return [page for page in _pages(html_dir) if page.startswith("book/") and not page.startswith("book/api")]
+
+
+def test_the_pages_text_keeps_the_books_number_format(html_dir):
+    """The prose and tables the pages show (text outside code) hold no "+-", no negative zero, no "1 threads", no raw
+    backtick, and no interval of percentage points beyond ±100 (an accuracy difference is clipped there, and says so).
+    Meaningful once the pages are executed by the code that formats so (initmem.study.numbers)."""
+    found: dict[str, list[str]] = {}
+    for page in _book_pages(html_dir):
+        parser = _ProseText()
+        parser.feed((html_dir / page).read_text(encoding="utf-8"))
+        text = " ".join(parser.chunks)
+        bad = [f"{name}: {m.group(0)!r}" for name, pattern in OFF_FORMAT.items() for m in pattern.finditer(text)]
+        for match in PP_INTERVAL.finditer(text):
+            if max(abs(float(v.replace("−", "-"))) for v in match.groups()) > 100:
+                bad.append(f"beyond ±100: {match.group(0)}")
+        if bad:
+            found[page] = bad[:5]
+    assert not found, f"text off the book's number format: {json.dumps(found, indent=1, ensure_ascii=False)}"
+
+
+#: A phone's screen (CSS px), and the smallest text a reader should have to read on it (CSS px).
+PHONE = (390, 844)
+MIN_PHONE_TEXT_PX = 9.0
+#: The page with the forest plot, and how its image is told apart (its alt text, initmem.study.forest.alt_text).
+FOREST_PAGE, FOREST_ALT = "book/generated/99_reproduction.html", "Forest plot of the ledger"
+
+
+def test_on_a_phone_no_page_scrolls_sideways_and_the_forest_plot_is_legible(server, driver, html_dir):
+    """At 390 px wide no book page is wider than the screen (a wide table scrolls in its own box), and the forest
+    plot's smallest text (initmem.study.forest.SMALLEST_PT) is shown at least MIN_PHONE_TEXT_PX high.
+
+    Holds once the pages are executed with the phone-first forest plot (initmem.study.forest.WIDTH)."""
+    from initmem.study import forest
+
+    _set_viewport(driver, *PHONE)
+    try:
+        wide = {}
+        for page in _book_pages(html_dir):
+            driver.get(f"{server}/{page}")
+            driver.execute_async_script(WAIT_JS)
+            width = driver.execute_script("return document.documentElement.scrollWidth")
+            if width > PHONE[0]:
+                wide[page] = width
+        driver.get(f"{server}/{FOREST_PAGE}")
+        driver.execute_async_script(WAIT_JS)
+        shown = driver.execute_script(
+            "return [...document.images].filter(i => i.alt.startsWith(arguments[0]))"
+            ".map(i => [i.getBoundingClientRect().width, i.naturalWidth])",
+            FOREST_ALT,
+        )
+    finally:
+        _set_viewport(driver, *VIEWPORT)
+    assert not wide, f"pages wider than a {PHONE[0]} px screen (their widths): {wide}"
+    assert shown, f"no image with the alt text {FOREST_ALT!r} on {FOREST_PAGE}"
+    for width, natural in shown:
+        text_px = forest.SMALLEST_PT / 72 * width / (natural / 96)
+        assert text_px >= MIN_PHONE_TEXT_PX, f"the forest plot's smallest text is {text_px:.1f} px at {PHONE[0]} px"
+
+
+def test_every_figure_has_alt_text_and_links_its_full_size_svg(html_dir):
+    """Every SVG figure of a book page says what it shows (its alt text, not a file name) and opens at full size
+    (initmem.book.extension.DescribeFigures, PasteFigures)."""
+    image = re.compile(r'<a [^>]*href="([^"]+\.svg)"[^>]*>\s*<img [^>]*alt="([^"]*)"[^>]*src="([^"]+\.svg)"')
+    bare, unlinked = {}, {}
+    for page in _book_pages(html_dir):
+        text = (html_dir / page).read_text(encoding="utf-8")
+        linked = {src: (href, alt) for href, alt, src in image.findall(text)}
+        for src in re.findall(r'<img [^>]*src="([^"]+\.svg)"', text):
+            if src not in linked or Path(linked[src][0]).name != Path(src).name:
+                unlinked.setdefault(page, []).append(Path(src).name)
+            elif len(linked[src][1]) < 20 or re.fullmatch(r"(figure )?[\w.]+", linked[src][1]):
+                bare.setdefault(page, []).append(linked[src][1])
+    assert not unlinked, f"figures without a link to their full size: {json.dumps(unlinked, indent=1)}"
+    assert not bare, f"figures whose alt text does not say what they show: {json.dumps(bare, indent=1)}"
+
+
 def test_no_dataframe_cell_is_truncated(report):
     """pandas shortens a cell longer than ``display.max_colwidth`` to "...": the notebooks show their text tables in
     full (``pd.option_context("display.max_colwidth", None)``)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import numpy as np
 import pandas as pd
@@ -359,6 +360,9 @@ def test_c5_compares_interpolating_batch_sizes_at_equal_steps_and_at_equal_epoch
     results["04_batch_size"] = _batch_grid(spreads, {(16, 30), (16, 123), (64, 30), (64, 123), (256, 123)})
     table = claims.reproduction_table(results, ["C5"])
     steps, epochs = table.loc["C5 equal steps"], table.loc["C5 equal epochs"]
+    # the rule prints the estimator the rows use: a contrast of cross-fitted spreads, its interval calibrated
+    assert "95 % interval calibrated by simulation" in claims.RULES["C5"] and "t-interval" not in claims.RULES["C5"]
+    assert "calibrated t, cross-fitted" in steps["ours"]
     # equal steps: 16 x 30 (9,360) against 64 x 123 (9,594), and 64 x 30 (2,340) against 256 x 123 (2,337): the
     # latter pair has the same batch ratio and fewer steps; both are within 5 %, the widest ratio wins (4 both), ties
     # to the most steps: b=16 vs 64
@@ -534,9 +538,11 @@ def test_c2_notes_what_each_adaptive_learning_rate_of_09_measured(results):
         assert f"{optimizer} lr 0.008: " in note and "lr 0.05: " in note
     smallest = note.split("the smallest: ")[1]
     assert smallest.count("95 % CI") == 3 and smallest.count(" at lr ") == 3
-    assert note.endswith(
-        "none measurably below the spread at 01's learning rate (the intervals overlap), so the "
-        "learning rate does not decide this verdict"
+    assert smallest.count("calibrated t, cross-fitted over 3 seeds") == 3  # the estimator spread_points uses
+    assert re.search(
+        r"none measurably below the spread at 01's learning rate \(the intervals overlap\); at \d+ to \d+ pp wide, "
+        r"09's intervals cannot tell whether the learning rate moves this verdict$",
+        note,
     )
 
 

@@ -17,6 +17,7 @@ from initmem.study.claims import (
     PREMISE_NOT_MET,
     SIZE_CONTRADICTED,
 )
+from initmem.study.numbers import decimal, p_text
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 from test_claims import SEEDS, memory, quick_nulls  # noqa: F401  (quick_nulls: an autouse fixture, used here too)
 
@@ -38,14 +39,18 @@ def test_the_glance_table_gives_the_paper_ours_with_its_interval_and_the_verdict
     c1 = table.loc["C1"]
     assert glance.loc["C1", "paper"] == "26.5 pp"
     assert glance.loc["C1", "ours [95 % CI]"] == (
-        f"{c1['size']:.1f} pp [{c1['size_low']:.1f}, {c1['size_high']:.1f}] (SGD's spread, selected predictor)"
+        f"{decimal(c1['size'])} pp [{decimal(c1['size_low'])}, {decimal(c1['size_high'])}] (SGD's spread, selected "
+        "predictor)"
     )
     assert glance.loc["C2 Muon", "paper"] == "about 4 pp" and glance.loc["C4 both", "paper"] == "near 0 pp"
     c5 = table.loc["C5 equal steps"]  # no paper number: the effect, not a size
-    assert glance.loc["C5 equal steps", "ours [95 % CI]"].startswith(f"{c5['effect']:.1f} pp [{c5['effect_low']:.1f}, ")
+    assert glance.loc["C5 equal steps", "ours [95 % CI]"].startswith(
+        f"{decimal(c5['effect'])} pp [{decimal(c5['effect_low'])}, "
+    )
     c7 = table.loc["C7"]  # a slope: two decimals, no unit
     assert glance.loc["C7", "ours [95 % CI]"] == (
-        f"{c7['effect']:.2f} [{c7['effect_low']:.2f}, {c7['effect_high']:.2f}] (SGD slope minus adaptive)"
+        f"{decimal(c7['effect'], 2)} [{decimal(c7['effect_low'], 2)}, {decimal(c7['effect_high'], 2)}] (SGD slope "
+        "minus adaptive)"
     )
     assert (
         glance.loc["B1", "ours [95 % CI]"] == "not measured"
@@ -54,7 +59,8 @@ def test_the_glance_table_gives_the_paper_ours_with_its_interval_and_the_verdict
     # the effect the verdict tested, beside the size, where it is another quantity (a contrast)
     c2 = table.loc["C2 Muon"]
     assert glance.loc["C2 Muon", "effect tested [95 % CI]"] == (
-        f"{c2['effect']:.1f} pp [{c2['effect_low']:.1f}, {c2['effect_high']:.1f}] (SGD's spread minus its)"
+        f"{decimal(c2['effect'])} pp [{decimal(c2['effect_low'])}, {decimal(c2['effect_high'])}] (SGD's spread minus "
+        "its)"
     )
     assert glance.loc["C1", "effect tested [95 % CI]"] == "the same"  # C1's effect is its size
     one_seed = claims.glance_table(
@@ -69,8 +75,8 @@ def test_the_answer_is_three_sentences_from_the_ledger(results):
     c1 = table.loc["C1"]
     first, second, third = text.split(". ", 2)[0], text.split(". ", 2)[1], text.split(". ", 2)[2]
     assert first == (
-        f"At the test preset, low-learning-rate SGD keeps a cross-fitted spread of {c1['effect']:.1f} pp "
-        f"[95 % CI {c1['effect_low']:.1f}, {c1['effect_high']:.1f}] across the initialization scales "
+        f"At the test preset, low-learning-rate SGD keeps a cross-fitted spread of {decimal(c1['effect'])} pp "
+        f"[95 % CI {decimal(c1['effect_low'])}, {decimal(c1['effect_high'])}] across the initialization scales "
         f"(its validation-selected predictor; paper: 26.5 pp): {c1['verdict']}"
     )
     assert (
@@ -79,21 +85,38 @@ def test_the_answer_is_three_sentences_from_the_ledger(results):
     counts = table["verdict"].value_counts()
     assert third == (
         f"Of the ledger's 14 rows: {counts.get(IN_SIZE, 0)} reproduced in size, "
-        f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(SIZE_CONTRADICTED, 0)} size contradicted, "
-        f"{counts.get(NOT_REPRODUCED, 0)} not reproduced, {counts.get(PREMISE_NOT_MET, 0)} premise not met, "
-        f"{counts.get(INCONCLUSIVE, 0)} inconclusive; each undecided row says what would decide it."
+        f"{counts.get(IN_DIRECTION, 0)} reproduced in direction, {counts.get(SIZE_CONTRADICTED, 0)} size "
+        f"contradicted, {counts.get(NOT_REPRODUCED, 0)} not reproduced, {counts.get(PREMISE_NOT_MET, 0)} premise not "
+        f"met, {counts.get(INCONCLUSIVE, 0)} inconclusive; each undecided row says what would decide it."
     )
     empty = claims.reproduction_table({})
     nothing = claims.answer(empty, "smoke")
     assert nothing == (
-        "Of the ledger's 8 rows: 0 reproduced in size, 0 in direction, 0 size contradicted, 0 not reproduced, "
-        "0 premise not met, 8 inconclusive; each undecided row says what would decide it."
+        "Of the ledger's 8 rows: 0 reproduced in size, 0 reproduced in direction, 0 size contradicted, 0 not "
+        "reproduced, 0 premise not met, 8 inconclusive; each undecided row says what would decide it."
     )
     assert (empty["seeds"] == 0).all()  # a claim with no results was measured on no seed
     decided = table[table["verdict"] != INCONCLUSIVE]  # a ledger without an inconclusive row counts 0 of them
     assert claims.answer(decided, "test").endswith(
         "premise not met, 0 inconclusive; each undecided row says what would decide it."
     )
+
+
+def test_the_count_sentence_names_every_verdict_and_adds_up_to_the_rows(results):
+    """The ledger's count (page 99 and the answer): every verdict of the vocabulary named once, in its order, zero
+    counts too, and the counts add up to the rows."""
+    import re
+
+    from initmem.study.rules import VERDICTS
+
+    for table in (claims.reproduction_table(results), claims.reproduction_table({})):
+        sentence = claims.count_sentence(table)
+        head, counts = sentence.split(": ", 1)
+        assert head == f"Of the ledger's {len(table)} rows"
+        named = [re.fullmatch(r"(\d+) (.+)", part).groups() for part in counts.split(", ")]
+        assert [verdict for _, verdict in named] == list(VERDICTS)
+        assert sum(int(n) for n, _ in named) == len(table)
+        assert all(int(n) == (table["verdict"] == v).sum() for n, v in named)
 
 
 def test_the_scale_and_the_clocks_name_what_was_measured(results):
@@ -124,6 +147,14 @@ def test_a_subset_of_claims_and_the_chapter_renderings(results):
     assert list(table.index) == ["C4 larger lr", "C4 L2", "C4 both", "C6"]
     box = claims.verdict_box(table, "C4")
     assert box.count("**C4.") == 1 and box.count("- C4 ") == 3 and box.count("Rule:") == 1 and "**C6." not in box
+    # at a glance: one table line per row (direction, size, verdict), the long explanation in a collapsed block
+    lines = box.splitlines()
+    assert lines[4] == "| | direction effect [95 % CI] | noise p | size [95 % CI] · band | verdict |"
+    for key in ("C4 larger lr", "C4 L2", "C4 both"):
+        line = next(line for line in lines if line.startswith(f"| {key} |"))
+        assert line.endswith(f"| **{table.loc[key, 'verdict']}** |") and line.count(" | ") == 4
+    opened = lines.index(":::{dropdown} C4: why, ours in full, the rule")
+    assert opened > 8 and lines[-1] == ":::" and all(line.startswith(("- ", "  ")) for line in lines[opened + 1 : -1])
     assert claims.verdict_box(table, "C9") == ""
     # the box's heading writes the symbol, as the prose does
     heading = claims.verdict_box(table, "C6").splitlines()[0]
@@ -302,12 +333,13 @@ def test_a_rows_block_tabulates_what_the_verdict_judged(results):
     text = claims.judged_table(row)
     lines = text.splitlines()
     assert lines[0] == "| | estimate [95 % CI] | noise p | band | the rule reads |" and len(lines) == 5
-    effect = f"{row['effect']:.1f} pp [{row['effect_low']:.1f}, {row['effect_high']:.1f}]"
+    effect = f"{decimal(row['effect'])} pp [{decimal(row['effect_low'])}, {decimal(row['effect_high'])}]"
     assert lines[2] == (
-        f"| direction effect (SGD's spread minus its) | {effect} | {row['p_value']:.3g} | no effect within ±5 | holds |"
+        f"| direction effect (SGD's spread minus its) | {effect} | {p_text(row['p_value'])} | no effect within ±5 | "
+        "holds |"
     )
-    size = f"{row['size']:.1f} pp [{row['size_low']:.1f}, {row['size_high']:.1f}]"
-    assert lines[3] == f"| size (its spread) | {size} | – | [-1, 9] around 4 | inside the band |"
+    size = f"{decimal(row['size'])} pp [{decimal(row['size_low'])}, {decimal(row['size_high'])}]"
+    assert lines[3] == f"| size (its spread) | {size} | – | [−1, 9] around 4 | inside the band |"
     assert lines[4] == "| **verdict** | **reproduced in size** | | | |"
     c1 = claims.reproduction_table(results, ["C1"]).loc["C1"]  # C1's effect is its size: the size line names it
     assert "| direction effect (SGD's spread) |" in claims.judged_table(c1)

@@ -173,7 +173,7 @@ def test_a_contrast_of_one_sigma_value_is_a_sign_flip_test():
 def test_the_null_formats_itself():
     test = nulls.spread_null(np.array([[70.0, 71.0, 69.5], [40.0, 41.0, 39.0]]))
     text = test.format()
-    assert str(test) == text and text.startswith("p = 0.250 (noise alone: mean ") and "8 permutations, exact" in text
+    assert str(test) == text and text.startswith("p = 0.25 (noise alone: mean ") and "8 permutations, exact" in text
 
 
 def _acc(values, sigmas=(0.1, 2.5)) -> xr.DataArray:
@@ -230,6 +230,29 @@ def test_an_interval_formats_one_seed_without_bounds():
     )
     assert Interval(math.nan, math.nan, math.nan, 0).format() == "n/a"
     assert mean_interval([]).n == 0 and mean_interval([2.0]).format() == "2.0 pp (1 seed, no interval)"
+
+
+def test_an_interval_writes_the_minus_sign_and_never_a_negative_zero():
+    assert Interval(-0.04, -4.44, 3.6, 5).brief() == "0.0 [−4.4, 3.6]"
+    assert Interval(-1.1, -8.9, -0.01, 5).format() == "−1.1 pp [95 % CI −8.9, 0.0; t over 5 seeds]"
+
+
+def test_a_clipped_interval_says_so():
+    """An accuracy difference cannot pass ±100 pp: the interval is clipped there, and its text says it was."""
+    wide = Interval(61.1, 28.8, 126.4, 3, "calibrated t, cross-fitted")
+    clipped = wide.clip()
+    assert (clipped.low, clipped.high, clipped.clipped) == (28.8, 100.0, (-100.0, 100.0))
+    assert clipped.brief() == "61.1 [28.8, 100.0, clipped]"
+    assert clipped.format() == (
+        "61.1 pp [95 % CI 28.8, 100.0; calibrated t, cross-fitted over 3 seeds; clipped to what is possible, "
+        "[−100, 100]]"
+    )
+    narrow = Interval(5.0, 1.0, 9.0, 3)
+    assert narrow.clip() is narrow and "clipped" not in narrow.format()
+    from initmem.study.calibration import CrossFitted
+
+    assert CrossFitted(2).interval([90.0, 10.0, 95.0]).high <= 100.0  # a cross-fitted spread is clipped to ±100
+    assert CrossFitted(2, "contrast").limits == (-200.0, 200.0)  # a difference of two spreads, to ±200
 
 
 def test_a_rank_correlation_is_nan_only_without_variation():

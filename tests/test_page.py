@@ -126,5 +126,71 @@ def test_a_table_is_shown_once_even_as_a_cells_last_expression(monkeypatch):
 
 def test_cell_formats():
     assert format_value("selected_spread_pp", 21.149) == "21.1" and format_value("final_train_acc", 99.96) == "100.0"
-    assert format_value("selected_null_p", 0.0004) == "4.0e-04" and format_value("x", -1.6701) == "-1.67"
+    assert format_value("selected_null_p", 0.0004) == "4e-4" and format_value("x", -1.6701) == "−1.67"
     assert format_value("optimizer", "sgd") == "sgd" and format_value("anything", None) == "–"
+    # the minus sign, never a negative zero; a bound at what an accuracy difference can be says it was clipped
+    assert format_value("selected_spread_pp", -0.04) == "0.0" and format_value("final_gap", -4.44) == "−4.4"
+    cells = present(
+        pd.DataFrame({"selected_spread_pp": [61.1], "selected_ci95_low": [28.8], "selected_ci95_high": [100.0]})
+    )
+    assert cells.iloc[0, 0] == "61.1 [28.8, 100.0, clipped]"
+
+
+def test_a_figure_carries_its_alt_text_in_its_svg():
+    """page.figure writes the alt text into the SVG's title, and the book's extension reads it back from there; without
+    one given, the figure describes itself from its own texts."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from initmem.book.extension import svg_title
+
+    fig, ax = plt.subplots()
+    ax.set_title("selected")
+    ax.set_xlabel("σ_w")
+    ax.set_ylabel("test accuracy (%)")
+    fig.suptitle("Test accuracy against σ_w")
+    described = page.describe(fig)
+    assert described == "Figure: Test accuracy against σ_w. Panels: selected (x: σ_w; y: test accuracy (%))."
+    assert svg_title(page.figure_svg(fig, "SGD & Adam: <spreads>")) == "SGD & Adam: <spreads>"
+    plt.close(fig)
+
+
+def test_the_forest_plot_is_drawn_for_a_phone_and_clips_a_far_bound():
+    """Its smallest text stays at least 9 px high in a 390 px screen's column (about 360 px), and a bound far beyond
+    the other rows (C6's) ends in an arrow at the axis's edge with its value beside it."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from initmem.study import forest
+
+    column_px, natural_px = 360, forest.WIDTH * 96 + 2 * 0.1 * 96
+    assert forest.SMALLEST_PT / 72 * 96 * min(1.0, column_px / natural_px) >= 9.0
+    nan = math.nan
+    rows = pd.DataFrame(
+        {
+            "claim": ["C1", "C6"],
+            "unit": ["pp", "pp"],
+            "band_low": [18.55, nan],
+            "band_high": [34.45, nan],
+            "paper_value": [26.5, nan],
+            "size": [21.2, nan],
+            "size_low": [18.8, nan],
+            "size_high": [25.9, nan],
+            "effect": [21.2, -10.6],
+            "effect_low": [18.8, -44.5],
+            "effect_high": [25.9, 23.3],
+            "margin": [5.0, 0.5],
+            "verdict": ["reproduced in size", "inconclusive"],
+        },
+        index=["C1", "C6"],
+    )
+    fig = forest.forest(rows, title=None)
+    ax = fig.get_axes()[0]
+    assert ax.get_xlim()[0] > -44.5  # the axis is not stretched to C6's bound
+    assert "−44.5" in [text.get_text() for text in ax.texts]
+    assert "C6: inconclusive" in forest.alt_text(rows)
+    plt.close(fig)

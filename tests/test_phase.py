@@ -178,8 +178,10 @@ def test_the_logistic_fit_finds_a_known_midpoint(midpoint):
 
 
 def test_b1_in_size_when_the_boundary_sits_at_x_0_and_contradicted_with_where_it_lies_otherwise():
-    row = claims.reproduction_table({"10_phase_diagram": fake_phase(midpoint=0.05)}).loc["B1"]
+    phase = fake_phase(midpoint=0.05)
+    row = claims.reproduction_table({"10_phase_diagram": phase}).loc["B1"]
     assert row["verdict"] == claims.IN_SIZE and (row["band_low"], row["band_high"]) == (-0.3, 0.3)
+    assert row["seeds"] == phase.sizes["seed"]  # the ledger's seeds column counts seeds, not the rho's cells
     assert "lr 0.02 and 0.03 only (the smallest T_SGD)" in row["ours"]  # x0 on the two smallest learning rates
     decayed = float(row["ours"].split("cells with decay only ")[1].split(",")[0])  # x0 on the cells with lambda > 0
     assert decayed == pytest.approx(0.05, abs=0.2)

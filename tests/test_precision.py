@@ -108,15 +108,55 @@ def test_the_record_against_itself_is_in_parity_and_a_shifted_copy_is_not():
     claims = precision.parity_claims(record, record)
     assert [c["row"] for c in claims][:2] == ["C1", "C2 Adam"]
     assert all(c["fp32"] == c["bf16"] != "" for c in claims)
+    assert [c["decidable"] for c in claims[:2]] == [False, True]  # C1's null cannot reach p < 0.05 on the design
     rows = precision.parity_rows(record, record)
-    assert precision.in_parity(rows, claims)
+    assert precision.parity_outcome(rows, claims)[0] == precision.IN_PARITY
     shifted = record.copy(deep=True)
     at = {"optimizer": "adam", "sigma_w": 2.5}
     shifted["selected_test_acc"].loc[at] = shifted["selected_test_acc"].loc[at] - 6.0
     rows = {row["optimizer"]: row for row in precision.parity_rows(record, shifted)}
     assert rows["adam"]["difference"].estimate == pytest.approx(6.0)
     assert rows["adam"]["verdict"] == precision.NOT_EQUIVALENT
-    assert not precision.in_parity(list(rows.values()), claims)
+    verdict, why = precision.parity_outcome(list(rows.values()), claims)
+    assert verdict == precision.NOT_IN_PARITY and "adam's difference" in why and "wholly outside ±5 pp" in why
+
+
+def _row(optimizer: str, verdict: str, low: float = -1.0, high: float = 1.0) -> dict:
+    return {"optimizer": optimizer, "difference": Interval(0.0, low, high, 5), "verdict": verdict}
+
+
+def _claim(row: str, fp32: str, bf16: str, decidable: bool) -> dict:
+    return {
+        "row": row,
+        "fp32": fp32,
+        "bf16": bf16,
+        "smallest_p": 0.001 if decidable else 0.0625,
+        "decidable": decidable,
+    }
+
+
+def test_an_undecided_part_leaves_parity_not_established_and_only_decidable_claims_count():
+    """An inconclusive difference is no difference: "parity not established", not "not in parity"; a claim the design
+    cannot decide (C1: smallest p 0.0625) is left out of the rule whatever its verdicts; one it can decide (C2 Adam)
+    that changes its verdict leaves parity not established."""
+    equivalent = [_row("sgd", precision.EQUIVALENT), _row("adam", precision.EQUIVALENT)]
+    c1_moved = [_claim("C1", "inconclusive", "premise not met", False), _claim("C2 Adam", "x", "x", True)]
+    assert precision.parity_outcome(equivalent, c1_moved)[0] == precision.IN_PARITY
+    verdict, why = precision.parity_outcome([equivalent[0], _row("adam", precision.INCONCLUSIVE, -2.1, 11.0)], c1_moved)
+    assert verdict == precision.NOT_ESTABLISHED and "adam's difference 0.0 [−2.1, 11.0] pp reaches past ±5 pp" in why
+    c2_moved = [_claim("C2 Adam", "reproduced in direction", "premise not met", True)]
+    verdict, why = precision.parity_outcome(equivalent, c2_moved)
+    assert verdict == precision.NOT_ESTABLISHED
+    assert why == "C2 Adam is reproduced in direction in fp32 and premise not met in bf16"
+    frame = precision.claims_frame(c1_moved)
+    assert list(frame["in the rule"]) == ["no: p cannot reach below 0.05", "yes"]
+
+
+def test_the_smallest_p_of_each_claim_on_the_design():
+    """C1's spread null: two sigma_w labels permuted within five seeds, 2 of 2^5 relabellings reach the largest
+    spread; C2's contrast null: 2^10 sign flips over ten cells."""
+    assert precision.smallest_p("C1", 5) == pytest.approx(2 / 2**5)
+    assert precision.smallest_p("C2", 5) == pytest.approx(2.0**-10)
 
 
 def test_bf16_on_a_cpu_without_native_bf16_says_it_will_be_slower(monkeypatch, caplog):

@@ -8,6 +8,8 @@
   (:mod:`myst_nb.ext.glue.crossref`), but for a figure it only links to an image file that it assumes the other
   page wrote, and it cannot paste an SVG; :class:`PasteFigures` writes the figure into the build's image folder
   itself and links that. Tables and text stay with myst-nb.
+* Figures described and linked: every SVG figure gets the alt text its notebook wrote into it (:func:`svg_title`;
+  :func:`initmem.book.page.figure`) and links to its full-size SVG (:class:`DescribeFigures`), on a phone too.
 * A page that pastes from another is rebuilt when the other changes (:func:`note_paste_dependencies`): an
   incremental Sphinx build would otherwise keep the outputs pasted from the notebook's previous execution.
 * Repository buttons linking to the clone's hosted ``origin`` remote, where it has one
@@ -29,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import html
 import os
+import posixpath
 import re
 from binascii import a2b_base64
 from pathlib import Path
@@ -43,6 +46,8 @@ from .repository import configure_repository_buttons
 
 __all__ = [
     "PasteFigures",
+    "DescribeFigures",
+    "svg_title",
     "note_paste_dependencies",
     "plain_title",
     "plain_page_title",
@@ -90,12 +95,60 @@ class PasteFigures(SphinxPostTransform):
             if not image.is_file():
                 image.parent.mkdir(parents=True, exist_ok=True)
                 image.write_bytes(blob)
+            alt = plain_title(svg_title(blob.decode("utf-8"))) if mime == "image/svg+xml" else ""
+            alt = alt or f"figure {node.key}"
             if html:
-                uri = os.path.relpath(image, page_dir)
-                node.replace_self(nodes.image(uri=uri, candidates={"*": uri}, alt=f"figure {node.key}"))
+                uri = Path(os.path.relpath(image, page_dir)).as_posix()
+                node.replace_self(_linked(nodes.image(uri=uri, candidates={"*": uri}, alt=alt), uri))
             else:  # an absolute path: Sphinx joins it to srcdir, which leaves it unchanged
                 self.env.images.add_file(self.env.docname, str(image))
-                node.replace_self(nodes.image(uri=str(image), candidates={mime: str(image)}, alt=f"figure {node.key}"))
+                node.replace_self(nodes.image(uri=str(image), candidates={mime: str(image)}, alt=alt))
+
+
+class DescribeFigures(SphinxPostTransform):
+    """Every SVG figure of an HTML page (a notebook's output; pasted ones are done by :class:`PasteFigures`): its alt
+    text is the SVG's title (:func:`svg_title`, which :func:`initmem.book.page.figure` writes) as plain text
+    (:func:`plain_title`: no TeX), and the image links to
+    its full-size SVG in the build's image folder, where Sphinx copies it under its own name (myst-nb names it by its
+    content, so the name is unique)."""
+
+    default_priority = 6  # after myst-nb's glue references (5), which paste the outputs of other cells
+    formats = ("html",)
+
+    def run(self, **kwargs: Any) -> None:
+        """Describe and link every SVG image of the page that is not linked yet."""
+        builder = self.app.builder
+        images = posixpath.relpath(builder.imagedir, posixpath.dirname(builder.get_target_uri(self.env.docname)))
+        for image in list(self.document.findall(nodes.image)):
+            uri = image["uri"]
+            path = Path(self.env.srcdir, uri)
+            if not uri.endswith(".svg") or isinstance(image.parent, nodes.reference) or not path.is_file():
+                continue
+            image["alt"] = plain_title(svg_title(path.read_text(encoding="utf-8"))) or image.get("alt", "")
+            image.replace_self(_linked(image.deepcopy(), posixpath.join(images, path.name)))
+
+
+def _linked(image: nodes.image, target: str) -> nodes.reference:
+    """``image`` inside a link to ``target`` (its full-size file), which opens it alone."""
+    link = nodes.reference("", "", refuri=target, internal=True, classes=["figure-full-size"])
+    link["reftitle"] = "the figure at full size"
+    link.append(image)
+    return link
+
+
+#: The title matplotlib writes into an SVG's metadata (``savefig(metadata={"Title": ...})``).
+_SVG_TITLE = re.compile(r"<dc:title>(.*?)</dc:title>", re.DOTALL)
+
+
+def svg_title(svg: str) -> str:
+    """The title in an SVG's metadata (where :func:`initmem.book.page.figure_svg` writes the alt text), unescaped;
+    ``""`` without one.
+
+    >>> svg_title('<svg><metadata><dc:title>SGD &amp; Adam</dc:title></metadata></svg>')
+    'SGD & Adam'
+    """
+    found = _SVG_TITLE.search(svg)
+    return html.unescape(found.group(1)).strip() if found else ""
 
 
 def note_paste_dependencies(app: Any, doctree: nodes.document) -> None:
@@ -240,6 +293,7 @@ def setup(app: Any) -> dict[str, Any]:  # pragma: no cover - called by Sphinx
     """Register the extension with Sphinx."""
     app.set_html_assets_policy("always")
     app.add_post_transform(PasteFigures)
+    app.add_post_transform(DescribeFigures)
     app.connect("doctree-read", note_paste_dependencies)
     app.connect("config-inited", configure_repository_buttons)
     app.connect("html-page-context", plain_page_title)

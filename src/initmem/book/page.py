@@ -6,6 +6,7 @@ repeated (glue a figure, show it, print where its data came from):
 * :func:`open_experiment` -- an experiment chapter's opening: the book's figure style, its results at the page's
   parameters, the line under its figures and the committed record to draw beside an exploration;
 * :func:`figure` -- glue a figure under a key (so other pages can paste it), show it, print its :func:`source_note`;
+  its alt text (given, or :func:`describe` of the figure) travels in the SVG's title;
 * :func:`table` -- a table for readers (:func:`initmem.study.tables.present`: human headers, one decimal, intervals
   in one cell), shown and glued;
 * :func:`verdict_line` / :func:`verdict_box` -- the first-screen verdicts of a chapter and its full box
@@ -33,6 +34,8 @@ __all__ = [
     "Opening",
     "open_experiment",
     "figure",
+    "figure_svg",
+    "describe",
     "table",
     "verdict_line",
     "verdict_box",
@@ -80,20 +83,45 @@ def open_experiment(name: str, namespace: Mapping[str, Any]) -> Opening:
     return Opening(ds, p, source, reuse.record_results(name, preset, results_dir))
 
 
-def figure(fig: Any, key: str, source: str | None = None) -> None:
-    """Glue ``fig`` under ``key`` (without displaying it there), then show it with ``source`` printed under it, or,
-    with no ``source``, close it: a page that pastes the figure elsewhere (``{glue} key``) would otherwise show it
-    twice, since the inline backend draws every figure still open when the cell ends."""
+def figure(fig: Any, key: str, source: str | None = None, alt: str | None = None) -> None:
+    """Glue ``fig`` under ``key`` (without displaying it there) as an SVG whose title is its alt text (``alt``, or
+    :func:`describe` of the figure; the book's extension shows it as the image's alt text and links the image to its
+    full-size SVG, :mod:`initmem.book.extension`), then show it with ``source`` printed under it, or, with no
+    ``source``, only glue it (a page that pastes the figure elsewhere, ``{glue} key``, would otherwise show it twice).
+    The figure is closed: the inline backend would draw it again when the cell ends."""
     import matplotlib.pyplot as plt
-    from IPython.display import Markdown, display
+    from IPython.display import SVG, Markdown, display
     from myst_nb import glue
 
-    glue(key, fig, display=False)
-    if source is None:
-        plt.close(fig)
-        return
-    plt.show()
-    display(Markdown(source))
+    image = SVG(figure_svg(fig, alt or describe(fig)))
+    plt.close(fig)
+    glue(key, image, display=False)
+    if source is not None:
+        display(image)
+        display(Markdown(source))
+
+
+def figure_svg(fig: Any, title: str) -> str:
+    """``fig`` as the inline backend writes it (SVG, tight bounding box, no date), with ``title`` as the SVG's title
+    (its ``<dc:title>``, which :func:`initmem.book.extension.svg_title` reads back)."""
+    from IPython.core.pylabtools import print_figure
+
+    return print_figure(fig, "svg", bbox_inches="tight", metadata={"Date": None, "Title": title})
+
+
+def describe(fig: Any) -> str:
+    """What ``fig`` shows, in words, from its own texts: its title, each panel's title and axis labels, and its
+    caption line, e.g. ``"Figure: test accuracy against σ_w. Panels: selected (x: σ_w; y: test accuracy (%))."``."""
+    panels = []
+    for ax in fig.get_axes():
+        if not ax.axison:
+            continue
+        labels = "; ".join(f"{axis}: {text}" for axis, text in (("x", ax.get_xlabel()), ("y", ax.get_ylabel())) if text)
+        panels.append(f"{ax.get_title() or 'a panel'}" + (f" ({labels})" if labels else ""))
+    title = fig._suptitle.get_text() if fig._suptitle else ""
+    caption = fig._supxlabel.get_text().replace("\n", " ") if fig._supxlabel else ""
+    parts = [f"Figure: {title}" if title else "Figure", f"Panels: {', '.join(panels)}" if panels else "", caption]
+    return ". ".join(part.rstrip(".") for part in parts if part) + "."
 
 
 def table(

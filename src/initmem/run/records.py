@@ -219,7 +219,7 @@ def hardware_facts(device: torch.device) -> dict[str, str]:
 def hardware_description(device: torch.device) -> str:
     """One line naming the hardware of a run: the accelerator's name, or the CPU's model, architecture and
     instruction set with its core and thread counts and the math libraries, e.g. ``"Intel(R) Xeon(R) Processor
-    (x86_64, AVX512), 2 cores, 1 threads; oneDNN 3.12.0, MKL 2024.2"``."""
+    (x86_64, AVX512), 2 cores, 1 thread; oneDNN 3.12.0, MKL 2024.2"``."""
     facts = hardware_facts(device)
     if device.type == "cuda":
         return facts["gpu_model"]
@@ -228,7 +228,7 @@ def hardware_description(device: torch.device) -> str:
     )
     line = (
         f"{facts['cpu_model']} ({facts['machine']}, {facts['cpu_capability']}), {os.cpu_count()} cores, "
-        f"{torch.get_num_threads()} threads"
+        f"{torch.get_num_threads()} thread{'s' if torch.get_num_threads() != 1 else ''}"
     )
     return f"{line}; {libraries}" if libraries else line
 

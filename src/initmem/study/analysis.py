@@ -238,7 +238,7 @@ def spread_points(ds: xr.Dataset, experiment: str = "", over: str = "sigma_w", s
     spreads and seed intervals of :func:`initmem.study.summary.summary_table` (selected and final test accuracy),
     the clocks at the selected checkpoint (``T_SGD``, ``T_L2``, ``T_adapt``: mean over sigma_w and seeds) and at
     the end (``final_T_SGD``, ...), the mean training accuracy of the selected and of the final predictor and the
-    lowest final one, and ``family``: ``adaptive`` (adam, adamw, muon), ``SGD+L2`` (SGD with weight_decay > 0) or
+    lowest of each (``min_selected_train_acc``, ``min_final_train_acc``), and ``family``: ``adaptive`` (adam, adamw, muon), ``SGD+L2`` (SGD with weight_decay > 0) or
     ``SGD``. The clocks count the effective step (``lr / (1 - momentum)`` for ``sgd_momentum``, as recorded).
     """
     import pandas as pd
@@ -262,6 +262,7 @@ def spread_points(ds: xr.Dataset, experiment: str = "", over: str = "sigma_w", s
             extra[f"final_{name}"] = float(sub[f"final_{name}"].mean(skipna=True))
         extra["selected_train_acc"] = float(sub["selected_train_acc"].mean(skipna=True))
         extra["final_train_acc"] = float(sub["final_train_acc"].mean(skipna=True))
+        extra["min_selected_train_acc"] = float(sub["selected_train_acc"].min(skipna=True))
         extra["min_final_train_acc"] = float(sub["final_train_acc"].min(skipna=True))
         extra["diverged_runs"] = int(sub["diverged"].sum())
         rows.append({"experiment": experiment, **info, **{k: v for k, v in row.items() if k not in info}, **extra})

@@ -107,5 +107,6 @@ def judge_b1(ds: xr.Dataset) -> list[Row]:
             ours=where,
             scale=scale_text(ds),
             margin=math.nan,
+            seeds=ds.sizes["seed"],
         )
     ]

@@ -48,6 +48,7 @@ import numpy as np
 import xarray as xr
 
 from ..base.package_data import finite_numbers, read_package_json
+from .numbers import ACCURACY_DIFFERENCE, SPREAD_DIFFERENCE
 from .stats import LEVEL, Interval, _cross_fit
 
 __all__ = [
@@ -208,7 +209,8 @@ class CrossFitted:
 
     def interval(self, values: Sequence[float] | np.ndarray | xr.DataArray) -> Interval:
         """Mean of the finite per-seed ``values`` (pp) with its calibrated :data:`~initmem.study.stats.LEVEL`
-        interval; no bounds with fewer than 2 seeds."""
+        interval, clipped to :attr:`limits` (:meth:`initmem.study.stats.Interval.clip`); no bounds with fewer than
+        2 seeds."""
         x = np.asarray(values, dtype=float).ravel()
         x = x[np.isfinite(x)]
         n = len(x)
@@ -216,4 +218,10 @@ class CrossFitted:
             return Interval(float(x.mean()) if n else math.nan, math.nan, math.nan, n, LABEL)
         c = critical(self.kind, self.n_sigma, n)
         mean, se = float(x.mean()), float(x.std(ddof=1)) / math.sqrt(n)
-        return Interval(mean, mean - c.low * se, mean + c.high * se, n, LABEL)
+        return Interval(mean, mean - c.low * se, mean + c.high * se, n, LABEL).clip(self.limits)
+
+    @property
+    def limits(self) -> tuple[float, float]:
+        """What the quantity can be (pp): a spread is a difference of two accuracies, within [-100, 100]; a contrast
+        the difference of two spreads, within [-200, 200]. :meth:`interval` clips its bounds to them."""
+        return ACCURACY_DIFFERENCE if self.kind == "spread" else SPREAD_DIFFERENCE

@@ -33,7 +33,7 @@ from . import experiments
 from .judges import RULES as _JUDGES
 from .judges import annotations_of, claims_of
 from .ledger import PAPER, RULES, Row, scale_text
-from .ledger_text import against_record, answer, glance_table, judged_table, verdict_box
+from .ledger_text import against_record, answer, count_sentence, glance_table, judged_table, verdict_box
 from .rules import (
     IN_DIRECTION,
     IN_SIZE,
@@ -64,6 +64,7 @@ __all__ = [
     "glance_table",
     "against_record",
     "answer",
+    "count_sentence",
     "verdict_box",
     "judged_table",
     "chapter_table",

@@ -45,6 +45,7 @@ from ..sweeps.store import read_checked
 from . import registry
 from .flops import TRAIN_PASSES, forward_flops
 from .layout import results_paths
+from .numbers import typeset
 from .presets import notebook_parameters
 from .registry import EXPERIMENT_SPECS, experiment_spec
 
@@ -312,7 +313,7 @@ def measured_costs(results_dir: str | os.PathLike, preset: str, names: Iterable[
             if record is not None and path.stem not in record:
                 continue
             ds = read_checked(path)
-            hardware.add(str(ds.attrs.get("hardware", "?")))
+            hardware.add(typeset(str(ds.attrs.get("hardware", "?"))))  # "1 thread", as older files did not write
             torch_versions.add(str(ds.attrs.get("torch_version", "?")))
             digest = str(ds.attrs.get("config_hash", path.stem))
             if digest in counted:

@@ -17,6 +17,7 @@ from ..run.optimizers import ADAPTIVE, LABELS
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import experiments, rules
 from .boundary_judge import judge_b1
+from .calibration import LABEL as CALIBRATED
 from .calibration import CrossFitted
 from .carrier import PREDICTORS, carrying_predictor, interpolation_premise
 from .ledger import (
@@ -31,6 +32,7 @@ from .ledger import (
     spread_text,
 )
 from .nulls import contrast_null, contrast_null_floor, spread_null, spread_null_floor
+from .numbers import decimal
 from .rules import INCONCLUSIVE, PREMISE_NOT_MET, Verdict
 from .stats import Interval, finite_runs, mean_interval
 
@@ -425,9 +427,10 @@ def claims_of(records: Any) -> tuple[tuple[str, str, Callable[[xr.Dataset], list
 
 def learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None, experiment: str = "") -> str:
     """C2's note from experiment 09 (``ds``, the results of ``experiment``): each adaptive optimizer's cross-fitted
-    spread at every learning rate tried (at the ends of the sigma_w grid), the smallest, and whether it lies
-    measurably below the spread at the optimizer's learning rate in experiment 01 (``reference``, whose runs decide
-    C2)."""
+    spread at every learning rate tried (at the ends of the sigma_w grid), the smallest with its calibrated interval
+    (the one :func:`initmem.study.analysis.spread_points` computes), and whether it lies measurably below the spread at
+    the optimizer's learning rate in experiment 01 (``reference``, whose runs decide C2); where none does, how wide
+    the smallest spreads' intervals are, and that they cannot tell."""
     from .analysis import against_reference, learning_rates_of, smallest_spread, spread_points
 
     table = spread_points(ds, experiment)
@@ -437,7 +440,7 @@ def learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None, exp
         parts.append(f"{optimizer} {tried}")
     best = smallest_spread(table)
     smallest = ", ".join(
-        f"{row.optimizer} {Interval(row.selected_spread_pp, row.selected_ci95_low, row.selected_ci95_high, int(row.selected_n_seeds), 't, cross-fitted')} at lr {row.lr:g}"
+        f"{row.optimizer} {Interval(row.selected_spread_pp, row.selected_ci95_low, row.selected_ci95_high, int(row.selected_n_seeds), CALIBRATED)} at lr {row.lr:g}"
         for row in best.itertuples()
     )
     note = (
@@ -448,11 +451,13 @@ def learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None, exp
         return note
     knob = against_reference(table, learning_rates_of(reference))
     lower = list(knob.loc[knob["measurably_lower"], "optimizer"])
+    widths = knob["best_high"] - knob["best_low"]
     outcome = (
         f"measurably below the spread at 01's learning rate (intervals apart) for {', '.join(lower)} only"
         if lower
-        else "none measurably below the spread at 01's learning rate (the intervals overlap), so "
-        "the learning rate does not decide this verdict"
+        else "none measurably below the spread at 01's learning rate (the intervals overlap); at "
+        f"{decimal(widths.min(), 0)} to {decimal(widths.max(), 0)} pp wide, 09's intervals cannot tell whether the "
+        "learning rate moves this verdict"
     )
     return f"{note}; {outcome}"
 

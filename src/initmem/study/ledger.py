@@ -162,7 +162,8 @@ RULES: dict[str, str] = {
     "accuracy >= 99.5 %), checked on the predictor judged, and, for a lever with L2, its clock covers what the start "
     f"has to lose, T_L2 >= ln(|W0|/|W*|) (x >= 0, chapter T5), measured in the lever cell. {_BOTH}",
     "C5": "effect, per design: the larger batch's minus the smaller batch's cross-fitted spread of the final test "
-    "accuracy over sigma_w (pp, mean over seeds, 95 % t-interval), per seed, between batch sizes whose runs all "
+    "accuracy over sigma_w (pp, mean over seeds, 95 % interval calibrated by simulation for the design), per seed, "
+    "between batch sizes whose runs all "
     "interpolate, at equal steps (run lengths within 5 %) and at equal epochs (the widest such pair of each); the "
     "design puts the runs' ends at equal steps or epochs, so the final predictors are judged (the validation-selected "
     "checkpoints sit elsewhere in the runs: their steps, T_SGD and spreads are printed beside); null: the two batch "
@@ -217,6 +218,8 @@ class Row:
     size_values: np.ndarray | None = None
     #: The interval estimator of ``effect`` (:func:`interval_of`; the size's is :func:`size_method` of it).
     method: str | CrossFitted = "t"
+    #: The seeds the row was measured on, where ``effect`` counts something else (B1's rho: its cells); None: its n.
+    seeds: int | None = None
 
     def __post_init__(self) -> None:
         self.unit = _UNITS.get(self.claim, self.unit)
@@ -246,7 +249,7 @@ class Row:
             "effect": self.effect.estimate,
             "effect_low": self.effect.low,
             "effect_high": self.effect.high,
-            "seeds": self.effect.n,
+            "seeds": self.effect.n if self.seeds is None else self.seeds,
             "size": size.estimate,
             "size_low": size.low,
             "size_high": size.high,

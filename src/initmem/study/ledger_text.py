@@ -6,9 +6,18 @@ from __future__ import annotations
 from typing import Any
 
 from .ledger import PAPER
-from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, PREMISE_NOT_MET, SIZE_CONTRADICTED, STRENGTH
+from .numbers import decimal, p_text, typeset
+from .rules import INCONCLUSIVE, PREMISE_NOT_MET, STRENGTH, VERDICTS
 
-__all__ = ["glance_table", "against_record", "answer", "verdict_box", "judged_table"]
+__all__ = [
+    "glance_table",
+    "against_record",
+    "answer",
+    "count_sentence",
+    "verdict_box",
+    "verdict_table",
+    "judged_table",
+]
 
 # --- the first screen ---------------------------------------------------------------------------------------------
 #: The paper's side of each row, in a few words (the glance table's "paper" column).
@@ -48,12 +57,13 @@ _EFFECT_SHORT = {
 
 
 def _number(centre: Any, low: Any, high: Any, unit: str) -> str:
-    """``centre`` with its interval, in the row's unit (pp to one decimal, other units to two)."""
+    """``centre`` with its interval, in the row's unit (pp to one decimal, other units to two; the book's number
+    format, :func:`initmem.study.numbers.decimal`)."""
     if not _given(centre):
         return "not measured"
     unit, digits = (" pp", 1) if unit == "pp" else ("", 2)
-    interval = f" [{low:.{digits}f}, {high:.{digits}f}]" if _given(low) and _given(high) else ""
-    return f"{centre:.{digits}f}{unit}{interval}"
+    interval = f" [{decimal(low, digits)}, {decimal(high, digits)}]" if _given(low) and _given(high) else ""
+    return f"{decimal(centre, digits)}{unit}{interval}"
 
 
 def _ours_cell(row: Any, describe: bool = True) -> str:
@@ -126,13 +136,13 @@ def _judged(row: Any) -> str:
 
 def answer(table: Any, preset: str) -> str:
     """Three sentences that answer the book's question from a :func:`reproduction_table`: SGD's memory (C1), the
-    adaptive optimizers' (C2), and the count of verdicts."""
+    adaptive optimizers' (C2), and the count of verdicts (:func:`count_sentence`); in the book's number format."""
     parts = []
     if "C1" in table.index and _given(table.loc["C1", "effect"]):
         c1 = table.loc["C1"]
         parts.append(
             f"At the {preset} preset, low-learning-rate SGD keeps a cross-fitted spread of "
-            f"{c1['effect']:.1f} pp [95 % CI {c1['effect_low']:.1f}, {c1['effect_high']:.1f}] across the "
+            f"{decimal(c1['effect'])} pp [95 % CI {decimal(c1['effect_low'])}, {decimal(c1['effect_high'])}] across the "
             f"initialization scales ({_judged(c1)}paper: {_PAPER_SHORT['C1']}): {c1['verdict']}."
         )
     adaptive = [
@@ -140,49 +150,110 @@ def answer(table: Any, preset: str) -> str:
     ]
     if adaptive:
         spreads = ", ".join(
-            f"{key.split()[1]} {table.loc[key, 'size']:.1f} pp ({table.loc[key, 'verdict']})" for key in adaptive
+            f"{key.split()[1]} {decimal(table.loc[key, 'size'])} pp ({table.loc[key, 'verdict']})" for key in adaptive
         )
         parts.append(
             f"The adaptive optimizers keep less: {spreads} (paper: minimal, {_PAPER_SHORT['C2 Muon']} for Muon)."
         )
-    counts = table["verdict"].value_counts()
-    parts.append(
-        f"Of the ledger's {len(table)} rows: {counts.get(IN_SIZE, 0)} reproduced in size, "
-        f"{counts.get(IN_DIRECTION, 0)} in direction, {counts.get(SIZE_CONTRADICTED, 0)} size contradicted, "
-        f"{counts.get(NOT_REPRODUCED, 0)} not reproduced, {counts.get(PREMISE_NOT_MET, 0)} premise not met, "
-        f"{counts.get(INCONCLUSIVE, 0)} inconclusive; each undecided row says what would decide it."
-    )
+    parts.append(f"{count_sentence(table)}; each undecided row says what would decide it.")
     return " ".join(parts)
+
+
+def count_sentence(table: Any) -> str:
+    """How many rows of a :func:`reproduction_table` earned each verdict, every verdict of
+    :data:`initmem.study.rules.VERDICTS` named in its order (zero counts too), so the counts add up to the rows:
+    ``"Of the ledger's 14 rows: 4 reproduced in size, 3 reproduced in direction, ..., 2 inconclusive"``."""
+    counts = table["verdict"].value_counts()
+    return f"Of the ledger's {len(table)} rows: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
 
 
 # --- rendering for the chapters ------------------------------------------------------------------------------
 def verdict_box(table: Any, claims: str | list[str]) -> str:
     """MyST text summarising the rows of ``claims`` (claim names like ``"C2"``, or row keys) of a
-    :func:`reproduction_table` for a chapter: per row the paper's statement, ours, the verdict with its reason, the
-    clocks and the note; the rule once per claim."""
+    :func:`reproduction_table` for a chapter: per claim its question and the paper's statement, a small table with
+    each row's direction effect, size against the band and verdict (:func:`verdict_table`), and the long explanation
+    (each row's reason, ours, clocks and note, and the claim's rule) in a collapsed block (a MyST dropdown); in the
+    book's number format (:func:`initmem.study.numbers.typeset`)."""
     claims = [claims] if isinstance(claims, str) else list(claims)
-    lines = []
+    blocks = []
     for claim in claims:
         own = table[(table["claim"] == claim) | (table.index == claim)]
         if own.empty:
             continue
         first = own.iloc[0]
-        lines += [f"**{first['claim']}. {_heading_math(first['question'])}**", "", f"- Paper: {first['paper']}."]
-        for key, row in own.iterrows():
-            label = f"{key}: " if row["part"] else ""
-            needed = (
-                f" About {int(row['seeds_needed'])} seeds would decide it at the observed mean and spread ({_PROJECTION})."
-                if row["verdict"] == INCONCLUSIVE and _given(row["seeds_needed"])
-                else ""
+        details = [line for key, row in own.iterrows() for line in _explanation(key, row)]
+        blocks.append(
+            "\n".join(
+                [
+                    f"**{first['claim']}. {_heading_math(first['question'])}**",
+                    "",
+                    f"Paper: {first['paper']}.",
+                    "",
+                    verdict_table(own),
+                    "",
+                    f":::{{dropdown}} {first['claim']}: why, ours in full, the rule",
+                    *details,
+                    f"- Rule: {first['rule']}.",
+                    ":::",
+                ]
             )
-            lines.append(f"- {label}**{row['verdict']}** ({row['reason']}).{needed}")
-            lines.append(f"  Ours ({row['scale']}): {row['ours']}.")
-            if row["clocks"]:
-                lines.append(f"  Clocks: {row['clocks']}.")
-            if row["note"]:
-                lines.append(f"  Note: {row['note']}.")
-        lines += [f"- Rule: {first['rule']}.", ""]
-    return "\n".join(lines).strip()
+        )
+    return typeset("\n\n".join(blocks))
+
+
+def _explanation(key: str, row: Any) -> list[str]:
+    """A row's long explanation for the collapsed block: the verdict with its reason (and the seeds that would decide
+    an undecided row), ours, the clocks and the note."""
+    label = f"{key}: " if row["part"] else ""
+    lines = [f"- {label}**{row['verdict']}** ({row['reason']}).{_needed(row, ' About {} seeds would decide it')}"]
+    lines.append(f"  Ours ({row['scale']}): {row['ours']}.")
+    if row["clocks"]:
+        lines.append(f"  Clocks: {row['clocks']}.")
+    if row["note"]:
+        lines.append(f"  Note: {row['note']}.")
+    return lines
+
+
+def _needed(row: Any, text: str) -> str:
+    """``text`` with the seeds an inconclusive row would need, at the observed mean and spread and how they were
+    projected; ``""`` for any other row."""
+    if row["verdict"] != INCONCLUSIVE or not _given(row["seeds_needed"]):
+        return ""
+    return text.format(int(row["seeds_needed"])) + f" at the observed mean and spread ({_PROJECTION})."
+
+
+def verdict_table(rows: Any) -> str:
+    """Rows of a :func:`reproduction_table` (one claim's) as a MyST table, one line each: the direction effect with its
+    95 % interval and noise p and what the rule read in it, the size against the band where the paper gives a
+    number, and the verdict."""
+    lines = [
+        "| | direction effect [95 % CI] | noise p | size [95 % CI] · band | verdict |",
+        "|---|---|---|---|---|",
+    ]
+    for key, row in rows.iterrows():
+        direction, size = _sides(row)
+        effect = _number(row["effect"], row["effect_low"], row["effect_high"], row["unit"])
+        measured = (
+            f"{_number(row['size'], row['size_low'], row['size_high'], row['unit'])} · "
+            f"[{decimal(row['band_low'], 1)}, {decimal(row['band_high'], 1)}]: {size}"
+            if _given(row["band_low"])
+            else "–"
+        )
+        lines.append(f"| {key} | {effect}: {direction} | {_p(row)} | {measured} | **{row['verdict']}** |")
+    return "\n".join(lines)
+
+
+def _p(row: Any) -> str:
+    return p_text(row["p_value"]) if _given(row["p_value"]) else "–"
+
+
+def _sides(row: Any) -> tuple[str, str]:
+    """What the rule read in a row's direction effect (holds, fails, undecided, or not judged where a premise is not
+    met) and in its size (inside or outside the band, straddles an edge, or not reached)."""
+    direction, size = STRENGTH.get(row["verdict"], (0, 0))
+    if row["verdict"] == PREMISE_NOT_MET:
+        return "not judged", "not judged"
+    return _DIRECTION_SIDE[direction], _SIZE_SIDE[size] if direction == 1 else "not reached"
 
 
 #: The plain-text symbols of the ledger's questions and how a heading writes them (as the prose does: MyST math).
@@ -210,32 +281,26 @@ _SIZE_SIDE = {1: "inside the band", -1: "outside the band", 0: "straddles an edg
 
 def judged_table(row: Any) -> str:
     """A row of a :func:`reproduction_table` as a short MyST table: the direction effect and the size, each with its
-    estimate, 95 % interval, noise p and band, what the rule made of it, and the verdict (plus, for an undecided row,
-    the seeds that would decide it)."""
-    direction, size = STRENGTH.get(row["verdict"], (0, 0))
-    judged = row["verdict"] != PREMISE_NOT_MET
-    p = f"{row['p_value']:.3g}" if _given(row["p_value"]) else "–"
+    estimate, 95 % interval, noise p and band, what the rule made of it (:func:`_sides`), and the verdict (plus, for
+    an undecided row, the seeds that would decide it); in the book's number format."""
+    direction, size = _sides(row)
     margin = f"no effect within ±{row['margin']:g}" if _given(row["margin"]) else "–"
     lines = [
         "| | estimate [95 % CI] | noise p | band | the rule reads |",
         "|---|---|---|---|---|",
         f"| direction effect ({_EFFECT_SHORT.get(row['claim'], _OURS_SHORT[row['claim']])}) | "
-        f"{_number(row['effect'], row['effect_low'], row['effect_high'], row['unit'])} | {p} | {margin} | "
-        f"{_DIRECTION_SIDE[direction] if judged else 'not judged'} |",
+        f"{_number(row['effect'], row['effect_low'], row['effect_high'], row['unit'])} | {_p(row)} | {margin} | "
+        f"{direction} |",
     ]
     if _given(row["band_low"]):
         lines.append(
             f"| size ({_OURS_SHORT[row['claim']]}) | {_number(row['size'], row['size_low'], row['size_high'], row['unit'])}"
             f" | – | [{row['band_low']:g}, {row['band_high']:g}] around {(row['band_low'] + row['band_high']) / 2:g} | "
-            f"{(_SIZE_SIDE[size] if direction == 1 else 'not reached') if judged else 'not judged'} |"
+            f"{size} |"
         )
-    needed = (
-        f" (about {int(row['seeds_needed'])} seeds would decide it at the observed mean and spread, {_PROJECTION})"
-        if row["verdict"] == INCONCLUSIVE and _given(row["seeds_needed"])
-        else ""
-    )
-    lines.append(f"| **verdict** | **{row['verdict']}**{needed} | | | |")
-    return "\n".join(lines)
+    needed = _needed(row, " (about {} seeds would decide it").removesuffix(".")
+    lines.append(f"| **verdict** | **{row['verdict']}**{needed + ')' if needed else ''} | | | |")
+    return typeset("\n".join(lines))
 
 
 def _given(value: Any) -> bool:

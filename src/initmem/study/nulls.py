@@ -31,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .numbers import p_text
+
 __all__ = [
     "MAX_EXACT",
     "MAX_EXACT_SWAPS",
@@ -81,9 +83,8 @@ class NullTest:
         if not self.has_null:
             return "no null (fewer than 2 complete seeds)"
         how = "exact" if self.exact else f"random, seed {NULL_SEED}"
-        p = f"{self.p_value:.3f}" if self.p_value >= 0.001 else f"{self.p_value:.1e}"
         return (
-            f"p = {p} (noise alone: mean {self.null_mean:.{digits}f}{unit}, 95th percentile "
+            f"p = {p_text(self.p_value)} (noise alone: mean {self.null_mean:.{digits}f}{unit}, 95th percentile "
             f"{self.null_p95:.{digits}f}{unit}; {self.permutations:,} permutations, {how})"
         )
 

@@ -2,19 +2,30 @@
 
 bf16 autocast (``RunConfig.bf16``, :func:`initmem.run.records.autocast_dtype`) trains about 1.5x faster on a CPU with
 avx512_bf16, but training is chaotic: a different floating-point path moves single runs by points. What must hold is
-the *statistics* the book reports. The parity study, declared here before its runs were trained:
+the *statistics* the book reports. The parity study:
 
-* **Design**: chapter 01's cpu configurations of SGD and Adam (:data:`PARITY_OPTIMIZERS`) at sigma_w 0.1 and 2.5
-  (:data:`PARITY_SIGMA_WS`), the record's five seeds, with ``bf16 = True`` (:func:`parity_spec`); compared with the
-  record's fp32 runs of the same configurations (the same seeds, so the same initial directions and data order).
-* **Rule** (:func:`parity_verdict`): for each optimizer, the per-seed difference of the cross-fitted selected spread
+* **Design** (declared before its runs were trained): chapter 01's cpu configurations of SGD and Adam
+  (:data:`PARITY_OPTIMIZERS`) at sigma_w 0.1 and 2.5 (:data:`PARITY_SIGMA_WS`), the record's five seeds, with
+  ``bf16 = True`` (:func:`parity_spec`); compared with the record's fp32 runs of the same configurations (the same
+  seeds, so the same initial directions and data order).
+* **Each optimizer** (:func:`parity_verdict`, declared): the per-seed difference of the cross-fitted selected spread
   (bf16 minus fp32, paired by seed, pp) with its interval (:func:`initmem.study.ledger.interval_of` with the
   calibrated estimator of a contrast, :class:`initmem.study.calibration.CrossFitted`: the ledger's own interval for
-  the difference of two conditions' spreads). **Equivalent** when that interval lies inside +-:data:`PARITY_MARGIN_PP` (the
-  ledger's null-equivalence margin, :data:`initmem.study.rules.MARGIN_PP`); **not equivalent** when it lies wholly
-  outside; otherwise **inconclusive**. bf16 is **in parity** when both optimizers are equivalent and the claims the
-  design can judge (C1 and C2 for Adam, by :data:`initmem.study.judges.RULES`) get the same verdict in both
-  precisions.
+  the difference of two conditions' spreads). **Equivalent** when that interval lies inside +-:data:`PARITY_MARGIN_PP`
+  (the ledger's null-equivalence margin, :data:`initmem.study.rules.MARGIN_PP`); **not equivalent** when it lies
+  wholly outside; otherwise **inconclusive**.
+* **The claims** (:func:`parity_claims`): the declared rule also asked the claims the design touches (C1, and C2 for
+  Adam, by :data:`initmem.study.judges.RULES`) to keep their verdicts. A claim can keep a verdict that means something
+  only where its permutation test can reach p < :data:`initmem.study.rules.ALPHA` on the design
+  (:func:`smallest_p`): C1's spread null over two sigma_w and five seeds has 2^5 relabellings and a smallest p of
+  2^-4 = 0.0625, so C1 is inconclusive in both precisions whatever the runs, and "C1 keeps its verdict" could never
+  fail: that part is dropped (a restatement made after the runs, said on the page). C2's contrast null swaps the
+  two optimizers in 10 cells (smallest p 2^-10), so C2 Adam stays.
+* **The study's verdict** (:func:`parity_outcome`): **in parity** when both optimizers are equivalent and every
+  claim that can be decided keeps its verdict; **not in parity** when an optimizer's difference is measured beyond
+  the margin (not equivalent); otherwise **parity not established**: an inconclusive difference is no difference,
+  and a verdict that moves (an interval crossing an edge, one run short of a premise) is no measured difference
+  either.
 """
 
 from __future__ import annotations
@@ -30,6 +41,8 @@ from .calibration import CrossFitted
 from .experiments import judged_by
 from .layout import results_paths
 from .ledger import cross_fitted, interval_of
+from .nulls import contrast_null_floor, spread_null_floor
+from .numbers import p_text
 from .registry import experiment_spec
 from .results import run_experiment
 from .stats import Interval
@@ -45,11 +58,16 @@ __all__ = [
     "EQUIVALENT",
     "NOT_EQUIVALENT",
     "INCONCLUSIVE",
+    "IN_PARITY",
+    "NOT_IN_PARITY",
+    "NOT_ESTABLISHED",
     "parity_spec",
     "parity_verdict",
     "parity_rows",
+    "smallest_p",
     "parity_claims",
-    "in_parity",
+    "parity_outcome",
+    "claims_frame",
     "speedup",
     "bf16_results",
     "replay_spec",
@@ -76,6 +94,8 @@ REPLAY_NAME = "fp32_replay"
 EQUIVALENT = "equivalent"
 NOT_EQUIVALENT = "not equivalent"
 INCONCLUSIVE = "inconclusive"
+#: The study's three verdicts (:func:`parity_outcome`).
+IN_PARITY, NOT_IN_PARITY, NOT_ESTABLISHED = "in parity", "not in parity", "parity not established"
 
 
 def parity_spec(spec: dict[str, Any]) -> dict[str, Any]:
@@ -139,24 +159,60 @@ def _design(ds: xr.Dataset, seeds: Any) -> xr.Dataset:
     return ds.sel(optimizer=list(PARITY_OPTIMIZERS), sigma_w=list(PARITY_SIGMA_WS), seed=seeds)
 
 
-def parity_claims(fp32: xr.Dataset, bf16: xr.Dataset) -> list[dict[str, str]]:
-    """The claims the parity design can judge (C1; C2 for its adaptive optimizer), judged by
+def smallest_p(claim: str, n_seeds: int) -> float:
+    """The smallest permutation p that ``claim``'s null (C1: sigma_w permuted within seeds; C2: the two optimizers
+    swapped within (sigma_w, seed) cells, :mod:`initmem.study.nulls`) can give on the parity design with ``n_seeds``
+    complete seeds.
+
+    >>> smallest_p("C1", 5), smallest_p("C2", 5)
+    (0.0625, 0.0009765625)
+    """
+    cells = len(PARITY_SIGMA_WS)
+    return spread_null_floor(cells, n_seeds) if claim == "C1" else contrast_null_floor(cells * n_seeds)
+
+
+def parity_claims(fp32: xr.Dataset, bf16: xr.Dataset) -> list[dict[str, Any]]:
+    """The claims the parity design touches (C1; C2 for its adaptive optimizer), judged by
     :data:`initmem.study.judges.RULES` in each precision on the design's runs: one dict per ledger row with ``row``
-    (its key, e.g. ``"C2 Adam"``), ``fp32`` and ``bf16`` (the verdicts)."""
+    (its key, e.g. ``"C2 Adam"``), ``fp32`` and ``bf16`` (the verdicts), ``smallest_p`` (:func:`smallest_p` at
+    bf16's seeds) and ``decidable``: whether that p lies below :data:`initmem.study.rules.ALPHA`, so that the claim's
+    verdict can be anything but inconclusive and keeping it means something."""
     from .judges import RULES as judge
 
     seeds = bf16["seed"].values
     out = []
     for claim in ("C1", "C2"):
+        floor = smallest_p(claim, len(seeds))
         verdicts = [{row.key: str(row.verdict) for row in judge[claim](_design(ds, seeds))} for ds in (fp32, bf16)]
-        out += [{"row": key, "fp32": verdict, "bf16": verdicts[1].get(key, "")} for key, verdict in verdicts[0].items()]
+        out += [
+            {
+                "row": key,
+                "fp32": verdict,
+                "bf16": verdicts[1].get(key, ""),
+                "smallest_p": floor,
+                "decidable": floor < rules.ALPHA,
+            }
+            for key, verdict in verdicts[0].items()
+        ]
     return out
 
 
-def in_parity(rows: list[dict[str, Any]], claims: list[dict[str, str]]) -> bool:
-    """The declared verdict of the study: every optimizer equivalent (:func:`parity_rows`) and every claim's verdict
-    the same in both precisions (:func:`parity_claims`)."""
-    return all(row["verdict"] == EQUIVALENT for row in rows) and all(c["fp32"] == c["bf16"] for c in claims)
+def parity_outcome(rows: list[dict[str, Any]], claims: list[dict[str, Any]]) -> tuple[str, str]:
+    """The study's verdict (:data:`IN_PARITY`, :data:`NOT_IN_PARITY` or :data:`NOT_ESTABLISHED`, by the rule of the
+    module docstring) from :func:`parity_rows` and :func:`parity_claims`, with the reason: what failed or was not
+    decided, each optimizer's difference and each decidable claim's verdicts named."""
+    apart = [r for r in rows if r["verdict"] == NOT_EQUIVALENT]
+    undecided = [r for r in rows if r["verdict"] == INCONCLUSIVE]
+    moved = [c for c in claims if c["decidable"] and c["fp32"] != c["bf16"]]
+    margin = f"±{PARITY_MARGIN_PP:g} pp"
+    difference = lambda r: f"{r['optimizer']}'s difference {r['difference'].brief()} pp"  # noqa: E731
+    if apart:
+        return NOT_IN_PARITY, "; ".join(f"{difference(r)} lies wholly outside {margin}" for r in apart)
+    if not undecided and not moved:
+        return IN_PARITY, f"every difference lies inside {margin} and every claim that can be decided keeps its verdict"
+    why = [f"{difference(r)} reaches past {margin} (inconclusive)" for r in undecided]
+    why += [f"{c['row']} is {c['fp32']} in fp32 and {c['bf16']} in bf16" for c in moved]
+    return NOT_ESTABLISHED, "; ".join(why)
 
 
 def speedup(fp32: xr.Dataset, bf16: xr.Dataset) -> float:
@@ -212,8 +268,24 @@ def parity_frame(rows: list[dict[str, Any]]) -> Any:
         {
             "fp32 spread (pp)": [r["fp32"].brief() for r in rows],
             "bf16 spread (pp)": [r["bf16"].brief() for r in rows],
-            "bf16 - fp32 (pp)": [r["difference"].brief() for r in rows],
-            f"within +-{PARITY_MARGIN_PP:g} pp": [r["verdict"] for r in rows],
+            "bf16 − fp32 (pp)": [r["difference"].brief() for r in rows],
+            f"within ±{PARITY_MARGIN_PP:g} pp": [r["verdict"] for r in rows],
         },
         index=pd.Index([r["optimizer"] for r in rows], name="optimizer"),
+    )
+
+
+def claims_frame(claims: list[dict[str, Any]]) -> Any:
+    """:func:`parity_claims` as a table for a page (a pandas DataFrame indexed by ledger row): each precision's
+    verdict, the smallest p the claim's null can give on the design and whether the claim is part of the rule."""
+    import pandas as pd
+
+    return pd.DataFrame(
+        {
+            "fp32": [c["fp32"] for c in claims],
+            "bf16": [c["bf16"] for c in claims],
+            "smallest p on the design": [p_text(c["smallest_p"]) for c in claims],
+            "in the rule": ["yes" if c["decidable"] else f"no: p cannot reach below {rules.ALPHA:g}" for c in claims],
+        },
+        index=pd.Index([c["row"] for c in claims], name="claim"),
     )

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .numbers import p_text
 from .stats import LEVEL, Interval
 
 __all__ = [
@@ -200,11 +201,11 @@ def judge(
         if band is not None and _inside(size, band):
             return Verdict(
                 IN_SIZE,
-                f"effect above 0 (p = {p_value:.3g}) and the size's interval [{size.low:.1f}, "
+                f"effect above 0 (p = {p_text(p_value)}) and the size's interval [{size.low:.1f}, "
                 f"{size.high:.1f}] inside the band [{band[0]:g}, {band[1]:g}]",
             )
         if band is not None and _outside(size, band):
-            return Verdict(SIZE_CONTRADICTED, f"effect above 0 (p = {p_value:.3g}); {_contradiction(size, band)}")
+            return Verdict(SIZE_CONTRADICTED, f"effect above 0 (p = {p_text(p_value)}); {_contradiction(size, band)}")
         why = (
             "the paper gives no number"
             if band is None
@@ -213,7 +214,7 @@ def judge(
             if size.has_bounds
             else "the size has no interval"
         )
-        return Verdict(IN_DIRECTION, f"effect above 0 (p = {p_value:.3g}); {why}")
+        return Verdict(IN_DIRECTION, f"effect above 0 (p = {p_text(p_value)}); {why}")
     if direction.low <= 0:
         return Verdict(INCONCLUSIVE, f"the effect's interval [{direction.low:.2f}, {direction.high:.2f}] straddles 0")
     if direction.estimate < margin:
@@ -223,7 +224,8 @@ def judge(
             f"[{direction.low:.2f}, {direction.high:.2f}] reaches past the null-equivalence band",
         )
     return Verdict(
-        INCONCLUSIVE, f"the effect's interval lies above 0 but its permutation p = {p_value:.3g} is not below {alpha:g}"
+        INCONCLUSIVE,
+        f"the effect's interval lies above 0 but its permutation p = {p_text(p_value)} is not below {alpha:g}",
     )
 
 

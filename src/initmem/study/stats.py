@@ -23,12 +23,13 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import xarray as xr
 
 from ..run.thresholds import DIVERGENCE_FACTOR
+from .numbers import ACCURACY_DIFFERENCE, decimal, p_text
 
 __all__ = [
     "LEVEL",
@@ -66,28 +67,48 @@ class Interval:
     high: float
     n: int
     method: str = "t"
+    #: The bounds the interval was clipped to (:meth:`clip`) where clipping moved one, else None.
+    clipped: tuple[float, float] | None = None
 
     @property
     def has_bounds(self) -> bool:
         return math.isfinite(self.low) and math.isfinite(self.high)
 
+    def clip(self, limits: tuple[float, float] = ACCURACY_DIFFERENCE) -> Interval:
+        """The interval with its bounds clipped to ``limits``, what the quantity can be (default: a difference of
+        accuracies, [-100, 100] pp); :attr:`clipped` records them where a bound moved, and :meth:`format` and
+        :meth:`brief` say so."""
+        low, high = max(self.low, limits[0]), min(self.high, limits[1])
+        if not self.has_bounds or (low, high) == (self.low, self.high):
+            return self
+        return replace(self, low=low, high=high, clipped=limits)
+
     def format(self, unit: str = " pp", digits: int = 1) -> str:
-        """``"5.8 pp [95 % CI 4.1, 7.5; t over 3 seeds]"``; ``"n/a"`` without an estimate."""
+        """``"5.8 pp [95 % CI 4.1, 7.5; t over 3 seeds]"`` (negative numbers with the minus sign,
+        :func:`initmem.study.numbers.decimal`); ``"n/a"`` without an estimate."""
         if not math.isfinite(self.estimate):
             return "n/a"
-        text = f"{self.estimate:.{digits}f}{unit}"
+        text = f"{decimal(self.estimate, digits)}{unit}"
         seeds = f"{self.n} seed{'s' if self.n != 1 else ''}"
         if self.has_bounds:
             level = round(100 * LEVEL)
-            return text + f" [{level} % CI {self.low:.{digits}f}, {self.high:.{digits}f}; {self.method} over {seeds}]"
+            bounds = f"{decimal(self.low, digits)}, {decimal(self.high, digits)}"
+            return text + f" [{level} % CI {bounds}; {self.method} over {seeds}{self._clipping()}]"
         return text + f" ({seeds}, no interval)"
 
     def brief(self, digits: int = 1) -> str:
-        """``"5.8 [4.1, 7.5]"`` for a table cell whose header names the unit and the estimator; ``"n/a"`` without
-        bounds."""
-        return (
-            f"{self.estimate:.{digits}f} [{self.low:.{digits}f}, {self.high:.{digits}f}]" if self.has_bounds else "n/a"
-        )
+        """``"5.8 [4.1, 7.5]"`` for a table cell whose header names the unit and the estimator, ``"5.8 [−60.0,
+        100.0, clipped]"`` where a bound was clipped; ``"n/a"`` without bounds."""
+        if not self.has_bounds:
+            return "n/a"
+        clipped = ", clipped" if self.clipped else ""
+        return f"{decimal(self.estimate, digits)} [{decimal(self.low, digits)}, {decimal(self.high, digits)}{clipped}]"
+
+    def _clipping(self) -> str:
+        """``"; clipped to what is possible, [−100, 100]"`` where a bound was clipped, else ``""``."""
+        if not self.clipped:
+            return ""
+        return f"; clipped to what is possible, [{decimal(self.clipped[0], 0)}, {decimal(self.clipped[1], 0)}]"
 
     def __str__(self) -> str:
         return self.format()
@@ -218,7 +239,7 @@ class RankTest:
             return f"rho n/a ({self.n} configurations)"
         side = {"less": "one-sided, rho < 0", "greater": "one-sided, rho > 0"}.get(self.alternative, "two-sided")
         interval = f" [95 % CI {self.low:.2f}, {self.high:.2f}]" if math.isfinite(self.low) else ""
-        return f"rho = {self.rho:.2f}{interval}, p = {self.p_value:.3g} ({side}; {self.n} configurations)"
+        return f"rho = {self.rho:.2f}{interval}, p = {p_text(self.p_value)} ({side}; {self.n} configurations)"
 
 
 def rank_test(x: Sequence[float], y: Sequence[float], alternative: str = "less") -> RankTest:

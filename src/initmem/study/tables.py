@@ -14,6 +14,8 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .numbers import ACCURACY_DIFFERENCE, decimal, p_text, significant
+
 __all__ = ["LABELS", "INDEX_LABELS", "present", "format_value"]
 
 #: Human headers of the columns the analysis tables use. A ``{v}_spread_pp`` column followed by its
@@ -33,6 +35,7 @@ LABELS: dict[str, str] = {
     "selected_worst_sigma_w": "worst σ_w",
     "selected_train_acc": "train acc, selected (%)",
     "final_train_acc": "train acc, final (%)",
+    "min_selected_train_acc": "lowest selected train acc (%)",
     "min_final_train_acc": "lowest final train acc (%)",
     "selected_test_acc": "selected test acc (%)",
     "final_test_acc": "final test acc (%)",
@@ -79,8 +82,10 @@ _PP_DIGITS = 1
 
 
 def format_value(name: str, value: Any) -> str:
-    """One cell: percentages and pp with one decimal, clocks and norms with three significant digits, p-values with
-    two, counts (and any integer value) as integers with thousands separators; NaN as an en dash."""
+    """One cell in the book's number format (:mod:`initmem.study.numbers`): percentages and pp with one decimal,
+    clocks and norms with three significant digits, p-values with two (below 0.001 as ``2e-4``), a negative number
+    with the minus sign and never "−0.0", counts (and any integer value) as integers with thousands separators; NaN
+    as an en dash."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "–"
     if isinstance(value, (bool, str)) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
@@ -91,7 +96,7 @@ def format_value(name: str, value: Any) -> str:
     if math.isnan(v):
         return "–"
     if name.endswith("_p") or name.startswith("p "):
-        return f"{v:.2g}" if v >= 0.001 else f"{v:.1e}"
+        return p_text(v)
     if name in (
         "selected_n_seeds",
         "n_diverged",
@@ -104,8 +109,8 @@ def format_value(name: str, value: Any) -> str:
     ):
         return f"{int(round(v))}"
     if name.endswith("_pp") or name.endswith("_acc") or name.endswith("_gap"):
-        return f"{v:.{_PP_DIGITS}f}"
-    return f"{v:.3g}"
+        return decimal(v, _PP_DIGITS)
+    return significant(v)
 
 
 def present(
@@ -152,7 +157,11 @@ def _interval_columns(column: str, columns: Sequence[str] = ()) -> tuple[str, st
 
 
 def _interval_cell(name: str, value: Any, low: Any, high: Any) -> str:
+    """``"21.2 [15.2, 27.1]"``; ``"61.1 [28.8, 100.0, clipped]"`` where a bound of an accuracy difference (pp) sits
+    at what is possible (:data:`initmem.study.numbers.ACCURACY_DIFFERENCE`: the interval was clipped there)."""
     centre = format_value(name, value)
     if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (low, high)):
         return centre
-    return f"{centre} [{format_value(name, low)}, {format_value(name, high)}]"
+    limits = ACCURACY_DIFFERENCE if name.endswith(("_pp", "_gap")) else (-math.inf, math.inf)
+    clipped = ", clipped" if float(low) <= limits[0] or float(high) >= limits[1] else ""
+    return f"{centre} [{format_value(name, low)}, {format_value(name, high)}{clipped}]"
