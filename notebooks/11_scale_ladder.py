@@ -62,6 +62,7 @@ from initmem.base.reads import note
 from initmem.book import page
 from initmem.study import costs, ladder, plots, preregistration
 from initmem.study.layout import results_paths
+from initmem.study.numbers import decimal, typeset
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)
@@ -92,7 +93,7 @@ def _answer() -> str:
     return f"At the {preset} preset's noise, " + ". ".join(parts) + "."
 
 
-glue("e11_answer", _answer(), display=False)
+glue("e11_answer", typeset(_answer()), display=False)
 
 # %% tags=["hide-input"]
 design_path = runs_dir.parent / "design.json"
@@ -129,7 +130,7 @@ if note(design_path).is_file():
     )
 else:
     declared = f"No design was declared for the {preset} preset (`{design_path.name}` is absent)."
-glue("e11_declared", declared, display=False)
+glue("e11_declared", typeset(declared), display=False)
 
 # %% [markdown]
 # ## The spread on every rung
@@ -154,7 +155,9 @@ for condition, t in trends.items():
         "ledger row": c.row,
         "predictor": t.predictor,
         "rungs": t.rungs,
-        "slopes (pp per doubling)": ", ".join(f"{name} {s:+.1f}" for name, s in zip(t.terms, t.slopes)),
+        "slopes (pp per doubling)": ", ".join(
+            f"{name} {'+' if s > 0 else ''}{decimal(s)}" for name, s in zip(t.terms, t.slopes)
+        ),
         "extrapolated to": f"width {t.at[0]}, {t.at[1]:,} images",
         "spread there (pp)": t.interval.brief(),
         "coverage, straight truth (%)": f"{100 * t.coverage(0.0):.0f}",

@@ -45,6 +45,7 @@ from initmem.study import (
     presets,
     replays,
     results,
+    row_power,
     rules,
 )
 from initmem.study.numbers import typeset
@@ -53,6 +54,11 @@ plots.use_book_style()  # the book's figure style: SVG, as on every page
 
 experiments = results.load_results(results_dir, preset, presets.NOTEBOOK_READS["99_reproduction"])
 table = claims.reproduction_table(experiments)
+# each sized row's power at the paper's number, at its own noise (scripts/row_power.py; committed per preset)
+power = results.read_if_present(Path(results_dir) / preset / "row_power.nc")
+power_of = row_power.power_columns(power) if power is not None else {}
+table["power"] = [power_of.get(row, {}).get("power", "") for row in table.index]
+table["seeds_80"] = [power_of.get(row, {}).get("seeds for 80 %", "") for row in table.index]
 glue("r_preset", preset, display=False)
 glue("r_experiments", ", ".join(experiments) or "none", display=False)
 glue("r_answer", claims.answer(table, preset), display=False)
@@ -178,7 +184,11 @@ else:
 # An inconclusive row says how many seeds would decide it if more seeds behaved like these (their observed mean and
 # spread), counting the seeds a permutation test needs before it can reach p < 0.05. The count is projected with
 # Student-t critical values (the calibrated ones are known only for the designs simulated), so for a cross-fitted
-# row it is a lower bound. A row whose premise is not met says what would meet it.
+# row it is a lower bound. A row whose premise is not met says what would meet it. The table's power column says,
+# for each row the paper gives a number for (C1, C2, C4), how often this row's design would say "reproduced in size"
+# if the paper's number were the truth, simulated through these rules at the within-cell noise its own runs show
+# (the residual of sigma_w plus seed effects; `scripts/row_power.py`), and the fewest seeds of those simulated that
+# reach 80 %: an inconclusive row at low power is a design that cannot tell, one at high power a design that could.
 #
 # **Replays and hardware.** {glue:text}`r_replays` Training is chaotic: another CPU instruction set or another oneDNN
 # version changes the floating-point path from the first step. Run files written since commit b45793c record their CPU
@@ -195,7 +205,20 @@ else:
 page.table(
     table,
     "r_table",
-    ["size", "size_low", "size_high", "effect", "effect_low", "effect_high", "seeds", "raw", "p_value", "verdict"],
+    [
+        "size",
+        "size_low",
+        "size_high",
+        "effect",
+        "effect_low",
+        "effect_high",
+        "seeds",
+        "raw",
+        "p_value",
+        "verdict",
+        "power",
+        "seeds_80",
+    ],
     labels={
         "size": "size: what the paper's number is about",
         "size_low": "size, 95 % low",
@@ -205,6 +228,8 @@ page.table(
         "effect_high": "effect, 95 % high",
         "raw": "raw statistic: spread, or difference of spreads (pp)",
         "p_value": "noise p",
+        "power": "power: 'in size' if the paper's number were true",
+        "seeds_80": "seeds for 80 % power",
     },
 )
 # the GPU check's column (benchmarks/gpu_oneshot.py: 01 at preset gpu), judged by the same rules; once it has run

@@ -374,7 +374,7 @@ def trend(ds: xr.Dataset, ladder: Sequence[Rung], condition: str) -> Trend | Non
         terms=tuple(("log2 width", "log2 images")[i] for i in columns),
         slopes=tuple(float(s) for s in slopes),
         at=(round(2 ** at_x[0]), round(2 ** at_x[1])),
-        interval=Interval(estimate, low, high, len(y) // n_rungs, TREND_LABEL),
+        interval=Interval(estimate, low, high, len(y) // n_rungs, TREND_LABEL).clip(),
         rungs=n_rungs,
         design=tuple((float(a), float(b)) for a, b in x),
         residual_sd=sd,
