@@ -480,7 +480,9 @@ def test_fresh_retrains_into_its_own_folder_and_prints_how_it_agrees_with_the_re
     assert "**Fresh runs**" in nb.cells[0].source and "--fresh" in nb.cells[0].source
     lines = out[out.index("01_tiny: fresh runs against the committed record") :].splitlines()
     assert lines[1].startswith("  optimizer sgd: record ") and lines[1].endswith(": agree (the intervals overlap)")
-    assert lines[3] == "  runs identical to the record's, bit for bit: 12 of 12"
+    runs = lines[lines.index("each run's selected_test_acc, committed and fresh:") + 1 :]
+    assert sum(line.endswith(" identical") for line in runs) == 12  # each run, side by side
+    assert "01_tiny: no verdict of its own to replicate (12 of 12 runs both have identical, bit for bit)" in lines
 
 
 def test_fresh_runs_reuse_no_run_of_the_record(tmp_path, monkeypatch):
@@ -492,3 +494,33 @@ def test_fresh_runs_reuse_no_run_of_the_record(tmp_path, monkeypatch):
     assert record_stores(tmp_path / "elsewhere", "smoke", tmp_path / "results") == []
     assert exploration.is_exploration("01_optimizers", "cpu", {})  # even at the record's preset and parameters
     assert exploration.exploration_tag("cpu", {}) == "cpu-defaults-fresh"
+
+
+def test_the_replication_table_shows_each_run_and_the_pages_numbers_side_by_side():
+    """Against the committed smoke record of chapter 10: a run changed in the fresh sweep shows by how much, a run of
+    one sweep only says so, the verdict rows stand side by side, and the closing line says whether they replicate."""
+    import xarray as xr
+
+    from initmem.study.replication import replication_sentence, run_table, verdict_table
+
+    path = find_repo_root(start=SRC) / "results" / "smoke" / "10_phase_diagram.nc"
+    if not path.is_file():
+        pytest.skip(f"{path} is not committed here")
+    record = xr.load_dataset(path)
+    fresh = record.copy(deep=True)
+    fresh["selected_test_acc"][0, 0, 0, 0] += 1.5
+    fresh["run_hash"][0, 0, 1, 0] = ""  # a run the fresh sweep lacks
+    runs = run_table(fresh, record)
+    assert list(runs["same"].iloc[:2]) == ["fresh - committed = +1.5", "only committed"]
+    assert (runs["same"].iloc[2:] == "identical").all()
+    verdicts = verdict_table("10_phase_diagram", fresh, record)
+    assert list(verdicts.columns) == ["committed effect", "committed verdict", "fresh effect", "fresh verdict"]
+    assert len(verdicts) >= 1 and (verdicts["committed verdict"] == verdicts["fresh verdict"]).all()
+    assert replication_sentence("10_phase_diagram", verdicts, runs) == (
+        f"10_phase_diagram: the chapter's verdicts replicate: {len(verdicts)} of {len(verdicts)} the same "
+        f"({len(runs) - 2} of {len(runs) - 1} runs both have identical, bit for bit; 1 run(s) in one sweep only)"
+    )
+    other = verdicts.assign(**{"fresh verdict": "inconclusive"})
+    assert replication_sentence("10", other, runs).startswith(
+        f"10: the chapter's verdicts do NOT replicate: {', '.join(verdicts.index)} differ ("
+    )

@@ -194,10 +194,10 @@ def phase_line(phases: dict[str, float]) -> str:
 
 
 def _replication_check(root: Path, preset: str, results: list) -> None:
-    """Print, for each fresh chapter that builds a sweep, how its runs agree with the committed record's
-    (:func:`initmem.study.replication.replication_lines`), or why there is nothing to compare with."""
+    """Print, for each fresh chapter that builds a sweep, how its runs agree with the committed record's at the same
+    preset, ``results/<preset>/<name>.nc`` (:func:`initmem.study.replication.replication_lines`), or why there is
+    nothing to compare with."""
     from ..study.layout import RECORD_RESULTS_DIR, results_paths
-    from ..study.presets import book_preset
     from ..study.registry import EXPERIMENT_SPECS
     from ..study.replication import replication_lines
     from ..sweeps.store import read_checked
@@ -207,8 +207,9 @@ def _replication_check(root: Path, preset: str, results: list) -> None:
             continue
         fresh = results_paths(root / r.parameters["results_dir"], preset, r.name)[1]
         record = results_paths(root / RECORD_RESULTS_DIR, preset, r.name)[1]
-        if preset != book_preset(r.name) or not record.is_file():
-            print(f"{r.name}: no committed record at preset {preset} to compare the fresh runs with")
+        if not record.is_file():
+            shown = record.relative_to(root) if record.is_relative_to(root) else record
+            print(f"{r.name}: no committed record at preset {preset} ({shown}) to compare the fresh runs with")
             continue
         print("\n".join(replication_lines(r.name, read_checked(fresh), read_checked(record))))
 
