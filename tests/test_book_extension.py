@@ -184,7 +184,7 @@ def test_every_chapter_offers_its_notebook_to_run_first_in_the_download_menu(tmp
     (root / "notebooks").mkdir(parents=True)
     (root / "pyproject.toml").write_text('[project]\nname = "initmem"\n')
     (root / "notebooks" / "04_batch_size.py").write_text("# %%\n")
-    app = SimpleNamespace(srcdir=str(root))
+    app = SimpleNamespace(srcdir=str(root), config=SimpleNamespace(initmem_root=""))
 
     def context():
         group = {"label": "download-buttons", "buttons": [{"label": "download-notebook-button"}]}
