@@ -1,7 +1,8 @@
 """An exploration's own small site: only its pages rendered, everything else the committed book's.
 
 An exploration (:mod:`initmem.book.exploration`) changes a few pages: the chapters it executed, and the book's pages
-that paste outputs from them (a ``{glue}`` directive with ``:doc: generated/<name>.ipynb``, :func:`pasting_pages`).
+that paste outputs from them (a ``{glue}`` block with ``:doc: generated/<name>.ipynb`` or an inline glue role naming it,
+:func:`pasting_pages`).
 :func:`write_site` writes the sources of a site of just those pages into a folder, where jupyter-book builds it in
 seconds; the rest of the book is the committed build (``<root>/_build/html``, made by ``initmem book``), which the
 site links back to and never rebuilds:
@@ -23,7 +24,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,7 +31,9 @@ from pathlib import Path
 import yaml
 
 from ..study.layout import RECORD_OUT_DIR, RECORD_RESULTS_DIR
+from . import check as _check
 from .exploration import BANNER_TAG
+from .runner import discover_notebooks
 
 __all__ = ["COMMITTED_HTML", "SITE_STATIC", "pasting_pages", "committed_build", "write_site", "seed_glue"]
 
@@ -42,18 +44,15 @@ SITE_STATIC = ("_static", "_extra", "references.bib")
 #: Where myst-nb keeps each page's glued outputs in a build (``<docname>.glue.json``), relative to the source folder.
 GLUE_CACHE = Path("_build") / "jupyter_execute"
 log = logging.getLogger("initmem.book.site")
-_PASTE = re.compile(r"^:doc:\s*generated/([\w.-]+?)(?:\.ipynb)?\s*$", re.MULTILINE)
 
 
-def pasting_pages(book_dir: Path, names: Sequence[str]) -> dict[str, set[str]]:
-    """``{page: the notebooks it pastes from}`` for every Markdown page ``book_dir/*.md`` that pastes from one of
-    ``names`` (a page name is its docname, ``book/intro``)."""
-    found = {}
-    for page in sorted(Path(book_dir).glob("*.md")):
-        sources = set(_PASTE.findall(page.read_text(encoding="utf-8")))
-        if sources & set(names):
-            found[f"{Path(book_dir).name}/{page.stem}"] = sources
-    return found
+def pasting_pages(root: Path, names: Sequence[str]) -> dict[str, list[str]]:
+    """``{docname: the notebooks it pastes from}`` for every Markdown page of the book at ``root`` that pastes an
+    output of one of ``names`` (:func:`initmem.book.check.pasting_pages`; the docname is the page's path without
+    ``.md``, ``book/intro``). A notebook that pastes from another is not among them: the book has none."""
+    pages = _check.pasting_pages(root, names)
+    every = _check.pasting_pages(root, discover_notebooks(root / "notebooks"))
+    return {page.removesuffix(".md"): every[page] for page in pages if page.endswith(".md")}
 
 
 def committed_build(root: Path) -> Path | None:
@@ -69,7 +68,7 @@ def write_site(root: Path, notebooks: Sequence[Path], site: Path, title: str) ->
     root, site = Path(root).resolve(), Path(site).resolve()
     book = root / "book"
     names = [path.stem for path in notebooks]
-    pasting = pasting_pages(book, names)
+    pasting = pasting_pages(root, names)
     if (site / "book").is_dir():
         shutil.rmtree(site / "book")
     (site / RECORD_OUT_DIR).mkdir(parents=True)
