@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -49,7 +50,7 @@ def main() -> None:
         clone = Path(tmp) / "initmem"
         subprocess.run(["git", "clone", "--quiet", str(REPO), str(clone)], check=True)
         head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=clone, capture_output=True, text=True)
-        print(f"initmem {' '.join(COMMAND)}  (clone of {head.stdout.strip()}, {os.cpu_count()} CPUs)")
+        print(f"initmem {shlex.join(COMMAND)}  (clone of {head.stdout.strip()}, {os.cpu_count()} CPUs)")
         for run in range(args.runs):
             before = os.getloadavg()[0]
             seconds, phases = run_once(clone, force=run > 0)
