@@ -154,6 +154,28 @@ glue(
 glue("p00_scale", preset_notes.scale_comparison("cpu", "paper"), display=False)
 
 # %% [markdown]
+# ## What a replication check costs
+#
+# `initmem experiments --preset P --fresh` trains every run of the chapters it runs again, none read from the record:
+# per preset, the runs of all its chapters, the cost model's estimate, and what the committed runs of that preset
+# took, measured (the Reproduce chapter pastes this table).
+
+# %% tags=["hide-input"]
+fresh = {}
+for name in presets.PRESET_DESCRIPTIONS:
+    configs = [c for n in registry.EXPERIMENT_SPECS for c in costs.preset_configs(name, n)]
+    committed = costs.measured_costs(results_dir, name, registry.EXPERIMENT_SPECS)
+    took, unit = costs.amount(committed["core_hours"].sum() * 3600)
+    fresh[name] = {
+        "runs": len(configs),
+        "estimated (cost model)": costs.price(costs.estimate_runs(configs)),
+        "the committed runs took": (
+            f"{took:,.1f} core-{unit} over {int(committed['runs'].sum())} runs" if len(committed) else "none committed"
+        ),
+    }
+page.table(pd.DataFrame(fresh).T.rename_axis("preset"), "p00_fresh_cost")
+
+# %% [markdown]
 # ## Choices at the selected preset
 #
 # Each value is read from `initmem.study.presets`, where the preset defines it; each reason is kept beside the

@@ -22,8 +22,9 @@
 # $\sigma_w$ and seed, with the training loop, the metrics and the clocks that every experiment of this book uses,
 # and returns one `xarray.Dataset` with the variables of a built-in sweep. Here a small BatchNorm MLP learns a
 # 10-class Gaussian mixture that the page generates; the whole example below is under 20 lines and runs in seconds
-# on a laptop CPU. Each code cell of this page runs as it is in a fresh Python session with `initmem` installed
-# (copy them in order), and none holds any of the book's own plumbing. To install it, run {wheel}`pip install {}` in the
+# on a laptop CPU. Each code cell of this page runs as it is with `initmem` installed, in a notebook or pasted in
+# order into a script (`python own_model.py`): each ends with what it shows, a `print` or the figure saved to a file
+# beside it, and none holds any of the book's own plumbing. To install it, run {wheel}`pip install {}` in the
 # folder where you saved the wheel this book offers (the command links to it), or `pip install .` in a clone of
 # the repository.
 #
@@ -40,10 +41,16 @@ preset = "smoke"  # not used: the page has one size (seconds on a CPU)
 results_dir = "results"
 
 # %% tags=["remove-cell"]
-# The book's side of the page (not the example): SVG figures, legible in the book.
+# The book's side of the page (not the example): SVG figures, legible in the book, and
+# a scratch folder for the figure file the example saves (the book's kernel runs in the
+# checkout, which it must leave as it is).
+import os
+import tempfile
+
 from initmem.study import plots
 
 plots.use_book_style()
+os.chdir(tempfile.mkdtemp(prefix="initmem-U1-"))
 
 # %%
 import torch
@@ -115,16 +122,17 @@ optimizer = pd.Index(["sgd", "adam"], name="optimizer")
 both = xr.concat([sgd, adam], dim=optimizer, combine_attrs="drop_conflicts")
 table = summary_table(both)  # every column, for code (machine names)
 print(*spread_lines(table), sep="\n")
-summary_table(both, view="reader")
+print(summary_table(both, view="reader").to_string())
 
 # %% [markdown]
-# The book's own figure draws the result:
+# The book's own figure draws the result, saved as `own_model.png` beside the script or notebook:
 
 # %%
 from initmem.study import plots
 
 title = r"Your own model: test accuracy against $\sigma_w$"
 fig = plots.acc_vs_sigma(both, hue="optimizer", title=title)
+fig.savefig("own_model.png", dpi=150)
 
 # %% tags=["remove-cell"]
 # The book's side of the page, not part of the example: the figure, glued as every

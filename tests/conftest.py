@@ -17,6 +17,41 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_ARCHIVE = REPO.parent / "shared" / "data" / "cifar10-jpeg.tar.gz"
 
 
+#: What the tests may never write to in the checkout: a reader's results and explorations (every exploration a test
+#: starts goes to a temporary folder).
+USERS_FOLDERS = ("results", "_build/explore")
+
+
+def _users_folders() -> set[tuple[str, int, int]] | None:
+    """Each file of :data:`USERS_FOLDERS` that ``git status`` lists (changed, untracked or ignored), with its
+    modification time and size; None outside a git checkout."""
+    import subprocess
+
+    command = ["git", "status", "--porcelain", "--ignored=traditional", "--untracked-files=all", "--", *USERS_FOLDERS]
+    proc = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None
+    state = set()
+    for line in proc.stdout.splitlines():
+        path = REPO / line[3:]
+        stat = path.stat() if path.exists() else None
+        state.add((line, stat.st_mtime_ns if stat else 0, stat.st_size if stat else -1))
+    return state
+
+
+@pytest.fixture(scope="session", autouse=True)
+def the_suite_leaves_the_users_folders_alone():
+    """The test session leaves ``results/`` and ``_build/explore/`` of the checkout as it found them: the same files
+    listed by ``git status --ignored``, each with the same modification time and size (an error at the session's
+    end names what changed)."""
+    before = _users_folders()
+    yield
+    after = _users_folders()
+    if before is not None and after is not None:
+        changed = sorted({line for line, *_ in before ^ after})
+        assert not changed, f"the tests wrote into the checkout's {' and '.join(USERS_FOLDERS)}: {changed[:20]}"
+
+
 @pytest.fixture(scope="session")
 def cifar_archive() -> Path:
     """The shared CIFAR-10 JPEG archive; skips the test where ../shared is absent."""

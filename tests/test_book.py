@@ -6,7 +6,7 @@ report: no console errors, no request to another host and no failed request, mat
 fragment) resolving, no table cut off on the right (a wide one scrolls in its own box), no table or display equation
 wider than the column (none needs a sideways scroll, dropdowns opened), and figures whose text is legible. Every experiment chapter shows a figure on its first screen, the landing page's first screen holds the answer,
 a figure and the compact table, and a search lists the chapters before the API reference. An exploration
-(``initmem experiments --preset cpu --only 04 -p batch_sizes "[64, 256]"``, rendered beside the record) shows its banner
+(``initmem experiments --preset cpu --only 04 -p batch_sizes "[64, 256]"``, rendered in a site of its own) shows its banner
 with the parameter set by hand on its first screen, and its main figure draws the committed record. Screenshots of a few pages go to ``$INITMEM_ARTIFACTS/screenshots`` (default
 ``artifacts/screenshots``).
 
@@ -594,9 +594,10 @@ def test_the_landing_pages_first_screen_holds_the_answer_a_figure_and_the_table(
 
 @pytest.fixture(scope="module")
 def exploration(tmp_path_factory):
-    """The Done-means exploration of chapter 04, run and rendered in this checkout (its results and pages go to the
-    git-ignored results/explore/ and _build/explore/), executed afresh (``--force``, as on a fresh clone): ``(folder of
-    its built HTML, the page's path in it, the command's output)``. It reuses the committed runs, so nothing trains."""
+    """The Done-means exploration of chapter 04, run on this checkout into a temporary folder (its results, its
+    notebook and its site: nothing is written into the checkout), executed afresh (``--force``, as on a fresh clone):
+    ``(folder of its built HTML, the page's path in it, the command's output)``. It reuses the committed runs, so
+    nothing trains."""
     import subprocess
     import sys
 
@@ -604,10 +605,12 @@ def exploration(tmp_path_factory):
         pytest.skip(_browser_available())
     if not (REPO / "results" / "cpu" / "04_batch_size" / "runs").is_dir():
         pytest.skip("no committed record of 04 at the cpu preset")
+    folder = tmp_path_factory.mktemp("exploration")
+    folders = ["--results-dir", str(folder), "--out-dir", str(folder / "notebooks")]
     env = {k: v for k, v in os.environ.items() if k != "INITMEM_ROOT"}
     env["PYTHONPATH"] = os.pathsep.join([str(REPO / "src"), env.get("PYTHONPATH", "")])
     proc = subprocess.run(
-        [sys.executable, "-m", "initmem", *EXPLORATION, "--root", str(REPO), "--force"],
+        [sys.executable, "-m", "initmem", *EXPLORATION, "--root", str(REPO), "--force", *folders],
         cwd=REPO,
         env=env,
         capture_output=True,

@@ -79,7 +79,8 @@ def _write_notebook(path: Path, svg: str) -> None:
     nbformat.write(nb, str(path))
 
 
-def _build(src: Path) -> str:
+def _build(src: Path, page: str = "pasted") -> str:
+    """Build ``src`` into ``src/_build/html``; the HTML of ``page``."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(
@@ -95,7 +96,7 @@ def _build(src: Path) -> str:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    return (src / "_build" / "html" / "pasted.html").read_text(encoding="utf-8")
+    return (src / "_build" / "html" / f"{page}.html").read_text(encoding="utf-8")
 
 
 def _images(html: str) -> list[str]:
@@ -183,7 +184,7 @@ def test_every_chapter_offers_its_notebook_to_run_first_in_the_download_menu(tmp
     (root / "notebooks").mkdir(parents=True)
     (root / "pyproject.toml").write_text('[project]\nname = "initmem"\n')
     (root / "notebooks" / "04_batch_size.py").write_text("# %%\n")
-    app = SimpleNamespace(srcdir=str(root))
+    app = SimpleNamespace(srcdir=str(root), config=SimpleNamespace(initmem_root=""))
 
     def context():
         group = {"label": "download-buttons", "buttons": [{"label": "download-notebook-button"}]}
@@ -246,3 +247,24 @@ def test_the_wheel_role_writes_a_command_linked_to_the_wheel_from_any_page(tmp_p
     assert link[1] == f"../_dist/{wheel_name()}"
     assert re.sub(r"<[^>]+>", "", link[2]).replace("&quot;", '"') == f'pip install "{wheel_name()}[book]"'
     assert "the wheel role needs {} where the file name goes" in proc.stderr
+
+
+def test_an_explorations_site_links_the_pages_it_lacks_into_the_committed_build(tmp_path):
+    """In an exploration's site (initmem.book.site), a {doc} link and a Markdown link to a page of the book that the
+    site does not render lead to that page in the committed build, relative to the page; links within the site stay
+    the site's."""
+    repo, site = tmp_path / "repo", tmp_path / "site"
+    for name in ("99_other.ipynb", "T1.ipynb", "ch.md"):
+        (repo / "book" / "generated").mkdir(parents=True, exist_ok=True)
+        (repo / "book" / "generated" / name).write_text("{}")
+    (site / "book" / "generated").mkdir(parents=True)
+    config = f'initmem_record_html = "../committed"\ninitmem_root = "{repo}"\ninitmem_wheel = False\n'
+    (site / "conf.py").write_text(CONF + config)
+    (site / "index.md").write_text("# Root\n\n```{toctree}\nbook/generated/ch\n```\n")
+    chapter = "# Chapter\n\nSee {doc}`99_other`, [the law](T1.ipynb#the-law) and [the root](../../index.md).\n"
+    (site / "book" / "generated" / "ch.md").write_text(chapter)
+    html = _build(site, "book/generated/ch")
+    hrefs = re.findall(r'<a class="reference[^"]*" href="([^"]+)"', html)
+    assert "../../../committed/book/generated/99_other.html" in hrefs
+    assert "../../../committed/book/generated/T1.html#the-law" in hrefs
+    assert "../../index.html" in hrefs  # in the site

@@ -4,16 +4,18 @@ sweeps are validated before anything runs; kernels start quietly."""
 from __future__ import annotations
 
 import json
-import shutil
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import yaml
 
 pytest.importorskip("papermill")
 nbformat = pytest.importorskip("nbformat")
 
+from documented import EXPLORATION, EXPLORATION_REUSE  # tests/ is on sys.path under pytest
 from initmem.base.paths import RootError, find_repo_root
 from initmem.book import build as book
 from initmem.book import exploration
@@ -149,86 +151,115 @@ def test_cli_prints_where_an_exploration_went_and_how_to_render_it(repo, capsys)
     assert "initmem book --from" in out and "results/explore/smoke-" in out
 
 
-def test_book_from_an_exploration_builds_elsewhere(repo, monkeypatch):
-    """`initmem book --from FOLDER` copies the sources with the exploration's pages into _build/explore/<tag>/ and
-    builds there; the record's files are not touched (jupyter-book itself is faked)."""
-    (repo / "_config.yml").write_text("title: t\n")
+def test_book_from_an_exploration_builds_a_small_site_of_its_pages(repo, monkeypatch):
+    """`initmem book --from FOLDER` writes a site of the exploration's pages alone into _build/explore/<tag>/: the
+    explored chapter, the book's pages that paste from it (with the glued outputs of the committed pages they paste
+    from beside it), a landing page and banner linking back to the committed build, and no wheel; the record's files
+    are not touched (jupyter-book itself is faked)."""
+    (repo / "_config.yml").write_text("title: t\nsphinx:\n  config: {}\n")
     (repo / "_toc.yml").write_text("format: jb-book\nroot: book/intro\n")
     generated = repo / "book" / "generated"
     generated.mkdir(parents=True)
-    (repo / "book" / "intro.md").write_text("# Intro\n")
-    (generated / "01_good.ipynb").write_text("record")
-    (generated / "02_other.ipynb").write_text("record 2")
+    (repo / "book" / "intro.md").write_text("# Intro\n\n```{glue} k\n:doc: generated/01_good.ipynb\n```\n")
+    (repo / "book" / "reproduction.md").write_text("```{glue} k\n:doc: generated/02_other.ipynb\n```\n")
+    (repo / "book" / "both.md").write_text(
+        ":::{glue} a\n:doc: generated/01_good\n:::\n:::{glue} b\n:doc: generated/02_other.ipynb\n:::\n"
+    )
+    (repo / "book" / "references.bib").write_text("")
+    glued = nbformat.v4.new_output("display_data", data={"text/plain": "'42'"}, metadata={"scrapbook": {"name": "b"}})
+    other = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("glue('b', 42)", outputs=[glued])])
+    nbformat.write(other, generated / "02_other.ipynb")
     (repo / "results" / "smoke").mkdir(parents=True)
     (repo / "results" / "smoke" / "02_other.nc").write_text("the record's results")
+    (repo / "notebooks" / "02_other.py").write_text(GOOD)
     before = {p: p.read_bytes() for p in repo.rglob("*") if p.is_file()}
-    res = run_notebooks(preset="smoke", parameters={"scale": 7}, cwd=repo, progress=False)
+    res = run_notebooks(preset="smoke", only="01", parameters={"scale": 7}, cwd=repo, progress=False)
     calls = []
 
     def fake_build(root, **kwargs):
-        calls.append(root)
+        calls.append((root, kwargs["strict"]))
         return root / "_build" / "html" / "index.html"
 
     monkeypatch.setattr(book, "_jupyter_book_build", fake_build)
     monkeypatch.setattr(book, "ensure_mathjax", lambda static: static)
     folder = res[0].output.parent.parent
     index = book.build_book(root=repo, from_dir=folder)
-    source = repo / "_build" / "explore" / folder.name
-    assert calls == [source] and index == source / "_build" / "html" / "index.html"
-    copied = source / "book" / "generated"
-    assert "Exploration" in (copied / "01_good.ipynb").read_text()
-    assert (copied / "02_other.ipynb").read_text() == "record 2"  # pages not explored stay the record's
-    assert (source / "_config.yml").is_file() and (source / "book" / "intro.md").is_file()
+    site = repo / "_build" / "explore" / folder.name
+    assert calls == [(site, False)] and index == site / "_build" / "html" / "index.html"
+    toc = yaml.safe_load((site / "_toc.yml").read_text())
+    assert toc == {
+        "format": "jb-book",
+        "root": "index",
+        "chapters": [{"file": "book/generated/01_good"}, {"file": "book/both"}, {"file": "book/intro"}],
+    }
+    assert sorted(p.name for p in (site / "book").glob("*.md")) == ["both.md", "intro.md"]  # not reproduction.md
+    assert sorted(p.name for p in (site / "book" / "generated").iterdir()) == ["01_good.ipynb"]
+    banner = nbformat.read(site / "book" / "generated" / "01_good.ipynb", as_version=4).cells[1].source
+    assert "Exploration" in banner and banner.endswith("```")
+    assert 'href="../../../../../../html/book/generated/01_good.html"' in banner  # its committed page
+    landing = (site / "index.md").read_text()
+    assert 'href="../../../../html/index.html">the committed book</a>' in landing and "It is not built yet" in landing
+    config = yaml.safe_load((site / "_config.yml").read_text())["sphinx"]["config"]
+    assert config["initmem_wheel"] is False and config["initmem_record_html"] == "../../../../html"
+    glue = json.loads((site / "_build" / "jupyter_execute" / "book" / "generated" / "02_other.glue.json").read_text())
+    assert glue["b"]["data"] == {"text/plain": "'42'"}  # what both.md pastes from the page the site lacks
     # the record's results beside its pages, which link to them (plots.source_note); no exploration's results
-    assert (source / "results" / "smoke" / "02_other.nc").read_text() == "the record's results"
-    assert not (source / "results" / "explore").exists()
+    assert (site / "results" / "smoke" / "02_other.nc").read_text() == "the record's results"
+    assert not (site / "results" / "explore").exists()
     assert all(p.read_bytes() == data for p, data in before.items())
     with pytest.raises(ValueError, match="--from: .* holds no executed notebook"):
         book.build_book(root=repo, from_dir=repo / "book")
 
 
+def test_an_exploration_in_a_folder_of_its_own_keeps_its_site_there(repo, tmp_path, monkeypatch):
+    """An exploration written to folders the user named (--out-dir, --results-dir) is rendered in the exploration's
+    folder, ``_site/``: nothing is written under the repository."""
+    (repo / "_config.yml").write_text("title: t\n")
+    out = tmp_path / "mine" / "notebooks"
+    res = run_notebooks(
+        preset="smoke", parameters={"scale": 7}, cwd=repo, progress=False, out_dir=out, results_dir=tmp_path / "mine"
+    )
+    monkeypatch.setattr(book, "_jupyter_book_build", lambda root, **kwargs: root / "_build" / "html" / "index.html")
+    monkeypatch.setattr(book, "ensure_mathjax", lambda static: static)
+    index = book.build_book(root=repo, from_dir=res[0].output.parent)
+    site = tmp_path / "mine" / "_site"  # beside the notebooks/ folder, as in an exploration folder
+    assert index == site / "_build" / "html" / "index.html"
+    assert (site / "book" / "generated" / "01_good.ipynb").is_file()
+    assert not (repo / "_build").exists() and not (repo / "results").exists()
+
+
 @pytest.mark.slow
-def test_an_exploration_of_the_checkout_changes_no_tracked_file(capsys):
-    """An exploration, `initmem experiments --preset smoke --only 04 -p batch_sizes "[32, 128]"`, run in
-    this checkout (trains its smoke runs, about 30 s): `git status` is the same before and after, untracked files
-    included, so everything it wrote is in its git-ignored results/explore/ folder."""
+def test_an_exploration_renders_its_page_alone_linking_back_to_the_committed_book(tmp_path, capsys):
+    """The Done-means exploration, `initmem experiments --preset cpu --only 04 -p batch_sizes "[64, 256]"` (it reuses
+    the record's runs: nothing trains), executed afresh into a temporary folder: its page is rendered in a site of its
+    own (the chapter alone, no wheel) whose banner links the chapter's committed page and whose links to other pages
+    lead into the committed build; the command ends with the time of each phase."""
+    import urllib.parse
+
     root = find_repo_root(start=SRC)
-    if subprocess.run(["git", "rev-parse", "--git-dir"], cwd=root, capture_output=True).returncode != 0:
-        pytest.skip(f"{root} is not a git checkout")
-
-    def status() -> str:
-        return subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=all"],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-
-    parameters = {"batch_sizes": [32, 128]}
-    folder = exploration.explore_folder(root, "smoke", parameters)
-    existed = folder.exists()
-    before = status()
-    try:
-        argv = [
-            "--root",
-            str(root),
-            "--preset",
-            "smoke",
-            "--only",
-            "04",
-            "-p",
-            "batch_sizes",
-            "[32, 128]",
-            "--force",
-            "--no-render",
-        ]
-        assert main(["experiments", *argv]) == 0, capsys.readouterr()
-        assert (folder / "notebooks" / "04_batch_size.ipynb").is_file()
-        assert status() == before
-    finally:
-        if not existed:  # leave a reader's own exploration of the same parameters alone
-            shutil.rmtree(folder, ignore_errors=True)
+    if not (root / "results" / "cpu" / "04_batch_size" / "runs").is_dir():
+        pytest.skip("no committed record of 04 at the cpu preset")
+    folders = ["--results-dir", str(tmp_path), "--out-dir", str(tmp_path / "notebooks")]
+    assert main([*EXPLORATION, "--root", str(root), "--force", *folders]) == 0
+    out = capsys.readouterr().out
+    assert EXPLORATION_REUSE in out
+    assert re.search(r"^phases: plan [\d.]+ s, notebook [\d.]+ s, render [\d.]+ s \([\d.]+ s in all\)$", out, re.M)
+    line = next(line for line in out.splitlines() if line.startswith("04_batch_size: file://"))
+    page = Path(urllib.parse.unquote(urllib.parse.urlsplit(line.split(": ", 1)[1]).path))
+    site = tmp_path / "_site"
+    assert page == site / "_build" / "html" / "book" / "generated" / "04_batch_size.html"
+    assert [entry["file"] for entry in yaml.safe_load((site / "_toc.yml").read_text())["chapters"]] == [
+        "book/generated/04_batch_size"
+    ]
+    assert not (site / "_build" / "html" / "_dist").exists()  # no wheel
+    text = page.read_text(encoding="utf-8")
+    assert "Exploration, not the committed record" in text
+    committed = (root / "_build" / "html").resolve()
+    record_link = re.search(r'class="initmem-record-link" href="([^"]+)"', text).group(1)
+    assert (page.parent / record_link).resolve() == committed / "book" / "generated" / "04_batch_size.html"
+    hrefs = set(re.findall(r'(?:href|src)="([^"#?:]+)', text))
+    outside = {h for h in hrefs if not (page.parent / h).resolve().is_relative_to(site)}
+    assert outside and all((page.parent / h).resolve().is_relative_to(committed) for h in outside), outside
 
 
 # --------------------------------------------------------------------------- early validation
@@ -450,7 +481,9 @@ def test_fresh_retrains_into_its_own_folder_and_prints_how_it_agrees_with_the_re
     assert "**Fresh runs**" in nb.cells[0].source and "--fresh" in nb.cells[0].source
     lines = out[out.index("01_tiny: fresh runs against the committed record") :].splitlines()
     assert lines[1].startswith("  optimizer sgd: record ") and lines[1].endswith(": agree (the intervals overlap)")
-    assert lines[3] == "  runs identical to the record's, bit for bit: 12 of 12"
+    runs = lines[lines.index("each run's selected_test_acc, committed and fresh:") + 1 :]
+    assert sum(line.endswith(" identical") for line in runs) == 12  # each run, side by side
+    assert "01_tiny: no verdict of its own to replicate (12 of 12 runs both have identical, bit for bit)" in lines
 
 
 def test_fresh_runs_reuse_no_run_of_the_record(tmp_path, monkeypatch):
@@ -462,3 +495,33 @@ def test_fresh_runs_reuse_no_run_of_the_record(tmp_path, monkeypatch):
     assert record_stores(tmp_path / "elsewhere", "smoke", tmp_path / "results") == []
     assert exploration.is_exploration("01_optimizers", "cpu", {})  # even at the record's preset and parameters
     assert exploration.exploration_tag("cpu", {}) == "cpu-defaults-fresh"
+
+
+def test_the_replication_table_shows_each_run_and_the_pages_numbers_side_by_side():
+    """Against the committed smoke record of chapter 10: a run changed in the fresh sweep shows by how much, a run of
+    one sweep only says so, the verdict rows stand side by side, and the closing line says whether they replicate."""
+    import xarray as xr
+
+    from initmem.study.replication import replication_sentence, run_table, verdict_table
+
+    path = find_repo_root(start=SRC) / "results" / "smoke" / "10_phase_diagram.nc"
+    if not path.is_file():
+        pytest.skip(f"{path} is not committed here")
+    record = xr.load_dataset(path)
+    fresh = record.copy(deep=True)
+    fresh["selected_test_acc"][0, 0, 0, 0] += 1.5
+    fresh["run_hash"][0, 0, 1, 0] = ""  # a run the fresh sweep lacks
+    runs = run_table(fresh, record)
+    assert list(runs["same"].iloc[:2]) == ["fresh - committed = +1.5", "only committed"]
+    assert (runs["same"].iloc[2:] == "identical").all()
+    verdicts = verdict_table("10_phase_diagram", fresh, record)
+    assert list(verdicts.columns) == ["committed effect", "committed verdict", "fresh effect", "fresh verdict"]
+    assert len(verdicts) >= 1 and (verdicts["committed verdict"] == verdicts["fresh verdict"]).all()
+    assert replication_sentence("10_phase_diagram", verdicts, runs) == (
+        f"10_phase_diagram: the chapter's verdicts replicate: {len(verdicts)} of {len(verdicts)} the same "
+        f"({len(runs) - 2} of {len(runs) - 1} runs both have identical, bit for bit; 1 run(s) in one sweep only)"
+    )
+    other = verdicts.assign(**{"fresh verdict": "inconclusive"})
+    assert replication_sentence("10", other, runs).startswith(
+        f"10: the chapter's verdicts do NOT replicate: {', '.join(verdicts.index)} differ ("
+    )

@@ -12,9 +12,10 @@
    nitpicky cross-references) and returns the path of ``_build/html/index.html``.
 
 Explorations (runs with ``-p`` overrides or at another preset, see :mod:`initmem.book.runner`) are never written
-into ``book/generated``. ``build_book(from_dir=FOLDER)`` (``initmem book --from FOLDER``) renders one: the book's
-sources are copied to ``_build/explore/<name>/`` with the exploration's executed notebooks in place of the
-record's, and built there (``_build/explore/<name>/_build/html/index.html``); the committed files are untouched.
+into ``book/generated``. ``build_book(from_dir=FOLDER)`` (``initmem book --from FOLDER``) renders one as a small
+site of its own pages (:mod:`initmem.book.site`: the explored chapters and the pages that paste from them, linking
+back to the committed build ``_build/html`` for everything else, no wheel), written to ``_build/explore/<name>/`` and
+built there (``_build/explore/<name>/_build/html/index.html``) in seconds; the committed files are untouched.
 
 Example::
 
@@ -40,7 +41,7 @@ from pathlib import Path
 from ..base.paths import find_repo_root
 from ..run.config import ConfigError
 from ..study import presets as _presets
-from ..study.layout import RECORD_OUT_DIR, RECORD_RESULTS_DIR
+from ..study.layout import EXPLORE_DIR, RECORD_OUT_DIR
 from . import runner as _experiments
 from .exploration import EXPLORE_NOTEBOOKS
 from .runner import NotebookResult, discover_notebooks, run_notebooks
@@ -57,8 +58,8 @@ __all__ = [
 
 #: Where ``build_book(from_dir=...)`` copies the book's sources and builds them, relative to the root.
 EXPLORE_BUILD_DIR = Path("_build") / "explore"
-#: The book's sources at the root (everything ``_config.yml`` and ``_toc.yml`` refer to is under ``book/``).
-BOOK_SOURCES = ("_config.yml", "_toc.yml", "book")
+#: An exploration's site inside an exploration folder outside ``results/explore/`` (:func:`explore_source`).
+SITE_DIR = "_site"
 
 log = logging.getLogger("initmem.book.build")
 
@@ -163,7 +164,8 @@ def build_book(
         Run the notebooks first (set False to render the executed notebooks already in ``book/generated``).
     from_dir
         Render an exploration: a folder of executed notebooks (or an exploration folder with a ``notebooks/``
-        subfolder) whose pages replace the record's, built in ``_build/explore/<name>/``; nothing is executed.
+        subfolder), as a small site of its own pages (:func:`explore_source`); nothing is executed, and the build is
+        never strict (an exploration's pages are not the record; a link into an unbuilt committed book warns).
     toc, config
         Other ``_toc.yml`` / ``_config.yml`` files (for tests); paths relative to ``root`` as usual.
     strict
@@ -196,6 +198,7 @@ def build_book(
         from_dir = next(iter(explored), None)  # one preset: at most one exploration folder
     if from_dir is not None:
         root = explore_source(root, from_dir)
+        strict = False
     return _jupyter_book_build(
         root, force=force, toc=toc, config=config, strict=strict, extra_args=extra_args, timeout=timeout
     )
@@ -204,14 +207,13 @@ def build_book(
 def render_exploration(
     root: str | Path, from_dir: str | Path, names: Sequence[str], *, timeout: float | None = None
 ) -> dict[str, Path]:
-    """Render the exploration in ``from_dir`` beside the record (:func:`build_book` with ``from_dir``, not strict:
-    an exploration's pages are not the record, and a warning on one of them should not hide the others) and return the
-    built page of each notebook of ``names``, ``{name: .../_build/explore/<name>/_build/html/book/generated/<name>.html}``.
+    """Render the exploration in ``from_dir`` as its small site (:func:`build_book` with ``from_dir``) and return
+    the built page of each notebook of ``names``, ``{name: <site>/_build/html/book/generated/<name>.html}``.
 
     Raises:
         BookBuildError: jupyter-book failed, or a page of ``names`` was not built.
     """
-    index = build_book(root=root, from_dir=from_dir, strict=False, timeout=timeout)
+    index = build_book(root=root, from_dir=from_dir, timeout=timeout)
     pages = {name: index.parent / RECORD_OUT_DIR / f"{name}.html" for name in names}
     missing = [str(page) for page in pages.values() if not page.is_file()]
     if missing:
@@ -222,16 +224,18 @@ def render_exploration(
 
 
 def explore_source(root: str | Path, from_dir: str | Path) -> Path:
-    """Copy the book's sources to ``<root>/_build/explore/<name>/`` with ``from_dir``'s executed notebooks in place
-    of the record's (``book/generated/<notebook>.ipynb``); return that folder, the root of the exploration's book.
+    """Write the small site of the exploration in ``from_dir`` (:func:`initmem.book.site.write_site`: its pages alone,
+    linking back to the committed book) and return its folder, where jupyter-book builds it.
 
     ``from_dir`` is a folder of executed ``.ipynb`` files, or an exploration folder holding them in ``notebooks/``.
-    ``<name>`` is the exploration folder's name (e.g. ``cpu-1a2b3c4d5e``). Nothing under ``root`` but that build
-    folder is written.
+    The site is ``<root>/_build/explore/<name>/`` for an exploration under ``<root>/results/explore/<name>/``, and
+    ``<folder>/_site/`` for one in a folder the user named (``--out-dir``), so that nothing under ``root`` is written.
 
     Raises:
         ConfigError: ``from_dir`` holds no executed notebook.
     """
+    from .site import write_site
+
     root = Path(root).resolve()
     folder = Path(from_dir).resolve()
     if (folder / EXPLORE_NOTEBOOKS).is_dir():
@@ -239,33 +243,12 @@ def explore_source(root: str | Path, from_dir: str | Path) -> Path:
     notebooks = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
     if not notebooks:
         raise ConfigError(f"--from: {from_dir} holds no executed notebook (.ipynb); run initmem experiments first")
-    name = folder.parent.name if folder.name == EXPLORE_NOTEBOOKS else folder.name
-    source = root / EXPLORE_BUILD_DIR / name
-    for item in BOOK_SOURCES:
-        target = source / item
-        if target.is_dir():
-            shutil.rmtree(target)
-        if (root / item).is_dir():
-            shutil.copytree(root / item, target, ignore=shutil.ignore_patterns("_build", "_failed", ".*.running.ipynb"))
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(root / item, target)
-    generated = source / RECORD_OUT_DIR
-    generated.mkdir(parents=True, exist_ok=True)
-    for notebook in notebooks:
-        shutil.copy2(notebook, generated / notebook.name)
-    _copy_record_results(root, source)
-    log.info("rendering %d notebooks of %s in %s", len(notebooks), folder, source)
-    return source
-
-
-def _copy_record_results(root: Path, source: Path) -> None:
-    """Copy the record's combined results (``results/<preset>/<experiment>.nc``) to ``source``: the record's pages
-    link to them relative to themselves (:func:`initmem.book.page.source_note`), and Sphinx copies what they link."""
-    for path in (root / RECORD_RESULTS_DIR).glob("*/*.nc"):
-        target = source / path.relative_to(root)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(path, target)
+    exploration = folder.parent if folder.name == EXPLORE_NOTEBOOKS else folder
+    inside = exploration.parent == (root / EXPLORE_DIR).resolve()
+    site = root / EXPLORE_BUILD_DIR / exploration.name if inside else exploration / SITE_DIR
+    pages = write_site(root, notebooks, site, exploration.name)
+    log.info("rendering %s of %s in %s", ", ".join(pages), folder, site)
+    return site
 
 
 def _jupyter_book_build(

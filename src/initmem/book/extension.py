@@ -21,6 +21,8 @@
 * The package to download: the wheel of the checkout in the build's ``_dist/``, and the role ``{wheel}`` that
   writes a command around its file name, linked to it (:mod:`initmem.book.dist`).
 * Source links of type aliases (:func:`source_module`): viewcode would follow them to ``builtins``.
+* In an exploration's small site (:mod:`initmem.book.site`), links to the book's pages that the site lacks lead to
+  the committed build (:class:`LinksToTheRecord`), and no wheel is built.
 
 The glue names used here (:class:`~myst_nb.ext.glue.utils.PendingGlueReference`, the glue cache that
 :func:`~myst_nb.ext.glue.crossref.read_glue_cache` reads) are myst-nb 1.x's, the series jupyter-book 1.x uses.
@@ -48,6 +50,7 @@ __all__ = [
     "PasteFigures",
     "DescribeFigures",
     "svg_title",
+    "LinksToTheRecord",
     "note_paste_dependencies",
     "plain_title",
     "plain_page_title",
@@ -151,6 +154,47 @@ def svg_title(svg: str) -> str:
     return html.unescape(found.group(1)).strip() if found else ""
 
 
+class LinksToTheRecord(SphinxPostTransform):
+    """In an exploration's site (the config value ``initmem_record_html``: the committed build, relative to this
+    build's root), a cross-reference to a page of the book that the site does not render (a ``{doc}`` link, a Markdown
+    link to its ``.md`` or ``.ipynb`` file) becomes a link to that page in the committed build: ``<book page>.html``
+    there, for any page whose source ``<initmem_root>/<docname>.md`` or ``.ipynb`` exists. Other references are left
+    to Sphinx and MyST, which resolve them after this."""
+
+    default_priority = 8  # before MyST's resolver (9) and Sphinx's ReferencesResolver (10)
+
+    def run(self, **kwargs: Any) -> None:
+        """Point every reference to a page of the book outside the site at the committed build."""
+        from sphinx import addnodes
+
+        base, root = self.config.initmem_record_html, Path(self.config.initmem_root or ".")
+        if not base or self.app.builder.format != "html":
+            return
+        up = "../" * self.env.docname.count("/")
+        for node in list(self.document.findall(addnodes.pending_xref)):
+            doc, anchor = _referenced_page(node)
+            if doc is None or doc in self.env.all_docs:
+                continue
+            if any((root / f"{doc}{suffix}").is_file() for suffix in (".md", ".ipynb")):
+                uri = f"{up}{base}/{doc}.html" + (f"#{anchor}" if anchor else "")
+                node.replace_self(nodes.reference("", "", *node.children, refuri=uri, internal=False))
+
+
+def _referenced_page(node: Any) -> tuple[str | None, str]:
+    """``(docname, anchor)`` of the page a ``{doc}`` role or a MyST link to a file names, relative names joined to the
+    referring page's; ``(None, "")`` for any other reference."""
+    target, anchor = str(node.get("reftarget", "")), ""
+    if node.get("reftype") == "myst" and node.get("refdomain") is None:
+        target, _, anchor = target.partition("#")
+        if not target.endswith((".md", ".ipynb")):
+            return None, ""
+        target = target.rsplit(".", 1)[0]
+    elif node.get("reftype") != "doc":
+        return None, ""
+    joined = target.lstrip("/") if target.startswith("/") else posixpath.join(posixpath.dirname(node["refdoc"]), target)
+    return posixpath.normpath(joined), anchor
+
+
 def note_paste_dependencies(app: Any, doctree: nodes.document) -> None:
     """``doctree-read`` handler: make every page this page pastes glued outputs from a dependency of it."""
     from myst_nb.ext.glue.utils import PendingGlueReference
@@ -215,12 +259,13 @@ _GENERATED = "book/generated/"
 
 
 def _notebooks_dir(app: Any) -> Path | None:
-    """The checkout's ``notebooks/``, found from the book's source folder (an exploration's book is built inside
-    the checkout's ``_build/``); None outside a checkout."""
+    """The checkout's ``notebooks/``: under the config value ``initmem_root`` (an exploration's site,
+    :mod:`initmem.book.site`, names the checkout it explores), else found from the book's source folder; None outside
+    a checkout."""
     from ..base.paths import RootError, find_repo_root
 
     try:
-        return find_repo_root(start=Path(app.srcdir)) / "notebooks"
+        return find_repo_root(app.config.initmem_root or None, start=Path(app.srcdir)) / "notebooks"
     except RootError:
         return None
 
@@ -237,9 +282,10 @@ def portable_notebooks(app: Any, exception: Exception | None) -> None:
 
 def package_wheel(app: Any, exception: Exception | None) -> None:
     """``build-finished`` handler: build the checkout's wheel into the HTML build's ``_dist/``, which the role
-    ``{wheel}`` links (:mod:`initmem.book.dist`)."""
+    ``{wheel}`` links (:mod:`initmem.book.dist`); not when the config value ``initmem_wheel`` is False (an
+    exploration's site)."""
     notebooks = _notebooks_dir(app)
-    if exception is not None or app.builder.format != "html" or notebooks is None:
+    if exception is not None or app.builder.format != "html" or notebooks is None or not app.config.initmem_wheel:
         return
     build_wheel(Path(app.outdir) / DIST_DIR, root=notebooks.parent)
 
@@ -292,8 +338,12 @@ def source_module(app: Any, modname: str, attribute: str) -> str | None:
 def setup(app: Any) -> dict[str, Any]:  # pragma: no cover - called by Sphinx
     """Register the extension with Sphinx."""
     app.set_html_assets_policy("always")
+    app.add_config_value("initmem_wheel", True, "html")  # build the wheel into _dist/ (package_wheel)
+    app.add_config_value("initmem_root", "", "html")  # the checkout (default: found from the sources, _notebooks_dir)
     app.add_post_transform(PasteFigures)
     app.add_post_transform(DescribeFigures)
+    app.add_post_transform(LinksToTheRecord)
+    app.add_config_value("initmem_record_html", "", "html")  # an exploration's site: the committed build (relative)
     app.connect("doctree-read", note_paste_dependencies)
     app.connect("config-inited", configure_repository_buttons)
     app.connect("html-page-context", plain_page_title)

@@ -3,25 +3,28 @@
 ``initmem experiments --preset cpu --only 04 -p batch_sizes "[64, 256]"`` executes chapter 04 with one parameter
 changed: an *exploration* (:mod:`initmem.book.exploration`). Before anything runs it prints, per notebook, how many
 runs are reused from the committed record, how many are in the exploration's own cache and how many will train, with
-the estimated time (:mod:`initmem.study.reuse`). After it ran it renders the exploration's pages beside the record's
-(:func:`initmem.book.build.build_book` with ``from_dir``, unless ``--no-render``) and prints each changed chapter's
-page as a ``file://`` URL. ``--fresh`` re-trains the chapters' runs from scratch, none read from the record, into
-their own folder (``results/explore/<preset>-defaults-fresh/``), and prints per configuration how the fresh spread
-agrees with the record's (:mod:`initmem.study.replication`): a replication check. Errors (an unknown parameter, an invalid sweep, a missing root, a cluster that cannot be
-reached) raise, and :func:`initmem.cli.main` prints them as one line with exit status 2.
+the estimated time (:mod:`initmem.study.reuse`). After it ran it renders the exploration's pages as a small site of
+their own that links back to the committed book (:mod:`initmem.book.site`, unless ``--no-render``), prints each
+changed chapter's page as a ``file://`` URL and, last, the seconds each phase took (:func:`phase_line`). ``--fresh``
+re-trains the chapters' runs from scratch, none read from the record, into their own folder
+(``results/explore/<preset>-defaults-fresh/``), and prints per configuration how the fresh spread agrees with the
+record's (:mod:`initmem.study.replication`): a replication check. Errors (an unknown parameter, an invalid sweep, a
+missing root, a cluster that cannot be reached) raise, and :func:`initmem.cli.main` prints them as one line with exit
+status 2.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..base.paths import EXECUTOR_ENV, FRESH_ENV, SCHEDULER_ENV, find_repo_root
 from ..study.layout import PRESETS, RECORD_OUT_DIR
 
-__all__ = ["GPU_PRESETS", "add_arguments", "add_root_argument", "check_preset", "run"]
+__all__ = ["GPU_PRESETS", "add_arguments", "add_root_argument", "check_preset", "run", "phase_line"]
 
 #: The presets sized for a GPU: refused on a machine without one unless ``--allow-cpu`` says so.
 GPU_PRESETS = ("gpu", "paper")
@@ -77,8 +80,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--no-render",
         dest="render",
         action="store_false",
-        help="do not render an exploration's pages (default: render them beside the record's, in "
-        "_build/explore/<preset>-<digest>/, and print each changed chapter's page)",
+        help="do not render an exploration's pages (default: render them as a small site of their own that links "
+        "back to the committed book, in _build/explore/<preset>-<digest>/, and print each changed chapter's page)",
     )
     _add_executor_arguments(parser)
     add_root_argument(parser)
@@ -140,6 +143,7 @@ def run(args: argparse.Namespace) -> int:
     from ..book.parameters import parse_parameter_value
     from ..book.runner import run_notebooks
 
+    start = time.perf_counter()
     check_preset(args)
     root = find_repo_root(getattr(args, "root", None))
     params = {name: parse_parameter_value(value) for name, value in (args.parameter or [])}
@@ -155,29 +159,45 @@ def run(args: argparse.Namespace) -> int:
             cwd=root,
             announce=print,
         )
+    executing = sum(r.seconds for r in results)
+    phases = {"plan": time.perf_counter() - start - executing, "notebook": executing}
     for r in results:
         print(r)
     if fresh:
+        started = time.perf_counter()
         _replication_check(root, args.preset, [r for r in results if r.ok])
+        phases["replication"] = time.perf_counter() - started
     record = (root / RECORD_OUT_DIR).resolve()
     explored: dict[Path, list[str]] = {}
     for r in results:
         if r.ok and r.output is not None and r.output.parent.resolve() != record:
             explored.setdefault(r.output.parent, []).append(r.name)
+    started = time.perf_counter()
     rendered = all(
         [_show_exploration(root, folder, names, getattr(args, "render", True)) for folder, names in explored.items()]
     )
+    phases["render"] = time.perf_counter() - started
     failed = [r for r in results if not r.ok]
     if failed:
         print(f"{len(failed)} of {len(results)} notebooks failed: {', '.join(r.name for r in failed)}")
+    print(phase_line(phases))
     return 0 if rendered and not failed else 1
 
 
+def phase_line(phases: dict[str, float]) -> str:
+    """The command's last line: the seconds each phase took, e.g. ``phases: plan 2.1 s, notebook 9.8 s, render
+    3.0 s (15.0 s in all)``. *plan*: reading and checking the notebooks, their parameters and their runs (what is
+    reused, what trains); *notebook*: executing them (training included); *replication*: the ``--fresh`` comparison;
+    *render*: the exploration's site."""
+    shown = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in phases.items())
+    return f"phases: {shown} ({sum(phases.values()):.1f} s in all)"
+
+
 def _replication_check(root: Path, preset: str, results: list) -> None:
-    """Print, for each fresh chapter that builds a sweep, how its runs agree with the committed record's
-    (:func:`initmem.study.replication.replication_lines`), or why there is nothing to compare with."""
+    """Print, for each fresh chapter that builds a sweep, how its runs agree with the committed record's at the same
+    preset, ``results/<preset>/<name>.nc`` (:func:`initmem.study.replication.replication_lines`), or why there is
+    nothing to compare with."""
     from ..study.layout import RECORD_RESULTS_DIR, results_paths
-    from ..study.presets import book_preset
     from ..study.registry import EXPERIMENT_SPECS
     from ..study.replication import replication_lines
     from ..sweeps.store import read_checked
@@ -187,8 +207,9 @@ def _replication_check(root: Path, preset: str, results: list) -> None:
             continue
         fresh = results_paths(root / r.parameters["results_dir"], preset, r.name)[1]
         record = results_paths(root / RECORD_RESULTS_DIR, preset, r.name)[1]
-        if preset != book_preset(r.name) or not record.is_file():
-            print(f"{r.name}: no committed record at preset {preset} to compare the fresh runs with")
+        if not record.is_file():
+            shown = record.relative_to(root) if record.is_relative_to(root) else record
+            print(f"{r.name}: no committed record at preset {preset} ({shown}) to compare the fresh runs with")
             continue
         print("\n".join(replication_lines(r.name, read_checked(fresh), read_checked(record))))
 
@@ -235,7 +256,7 @@ def _price(args: argparse.Namespace) -> str:
 
 
 def _show_exploration(root: Path, folder: Path, names: list[str], render: bool) -> bool:
-    """Render the exploration in ``folder`` beside the record (:func:`initmem.book.build.render_exploration`) and
+    """Render the exploration in ``folder`` as its site (:func:`initmem.book.build.render_exploration`) and
     print the page of each of ``names``; without ``render``, print how to render it. False if rendering failed (the
     executed notebooks stay where they are)."""
     from ..book.build import BookBuildError, render_exploration
