@@ -169,19 +169,23 @@ page.table(trend_table, "e11_trends")
 identified = [t for t in trends.values() if t.reaches_paper_scale]
 glue(
     "e11_trend_text",
-    "Each condition's per-seed spreads are fitted by a straight line in log2(width) and log2(training images), and "
-    "the line is read at the paper's scale "
-    + (
-        "(width 64, 45,000 images). "
-        if identified
-        else "as far as the rungs allow: the committed rungs vary the width only, so the line is read at width 64 on "
-        "the rungs' training set, not at the paper's 45,000 images (the 20,000-image rungs are what identifies that "
-        "slope). "
+    (
+        "Each condition's per-seed spreads are fitted by a straight line in log2(width) and log2(training images), "
+        "and the line is read at the paper's scale "
+        + (
+            "(width 64, 45,000 images). "
+            if identified
+            else "as far as the rungs allow: the committed rungs vary the width only, so the line is read at width 64 "
+            "on the rungs' training set, not at the paper's 45,000 images (the 20,000-image rungs identify that "
+            "slope). "
+        )
+        + "It is an extrapolation: the interval holds only if the spread keeps the straight course the rungs show; "
+        "the coverage columns say how often the interval covers the truth on ladders simulated like this one, with a "
+        "straight trend and with one that bends away from the line by 5 pp at the extrapolated point."
     )
-    + "It is an extrapolation: the interval holds only if the spread keeps the straight course the rungs show; the "
-    "coverage columns say how often the interval covers the truth on ladders simulated like this one, with a "
-    "straight trend and with one that bends away from the line by 5 pp at the extrapolated point."
-    + ("" if trends else " No condition has two rungs with a residual degree of freedom yet: nothing is extrapolated."),
+    if trends
+    else "Nothing is extrapolated yet: a straight line in log2(width) and log2(training images) needs two rungs of a "
+    "condition, and the committed ladder holds one. The declared rungs still to train are listed at the top.",
     display=False,
 )
 
