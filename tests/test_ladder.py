@@ -187,6 +187,13 @@ def test_the_trend_of_a_synthetic_ladder_is_read_at_width_64_on_its_own_training
     assert t.interval.estimate == pytest.approx(32.0) and t.predictor == "selected" and t.rungs == 2
 
 
+def test_a_condition_the_ladder_does_not_hold_has_no_trend():
+    ds = _ladder({("sgd", 8, 5000, 40): 20.0, ("sgd", 16, 5000, 40): 24.0}).isel(lr=[0, 1])  # no larger lr
+    climbed = ladder.rungs(ds)
+    assert ladder.trend(ds, climbed, "larger lr") is None and ladder.trend(ds, climbed, "adam") is None
+    assert list(ladder.prediction_column(ds).index) == ["C1"]
+
+
 def test_the_trend_interval_covers_95_percent_of_straight_trends_and_less_of_bent_ones():
     x = np.array([[3.0, 12.3]] * 8 + [[4.0, 12.3]] * 8 + [[3.0, 14.3]] * 8)
     at = np.array([6.0, np.log2(45_000)])

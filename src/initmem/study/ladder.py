@@ -341,7 +341,7 @@ def fit_trend(
 
 
 def _trend_points(ds: xr.Dataset, ladder: Sequence[Rung], condition: str) -> tuple[str, np.ndarray, np.ndarray]:
-    mine = [r for r in ladder if r.condition == condition]
+    mine = [r for r in ladder if r.condition == condition and r.size != PREMISE_NOT_MET]
     predictor = "selected" if all(r.predictor == "selected" for r in mine) else "final"
     lr = condition_lrs(ds)[condition]
     xs, ys = [], []
@@ -354,9 +354,11 @@ def _trend_points(ds: xr.Dataset, ladder: Sequence[Rung], condition: str) -> tup
 
 
 def trend(ds: xr.Dataset, ladder: Sequence[Rung], condition: str) -> Trend | None:
-    """``condition``'s :class:`Trend` over the rungs of ``ladder`` (:func:`rungs`), at the paper's scale where the
-    rungs vary both the width and the training set, else at the paper's value of the factor they vary; None where
-    the rungs cannot identify a line (:func:`fit_trend`)."""
+    """``condition``'s :class:`Trend` over the rungs of ``ladder`` (:func:`rungs`) that meet its premise, at the
+    paper's scale where those rungs vary both the width and the training set, else at the paper's value of the factor
+    they vary; None where they cannot identify a line (:func:`fit_trend`)."""
+    if condition not in condition_lrs(ds):
+        return None
     predictor, x, y = _trend_points(ds, ladder, condition)
     if len(y) == 0:
         return None
