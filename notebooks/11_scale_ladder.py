@@ -40,7 +40,6 @@ augment = None
 model = None
 logit_scale = None
 batch_size = None
-epochs = None
 eval_every = None
 warmup_epochs = None
 sigma_ws = None
@@ -163,9 +162,10 @@ for condition, t in trends.items():
         "coverage, straight truth (%)": f"{100 * t.coverage(0.0):.0f}",
         "coverage, truth bent 5 pp (%)": f"{100 * t.coverage(5.0):.0f}",
     }
-trend_table = pd.DataFrame.from_dict(rows, orient="index")
-trend_table.index.name = "condition"
-page.table(trend_table, "e11_trends")
+if rows:
+    trend_table = pd.DataFrame.from_dict(rows, orient="index")
+    trend_table.index.name = "condition"
+    page.table(trend_table, "e11_trends")
 identified = [t for t in trends.values() if t.reaches_paper_scale]
 glue(
     "e11_trend_text",

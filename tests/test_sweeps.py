@@ -362,7 +362,7 @@ def test_summary_table_treats_seeds_as_documented():
     c = critical("spread", 3, 2)
     assert (c.low, c.high) == pytest.approx((18.9929, 63.3859))
     assert sgd["selected_ci95_low"] == pytest.approx(22.0 - 2 * c.low)
-    assert sgd["selected_ci95_high"] == pytest.approx(22.0 + 2 * c.high)
+    assert 22.0 + 2 * c.high > 100.0 and sgd["selected_ci95_high"] == 100.0  # clipped to what a spread can be
     assert sgd["selected_n_seeds"] == 2 and sgd["selected_estimator"] == "cross-fitted"
     # the null: 3 sigma_w x 2 seeds, 36 permutations; this ordering is the most extreme: p = 1/6 (the floor)
     assert sgd["selected_null_p"] == pytest.approx(1 / 6) and sgd["selected_null_mean_pp"] < 22.0
@@ -390,15 +390,17 @@ def _zipped_grid():
 
 def test_spread_lines_say_each_configurations_spread_with_its_interval():
     # sgd: cross-fitted 20 and 24 -> [22 - 2 c_low, 22 + 2 c_high] = [-16.0, 148.8] (the table's calibrated interval,
-    # test above); adam: both seeds -3 -> [-3.0, -3.0]
+    # test above), clipped to what a spread can be; adam: both seeds -3 -> [-3.0, -3.0]
     assert spread_lines(_zipped_grid()) == [
-        "SGD, learning rate 0.02: spread 22.0 pp [-16.0, 148.8] (95 % CI, calibrated t; cross-fitted, 2 seeds)",
-        "Adam, learning rate 0.001: spread -3.0 pp [-3.0, -3.0] (95 % CI, calibrated t; cross-fitted, 2 seeds)",
+        "SGD, learning rate 0.02: spread 22.0 pp [\u221216.0, 100.0, clipped] (95 % CI, calibrated t; cross-fitted, "
+        "2 seeds)",
+        "Adam, learning rate 0.001: spread \u22123.0 pp [\u22123.0, \u22123.0] (95 % CI, calibrated t; cross-fitted, "
+        "2 seeds)",
     ]
     assert spread_lines(summary_table(_zipped_grid())) == spread_lines(_zipped_grid())
     # final = selected + 1: the same spreads; one configuration: the line is the sentence alone
     assert spread_lines(_zipped_grid().sel(optimizer="sgd"), variable="final", digits=2) == [
-        "spread 22.00 pp [-15.99, 148.77] (95 % CI, calibrated t; cross-fitted, 2 seeds)"
+        "spread 22.00 pp [\u221215.99, 100.00, clipped] (95 % CI, calibrated t; cross-fitted, 2 seeds)"
     ]
     # one seed: its raw spread (sgd seed 0: 60 - 40; adam: 52 - 49), and no interval
     assert spread_lines(_zipped_grid().isel(seed=0)) == [
@@ -409,7 +411,8 @@ def test_spread_lines_say_each_configurations_spread_with_its_interval():
     lines = spread_lines(_zipped_grid().expand_dims(batch_size=[64, 128]))
     assert (
         lines[1]
-        == "batch size 64, Adam, learning rate 0.001: spread -3.0 pp [-3.0, -3.0] (95 % CI, calibrated t; cross-fitted, 2 seeds)"
+        == "batch size 64, Adam, learning rate 0.001: spread \u22123.0 pp [\u22123.0, \u22123.0] (95 % CI, calibrated t; "
+        "cross-fitted, 2 seeds)"
     )
     assert len(lines) == 4 and lines[2].startswith("batch size 128, SGD, learning rate 0.02: spread 22.0 pp")
     with pytest.raises(ValueError, match="variable: allowed values are 'selected', 'final'; got 'best'"):
@@ -441,13 +444,13 @@ def test_summary_table_reader_view_is_a_short_table_with_units():
     assert list(table.index) == ["SGD", "Adam"] and table.columns.name == "optimizer" and table.index.name is None
     assert table.loc["SGD"].tolist() == [
         "0.02",
-        "22.0 [-16.0, 148.8]",
+        "22.0 [\u221216.0, 100.0, clipped]",
         "cross-fitted",
         "2",
         "0.17",
         "0.5",
         "2",
-        "22.0 [-16.0, 148.8]",
+        "22.0 [\u221216.0, 100.0, clipped]",
     ]
     # a diverged run adds its column
     ds = _zipped_grid()

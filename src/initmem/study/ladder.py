@@ -41,6 +41,7 @@ __all__ = [
     "Condition",
     "Rung",
     "Trend",
+    "as_ladder",
     "condition_lrs",
     "ladder_rungs",
     "rungs",
@@ -96,6 +97,14 @@ def target(condition: str) -> tuple[float, tuple[float, float]]:
     """The paper's number for ``condition`` (pp) and its band (:func:`initmem.study.ledger.band`)."""
     c = CONDITIONS[condition]
     return PAPER[c.claim]["values"][c.part], band(c.claim, c.part)
+
+
+def as_ladder(ds: xr.Dataset) -> xr.Dataset:
+    """``ds`` with an ``epochs`` dimension: a sweep that set its epochs in its base (one rung trained elsewhere, as the
+    GPU one-shot trains it) gets one, of its last recorded epoch."""
+    if "epochs" in ds.dims:
+        return ds
+    return ds.expand_dims(epochs=[int(ds["epoch"].max())])
 
 
 def condition_lrs(ds: xr.Dataset) -> dict[str, float]:
@@ -217,6 +226,7 @@ def rungs(ds: xr.Dataset, cpu_models: Mapping[tuple[int, int, int], Sequence[str
     """Every condition of :data:`CONDITIONS` in ``ds`` on every rung that holds its runs, condition by condition,
     rungs cheapest first (its first rung is the reference of its shifts). A contrast condition (Adam, the larger lr)
     is judged on the rungs where SGD trained too. ``cpu_models``: the CPU models each rung's runs record."""
+    ds = as_ladder(ds)
     lrs = condition_lrs(ds)
     n_sigma = ds.sizes["sigma_w"]
     spread_of, shift_of = CrossFitted(n_sigma, "spread"), CrossFitted(n_sigma, "contrast")
@@ -357,6 +367,7 @@ def trend(ds: xr.Dataset, ladder: Sequence[Rung], condition: str) -> Trend | Non
     """``condition``'s :class:`Trend` over the rungs of ``ladder`` (:func:`rungs`) that meet its premise, at the
     paper's scale where those rungs vary both the width and the training set, else at the paper's value of the factor
     they vary; None where they cannot identify a line (:func:`fit_trend`)."""
+    ds = as_ladder(ds)
     if condition not in condition_lrs(ds):
         return None
     predictor, x, y = _trend_points(ds, ladder, condition)
@@ -456,6 +467,7 @@ def runs_origin(
     attributes only), and each rung's CPU models."""
     from ..base.reads import note
 
+    ds = as_ladder(ds)
     hashes = ds["run_hash"]
     commits, models, created = [], [], []
     by_rung: dict[tuple[int, int, int], set[str]] = {}

@@ -20,6 +20,7 @@ import xarray as xr
 
 from . import rules
 from .error_rates import Design, _judged
+from .experiments import judged_by
 from .ledger import PAPER
 from .stats import finite_runs
 
@@ -62,17 +63,18 @@ def _c1_value() -> float:
 
 
 def row_designs(results: Mapping[str, xr.Dataset], predictors: Mapping[str, str]) -> list[RowDesign]:
-    """The sized rows of C1, C2 (each adaptive optimizer ``results["01_optimizers"]`` holds) and C4 (each lever of
-    ``results["03_lr_and_l2"]``), with their noise on the predictor each row is judged on (``predictors``: row ->
+    """The sized rows of C1, C2 (each adaptive optimizer the experiment that judges them holds) and C4 (each lever of
+    the experiment that judges it; :func:`initmem.study.experiments.judged_by`), with their noise on the predictor each row is judged on (``predictors``: row ->
     ``"selected"`` or ``"final"``, the ledger's ``predictor`` column)."""
     out = []
-    opt = results.get("01_optimizers")
+    optimizers, levers_experiment = judged_by("C1"), judged_by("C4")
+    opt = results.get(optimizers)
     if opt is not None:
         sgd = opt.sel(optimizer="sgd")
         n_sigma, n_seeds = opt.sizes["sigma_w"], opt.sizes["seed"]
         var = f"{predictors.get('C1', 'selected')}_test_acc"
         noise, df = cell_noise([finite_runs(sgd, var)])
-        out.append(RowDesign("C1", Design("C1", "", "01_optimizers", n_sigma, n_seeds, _c1_value()), noise, df))
+        out.append(RowDesign("C1", Design("C1", "", optimizers, n_sigma, n_seeds, _c1_value()), noise, df))
         for part, value in PAPER["C2"]["values"].items():
             name = part.lower()
             row = f"C2 {part}"
@@ -80,9 +82,9 @@ def row_designs(results: Mapping[str, xr.Dataset], predictors: Mapping[str, str]
                 continue
             var = f"{predictors[row]}_test_acc"
             noise, df = cell_noise([finite_runs(sgd, var), finite_runs(opt.sel(optimizer=name), var)])
-            design = Design("C2", part, "01_optimizers", n_sigma, n_seeds, value, reference=_c1_value())
+            design = Design("C2", part, optimizers, n_sigma, n_seeds, value, reference=_c1_value())
             out.append(RowDesign(row, design, noise, df))
-    lr = results.get("03_lr_and_l2")
+    lr = results.get(levers_experiment)
     if lr is not None:
         lrs, wds = sorted(map(float, lr["lr"].values)), sorted(map(float, lr["weight_decay"].values))
         keep = lr.sel(lr=lrs[0], weight_decay=wds[0])
@@ -94,7 +96,7 @@ def row_designs(results: Mapping[str, xr.Dataset], predictors: Mapping[str, str]
             var = f"{predictors[row]}_test_acc"
             noise, df = cell_noise([finite_runs(keep, var), finite_runs(lr.sel(lr=a, weight_decay=w), var)])
             value = PAPER["C4"]["values"][part]
-            design = Design("C4", part, "03_lr_and_l2", lr.sizes["sigma_w"], lr.sizes["seed"], value, _c1_value())
+            design = Design("C4", part, levers_experiment, lr.sizes["sigma_w"], lr.sizes["seed"], value, _c1_value())
             out.append(RowDesign(row, design, noise, df))
     return out
 

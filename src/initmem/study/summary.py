@@ -19,6 +19,7 @@ import xarray as xr
 from ..run.optimizers import LABELS as OPTIMIZER_LABELS
 from .calibration import CrossFitted
 from .nulls import spread_null
+from .numbers import ACCURACY_DIFFERENCE, decimal
 from .stats import LEVEL, SEED_DIM, cross_fitted_spreads, finite_runs, n_diverged, seed_mean
 from .tables import LABELS, format_value, present
 
@@ -212,7 +213,8 @@ def _configuration_part(name: str, value: Any) -> str:
 
 
 def _spread_sentence(row: dict[str, Any], variable: str, digits: int) -> str:
-    """``"spread 21.3 pp [17.1, 25.5] (95 % CI, calibrated t; cross-fitted, 5 seeds)"`` from one full summary_table row."""
+    """``"spread 21.3 pp [17.1, 25.5] (95 % CI, calibrated t; cross-fitted, 5 seeds)"`` from one full summary_table row
+    (negative numbers with the minus sign; a bound at what a spread can be, ±100 pp, is said to be clipped)."""
     estimate, low, high = (float(row[f"{variable}_{c}"]) for c in ("spread_pp", "ci95_low", "ci95_high"))
     seeds, estimator = int(row[f"{variable}_n_seeds"]), row[f"{variable}_estimator"]
     counted = f"{seeds} seed{'s' if seeds != 1 else ''}"
@@ -220,9 +222,11 @@ def _spread_sentence(row: dict[str, Any], variable: str, digits: int) -> str:
         text = "spread n/a (no seed has a value at every point)"
     elif math.isfinite(low) and math.isfinite(high):
         level = round(100 * LEVEL)
-        text = f"spread {estimate:.{digits}f} pp [{low:.{digits}f}, {high:.{digits}f}] ({level} % CI, calibrated t; {estimator}, {counted})"
+        clipped = ", clipped" if low <= ACCURACY_DIFFERENCE[0] or high >= ACCURACY_DIFFERENCE[1] else ""
+        bounds = f"{decimal(low, digits)}, {decimal(high, digits)}{clipped}"
+        text = f"spread {decimal(estimate, digits)} pp [{bounds}] ({level} % CI, calibrated t; {estimator}, {counted})"
     else:
-        text = f"spread {estimate:.{digits}f} pp ({estimator.split(' (')[0]}, {counted}: no interval)"
+        text = f"spread {decimal(estimate, digits)} pp ({estimator.split(' (')[0]}, {counted}: no interval)"
     diverged = int(row.get("n_diverged", 0))
     if diverged:
         text += f"; {diverged} run{'s' if diverged != 1 else ''} diverged, left out"

@@ -152,7 +152,7 @@ EXPERIMENT = Experiment(
             ),
         ),
     },
-    glue=("e11_fig_ladder", "e11_table", "e11_costs", "e11_closes"),
+    glue=("e11_answer", "e11_declared", "e11_fig_ladder", "e11_table", "e11_costs"),
     reads=("01_optimizers",),
     book_preset="cpu",
     zipped={"optimizers": e01_optimizers.ZIPPED},
