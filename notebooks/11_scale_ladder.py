@@ -87,9 +87,21 @@ def _answer() -> str:
             f"to {_rung(r)} by {r.shift.format()} ({r.shift_predictor} predictor, {r.moves})" for r in mine[1:]
         )
         parts.append(f"{c.label}'s spread ({c.row}) moves from {_rung(mine[0])} {moves}")
+    first = {r.condition: r for r in climbed if (r.width, r.train_size, r.epochs) == _first_rung()}
+    kept = "; ".join(
+        f"{ladder.CONDITIONS[c].label} keeps {r.spread.brief()} pp ({r.predictor} predictor), {r.size} "
+        f"({ladder.CONDITIONS[c].row})"
+        for c, r in first.items()
+    )
+    where = f"On the first rung ({climbed[0].name}, {len(p['seeds'])} seeds), {kept}."
     if not parts:
-        return "The ladder holds one rung: no shift can be read yet."
-    return f"At the {preset} preset's noise, " + ". ".join(parts) + "."
+        return where + " No shift can be read until a second rung is trained."
+    return where + f" At the {preset} preset's noise, " + ". ".join(parts) + "."
+
+
+def _first_rung() -> tuple[int, int, int]:
+    r = climbed[0]
+    return r.width, r.train_size, r.epochs
 
 
 glue("e11_answer", typeset(_answer()), display=False)
@@ -109,7 +121,7 @@ if note(design_path).is_file():
     missing = [r for r in design["rungs"] if (r["width"], r["train_size"], r["epochs"]) not in held]
     cpus = ", ".join(f"{m} ({n} runs)" for m, n in origin.cpu_models.items())
     declared = (
-        f"The design (`{design_path.relative_to(runs_dir.parents[2])}`) was {declared_at}; its runs were trained by "
+        f"The design (`{design_path.relative_to(runs_dir.parents[3])}`) was {declared_at}; its runs were trained by "
         f"commit {', '.join(c[:7] for c in origin.commits)} from {origin.first[:16]} to {origin.last[:16]} UTC on "
         f"{cpus}. "
         + (

@@ -241,7 +241,7 @@ if gpu is not None:
 
 # the scale ladder's extrapolations (chapter 11), once its runs are committed
 ladder_ds = results.read_if_present(layout.results_paths(results_dir, preset, "11_scale_ladder")[1])
-if ladder_ds is not None and "lr" in ladder_ds.dims:
+if ladder_ds is not None:
     display(Markdown(f"{ladder.PREDICTION_COLUMN} (chapter 11; an extrapolation, not a measurement):"))
     with pd.option_context("display.max_colwidth", None):
         display(ladder.prediction_column(ladder_ds).reindex(table.index).fillna("not on the ladder").to_frame())

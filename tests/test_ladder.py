@@ -218,7 +218,10 @@ def test_lever_rungs_must_be_rungs_and_hold_the_first(value):
 
 
 def test_the_declared_design_trains_each_rung_with_its_epochs_and_the_lever_on_the_lever_rungs_only():
-    p = e11_scale_ladder.EXPERIMENT.presets["cpu"] | {"rungs": [list(r) for r in e11_scale_ladder.DESIGN_RUNGS]}
+    p = e11_scale_ladder.EXPERIMENT.presets["cpu"] | {
+        "rungs": [list(r) for r in e11_scale_ladder.DESIGN_RUNGS],
+        "lever_rungs": [list(r) for r in e11_scale_ladder.LEVER_RUNGS],
+    }
     configs = [c for _, c in SweepSpec.from_dict(experiment_spec("11_scale_ladder", p)).configs()]
     by_rung = {}
     for c in configs:
@@ -241,6 +244,8 @@ def test_the_design_record_matches_the_preset_it_declares():
     assert [(c["optimizer"], c["lr"]) for c in design["conditions"]] == [("sgd", 0.02), ("adam", 0.008), ("sgd", 0.1)]
     held = [tuple(r[:3]) for r in p["rungs"]]
     assert held == list(e11_scale_ladder.DESIGN_RUNGS[: len(held)])  # the trained rungs are the design's first
+    assert [(r["width"], r["train_size"]) for r in design["rungs"] if r["lever"]] == list(e11_scale_ladder.LEVER_RUNGS)
+    assert [tuple(r) for r in p["lever_rungs"]] == [r[:2] for r in held if r[:2] in e11_scale_ladder.LEVER_RUNGS]
 
 
 def test_shift_power_by_simulation_agrees_with_its_extremes():

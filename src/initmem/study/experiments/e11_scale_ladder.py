@@ -12,7 +12,16 @@ from ._presets import CPU_OPTIMIZER_RUNS, SMOKE_DATA, SMOKE_RUN
 from ._record import Experiment, Note
 from ._sweeps import base, positive_int
 
-__all__ = ["EXPERIMENT", "DESIGN_RUNGS", "LADDER_SEEDS", "rungs_of", "lever_rungs_of", "condition_zip"]
+__all__ = [
+    "EXPERIMENT",
+    "DESIGN_RUNGS",
+    "LEVER_RUNGS",
+    "TRAINED_RUNGS",
+    "LADDER_SEEDS",
+    "rungs_of",
+    "lever_rungs_of",
+    "condition_zip",
+]
 
 #: 01's optimizers that the ladder climbs with: the one that remembers (C1) and one that forgets (C2's "minimal").
 LADDER_OPTIMIZERS = ("sgd", "adam")
@@ -21,6 +30,11 @@ LADDER_OPTIMIZERS = ("sgd", "adam")
 LADDER_SEEDS = list(range(8))
 #: The declared rungs, ``(width, train_size, epochs)``, cheapest first (the design record's).
 DESIGN_RUNGS = ((8, 5000, 40), (16, 5000, 40), (8, 20000, 60), (32, 5000, 40), (16, 20000, 60))
+#: How many of them (from the first) have every run committed: the cpu preset's ``rungs``; the lever runs on those of
+#: the design's lever rungs among them.
+TRAINED_RUNGS = 1
+#: The declared rungs, ``(width, train_size)``, on which SGD also trains at the larger lr (C4's lever).
+LEVER_RUNGS = ((8, 5000), (16, 5000))
 
 
 def rungs_of(value: Any) -> list[tuple[int, int, int]]:
@@ -129,7 +143,8 @@ SMOKE = {
 # larger lr (0.1) on the two 5,000-image rungs below width 32. ``rungs`` holds the rungs whose runs are committed.
 CPU = {
     **{k: v for k, v in CPU_OPTIMIZER_RUNS.items() if k not in ("width", "train_size", "epochs")}, "sigma_ws": [0.1, 2.5],
-    "seeds": LADDER_SEEDS, "bf16": False, "rungs": [list(r) for r in DESIGN_RUNGS], "lever_rungs": [[8, 5000], [16, 5000]],
+    "seeds": LADDER_SEEDS, "bf16": False, "rungs": [list(r) for r in DESIGN_RUNGS[:TRAINED_RUNGS]],
+    "lever_rungs": [list(r[:2]) for r in DESIGN_RUNGS[:TRAINED_RUNGS] if r[:2] in LEVER_RUNGS],
     "lever_lr": 0.1, **e01_optimizers.optimizers_at(e01_optimizers.CPU, LADDER_OPTIMIZERS),
 }
 # fmt: on
