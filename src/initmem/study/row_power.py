@@ -1,7 +1,7 @@
 """The power of each sized ledger row: how often its design would say "reproduced in size" if the paper's number were
 the truth, at the noise its own runs show, and how many seeds would reach 80 %.
 
-A row's design is its claim's (:data:`initmem.study.error_rates.DESIGNS`' model: ``n_sigma`` sigma_w x ``n_seeds``
+A row's design is its claim's (the model of :mod:`initmem.study.error_rates`: ``n_sigma`` sigma_w x ``n_seeds``
 seeds, a linear memory profile, Gaussian noise in each (sigma_w, seed) cell), judged through the ledger's rules by
 :func:`initmem.study.error_rates.simulate`'s machinery. The noise is measured on the row's runs (:func:`cell_noise`:
 the residual standard deviation of a two-way additive fit, sigma_w plus seed, of the carrying predictor's test
