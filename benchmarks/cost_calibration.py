@@ -67,7 +67,7 @@ def main() -> None:
     parser.add_argument("--results-dir", default="results")
     parser.add_argument("--preset", default="cpu")
     args = parser.parse_args()
-    runs = cost_fit.run_table(args.results_dir, args.preset)
+    runs = cost_fit.fitted_runs(cost_fit.run_table(args.results_dir, args.preset))
     timed, wall = runs[runs["timer"] == "cpu"], runs[runs["timer"] == "wall"]
     if timed.empty:
         parser.exit(2, f"--results-dir: no run under {args.results_dir}/{args.preset}/*/runs/ records its CPU time\n")

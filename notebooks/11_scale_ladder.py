@@ -121,7 +121,7 @@ if note(design_path).is_file():
     missing = [r for r in design["rungs"] if (r["width"], r["train_size"], r["epochs"]) not in held]
     cpus = ", ".join(f"{m} ({n} runs)" for m, n in origin.cpu_models.items())
     declared = (
-        f"The design (`{design_path.relative_to(runs_dir.parents[3])}`) was {declared_at}; its runs were trained by "
+        f"The design ({design_path.relative_to(runs_dir.parents[3])}) was {declared_at}; its runs were trained by "
         f"commit {', '.join(c[:7] for c in origin.commits)} from {origin.first[:16]} to {origin.last[:16]} UTC on "
         f"{cpus}. "
         + (
@@ -140,7 +140,7 @@ if note(design_path).is_file():
         )
     )
 else:
-    declared = f"No design was declared for the {preset} preset (`{design_path.name}` is absent)."
+    declared = f"No design was declared for the {preset} preset ({design_path.name} is absent)."
 glue("e11_declared", typeset(declared), display=False)
 
 # %% [markdown]
@@ -204,9 +204,9 @@ glue(
 # %% tags=["hide-input"]
 glue(
     "e11_precision",
-    "The runs train under bf16 autocast (`bf16 = true`): read them against chapter 01's parity study."
+    "The runs train under bf16 autocast (bf16 = true): read them against chapter 01's parity study."
     if p["bf16"]
-    else "The runs train in fp32 (`bf16 = false`), as the record does.",
+    else "The runs train in fp32 (bf16 = false), as the record does.",
     display=False,
 )
 measured = sum(r.core_seconds for r in climbed)

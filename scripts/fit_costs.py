@@ -29,7 +29,7 @@ def main() -> None:
     if runs.empty:
         parser.exit(2, f"--results-dir: no run files under {args.results_dir}/{args.preset}/*/runs/\n")
     try:
-        model = cost_fit.fit(runs)
+        model = cost_fit.fit(cost_fit.fitted_runs(runs))
     except ValueError as exc:
         parser.exit(2, f"--results-dir: {exc}\n")
     model["provenance"] |= {"script": "scripts/fit_costs.py", "preset": args.preset}

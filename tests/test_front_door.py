@@ -56,7 +56,7 @@ def test_landing_page_pastes_its_results_from_the_notebooks():
         assert block in top or inline in top, key
         source = (REPO / "notebooks" / f"{notebook}.py").read_text()
         # glued directly, by page.figure (shown with its source line, or glued only) or by page.table
-        calls = (f'glue("{key}", ', f'"{key}", source)', f'page.figure(fig, "{key}")', f'"{key}", show=False)')
+        calls = (f'glue("{key}", ', f'"{key}", source)', f'page.figure(fig, "{key}"', f'"{key}", show=False)')
         assert any(call in source for call in calls), key
 
 

@@ -40,7 +40,7 @@ from ..sweeps.store import read_checked
 from .costs import BASE_BATCH, core_seconds, cpu_timed, log_seconds_per_flop, run_images
 from .flops import TRAIN_PASSES, forward_flops
 
-__all__ = ["DIGITS", "FACTORS", "run_table", "fit", "calibration", "ratio_figures"]
+__all__ = ["DIGITS", "FACTORS", "FIT_SWEEPS", "run_table", "fitted_runs", "fit", "calibration", "ratio_figures"]
 
 #: Decimals the fitted log-ratios keep (a relative error of 1e-5 in seconds at most): the table stays readable and
 #: the same from one refit to the next.
@@ -96,6 +96,18 @@ def run_table(results_dir: str | os.PathLike, preset: str = "cpu") -> pd.DataFra
 
 #: The factors besides the cell, each as (:func:`run_table` column and model key, reference value: its term is 0).
 FACTORS = (("width", 8), ("optimizer", "sgd"), ("precision", "fp32"))
+
+
+#: The sweeps whose CPU-timed runs the model is fitted to: the replays of the record's cost configurations, on one
+#: machine. Other CPU-timed runs (chapter 11's ladder, trained on another CPU) stay out: the machine is recorded, not
+#: fitted.
+FIT_SWEEPS = ("cost_replay",)
+
+
+def fitted_runs(runs: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`run_table` the committed model is fitted and calibrated on: the CPU-timed runs of
+    :data:`FIT_SWEEPS`, and every wall-timed run (the record's load)."""
+    return runs[(runs["timer"] != "cpu") | runs["sweep"].isin(FIT_SWEEPS)]
 
 
 def fit(runs: pd.DataFrame) -> dict[str, Any]:

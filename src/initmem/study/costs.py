@@ -76,6 +76,8 @@ __all__ = [
 #: The fitted CPU cost model (JSON, in this package), written by ``scripts/fit_costs.py``.
 COST_MODEL_FILE = "cost_model.json"
 #: Where it is: beside this module.
+#:
+#: :meta hide-value:
 COST_MODEL_PATH = Path(__file__).with_name(COST_MODEL_FILE)
 #: Effective FLOP/s of one NVIDIA A100 on a CIFAR-10 ResNet: airbench94.py trains 0.36 PFLOPs in 3.83 s (Jordan,
 #: "94% on CIFAR-10 in 3.29 Seconds on a Single GPU", arXiv:2404.00498, and the table of

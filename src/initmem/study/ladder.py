@@ -423,27 +423,24 @@ def trend_coverage(
 
 
 def ladder_frame(ladder: Sequence[Rung]) -> Any:
-    """:func:`rungs` as a table for a page (pandas, indexed by condition and rung): both predictors' spreads, the
-    carrying one named, the size reading, the shift and its reading, the premise's train accuracies, runs and CPU."""
+    """:func:`rungs` as a table for a page (pandas, indexed by condition and rung): both predictors' spreads, the one
+    that carries, the size reading, the shift and its reading, and the lowest final train accuracy (the premise); the
+    runs and their CPU time are said beside it on the page."""
     import pandas as pd
 
     return pd.DataFrame(
         {
-            "carrying predictor": [r.predictor for r in ladder],
-            "spread, selected (pp)": [r.spreads["selected"].brief() for r in ladder],
-            "spread, final (pp)": [r.spreads["final"].brief() for r in ladder],
-            "against the paper's band": [r.size for r in ladder],
-            "shift from the first rung (pp)": [
-                f"{r.shift.brief()} ({r.shift_predictor})" if r.moves else "reference" for r in ladder
-            ],
+            "carried by": [r.predictor for r in ladder],
+            "selected (pp)": [r.spreads["selected"].brief() for r in ladder],
+            "final (pp)": [r.spreads["final"].brief() for r in ladder],
+            "paper's band": [r.size for r in ladder],
+            "shift (pp)": [f"{r.shift.brief()} ({r.shift_predictor})" if r.moves else "reference" for r in ladder],
             "reading": [r.moves or "" for r in ladder],
-            "lowest final train acc (%)": [f"{r.final_train_min:.1f}" for r in ladder],
-            "selected train acc, mean (%)": [f"{r.selected_train_mean:.1f}" for r in ladder],
-            "runs": [r.runs for r in ladder],
-            "CPU core-min": [f"{r.core_seconds / 60:.0f}" for r in ladder],
+            "min final train (%)": [f"{r.final_train_min:.1f}" for r in ladder],
         },
         index=pd.MultiIndex.from_tuples(
-            [(CONDITIONS[r.condition].label, r.name) for r in ladder], names=["condition", "rung"]
+            [(CONDITIONS[r.condition].label, f"w{r.width}, {r.train_size:,} img, {r.epochs} ep") for r in ladder],
+            names=["condition", "rung"],
         ),
     )
 

@@ -71,7 +71,9 @@ PARAMETERS: dict[str, str] = {
     "reference_horizon": "the horizon the longer ones are compared with (one of horizons)",
     "checkpoint_every": "epochs between resumable checkpoints (0: none)",
     "bf16": "bfloat16 autocast (true/false; part of a run's hash: it changes the floating-point path)",
-    "rungs": "the ladder's rungs, [[width, train_size], ...], cheapest first (11 only)",
+    "rungs": "the ladder's rungs, [[width, train_size, epochs], ...], cheapest first (11 only)",
+    "lever_rungs": "the rungs, [[width, train_size], ...], on which SGD also trains at lever_lr, C4's lever (11 only)",
+    "lever_lr": "the larger learning rate of C4's lever, plain SGD (11 only)",
 }
 
 
