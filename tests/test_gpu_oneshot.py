@@ -104,7 +104,7 @@ def test_dry_run_trains_a_ladder_rung_into_ordinary_run_files_and_a_summary(dry_
     ):
         assert needle in summary
     assert "4. runs: 20 finished" in summary and "premise (low-lr SGD interpolates)" in summary
-    assert summary.count("width 8, 200 images") == 2  # chapter 11's table: a row per condition
+    assert summary.count("w8, 200 img") == 2  # chapter 11's table: a row per condition
 
 
 def test_a_rerun_reuses_the_finished_runs(dry_run, oneshot):

@@ -48,7 +48,6 @@ __all__ = [
     "optimizer_summary",
     "paper_scale",
     "ledger_column",
-    "summary_text",
 ]
 
 #: The preset of these results (``results/<GPU_PRESET>/``).
@@ -195,72 +194,3 @@ def ledger_column(results_dir: str | os.PathLike = "results") -> pd.Series | Non
         if row["experiment"] == EXPERIMENT
     }
     return pd.Series(texts, name=COLUMN, dtype=object)
-
-
-def summary_text(results_dir: str | os.PathLike = "results") -> str:
-    """The one-page summary of a one-shot session: environment, throughput, parity, the plan and what ran, each
-    optimizer's spread, and the ledger column, from ``oneshot.json`` and the combined results."""
-    m = load_manifest(results_dir)
-    env, p = m.get("environment", {}), m.get("parameters", {})
-    lines = [
-        f"initmem paper scale in one shot ({'DRY RUN, ' if m.get('dry_run') else ''}status: {m.get('status')}, "
-        f"{m.get('elapsed_s', math.nan):.0f} s of a {m.get('budget_s', math.nan):.0f} s budget)",
-        f"device {env.get('device')} ({env.get('hardware')}), torch {env.get('torch')}, CUDA {env.get('cuda') or '-'}"
-        f", cuDNN {env.get('cudnn') or '-'}, commit {env.get('git_commit') or 'unknown (not a git checkout)'}",
-        "",
-        f"1. training throughput, ResNet-9 width {p.get('width')}, batch {p.get('batch_size')} (images/s per model):",
-    ]
-    for probe in m.get("throughput", []):
-        rate = probe.get("images_per_s", math.nan)
-        first = probe.get("first_call_s", math.nan)
-        lines.append(
-            f"   {probe['name']:<26}{rate:10.0f}"
-            + (f"  first call {first:.1f} s" if math.isfinite(first) else "")
-            + (f"  {probe['note']}" if probe.get("note") else "")
-        )
-    par = m.get("parity", {})
-    if par:
-        worst = max(par.get("max_rel_diff", {}).values(), default=math.nan)
-        lines += [
-            "",
-            f"2. stacked vs sequential, {par.get('steps')} SGD steps, sigma_w {par.get('sigma_w')}: largest "
-            f"relative difference {worst:.2e} (tolerance {par.get('rtol'):.0e}): "
-            f"{'ok' if par.get('ok') else 'FAILED'}" + (f" ({par['error']})" if par.get("error") else ""),
-        ]
-    plan, trainer = m.get("sweep", {}).get("plan", {}), m.get("trainer", {})
-    if plan:
-        n_train = p.get("train_size") or 50_000 - p.get("val_size", 0)
-        lines += [
-            "",
-            f"3. 01 at preset gpu: {plan['epochs']} epochs of {n_train} images, batch {p.get('batch_size')}, "
-            f"{trainer.get('mode')}, {'bf16' if trainer.get('bf16') else 'fp32'}; estimated "
-            f"{plan['estimated_s']:.0f} s of {plan['available_s']:.0f} s available",
-        ]
-        counts: dict[str, int] = {}
-        for run in m["sweep"].get("runs", []):
-            status = run["status"].split(":")[0]
-            counts[status] = counts.get(status, 0) + 1
-        lines.append("   runs: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
-    ds = load_paper_scale(results_dir)
-    if ds is not None:
-        table = optimizer_summary(ds)
-        lines += [
-            "",
-            f"   {'optimizer':<13}{'lr':>8}{'spread sel':>11}{'final':>8}{'min train':>10}{'interp':>8}"
-            f"{'T_SGD':>9}{'T_adapt':>9}",
-        ]
-        for name, row in table.iterrows():
-            lines.append(
-                f"   {name:<13}{row['lr']:>8.3g}{row['selected_spread_pp']:>9.1f}pp{row['final_spread_pp']:>6.1f}pp"
-                f"{row['min_final_train_acc']:>9.1f}%{int(row['interpolated']):>5}/{int(row['runs']):<2}"
-                f"{row['T_SGD']:>9.3g}{row['T_adapt']:>9.3g}"
-            )
-    column = ledger_column(results_dir)
-    lines += ["", f"4. ledger column '{COLUMN}' ({paper_scale(results_dir) or 'no results'}):"]
-    lines += [f"   {key}: {text}" for key, text in column.items()] if column is not None else ["   not run yet"]
-    folder = results_paths(results_dir, GPU_PRESET, EXPERIMENT)[1].parent
-    lines += [
-        "",
-        f"files: {folder}/{EXPERIMENT}/runs/*.nc, {folder}/{EXPERIMENT}.nc, {folder}/{MANIFEST}, {folder}/{SUMMARY}",
-    ]
-    return "\n".join(lines)
