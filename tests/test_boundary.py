@@ -1,5 +1,6 @@
-"""B1's tests (initmem.study.boundary): the stratified trend by hand, the declared-plateau fit and its profile
-interval on known curves, and a world where L2 does nothing, on the committed cells, that must not earn B1."""
+"""B1's tests (initmem.study.boundary): the stratified trend by hand, the logistic fit and its profile interval on
+known curves, the lack-of-fit test by hand, and a world where L2 does nothing, on the committed cells, that must not
+earn B1."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 import xarray as xr
 
 from initmem.study import boundary, claims, phase
+from initmem.study.numbers import p_text
 
 COMMITTED = Path(__file__).resolve().parents[1] / "results" / "cpu" / "10_phase_diagram.nc"
 
@@ -47,36 +49,36 @@ def _logistic_cells(x0: float, plateau: float = 20.0, width: float = 0.3, noise:
 
 
 @pytest.mark.parametrize("x0", [-0.6, 0.0, 0.4])
-def test_the_declared_plateau_fit_finds_a_known_midpoint_with_a_profile_interval_around_it(x0):
-    fit = boundary.fit_boundary(_logistic_cells(x0), plateau=20.0)
+def test_the_memory_to_forget_fit_finds_a_known_midpoint_with_a_profile_interval_around_it(x0):
+    fit = boundary.fit_boundary(_logistic_cells(x0))
     assert fit.identified and fit.midpoint.method == "profile, F" and fit.cells == 25
     assert fit.midpoint.estimate == pytest.approx(x0, abs=0.05)
     assert fit.midpoint.low < x0 < fit.midpoint.high and fit.midpoint.high - fit.midpoint.low < 0.3
-    assert fit.width == pytest.approx(0.3, abs=0.1)
+    assert fit.width == pytest.approx(0.3, abs=0.1) and fit.plateau == pytest.approx(20.0, abs=0.5)
 
 
 def test_a_boundary_the_cells_do_not_reach_is_not_identified():
     """Every cell lies far past the transition (the gaps are all ~0): no x0 below them can be told apart, so the
     profile interval reaches the searched range and the fit says it is not identified."""
-    fit = boundary.fit_boundary(_logistic_cells(-6.0, xs=np.linspace(0.0, 2.0, 25)), plateau=20.0)
+    fit = boundary.fit_boundary(_logistic_cells(-6.0, xs=np.linspace(0.0, 2.0, 25)))
     assert not fit.identified and fit.midpoint.low == -math.inf
-    assert boundary.fit_boundary(_logistic_cells(0.0).iloc[:3], plateau=20.0).midpoint.has_bounds is False
+    assert boundary.fit_boundary(_logistic_cells(0.0).iloc[:3]).midpoint.has_bounds is False
 
 
-def test_the_declared_plateau_fit_needs_four_cells():
+def test_the_memory_to_forget_fit_needs_four_cells():
     """Fewer than four cells are no fit (NaN, not identified: B1 then cannot place its boundary); four noise-free
     cells at x = -1, -0.3, 0.3, 1 find x0 = 0."""
-    four = boundary.fit_boundary(_logistic_cells(0.0, noise=0.0, xs=[-1.0, -0.3, 0.3, 1.0]), plateau=20.0)
+    four = boundary.fit_boundary(_logistic_cells(0.0, noise=0.0, xs=[-1.0, -0.3, 0.3, 1.0]))
     assert four.cells == 4 and four.midpoint.estimate == pytest.approx(0.0, abs=0.02)
-    three = boundary.fit_boundary(_logistic_cells(0.0, noise=0.0, xs=[-1.0, -0.3, 0.3]), plateau=20.0)
+    three = boundary.fit_boundary(_logistic_cells(0.0, noise=0.0, xs=[-1.0, -0.3, 0.3]))
     assert three.cells == 3 and math.isnan(three.midpoint.estimate) and not three.identified
 
 
-def test_the_declared_plateau_is_the_gap_without_decay_at_the_smallest_lr():
+def test_the_memory_to_forget_is_the_gap_without_decay_at_the_smallest_lr():
     gaps = {(0.05, 0.0): 9.0, (0.02, 0.0): 21.0, (0.02, 0.01): 4.0}
-    assert boundary.declared_plateau(cells(dict.fromkeys(gaps, 0.0), gaps)) == (21.0, (0.02, 0.0))
+    assert boundary.memory_to_forget(cells(dict.fromkeys(gaps, 0.0), gaps)) == (21.0, (0.02, 0.0))
     decayed = {(0.02, 0.01): 4.0}
-    assert math.isnan(boundary.declared_plateau(cells(dict.fromkeys(decayed, 0.0), decayed))[0])
+    assert math.isnan(boundary.memory_to_forget(cells(dict.fromkeys(decayed, 0.0), decayed))[0])
 
 
 @pytest.fixture()
@@ -116,18 +118,16 @@ def test_a_world_where_l2_does_nothing_does_not_earn_b1_on_the_committed_cells(f
 def test_a_boundary_beyond_the_largest_cell_has_no_upper_bound():
     """Every cell still holds the whole plateau: x0 may lie anywhere above them, so the profile interval reaches the
     top of the searched range and its upper bound is infinite."""
-    fit = boundary.fit_boundary(_logistic_cells(6.0, xs=np.linspace(-2.0, 0.0, 25)), plateau=20.0)
+    fit = boundary.fit_boundary(_logistic_cells(6.0, xs=np.linspace(-2.0, 0.0, 25)))
     assert not fit.identified and fit.midpoint.high == math.inf and math.isfinite(fit.midpoint.low)
 
 
 def test_a_noise_free_logistic_on_the_grids_is_recovered_exactly():
     """x0 = 0.3 lies on the x0 grid (step 0.01 from the smallest cell's x minus 3) and w = 10^-0.5 on the width grid
-    (log-spaced from 0.01 to 10, 80 to a decade): the fit returns both, with a sum of squares of 0."""
-    fit = boundary.fit_boundary(
-        _logistic_cells(0.3, width=10**-0.5, noise=0.0, xs=np.arange(-100, 101, 20) / 100), 20.0
-    )
+    (log-spaced from 0.01 to 10, 80 to a decade): the fit returns both and the plateau, with a sum of squares of 0."""
+    fit = boundary.fit_boundary(_logistic_cells(0.3, width=10**-0.5, noise=0.0, xs=np.arange(-100, 101, 20) / 100))
     assert fit.midpoint.estimate == pytest.approx(0.3, abs=1e-9) and fit.width == pytest.approx(10**-0.5, rel=1e-12)
-    assert fit.sse == pytest.approx(0.0, abs=1e-18)
+    assert fit.plateau == pytest.approx(20.0, rel=1e-9) and fit.sse == pytest.approx(0.0, abs=1e-18)
 
 
 def test_a_jump_sharper_than_the_narrowest_width_fits_that_width():
@@ -135,7 +135,7 @@ def test_a_jump_sharper_than_the_narrowest_width_fits_that_width():
     xs = [-1.0, -0.5, -0.002, 0.002, 0.5, 1.0]
     gaps = [20.0, 20.0, 20.0, 0.0, 0.0, 0.0]
     keys = [(0.02, 0.001 * (i + 1)) for i in range(len(xs))]
-    assert boundary.fit_boundary(cells(dict(zip(keys, xs)), dict(zip(keys, gaps))), plateau=20.0).width == 0.01
+    assert boundary.fit_boundary(cells(dict(zip(keys, xs)), dict(zip(keys, gaps)))).width == 0.01
 
 
 def test_the_stratified_trend_at_its_extreme_has_p_greater_one_exactly():
@@ -147,19 +147,22 @@ def test_the_stratified_trend_at_its_extreme_has_p_greater_one_exactly():
     assert trend.p_less == pytest.approx(1 / 36, abs=0.015) and (trend.p_less * 1000) % 1 == pytest.approx(0)
 
 
-@pytest.mark.parametrize(("ratio", "flagged"), [(2.5, True), (1.5, False)])
-def test_the_fit_misses_the_cells_when_its_residual_sd_exceeds_twice_their_standard_error(ratio, flagged):
-    """The residual standard deviation is sqrt(sse / (cells - 2)); the cells' typical standard error is the median
-    half-width of their intervals over 1.96. At 2.5 times the typical standard error the caveat is printed with the
-    residual to 0.1 pp; at 1.5 times it is not."""
+@pytest.mark.parametrize(("ratio", "flagged"), [(2.5, True), (1.0, False)])
+def test_the_lack_of_fit_f_is_the_cells_misfit_against_the_seeds_scatter(ratio, flagged):
+    """With 4 seeds in each of 12 cells, F = (4 SSE / (12 - 3)) / sd^2 on (9, 36) degrees of freedom: at 2.5 its p is
+    0.025 and the caveat is printed with it; at 1.0 it is not."""
+    from scipy import stats
+
     table = _logistic_cells(0.0, noise=2.0, xs=np.linspace(-2.0, 2.0, 12))
     table.index = pd.MultiIndex.from_tuples([(0.02, 0.001 * (i + 1)) for i in range(12)], names=table.index.names)
-    fit = boundary.fit_boundary(table, plateau=20.0)
-    residual = math.sqrt(fit.sse / (12 - 2))
-    half = 1.96 * residual / ratio
-    table["selected_gap_low"], table["selected_gap_high"] = table["selected_gap"] - half, table["selected_gap"] + half
+    fit = boundary.fit_boundary(table)
+    table["selected_gap_seeds"] = 4
+    table["selected_gap_sd"] = math.sqrt(4 * fit.sse / 9 / ratio)
+    misfit = boundary.lack_of_fit(fit, table)
+    assert (misfit.f, misfit.df_fit, misfit.df_pure) == (pytest.approx(ratio), 9, 36)
+    assert misfit.p_value == pytest.approx(stats.f.sf(ratio, 9, 36))
+    table["selected_gap_low"] = table["selected_gap_high"] = table["selected_gap"]
     caveats = boundary.fit_caveats(fit, table)
     assert (len(caveats) == 1) is flagged
     if flagged:
-        assert f"residual standard deviation is {residual:.1f} pp" in caveats[0]
-        assert f"typical standard error of a cell's gap of {residual / ratio:.1f} pp" in caveats[0]
+        assert f"lack of fit F(9, 36) = 2.5, p = {p_text(misfit.p_value)}" in caveats[0]

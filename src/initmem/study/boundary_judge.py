@@ -20,7 +20,7 @@ from .stats import Interval
 __all__ = ["judge_b1"]
 
 
-def _alternatives(ds: xr.Dataset, table: Any, plateau: float) -> str:
+def _alternatives(ds: xr.Dataset, table: Any) -> str:
     """x0 under other defensible choices than the rule's (the rule's own is not among them), as text."""
     from .boundary import x0_alternatives
 
@@ -35,35 +35,36 @@ def _alternatives(ds: xr.Dataset, table: Any, plateau: float) -> str:
         "the final predictor": table.assign(selected_gap=table["final_gap"]),
         "T_L2 at the selected checkpoint": table.assign(x=at_selection - table["log_ratio"]),
     }
-    return ", ".join(f"{name} {x0:.2f}" for name, x0 in x0_alternatives(choices, plateau).items())
+    return ", ".join(f"{name} {x0:.2f}" for name, x0 in x0_alternatives(choices).items())
 
 
 def judge_b1(ds: xr.Dataset) -> list[Row]:
     """B1's row from the phase diagram's results ``ds`` (chapter 10), by the rule printed in
-    :data:`initmem.study.ledger.RULES`: premise (a declared plateau of at least the margin), then the L2 clock's
-    trend within learning rates, then where x0's profile interval lies against
-    :data:`~initmem.study.rules.BOUNDARY_BAND`."""
-    from .boundary import declared_plateau, fit_boundary, stratified_trend  # the fits: imported by B1's page only
+    :data:`initmem.study.ledger.RULES`: premise (the gap of the least-forgetting cell at least the margin), then the
+    L2 clock's trend within learning rates, then where x0's profile interval (all three parameters fitted) lies
+    against :data:`~initmem.study.rules.BOUNDARY_BAND`."""
+    from .boundary import fit_boundary, lack_of_fit, memory_to_forget, stratified_trend  # imported by B1's page only
     from .phase import BOUNDARY_BAND, cell_table
 
     table = cell_table(ds)
     l2 = stratified_trend(table, "weight_decay", "lr")
     across = stratified_trend(table, "lr", "weight_decay")
-    plateau, (lr0, _) = declared_plateau(table)
-    fit = fit_boundary(table, plateau)
+    plateau, (lr0, _) = memory_to_forget(table)
+    fit = fit_boundary(table)
     x0 = fit.midpoint
     band = f"[{BOUNDARY_BAND[0]:g}, {BOUNDARY_BAND[1]:g}]"
     where = (
         f"the L2 clock: {l2.format()}; across learning rates at fixed lambda (both clocks move): "
-        f"{across.format()}; declared plateau {plateau:.1f} pp (the gap at lr {lr0:g}, lambda 0); "
-        f"x0 = {x0.estimate:.2f} [{x0.low:.2f}, {x0.high:.2f}] (profile interval over {fit.cells} cells), width "
-        f"{fit.width:.2f}; x0 under other choices: {_alternatives(ds, table, plateau) if fit.cells else 'none'}"
+        f"{across.format()}; memory to forget {plateau:.1f} pp (the gap at lr {lr0:g}, lambda 0); "
+        f"x0 = {x0.estimate:.2f} [{x0.low:.2f}, {x0.high:.2f}] (profile interval over {fit.cells} cells, plateau "
+        f"{fit.plateau:.1f} pp and width {fit.width:.2f} fitted; lack of fit {lack_of_fit(fit, table).format()}); "
+        f"x0 under other choices: {_alternatives(ds, table) if fit.cells else 'none'}"
     )
     if not (math.isfinite(plateau) and plateau >= rules.MARGIN_PP):
         verdict = Verdict(
             PREMISE_NOT_MET,
-            f"premise not met: no memory to forget (the declared plateau, the gap without decay at the smallest lr, "
-            f"is {plateau:.1f} pp, below the margin {rules.MARGIN_PP:g}); a smaller learning rate would meet it",
+            f"premise not met: no memory to forget (the gap without decay at the smallest lr is {plateau:.1f} pp, "
+            f"below the margin {rules.MARGIN_PP:g}); a smaller learning rate would meet it",
         )
     elif l2.strata == 0:
         verdict = Verdict(INCONCLUSIVE, "no learning rate with 3 cells: the L2 clock cannot be tested")

@@ -179,9 +179,9 @@ RULES: dict[str, str] = {
     "seed); null-equivalence margin 0.1; no size (no number)",
     "B1": "effect: the memory gap acc(sigma_w 0.1) - acc(sigma_w 2.5) falls with lambda at fixed lr, where T_SGD "
     "is fixed and only the L2 clock moves (Spearman rho within each lr, averaged; null: lambda permuted within each "
-    "lr; p < 0.05; not reproduced when it rises, p < 0.05); premise: the declared plateau (the gap without decay at "
-    "the smallest lr) is at least 5 pp; size: the midpoint x0 of gap(x) = plateau / (1 + exp((x - x0) / w)), "
-    f"x = T_L2 - ln(|W0|/|W*|), with the plateau declared and x0, w fitted, its profile interval inside 0 +- "
+    "lr; p < 0.05; not reproduced when it rises, p < 0.05); premise: the gap without decay at the smallest lr (the "
+    "memory to forget) is at least 5 pp; size: the midpoint x0 of gap(x) = A / (1 + exp((x - x0) / w)), "
+    f"x = T_L2 - ln(|W0|/|W*|), with A, x0 and w fitted, its profile interval inside 0 +- "
     f"{rules.BOUNDARY_BAND[1]:g} (a convention: a {100 * math.expm1(rules.BOUNDARY_BAND[1]):.0f} % error in the norm "
     "ratio; T5's own 10 % criterion would put complete forgetting of the norm "
     "at x = ln(10)/4 = 0.58); a profile interval that reaches the searched range leaves x0 not identified",

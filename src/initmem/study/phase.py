@@ -13,22 +13,17 @@ steps), ``T_L2`` the clock at the last step. T5's scaling law ``|W*| ~ (eta / la
 measured ``|W*|`` (:func:`equilibrium_scaling`).
 
 The memory of a cell is its **gap** ``acc(smallest sigma_w) - acc(largest sigma_w)`` (pp; with two sigma_w values it
-is the spread with its sign: positive where the small initialization wins). :func:`fit_transition` fits one logistic
-``gap(x) = A / (1 + exp((x - x0) / w))`` through every cell and bootstraps seeds (``scipy.stats.bootstrap``) for the
-intervals of ``A``, ``x0`` and ``w``; :func:`initmem.study.claims` turns them into the ledger's row B1.
+is the spread with its sign: positive where the small initialization wins).
 :func:`predicted_decay_at` places a grid around the predicted boundary from a smaller sweep's runs;
 :func:`batch_axis_configs` lists the runs a map of the batch axis (lambda = 0, lr x batch size) would add;
-:mod:`initmem.study.boundary` holds B1's own tests (the L2 clock within each learning rate, the boundary with a
-declared plateau) and what limits their reading.
+:mod:`initmem.study.boundary` holds B1's own tests (the L2 clock within each learning rate, the logistic boundary
+in x) and what limits their reading.
 """
 
 from __future__ import annotations
 
-import functools
 import math
-import warnings
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -36,25 +31,17 @@ import xarray as xr
 
 from .analysis import last_finite
 from .rules import BOUNDARY_BAND
-from .stats import LEVEL, Interval, RankTest, finite_runs, mean_interval, rank_test, seed_mean
+from .stats import LEVEL, finite_runs, mean_interval, seed_mean
 
 __all__ = [
     "BOUNDARY_BAND",
-    "BOOTSTRAP_RESAMPLES",
     "cell_table",
     "gap",
     "equilibrium_scaling",
     "predicted_decay_at",
     "batch_axis_configs",
-    "Transition",
-    "logistic",
-    "fit_transition",
 ]
 
-#: The largest plateau the logistic may take (pp): a bound of the fit, reached when the cells do not show the plateau.
-HEIGHT_BOUND = 100.0
-#: Bootstrap resamples of the transition's fit.
-BOOTSTRAP_RESAMPLES = 2_000
 _CELL = ("lr", "weight_decay")
 
 
@@ -74,7 +61,7 @@ def cell_table(ds: xr.Dataset) -> Any:
     sigma_w), ``W_top`` (final kernel norm at the largest sigma_w), ``log_ratio`` = ln(W0 / W_star), ``T_L2`` and
     ``T_SGD`` (at the last step), ``x`` = T_L2 - log_ratio; for the selected and the final predictor
     (``{v}`` = selected, final) the gap's mean over seeds and 95 % t-interval (``{v}_gap``, ``{v}_gap_low``,
-    ``{v}_gap_high``, pp), and ``final_train_acc`` (mean) and ``min_final_train_acc``. Norms are seed means. A cell
+    ``{v}_gap_high``, pp), its standard deviation over seeds (``{v}_gap_sd``, pp) and finite seeds (``{v}_gap_seeds``), and ``final_train_acc`` (mean) and ``min_final_train_acc``. Norms are seed means. A cell
     without runs (the sweep's grids need not fill the lr x weight_decay rectangle) has no row.
     """
     import pandas as pd
@@ -110,6 +97,8 @@ def cell_table(ds: xr.Dataset) -> Any:
                         f"{name}_gap": interval.estimate,
                         f"{name}_gap_low": interval.low,
                         f"{name}_gap_high": interval.high,
+                        f"{name}_gap_sd": float(np.nanstd(values.sel(at).values, ddof=1)),
+                        f"{name}_gap_seeds": int(np.isfinite(values.sel(at).values).sum()),
                     }
                 )
             row["final_train_acc"] = float(cell["final_train_acc"].mean())
@@ -204,91 +193,3 @@ def batch_axis_configs(parameters: Mapping[str, Any], batch_sizes: Sequence[int]
     spec["grid"] = {"batch_size": sorted(int(b) for b in batch_sizes), **spec["grid"]}
     held = {config.hash() for _, config in diagram.configs()}
     return [config for _, config in SweepSpec.from_dict(spec).configs() if config.hash() not in held]
-
-
-def logistic(x: np.ndarray, height: float, midpoint: float, width: float) -> np.ndarray:
-    """``height / (1 + exp((x - midpoint) / width))``: ``height`` for x far below ``midpoint``, 0 far above."""
-    with np.errstate(over="ignore"):
-        return height / (1.0 + np.exp((np.asarray(x, float) - midpoint) / width))
-
-
-@dataclass(frozen=True)
-class Transition:
-    """The logistic fit of the gap against x, with 95 % percentile bootstrap intervals over seeds: ``height`` (pp),
-    ``midpoint`` (x0) and ``width`` (in x), each an :class:`~initmem.study.stats.Interval` (method "bootstrap over
-    seeds"); ``trend`` is Spearman's rho of the cells' mean gap against x with its permutation p (rho < 0: the
-    memory falls as x grows); ``cells`` and ``seeds`` the data it was fitted to."""
-
-    height: Interval
-    midpoint: Interval
-    width: Interval
-    trend: RankTest
-    cells: int
-    seeds: int
-
-
-def _fit(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float]:
-    """Least-squares ``(height, midpoint, width)`` of :func:`logistic` through the finite points of ``x`` (cells) and
-    ``y`` (pp), NaN with fewer than 4. Bounds: the height in [0, :data:`HEIGHT_BOUND`] pp, the midpoint within 5 of
-    the cells, the width in [0.01, 10] (units of x); the fit starts at the largest gap, the median x and a quarter
-    of x's spread, the start from which it reaches the optimum of a sharp transition (tests/test_phase.py)."""
-    from scipy import optimize
-
-    ok = np.isfinite(x) & np.isfinite(y)
-    x, y = x[ok], y[ok]
-    if len(x) < 4:
-        return (math.nan, math.nan, math.nan)
-    start = (max(float(np.max(y)), 1.0), float(np.median(x)), max(float(np.std(x)) / 4, 0.05))
-    bounds = ([0.0, float(x.min()) - 5.0, 0.01], [HEIGHT_BOUND, float(x.max()) + 5.0, 10.0])
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            params, _ = optimize.curve_fit(logistic, x, y, p0=start, bounds=bounds, maxfev=5000)
-    except (RuntimeError, ValueError):
-        return (math.nan, math.nan, math.nan)
-    return tuple(float(v) for v in params)
-
-
-def fit_transition(ds: xr.Dataset, var: str = "selected_test_acc", resamples: int | None = None) -> Transition:
-    """Fit :func:`logistic` to every cell's seed-mean gap against its x (:func:`cell_table`), and bootstrap the seeds
-    (resampled with replacement, jointly for all cells: a seed is one draw of initial directions and data order in
-    every cell) for the parameters' intervals (``scipy.stats.bootstrap``, percentile, fixed seed)."""
-    from scipy import stats
-
-    from .nulls import NULL_SEED
-
-    table = cell_table(ds)
-    x = table["x"].to_numpy()
-    per_seed = gap(ds, var).transpose("lr", "weight_decay", "seed")
-    cube = np.stack([per_seed.sel(lr=lr, weight_decay=wd).values for lr, wd in table.index])  # (cells, seeds)
-    seeds = cube.shape[-1]
-    mean = np.nanmean(cube, axis=-1)
-    point = _fit(x, mean)
-    trend = rank_test(x, mean, alternative="less")
-
-    @functools.cache
-    def fit_of(drawn: tuple[int, ...]) -> tuple[float, float, float]:
-        return _fit(x, np.nanmean(cube[:, list(drawn)], axis=-1))
-
-    def statistic(index: np.ndarray) -> np.ndarray:
-        # the fit depends on which seeds were drawn, not their order: 3 seeds give 10 distinct draws, 5 give 126
-        return np.asarray(fit_of(tuple(sorted(index.astype(int).tolist()))))
-
-    intervals = [Interval(value, math.nan, math.nan, seeds, "bootstrap over seeds") for value in point]
-    if seeds >= 2 and np.all(np.isfinite(point)):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            boot = stats.bootstrap(
-                (np.arange(seeds, dtype=float),),
-                statistic,
-                vectorized=False,
-                method="percentile",
-                n_resamples=resamples or BOOTSTRAP_RESAMPLES,
-                rng=np.random.default_rng(NULL_SEED),
-            )
-        low, high = boot.confidence_interval
-        intervals = [
-            Interval(value, float(lo), float(hi), seeds, "bootstrap over seeds")
-            for value, lo, hi in zip(point, low, high)
-        ]
-    return Transition(*intervals, trend=trend, cells=int(np.isfinite(mean).sum()), seeds=seeds)

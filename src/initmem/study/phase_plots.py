@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .boundary import Boundary
-from .phase import BOUNDARY_BAND, cell_table, equilibrium_scaling, logistic
+from .boundary import Boundary, logistic
+from .phase import BOUNDARY_BAND, cell_table, equilibrium_scaling
 from .plots.captions import finish
 from .plots.overlay import RECORD_COLOR, RECORD_LABEL, record_note
 from .plots.style import MUTED, legend_in, panels, styled
@@ -157,7 +157,7 @@ def _record_x(record: xr.Dataset, lrs: list[float], wds: list[float]) -> np.ndar
 @styled
 def boundary_collapse(ds: xr.Dataset, fit: Boundary, title: str | None = "The memory against the L2 clock's margin"):
     """Left: every cell's selected gap (seed mean, 95 % t-interval) against ``x = T_L2 - ln(|W0|/|W*|)``, coloured by
-    lambda, with B1's logistic (line: its plateau declared, x0 and w fitted; :func:`initmem.study.boundary.fit_boundary`),
+    lambda, with B1's logistic (line: plateau, x0 and w fitted; :func:`initmem.study.boundary.fit_boundary`),
     its midpoint x0 and profile interval (band, clipped to the plotted range where unbounded), and the predicted boundary
     x = 0 (dashed) with B1's band (grey). Right: the measured equilibrium norm ``|W*|`` against T5's law
     c (eta / lambda)^(1/4) (c fitted), log-log, cells with lambda > 0."""
@@ -203,7 +203,7 @@ def boundary_collapse(ds: xr.Dataset, fit: Boundary, title: str | None = "The me
             logistic(grid, fit.plateau, fit.midpoint.estimate, fit.width),
             color="#d62728",
             lw=1.4,
-            label="logistic, plateau declared",
+            label="logistic fitted",
         )
     ax.set_xlabel(r"$x = T_{L2} - \ln(|W_0|/|W^*|)$")
     ax.set_ylabel("selected gap (pp)")
@@ -233,8 +233,7 @@ def boundary_collapse(ds: xr.Dataset, fit: Boundary, title: str | None = "The me
     ax.set_ylabel(r"measured $|W^*|$")
     legend_in(strips[0], [axes[0, 0], axes[0, 1]])
     extra = (
-        f"plateau declared at {fit.plateau:.1f} pp, x0 and w fitted over {fit.cells} cells: x0 = "
-        f"{fit.midpoint.estimate:.2f}"
+        f"logistic fitted over {fit.cells} cells: plateau {fit.plateau:.1f} pp, x0 = {fit.midpoint.estimate:.2f}"
         if np.isfinite(fit.midpoint.estimate)
         else "the logistic could not be fitted"
     )
