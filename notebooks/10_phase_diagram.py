@@ -164,10 +164,10 @@ glue("e10_exponent_high", scaling["exponent_high"], display=False)
 # %% tags=["hide-input"]
 coverage = results.read_if_present(Path(results_dir) / preset / "b1_coverage.nc")
 if coverage is None:
-    print(f"No coverage simulation is committed at preset {preset} (scripts/b1_coverage.py writes one).")
+    glue("e10_coverage_text", f"Not measured at preset {preset}: scripts/b1_coverage.py simulates it.", display=False)
 else:
-    page.table(boundary_coverage.coverage_frame(coverage), "e10_coverage")
     glue("e10_coverage_text", boundary_coverage.coverage_text(coverage), display=False)
+    page.table(boundary_coverage.coverage_frame(coverage), "e10_coverage")
 
 # %% [markdown]
 # {glue:text}`e10_coverage_text`

@@ -35,6 +35,7 @@ from myst_nb import glue
 
 from initmem.book import page
 from initmem.study import (
+    boundary_coverage,
     claims,
     error_rates,
     forest,
@@ -57,6 +58,10 @@ table = claims.reproduction_table(experiments)
 # each sized row's power at the paper's number, at its own noise (scripts/row_power.py; committed per preset)
 power = results.read_if_present(Path(results_dir) / preset / "row_power.nc")
 power_of = row_power.power_columns(power) if power is not None else {}
+# B1's: the share "in size" with its boundary where T5 puts it (scripts/b1_coverage.py)
+b1_coverage = results.read_if_present(Path(results_dir) / preset / "b1_coverage.nc")
+if b1_coverage is not None:
+    power_of["B1"] = boundary_coverage.power_column(b1_coverage)
 table["power"] = [power_of.get(row, {}).get("power", "") for row in table.index]
 table["seeds_80"] = [power_of.get(row, {}).get("seeds for 80 %", "") for row in table.index]
 glue("r_preset", preset, display=False)
