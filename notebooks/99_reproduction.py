@@ -147,6 +147,23 @@ else:
 # Intervals made this way are labelled "calibrated t, cross-fitted". With a single seed nothing can be cross-fitted,
 # and tables show that seed's raw spread, labelled as such.
 #
+# :::{dropdown} How the critical values are simulated
+# Measured by simulation, a Student-t interval over per-seed cross-fitted spreads covered 76-90 % without memory. The
+# calibrated interval keeps the studentized form: with $\mu$ the true spread, $T = (m - \mu)/(s/\sqrt n)$ depends on
+# the noise only through the ratio $r$ of the memory's spread to the noise sd, and without memory it is pivotal (the
+# same at every noise level), so one simulation per design serves every noise sd. For a spread, $c_{\text{high}}$ is
+# the largest 97.5 % quantile of $-T$ over $r$ from 0 to 20, so the upper bound falls below the truth at most 2.5 % of
+# the time at any of these ratios, which bounds a false "in size" at a band's upper edge; $c_{\text{low}}$ then makes
+# $P(-c_{\text{high}} \le T \le c_{\text{low}}) = 0.95$ at $r = 0$. $T$'s upper tail is largest at $r = 0$, so the
+# lower bound exceeds the truth at most 5 % of the time at any ratio. The interval is wider above than below, because
+# the estimate's bias is downwards. A contrast is the per-seed difference of two conditions' cross-fitted spreads,
+# simulated independently with the same noise sd; with a common memory profile its distribution is symmetric, so one
+# value, the largest 95 % quantile of $|T|$ over the profile's ratios, serves both sides. Two conditions with
+# different noise levels, or the same runs at two horizons (C3), are outside what was calibrated. The values of the
+# record's designs are committed with their provenance (`src/initmem/study/critical_values.json`, written by
+# `scripts/critical_values.py`); another design is simulated the same way when a page needs it.
+# :::
+#
 # **Every raw spread has a noise null.** The raw spread (max - min of the seed-mean curve) is set against the spreads
 # that permuting the $\sigma_w$ labels within each seed produces (`scipy.stats.permutation_test`, exact where there are
 # few permutations, else 10,000 draws with a fixed seed); a contrast against swapping the two conditions within each
@@ -185,6 +202,28 @@ else:
 # ```{glue:md} r_error_rates
 # :format: myst
 # ```
+#
+# :::{dropdown} What each error rate counts
+# Each replicate draws per-seed accuracies for a design ($\sigma_w$ values x seeds) whose memory is linear in the
+# $\sigma_w$ index with a known spread, plus independent Gaussian noise in every ($\sigma_w$, seed) cell; a shift
+# shared by all cells of one seed would cancel in every spread and contrast, so it is left out. The replicate is
+# judged by the ledger's own functions, and the table counts:
+#
+# * coverage without memory: how often the printed 95 % interval of a cross-fitted spread contains 0 when no
+#   $\sigma_w$ matters (its expectation is then exactly 0), and of a contrast's interval when the two conditions share
+#   one profile (its expectation is then 0 whatever the profile);
+# * false "in size" at a band's edge: the true size sits on the band's upper edge (5 pp when the paper's number is 0),
+#   where an interval wholly inside the band should occur at most 2.5 % of the time;
+# * false direction without an effect: any verdict whose direction holds ("in size", "in direction", "size
+#   contradicted") when the direction effect is truly 0 (no memory for a single spread, the same profile in both
+#   conditions of a contrast);
+# * power at the paper's number: how often the claim earns its best verdict ("in size", or "in direction" where the
+#   paper gives no number) when the truth is the paper's number (for C5, which has none, a 10 pp difference, twice
+#   the margin).
+#
+# A rate over $n$ replicates has the Monte-Carlo standard error $\sqrt{p(1-p)/n}$, and a permutation null drawn
+# rather than enumerated resolves a p-value only to about one over its number of draws.
+# :::
 #
 # An inconclusive row says how many seeds would decide it if more seeds behaved like these (their observed mean and
 # spread), counting the seeds a permutation test needs before it can reach p < 0.05. The count is projected with

@@ -8,21 +8,10 @@ The small public API::
     from initmem import measure_init_memory, RunConfig, train, sweep, SweepSpec, init_sigma_w_, build_optimizer, spread
 
     ds = measure_init_memory(my_model_fn, (x_train, y_train), (x_val, y_val), (x_test, y_test))  # your own model
-    ds = measure_init_memory(my_model_fn, *cifar10_tensors(5000, 1000, 1000, seed=0))       # ... on CIFAR-10
     ds = train(RunConfig(model="resnet9", width=16, sigma_w=0.5, optimizer="sgd", lr=0.01))     # a built-in run
 
-The package is built in layers, each a folder whose modules import only from the layers below it::
-
-    base    version, repository paths, files (atomic writes, claims)
-    run     one run: config, data, models, kernels, sigma_w, optimizers, metrics, records, the training loop
-    sweeps  many runs: spec, run store, executors, combine, sweep(), measure_init_memory()
-    study   the paper's experiments: presets, registry, costs, results, statistics, analysis, claims, plots
-    theory  toy models and exact laws of the theory chapters
-    book    the notebook runner and the book build
-    cli     the ``initmem`` command
-
-This module is the facade on top: it imports every public name but the version lazily, so ``import initmem`` and
-the CLI start fast.
+This module is the facade over the package's layers (base, run, sweeps, study, theory, book, cli: one API page
+each): it imports every public name but the version lazily, so ``import initmem`` and the CLI start fast.
 """
 
 from __future__ import annotations

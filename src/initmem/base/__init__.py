@@ -3,14 +3,11 @@
 * :mod:`~initmem.base.version` -- ``__version__``;
 * :mod:`~initmem.base.constants` -- numbers the trainer and the numpy theory share (Muon's Newton-Schulz
   coefficients), free of torch;
-* :mod:`~initmem.base.paths` -- the one repository-root lookup (working directory, ``--root`` or
-  ``INITMEM_ROOT``; never where the package is installed);
+* :mod:`~initmem.base.paths` -- the one repository-root lookup (never where the package is installed);
 * :mod:`~initmem.base.files` -- output checks before any work, the one atomic writer, files set aside, whether
-  the process that wrote a file lives; :mod:`~initmem.base.claims` -- run claims, so that concurrent sweeps over
-  one cache train each run once;
+  the process that wrote a file lives; :mod:`~initmem.base.claims` -- run claims (each run trained once);
 * :mod:`~initmem.base.reads` -- the result files a process read or looked for (what an executed page depends on);
-* :mod:`~initmem.base.package_data` -- the data files shipped in the package, read with their shape checked (a
-  damaged one is one line naming it);
+* :mod:`~initmem.base.package_data` -- the package's data files, read with their shape checked;
 * :mod:`~initmem.base.bars` -- progress bars (``tqdm.auto``, without its warning where ipywidgets is missing).
 
 It imports nothing of ``initmem``; every other layer may import it.

@@ -1,17 +1,13 @@
 """Files: output checks before any work, the one atomic writer, files set aside, the processes that wrote them.
 
-* :func:`check_output_file` / :func:`check_output_dir` prove that an output location can be written (by creating
-  and removing a probe file) *before* a run trains, so that finished work is never lost to an unwritable path.
-* :func:`atomic_write` is the one way this package writes a file that others read (run files, combined
-  results, checkpoints, executed notebooks, the decoded data cache): into :func:`temp_name`
-  (``.<name>.<host>.<pid>.<random>.tmp`` in the same folder), fsync, then ``os.replace``, so a reader or a killed
-  writer never leaves half a file; :func:`remove_stale_temp_files` deletes temporary files whose process on this
-  host is gone.
+* :func:`check_output_file` / :func:`check_output_dir` prove that an output location can be written (a probe file)
+  *before* a run trains, so that finished work is never lost to an unwritable path.
+* :func:`atomic_write` is the one way this package writes a file that others read: into :func:`temp_name` in the
+  same folder, fsync, then ``os.replace``, so a reader or a killed writer never leaves half a file;
+  :func:`remove_stale_temp_files` deletes temporary files whose process on this host is gone.
 * Temporary and probe files are created by :func:`open_new` (``O_CREAT | O_EXCL | O_NOFOLLOW``) at a name no one
-  can guess beforehand, and written through that handle only: a symlink planted in an output folder is never
-  followed, so nothing outside the folder is overwritten and no output becomes a link.
-* :func:`set_aside` moves a file that cannot be used (corrupt, foreign, unsafe) to ``<name>.rejected``, so the
-  work is redone and the file can be inspected.
+  can guess beforehand: a symlink planted in an output folder is never followed.
+* :func:`set_aside` moves a file that cannot be used (corrupt, foreign, unsafe) to ``<name>.rejected``.
 * :func:`process_alive` / :func:`process_start` tell whether a process of this host is still the one that wrote a
   file (the temporary files here, the run claims of :mod:`initmem.base.claims`).
 """

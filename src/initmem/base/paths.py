@@ -2,21 +2,13 @@
 environment variables the tools read: :data:`ROOT_ENV`, :data:`TRAIN_ENV`, :data:`EXECUTOR_ENV`,
 :data:`SCHEDULER_ENV` and :data:`FRESH_ENV`.
 
-An installed ``initmem`` (``pip install .``, a wheel, a site-packages copy) lives far from the checkout whose
-notebooks, results and book it works on, so the repository root is looked up in this order:
-
-1. an explicit root (the ``--root DIR`` option of ``initmem experiments`` / ``initmem book``);
-2. the environment variable ``INITMEM_ROOT``;
-3. the working directory and its parents: the first folder whose ``pyproject.toml`` declares the project
-   ``name = "initmem"``.
+:func:`find_repo_root` looks, in this order, at an explicit root (``--root DIR`` of ``initmem experiments`` /
+``initmem book``), the environment variable ``INITMEM_ROOT``, then the working directory and its parents (the first
+folder whose ``pyproject.toml`` declares ``name = "initmem"``): an installed ``initmem`` lives far from the checkout
+whose notebooks, results and book it works on.
 
 The *source checkout* (:func:`source_checkout`) is another thing: the folder above ``src/`` that holds the code
 this process runs, asked only for provenance (which commit computed a run: :func:`git_commit`).
-
-Example::
-
-    from initmem.base.paths import find_repo_root
-    root = find_repo_root()          # e.g. /home/me/initmem when run anywhere inside the checkout
 """
 
 from __future__ import annotations

@@ -1,28 +1,15 @@
 """Build the companion book: execute what changed, then render it with jupyter-book 1.x, offline.
 
-:func:`build_book` does three things:
+:func:`build_book` makes sure MathJax is served from ``book/_static/mathjax/`` (:func:`ensure_mathjax`, no CDN),
+executes the notebooks with :func:`initmem.book.runner.run_notebooks`, each at its book preset
+(:func:`initmem.study.presets.book_preset`; unchanged notebooks are reused), then runs
+``jupyter-book build <repo> --builder html -W -n --keep-going`` (warnings are errors, nitpicky cross-references) and
+returns the path of ``_build/html/index.html``. The record's pages never train and never move or rewrite a committed
+file: a missing or damaged run or result they need stops the build first (:class:`~initmem.book.runner.RecordError`).
 
-1. makes sure MathJax is served from ``book/_static/mathjax/`` (no CDN; see :func:`ensure_mathjax`);
-2. executes the notebooks with :func:`initmem.book.runner.run_notebooks`, each at the preset the book renders it
-   at (:func:`initmem.study.presets.book_preset`); unchanged notebooks are reused, so a rebuild with nothing new
-   executes nothing. The record's pages never train and never move or rewrite a committed file: a missing or damaged
-   run or result they need stops the build first (:class:`~initmem.book.runner.RecordError`, one line naming the
-   file and the command that recomputes it, with its cost);
-3. runs ``jupyter-book build <repo> --builder html -W -n --keep-going`` (warnings are errors,
-   nitpicky cross-references) and returns the path of ``_build/html/index.html``.
-
-Explorations (runs with ``-p`` overrides or at another preset, see :mod:`initmem.book.runner`) are never written
-into ``book/generated``. ``build_book(from_dir=FOLDER)`` (``initmem book --from FOLDER``) renders one as a small
-site of its own pages (:mod:`initmem.book.site`: the explored chapters and the pages that paste from them, linking
-back to the committed build ``_build/html`` for everything else, no wheel), written to ``_build/explore/<name>/`` and
-built there (``_build/explore/<name>/_build/html/index.html``) in seconds; the committed files are untouched.
-
-Example::
-
-    from initmem.book.build import build_book
-    index = build_book()          # each notebook at presets.book_preset(name)
-    print(index)                  # .../_build/html/index.html
-    build_book(from_dir="results/explore/cpu-defaults")   # an exploration, in _build/explore/cpu-defaults/
+``build_book(from_dir=FOLDER)`` (``initmem book --from FOLDER``) renders an exploration as a small site of its own
+(:mod:`initmem.book.site`) in ``_build/explore/<name>/``, in seconds; the committed files are untouched. The book's
+Reproduce chapter describes both.
 """
 
 from __future__ import annotations

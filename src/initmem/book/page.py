@@ -1,20 +1,14 @@
 """What every notebook page shows the same way: figures with their source line, tables for readers, verdicts.
 
-The notebooks import this module as ``from initmem.book import page``; each helper replaces an idiom that every page
-repeated (glue a figure, show it, print where its data came from):
+The notebooks import it as ``from initmem.book import page``:
 
 * :func:`open_experiment` -- an experiment chapter's opening: the book's figure style, its results at the page's
   parameters, the line under its figures and the committed record to draw beside an exploration;
-* :func:`figure` -- glue a figure under a key (so other pages can paste it), show it, print its :func:`source_note`;
-  its alt text (given, or :func:`describe` of the figure) travels in the SVG's title;
-* :func:`table` -- a table for readers (:func:`initmem.study.tables.present`: human headers, one decimal, intervals
-  in one cell), shown and glued;
-* :func:`verdict_line` / :func:`verdict_box` -- the first-screen verdicts of a chapter and its full box
-  (:mod:`initmem.study.claims`);
-* :func:`source_note` -- the line under every figure: the results it was drawn from (a download link into the
-  record) and the command that reproduces it, ``-p`` flags included;
-* :func:`against_record` -- on an exploration's page, the chapter's ledger rows beside the committed record's (the
-  main figure draws the record too: :mod:`initmem.study.plots.overlay`);
+* :func:`figure` -- glue a figure under a key (so other pages can paste it), show it, print its :func:`source_note`
+  (the results it was drawn from and the command that reproduces it); its alt text travels in the SVG's title;
+* :func:`table` -- a table for readers (:func:`initmem.study.tables.present`), shown and glued;
+* :func:`verdict_line` / :func:`verdict_box` -- the first-screen verdicts of a chapter and its full box;
+* :func:`against_record` -- on an exploration's page, the chapter's ledger rows beside the committed record's;
 * :func:`parameters` -- the values a page was computed with and what each means, in a dropdown.
 """
 

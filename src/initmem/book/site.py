@@ -1,22 +1,17 @@
 """An exploration's own small site: only its pages rendered, everything else the committed book's.
 
-An exploration (:mod:`initmem.book.exploration`) changes a few pages: the chapters it executed, and the book's pages
-that paste outputs from them (a ``{glue}`` block with ``:doc: generated/<name>.ipynb`` or an inline glue role naming it,
-:func:`pasting_pages`).
-:func:`write_site` writes the sources of a site of just those pages into a folder, where jupyter-book builds it in
-seconds; the rest of the book is the committed build (``<root>/_build/html``, made by ``initmem book``), which the
-site links back to and never rebuilds:
+An exploration (:mod:`initmem.book.exploration`) changes a few pages: the chapters it executed and the pages that
+paste outputs from them (:func:`pasting_pages`). :func:`write_site` writes the sources of a site of just those pages
+into a folder, where jupyter-book builds it in seconds; the rest of the book is the committed build
+(``<root>/_build/html``, :func:`committed_build`), which the site links back to and never rebuilds:
 
-* its landing page (``index.md``) says what the site is and links each explored page's committed version and the
-  committed book (raw HTML links, relative to the site's build, so that they work from a ``file://`` URL);
-* each explored page's banner (:func:`initmem.book.exploration.add_banner`) gains a link to the page's committed
-  version;
-* every other link to a page of the book (a ``{doc}`` link or a Markdown link to a chapter not in the site) leads to
-  that page in the committed build (:class:`initmem.book.extension.LinksToTheRecord`); where that build is missing
-  (:func:`committed_build`), the landing page says how to make it;
-* a pasting page's outputs pasted from a page not in the site come from that page's committed executed notebook
-  (:func:`seed_glue`);
-* the wheel is not built (the extension's ``initmem_wheel`` is False): the site offers no package of its own.
+* its landing page (``index.md``) links each explored page's committed version and the committed book (relative
+  links, so that they work from a ``file://`` URL), or says how to make that build where it is missing;
+* each explored page's banner (:func:`initmem.book.exploration.add_banner`) links the page's committed version;
+* every other link to a page of the book leads to the committed build
+  (:class:`initmem.book.extension.LinksToTheRecord`);
+* outputs pasted from a page not in the site come from its committed executed notebook (:func:`seed_glue`);
+* the wheel is not built: the site offers no package of its own.
 """
 
 from __future__ import annotations

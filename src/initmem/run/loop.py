@@ -2,23 +2,17 @@
 :func:`initmem.run.stacked.train_stacked` (K models as one) are both built from these, so that they set up,
 schedule, measure and checkpoint a run in exactly the same way.
 
-* :func:`setup_run` -- the thread count, the device, the prepared data and the autocast context of a run
-  (:class:`RunSetup`); :func:`resolve_device` turns ``auto``/``cpu``/``cuda`` into a device, :func:`run_device` a
-  run's, refusing a field that cannot act there.
-* :func:`initial_row` -- the epoch-0 measurement, on a copy whose BatchNorm statistics are recalibrated.
-* :class:`Schedule` -- the learning rate of every step (:func:`initmem.run.optim.schedules.lr_multiplier`), set on
-  the optimizer before each step (:meth:`Schedule.apply`), and the batches of an epoch (:meth:`Schedule.batches`).
-* :class:`TrainingStep` -- the one optimisation step of both trainers (the scheduled learning rate, the backward
-  pass, the optimizer's update, the forgetting clocks and the step count) and what it records and checkpoints.
-* :class:`DivergenceWatch` -- the divergence rule (:mod:`initmem.run.thresholds`) applied to every training batch's
-  loss and every recorded evaluation; :class:`BatchChecks` applies it to the training batches' losses where they
-  were computed, every :data:`DIVERGENCE_CHECK_EVERY` batches and at the end of every epoch (one host sync per
-  check, not per batch: on a GPU the steps in between run without waiting for the host).
+* :func:`setup_run` -- a run's threads, device, prepared data and autocast context (:class:`RunSetup`);
+  :func:`resolve_device` and :func:`run_device` pick the device;
+* :func:`initial_row` -- the epoch-0 measurement, on a copy whose BatchNorm statistics are recalibrated;
+* :class:`Schedule` -- the learning rate of every step and the batches of an epoch;
+* :class:`TrainingStep` -- the one optimisation step (scheduled learning rate, backward pass, update, forgetting
+  clocks, step count) and what it records and checkpoints;
+* :class:`DivergenceWatch` -- the divergence rule on every training loss and evaluation; :class:`BatchChecks`
+  checks the batches' losses on the device every :data:`DIVERGENCE_CHECK_EVERY` batches (one host sync per check);
 * :func:`save_checkpoint` / :func:`read_checkpoint` -- resumable state, written atomically, read back with
-  ``torch.load(weights_only=True)`` (a planted file is refused, never executed); :func:`checkpoint_due`;
-  :func:`state_mismatch` tells whether a saved state fits the model and optimizer it is meant for.
-* :func:`guard_memory` -- a trainer whose allocation fails raises :class:`OutOfMemory`, one line naming what to
-  reduce, instead of the allocator's message.
+  ``torch.load(weights_only=True)``; :func:`checkpoint_due`, :func:`state_mismatch`;
+* :func:`guard_memory` -- a failed allocation raises :class:`OutOfMemory`, one line naming what to reduce.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The paper's measurements, as small pure functions.
 
 * Forgetting clocks, accumulated over optimisation steps k with learning rate eta_k (per step),
-  batch size b and decay strength lambda::
+  batch size b and decay strength lambda (derived on the book's Theory pages)::
 
       T_SGD   = (1/b) * sum_k eta_k^2      (stochastic finite-step effects)
       T_L2    = lambda * sum_k eta_k       (explicit norm decay)
@@ -12,9 +12,7 @@
 * ``repair_gap``: validation accuracy at the final epoch minus at ``tau_interp``.
 * Norms of the kernels and their distance from the initial ones (Frobenius).
 
-The spread over sigma_w, a statistic of many runs, is :func:`initmem.study.stats.spread`.
-
-Accuracies are in percent throughout.
+The spread over sigma_w is :func:`initmem.study.stats.spread`. Accuracies are in percent throughout.
 """
 
 from __future__ import annotations

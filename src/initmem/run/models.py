@@ -1,52 +1,16 @@
 """The networks of the study: a BatchNorm ResNet-9 and the CIFAR ResNets of He et al. (2016).
 
-Two families, both for 3-channel images and 10 classes by default:
+* :func:`resnet9` -- the DAWNBench ResNet-9 of David Page, the paper's main network; channels scale with ``width``
+  (64 in the original); its head has no bias and its logits are multiplied by ``logit_scale`` (0.125).
+* :func:`cifar_resnet` -- ResNet-20/32/44/56/110 (depth = 6n + 2), BasicBlocks and the option-A shortcuts of
+  akamaster/pytorch_resnet_cifar10; its head has a bias and no output scale (``logit_scale`` 1).
+* :func:`build_model` maps a :class:`~initmem.run.config.RunConfig` to one of them.
 
-* :func:`resnet9` -- the DAWNBench ResNet-9 of David Page ("How to train your ResNet", Myrtle.ai),
-  the paper's main network. Channels scale with ``width`` (64 in the original).
-* :func:`cifar_resnet` -- ResNet-20/32/44/56/110 (depth = 6n + 2) with BasicBlocks and the
-  parameter-free option-A shortcuts, as in the akamaster/pytorch_resnet_cifar10 implementation.
-
-:func:`build_model` maps a :class:`~initmem.run.config.RunConfig` to one of them. The constructors
-leave PyTorch's default initialisation in place: the initialisation that the study sweeps is
-:func:`initmem.run.sigma_w.init_sigma_w_` (and :func:`initmem.run.sigma_w.seeded_model` does both steps).
-
-Kernels and BatchNorm scale invariance
---------------------------------------
-The *kernels* are the weight tensors of every ``Conv2d`` and ``Linear`` module
-(:func:`initmem.run.kernels.kernel_parameters`); their Frobenius norms are what the radial-memory metrics track.
-
-In both families **every convolution is followed directly by a BatchNorm**, so the network
-function (with batch statistics, i.e. in training mode) is invariant to rescaling any conv kernel
-``W -> c W`` (c > 0), up to BatchNorm's ``eps``. Only the direction of a conv kernel matters; its
-norm sets the effective learning rate (SGD at scale sigma and rate eta behaves like scale 1 and
-rate eta / sigma^2). These are the scale-invariant kernels: all kernels except the head.
-
-The **classifier head** (the last ``Linear``, :func:`initmem.run.kernels.head_name`) is *not* scale invariant: scaling
-it scales the logits. ResNet-9's head has no bias and its logits are multiplied by a fixed
-``logit_scale`` (0.125); the CIFAR ResNets' head has a bias and no output scale (``logit_scale`` 1). The factor
-also multiplies every gradient that reaches the network, so under plain SGD it acts much like a smaller
-learning rate (``RunConfig.logit_scale`` sets it per run).
-
-Shapes: inputs are ``(N, 3, H, W)`` with H = W in {32, 24, 16, 8}; outputs are logits ``(N, num_classes)``.
-
-Parameter counts (10 classes, every parameter: kernels, BatchNorm gains and shifts, the CIFAR ResNets' head bias;
-``tests/test_models.py`` checks them):
-
-==========  =====  ==========  ==============================================
-network     width  parameters  where it is used
-==========  =====  ==========  ==============================================
-ResNet-9    64     6,573,120   the paper (``paper`` preset)
-ResNet-9    16     412,944
-ResNet-9    8      103,944     the ``cpu`` preset
-ResNet-9    4      26,340      the ``smoke`` preset
-ResNet-20   16     269,722     He et al. (0.27 M)
-ResNet-20   8      68,050      the ``cpu`` preset (05)
-ResNet-56   16     853,018     He et al. (0.85 M); the paper's deeper net
-ResNet-56   8      214,546     the ``cpu`` preset (05)
-ResNet-110  16     1,727,962   He et al. (1.7 M); the paper's deepest net
-ResNet-110  8      434,290     the ``cpu`` preset (05)
-==========  =====  ==========  ==============================================
+Shapes: inputs ``(N, 3, H, W)`` with H = W in {32, 24, 16, 8}; outputs logits ``(N, num_classes)``. The
+constructors leave PyTorch's default initialisation in place: the one the study sweeps is
+:func:`initmem.run.sigma_w.init_sigma_w_` (:func:`initmem.run.sigma_w.seeded_model` does both). Every convolution
+is followed directly by a BatchNorm, so every kernel but the head (:func:`initmem.run.kernels.head_name`) is scale
+invariant: the book's Setup chapter ("Networks") says what follows and gives each network's parameter count.
 """
 
 from __future__ import annotations

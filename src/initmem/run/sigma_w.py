@@ -1,25 +1,16 @@
 """The initialisation that the study sweeps: the one definition of sigma_w in this code base.
 
-Every kernel (the weight of each convolution and linear layer) is drawn as
+Every convolution and linear kernel is drawn as ``W ~ N(0, sigma_w^2 / fan_in)`` (``fan_in = in_channels / groups *
+kh * kw`` for a convolution, ``in_features`` for a linear layer), with biases 0 and every BatchNorm at gamma = 1,
+beta = 0 and reset running statistics; ``sigma_w = sqrt(2)`` is He initialisation. The standard normals are drawn in
+a fixed order (module order, one draw per kernel, independent of sigma_w and of ``include_head``) and then scaled,
+so at a fixed seed the kernels of different sigma_w are exact multiples of each other: a sweep over sigma_w compares
+the same directions at different radii. The book's Setup chapter ("The initialization scale") says why that
+isolates the initialization.
 
-    W ~ N(0, sigma_w^2 / fan_in),   fan_in = (in_channels / groups) * kh * kw   (convolution)
-                                    fan_in = in_features                        (linear)
-
-with biases 0 and every BatchNorm at gamma = 1, beta = 0 and reset running statistics.
-``sigma_w = sqrt(2)`` is He initialisation: ``nn.init.kaiming_normal_(W, mode="fan_in",
-nonlinearity="relu")`` draws from N(0, 2 / fan_in), i.e. std = gain / sqrt(fan_in) with gain sqrt(2).
-
-Because every hidden kernel feeds a BatchNorm (see :mod:`initmem.run.models`), sigma_w changes only
-the *norm* of those kernels, not the function the network computes at initialisation. With the same
-seed the kernels of different sigma_w are exact multiples of each other: the standard normals are
-drawn in a fixed order (module order, one draw per kernel, independent of sigma_w and of
-``include_head``) and then multiplied by ``sigma_w / sqrt(fan_in)``. A sweep over sigma_w at a
-fixed seed therefore compares the *same directions* at different radii.
-
-The rule applies to any ``nn.Module`` (:func:`init_sigma_w_`, :func:`sigma_w_kernels`): the convolution and
-linear kernels are rescaled; normalization layers are set to their identity; embeddings, biases and every other
-parameter are not rescaled (biases of convolution/linear layers are 0, the rest keeps its constructor's values);
-``include=[...]`` / ``exclude=[...]`` add or remove named parameters.
+The rule applies to any ``nn.Module`` (:func:`init_sigma_w_`, :func:`sigma_w_kernels`): convolution and linear
+kernels are rescaled, normalization layers set to their identity, every other parameter left as constructed
+(biases of convolution/linear layers are 0); ``include=[...]`` / ``exclude=[...]`` add or remove named parameters.
 """
 
 from __future__ import annotations

@@ -1,45 +1,17 @@
 """Stacked training: K runs that differ only in their initialisation, trained as ONE batched model.
 
-Runs whose configs agree in everything but the init fields (:data:`INIT_FIELDS`: ``sigma_w``,
-``seed``, ``init_head``) see bit-identical batches, learning rates and optimizer settings; only their
-starting weights differ. :func:`train_stacked` stacks their parameters and buffers along a new leading
-dimension of size K (``torch.func.stack_module_state``) and runs the network with
-``torch.func.vmap(functional_call(...))``: one forward/backward pass trains all K models. Each member's
-result is a Dataset identical in structure and meaning to :func:`initmem.run.training.train`'s, with the extra
-attribute ``stacked = K``.
+Runs whose configs agree in everything but the init fields (:data:`INIT_FIELDS`: ``sigma_w``, ``seed``,
+``init_head``) see bit-identical batches, learning rates and optimizer settings. :func:`train_stacked` stacks their
+parameters and buffers along a leading dimension of size K (``torch.func.stack_module_state``) and runs the network
+with ``torch.func.vmap(functional_call(...))``: one forward/backward pass trains all K models. Each member's result
+is a Dataset identical in structure and meaning to :func:`initmem.run.training.train`'s, with the attribute
+``stacked = K``. Runs of an optimizer whose record is not ``elementwise`` (:mod:`initmem.run.optimizers`; Muon)
+fall back to sequential :func:`train` calls (logged); a diverged member stops recording and the others continue.
 
-Why this is exactly K separate runs (up to float rounding):
-
-* Forward: vmap turns the K convolutions into one grouped convolution and the K BatchNorms into one
-  BatchNorm over K*C channels, i.e. K independent BatchNorms; the stacked running statistics
-  (shape (K, C)) are updated in place per member in training mode and used in eval mode, exactly as
-  in a plain module (checked against separate modules in ``tests/test_stacked.py``).
-* Loss: the sum over members of each member's mean cross-entropy. Member k's parameters receive the
-  gradient of its own loss only.
-* Optimizer: one optimizer (:func:`initmem.run.optim.build.build_optimizer`, same settings) over the stacked
-  tensors, stepped by the same :class:`initmem.run.loop.TrainingStep` as :func:`train` (same learning rates,
-  clocks and step count). SGD (with or without momentum, coupled L2 or decoupled decay), Adam and AdamW update each
-  element independently, so this equals K separate optimizers. Muon orthogonalises per matrix, which
-  a stacked (K, out, in, ...) tensor would mix: runs of an optimizer whose record is not ``elementwise``
-  (:mod:`initmem.run.optimizers`; Muon) fall back to sequential :func:`train` calls (logged).
-* Epoch 0 is measured on each member's real module with ``initmem.run.records.measure`` after the same
-  BatchNorm recalibration as :func:`train`; later epochs are evaluated with the vmapped model (eval
-  mode, running statistics), per member.
-* Divergence: a member whose loss or kernel norm is not finite or explodes (the rule of
-  :class:`initmem.run.loop.DivergenceWatch`, its training losses checked on the device as :func:`train`'s are:
-  :class:`initmem.run.loop.BatchChecks`) is marked diverged there and recorded no further (as :func:`train`
-  stops); from its next step on its loss is left out of the stack's (its gradient is zero), and the others
-  continue.
-
-Differences from separate runs: float rounding of grouped vs single convolutions (relative 1e-7 per
-step), ``wall_time_s`` and ``cpu_time_s`` are each member's equal share of the stack's, and ``channels_last``
-and ``compile`` are not applied (recorded as 0). Max-pooling (ResNet-9) amplifies rounding: where two
-values of a pooling window agree to ~1e-7, rounding can flip which one wins, which moves one gradient
-entry, and from then on the two runs drift apart as runs on different hardware do: a property of max-pooling plus
-any change of convolution algorithm (a thread count too), not of the stacking; ``benchmarks/sweep_throughput.py``
-measures it. That is why stacked runs are cached apart from sequential ones
-(:func:`initmem.sweeps.store.run_path`). On a CPU stacking is slower than sequential runs
-(grouped convolutions are slow there; use the ``processes`` executor); it is meant for GPUs.
+It equals K separate runs up to float rounding, which max-pooling can amplify into drift, so stacked runs are cached
+apart from sequential ones (:func:`initmem.sweeps.store.run_path`); ``wall_time_s`` and ``cpu_time_s`` are equal
+shares of the stack's, and ``channels_last`` and ``compile`` are not applied. It is meant for GPUs (on a CPU it is
+slower than sequential runs). Why it is exact, and where it differs, is in the book's Reproduce chapter.
 """
 
 from __future__ import annotations

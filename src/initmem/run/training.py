@@ -1,48 +1,17 @@
 """One training run: ``train(config) -> xarray.Dataset``.
 
-The loop is written top to bottom in the airbench style: the whole split lives as tensors on the
-device, batches are index slices (their order depends only on ``data_seed`` and the epoch), and every
-recorded epoch measures the paper's quantities. A loss or kernel norm that is not finite or explodes
-(:class:`initmem.run.loop.DivergenceWatch`) ends the run with ``diverged = 1`` and the reason in the attribute
-``divergence``; it never raises. The batches' losses stay on the device and are checked every
-:data:`initmem.run.loop.DIVERGENCE_CHECK_EVERY` batches and at the end of every epoch
-(:class:`initmem.run.loop.BatchChecks`), so a GPU is not made to wait for the host at every step. With ``checkpoint_path`` and ``config.checkpoint_every > 0`` the run saves a resumable
-checkpoint (model, optimizer, clocks, metric history, RNG state) and resumes from it when restarted;
-the resumed run's metrics equal an uninterrupted run's.
+The loop is written top to bottom in the airbench style: the whole split lives as tensors on the device, batches are
+index slices (their order depends only on ``data_seed`` and the epoch), and every recorded epoch measures the paper's
+quantities. A loss or kernel norm that is not finite or explodes (:class:`initmem.run.loop.DivergenceWatch`, checked
+on the device every few batches) ends the run with ``diverged = 1`` and the reason in the attribute
+``divergence``; it never raises. With ``checkpoint_path`` and ``config.checkpoint_every > 0`` the run saves a
+resumable checkpoint and resumes from it when restarted, with the metrics of an uninterrupted run.
 
-The returned Dataset (assembled by :mod:`initmem.run.records`) has a dimension ``epoch`` (0 = at initialisation) and ``layer`` (kernel names):
-
-==================  =================  =======================================================
-variable            dims               meaning (units)
-==================  =================  =======================================================
-train_loss/acc      epoch              eval-mode cross-entropy / accuracy (%) on a fixed sample
-val_loss/acc        epoch              on the held-out validation split
-test_loss/acc       epoch              on the test split
-weight_norm         epoch              Frobenius norm of all conv/linear kernels together
-layer_norm          epoch, layer       Frobenius norm of each kernel
-dist_from_init      epoch              ||W_t - W_0||_F over all kernels
-lr                  epoch              learning rate of the last step of the epoch (per step)
-step                epoch              optimisation steps taken so far
-T_SGD/T_L2/T_adapt  epoch              cumulative forgetting clocks of the effective step (see
-                                       :class:`initmem.run.metrics.ForgettingClocks`)
-best_epoch          -                  epoch of the lowest validation loss
-selected_test_acc   -                  test accuracy there: the validation-selected predictor (%)
-selected_val_acc    -                  validation accuracy there (%)
-selected_train_acc  -                  training accuracy there (%)
-selected_T_*        -                  the three clocks there
-final_epoch         -                  the last recorded epoch
-final_test_acc      -                  test accuracy at the last recorded epoch (%)
-final_train_acc     -                  training accuracy at the last recorded epoch (%)
-final_T_*           -                  the three clocks there
-tau_interp          -                  first epoch with train accuracy >= 99.5 % (NaN if never)
-repair_gap          -                  val accuracy at the last epoch minus at tau_interp (pp)
-diverged            -                  1 if a non-finite or exploding loss or kernel norm stopped
-                                       the run (attribute ``divergence``: why), else 0; then the
-                                       selected_* and final_* scalars are NaN
-wall_time_s         -                  seconds spent training and evaluating (wall clock)
-cpu_time_s          -                  CPU seconds of the process meanwhile (core-seconds;
-                                       :mod:`initmem.run.elapsed`)
-==================  =================  =======================================================
+The returned Dataset (assembled by :mod:`initmem.run.records`) has the dimensions ``epoch`` (0 = at initialisation)
+and ``layer`` (kernel names): per-epoch losses, accuracies (%), kernel norms, learning rate, step and forgetting
+clocks, and per-run scalars (the validation-selected predictor ``selected_*``, the last epoch ``final_*``,
+``tau_interp``, ``repair_gap``, ``diverged``, ``wall_time_s``, ``cpu_time_s``). This layer's API page tabulates
+every variable with its dimensions and units.
 """
 
 from __future__ import annotations

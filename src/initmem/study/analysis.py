@@ -1,28 +1,18 @@
-"""Analysis shared by the experiment notebooks (01-08, 99) and the book: pure functions of sweep Datasets.
+"""Analysis shared by the experiment notebooks (01-09, 99) and the book: pure functions of sweep Datasets.
 
-Where the results are and how an experiment is loaded or run: :mod:`initmem.study.results`.
-
-Functions
----------
-* :func:`spec_of` / :func:`field_value` -- the sweep spec of a Dataset and the value of a RunConfig field in
-  it (swept or fixed).
-* :func:`last_finite` -- the last recorded (finite) value of per-epoch variables, e.g. the norm a run reached.
-* :func:`within_horizons` -- the validation-selected predictor when selection is restricted to epochs
-  ``<= T``, for several horizons T (experiment 02: one long run stands for many shorter ones).
+* :func:`spec_of` / :func:`field_value` -- the sweep spec of a Dataset and the value of a RunConfig field in it;
+* :func:`last_finite` -- the last recorded (finite) value of per-epoch variables, e.g. the norm a run reached;
+* :func:`within_horizons` -- the validation-selected predictor when selection stops at epoch T (chapter 02);
 * :func:`norm_coupling` -- the slope of log(final kernel norm) against log(initial norm) across sigma_w
-  (radial memory: 1 = the final norm follows the initial one, 0 = a common final norm).
-* :func:`spread_points` / :func:`clock_table` -- one row per configuration (everything but sigma_w and seed):
-  its spread and the clocks it reached (experiment 07).
-* :func:`smallest_spread` / :func:`against_reference` -- experiment 09: each optimizer's learning rate with the
-  smallest spread, set against the spread at a reference learning rate (01's).
-* experiment 04's batch sizes and which of them C5 compares: :mod:`initmem.study.batches`.
-* :func:`calibration_table` / :func:`calibrated_logit_scale` -- experiment 08: when plain SGD interpolates for
-  each logit factor, and the factor the presets use.
+  (1 = the final norm follows the initial one, 0 = a common final norm);
+* :func:`spread_points` / :func:`clock_table` -- each configuration's spread and the clocks it reached (chapter 07);
+* :func:`smallest_spread` / :func:`against_reference` -- each optimizer's learning rate with the smallest spread,
+  against the spread at a reference learning rate (chapter 09);
+* :func:`calibration_table` / :func:`calibrated_logit_scale` -- when plain SGD interpolates for each logit factor,
+  and the factor the presets use (chapter 08).
 
-The claims ledger (C1-C7 and its verdict rules) is :mod:`initmem.study.claims`; the statistics over seeds are
-:mod:`initmem.study.stats`.
-
-Accuracies are in percent, spreads in percentage points (pp).
+Results are loaded by :mod:`initmem.study.results`; the ledger is :mod:`initmem.study.claims`, the statistics over
+seeds :mod:`initmem.study.stats`. Accuracies are in percent, spreads in percentage points (pp).
 """
 
 from __future__ import annotations

@@ -1,37 +1,18 @@
 """Calibrated 95 % intervals for cross-fitted spreads and their contrasts (issue 31).
 
-A Student-t interval over seeds assumes independent Gaussian per-seed values. Per-seed cross-fitted spreads
-(:func:`initmem.study.stats.cross_fitted_spreads`) are neither: each seed is read where the *other* seeds rank best
-and worst, so the seeds' values are correlated, and with memory comparable to the noise the estimate is pulled
-towards 0 (the others rank wrongly). Measured by simulation, the t-interval covered 76-90 % without memory.
+Per-seed cross-fitted spreads (:func:`initmem.study.stats.cross_fitted_spreads`) are correlated across seeds and
+pulled towards 0, so a Student-t interval over them covers too little. :class:`CrossFitted` gives
+``[m - c_low s / sqrt(n), m + c_high s / sqrt(n)]`` (``m``, ``s``: mean and sd of the ``n`` per-seed values) with
+critical values (:func:`critical`) simulated for the design: ``n_sigma`` sigma_w values x ``n_seeds`` seeds,
+Gaussian cell noise, memory linear in the sigma_w index (:func:`initmem.study.error_rates.profile`) at the ratios
+:data:`RATIOS`; kind ``"spread"`` is asymmetric (wider above), kind ``"contrast"`` symmetric. The ledger's page
+explains the method ("How a claim is judged") and how the values are simulated (its dropdown "How the critical
+values are simulated").
 
-**The interval used instead** keeps the studentized form, ``[m - c_low s / sqrt(n), m + c_high s / sqrt(n)]``
-(``m``, ``s``: mean and standard deviation of the ``n`` per-seed values), and takes its critical values from a
-simulation of the design -- ``n_sigma`` sigma_w values x ``n_seeds`` seeds, independent Gaussian noise in each
-(sigma_w, seed) cell, and a memory profile linear in the sigma_w index (:func:`initmem.study.error_rates.profile`)
-of spread ``r`` noise standard deviations. The statistic ``T = (m - truth) / (s / sqrt(n))`` depends on the noise
-only through ``r``: with no memory it is pivotal (the same at every noise level), so one simulation per design serves
-every noise sd.
-
-* **A spread** (kind ``"spread"``): ``c_high`` is the largest, over the ratios :data:`RATIOS` (0 to 20 noise sds),
-  97.5 % quantile of ``-T``: the upper bound falls below the true spread at most 2.5 % of the time at any of them,
-  which bounds the false "in size" at a band's upper edge. ``c_low`` then makes the coverage without memory exactly
-  :data:`~initmem.study.stats.LEVEL` (``P(-c_high <= T <= c_low) = 0.95`` at ``r = 0``); ``T``'s upper tail is
-  largest at ``r = 0``, so the lower bound exceeds the truth at most ``1 - LEVEL`` of the time at any ratio. The
-  interval is asymmetric (wider above): the estimate's bias is downwards.
-* **A contrast** (kind ``"contrast"``): the per-seed difference of two conditions' cross-fitted spreads over the same
-  design, run independently with the same noise sd. With a common memory profile its distribution is symmetric, so
-  ``c_low = c_high`` is the largest, over :data:`RATIOS` of the common profile, 95 % quantile of ``|T|``: coverage is
-  at least 95 % whenever the two conditions share a profile, and about 95 % without memory. Two conditions with
-  different noise levels, or (C3) the same runs at two horizons, are outside what was calibrated.
-
-The critical values of the record's designs are committed in ``critical_values.json`` beside this module, written by
-``scripts/critical_values.py`` with its provenance (commit, date, replicates, seed); the file is JSON, read with
-its shape checked (:func:`initmem.base.package_data.read_package_json`: no code runs on reading it, and a damaged
-file is one line naming it). A design not in the table is computed on the fly by the same function
-(:func:`simulate_critical`) at :data:`ON_THE_FLY_REPS` replicates with the same seed, once per process, and logged
-as a warning. The simulation assumes Gaussian cell noise and a linear profile; the error rates at the record's
-designs, through the ledger's rules, are in :mod:`initmem.study.error_rates`.
+The record's designs are committed in ``critical_values.json`` beside this module (``scripts/critical_values.py``,
+with its provenance), read with its shape checked (:func:`initmem.base.package_data.read_package_json`). A design
+not in the table is computed by :func:`simulate_critical` at :data:`ON_THE_FLY_REPS` replicates with the same seed,
+once per process, with a warning.
 """
 
 from __future__ import annotations

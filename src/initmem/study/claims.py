@@ -1,24 +1,18 @@
 """The claims ledger: the paper's claims C1-C7 (and B1, a test beyond the paper) against this reproduction.
 
 Each claim, or each part of one (an optimizer of C2, a lever of C4, a design of C5), becomes one row judged by the
-printed rules of :mod:`initmem.study.rules`:
+printed rules of :mod:`initmem.study.rules` from its direction effect (a per-seed paired contrast of cross-fitted
+spreads, with its calibrated interval, :mod:`initmem.study.calibration`), its noise null (:mod:`initmem.study.nulls`)
+and, where the paper gives a number ``P``, its size against the band ``P +- max(5 pp, 30 % of P)``; the ledger's
+page ("How a claim is judged") explains each.
 
-* its **direction effect**: a per-seed paired contrast, positive in the paper's direction, summarised by the mean
-  over seeds and its 95 % interval; spreads in it are **cross-fitted**
-  (:func:`initmem.study.stats.cross_fitted_spreads`: the best and worst sigma_w are chosen on the other seeds), so
-  that noise alone gives 0, and their interval is calibrated by simulation for the design
-  (:mod:`initmem.study.calibration`);
-* its **noise null**: a permutation p-value (:mod:`initmem.study.nulls`) of the raw statistic (sigma_w labels
-  permuted within seeds for a spread; the two conditions swapped within (sigma_w, seed) cells for a contrast);
-* its **size** where the paper gives a number ``P``, with the band ``P +- max(5 pp, 30 % of P)``.
-
-The module assembles the ledger: :func:`reproduction_table` builds every row with the judges of
-:mod:`initmem.study.judges` on the vocabulary of :mod:`initmem.study.ledger`; :mod:`initmem.study.ledger_text` tells it
-(the first screen, an exploration against the record); the chapter helpers (:func:`~initmem.study.ledger_text.verdict_box`, :func:`chapter_box`,
-:func:`chapter_verdicts`) render them. Spreads are those of the validation-selected predictor (the paper's metric),
-except where the premise or the design points at the final one: C1 and C2 judge both and the final predictor carries
-the verdict where the selected checkpoints do not interpolate; C3's final predictor carries the claim when validation
-selects the same checkpoints at every horizon; C5's designs equalise the runs' ends, so they judge the final ones.
+:func:`reproduction_table` builds every row with the judges of :mod:`initmem.study.judges` on the vocabulary of
+:mod:`initmem.study.ledger`; :mod:`initmem.study.ledger_text` tells it; :func:`chapter_box` and
+:func:`chapter_verdicts` render a chapter's rows. Spreads are those of the validation-selected predictor (the paper's
+metric), except where the premise or the design points at the final one: C1 and C2 judge both and the final predictor
+carries the verdict where the selected checkpoints do not interpolate; C3's final predictor carries the claim when
+validation selects the same checkpoints at every horizon; C5's designs equalise the runs' ends, so they judge the
+final ones.
 """
 
 from __future__ import annotations

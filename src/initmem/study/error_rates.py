@@ -1,34 +1,15 @@
 """How often the ledger's rules err: their error rates measured by simulation on the record's designs.
 
-Each claim is judged (:mod:`initmem.study.rules`) from per-seed cross-fitted spreads
-(:func:`initmem.study.stats.cross_fitted_spreads`), their 95 % interval calibrated by simulation for the design
-(:class:`initmem.study.calibration.CrossFitted`) and a permutation null (:mod:`initmem.study.nulls`). Whether a
-"95 %" rule errs 5 % (or 2.5 %) of the time is not given: the cross-fitted spread is a noisy max-minus-min, not a
-Gaussian mean (a plain Student-t interval covered 76-90 % without memory); the calibration controls some of these
-rates by construction, on its own draws, and this module measures all of them through the rules, on fresh draws of the
-same model (Gaussian cell noise, a linear memory profile). This module simulates per-seed
-accuracies of a design, ``(n_sigma, n_seeds)``, with a known memory profile and Gaussian within-cell noise, judges
-them with the same functions the ledger calls, and counts:
+It simulates per-seed accuracies of a design, ``(n_sigma, n_seeds)`` in percent, with a known memory profile
+(:func:`profile`: linear in the sigma_w index, ``acc[i] = BASE - S i / (n_sigma - 1)``, spread ``S`` pp) and
+independent Gaussian noise of sd ``noise_sd`` pp in each (sigma_w, seed) cell, judges them with the functions the
+ledger calls (:mod:`initmem.study.rules`, :mod:`initmem.study.calibration`, :mod:`initmem.study.nulls`), and counts
+the coverage of the printed intervals without memory, the false "in size" at a band's upper edge, the false
+positive without an effect and the power at the paper's number. A rate over ``reps`` replicates has the Monte-Carlo
+standard error :func:`mc_error`; a null drawn ``draws`` times resolves a p-value to about ``1 / draws``.
 
-* **coverage without memory**: how often the printed 95 % interval of the cross-fitted spread contains 0 when no
-  sigma_w matters (its expectation is then exactly 0); also of the contrast's interval when two conditions share one
-  profile (expectation exactly 0 for any common profile);
-* **false "in size" at the band's edge**: the true spread of the sized quantity sits on the band's upper edge
-  (``band(claim, part)[1]``: 5 pp for P = 0, C1's number plus its share), where an interval wholly inside the band should
-  occur at most 2.5 % of the time;
-* **false positive without an effect**: any verdict whose direction holds ("in size", "in direction", "size
-  contradicted") when the direction effect is truly 0 (no memory for a single spread; the same profile in both
-  conditions of a contrast);
-* **power at the paper's number**: how often the claim earns its best verdict ("in size"; "in direction" when the
-  paper gives no number) when the truth is the paper's number (C5, which has none: a 10 pp difference, twice the
-  margin).
-
-The memory profile is linear in the sigma_w index, ``acc[i] = BASE - S i / (n_sigma - 1)`` (pp), so its spread is
-``S``; the noise is independent per (sigma_w, seed) cell with standard deviation ``noise_sd`` (pp). A seed-level
-shift would cancel in every spread and contrast, so it is left out. The permutation nulls draw ``draws`` random
-permutations where they are not enumerated exactly (:data:`initmem.study.nulls.N_RESAMPLES` in the ledger), so a
-p-value is resolved to about ``1 / draws``. A rate over ``reps`` replicates has the Monte-Carlo standard error
-``sqrt(p (1 - p) / reps)`` (:func:`mc_error`).
+The ledger's page prints the rates ("How often these rules err", ``scripts/error_rates.py``), and its dropdown "What
+each error rate counts" defines each.
 """
 
 from __future__ import annotations

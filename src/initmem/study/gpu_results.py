@@ -1,19 +1,17 @@
 """The paper-scale GPU results (preset ``gpu``): reading them, the ledger's "paper scale (GPU)" column, the summary.
 
-``benchmarks/gpu_oneshot.py`` runs experiment 01 at preset ``gpu`` (:mod:`initmem.study.presets`: the paper's data
-and network, one seed, four sigma_w) on one GPU within a time budget
-(:func:`initmem.study.timed.run_timed_experiment`), in the layout of every preset::
+``benchmarks/gpu_oneshot.py`` runs experiment 01 at preset ``gpu`` (the paper's data and network, one seed, four
+sigma_w) on one GPU within a time budget (:func:`initmem.study.timed.run_timed_experiment`), in the layout of every
+preset::
 
     results/gpu/<EXPERIMENT>/runs/<hash>[.stacked<K>].nc   one ordinary run file per finished run
-    results/gpu/<EXPERIMENT>.nc                             the combined Dataset of the optimizers whose every
-                                                            run finished (attrs: spec, preset, sweep_status, ...)
+    results/gpu/<EXPERIMENT>.nc                             the combined Dataset (optimizers whose every run finished)
     results/gpu/oneshot.json                                throughput, parity, trainer, plan, status of every run
     results/gpu/summary.txt                                 the one-page summary the script printed
 
 This module reads that folder; it trains nothing. The column is judged by the ledger's one judge,
-:func:`initmem.study.claims.reproduction_table`, on these results: with one seed nothing can be cross-fitted, so each
-row shows the raw spreads ("1 seed, no interval") beside the verdict the rules give (inconclusive). Accuracies in
-percent, spreads in percentage points (pp) of the validation-selected test accuracy.
+:func:`initmem.study.claims.reproduction_table`: with one seed nothing can be cross-fitted, so each row shows the raw
+spreads ("1 seed, no interval") beside the verdict (inconclusive). Spreads in pp of the selected test accuracy.
 """
 
 from __future__ import annotations

@@ -1,25 +1,15 @@
 """Noise nulls: how large an effect seed noise alone makes, by permutation (``scipy.stats.permutation_test``).
 
-The spread over sigma_w is a maximum minus a minimum of noisy means, so noise alone makes it positive: with 4 sigma_w
-values, 3 seeds and a within-cell standard deviation of 2.5 pp, pure noise gives about 5 pp. Every effect the ledger
-judges is therefore set against the distribution it would have if the labels it compares did not matter:
+* :func:`spread_null` -- the sigma_w labels permuted within each seed: is there memory of sigma_w at all? Statistic:
+  the raw spread, max - min over sigma_w of the seed-mean accuracy (:func:`raw_spread`).
+* :func:`contrast_null` -- two conditions A and B swapped within each (sigma_w, seed) cell: is A's spread larger
+  than B's by more than chance? Statistic: ``raw_spread(A) - raw_spread(B)``, or any function of the two arrays.
 
-* :func:`spread_null` -- the sigma_w labels permuted within each seed (a seed's runs share their initial directions
-  and data order, so only the labels move): is there memory of sigma_w at all? Statistic: the **raw spread**, max -
-  min over sigma_w of the seed-mean accuracy (:func:`raw_spread`).
-* :func:`contrast_null` -- two conditions A and B (SGD and Adam, two learning rates, two batch sizes...) swapped
-  within each (sigma_w, seed) cell: is A's spread larger than B's by more than chance? Statistic: ``raw_spread(A) -
-  raw_spread(B)``, or any other function of the two (cells, seeds) arrays.
-
-The p-value is one-sided (the paper's direction: larger). The null is enumerated exactly when it has at most
-:data:`MAX_EXACT` permutations (e.g. 4!^3 = 13,824 for 4 sigma_w values and 3 seeds; a contrast up to
-:data:`MAX_EXACT_SWAPS` = 2^12 swaps, or up to :data:`N_RESAMPLES`, which scipy then enumerates anyway), else drawn
-:data:`N_RESAMPLES` times with the fixed seed :data:`NULL_SEED` (then p = (hits + 1) / (draws + 1)).
-:attr:`NullTest.smallest_p` is the smallest p the design can give at all: with 2 sigma_w values and 3 seeds the
-spread null has 8 permutations, and no spread, however large, has p below 0.25.
-
-Arrays are ``(n_sigma, n_seeds)`` (accuracies in percent); seeds with a missing value (a diverged run) are dropped
-before the test.
+The p-value is one-sided (larger). The null is enumerated exactly up to :data:`MAX_EXACT` permutations (a contrast
+up to :data:`MAX_EXACT_SWAPS` swaps), else drawn :data:`N_RESAMPLES` times with the seed :data:`NULL_SEED`
+(p = (hits + 1) / (draws + 1)); :attr:`NullTest.smallest_p` is the smallest p the design can give at all. Arrays are
+``(n_sigma, n_seeds)`` (accuracies in percent); seeds with a missing value (a diverged run) are dropped first. The
+ledger's page ("How a claim is judged") says why every effect is set against its null.
 """
 
 from __future__ import annotations

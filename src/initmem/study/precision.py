@@ -1,31 +1,15 @@
 """bf16 on the CPU against the fp32 record: does reduced precision keep the spreads and the verdicts?
 
-bf16 autocast (``RunConfig.bf16``, :func:`initmem.run.records.autocast_dtype`) trains about 1.5x faster on a CPU with
-avx512_bf16, but training is chaotic: a different floating-point path moves single runs by points. What must hold is
-the *statistics* the book reports. The parity study:
+The parity study of chapter 01 ("In bf16"), which states its declared design and rules: chapter 01's cpu SGD and
+Adam (:data:`PARITY_OPTIMIZERS`) at the sigma_w :data:`PARITY_SIGMA_WS`, the record's seeds, ``bf16 = True``
+(:func:`parity_spec`), against the record's fp32 runs of the same configurations.
 
-* **Design** (declared before its runs were trained): chapter 01's cpu configurations of SGD and Adam
-  (:data:`PARITY_OPTIMIZERS`) at sigma_w 0.1 and 2.5 (:data:`PARITY_SIGMA_WS`), the record's five seeds, with
-  ``bf16 = True`` (:func:`parity_spec`); compared with the record's fp32 runs of the same configurations (the same
-  seeds, so the same initial directions and data order).
-* **Each optimizer** (:func:`parity_verdict`, declared): the per-seed difference of the cross-fitted selected spread
-  (bf16 minus fp32, paired by seed, pp) with its interval (:func:`initmem.study.ledger.interval_of` with the
-  calibrated estimator of a contrast, :class:`initmem.study.calibration.CrossFitted`: the ledger's own interval for
-  the difference of two conditions' spreads). **Equivalent** when that interval lies inside +-:data:`PARITY_MARGIN_PP`
-  (the ledger's null-equivalence margin, :data:`initmem.study.rules.MARGIN_PP`); **not equivalent** when it lies
-  wholly outside; otherwise **inconclusive**.
-* **The claims** (:func:`parity_claims`): the declared rule also asked the claims the design touches (C1, and C2 for
-  Adam, by :data:`initmem.study.judges.RULES`) to keep their verdicts. A claim can keep a verdict that means something
-  only where its permutation test can reach p < :data:`initmem.study.rules.ALPHA` on the design
-  (:func:`smallest_p`): C1's spread null over two sigma_w and five seeds has 2^5 relabellings and a smallest p of
-  2^-4 = 0.0625, so C1 is inconclusive in both precisions whatever the runs, and "C1 keeps its verdict" could never
-  fail: that part is dropped (a restatement made after the runs, said on the page). C2's contrast null swaps the
-  two optimizers in 10 cells (smallest p 2^-10), so C2 Adam stays.
-* **The study's verdict** (:func:`parity_outcome`): **in parity** when both optimizers are equivalent and every
-  claim that can be decided keeps its verdict; **not in parity** when an optimizer's difference is measured beyond
-  the margin (not equivalent); otherwise **parity not established**: an inconclusive difference is no difference,
-  and a verdict that moves (an interval crossing an edge, one run short of a premise) is no measured difference
-  either.
+* :func:`parity_verdict` -- per optimizer, the per-seed difference of the cross-fitted selected spread (bf16 minus
+  fp32, pp) with the ledger's calibrated interval of a contrast: equivalent inside +-:data:`PARITY_MARGIN_PP`, not
+  equivalent wholly outside, else inconclusive;
+* :func:`parity_claims` -- whether the claims the design can decide keep their verdicts (C2 for Adam; C1's null
+  cannot reach p < 0.05 on this design, :func:`smallest_p`);
+* :func:`parity_outcome` -- the study's verdict: in parity, not in parity, or parity not established.
 """
 
 from __future__ import annotations

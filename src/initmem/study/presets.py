@@ -1,40 +1,13 @@
 """Presets: the per-notebook parameters for each hardware budget.
 
-A *preset* names a compute budget. Every experiment notebook has a cell tagged ``parameters`` whose
-values are the defaults; a preset overrides some of them. The runner
-(:func:`initmem.book.runner.run_notebooks`) starts from :func:`notebook_parameters` and then applies the
-user's ``-p NAME VALUE`` overrides.
-
-``smoke``
-    Seconds to a few minutes on a laptop CPU. Tiny networks, a few hundred images, a handful of
-    steps. It checks that every notebook runs end to end; its numbers mean nothing.
-``cpu``
-    Hours on a laptop-class CPU. Small networks and a subset of CIFAR-10. Its budgets are set in epochs
-    (:mod:`initmem.study.preset_notes` gives each its reason), not in clock units: the forgetting clocks are what
-    those epochs reach, and the chapters print them.
-``gpu``
-    Experiment 01 only, at the paper's data and network scale, one seed, on one GPU in minutes:
-    ``benchmarks/gpu_oneshot.py`` runs it within a time budget (:func:`initmem.study.timed.run_timed_experiment`),
-    training as many of the preset's epochs as fit. Its results are the ledger's "paper scale (GPU)" column
-    (:mod:`initmem.study.gpu_results`). The other experiments are not defined at this preset.
-``paper``
-    The paper's protocol (full CIFAR-10, full-width ResNet-9, ResNet-20/56/110). A GPU job.
-
-How to add an entry
--------------------
-``NOTEBOOK_PARAMETERS`` holds one dict per preset, keyed by the notebook's name (the file name in
-``notebooks/`` without ``.py``), read from the experiment modules (:mod:`initmem.study.experiments`): each module's
-``presets`` maps a preset to parameter names, which must be defined in that notebook's ``parameters`` cell, and their
-JSON-like values (numbers, strings, booleans, lists, dicts).
-An experiment notebook's parameters cell declares every parameter as None, so its values come from here and only
-from here (:func:`resolve_parameters`); every preset gives every experiment parameter a value (a test checks
-it). A notebook missing from a preset's dict runs with its own defaults. What a preset's runs cost is read from
-their result files (:func:`initmem.study.costs.measured_costs`) and shown in the book's Setup chapter.
-
-Example (in the experiment's module)::
-
-    CPU = {**CPU_RUN, **CPU_DATA, "batch_sizes": [32, 128, 512], "width": 8, ...}
-    EXPERIMENT = Experiment(name=..., spec=spec, presets={"smoke": SMOKE, "cpu": CPU})
+A *preset* names a compute budget: ``smoke`` (checks that every notebook runs; its numbers mean nothing), ``cpu``
+(hours on a laptop CPU, budgets in epochs), ``gpu`` (experiment 01 only, at the paper's scale on one GPU within a
+time budget; :mod:`initmem.study.gpu_results`) and ``paper`` (the paper's protocol); the book's Setup and Reproduce
+chapters describe them. Every experiment notebook has a cell tagged ``parameters`` that declares each parameter as
+None; its values come from ``NOTEBOOK_PARAMETERS`` (one dict per preset, keyed by notebook name, read from the
+``presets`` of each module of :mod:`initmem.study.experiments`) and only from there (:func:`resolve_parameters`).
+The runner (:func:`initmem.book.runner.run_notebooks`) starts from :func:`notebook_parameters` and applies the
+user's ``-p NAME VALUE`` overrides. How to add an entry: below, on this layer's API page.
 """
 
 from __future__ import annotations

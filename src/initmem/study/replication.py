@@ -1,21 +1,17 @@
-"""A replication check: a chapter's runs trained anew (``initmem experiments --fresh``) against the committed record.
+"""A replication check: a chapter's runs trained anew (``initmem experiments --fresh``) against the committed record
+(``results/<preset>/<chapter>.nc``); the book's Reproduce chapter shows how to run one.
 
-What ``--fresh`` prints (:func:`replication_lines`), against the record at the preset it ran
-(``results/<preset>/<chapter>.nc``):
-
-* per configuration (a row of :func:`initmem.study.summary.summary_table`: an optimizer, a cell of the grid) the spread
-  of the selected predictor's test accuracy over sigma_w in the record and in the fresh runs, side by side with their
-  95 % intervals over seeds, and whether they agree within the seed noise (:func:`verdict`);
-* each run, committed against fresh (:func:`run_table`: its selected test accuracy in both, identical bit for bit or
-  by how much it differs, or present in one only): on the same software and CPU they should all be identical;
-* the page's numbers side by side: each verdict row of the chapter (:func:`initmem.study.claims.chapter_table`), its
-  effect with its interval and its verdict in the record and in the fresh runs (:func:`verdict_table`);
-* one line: whether the chapter's verdicts replicate (:func:`replication_sentence`).
+* :func:`replication_lines` -- what ``--fresh`` prints, made of the following;
+* per configuration (a row of :func:`initmem.study.summary.summary_table`), the spread over sigma_w in the record
+  and in the fresh runs with their 95 % intervals over seeds, and whether they agree within the seed noise
+  (:func:`verdict`);
+* :func:`run_table` -- each run, committed against fresh: identical bit for bit, by how much it differs, or present
+  in one only (on the same software and CPU they should all be identical);
+* :func:`verdict_table` -- each verdict row of the chapter (:func:`initmem.study.claims.chapter_table`) in both;
+* :func:`replication_sentence` -- whether the chapter's verdicts replicate.
 
 >>> verdict(12.0, (8.0, 16.0), 14.0, (10.0, 18.0))
 'agree (the intervals overlap)'
->>> verdict(3.0, (2.0, 4.0), 14.0, (10.0, 18.0))
-'DIFFER (the intervals are apart)'
 """
 
 from __future__ import annotations

@@ -2,18 +2,15 @@
 to draw and tabulate beside the exploration's.
 
 A run is named by the hash of everything that changes its numbers (:meth:`initmem.run.config.RunConfig.hash`), so a
-run file of the record with the hash an exploration needs *is* that run. An exploration (results in a folder other
-than the record's ``results/``, see :mod:`initmem.study.layout`) reads such runs from the record's run stores,
-``<root>/results/<preset>/<experiment>/runs/``, read-only, with their checksum and hash verified
-(:func:`initmem.sweeps.store.load_run`); it trains only the others, into its own folder. The record itself reads a
-run that another of its chapters holds (chapter 11's first rung is chapter 01's runs) the same way.
+record's run file with the hash an exploration needs *is* that run. An exploration (:mod:`initmem.study.layout`)
+reads such runs read-only from ``<root>/results/<preset>/<experiment>/runs/``, checksum and hash verified
+(:func:`initmem.sweeps.store.load_run`), and trains only the others into its own folder; the record reads a run
+that another of its chapters holds the same way (chapter 11's first rung is chapter 01's runs).
 
 * :func:`record_stores` -- the committed run stores a sweep at a preset reuses;
-* :func:`plan_runs` / :class:`RunPlan` -- before anything trains: how many runs a sweep has, how many are in its own
-  cache, how many come from the record, how many will train and about how long that takes
-  (:func:`initmem.study.costs.estimate_seconds`);
-* :func:`record_results` -- the record's combined Dataset of a chapter, for an exploration's page at the record's
-  preset to compare with.
+* :func:`plan_runs` / :class:`RunPlan` -- before anything trains: how many runs a sweep has, are cached, come from
+  the record and will train, and about how long that takes (:func:`initmem.study.costs.estimate_seconds`);
+* :func:`record_results` -- the record's combined Dataset of a chapter, to compare an exploration's page with.
 """
 
 from __future__ import annotations

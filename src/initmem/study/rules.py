@@ -1,39 +1,18 @@
 """The verdict rules: six verdicts, bands around the paper's numbers, and how many seeds would decide a claim.
 
-A claim (or one part of it: one optimizer of C2, one lever of C4) is judged from two measured quantities:
+A claim (or one part of it) is judged (:func:`judge`) from its direction effect ``D`` (a per-seed paired contrast,
+positive in the paper's direction, with its 95 % interval, :mod:`initmem.study.calibration`, and its permutation p,
+:mod:`initmem.study.nulls`) and, where the paper gives a number ``P``, the size ``S`` with its interval against the
+band ``P +- max(5 pp, 30 % of P)`` (:func:`band_of`; a claim's record may set another share,
+:data:`initmem.study.ledger.PAPER`; "minimal" is ``P = 0``). In order: inconclusive without an interval; premise
+not met; not reproduced (D's interval below 0, or inside the null-equivalence margin); the direction holds (D's
+interval above 0, p below 0.05, estimate at least the margin) and S decides between in size, size contradicted and
+in direction; else inconclusive, with :func:`seeds_to_decide`. A verdict's two sides are :data:`STRENGTH`; C3
+("unchanged") has its own non-inferiority rule (:func:`judge_unchanged`).
 
-* the **direction effect** ``D``: a per-seed paired contrast oriented so that a positive value is the paper's
-  direction (SGD's spread minus Adam's, say), summarised by its mean over seeds and 95 % interval (for cross-fitted
-  spreads and their contrasts calibrated by simulation, :mod:`initmem.study.calibration`), with a
-  permutation p-value against its noise null (:mod:`initmem.study.nulls`);
-* the **size** ``S``: the quantity the paper gives a number ``P`` for (Adam's spread, "minimal"), with its interval.
-  The band is ``P +- max(5 pp, 30 % of P)`` (:func:`band_of`; a claim's record may set another share,
-  :data:`initmem.study.ledger.PAPER`); "minimal" and "near zero" are ``P = 0``, band +-5 pp.
-
-The rules, applied in this order (:func:`judge`):
-
-1. **inconclusive** without an interval (fewer than 2 seeds);
-2. **premise not met** when a condition the claim presupposes does not hold here (SGD must interpolate for C1; the
-   L2 lever of C4 must run its clock ``T_L2`` past ``ln(|W0|/|W*|)``): the row says what would meet it;
-3. **not reproduced** when D's interval lies entirely below 0 (the wrong side), or entirely inside the
-   null-equivalence band ``(-margin, +margin)`` (the effect is, within the margin, no effect at all);
-4. the direction **holds** when D's interval lies above 0, its permutation p is below 0.05 and its estimate is at
-   least the margin (an effect that matters, not only one told apart from 0). Then S decides:
-   **reproduced in size** when S's whole interval lies inside the band; **size contradicted** when S's whole interval
-   lies outside it (the row says whether ours is larger or smaller than the paper's, and by how much);
-   **reproduced in direction** when S's interval straddles an edge of the band, or the paper gives no number;
-5. **inconclusive** otherwise; :func:`seeds_to_decide` then says how many seeds would decide it at the observed
-   mean and spread of the per-seed effects.
-
-A verdict has two sides, the direction (holds, wrong, or undecided) and the size (inside the band, outside it, or
-undecided): :data:`STRENGTH`. Every rule asks for an interval to lie *inside* or *outside* something, never merely to
-contain a number, so a wider interval (more noise, the same estimate) can only move either side towards "undecided",
-never a verdict towards "in size", "size contradicted" or "not reproduced". The margin on the estimate is what makes
-this hold for the direction: an effect told apart from 0 but inside the equivalence band (real, but smaller than the
-margin) is "not reproduced" by rule 3; without the margin, a noisier copy of it, its interval reaching past the band,
-would pass as "in direction". With it, that copy is inconclusive (tests/test_rules.py checks the property on random
-intervals). Whether a 95 % interval's error rates are what they say is a separate question, measured by simulation.
-C3 ("unchanged") is a non-inferiority claim and has its own rule (:func:`judge_unchanged`).
+Every rule asks an interval to lie inside or outside something, so more noise can only move a verdict towards
+undecided (``tests/test_rules.py`` checks it). The book's page "Paper vs this reproduction" ("How to read the
+verdicts") states each rule and why the estimate must reach the margin.
 """
 
 from __future__ import annotations

@@ -1,21 +1,18 @@
 """Statistics over seeds: the one vocabulary of every table, figure and verdict.
 
-A *seed* is one draw of the initial directions and of the data order (``RunConfig.seed``). Runs of one seed
-at different sigma_w share both, so every comparison across sigma_w is paired within a seed:
+A *seed* is one draw of the initial directions and of the data order (``RunConfig.seed``); runs of one seed at
+different sigma_w share both, so every comparison across sigma_w is paired within a seed.
 
-* :func:`seed_spreads`: each seed's spread, max - min over sigma_w of its accuracy (percentage points). A seed
-  with a missing (diverged) sigma_w has no spread: it drops out instead of reporting a spread over fewer points.
-* :func:`mean_interval`: the printed estimator is always the **mean over seeds** of such a per-seed quantity
-  (a spread, a difference of spreads, a slope), and its interval the two-sided 95 % Student-t interval over the
-  seeds, ``mean +- t_{0.975, n-1} s / sqrt(n)`` (``scipy.stats.t``). With one seed there is no interval. The
-  ledger's cross-fitted spreads (:func:`cross_fitted_spreads`) are correlated across seeds, so their interval takes
-  critical values calibrated by simulation instead (:class:`initmem.study.calibration.CrossFitted`).
-* :func:`rank_correlation`: Spearman's rho with tie correction (``scipy.stats.spearmanr``).
-* :func:`spread`: the paper's initialization memory, max - min over sigma_w (every other dimension kept), with
+* :func:`seed_spreads` -- each seed's spread, max - min over sigma_w (pp); a seed with a diverged sigma_w drops out;
+* :func:`mean_interval` -- the mean over seeds of a per-seed quantity with its two-sided 95 % Student-t interval
+  (none with one seed); cross-fitted spreads (:func:`cross_fitted_spreads`) take calibrated critical values
+  instead (:class:`initmem.study.calibration.CrossFitted`);
+* :func:`rank_correlation` -- Spearman's rho with tie correction;
+* :func:`spread` -- the paper's initialization memory, max - min over sigma_w (every other dimension kept), with
   diverged runs left out (:func:`finite_runs`, :func:`n_diverged`).
 
-:class:`Interval` carries the estimate, its bounds, the number of seeds and the method, and formats itself
-the same way everywhere ("5.8 pp [95 % CI 4.1, 7.5; t over 3 seeds]").
+:class:`Interval` carries the estimate, its bounds, the number of seeds and the method, and formats itself the same
+way everywhere ("5.8 pp [95 % CI 4.1, 7.5; t over 3 seeds]").
 """
 
 from __future__ import annotations

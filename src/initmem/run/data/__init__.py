@@ -4,16 +4,15 @@ One module per step, each importing only the ones before it:
 
 * :mod:`~initmem.run.data.sources` -- where the data is (:func:`find_cifar10`, :func:`download_cifar10`) and
   :class:`DataError`, the one error of the data layer;
-* :mod:`~initmem.run.data.decode` -- :func:`load_cifar10`: torchvision's pickled batches (read by an unpickler that
-  builds only arrays), an image folder or its ``.tar.gz``, decoded once into uint8 arrays and cached;
+* :mod:`~initmem.run.data.decode` -- :func:`load_cifar10`: torchvision's batches (an unpickler that builds only
+  arrays), an image folder or its ``.tar.gz``, decoded once into uint8 arrays and cached;
 * :mod:`~initmem.run.data.synthetic` -- :func:`synthetic_cifar`, a small learnable stand-in (``data="synthetic"``);
-* :mod:`~initmem.run.data.batches` -- :class:`DeviceDataset` (normalised float32 images on a device) and the
-  training batches, a function of (``data_seed``, epoch) only;
-* :mod:`~initmem.run.data.prepare` -- the class-balanced split (:func:`make_split`), a run's
-  :class:`PreparedData` (:func:`prepare_data`, :func:`prepare_tensors`) and shuffled CIFAR-10 tensors for your own
-  model (:func:`cifar10_tensors`).
+* :mod:`~initmem.run.data.batches` -- :class:`DeviceDataset` and the training batches, a function of
+  (``data_seed``, epoch) only;
+* :mod:`~initmem.run.data.prepare` -- the class-balanced split (:func:`make_split`), a run's :class:`PreparedData`
+  (:func:`prepare_data`, :func:`prepare_tensors`) and CIFAR-10 tensors for your own model (:func:`cifar10_tensors`).
 
-Every public name is importable from here (``from initmem.run.data import prepare_data``).
+Every public name is importable from here; the book's Setup chapter describes the data and its split.
 """
 
 from .batches import (

@@ -1,52 +1,17 @@
 """Building a run's optimizer (:func:`build_optimizer`): the exact variants of every optimizer and of weight decay.
 
 :func:`build_optimizer` turns a :class:`~initmem.run.config.RunConfig` (or an optimizer name and keyword settings,
-``build_optimizer(model, "adamw", lr=1e-3, weight_decay=0.05)``) into ONE ``torch.optim.Optimizer``
-(``.step()``, ``.zero_grad()``, ``state_dict()`` / ``load_state_dict()``), whatever the optimizer.
-Learning rates are per step; ``lr`` below is the group's current (scheduled) learning rate.
+``build_optimizer(model, "adamw", lr=1e-3, weight_decay=0.05)``) into ONE ``torch.optim.Optimizer``, whatever the
+optimizer; learning rates are per step. Each optimizer has a record in :mod:`initmem.run.optimizers` that names its
+builder: ``sgd``, ``sgd_momentum`` (heavy ball in PyTorch's convention, optionally Nesterov), ``adam``, ``adamw``
+and ``muon`` (:class:`~initmem.run.optim.muon.MuonWithAuxAdam`, its groups split by :func:`split_muon_params`)
+are built here, any other in its own module of this package.
 
-Optimizers (``config.optimizer``)
----------------------------------
-Each has a record in :mod:`initmem.run.optimizers` that names its builder; these five are built here, any other in
-its own module of this package.
-
-``sgd``
-    ``torch.optim.SGD`` without momentum: ``w <- w - lr * g``.
-``sgd_momentum``
-    ``torch.optim.SGD`` with heavy-ball momentum in PyTorch's convention (dampening 0):
-    ``B <- mu B + g; w <- w - lr B`` (``mu = config.momentum``), or with ``config.nesterov``
-    ``w <- w - lr (g + mu B)``.
-``adam``
-    ``torch.optim.Adam`` (``config.betas``, ``config.eps``; eps is added to the bias-corrected
-    ``sqrt(v)``; no AMSGrad).
-``adamw``
-    ``torch.optim.AdamW``: Adam with decoupled decay.
-``muon``
-    :class:`~initmem.run.optim.muon.MuonWithAuxAdam`, one optimizer with two kinds of parameter groups
-    (:func:`split_muon_params`): Muon steps for the hidden kernels at ``config.lr``, AdamW steps for everything
-    else at ``config.aux_lr`` (:mod:`initmem.run.optim.muon`).
-
-Weight decay (``config.weight_decay`` = lambda, ``config.effective_decay_mode``)
---------------------------------------------------------------------------------
-``l2`` (coupled)
-    ``g <- g + lambda w`` before anything else sees the gradient: the gradient of
-    ``L + lambda/2 ||w||^2``. This is exactly what the ``weight_decay`` argument of ``torch.optim.SGD`` and
-    ``torch.optim.Adam`` does (checked in ``tests/test_optim.py`` against a hand-modified gradient). Under
-    Adam the penalty gradient is then rescaled by ``1/sqrt(v)`` like the loss gradient.
-``decoupled``
-    ``w <- (1 - lr lambda) w`` before the optimizer's own update, with the current scheduled ``lr``, so
-    that the clock ``T_L2 = lambda sum_k lr_k`` measures the total shrinkage ``prod_k (1 - lr_k lambda)``.
-    For ``adam`` this is ``torch.optim.Adam(decoupled_weight_decay=True)`` (= AdamW); for ``sgd`` and
-    ``sgd_momentum`` it is :class:`SGDW`. Without momentum, decoupled and coupled SGD are the same update
-    (``w - lr (g + lambda w) = (1 - lr lambda) w - lr g``); with momentum they differ (the coupled penalty
-    enters the buffer, the decoupled one does not). Under Muon the hidden kernels shrink by
-    ``(1 - config.lr lambda)`` and the AdamW group by ``(1 - config.aux_lr lambda)``, as in Jordan's
-    ``MuonWithAuxAdam`` and ``torch.optim.Muon`` (the shrink uses the group lr, not Muon's adjusted lr).
-
-Decay applies to ALL trainable parameters (kernels, BatchNorm gains and shifts, biases, head), as a plain
-``weight_decay=lambda`` argument does and as the classic CIFAR ResNet recipes do (He et al. 2016; the
-akamaster ResNet-20/56/110 code passes ``weight_decay`` for every parameter). The paper states an "L2"
-strength without parameter groups, so this is the reading that needs no extra assumption.
+Weight decay (``config.weight_decay`` = lambda, ``config.effective_decay_mode``) is ``l2`` (coupled,
+``g <- g + lambda w``, what ``torch.optim``'s ``weight_decay`` argument does) or ``decoupled``
+(``w <- (1 - lr lambda) w`` before the update, at the current scheduled lr; :class:`SGDW` for SGD), on every
+trainable parameter. The book's Setup chapter ("Optimizers") gives each update rule, and its dropdown "How each
+optimizer and its decay are built" the details and why decay takes every parameter.
 """
 
 from __future__ import annotations

@@ -2,44 +2,17 @@
 :class:`MuonWithAuxAdam`, Muon and AdamW as one optimizer, the ``muon`` of
 :func:`initmem.run.optim.build.build_optimizer`.
 
-Hidden kernels (every conv kernel and every ``nn.Linear`` weight except the classifier head, the stem conv included;
-:func:`initmem.run.optim.build.split_muon_params`) take Muon steps, conv kernels viewed as ``(out, in*kh*kw)``
-matrices::
+Hidden kernels (:func:`initmem.run.optim.build.split_muon_params`: every conv kernel and ``nn.Linear`` weight but
+the classifier head, the stem included), viewed as ``(out, in*kh*kw)`` matrices, take Muon steps::
 
     B <- mu B + (1 - mu) g                       (EMA buffer, mu = config.muon_momentum)
     U  = (1 - mu) g + mu B  if Nesterov else B   (config.muon_nesterov)
-    O  = NS5(U)                                  (Newton-Schulz, ~ polar factor of U)
-    w <- (1 - lr lambda) w - lr s O
+    w <- (1 - lr lambda) w - lr s NS5(U)         (lr = config.lr, s from config.muon_lr_adjust)
 
-with ``s = sqrt(max(1, rows/cols))`` (``muon_lr_adjust="original"``, Jordan) or ``s = 0.2 sqrt(max(rows, cols))``
-(``"match_rms_adamw"``, Moonshot), ``lr = config.lr``; everything else (BatchNorm gains and shifts, biases, the
-head's weight and bias) takes AdamW steps with ``lr = config.aux_lr``, ``config.betas``, ``config.eps``. Weight
-decay: :mod:`initmem.run.optim.build`.
-
-Muon choices (what the paper does not state; our choices and reasons)
----------------------------------------------------------------------
-* Buffer: the EMA form ``B <- mu B + (1 - mu) g`` (Jordan's ``lerp_``). ``torch.optim.Muon``'s docstring
-  writes ``B <- mu B + g`` but its code also uses ``lerp_``, so ours and torch's are the same algorithm;
-  the two forms differ only by a scale that the orthogonalisation removes anyway.
-* NS5: Jordan's quintic with ``(a, b, c) = (3.4445, -4.7750, 2.0315)``, 5 steps (``config.muon_ns_steps``),
-  transposing tall matrices so that the Gram matrix is the small one. The input is normalised as
-  ``X / max(||X||_F, 1e-7)`` (torch.optim.Muon's ``clamp``) rather than Jordan's ``X / (||X||_F + 1e-7)``:
-  the two differ by a relative 1e-7/||X||_F, and the clamp makes NS5 exactly scale-free
-  (``NS5(cG) = NS5(G)``) whenever ``||G||_F >= 1e-7``, which is the property the theory chapter uses.
-* Precision: the reference code runs NS5 in bfloat16; we default to float32 (deterministic, accurate on
-  CPU). ``ns_dtype="bfloat16"`` reproduces the reference numerics: on CPU it matches ``torch.optim.Muon``
-  bit for bit (the parity test). The float32 default differs from torch's bfloat16 by bfloat16 rounding
-  (about 5e-4 in the weights after 10 steps at lr 0.02) and agrees with a float64 NS5 to 1e-5.
-  :func:`~initmem.run.optim.build.build_optimizer` picks bfloat16 only when ``config.bf16`` is set and the model is
-  on CUDA (``bf16`` already changes the numbers and is part of the run hash).
-* Per-matrix scale ``s`` uses the flattened 2-D shape ``(out, in*kh*kw)``. Jordan's code computes it from
-  the last two dimensions of the 4-D gradient (``kh/kw = 1``) for conv kernels, so its conv layers get
-  ``s = 1``; with the flattened shape the two agree except for convs with ``out > in*kh*kw`` (the stem:
-  64 x 27 in ResNet-9, ``s = 1.54``).
-* The stem conv is a Muon parameter. Jordan's CIFAR-10 Muon runs (airbench) give Muon every trainable conv
-  filter (their stem is a frozen whitening layer, so they are silent on a trained stem); we treat only the
-  classifier head as an output layer (AdamW).
-* Gradients that are ``None`` are skipped (PyTorch's convention), not replaced by zeros.
+Everything else takes AdamW steps at ``config.aux_lr``. NS5 runs in float32 unless ``ns_dtype="bfloat16"`` (what
+``build_optimizer`` picks for ``config.bf16`` on CUDA). The choices the paper does not state (the buffer's form,
+NS5's normalisation and precision, the scale ``s``, the stem) are in the book's Setup chapter, with their reasons
+("Choices the paper does not state").
 """
 
 from __future__ import annotations

@@ -1,25 +1,17 @@
 """The figures of the experiment notebooks and the book: each function takes sweep Datasets (or tables built
 from them) and returns a :class:`matplotlib.figure.Figure`.
 
-The package, by concern:
-
-* :mod:`~initmem.study.plots.style` -- legible at the book's width: :data:`~initmem.study.plots.style.STYLE`, :data:`~initmem.study.plots.style.FIGURE_WIDTH`,
-  :func:`~initmem.study.plots.style.use_book_style`, :func:`~initmem.study.plots.style.panels` with legend strips under the data (:func:`~initmem.study.plots.style.legend_in`), log axes;
-* :mod:`~initmem.study.plots.labels` -- words and units for the names in the results (:func:`~initmem.study.plots.labels.label`);
-* :mod:`~initmem.study.plots.captions` -- the caption line naming the preset, model, width, data size and seeds
-  (:func:`~initmem.study.plots.captions.caption`), and the title;
-* :mod:`~initmem.study.plots.seeds` -- seeds as points beside their mean, or the mean's 95 % interval (calibrated for cross-fitted spreads);
-* :mod:`~initmem.study.plots.figures` -- the figures against sigma_w: accuracy, spread bars, training curves, depth,
-  norms;
+* :mod:`~initmem.study.plots.style` -- legible at the book's width (:func:`~initmem.study.plots.style.use_book_style`,
+  :func:`~initmem.study.plots.style.panels`, legend strips under the data, log axes);
+* :mod:`~initmem.study.plots.labels` -- words and units for the names in the results;
+* :mod:`~initmem.study.plots.captions` -- the caption line (preset, model, width, data size, seeds) and the title;
+* :mod:`~initmem.study.plots.seeds` -- seeds as points beside their mean, or the mean's 95 % interval;
+* :mod:`~initmem.study.plots.figures` -- the figures against sigma_w: accuracy, spread bars, training curves, norms;
 * :mod:`~initmem.study.plots.spreads` -- the spread against the training length, (lr, L2), a swept field, the clocks;
 * :mod:`~initmem.study.plots.ladder` -- the spread on every rung of the scale ladder, beside the paper's number;
 * :mod:`~initmem.study.plots.overlay` -- the committed record drawn muted under an exploration.
 
-Every name is importable from the package itself, as the notebooks do::
-
-    from initmem.study import plots
-    fig = plots.acc_vs_sigma(ds, hue="optimizer")
-    fig.savefig("acc.svg")
+Every name is importable from the package itself: ``plots.acc_vs_sigma(ds, hue="optimizer")``.
 """
 
 from __future__ import annotations

@@ -1,20 +1,14 @@
 """The committed record beside an exploration, in the same figure: the record muted, the exploration in colour,
 where their axes meet.
 
-An exploration (a page executed with ``-p`` overrides or at another preset, :mod:`initmem.book.exploration`) is read
-against the record. Its notebook reads the record's Dataset of the chapter
+An exploration's page (:mod:`initmem.book.exploration`) reads the record's Dataset of the chapter
 (:func:`initmem.study.reuse.record_results`; None on the record's own pages) and passes it to the chapter's main
-figure as ``record=``::
-
-    record = reuse.record_results("NN_name", preset, results_dir)
-    page.figure(batch_plots.batch_spreads(ds, record=record), "e04_fig_spread_vs_batch", source)
-
-The figure then draws the record first, under its own marks, in :data:`RECORD_COLOR` with :data:`RECORD_LINE`, only
-where the record's coordinates meet the exploration's (:func:`shared`: the values of the hue, the cells of the grid,
-the training lengths that both have), adds the legend entry :func:`record_handle`, and says so in its caption
-(:func:`record_note`). Without ``record`` a figure is the record's own. The main figures that take ``record``:
-:func:`~initmem.study.plots.figures.acc_vs_sigma` (01), :func:`~initmem.study.plots.spreads.spread_heatmap` (03),
-:func:`initmem.study.batch_plots.batch_spreads` (04) and :func:`initmem.study.phase_plots.phase_heatmaps` (10).
+figure as ``record=``. The figure draws the record first, in :data:`RECORD_COLOR` with :data:`RECORD_LINE`, only
+where the record's coordinates meet the exploration's (:func:`shared`), adds the legend entry :func:`record_handle`
+and says so in its caption (:func:`record_note`). Without ``record`` a figure is the record's own. The figures that
+take ``record``: :func:`~initmem.study.plots.figures.acc_vs_sigma` (01),
+:func:`~initmem.study.plots.spreads.spread_heatmap` (03), :func:`initmem.study.batch_plots.batch_spreads` (04) and
+:func:`initmem.study.phase_plots.phase_heatmaps` (10).
 """
 
 from __future__ import annotations
