@@ -1,19 +1,13 @@
 """B1's two questions, asked so that the answer can be "no": which clock moves the memory, and where it ends.
 
-**Which clock.** Across the phase diagram's cells the L2 clock ``T_L2 = lambda sum eta`` and the noise clock
-``T_SGD = (1/b) sum eta^2`` grow together with the learning rate, so a memory that falls with ``x = T_L2 -
-ln(|W0|/|W*|)`` across all cells may be the noise clock at work. At a fixed learning rate ``T_SGD`` is fixed (it does
-not depend on lambda) while ``T_L2`` grows with lambda: :func:`stratified_trend` asks whether the gap falls with
-lambda *within* each learning rate (Spearman's rho in each row, averaged; the null permutes lambda within each row).
-The same test with the roles swapped (the gap against lr within each lambda) is reported beside it: it mixes both
-clocks.
+Which clock: :func:`stratified_trend` asks whether the memory gap falls with lambda *within* each learning rate
+(Spearman's rho per row, averaged; the null permutes lambda within each row), where ``T_SGD = (1/b) sum eta^2`` is
+fixed and only ``T_L2 = lambda sum eta`` moves; across learning rates both clocks grow together.
 
-**Where.** :func:`fit_boundary` fits ``gap(x) = A / (1 + exp((x - x0) / w))`` with all three of the plateau ``A``,
-the midpoint ``x0`` and the width ``w`` free, by least squares over the cells' seed-mean gaps, and gives ``x0`` a
-profile interval with an F-test's reach. Where that interval reaches the end of the searched range the cells do not
-pin ``x0`` down on that side (an infinite bound): the boundary is then **not identified**, which is an answer. The
-interval's coverage is measured by simulation (:mod:`initmem.study.boundary_coverage`); chapter 10 explains the
-method and why the plateau is not declared.
+Where: :func:`fit_boundary` fits ``gap(x) = A / (1 + exp((x - x0) / w))``, ``x = T_L2 - ln(|W0|/|W*|)``, with ``A``,
+``x0`` and ``w`` free (least squares over the cells' seed-mean gaps, pp) and gives ``x0`` a profile interval (an
+infinite bound where the cells do not pin it down: "not identified"); :func:`lack_of_fit` tests the curve against
+the seeds' scatter. Its coverage is simulated in :mod:`initmem.study.boundary_coverage`; chapter 10 explains both.
 """
 
 from __future__ import annotations

@@ -1,23 +1,13 @@
-"""The forgetting boundary of SGD with L2 decay: where in the (learning rate, decay) plane the memory of sigma_w ends.
+"""The phase diagram's cells (chapters 03 and 10): where in the (learning rate, decay) plane the memory of sigma_w
+ends, measured against T5's margin ``x = T_L2 - ln(|W0| / |W*|)`` (theory T5 derives it; chapter 10 explains how
+each quantity is measured).
 
-Theory (T5): with coupled L2 decay, the fourth power of a scale-invariant kernel's norm relaxes to an equilibrium
-``|W*|^4 = eta G / (lambda (2 - eta lambda))`` that does not depend on the initialization, and the initial norm's
-contribution is damped by ``exp(-4 T_L2)``, ``T_L2 = lambda sum_k eta_k``. The start is forgotten once
-
-    ``x = T_L2 - ln(|W0| / |W*|)  >  0`` .
-
-Experiments 03 and 10 measure every quantity of ``x`` from their own runs (:func:`cell_table`): ``|W0|`` is the
-initial kernel norm at the largest sigma_w (the start with the most to forget), ``|W*|`` the final kernel norm at the
-smallest sigma_w (which rises to the equilibrium from below within a few epochs, as small norms mean large effective
-steps), ``T_L2`` the clock at the last step. T5's scaling law ``|W*| ~ (eta / lambda)^(1/4)`` is set beside the
-measured ``|W*|`` (:func:`equilibrium_scaling`).
-
-The memory of a cell is its **gap** ``acc(smallest sigma_w) - acc(largest sigma_w)`` (pp; with two sigma_w values it
-is the spread with its sign: positive where the small initialization wins).
-:func:`predicted_decay_at` places a grid around the predicted boundary from a smaller sweep's runs;
-:func:`batch_axis_configs` lists the runs a map of the batch axis (lambda = 0, lr x batch size) would add;
-:mod:`initmem.study.boundary` holds B1's own tests (the L2 clock within each learning rate, the logistic boundary
-in x) and what limits their reading.
+:func:`cell_table` gives one row per (lr, weight_decay) cell: the norms ``|W0|`` (initial, largest sigma_w) and
+``|W*|`` (final, smallest sigma_w), the clocks at the last step, ``x``, and each cell's memory **gap**
+``acc(smallest sigma_w) - acc(largest sigma_w)`` (pp, per seed via :func:`gap`). :func:`equilibrium_scaling` sets
+T5's law ``|W*| ~ (eta / lambda)^(1/4)`` beside the measured norms; :func:`predicted_decay_at` places a grid around
+the predicted boundary from a smaller sweep's runs; :func:`batch_axis_configs` lists the runs a map of the batch
+axis would add. B1's tests on these cells are in :mod:`initmem.study.boundary`.
 """
 
 from __future__ import annotations
