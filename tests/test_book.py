@@ -476,10 +476,6 @@ def _book_pages(html_dir: Path) -> list[str]:
     return [page for page in _pages(html_dir) if page.startswith("book/") and not page.startswith("book/api")]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known: pages 00 and 99 still print the ledger's band as '26.5 +- 7.95 pp' (ledger.band_text); issue 43",
-)
 def test_the_pages_text_keeps_the_books_number_format(html_dir):
     """The prose and tables the pages show (text outside code) hold no "+-", no negative zero, no "1 threads", no raw
     backtick, and no interval of percentage points beyond ±100 (an accuracy difference is clipped there, and says so).
@@ -505,9 +501,6 @@ MIN_PHONE_TEXT_PX = 9.0
 FOREST_PAGE, FOREST_ALT = "book/generated/99_reproduction.html", "Forest plot of the ledger"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="known: U1 (397 px) and reproduce (412 px) are wider than a 390-px screen; issue 43"
-)
 def test_on_a_phone_no_page_scrolls_sideways_and_the_forest_plot_is_legible(server, driver, html_dir):
     """At 390 px wide no book page is wider than the screen (a wide table scrolls in its own box), and the forest
     plot's smallest text (initmem.study.forest.SMALLEST_PT) is shown at least MIN_PHONE_TEXT_PX high.
@@ -580,9 +573,6 @@ def test_experiment_chapters_show_a_figure_on_their_first_screen(report):
     assert not late, f"no figure within the first {VIEWPORT[1]} px (top of the first figure): {late}"
 
 
-@pytest.mark.xfail(
-    strict=True, reason="known: the phone-sized forest plot pushes the glance table to 1,318 px; issue 43"
-)
 def test_the_landing_pages_first_screen_holds_the_answer_a_figure_and_the_table(server, driver):
     """Read at 1280 x 1000 without scrolling: the three-sentence answer, the first figure and the compact claims table
     each start on the first screen, with at least MIN_VISIBLE_PX of the answer and the figure and MIN_TABLE_PX of the

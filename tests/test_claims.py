@@ -561,7 +561,7 @@ def test_the_rules_and_the_paper_are_printed_for_every_claim():
     assert set(claims.RULES) == set(claims.PAPER) == {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"}
     assert claims.PAPER["C1"]["values"] == {"": 26.5}
     assert claims.PAPER["C2"]["values"] == {"Adam": 0.0, "AdamW": 0.0, "Muon": 4.0}
-    assert "or L2" in claims.PAPER["C4"]["question"] and "inside 26.5 +- 7.95 pp" in claims.RULES["C1"]
+    assert "or L2" in claims.PAPER["C4"]["question"] and "inside 26.5 ± 7.95 pp" in claims.RULES["C1"]
     assert json.dumps(claims.PAPER)  # plain data, printed in the book
 
 
@@ -590,7 +590,7 @@ def test_c1s_number_and_band_are_one_edit_each_in_its_record(tmp_path, monkeypat
     spec.loader.exec_module(edited)  # its relative imports resolve in initmem.study
     assert edited.band("C1") == (24.0, 36.0)  # 30 +- max(5, 20 % of 30)
     assert edited.PAPER["C1"]["text"].startswith("30 pp spread")
-    assert "size: the interval inside 30 +- 6 pp;" in edited.RULES["C1"]
+    assert "size: the interval inside 30 ± 6 pp;" in edited.RULES["C1"]
     assert edited.band("C2", "Muon") == (-1.0, 9.0)  # the other claims keep the default share
 
 

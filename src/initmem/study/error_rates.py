@@ -241,7 +241,7 @@ def mc_error(rate: float | np.ndarray, reps: int) -> float | np.ndarray:
 
 def rates_table(ds: xr.Dataset) -> str:
     """The ledger page's table "how often these rules err" (Markdown): one row per design x noise sd, columns the
-    rates of :data:`RATES` in percent with their Monte-Carlo standard errors, and a line saying how they were made
+    rates of :data:`RATES` in percent, each "± its Monte-Carlo standard error", and a line saying how they were made
     (replicates, permutation draws, commit)."""
     reps = int(ds.attrs["reps"])
     head = ["design", "noise sd (pp)", *(RATES[name] for name in RATES)]
@@ -252,13 +252,13 @@ def rates_table(ds: xr.Dataset) -> str:
             for name in RATES:
                 rate = float(ds[name].sel(design=label, noise_sd=noise_sd))
                 cells.append(
-                    "n/a" if not math.isfinite(rate) else f"{100 * rate:.1f} +- {100 * mc_error(rate, reps):.1f}"
+                    "n/a" if not math.isfinite(rate) else f"{100 * rate:.1f} ± {100 * mc_error(rate, reps):.1f}"
                 )
             lines.append("| " + " | ".join(cells) + " |")
     draws = int(ds.attrs["draws"]) or nulls.N_RESAMPLES
     source = f"; commit {str(ds.attrs['commit'])[:12]}" if ds.attrs.get("commit") else ""
     lines.append(
-        f"\nPercent of {reps} simulated replicates per cell (+- one Monte-Carlo standard error), judged by the "
+        f"\nPercent of {reps} simulated replicates per cell (± one Monte-Carlo standard error), judged by the "
         f"ledger's rules with its calibrated intervals; random permutation nulls with {draws:,} draws{source}. The "
         "targets: at most 2.5 % false 'in size' on the band's edge, at most 5 % false direction, and 93-97 % coverage. "
         f"C5 has no number: its power is that of 'in direction' at a {_UNNUMBERED_EFFECT:g} pp difference."

@@ -24,6 +24,7 @@ from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import rules
 from .calibration import CrossFitted
 from .nulls import NullTest, spread_null
+from .numbers import significant
 from .rules import INCONCLUSIVE, Verdict
 from .stats import Interval, cross_fitted_spreads, finite_runs, mean_interval
 
@@ -68,7 +69,7 @@ def _claim(
 PAPER: dict[str, dict[str, Any]] = {
     "C1": _claim(
         "Does low-lr SGD interpolate yet keep a large spread across sigma_w?",
-        "{P} pp spread, >= 99.5 % train accuracy (ResNet-9, b = 128, low-lr SGD)",
+        "{P} pp spread, ≥ 99.5 % train accuracy (ResNet-9, b = 128, low-lr SGD)",
         "summary, Key Results / Optimizer Dependence: 'SGD Remembers'",
         values={"": 26.5},
         band_share=0.3,  # the one claim whose band the share sets (its share of the number exceeds the 5 pp floor)
@@ -126,9 +127,16 @@ def band(claim: str, part: str = "") -> tuple[float, float] | None:
 
 
 def band_text(claim: str, part: str = "") -> str:
-    """The band of :func:`band` as the rules print it: ``"4 +- 5 pp"`` (C2's Muon)."""
+    """The band of :func:`band` as the rules print it, in the book's number format (:mod:`initmem.study.numbers`):
+    the paper's number "±" the band's half-width, each with up to three significant digits
+    (:func:`~initmem.study.numbers.significant`), so that the half-width is the rule's own (C1's 30 % of 26.5 is
+    7.95, not 8.0).
+
+    >>> band_text("C2", "Muon"), band_text("C1")
+    ('4 ± 5 pp', '26.5 ± 7.95 pp')
+    """
     low, high = band(claim, part) or (math.nan, math.nan)
-    return f"{PAPER[claim]['values'][part]:g} +- {(high - low) / 2:g} pp"
+    return f"{significant(PAPER[claim]['values'][part])} ± {significant((high - low) / 2)} pp"
 
 
 _SPREAD = (
@@ -144,14 +152,14 @@ _BOTH = (
 RULES: dict[str, str] = {
     "C1": f"effect: SGD's {_SPREAD}; null: sigma_w permuted within seeds; size: the interval inside "
     f"{band_text('C1')}; "
-    f"premise: every SGD run interpolates (train accuracy >= 99.5 %), checked on the predictor judged. {_BOTH}",
+    f"premise: every SGD run interpolates (train accuracy ≥ 99.5 %), checked on the predictor judged. {_BOTH}",
     "C2": f"effect, per adaptive optimizer: SGD's minus its {_SPREAD}, per seed; null: the two optimizers swapped "
     f"within (sigma_w, seed) cells; size: its own spread's interval inside the band (Muon {band_text('C2', 'Muon')}, "
-    f"Adam and AdamW {band_text('C2', 'Adam')}, 'minimal'); premise: every run of SGD and of the optimizer interpolates (train accuracy >= "
+    f"Adam and AdamW {band_text('C2', 'Adam')}, 'minimal'); premise: every run of SGD and of the optimizer interpolates (train accuracy ≥ "
     f"99.5 %), checked on the predictor judged. {_BOTH} The optimizer's runs whose final predictor does not "
     "interpolate are named in a note",
     "C3": "effect: the cross-fitted spread at the longest horizon minus at the reference horizon, per seed; in "
-    "direction when its interval lies above -5 pp (non-inferiority: it loses less than the margin), not "
+    "direction when its interval lies above −5 pp (non-inferiority: it loses less than the margin), not "
     "reproduced when below; premise: every run interpolates at the reference and the reference spread's "
     "interval lies above 0, and, for the selected predictor, validation selects other checkpoints at the two "
     "horizons (where it selects the same ones, the selected spread cannot change and the final predictor carries the "
@@ -159,8 +167,8 @@ RULES: dict[str, str] = {
     "C4": f"effect, per lever (larger lr alone; L2 at the low lr; both): the low-lr, no-L2 cell's minus the lever "
     f"cell's {_SPREAD}, per seed; null: the two cells swapped within (sigma_w, seed); size: the lever cell's "
     f"spread inside {band_text('C4', 'L2')} ('near zero'); premise: every run of both cells interpolates (train "
-    "accuracy >= 99.5 %), checked on the predictor judged, and, for a lever with L2, its clock covers what the start "
-    f"has to lose, T_L2 >= ln(|W0|/|W*|) (x >= 0, chapter T5), measured in the lever cell. {_BOTH}",
+    "accuracy ≥ 99.5 %), checked on the predictor judged, and, for a lever with L2, its clock covers what the start "
+    f"has to lose, T_L2 ≥ ln(|W0|/|W*|) (x ≥ 0, chapter T5), measured in the lever cell. {_BOTH}",
     "C5": "effect, per design: the larger batch's minus the smaller batch's cross-fitted spread of the final test "
     "accuracy over sigma_w (pp, mean over seeds, 95 % interval calibrated by simulation for the design), per seed, "
     "between batch sizes whose runs all "
@@ -181,7 +189,7 @@ RULES: dict[str, str] = {
     "is fixed and only the L2 clock moves (Spearman rho within each lr, averaged; null: lambda permuted within each "
     "lr; p < 0.05; not reproduced when it rises, p < 0.05); premise: the gap without decay at the smallest lr (the "
     "memory to forget) is at least 5 pp; size: the midpoint x0 of gap(x) = A / (1 + exp((x - x0) / w)), "
-    f"x = T_L2 - ln(|W0|/|W*|), with A, x0 and w fitted, its profile interval inside 0 +- "
+    f"x = T_L2 - ln(|W0|/|W*|), with A, x0 and w fitted, its profile interval inside 0 ± "
     f"{rules.BOUNDARY_BAND[1]:g} (a convention: a {100 * math.expm1(rules.BOUNDARY_BAND[1]):.0f} % error in the norm "
     "ratio; T5's own 10 % criterion would put complete forgetting of the norm "
     "at x = ln(10)/4 = 0.58); a profile interval that reaches the searched range leaves x0 not identified",

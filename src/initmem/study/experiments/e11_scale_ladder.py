@@ -162,7 +162,7 @@ EXPERIMENT = Experiment(
                 "declared in results/cpu/11_scale_ladder/design.json before the first run (60 epochs on 20,000 "
                 "images, where 40 left SGD short of interpolation); SGD at 03's larger lr (0.1) on the first two "
                 "rungs for C4; fp32, since chapter 01's parity study did not find bf16 in parity; eight seeds, so that "
-                "a shift's calibrated interval is at most +-5 pp wide at the record's noise; every rung, the first "
+                "a shift's calibrated interval is at most ±5 pp wide at the record's noise; every rung, the first "
                 "included, trained from one commit on one machine",
             ),
         ),
