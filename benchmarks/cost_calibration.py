@@ -45,19 +45,21 @@ def leave_one_configuration_out(timed: pd.DataFrame) -> dict[str, float]:
     recorded, estimated = [], []
     for _, part in timed.groupby(CONFIGURATION):
         model = cost_fit.fit(timed.drop(part.index))
-        rate = [
-            costs.log_seconds_per_flop(
-                model,
-                costs.nearest_level(model["levels"], r.model, r.width, r.image_size),
-                r.width,
-                r.batch_size,
-                r.optimizer,
-                r.precision,
-            )
-            for r in part.itertuples(index=False)
-        ]
+        estimated.append(
+            [
+                costs.model_seconds(
+                    model,
+                    r.flops,
+                    costs.nearest_level(model["levels"], r.model, r.width, r.image_size),
+                    r.width,
+                    r.batch_size,
+                    r.optimizer,
+                    r.precision,
+                )
+                for r in part.itertuples(index=False)
+            ]
+        )
         recorded.append(part["seconds"].to_numpy())
-        estimated.append(part["flops"].to_numpy() * np.exp(rate))
     seconds, guess = np.concatenate(recorded), np.concatenate(estimated)
     return cost_fit.ratio_figures(seconds / guess, seconds.sum() / guess.sum())
 

@@ -90,7 +90,7 @@ class RunPlan:
     def summary(self) -> str:
         """One line, e.g. ``NN_name: 12 runs: 12 reused from the record, 0 in its own cache, 0 to train``
         (without a record to reuse: ``spec.yaml: 8 runs: 2 in its own cache, 6 to train (about 40 core-s (p10-p90
-        24-89), about 0 A100-s)``: :func:`initmem.study.costs.price`)."""
+        24-89), under 1 A100-s)``: :func:`initmem.study.costs.price`)."""
         reused = f"{len(self.reused)} reused from the record, " if self.from_record else ""
         line = f"{self.name}: {self.total} runs: {reused}{len(self.cached)} in its own cache, {len(self.to_train)} to train"
         if self.to_train:
