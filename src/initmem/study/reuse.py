@@ -29,7 +29,7 @@ import xarray as xr
 from ..base.paths import EXECUTOR_ENV, RootError, find_repo_root, fresh_runs
 from ..base.reads import note
 from ..run.config import RunConfig
-from ..sweeps.driver import plan_jobs, reusable
+from ..sweeps.driver import check_trainable, plan_jobs, reusable
 from ..sweeps.spec import SweepSpec, as_spec
 from ..sweeps.store import file_problem, read_checked
 from .costs import amount, estimate_runs, estimate_seconds, price
@@ -119,7 +119,8 @@ def plan_runs(
     cache, in a store, or to train. ``scheduler``: the running dask scheduler the sweep will use, if any (its address
     or a client of it: its workers' thread counts are their own). ``verify``: read every file of ``runs_dir`` the
     sweep needs, with its checksum and hash (:func:`initmem.sweeps.store.file_problem`), rather than trusting that it
-    exists; the missing and unusable ones are the plan's ``problems``."""
+    exists; the missing and unusable ones are the plan's ``problems``. Raises the one-line ConfigError of
+    :func:`~initmem.sweeps.driver.check_trainable` for a run to train that cannot train on this machine."""
     jobs = plan_jobs(as_spec(spec), runs_dir, executor, workers, client=scheduler)
     problems = tuple((job.path, why) for job in jobs if verify and (why := file_problem(job.path, job.key)))
     unusable = {path for path, _ in problems}
@@ -128,6 +129,7 @@ def plan_runs(
     reused = [job.key for job in jobs if job.key not in found and reusable(job, stores) is not None]
     found.update(reused)
     to_train = [job.config for job in jobs if job.key not in found]
+    check_trainable(to_train, scheduler)
     seconds = estimate_seconds(to_train)
     return RunPlan(name, runs_dir, cached, reused, to_train, seconds, from_record=bool(stores), problems=problems)
 
