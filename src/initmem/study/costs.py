@@ -277,14 +277,16 @@ def amount(seconds: float) -> tuple[float, str]:
 
 def price(cost: Mapping[str, Any], gpu: bool = True) -> str:
     """A cost of :func:`estimate_runs` in one phrase: ``"about 28 core-h (p10-p90 17-63)"``, with ``gpu``
-    followed by ``", about 8 A100-min"`` (:data:`A100_FLOPS`; ``", under 1 A100-s"`` for a figure that rounds to 0
-    seconds); each figure in the unit of :func:`amount`."""
-
-    value, unit = amount(cost["core_seconds"])
-    scale = value / cost["core_seconds"] if cost["core_seconds"] else 0.0
-    low, high = cost["core_seconds_p10"] * scale, cost["core_seconds_p90"] * scale
-    digits = 1 if unit == "h" and value < 10 else 0
-    text = f"about {value:,.{digits}f} core-{unit} (p10-p90 {low:,.{digits}f}-{high:,.{digits}f})"
+    followed by ``", about 8 A100-min"`` (:data:`A100_FLOPS`); each figure in the unit of :func:`amount`, and one
+    that would print as 0 seconds as ``"under 1 core-s"`` or ``", under 1 A100-s"``."""
+    if cost["core_seconds"] < 0.5:
+        text = "under 1 core-s"
+    else:
+        value, unit = amount(cost["core_seconds"])
+        scale = value / cost["core_seconds"]
+        low, high = cost["core_seconds_p10"] * scale, cost["core_seconds_p90"] * scale
+        digits = 1 if unit == "h" and value < 10 else 0
+        text = f"about {value:,.{digits}f} core-{unit} (p10-p90 {low:,.{digits}f}-{high:,.{digits}f})"
     if gpu and cost["gpu_seconds"] < 0.5:
         text += ", under 1 A100-s"
     elif gpu:
