@@ -96,11 +96,11 @@ else:
 # recorded (`scripts/fit_costs.py`, the table `initmem/study/cost_model.json`): each run's FLOPs (trained and
 # evaluated images, counted by hand per network) over an effective FLOP/s per network and image size, with a term per
 # width (a wider network runs nearer the core's peak), one per doubling of the batch, one per optimizer and one per
-# precision. The record's older runs recorded wall time only, which counts whatever else shared the two cores (the
+# precision, plus a per-run overhead (what a run's timed part costs whatever its FLOPs). The record's older runs recorded wall time only, which counts whatever else shared the two cores (the
 # same configuration took from 0.6x to 4.8x as long between quiet and busy hours), so the model is fitted to runs that
 # record their CPU time: two runs of each of the record's cost configurations of up to 50 epochs trained again for it
 # (`cost_replay`, `scripts/cost_replay_spec.py`; the 160- and 123-epoch runs of 02 and 04 cost per epoch what their
-# shorter twins do). It estimates what one otherwise idle core spends; the p10-p90 columns scale it by
+# shorter twins do), and 12 smoke-scale runs (width 4 at 16 px, 1-2 epochs, `--smoke`). It estimates what one otherwise idle core spends; the p10-p90 columns scale it by
 # the p10 and p90 of those runs' recorded / estimated ratio. A width the record lacks takes the nearest recorded
 # width's term (16 for the paper's 64: an upper bound), and the model knows this machine only. A100-hours are the
 # FLOPs at airbench's published A100 rate (0.36 PFLOP in 3.83 s, arXiv:2404.00498), a lower bound.

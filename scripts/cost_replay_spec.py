@@ -2,7 +2,7 @@
 that their CPU time is recorded (the record's runs predate ``cpu_time_s`` and their wall times count the machine's
 other work), for ``scripts/fit_costs.py`` to fit the cost model to.
 
-Usage: python scripts/cost_replay_spec.py OUT_DIR [--max-epochs N]
+Usage: python scripts/cost_replay_spec.py OUT_DIR [--max-epochs N] [--smoke]
 
 A cost configuration is what a run's seconds depend on (:data:`COST_FIELDS`: network, width, image size, batch
 size, optimizer, precision, the split sizes and the epochs); learning rates, seeds and sigma_w are not. From each,
@@ -13,6 +13,9 @@ measured on pairs (:mod:`initmem.study.cost_fit`). Configurations over ``--max-e
 and 04's 30-epoch runs) are skipped. One file per configuration, ``NN_cost_replay.json``, all
 named ``cost_replay`` (they share ``results/cpu/cost_replay/runs/``); the estimated cost is printed first. Train
 them with ``SPECS=OUT_DIR bash scripts/run_preset.sh cpu COMMIT``.
+
+``--smoke`` writes instead the one spec of the smoke-scale replays (:func:`smoke_spec`), which time the per-run
+overhead the record's runs are too long to show; they are trained into the same folder.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from pathlib import Path
 
 from initmem.run.config import RunConfig
 from initmem.study import costs
+from initmem.sweeps.spec import SweepSpec
 from initmem.sweeps.store import read_checked
 
 #: The fields a run's cost depends on.
@@ -70,22 +74,39 @@ def spec(pair: list[dict]) -> dict:
     return {"base": pair[0], "grid": {}, "zip": {k: [c[k] for c in pair] for k in differ}}
 
 
-def main(out: Path, max_epochs: int) -> None:
-    pairs = choose(record_configs(Path("results")), max_epochs)
+#: The smoke-scale replays' grid over the smoke preset's plain-SGD run: runs of 1 and 2 epochs on 200 and 400
+#: images, three seeds each, whose times differ by their FLOPs and share the per-run overhead.
+SMOKE_GRID = {"epochs": [1, 2], "train_size": [200, 400], "seed": [0, 1, 2]}
+
+
+def smoke_spec() -> dict:
+    """The sweep spec of the smoke-scale replays: the smoke preset's first plain-SGD run of 01 (ResNet-9 width 4 at
+    16 px on synthetic images) over :data:`SMOKE_GRID` (12 runs, a few CPU-seconds each)."""
+    base = next(c for c in costs.preset_configs("smoke", "01_optimizers") if c.optimizer == "sgd")
+    return {"base": base.to_dict(), "grid": SMOKE_GRID, "zip": {}}
+
+
+def main(out: Path, max_epochs: int, smoke: bool) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    configs = [RunConfig(**c) for pair in pairs for c in pair]
+    if smoke:
+        specs = [smoke_spec()]
+    else:
+        pairs = choose(record_configs(Path("results")), max_epochs)
+        specs = [spec(pair) for pair in pairs]
+    configs = [config for s in specs for _, config in SweepSpec.from_dict(s).configs()]
     cost = costs.estimate_runs(configs, workers=2)
     print(
-        f"{len(pairs)} cost configurations, {len(configs)} runs: {costs.price(cost)} "
+        f"{len(specs)} cost configurations, {len(configs)} runs: {costs.price(cost)} "
         f"(estimated {cost['core_seconds'] / 3600:.1f} core-h)"
     )
-    for k, pair in enumerate(pairs):
-        (out / f"{k:02d}_{NAME}.json").write_text(json.dumps({"name": NAME, "spec": spec(pair)}))
+    for k, s in enumerate(specs):
+        (out / f"{k:02d}_{NAME}.json").write_text(json.dumps({"name": NAME, "spec": s}))
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--max-epochs", type=int, default=50)
+    parser.add_argument("--smoke", action="store_true", help="the smoke-scale replays instead (the per-run overhead)")
     args = parser.parse_args()
-    main(args.out, args.max_epochs)
+    main(args.out, args.max_epochs, args.smoke)

@@ -65,13 +65,15 @@ def test_run_cost_is_the_fitted_formula_by_hand():
     per_image = flops.forward_flops("resnet9", 8, 32)
     log_rate = model["levels"]["resnet9@32"] + model["batch_slope"] * 2 + model["optimizer"]["adam"]
     assert model["width"]["8"] == 0.0
-    assert seconds == pytest.approx(per_image * (3 * trained + evaluated) * math.exp(log_rate), rel=1e-12)
+    flop_seconds = per_image * (3 * trained + evaluated) * math.exp(log_rate)
+    assert seconds == pytest.approx(model["overhead_s"] + flop_seconds, rel=1e-12)
     # width 64, which the record lacks, takes the term of the nearest recorded width (16, in log2)
     wide = c.replace(width=64)
     nearest = min(model["width"], key=lambda w: abs(math.log2(int(w) / 64)))
     assert nearest == "16"
     wide_flops = costs.run_flops(wide)[2]
-    assert costs.run_cost(wide)[2] == pytest.approx(wide_flops * math.exp(log_rate + model["width"]["16"]), rel=1e-12)
+    wide_seconds = model["overhead_s"] + wide_flops * math.exp(log_rate + model["width"]["16"])
+    assert costs.run_cost(wide)[2] == pytest.approx(wide_seconds, rel=1e-12)
     cost = costs.estimate_runs([c, c], workers=2)
     band = model["calibration"]
     assert cost["core_seconds"] == pytest.approx(2 * seconds)
@@ -86,7 +88,7 @@ def test_a_network_the_record_lacks_takes_the_nearest_recorded_level():
     paper = RunConfig(model="resnet20", width=16, image_size=32, batch_size=64, optimizer="sgd", epochs=1)
     _, _, seconds = costs.run_cost(paper)
     log_rate = model["levels"]["resnet20@16"] + model["width"]["16"]
-    assert seconds == pytest.approx(costs.run_flops(paper)[2] * math.exp(log_rate))
+    assert seconds == pytest.approx(model["overhead_s"] + costs.run_flops(paper)[2] * math.exp(log_rate))
     # a network no cell has: the recorded cell nearest in FLOPs per image (ResNet-32 at 16 px, 8.7 MFLOP, between
     # ResNet-20's 5.1 and ResNet-56's 15.7, nearer 20 in log; ResNet-9 at 16 px has 3.1); a recorded network at
     # another image size: its nearest recorded size
@@ -113,6 +115,10 @@ def test_price_states_the_band_and_the_gpu_time():
     assert costs.price(cost) == "about 10 core-h (p10-p90 6-22), about 3 A100-min"
     cost |= {"core_seconds": 2.5 * 3600, "core_seconds_p10": 1.5 * 3600, "core_seconds_p90": 5.6 * 3600}
     assert costs.price(cost, gpu=False) == "about 2.5 core-h (p10-p90 1.5-5.6)"
+    cost["gpu_seconds"] = 0.2  # a GPU figure that would print as 0
+    assert costs.price(cost).endswith(", under 1 A100-s")
+    cost |= {"core_seconds": 0.3, "core_seconds_p10": 0.25, "core_seconds_p90": 0.35}  # one tiny run
+    assert costs.price(cost) == "under 1 core-s, under 1 A100-s"
 
 
 @pytest.mark.slow
@@ -133,12 +139,12 @@ def test_the_committed_cost_model_is_the_fit_of_the_committed_runs():
     assert committed["load"]["median"] >= 1.2
 
 
-def _row(cell="resnet9@32", width=8, batch=64, optimizer="sgd", precision="fp32", seconds=1.0, timer="cpu"):
-    """One row of cost_fit.run_table for 1e12 FLOPs."""
+def _row(cell="resnet9@32", width=8, batch=64, optimizer="sgd", precision="fp32", seconds=1.0, timer="cpu", flops=1e12):
+    """One row of cost_fit.run_table (1e12 FLOPs unless told)."""
     model, image_size = cell.split("@")
     return {
         "sweep": "s", "hash": "h", "cell": cell, "model": model, "width": width, "image_size": int(image_size),
-        "batch_size": batch, "optimizer": optimizer, "precision": precision, "flops": 1e12, "seconds": seconds,
+        "batch_size": batch, "optimizer": optimizer, "precision": precision, "flops": flops, "seconds": seconds,
         "timer": timer, "hardware": "epyc", "torch": "2", "git_commit": "abc",
     }  # fmt: skip
 
@@ -172,6 +178,42 @@ def test_the_fit_recovers_known_terms_from_cpu_timed_runs_and_leaves_wall_timed_
     assert model["calibration"]["runs"] == 6 and model["calibration"]["median"] == pytest.approx(1.0, abs=1e-4)
     assert model["load"]["runs"] == 6 and model["load"]["median"] == pytest.approx(2.0, abs=1e-3)
     assert model["provenance"]["runs"] == 6 and model["provenance"]["wall_timed_runs"] == 6
+    assert model["overhead_s"] == 0.0  # every run has the same FLOPs: nothing tells an overhead from the levels
+
+
+def test_the_fit_recovers_a_known_per_run_overhead_from_synthetic_timings():
+    """Runs of 1e8 to 1e12 FLOPs timed as 0.8 s + FLOPs at known rates (two cells, width 4 at 10x per FLOP, Adam at
+    1.5x) give the 0.8 s and the rates back: a tiny run is mostly overhead, a long one mostly FLOPs. Fitted without
+    the overhead, the tiny runs would have dragged the levels up by orders of magnitude."""
+    import pandas as pd
+
+    overhead, level = 0.8, {"resnet9@16": math.log(20e-12), "resnet20@16": math.log(30e-12)}
+    factor = {(8, "sgd"): 1.0, (4, "sgd"): 10.0, (8, "adam"): 1.5, (4, "adam"): 15.0}
+    timed = [
+        _row(cell, width, optimizer=optimizer, flops=flops, seconds=overhead + flops * math.exp(level[cell]) * f)
+        for cell in level
+        for (width, optimizer), f in factor.items()
+        for flops in (1e8, 1e9, 1e10, 1e12)
+    ]
+    model = cost_fit.fit(pd.DataFrame(timed))
+    assert model["overhead_s"] == pytest.approx(overhead, abs=1e-4)
+    assert model["levels"] == pytest.approx(level, abs=1e-4)
+    assert model["width"] == pytest.approx({"8": 0.0, "4": math.log(10.0)}, abs=1e-4)
+    assert model["optimizer"] == pytest.approx({"sgd": 0.0, "adam": math.log(1.5)}, abs=1e-4)
+    assert model["calibration"]["min"] == pytest.approx(1.0, abs=1e-3) == model["calibration"]["max"]
+
+
+def test_an_estimate_is_at_least_the_per_run_overhead(monkeypatch):
+    """Each run costs the model's overhead on top of its FLOPs' seconds, so a plan of n runs costs at least n
+    overheads, however tiny its runs; the smoke preset's plans are priced above 0 (they printed "about 0 core-s")."""
+    committed = costs.cost_model()
+    assert committed["overhead_s"] >= 0
+    smoke = costs.preset_configs("smoke", "01_optimizers")
+    assert costs.estimate_runs(smoke)["core_seconds"] > 1  # 12 runs: "about 4 core-s" in the committed fit
+    monkeypatch.setattr(costs, "cost_model", lambda: committed | {"overhead_s": 1.5})
+    assert all(costs.run_cost(c)[2] >= 1.5 for c in smoke + costs.preset_configs("cpu", "01_optimizers")[:2])
+    assert costs.estimate_runs(smoke)["core_seconds"] >= 1.5 * len(smoke)
+    assert costs.price(costs.estimate_runs(smoke[:1])).endswith("under 1 A100-s")
 
 
 def test_the_fit_refuses_runs_without_cpu_time_or_that_do_not_separate_its_terms():

@@ -1137,7 +1137,7 @@ def test_initmem_sweep_says_what_it_will_train_and_about_how_long_before_trainin
 
     monkeypatch.setattr(initmem.sweeps.driver, "train_jobs", stop)
     assert main(["sweep", str(spec), "--cache", str(cache), "--out", str(tmp_path / "o.nc")]) == 130
-    price = r"about \d+ core-s \(p10-p90 \d+-\d+\), about \d+ A100-s"
+    price = r"(about \d+ core-s \(p10-p90 \d+-\d+\)|under 1 core-s), under 1 A100-s"
     assert re.fullmatch(rf"spec\.yaml: 3 runs: 1 in its own cache, 2 to train \({price}\)\n", said[0])
 
 
@@ -1432,6 +1432,13 @@ def test_initmem_book_at_an_unknown_or_a_gpu_preset_is_one_line_naming_preset(pr
         ), line
 
 
+#: What a run with ``compile: true`` on the CPU is refused with.
+_COMPILE_OFF_CUDA = (
+    "compile: allowed values on cpu are false; got true (torch.compile is applied on CUDA only: it would change the "
+    "run's hash but not what it computes); drop --compile (compile: false)"
+)
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
 @pytest.mark.parametrize("device", ["cpu", "auto"])
 def test_compile_off_cuda_is_refused_in_one_line_rather_than_ignored_into_another_hash(
@@ -1441,10 +1448,30 @@ def test_compile_off_cuda_is_refused_in_one_line_rather_than_ignored_into_anothe
     _forbid_training(monkeypatch)
     flags = as_flags({**TINY_RUN, "device": device, "compile": True})
     assert main(["train", *flags, "--epochs", "1", "--out", str(tmp_path / "o.nc")]) == 2
-    assert _one_error_line(capsys) == (
-        "initmem train: error: compile: torch.compile is applied on CUDA only, and this run is on cpu: it would change "
-        "the run's hash but not what it computes; drop --compile (compile: false)"
-    )
+    assert _one_error_line(capsys) == f"initmem train: error: {_COMPILE_OFF_CUDA}"
     assert not (tmp_path / "o.nc").exists()
-    with pytest.raises(ConfigError, match=r"^compile: torch.compile is applied on CUDA only"):
+    with pytest.raises(ConfigError, match=r"^compile: allowed values on cpu are false; got true"):
         train(RunConfig(**{**TINY_RUN, "device": device, "compile": True, "epochs": 1}))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_a_sweep_with_compile_off_cuda_is_refused_before_anything_trains(tmp_path, capsys, monkeypatch):
+    """Issue 46: before, every run of such a sweep started and failed on its own (a log line each, exit status 1);
+    now the sweep is refused once, before its plan is printed, and the run already in its cache is left as it was.
+    The library's sweep refuses it too (a notebook's sweep, measure_init_memory)."""
+    _forbid_training(monkeypatch)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(json.dumps({"base": {**_TINY, "compile": True}, "grid": {"sigma_w": [0.5, 1.0, 2.0]}}))
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    config = SweepSpec.from_file(spec).configs()[0][1]
+    cached = run_path(cache, config)  # one run trained on a GPU, say
+    write_run(xr.Dataset({"selected_test_acc": ((), 61.5)}, attrs={"config_hash": config.hash()}), cached)
+    before = cached.read_bytes()
+    assert main(["sweep", str(spec), "--cache", str(cache), "--out", str(tmp_path / "o.nc")]) == 2
+    assert _one_error_line(capsys) == f"initmem sweep: error: {_COMPILE_OFF_CUDA}"
+    assert capsys.readouterr().out == ""
+    with pytest.raises(ConfigError, match=re.escape(_COMPILE_OFF_CUDA)):
+        sweep(SweepSpec.from_file(spec), cache, progress=False)
+    assert sorted(cache.iterdir()) == [cached] and cached.read_bytes() == before
+    assert not (tmp_path / "o.nc").exists()

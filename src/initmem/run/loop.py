@@ -96,8 +96,8 @@ def run_device(config: RunConfig) -> torch.device:
     device = resolve_device(config.device)
     if config.compile and device.type != "cuda":
         raise ConfigError(
-            f"compile: torch.compile is applied on CUDA only, and this run is on {device.type}: it would change the "
-            "run's hash but not what it computes; drop --compile (compile: false)"
+            f"compile: allowed values on {device.type} are false; got true (torch.compile is applied on CUDA only: it "
+            "would change the run's hash but not what it computes); drop --compile (compile: false)"
         )
     return device
 

@@ -2,14 +2,15 @@
 
 The model (one line per factor, each an interpretable log-ratio):
 
-    log(CPU seconds / FLOPs) = level[network @ image size] + width[width] + batch_slope * log2(batch / 64)
-                               + optimizer[name] + precision[name]
+    CPU seconds = overhead + FLOPs * exp(level[network @ image size] + width[width] + batch_slope * log2(batch / 64)
+                                         + optimizer[name] + precision[name])
 
-where FLOPs are a run's trained and evaluated images times their FLOPs (:mod:`initmem.study.flops`), so that
+where ``overhead`` (>= 0) is what every run's timed part costs whatever its FLOPs, which the smoke-scale replays
+(1 and 2 epochs on 200 and 400 images) measure and the record's long runs cannot, and FLOPs are a run's trained and evaluated images times their FLOPs (:mod:`initmem.study.flops`), so that
 ``exp(-level)`` is the effective FLOP/s of one core for that network and image size at width 8; ``width`` says how
 much faster per FLOP a wider network runs (a wider convolution runs nearer the core's peak: about 2x at width 16 on
-the development CPU); ``sgd``, ``fp32`` and width 8 are the references (0). It is the least-squares fit over the runs
-that record their CPU time (``cpu_time_s``, recorded from commit 34eb52c on; ``scripts/cost_replay_spec.py`` trains
+the development CPU); ``sgd``, ``fp32`` and width 8 are the references (0). It is the least-squares fit of log CPU
+seconds (:func:`scipy.optimize.least_squares`, from the fit without overhead) over the runs that record their CPU time (``cpu_time_s``, recorded from commit 34eb52c on; ``scripts/cost_replay_spec.py`` trains
 two runs of each of the record's cost configurations again to have them): CPU time is what the run itself did, so
 runs of every sweep and session compare directly.
 
@@ -35,9 +36,10 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy.optimize import least_squares
 
 from ..sweeps.store import read_checked
-from .costs import BASE_BATCH, core_seconds, cpu_timed, log_seconds_per_flop, run_images
+from .costs import BASE_BATCH, core_seconds, cpu_timed, model_seconds, run_images
 from .flops import TRAIN_PASSES, forward_flops
 
 __all__ = ["DIGITS", "FACTORS", "FIT_SWEEPS", "run_table", "fitted_runs", "fit", "calibration", "ratio_figures"]
@@ -112,7 +114,7 @@ def fitted_runs(runs: pd.DataFrame) -> pd.DataFrame:
 
 def fit(runs: pd.DataFrame) -> dict[str, Any]:
     """The cost model fitted to the CPU-timed rows of ``runs`` (:func:`run_table`; module docstring), as a
-    JSON-ready dict: ``levels`` (cell -> log seconds per FLOP), ``effective_gflops`` (cell -> exp(-level) / 1e9, to
+    JSON-ready dict: ``overhead_s`` (seconds a run, >= 0; 0 where no cell's runs differ in FLOPs), ``levels`` (cell -> log seconds per FLOP), ``effective_gflops`` (cell -> exp(-level) / 1e9, to
     read), ``width``, ``optimizer`` and ``precision`` (value -> log-ratio; the references 8, ``sgd`` and ``fp32`` are
     0; a width is a string key, as in JSON), ``batch_slope``, ``calibration`` (:func:`calibration` over the CPU-timed
     runs), ``load`` (the same over the wall-timed runs; None without any) and ``provenance`` (the runs fitted).
@@ -135,13 +137,15 @@ def fit(runs: pd.DataFrame) -> dict[str, Any]:
     x = np.column_stack(list(columns.values()))
     if np.linalg.matrix_rank(x) < x.shape[1]:
         raise ValueError(f"fit: the CPU-timed runs do not separate the terms {', '.join(columns)}; add runs that do")
-    beta = dict(zip(columns, np.linalg.lstsq(x, np.log(timed["seconds"] / timed["flops"]).to_numpy(), rcond=None)[0]))
+    overhead, terms = _least_squares(x, timed["flops"].to_numpy(), timed["seconds"].to_numpy())
+    beta = dict(zip(columns, terms))
 
     def term(name: str) -> float:
         return round(float(beta[name]), DIGITS)
 
     levels = {c: term(f"level {c}") for c in cells}
     model: dict[str, Any] = {
+        "overhead_s": round(overhead, DIGITS),
         "levels": levels,
         "effective_gflops": {c: round(float(np.exp(-v) / 1e9), 2) for c, v in levels.items()},
         "batch_slope": term("batch_slope") if batches else 0.0,
@@ -162,14 +166,36 @@ def fit(runs: pd.DataFrame) -> dict[str, Any]:
     return model
 
 
+def _least_squares(x: np.ndarray, flops: np.ndarray, seconds: np.ndarray) -> tuple[float, np.ndarray]:
+    """(overhead, terms) minimising the squared log error of ``overhead + flops * exp(x @ terms)`` against
+    ``seconds`` with ``overhead >= 0``, from the linear fit of ``log(seconds / flops)`` with no overhead."""
+    start = np.linalg.lstsq(x, np.log(seconds / flops), rcond=None)[0]
+
+    def parts(p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        flop_seconds = flops * np.exp(x @ p[1:])
+        return flop_seconds, p[0] + flop_seconds
+
+    def residuals(p: np.ndarray) -> np.ndarray:
+        return np.log(parts(p)[1]) - np.log(seconds)
+
+    def jacobian(p: np.ndarray) -> np.ndarray:
+        flop_seconds, total = parts(p)
+        return np.column_stack([1 / total, x * (flop_seconds / total)[:, None]])
+
+    lower = np.r_[0.0, np.full(x.shape[1], -np.inf)]
+    tight = {"xtol": 1e-14, "ftol": 1e-14, "gtol": 1e-14}
+    p = least_squares(residuals, np.r_[0.0, start], jac=jacobian, bounds=(lower, np.inf), **tight).x
+    return float(p[0]), p[1:]
+
+
 def calibration(model: Mapping[str, Any], runs: pd.DataFrame) -> dict[str, float]:
     """Recorded / estimated seconds over ``runs`` (:func:`run_table`; cells the model lacks are left out):
     ``runs``, ``median``, ``within_1_5x`` (the share in [1/1.5, 1.5]), ``p10``, ``p90``, ``min``, ``max`` and
     ``total`` (the sum of recorded over the sum of estimated seconds)."""
     known = runs[runs["cell"].isin(model["levels"])]
-    estimated = known["flops"].to_numpy() * np.exp(
+    estimated = np.array(
         [
-            log_seconds_per_flop(model, model["levels"][r.cell], r.width, r.batch_size, r.optimizer, r.precision)
+            model_seconds(model, r.flops, model["levels"][r.cell], r.width, r.batch_size, r.optimizer, r.precision)
             for r in known.itertuples(index=False)
         ]
     )

@@ -10,9 +10,10 @@ throughput), measured after (from its run files).
   and what runs cost; :func:`group_seconds` -- what a group of runs costs at a measured throughput (a GPU's).
 
 **CPU seconds** come from :data:`COST_MODEL_FILE`, fitted by ``scripts/fit_costs.py`` to the CPU time the committed
-cpu runs recorded (:mod:`initmem.study.cost_fit` says how): ``seconds = FLOPs x exp(level[network @ image size]
-+ width[width] + batch_slope x log2(batch / 64) + optimizer[name] + precision[name])``, FLOPs from
-:mod:`initmem.study.flops`. They are what one otherwise idle core spends; a run on a busy machine takes longer in
+cpu runs recorded (:mod:`initmem.study.cost_fit` says how): ``seconds = overhead + FLOPs x exp(level[network @
+image size] + width[width] + batch_slope x log2(batch / 64) + optimizer[name] + precision[name])``, FLOPs from
+:mod:`initmem.study.flops`, ``overhead`` the CPU seconds every run's timed part spends whatever its FLOPs (a smoke
+run's whole cost). They are what one otherwise idle core spends; a run on a busy machine takes longer in
 wall time (the model's ``load``: the record's wall-timed runs against it). A width the fit lacks takes the term of
 the nearest recorded width (in log2), which errs high for wider networks (a wider convolution runs nearer the core's
 peak); a network or image size it lacks takes the level of the same network at the nearest image size, else of the
@@ -57,6 +58,7 @@ __all__ = [
     "BASE_BATCH",
     "cost_model",
     "log_seconds_per_flop",
+    "model_seconds",
     "nearest_level",
     "amount",
     "run_images",
@@ -92,8 +94,8 @@ EVAL_SPEEDUP = float(TRAIN_PASSES)
 
 @functools.cache
 def cost_model() -> dict[str, Any]:
-    """The fitted cost model (:data:`COST_MODEL_PATH`): ``levels``, ``width``, ``batch_slope``, ``optimizer``,
-    ``precision``, ``calibration``, ``load`` and ``provenance`` (:func:`initmem.study.cost_fit.fit`), read once per
+    """The fitted cost model (:data:`COST_MODEL_PATH`): ``overhead_s``, ``levels``, ``width``, ``batch_slope``,
+    ``optimizer``, ``precision``, ``calibration``, ``load`` and ``provenance`` (:func:`initmem.study.cost_fit.fit`), read once per
     process.
 
     Raises:
@@ -117,6 +119,8 @@ def _model_problem(model: Any) -> str | None:
         return "width: a key is not a width"
     if not is_number(model.get("batch_slope")):
         return "batch_slope is not a finite number"
+    if not is_number(model.get("overhead_s")) or model["overhead_s"] < 0:
+        return "overhead_s is not a finite number of seconds >= 0"
     return finite_numbers(model.get("calibration"), "calibration", ("p10", "p90")) or finite_numbers(
         model.get("load"), "load"
     )
@@ -137,6 +141,15 @@ def log_seconds_per_flop(
         + model["optimizer"].get(optimizer, 0.0)
         + model["precision"].get(precision, 0.0)
     )
+
+
+def model_seconds(
+    model: Mapping[str, Any], flops: float, level: float, width: int, batch_size: int, optimizer: str, precision: str
+) -> float:
+    """The estimated CPU seconds of one run of ``flops`` FLOPs at ``level``: the model's per-run ``overhead_s`` plus
+    the FLOPs at :func:`log_seconds_per_flop`'s rate; never below ``overhead_s``."""
+    rate = math.exp(log_seconds_per_flop(model, level, width, batch_size, optimizer, precision))
+    return model["overhead_s"] + flops * rate
 
 
 def nearest_level(levels: Mapping[str, float], model: str, width: int, image_size: int) -> float:
@@ -187,15 +200,14 @@ def run_flops(config: RunConfig) -> tuple[int, int, float]:
 def run_cost(config: RunConfig) -> tuple[int, int, float]:
     """``(trained images, evaluated images, estimated single-core seconds)`` of one run on the development CPU (the
     fitted model, module docstring: CPU seconds of an otherwise idle core)."""
-    c = config
+    c, model = config, cost_model()
     images, eval_images, flops = run_flops(c)
-    level = nearest_level(cost_model()["levels"], c.model, c.effective_width, c.image_size)
+    level = nearest_level(model["levels"], c.model, c.effective_width, c.image_size)
     precision = "bf16" if c.bf16 else "fp32"
     return (
         images,
         eval_images,
-        flops
-        * math.exp(log_seconds_per_flop(cost_model(), level, c.effective_width, c.batch_size, c.optimizer, precision)),
+        model_seconds(model, flops, level, c.effective_width, c.batch_size, c.optimizer, precision),
     )
 
 
@@ -265,14 +277,19 @@ def amount(seconds: float) -> tuple[float, str]:
 
 def price(cost: Mapping[str, Any], gpu: bool = True) -> str:
     """A cost of :func:`estimate_runs` in one phrase: ``"about 28 core-h (p10-p90 17-63)"``, with ``gpu``
-    followed by ``", about 8 A100-min"`` (:data:`A100_FLOPS`); each figure in the unit of :func:`amount`."""
-
-    value, unit = amount(cost["core_seconds"])
-    scale = value / cost["core_seconds"] if cost["core_seconds"] else 0.0
-    low, high = cost["core_seconds_p10"] * scale, cost["core_seconds_p90"] * scale
-    digits = 1 if unit == "h" and value < 10 else 0
-    text = f"about {value:,.{digits}f} core-{unit} (p10-p90 {low:,.{digits}f}-{high:,.{digits}f})"
-    if gpu:
+    followed by ``", about 8 A100-min"`` (:data:`A100_FLOPS`); each figure in the unit of :func:`amount`, and one
+    that would print as 0 seconds as ``"under 1 core-s"`` or ``", under 1 A100-s"``."""
+    if cost["core_seconds"] < 0.5:
+        text = "under 1 core-s"
+    else:
+        value, unit = amount(cost["core_seconds"])
+        scale = value / cost["core_seconds"]
+        low, high = cost["core_seconds_p10"] * scale, cost["core_seconds_p90"] * scale
+        digits = 1 if unit == "h" and value < 10 else 0
+        text = f"about {value:,.{digits}f} core-{unit} (p10-p90 {low:,.{digits}f}-{high:,.{digits}f})"
+    if gpu and cost["gpu_seconds"] < 0.5:
+        text += ", under 1 A100-s"
+    elif gpu:
         gpu_value, gpu_unit = amount(cost["gpu_seconds"])
         text += f", about {gpu_value:,.{1 if gpu_unit == 'h' and gpu_value < 10 else 0}f} A100-{gpu_unit}"
     return text

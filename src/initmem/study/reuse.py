@@ -26,7 +26,7 @@ import xarray as xr
 from ..base.paths import EXECUTOR_ENV, RootError, find_repo_root, fresh_runs
 from ..base.reads import note
 from ..run.config import RunConfig
-from ..sweeps.driver import plan_jobs, reusable
+from ..sweeps.driver import check_trainable, plan_jobs, reusable
 from ..sweeps.spec import SweepSpec, as_spec
 from ..sweeps.store import file_problem, read_checked
 from .costs import amount, estimate_runs, estimate_seconds, price
@@ -87,7 +87,7 @@ class RunPlan:
     def summary(self) -> str:
         """One line, e.g. ``NN_name: 12 runs: 12 reused from the record, 0 in its own cache, 0 to train``
         (without a record to reuse: ``spec.yaml: 8 runs: 2 in its own cache, 6 to train (about 40 core-s (p10-p90
-        24-89), about 0 A100-s)``: :func:`initmem.study.costs.price`)."""
+        24-89), under 1 A100-s)``: :func:`initmem.study.costs.price`)."""
         reused = f"{len(self.reused)} reused from the record, " if self.from_record else ""
         line = f"{self.name}: {self.total} runs: {reused}{len(self.cached)} in its own cache, {len(self.to_train)} to train"
         if self.to_train:
@@ -116,7 +116,8 @@ def plan_runs(
     cache, in a store, or to train. ``scheduler``: the running dask scheduler the sweep will use, if any (its address
     or a client of it: its workers' thread counts are their own). ``verify``: read every file of ``runs_dir`` the
     sweep needs, with its checksum and hash (:func:`initmem.sweeps.store.file_problem`), rather than trusting that it
-    exists; the missing and unusable ones are the plan's ``problems``."""
+    exists; the missing and unusable ones are the plan's ``problems``. Raises the one-line ConfigError of
+    :func:`~initmem.sweeps.driver.check_trainable` for a run to train that cannot train on this machine."""
     jobs = plan_jobs(as_spec(spec), runs_dir, executor, workers, client=scheduler)
     problems = tuple((job.path, why) for job in jobs if verify and (why := file_problem(job.path, job.key)))
     unusable = {path for path, _ in problems}
@@ -125,6 +126,7 @@ def plan_runs(
     reused = [job.key for job in jobs if job.key not in found and reusable(job, stores) is not None]
     found.update(reused)
     to_train = [job.config for job in jobs if job.key not in found]
+    check_trainable(to_train, scheduler)
     seconds = estimate_seconds(to_train)
     return RunPlan(name, runs_dir, cached, reused, to_train, seconds, from_record=bool(stores), problems=problems)
 

@@ -21,7 +21,7 @@ import errno
 import logging
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +46,7 @@ from .executors import (
 from .spec import SweepSpec, as_spec
 from .store import load_run, run_path
 
-__all__ = ["SweepFailed", "sweep", "plan_jobs", "reusable", "train_jobs"]
+__all__ = ["SweepFailed", "sweep", "plan_jobs", "check_trainable", "reusable", "train_jobs"]
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,8 @@ def sweep(
         The combined Dataset (see the module docstring).
 
     Raises:
-        ConfigError: an invalid spec or argument, or no scheduler at ``scheduler`` (before anything runs).
+        ConfigError: an invalid spec or argument, a run to train that cannot train on this machine
+            (:func:`check_trainable`), or no scheduler at ``scheduler`` (before anything runs).
         initmem.base.files.OutputError: ``cache_dir`` cannot be written, or the workers of a cluster cannot see it
             (before anything runs); or it filled up (no space left): the sweep stops at the first run it cannot write,
             the runs written are kept, and a rerun trains only the others.
@@ -173,6 +174,19 @@ def plan_jobs(
     return [RunJob(c, run_path(cache, c, stacked.get(c.hash(), 0))) for c in configs]
 
 
+def check_trainable(configs: Iterable[RunConfig], client: Any = None) -> None:
+    """Raise :class:`ConfigError` for the first of ``configs`` (runs to train) that cannot train on this machine, in
+    :func:`initmem.run.loop.run_device`'s one line naming the field and its allowed values (``compile`` off CUDA,
+    ``device: cuda`` without a GPU): before anything trains, rather than once per run. Under a ``client`` nothing is
+    checked (a cluster's workers have devices of their own)."""
+    if client is not None:
+        return
+    from ..run.loop import run_device  # torch: only where runs are to train
+
+    for config in {(c.device, c.compile): c for c in configs}.values():
+        run_device(config)
+
+
 def reusable(job: RunJob, reuse: Sequence[str | os.PathLike]) -> Path | None:
     """The first file in the read-only run stores ``reuse`` with the name of ``job``'s file, or None."""
     for folder in reuse:
@@ -214,6 +228,8 @@ def train_jobs(
         many from ``reuse``, instead of trained.
 
     Raises:
+        ConfigError: a job to train cannot train on this machine (:func:`check_trainable`): nothing trains, and the
+            files found stay where they are.
         SweepFailed: some jobs raised (or left no readable file); every other run is written first.
     """
     runs: dict[str, xr.Dataset] = {}
@@ -229,6 +245,7 @@ def train_jobs(
             runs[job.key] = ds
     n_reused = len(runs) - n_cached
     pending = [job for job in jobs if job.key not in runs]
+    check_trainable([job.config for job in pending], client)
     pending.sort(key=lambda job: data_key(job.config))  # runs sharing their data run back to back
     log.info(
         "sweep: %d runs, %d cached, %d reused, %d to train with %s",
