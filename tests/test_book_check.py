@@ -174,6 +174,68 @@ def test_a_change_to_c1_names_01_99_and_the_page_that_pastes_from_01(book, capsy
     assert check_book(book) == []
 
 
+@pytest.fixture(scope="module")
+def registry_book(tmp_path_factory) -> Path:
+    """A repository with its own copy of the package and three executed pages: 01 looks up SGD's optimizer record,
+    02 lists every optimizer and reads each record, 03 looks up Adam's."""
+    root = tmp_path_factory.mktemp("registry")
+    shutil.copytree(PACKAGE, root / "src" / "initmem", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "notebooks").mkdir()
+    for name, code in (
+        ("01_sgd", 'optimizers.record("sgd")'),
+        ("02_every", "optimizers.records()"),
+        ("03_adam", 'optimizers.record("adam")'),
+    ):
+        (root / "notebooks" / f"{name}.py").write_text(_page("initmem.run.optimizers as optimizers") + code + "\n")
+    results = run_notebooks(preset="smoke", cwd=root, progress=False)
+    assert [r.status for r in results] == ["executed"] * 3, results
+    return root
+
+
+def _edit_table(root: Path, relative: str, change) -> tuple[Path, str]:
+    """Apply ``change`` to the records of the JSON table ``relative`` of ``root``'s package; return it and its text."""
+    path = root / "src" / "initmem" / relative
+    text = path.read_text()
+    table = json.loads(text)
+    change(table["records"])
+    path.write_text(json.dumps(table))
+    return path, text
+
+
+def test_a_page_depends_on_the_optimizer_records_it_used_not_on_the_registry_file(registry_book):
+    uses = _record(registry_book / "book" / "generated" / "01_sgd.ipynb")["uses"]
+    assert "src/initmem/run/optimizers.py" in uses["modules"]  # the code that reads the records
+    assert not any(key.endswith(".json") for key in uses["modules"])
+    assert "src/initmem/run/optimizers.json#sgd" in uses["records"]
+    assert "src/initmem/run/optimizers.json#*" not in uses["records"]  # it never asked for the listing
+    assert check_book(registry_book) == []
+
+
+def test_a_smoke_only_optimizer_makes_stale_only_the_page_that_lists_them(registry_book):
+    def add(records):
+        records["smoke_only"] = {**records["adam"], "label": "Smoke", "in_paper": False}
+
+    path, text = _edit_table(registry_book, "run/optimizers.json", add)
+    try:
+        stale = [str(s) for s in check_book(registry_book)]
+    finally:
+        path.write_text(text)
+    assert stale == ["book/generated/02_every.ipynb: the optimizer listing changed"]
+
+
+def test_a_changed_optimizer_record_makes_stale_the_pages_that_used_it(registry_book):
+    path, text = _edit_table(registry_book, "run/optimizers.json", lambda records: records["sgd"].update(colour="#000"))
+    try:
+        stale = [str(s) for s in check_book(registry_book)]
+    finally:
+        path.write_text(text)
+    assert stale == [
+        "book/generated/01_sgd.ipynb: optimizer record sgd changed",
+        "book/generated/02_every.ipynb: optimizer record sgd changed",
+    ]
+    assert check_book(registry_book) == []
+
+
 def test_pasting_pages_finds_block_and_inline_pastes_but_not_a_pages_own(tmp_path):
     (tmp_path / "book").mkdir()
     (tmp_path / "notebooks").mkdir()
