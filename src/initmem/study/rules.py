@@ -8,7 +8,7 @@ A claim (or one part of it: one optimizer of C2, one lever of C4) is judged from
   permutation p-value against its noise null (:mod:`initmem.study.nulls`);
 * the **size** ``S``: the quantity the paper gives a number ``P`` for (Adam's spread, "minimal"), with its interval.
   The band is ``P +- max(5 pp, 30 % of P)`` (:func:`band_of`; a claim's record may set another share,
-  :data:`initmem.study.ledger.PAPER`); "minimal" and "near zero" are ``P = 0``, band +-5 pp.
+  :func:`initmem.study.ledger.claim_record`); "minimal" and "near zero" are ``P = 0``, band +-5 pp.
 
 The rules, applied in this order (:func:`judge`):
 
