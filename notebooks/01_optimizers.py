@@ -57,7 +57,7 @@ aux_lrs = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.run.config import OPTIMIZERS
+from initmem.run.optimizers import names as optimizer_names
 from initmem.study import analysis, plots
 from initmem.study.numbers import decimal, p_text
 
@@ -151,7 +151,8 @@ page.table(
         "final_T_adapt",
     ],
 )
-for name in OPTIMIZERS:  # every registered optimizer; n/a for one this preset does not train (the book's formats)
+# every registered optimizer; n/a for one this preset does not train (the book's formats)
+for name in optimizer_names():
     row = table.loc[name] if name in table.index else None
     value = lambda col, row=row: float(row[col]) if row is not None else float("nan")  # noqa: E731
     glue(f"e01_spread_{name}", decimal(value("selected_spread_pp")), display=False)

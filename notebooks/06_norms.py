@@ -28,7 +28,7 @@ results_dir = "results"
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.run.config import OPTIMIZERS
+from initmem.run import optimizers
 from initmem.study import analysis, plots, results
 
 plots.use_book_style()  # SVG figures, legible in the book
@@ -75,7 +75,7 @@ page.verdict_box("01_optimizers", ds, ["C7"])
 
 table = analysis.norm_table(ds)
 page.table(table, "e06_table")
-for opt in OPTIMIZERS:  # every registered optimizer; NaN for one 01 did not train
+for opt in optimizers.names():  # every registered optimizer; NaN for one 01 did not train
     present = opt in table.index
     glue(f"e06_slope_{opt}", float(table.loc[opt, "slope"]) if present else float("nan"), display=False)
     glue(

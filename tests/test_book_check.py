@@ -19,7 +19,6 @@ from initmem.book.check import check_book, pasting_pages, report
 from initmem.book.digest import USAGE_TAG, Hashes
 from initmem.book.runner import run_notebooks
 from initmem.cli import main
-from initmem.study.ledger import PAPER
 from initmem.sweeps.store import write_run
 
 REPO = Path(__file__).resolve().parents[1]
@@ -120,21 +119,23 @@ def test_every_committed_page_shows_what_it_executed():
 
 @pytest.fixture(scope="module")
 def book(tmp_path_factory) -> Path:
-    """A repository with its own copy of the package and three executed pages: 01 and 99 import the ledger (C1's
-    paper number; it imports the rules, C1's band), T1 the theory only; the landing page pastes from 01."""
+    """A repository with its own copy of the package and four executed pages: 01 shows C1's band, 02 C2's (Muon),
+    99 every claim's rule (C1's, C2's and C4's print their bands), T9 the theory only; the landing page pastes from
+    01."""
     root = tmp_path_factory.mktemp("book")
     shutil.copytree(PACKAGE, root / "src" / "initmem", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "notebooks").mkdir()
-    for name, module in (
-        ("01_verdicts", "initmem.study.ledger"),
-        ("99_ledger", "initmem.study.ledger"),
-        ("T9_theory", "initmem.theory"),
+    for name, module, code in (
+        ("01_verdicts", "initmem.study.ledger as ledger", 'ledger.band("C1")'),
+        ("02_adaptive", "initmem.study.ledger as ledger", 'ledger.band("C2", "Muon")'),
+        ("99_ledger", "initmem.study.ledger as ledger", "dict(ledger.RULES)"),
+        ("T9_theory", "initmem.theory", ""),
     ):
-        (root / "notebooks" / f"{name}.py").write_text(_page(module))
+        (root / "notebooks" / f"{name}.py").write_text(_page(module) + code + "\n")
     (root / "book").mkdir()
     (root / "book" / "intro.md").write_text("```{glue} e01_fig\n:doc: generated/01_verdicts.ipynb\n```\n")
     results = run_notebooks(preset="smoke", cwd=root, progress=False)
-    assert [r.status for r in results] == ["executed"] * 3, results
+    assert [r.status for r in results] == ["executed"] * 4, results
     return root
 
 
@@ -147,31 +148,100 @@ def test_the_check_passes_on_a_current_book(book, capsys):
 
 
 @pytest.mark.parametrize(
-    ("module", "old", "new"),
-    [
-        # C1's paper number and its band, in its record
-        ("study/ledger.py", f'values={{"": {PAPER["C1"]["values"][""]:g}}}', 'values={"": 21.5}'),
-        ("study/ledger.py", f"band_share={PAPER['C1']['band_share']!r},", "band_share=0.05,"),
-        ("study/rules.py", "BAND_SHARE = 0.3", "BAND_SHARE = 0.2"),  # the default band of every size verdict
-    ],
+    "change",
+    [{"values": {"": 21.5}}, {"band_share": 0.05}],  # C1's paper number and its band, in its record
+    ids=["number", "band"],
 )
-def test_a_change_to_c1_names_01_99_and_the_page_that_pastes_from_01(book, capsys, module, old, new):
-    path = book / "src" / "initmem" / module
-    text = path.read_text()
-    assert old in text
-    path.write_text(text.replace(old, new))
+def test_a_change_to_c1_names_01_99_and_the_page_that_pastes_from_01_not_the_page_of_c2(book, capsys, change):
+    path, text = _edit_table(book, "study/paper.json", lambda records: records["C1"].update(change))
     try:
         assert main(["book", "--check", "--root", str(book)]) == 1
     finally:
         path.write_text(text)
     out = capsys.readouterr().out.splitlines()
     assert out == [
-        f"book/generated/01_verdicts.ipynb: module src/initmem/{module} changed",
-        f"book/generated/99_ledger.ipynb: module src/initmem/{module} changed",
+        "book/generated/01_verdicts.ipynb: claim record C1 changed",
+        "book/generated/99_ledger.ipynb: claim record C1 changed",
         "book/intro.md: pastes outputs of stale pages: 01_verdicts",
         "3 pages are stale: re-execute them with initmem book (it executes only these)",
     ]
     assert check_book(book) == []
+
+
+def test_a_change_to_the_rules_names_every_page_that_judges(book):
+    path = book / "src" / "initmem" / "study" / "rules.py"
+    text = path.read_text()
+    path.write_text(text.replace("BAND_SHARE = 0.3", "BAND_SHARE = 0.2"))  # the default band of every size verdict
+    try:
+        stale = [str(s) for s in check_book(book)]
+    finally:
+        path.write_text(text)
+    assert stale[:3] == [
+        f"book/generated/{name}.ipynb: module src/initmem/study/rules.py changed"
+        for name in ("01_verdicts", "02_adaptive", "99_ledger")
+    ]
+
+
+@pytest.fixture(scope="module")
+def registry_book(tmp_path_factory) -> Path:
+    """A repository with its own copy of the package and three executed pages: 01 looks up SGD's optimizer record,
+    02 lists every optimizer and reads each record, 03 looks up Adam's."""
+    root = tmp_path_factory.mktemp("registry")
+    shutil.copytree(PACKAGE, root / "src" / "initmem", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "notebooks").mkdir()
+    for name, code in (
+        ("01_sgd", 'optimizers.record("sgd")'),
+        ("02_every", "optimizers.records()"),
+        ("03_adam", 'optimizers.record("adam")'),
+    ):
+        (root / "notebooks" / f"{name}.py").write_text(_page("initmem.run.optimizers as optimizers") + code + "\n")
+    results = run_notebooks(preset="smoke", cwd=root, progress=False)
+    assert [r.status for r in results] == ["executed"] * 3, results
+    return root
+
+
+def _edit_table(root: Path, relative: str, change) -> tuple[Path, str]:
+    """Apply ``change`` to the records of the JSON table ``relative`` of ``root``'s package; return it and its text."""
+    path = root / "src" / "initmem" / relative
+    text = path.read_text()
+    table = json.loads(text)
+    change(table["records"])
+    path.write_text(json.dumps(table))
+    return path, text
+
+
+def test_a_page_depends_on_the_optimizer_records_it_used_not_on_the_registry_file(registry_book):
+    uses = _record(registry_book / "book" / "generated" / "01_sgd.ipynb")["uses"]
+    assert "src/initmem/run/optimizers.py" in uses["modules"]  # the code that reads the records
+    assert not any(key.endswith(".json") for key in uses["modules"])
+    assert "src/initmem/run/optimizers.json#sgd" in uses["records"]
+    assert "src/initmem/run/optimizers.json#*" not in uses["records"]  # it never asked for the listing
+    assert check_book(registry_book) == []
+
+
+def test_a_smoke_only_optimizer_makes_stale_only_the_page_that_lists_them(registry_book):
+    def add(records):
+        records["smoke_only"] = {**records["adam"], "label": "Smoke", "in_paper": False}
+
+    path, text = _edit_table(registry_book, "run/optimizers.json", add)
+    try:
+        stale = [str(s) for s in check_book(registry_book)]
+    finally:
+        path.write_text(text)
+    assert stale == ["book/generated/02_every.ipynb: the optimizer listing changed"]
+
+
+def test_a_changed_optimizer_record_makes_stale_the_pages_that_used_it(registry_book):
+    path, text = _edit_table(registry_book, "run/optimizers.json", lambda records: records["sgd"].update(colour="#000"))
+    try:
+        stale = [str(s) for s in check_book(registry_book)]
+    finally:
+        path.write_text(text)
+    assert stale == [
+        "book/generated/01_sgd.ipynb: optimizer record sgd changed",
+        "book/generated/02_every.ipynb: optimizer record sgd changed",
+    ]
+    assert check_book(registry_book) == []
 
 
 def test_pasting_pages_finds_block_and_inline_pastes_but_not_a_pages_own(tmp_path):
@@ -212,21 +282,16 @@ def test_the_committed_book_is_current():
 
 
 def test_a_change_to_c1_names_01_and_99_of_the_committed_book(monkeypatch):
-    """The committed pages record the ledger and the rules that decide their verdicts: a change to C1's paper number
-    (``study/ledger.py``) or its band (``study/rules.py``) makes 01, 99 and the pages that paste from them stale."""
-    real = Hashes.of
-    for changed in ("src/initmem/study/ledger.py", "src/initmem/study/rules.py"):
-
-        def of(self, key, module=False, changed=changed):
-            return "0" * 64 if key == changed else real(self, key, module)
-
-        monkeypatch.setattr(Hashes, "of", of)
-        stale = {s.page: s.changed for s in check_book(REPO)}
-        for page in ("01_optimizers", "99_reproduction"):
-            assert f"module {changed} changed" in stale.get(f"book/generated/{page}.ipynb", ()), stale
-        assert {"book/intro.md", "book/reproduction.md"} <= set(stale)
-        # the theory pages do not use the ledger (whatever else may have changed since the book was executed)
-        assert f"module {changed} changed" not in stale.get("book/generated/T1_scale_invariance.ipynb", ())
+    """The committed pages record the claims whose records their verdicts read: a change to C1's record (its paper
+    number or its band, ``study/paper.json``) makes 01, 99 and the pages that paste from them stale, not the theory."""
+    real = Hashes.record
+    changed = "src/initmem/study/paper.json#C1"
+    monkeypatch.setattr(Hashes, "record", lambda self, key: "0" * 64 if key == changed else real(self, key))
+    stale = {s.page: s.changed for s in check_book(REPO)}
+    for page in ("01_optimizers", "99_reproduction"):
+        assert "claim record C1 changed" in stale.get(f"book/generated/{page}.ipynb", ()), stale
+    assert {"book/intro.md", "book/reproduction.md"} <= set(stale)
+    assert "claim record C1 changed" not in stale.get("book/generated/T1_scale_invariance.ipynb", ())
 
 
 def test_no_committed_page_records_a_machine_path():

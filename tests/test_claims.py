@@ -558,40 +558,36 @@ def test_c2_notes_a_learning_rate_that_lowers_the_spread_measurably(results):
 
 
 def test_the_rules_and_the_paper_are_printed_for_every_claim():
-    assert set(claims.RULES) == set(claims.PAPER) == {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"}
-    assert claims.PAPER["C1"]["values"] == {"": 26.5}
-    assert claims.PAPER["C2"]["values"] == {"Adam": 0.0, "AdamW": 0.0, "Muon": 4.0}
-    assert "or L2" in claims.PAPER["C4"]["question"] and "inside 26.5 ± 7.95 pp" in claims.RULES["C1"]
-    assert json.dumps(claims.PAPER)  # plain data, printed in the book
+    from initmem.base import records
+    from initmem.study.ledger import TABLE, claim_record
+
+    assert set(claims.RULES) == set(records.names(TABLE)) == {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"}
+    assert claim_record("C1")["values"] == {"": 26.5}
+    assert claim_record("C2")["values"] == {"Adam": 0.0, "AdamW": 0.0, "Muon": 4.0}
+    assert "or L2" in claim_record("C4")["question"] and "inside 26.5 ± 7.95 pp" in claims.RULES["C1"]
+    assert json.dumps(claim_record("C1"))  # plain data, printed in the book
 
 
 def test_c1s_number_and_band_are_one_edit_each_in_its_record(tmp_path, monkeypatch):
-    """C1's paper number and its band's share are written once, in C1's record (``study/ledger.py``): the statement,
+    """C1's paper number and its band's share are written once, in C1's record (``study/paper.json``): the statement,
     the band and the printed rule follow an edit there."""
-    import importlib.util
-    import sys
     from pathlib import Path
 
-    c1 = claims.PAPER["C1"]
-    number, share = f"{c1['values']['']:g}", f"{c1['band_share']!r}"
+    from initmem.study import ledger
+
     package = Path(claims.__file__).resolve().parents[1]
+    number = f"{ledger.claim_record('C1')['values']['']:g}"
     written = [p for p in package.rglob("*.py") if f'values={{"": {number}}}' in p.read_text(encoding="utf-8")]
-    assert written == [package / "study" / "ledger.py"]
-    source = written[0].read_text(encoding="utf-8")
-    edits = ((f'values={{"": {number}}}', 'values={"": 30.0}'), (f"band_share={share},", "band_share=0.2,"))
-    for old, new in edits:
-        assert source.count(old) == 1, old
-        source = source.replace(old, new)
-    path = tmp_path / "ledger_edited.py"
-    path.write_text(source, encoding="utf-8")
-    spec = importlib.util.spec_from_file_location("initmem.study.ledger_edited", path)
-    edited = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, spec.name, edited)  # its dataclasses look their module up
-    spec.loader.exec_module(edited)  # its relative imports resolve in initmem.study
-    assert edited.band("C1") == (24.0, 36.0)  # 30 +- max(5, 20 % of 30)
-    assert edited.PAPER["C1"]["text"].startswith("30 pp spread")
-    assert "size: the interval inside 30 ± 6 pp;" in edited.RULES["C1"]
-    assert edited.band("C2", "Muon") == (-1.0, 9.0)  # the other claims keep the default share
+    assert written == []  # the number lives in the data file only
+    table = json.loads(ledger.TABLE.read_text(encoding="utf-8"))
+    table["records"]["C1"].update(values={"": 30.0}, band_share=0.2)
+    edited = tmp_path / "paper.json"
+    edited.write_text(json.dumps(table), encoding="utf-8")
+    monkeypatch.setattr(ledger, "TABLE", edited)
+    assert ledger.band("C1") == (24.0, 36.0)  # 30 +- max(5, 20 % of 30)
+    assert ledger.claim_record("C1")["text"].startswith("30 pp spread")
+    assert "size: the interval inside 30 ± 6 pp;" in ledger.RULES["C1"]
+    assert ledger.band("C2", "Muon") == (-1.0, 9.0)  # the other claims keep the default share
 
 
 def test_a_diverged_run_counts_as_its_seed_missing_in_the_rows_it_enters():

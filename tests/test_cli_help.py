@@ -47,7 +47,7 @@ def test_field_docs_read_by_pattern_equal_the_docstrings_ast_finds():
     docs = field_docs()
     assert len(expected) > 20
     assert {name: docs[name] for name in expected} == expected
-    assert set(docs) - set(expected) == {setting.name for setting in optimizers.SETTINGS}
+    assert set(docs) - set(expected) == {setting.name for setting in optimizers.settings()}
 
 
 def test_train_help_shows_each_fields_doc_allowed_values_and_default(capsys):
@@ -60,7 +60,7 @@ def test_train_help_shows_each_fields_doc_allowed_values_and_default(capsys):
         assert "Default:" in text, f.name
     for name, allowed in {
         "model": config.MODELS,
-        "optimizer": config.OPTIMIZERS,
+        "optimizer": optimizers.names(),
         "schedule": config.SCHEDULES,
         "decay_mode": config.DECAY_MODES,
         "device": config.DEVICES,
@@ -69,7 +69,7 @@ def test_train_help_shows_each_fields_doc_allowed_values_and_default(capsys):
         assert FIELD_CHOICES[name] == allowed
         assert f"Allowed: {', '.join(allowed)}." in actions[name].help
     out = _help(capsys, "train")
-    assert f"--optimizer {{{','.join(config.OPTIMIZERS)}}}" in out and "{sgd,sgd_momentum,adam,adamw,muon" in out
+    assert f"--optimizer {{{','.join(optimizers.names())}}}" in out and "{sgd,sgd_momentum,adam,adamw,muon" in out
     assert "example:" in out and "initmem train --config run.nc" in out
 
 

@@ -110,13 +110,13 @@ def test_an_experiments_name_is_written_in_at_most_two_source_files(experiment):
     assert f"study/experiments/e{experiment.name}.py" in files and len(files) <= 2, files
 
 
-@pytest.mark.parametrize("name", [n for n in optimizers.NAMES if n not in ("sgd", "adam")])
+@pytest.mark.parametrize("name", [n for n in optimizers.names() if n not in ("sgd", "adam")])
 def test_an_optimizer_is_named_by_its_record_and_at_most_two_other_files(name):
-    """Its record (run/optimizers.py), the fitted cost model and at most one experiment that lists it; every other
+    """Its record (run/optimizers.json), the fitted cost model and at most one experiment that lists it; every other
     list derives from the registry. SGD and Adam, the references that C1, C7 and the parity study judge against by
     name, are left out."""
     files = _files_naming(f'"{name}"')
-    assert "run/optimizers.py" in files and len(files) <= 3, files
+    assert "run/optimizers.json" in files and len(files) <= 3, files
 
 
 _ONE_CHAPTER = """

@@ -156,7 +156,7 @@ def test_a_shift_whose_interval_straddles_zero_is_untold():
 
 
 def test_the_targets_are_the_ledgers_numbers_and_bands():
-    assert ladder.target("sgd") == (ledger.PAPER["C1"]["values"][""], ledger.band("C1"))
+    assert ladder.target("sgd") == (ledger.claim_record("C1")["values"][""], ledger.band("C1"))
     assert ladder.target("adam") == (0.0, (-5.0, 5.0))
     assert ladder.target("larger lr") == (0.0, ledger.band("C4", "larger lr"))
 

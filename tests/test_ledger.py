@@ -347,10 +347,11 @@ def test_a_rows_block_tabulates_what_the_verdict_judged(results):
 
 def test_every_verdict_box_heading_writes_symbols_as_math():
     """The ledger's questions are plain text; the chapters' box headings write their symbols as the prose does."""
-    from initmem.study.ledger import PAPER
+    from initmem.base import records
+    from initmem.study.ledger import TABLE, claim_record
     from initmem.study.ledger_text import _heading_math
 
-    headings = {claim: _heading_math(paper["question"]) for claim, paper in PAPER.items()}
+    headings = {claim: _heading_math(claim_record(claim)["question"]) for claim in records.names(TABLE)}
     assert headings["B1"].endswith(r"at $T_{L2} = \ln(\|W_0\|/\|W^*\|)$?")
     for claim, heading in headings.items():
         plain = heading.replace(r"\sigma_w", "")

@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from initmem.run.config import OPTIMIZERS, ConfigError, RunConfig
+from initmem.run.config import ConfigError, RunConfig
 from initmem.run.optim import (
     SGDW,
     Muon,
@@ -22,9 +22,10 @@ from initmem.run.optim import (
     split_muon_params,
     zeropower_via_newtonschulz5,
 )
+from initmem.run.optimizers import names as optimizer_names
 
 #: Every registered optimizer (initmem.run.optimizers): each one is built, stepped, decayed and round-tripped below.
-OPTIMIZER_NAMES = OPTIMIZERS
+OPTIMIZER_NAMES = optimizer_names()
 
 
 class TinyNet(nn.Module):
@@ -96,7 +97,7 @@ def test_optimizer_types_follow_decay_mode():
 def test_bad_optimizer_name_raises_clear_error():
     cfg = config("sgd")
     object.__setattr__(cfg, "optimizer", "lbfgs")  # bypass RunConfig's own validation
-    allowed = rf"optimizer: allowed values are {', '.join(OPTIMIZERS)}; got 'lbfgs'"
+    allowed = rf"optimizer: allowed values are {', '.join(OPTIMIZER_NAMES)}; got 'lbfgs'"
     with pytest.raises(ConfigError, match=allowed):
         build_optimizer(make_net(), cfg)
 
@@ -359,18 +360,18 @@ PAPER_OPTIMIZERS = ["sgd", "sgd_momentum", "adam", "adamw", "muon"]
 
 
 def test_every_list_of_optimizers_is_read_from_the_registry():
-    from initmem.run import config as run_config
     from initmem.run import optimizers
-    from initmem.run.stacked import SEQUENTIAL_OPTIMIZERS
     from initmem.study import plots, presets
 
-    names = optimizers.NAMES
-    assert names[:5] == tuple(PAPER_OPTIMIZERS) and run_config.OPTIMIZERS == names
-    assert sorted(run_config.SGD_FAMILY + run_config.ADAPTIVE) == sorted(names)
-    assert run_config.SGD_FAMILY == ("sgd", "sgd_momentum") and run_config.ADAPTIVE[:3] == ("adam", "adamw", "muon")
-    assert list(plots.OPTIMIZER_LABELS) == list(plots.OPTIMIZER_COLORS) == list(names)
-    assert len(set(plots.OPTIMIZER_COLORS.values())) == len(names)
-    assert SEQUENTIAL_OPTIMIZERS == ("muon",)
+    names = optimizers.names()
+    assert names[:5] == tuple(PAPER_OPTIMIZERS) and optimizers.in_paper() == tuple(PAPER_OPTIMIZERS)
+    assert sorted(optimizers.family("sgd") + optimizers.family("adaptive")) == sorted(names)
+    assert optimizers.family("sgd") == ("sgd", "sgd_momentum")
+    assert optimizers.family("adaptive")[:3] == ("adam", "adamw", "muon")
+    assert [plots.label(name) for name in names] == [r.label for r in optimizers.records()]
+    assert len({plots.style.hue_color(name, 0) for name in names}) == len(names)
+    assert optimizers.sequential() == ("muon",)
+    assert [s.name for s in optimizers.settings()] == ["lion_beta1", "lion_beta2"]
     for name in names:
         record = optimizers.record(name)
         assert RunConfig(optimizer=name).effective_decay_mode == record.decay_modes[0]

@@ -58,7 +58,7 @@ def check_book(root: str | Path) -> list[Stale]:
         page = read_page(name, nb_dir, _presets.book_preset(name), {}, root)
         stored = stored_record(page.out_path)
         uses = refresh(stored, page.text, hashes)
-        found = changes(stored, page.final, uses, page.path.relative_to(root).as_posix())
+        found = changes(stored, page.final, uses, page.path.relative_to(root).as_posix(), hashes)
         if found:
             stale.append(Stale(page.out_path.relative_to(root).as_posix(), tuple(found)))
     for left in sorted({p.stem for p in out_dir.glob("[!.]*.ipynb")} - set(names)):

@@ -7,7 +7,10 @@ entry with the sha256 of its content now:
 * ``modules``: every ``initmem`` module its kernel imported (their source files, asked of the kernel once the page has
   run: :func:`usage_cell`, :func:`take_usage`);
 * ``reads``: every result file the package's loaders read or looked for in its kernel (:mod:`initmem.base.reads`: an
-  absent file hashes to None, a folder's listing to the names it matched).
+  absent file hashes to None, a folder's listing to the names it matched);
+* ``records``: every record of a registry it looked up (:mod:`initmem.base.records`: an optimizer's, a claim's), or
+  a listing or view of them, by the canonical JSON of what it names now (absent: None). The registries keep their
+  records in JSON files, which no page imports: a page depends on the records it used, not on all of them.
 
 Beside it the page records ``cells``, the sha256 of what it shows (:func:`cells_digest`: each cell's type, source and
 outputs, as written), taken when it was executed: a page whose printed number was edited by hand no longer matches it,
@@ -30,6 +33,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..base import records as _records
 from ..base.reads import is_listing
 
 __all__ = [
@@ -50,7 +54,7 @@ __all__ = [
 
 #: The version of the record: a page executed before pages recorded what they used (or under another format) is
 #: executed again.
-FORMAT = 2
+FORMAT = 3
 #: The tag of the cell the runner appends to ask the kernel what it used (removed from the executed notebook).
 USAGE_TAG = "initmem-uses"
 #: The prefix of the line that cell prints.
@@ -58,14 +62,15 @@ _USAGE_PREFIX = "initmem-uses: "
 #: The package's folder (``src/initmem``): a module outside the root is named relative to its parent.
 _PACKAGE = Path(__file__).resolve().parents[1]
 
-#: What the last cell runs in the kernel: the files of the initmem modules imported and the paths the loaders noted,
-#: printed as one JSON line. It imports nothing of initmem (it would record itself).
+#: What the last cell runs in the kernel: the files of the initmem modules imported, the paths the loaders noted and
+#: the records looked up, printed as one JSON line. It imports nothing of initmem (it would record itself).
 _USAGE_CODE = f"""\
 import json as _json, sys as _sys
 print({_USAGE_PREFIX!r} + _json.dumps({{
     "modules": sorted({{getattr(m, "__file__", None) or "" for n, m in list(_sys.modules.items())
                         if n == "initmem" or n.startswith("initmem.")}} - {{""}}),
     "reads": _sys.modules["initmem.base.reads"].noted() if "initmem.base.reads" in _sys.modules else [],
+    "records": _sys.modules["initmem.base.records"].noted() if "initmem.base.records" in _sys.modules else [],
 }}))"""
 
 
@@ -100,7 +105,8 @@ def usage_cell() -> Any:
 
 def take_usage(nb: Any) -> dict[str, list[str]]:
     """Remove the :func:`usage_cell` from the executed notebook ``nb`` and return what it printed:
-    ``{"modules": [absolute file, ...], "reads": [absolute path or pattern, ...]}``.
+    ``{"modules": [absolute file, ...], "reads": [absolute path or pattern, ...], "records": [key, ...]}`` (a key:
+    ``<absolute path>#<selector>``, :mod:`initmem.base.records`).
 
     Raises:
         ValueError: ``nb`` has no such cell, or it printed nothing to read (the kernel died before it ran).
@@ -113,7 +119,7 @@ def take_usage(nb: Any) -> dict[str, list[str]]:
     for line in text.splitlines():
         if line.startswith(_USAGE_PREFIX):
             used = json.loads(line.removeprefix(_USAGE_PREFIX))
-            return {"modules": list(used["modules"]), "reads": list(used["reads"])}
+            return {key: list(used[key]) for key in ("modules", "reads", "records")}
     raise ValueError(f"the cell that says what the page used printed nothing to read: {text[-500:]!r}")
 
 
@@ -156,19 +162,33 @@ class Hashes:
                 self._cache[key] = sha256_file(path) if path.is_file() else None
         return self._cache[key]
 
+    def record(self, key: str) -> str | None:
+        """The sha256 of the canonical JSON of what a record key (``<path>#<selector>``) names now (None: nothing)."""
+        if f"#{key}" not in self._cache:
+            path, selector = _records.split(key)
+            now = _records.value(self.path(path, module=True), selector)
+            text = json.dumps(now, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+            self._cache[f"#{key}"] = None if now is None else hashlib.sha256(text.encode()).hexdigest()
+        return self._cache[f"#{key}"]
+
 
 def record_uses(text: str, used: Mapping[str, Iterable[str]], root: Path, hashes: Hashes | None = None) -> dict:
-    """The record of what a page used: its ``text``'s sha256, and each module file and read path of ``used``
-    (:func:`take_usage`, absolute paths) by its portable name with the sha256 of its content now; reads outside the
-    repository (a temporary cache) are left out."""
+    """The record of what a page used: its ``text``'s sha256, and each module file, read path and record key of
+    ``used`` (:func:`take_usage`, absolute paths) by its portable name with the sha256 of its content now; reads
+    outside the repository (a temporary cache) are left out."""
     hashes = hashes or Hashes(root)
     modules = {_key(Path(p).resolve(), hashes.root, _PACKAGE.parent) for p in used["modules"]}
     # a read outside the repository (a page's own temporary run cache) is transient and would name a machine path
     reads = {_key(p, hashes.root) for p in used["reads"] if Path(p).resolve().is_relative_to(hashes.root.resolve())}
+    records = {
+        _key(path, hashes.root, _PACKAGE.parent) + f"#{selector}"
+        for path, selector in map(_records.split, used["records"])
+    }
     return {
         "source": hashlib.sha256(text.encode()).hexdigest(),
         "modules": {key: hashes.of(key, module=True) for key in sorted(modules)},
         "reads": {key: hashes.of(key) for key in sorted(reads)},
+        "records": {key: hashes.record(key) for key in sorted(records)},
     }
 
 
@@ -182,6 +202,7 @@ def refresh(stored: Mapping[str, Any] | None, text: str, hashes: Hashes) -> dict
         "source": hashlib.sha256(text.encode()).hexdigest(),
         "modules": {key: hashes.of(key, module=True) for key in sorted(uses.get("modules", {}))},
         "reads": {key: hashes.of(key) for key in sorted(uses.get("reads", {}))},
+        "records": {key: hashes.record(key) for key in sorted(uses.get("records", {}))},
     }
 
 
@@ -199,12 +220,17 @@ def cells_digest(nb: Any) -> str:
 
 
 def changes(
-    stored: Mapping[str, Any] | None, parameters: Mapping[str, Any], uses: Mapping[str, Any] | None, source: str
+    stored: Mapping[str, Any] | None,
+    parameters: Mapping[str, Any],
+    uses: Mapping[str, Any] | None,
+    source: str,
+    hashes: Hashes,
 ) -> list[str]:
     """What differs, in words, between a page's stored record (:func:`stored_record`, None: no executed page) and
     now (its final ``parameters`` and its record taken again, :func:`refresh`: None when there is no record to take);
     empty when the page is current.
-    ``source`` is the notebook's path, for the words."""
+    ``source`` is the notebook's path, for the words; ``hashes`` finds the tables of the records it names, whose
+    kind the words give (``optimizer record sgd changed``, ``the optimizer listing changed``)."""
     if stored is None:
         return ["not executed"]
     if uses is None:
@@ -238,6 +264,12 @@ def changes(
                 found.append(f"{words} {key} appeared")
             else:
                 found.append(f"{words} {key} changed")
+    for key, now in uses["records"].items():
+        before = old_uses.get("records", {}).get(key)
+        if before != now:
+            path, selector = _records.split(key)
+            what = _records.describe(hashes.path(path, module=True), selector)
+            found.append(f"{what} {'is gone' if now is None else 'appeared' if before is None else 'changed'}")
     if not found and stored.get("digest") != notebook_digest(parameters, uses):
         found.append("its digest does not match its record")
     return found

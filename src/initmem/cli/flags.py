@@ -105,7 +105,7 @@ def parse_field_value(name: str, text: str) -> Any:
 #: The RunConfig fields that take one of a fixed set of values, and those values.
 FIELD_CHOICES: dict[str, tuple[str, ...]] = {
     "model": _config.MODELS,
-    "optimizer": _config.OPTIMIZERS,
+    "optimizer": _optimizers.names(),
     "schedule": _config.SCHEDULES,
     "decay_mode": _config.DECAY_MODES,
     "device": _config.DEVICES,
@@ -133,7 +133,7 @@ def field_docs() -> dict[str, str]:
     end = re.compile(r"^\S", re.MULTILINE).search(source, start + 1 + len("class RunConfig"))
     body = source[start : end.start() if end else len(source)]
     docs = {name: " ".join(text.replace("``", "").split()) for name, text in _FIELD_DOC.findall(body)}
-    for setting in _optimizers.SETTINGS:
+    for setting in _optimizers.settings():
         docs[setting.name] = " ".join(setting.doc.replace("``", "").split())
     return docs
 

@@ -31,9 +31,6 @@ __all__ = [
     "ConfigError",
     "RunConfig",
     "MODELS",
-    "SGD_FAMILY",
-    "ADAPTIVE",
-    "OPTIMIZERS",
     "SCHEDULES",
     "DECAY_MODES",
     "EXECUTION_FIELDS",
@@ -54,11 +51,6 @@ CACHE_FORMAT_VERSION = 2
 MAX_EPOCHS = 100_000
 
 MODELS = ("resnet9", "resnet20", "resnet32", "resnet44", "resnet56", "resnet110")
-#: The registered optimizers (:mod:`initmem.run.optimizers`, one record each).
-OPTIMIZERS = optimizers.NAMES
-#: The SGD family (its clock is T_SGD, or T_L2 with weight decay) and the adaptive optimizers (T_adapt).
-SGD_FAMILY = optimizers.SGD_FAMILY
-ADAPTIVE = optimizers.ADAPTIVE
 SCHEDULES = ("constant", "step", "cosine", "linear")
 DECAY_MODES = ("auto", "l2", "decoupled")
 DEVICES = ("auto", "cpu", "cuda")
@@ -82,9 +74,9 @@ class ConfigError(ValueError):
 
 
 def _with_optimizer_settings(cls: type) -> type:
-    """Add each registered optimizer's own settings (:data:`initmem.run.optimizers.SETTINGS`) to ``cls`` as fields
+    """Add each registered optimizer's own settings (:func:`initmem.run.optimizers.settings`) to ``cls`` as fields
     after those written in its body, each marked :data:`ADDED_LATER` (hashed only when set)."""
-    for setting in optimizers.SETTINGS:
+    for setting in optimizers.settings():
         if setting.name in cls.__annotations__:
             raise TypeError(f"optimizer setting {setting.name!r} is already a RunConfig field")
         cls.__annotations__[setting.name] = setting.annotation
@@ -225,7 +217,8 @@ class RunConfig:
         for f in fields(self):
             _check_type(f.name, getattr(self, f.name), f.type)
         _choice("model", self.model, MODELS)
-        _choice("optimizer", self.optimizer, OPTIMIZERS)
+        if optimizers.lookup(self.optimizer) is None:  # the listing only to say what is allowed
+            _choice("optimizer", self.optimizer, optimizers.names())
         _choice("schedule", self.schedule, SCHEDULES)
         _choice("decay_mode", self.decay_mode, DECAY_MODES)
         _choice("device", self.device, DEVICES)
@@ -276,7 +269,7 @@ class RunConfig:
                 f"schedule_milestones: must be increasing fractions of training in (0, 1), got {shown(list(self.schedule_milestones))}"
             )
         _positive_int("muon_ns_steps", self.muon_ns_steps)
-        for setting in optimizers.SETTINGS:
+        for setting in optimizers.settings():
             value = getattr(self, setting.name)
             if not setting.minimum <= value < setting.below:
                 raise ConfigError(

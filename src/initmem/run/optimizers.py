@@ -1,47 +1,57 @@
-"""The optimizers: one record each, registered here and nowhere else.
+"""The optimizers: one record each, in ``optimizers.json`` beside this module and nowhere else.
 
 An :class:`Optimizer` record holds everything the package knows about one optimizer besides its update: its name
 (``RunConfig.optimizer``), the words and colour the figures give it, its family (which forgetting clock governs it),
 the decay modes it allows, whether K runs of it can train as one stacked model, the hyperparameters it trains the
-small networks with, the settings it adds to :class:`~initmem.run.config.RunConfig`, and where its builder is.
-Every list of optimizers derives from :data:`REGISTRY`: config validation and the decay mode
-(:mod:`initmem.run.config`), the builders (:func:`initmem.run.optim.build.build_optimizer`), the stacked trainer, the
-figures' labels and colours, the claims' optimizer parts (C2, C7), the GPU column and the smoke preset.
+small networks with, the settings it adds to :class:`~initmem.run.config.RunConfig`, and where its builder is. The
+records are plain data (:data:`TABLE`, read with :mod:`initmem.base.records`, which notes every look-up for the
+record of what a page used); this module turns them into records. Every list of optimizers derives from them through
+the functions here: :func:`record` (one), :func:`names` (the listing), :func:`records`, :func:`family`,
+:func:`in_paper`, :func:`sequential` and :func:`settings` (views of all of them), :func:`label`, read when asked, never at import.
 
 Adding an optimizer
 -------------------
 1. Its update and ``build(model, config) -> torch.optim.Optimizer`` in a module of :mod:`initmem.run.optim`
    (:mod:`initmem.run.optim.lion` is an example), with its ``automodule`` in ``book/api/run.md``.
-2. Its record at the end of :data:`REGISTRY`. Its own settings (:class:`Setting`) become RunConfig fields, with a
-   command-line flag each; they enter a run's hash only when set (``ADDED_LATER``), so registering an optimizer
-   leaves every committed run's hash as it was.
+2. Its record at the end of ``optimizers.json``, every field of :class:`Optimizer` written out. Its own settings
+   (:class:`Setting`) become RunConfig fields, with a command-line flag each; they enter a run's hash only when set
+   (``ADDED_LATER``), so registering an optimizer leaves every committed run's hash as it was.
 3. Its tests: ``tests/test_optim.py`` builds, steps, decays and round-trips every registered optimizer by itself;
    add a parity test of its update against a reference written by hand.
 
 The smoke preset trains every registered optimizer at its :attr:`Optimizer.defaults`; the other presets train the
-paper's (:data:`IN_PAPER`, their results are committed), a new optimizer is not one of them (``in_paper=False``). This module imports nothing (no torch): the study and
-the command line's ``--help`` read it.
+paper's (:func:`in_paper`, their results are committed), a new optimizer is not one of them (``in_paper: false``).
+This module imports nothing heavy (no torch): the study and the command line's ``--help`` read it.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from pathlib import Path
 from types import MappingProxyType
+from typing import Any
+
+from ..base import records as _records
 
 __all__ = [
+    "TABLE",
     "Optimizer",
     "Setting",
-    "REGISTRY",
-    "NAMES",
-    "SGD_FAMILY",
-    "ADAPTIVE",
-    "IN_PAPER",
-    "LABELS",
-    "COLOURS",
-    "SETTINGS",
     "record",
+    "lookup",
+    "names",
+    "records",
+    "family",
+    "in_paper",
+    "sequential",
+    "settings",
+    "label",
 ]
+
+#: The records' file: ``{"kind": "optimizer", "records": {name: {field: value}}}``, in the order tables and figures
+#: list them.
+TABLE = Path(__file__).with_suffix(".json")
 
 #: The families: ``sgd`` (forgets on the clock T_SGD, or T_L2 with weight decay; its learning rate scales with the
 #: batch size) and ``adaptive`` (its step has a size set by the learning rate, not by the gradient: T_adapt).
@@ -79,17 +89,17 @@ class Optimizer:
     """Its colour on every page."""
     builder: str
     """``module:function`` in :mod:`initmem.run.optim`: ``function(model, config)`` returns the torch optimizer."""
-    decay_modes: tuple[str, ...] = ("l2", "decoupled")
+    decay_modes: tuple[str, ...]
     """The weight-decay modes it allows; the first is what ``decay_mode: auto`` means."""
-    elementwise: bool = True
+    elementwise: bool
     """Whether its update acts on each parameter entry alone, so that K runs can train as one stacked model
     (:mod:`initmem.run.stacked`); an update over whole matrices (Muon's orthogonalisation) trains run by run."""
-    defaults: Mapping[str, float] = field(default_factory=dict)
+    defaults: Mapping[str, float]
     """RunConfig values (``lr``, ``weight_decay``, ``aux_lr``) it trains the small networks with: the smoke preset's."""
-    settings: tuple[Setting, ...] = ()
+    settings: tuple[Setting, ...]
     """The RunConfig fields it adds (its own hyperparameters), added after cache format 2."""
-    in_paper: bool = True
-    """Whether the paper trains it: the presets beyond smoke compare the paper's optimizers (:data:`IN_PAPER`)."""
+    in_paper: bool
+    """Whether the paper trains it: the presets beyond smoke compare the paper's optimizers (:func:`in_paper`)."""
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
@@ -99,47 +109,60 @@ class Optimizer:
         object.__setattr__(self, "defaults", MappingProxyType(dict(self.defaults)))
 
 
-#: Every optimizer, in the order tables and figures list them.
-# fmt: off
-REGISTRY: tuple[Optimizer, ...] = (
-    Optimizer("sgd", "SGD", "sgd", "#1f77b4", "build:build_sgd", defaults={"lr": 0.05}),
-    Optimizer("sgd_momentum", "SGD+momentum", "sgd", "#17becf", "build:build_sgd_momentum", defaults={"lr": 0.005}),
-    Optimizer("adam", "Adam", "adaptive", "#d62728", "build:build_adam", defaults={"lr": 0.005}),
-    Optimizer("adamw", "AdamW", "adaptive", "#ff7f0e", "build:build_adamw", decay_modes=("decoupled",),
-              defaults={"lr": 0.005, "weight_decay": 0.05}),
-    Optimizer("muon", "Muon", "adaptive", "#2ca02c", "build:build_muon", decay_modes=("decoupled", "l2"),
-              elementwise=False, defaults={"lr": 0.02, "aux_lr": 0.005}),
-    # Lion's paper: an lr 3-10x below AdamW's, a decay as many times above (the same shrink lr * lambda per step)
-    Optimizer("lion", "Lion", "adaptive", "#9467bd", "lion:build", decay_modes=("decoupled",), in_paper=False,
-              defaults={"lr": 0.001, "weight_decay": 0.25},
-              settings=(Setting("lion_beta1", 0.9, "Lion's update is the sign of lion_beta1 m + (1 - lion_beta1) g.",
-                                below=1.0),
-                        Setting("lion_beta2", 0.99, "Lion's momentum: m <- lion_beta2 m + (1 - lion_beta2) g.",
-                                below=1.0))),
-)
-# fmt: on
+def _optimizer(name: str, data: Mapping[str, Any]) -> Optimizer:
+    """Record ``name`` from its data in :data:`TABLE`."""
+    fields = {**data, "decay_modes": tuple(data["decay_modes"])}
+    return Optimizer(name, **{**fields, "settings": tuple(Setting(**s) for s in data["settings"])})
 
-_BY_NAME = {r.name: r for r in REGISTRY}
-if len(_BY_NAME) != len(REGISTRY):
-    raise ValueError("two optimizer records share a name")
 
-#: The optimizers' names, in registry order.
-NAMES: tuple[str, ...] = tuple(_BY_NAME)
-#: The SGD family (clock T_SGD, or T_L2 with weight decay) and the adaptive optimizers (T_adapt).
-SGD_FAMILY: tuple[str, ...] = tuple(r.name for r in REGISTRY if r.family == "sgd")
-ADAPTIVE: tuple[str, ...] = tuple(r.name for r in REGISTRY if r.family == "adaptive")
-#: The optimizers the paper trains, in registry order.
-IN_PAPER: tuple[str, ...] = tuple(r.name for r in REGISTRY if r.in_paper)
-#: Each optimizer's name as the paper writes it, and its colour.
-LABELS: dict[str, str] = {r.name: r.label for r in REGISTRY}
-COLOURS: dict[str, str] = {r.name: r.colour for r in REGISTRY}
-#: Every optimizer's own settings: RunConfig's fields after its own.
-SETTINGS: tuple[Setting, ...] = tuple(s for r in REGISTRY for s in r.settings)
+def lookup(name: str) -> Optimizer | None:
+    """The record of optimizer ``name``, None if there is none (that it was looked for is noted too)."""
+    data = _records.record(TABLE, name)
+    return None if data is None else _optimizer(name, data)
 
 
 def record(name: str) -> Optimizer:
     """The record of optimizer ``name``; :class:`KeyError` naming the registered ones if there is none."""
-    try:
-        return _BY_NAME[name]
-    except KeyError:
-        raise KeyError(f"optimizer: allowed values are {', '.join(NAMES)}; got {name!r}") from None
+    found = lookup(name)
+    if found is None:
+        raise KeyError(f"optimizer: allowed values are {', '.join(names())}; got {name!r}")
+    return found
+
+
+def label(name: str) -> str:
+    """How figures and tables write optimizer ``name`` (its record's label); any other text unchanged."""
+    found = lookup(name)
+    return name if found is None else found.label
+
+
+def names() -> tuple[str, ...]:
+    """The optimizers' names, in the order tables and figures list them: a page that asks depends on the listing."""
+    return _records.names(TABLE)
+
+
+def records() -> tuple[Optimizer, ...]:
+    """Every optimizer's record, in :func:`names` order (the listing and each record)."""
+    return tuple(record(name) for name in names())
+
+
+def family(which: str) -> tuple[str, ...]:
+    """The optimizers of family ``which`` (:data:`FAMILIES`): ``sgd`` (clock T_SGD, or T_L2 with weight decay) or
+    ``adaptive`` (T_adapt), in order."""
+    if which not in FAMILIES:
+        raise ValueError(f"family must be one of {', '.join(FAMILIES)}, got {which!r}")
+    return _records.where(TABLE, "family", which)
+
+
+def in_paper() -> tuple[str, ...]:
+    """The optimizers the paper trains, in order."""
+    return _records.where(TABLE, "in_paper", True)
+
+
+def sequential() -> tuple[str, ...]:
+    """The optimizers whose update is not elementwise: their runs train one by one, never stacked."""
+    return _records.where(TABLE, "elementwise", False)
+
+
+def settings() -> tuple[Setting, ...]:
+    """Every optimizer's own settings, in order: RunConfig's fields after its own."""
+    return tuple(Setting(**s) for own in _records.each(TABLE, "settings").values() for s in own)

@@ -56,14 +56,12 @@ from .records import RunHistory, eval_batch_size, kernel_norms, recorded_epochs,
 from .sigma_w import seeded_model
 from .training import train
 
-__all__ = ["INIT_FIELDS", "SEQUENTIAL_OPTIMIZERS", "stack_key", "stack_groups", "group_hash", "train_stacked"]
+__all__ = ["INIT_FIELDS", "stack_key", "stack_groups", "group_hash", "train_stacked"]
 
 log = logging.getLogger(__name__)
 
 #: Fields that only change a run's starting weights: runs differing only in these can be stacked.
 INIT_FIELDS = ("sigma_w", "seed", "init_head")
-#: Optimizers whose update is not elementwise (Muon's per-matrix orthogonalisation): trained sequentially.
-SEQUENTIAL_OPTIMIZERS = tuple(r.name for r in optimizers.REGISTRY if not r.elementwise)
 #: 3: each member's divergence reason ("" while it trains) instead of an alive flag.
 STACKED_CHECKPOINT_VERSION = 3
 
@@ -77,11 +75,12 @@ def stack_key(config: RunConfig) -> str:
 
 def stack_groups(configs: Iterable[RunConfig], max_size: int | None = None) -> list[list[RunConfig]]:
     """Split ``configs`` into stackable groups (equal :func:`stack_key`, first-seen order), each of at most
-    ``max_size`` runs. Runs of :data:`SEQUENTIAL_OPTIMIZERS` form groups of one."""
+    ``max_size`` runs. Runs of an optimizer whose update is not elementwise (Muon's per-matrix orthogonalisation,
+    :attr:`~initmem.run.optimizers.Optimizer.elementwise`) form groups of one."""
     groups: dict[str, list[RunConfig]] = {}
     singles: list[list[RunConfig]] = []
     for config in configs:
-        if config.optimizer in SEQUENTIAL_OPTIMIZERS:
+        if not optimizers.record(config.optimizer).elementwise:
             singles.append([config])
         else:
             groups.setdefault(stack_key(config), []).append(config)
@@ -212,7 +211,7 @@ def train_stacked(
     """Train ``configs`` (equal except for :data:`INIT_FIELDS`) as one stacked model.
 
     Args:
-        configs: the K runs; K = 1 and :data:`SEQUENTIAL_OPTIMIZERS` simply call :func:`train` in turn.
+        configs: the K runs; K = 1 and an optimizer that is not elementwise simply call :func:`train` in turn.
         data: prepared data of these configs (they share it).
         progress: one tqdm bar for the stack; None follows ``configs[0].progress``.
         checkpoint_path: resumable checkpoint of the whole stack, saved every ``checkpoint_every`` epochs
@@ -225,7 +224,7 @@ def train_stacked(
     configs = list(configs)
     _check_group(configs)
     ref = configs[0]
-    if len(configs) == 1 or ref.optimizer in SEQUENTIAL_OPTIMIZERS:
+    if len(configs) == 1 or not optimizers.record(ref.optimizer).elementwise:
         if len(configs) > 1:
             log.info("%s updates are not elementwise: training %d runs sequentially", ref.optimizer, len(configs))
         return [train(c, data=data, progress=progress) for c in configs]

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..run.config import ADAPTIVE
+from ..run import optimizers
 from ..run.variables import CLOCKS
 
 __all__ = [
@@ -316,7 +316,7 @@ def against_reference(table: Any, reference_lrs: Mapping[str, float], var: str =
 
 
 def _family(optimizer: str, weight_decay: float) -> str:
-    if optimizer in ADAPTIVE:
+    if optimizers.record(optimizer).family == "adaptive":
         return "adaptive"
     return "SGD+L2" if (weight_decay or 0) > 0 else "SGD"
 

@@ -26,7 +26,7 @@ import xarray as xr
 from . import experiments
 from .judges import RULES as _JUDGES
 from .judges import annotations_of, claims_of
-from .ledger import PAPER, RULES, Row, scale_text
+from .ledger import RULES, Row, scale_text
 from .ledger_text import against_record, answer, count_sentence, glance_table, judged_table, verdict_box
 from .rules import (
     IN_DIRECTION,
@@ -50,7 +50,6 @@ __all__ = [
     "INCONCLUSIVE",
     "VERDICTS",
     "VERDICT_DEFINITIONS",
-    "PAPER",
     "RULES",
     "Row",
     "reproduction_table",

@@ -25,7 +25,7 @@ import xarray as xr
 from . import nulls, rules
 from .calibration import CrossFitted
 from .experiments import judged_by
-from .ledger import PAPER, band
+from .ledger import band, claim_record
 from .stats import Interval, cross_fitted_spreads
 
 __all__ = [
@@ -88,11 +88,11 @@ class Design:
 
 #: The record's designs (issue 31): C1 and C2 on experiment 01 (4 sigma_w x 5 seeds), C4 on 03 (2 x 10), C5 on 04
 #: (2 x 3). A sized contrast (C2, C4) compares SGD's memory (C1's number) with the other condition's.
-_C1 = PAPER["C1"]["values"][""]
+_C1 = claim_record("C1")["values"][""]
 DESIGNS = (
     Design("C1", "", judged_by("C1"), 4, 5, paper=_C1),
-    Design("C2", "Adam", judged_by("C2"), 4, 5, paper=PAPER["C2"]["values"]["Adam"], reference=_C1),
-    Design("C4", "L2", judged_by("C4"), 2, 10, paper=PAPER["C4"]["values"]["L2"], reference=_C1),
+    Design("C2", "Adam", judged_by("C2"), 4, 5, paper=claim_record("C2")["values"]["Adam"], reference=_C1),
+    Design("C4", "L2", judged_by("C4"), 2, 10, paper=claim_record("C4")["values"]["L2"], reference=_C1),
     Design("C5", "", judged_by("C5"), 2, 3, paper=None, reference=0.0),
 )
 

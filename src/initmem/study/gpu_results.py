@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
-from ..run.optimizers import LABELS
+from ..run import optimizers
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from ..run.variables import CLOCKS
 from . import claims
@@ -129,23 +129,22 @@ def _spreads(table: pd.DataFrame, names: list[str]) -> str:
     """Optimizers' spreads as the summary table gives them: cross-fitted with their intervals (2 seeds or more), or
     raw with one seed: ``"Adam 1.2 pp against SGD 9.8 pp (raw, 1 seed, no interval)"``."""
     rows = [table.loc[name] for name in names]
-    label = LABELS
     if all(row["selected_estimator"] == "cross-fitted" for row in rows):
         parts = [
-            f"{label.get(n, n)} {r['selected_spread_pp']:.1f} pp [{r['selected_ci95_low']:.1f}, "
+            f"{optimizers.label(n)} {r['selected_spread_pp']:.1f} pp [{r['selected_ci95_low']:.1f}, "
             f"{r['selected_ci95_high']:.1f}]"
             for n, r in zip(names, rows)
         ]
         how = f"cross-fitted, {int(min(r['selected_n_seeds'] for r in rows))} seeds"
     else:
-        parts = [f"{label.get(n, n)} {r['selected_raw_spread_pp']:.1f} pp" for n, r in zip(names, rows)]
+        parts = [f"{optimizers.label(n)} {r['selected_raw_spread_pp']:.1f} pp" for n, r in zip(names, rows)]
         how = f"raw, {int(min(r['selected_n_seeds'] for r in rows))} seed, no interval"
     return f"{' against '.join(parts)} ({how})"
 
 
 def _measured(row: pd.Series, table: pd.DataFrame) -> str:
     """What the GPU results measured for one ledger row, before its verdict."""
-    optimizer = {text: name for name, text in LABELS.items()}.get(str(row["part"]), "")
+    optimizer = {optimizers.label(name): name for name in table.index}.get(str(row["part"]), "")
     if row["claim"] == "C1" and "sgd" in table.index:
         sgd = table.loc["sgd"]
         return (

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..run.optimizers import ADAPTIVE, LABELS
+from ..run import optimizers
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import experiments, rules
 from .boundary_judge import judge_b1
@@ -132,11 +132,11 @@ def _failed_runs(train: xr.DataArray, dims: tuple[str, ...]) -> str:
 
 def _c2(ds: xr.Dataset) -> list[Row]:
     sgd = ds.sel(optimizer="sgd")
-    names = {o: LABELS[o] for o in ADAPTIVE}  # the registered adaptive optimizers; those absent from ds are skipped
     rows = []
-    for optimizer, part in names.items():
+    for optimizer in optimizers.family("adaptive"):  # the registered adaptive optimizers; those absent are skipped
         if optimizer not in ds["optimizer"].values:
             continue
+        part = optimizers.label(optimizer)
         other = ds.sel(optimizer=optimizer)
         failed = _failed_runs(other["final_train_acc"], ("sigma_w", "seed"))
         note = (
@@ -373,7 +373,7 @@ def _c6(ds: xr.Dataset) -> list[Row]:
 def _c7(ds: xr.Dataset) -> list[Row]:
     from .analysis import last_finite, norm_coupling
 
-    present = [o for o in ADAPTIVE if o in ds["optimizer"].values]
+    present = [o for o in optimizers.family("adaptive") if o in ds["optimizer"].values]
     slopes = norm_coupling(ds)  # (optimizer, seed)
     strongest = max(present, key=lambda o: float(slopes.sel(optimizer=o).mean()))
     x = np.log(ds["weight_norm"].isel(epoch=0).sel(optimizer="sgd")).transpose("sigma_w", "seed").values

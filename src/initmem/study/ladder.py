@@ -25,7 +25,7 @@ from scipy import stats as _stats
 
 from .calibration import CrossFitted
 from .carrier import PREDICTORS, carrying_predictor, interpolation_premise
-from .ledger import PAPER, band, cross_fitted
+from .ledger import band, claim_record, cross_fitted
 from .stats import LEVEL, Interval
 
 __all__ = [
@@ -62,7 +62,7 @@ __all__ = [
 @dataclass(frozen=True)
 class Condition:
     """One condition of the ladder: its ``optimizer``, the ledger row it is read against (``claim``, ``part`` of
-    :data:`initmem.study.ledger.PAPER`) and a ``label`` for tables."""
+    :func:`initmem.study.ledger.claim_record`) and a ``label`` for tables."""
 
     optimizer: str
     claim: str
@@ -96,7 +96,7 @@ PREMISE_NOT_MET = "premise not met"
 def target(condition: str) -> tuple[float, tuple[float, float]]:
     """The paper's number for ``condition`` (pp) and its band (:func:`initmem.study.ledger.band`)."""
     c = CONDITIONS[condition]
-    return PAPER[c.claim]["values"][c.part], band(c.claim, c.part)
+    return claim_record(c.claim)["values"][c.part], band(c.claim, c.part)
 
 
 def as_ladder(ds: xr.Dataset) -> xr.Dataset:

@@ -1,4 +1,4 @@
-"""The ledger's vocabulary: the paper's claims (:data:`PAPER`), their printed rules (:data:`RULES`), one judged
+"""The ledger's vocabulary: the paper's claims (:func:`claim_record`), their printed rules (:data:`RULES`), one judged
 row (:class:`Row`) and the measurements every claim's judge shares.
 
 A row is judged by :func:`initmem.study.rules.judge` (:func:`judged_row`): its direction effect is the mean over seeds
@@ -13,13 +13,15 @@ The judges of the claims are :mod:`initmem.study.judges`; :mod:`initmem.study.cl
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import xarray as xr
 
+from ..base import records
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import rules
 from .calibration import CrossFitted
@@ -29,7 +31,8 @@ from .rules import INCONCLUSIVE, Verdict
 from .stats import Interval, cross_fitted_spreads, finite_runs, mean_interval
 
 __all__ = [
-    "PAPER",
+    "TABLE",
+    "claim_record",
     "RULES",
     "Row",
     "band",
@@ -46,72 +49,22 @@ __all__ = [
 ]
 
 
-def _claim(
-    question: str, text: str, source: str, values: dict[str, float] | None = None, band_share: float = rules.BAND_SHARE
-) -> dict[str, Any]:
-    """One claim's record (plain data, printed in the book): its ``question``, the paper's statement ``text`` (each
-    part's number written ``{part}``, the unnamed part's ``{P}``, filled in from ``values``), where it comes from, the
-    paper's number for each part (pp; none: the claim can be at most "in direction") and the band's share of it
-    (:func:`band`)."""
-    values = dict(values or {})
-    numbers = {part or "P": f"{value:g}" for part, value in values.items()}
-    return {
-        "question": question,
-        "text": text.format_map(numbers),
-        "values": values,
-        "source": source,
-        "band_share": band_share,
-    }
+#: The paper's claims, one record each (plain data, printed in the book; :mod:`initmem.base.records`): its question,
+#: the paper's statement (each part's number written ``{part}``, the unnamed part's ``{P}``), where it comes from
+#: (the paper summary, shared/paper/000_*.txt), the paper's number for each part (pp; none: the claim can be at most
+#: "in direction") and, where it is not :data:`~initmem.study.rules.BAND_SHARE`, the band's share of it
+#: (:func:`band`): a claim's number and band are written there and only there.
+TABLE = Path(__file__).with_name("paper.json")
 
 
-#: The paper's claims (:func:`_claim`), with where they come from (the paper summary, shared/paper/000_*.txt), the
-#: number it gives for each part and the band around it: a claim's number and band are written here and only here.
-PAPER: dict[str, dict[str, Any]] = {
-    "C1": _claim(
-        "Does low-lr SGD interpolate yet keep a large spread across sigma_w?",
-        "{P} pp spread, ≥ 99.5 % train accuracy (ResNet-9, b = 128, low-lr SGD)",
-        "summary, Key Results / Optimizer Dependence: 'SGD Remembers'",
-        values={"": 26.5},
-        band_share=0.3,  # the one claim whose band the share sets (its share of the number exceeds the 5 pp floor)
-    ),
-    "C2": _claim(
-        "Do Adam, AdamW and Muon erase the spread that SGD keeps?",
-        "~{Muon} pp spread for Muon; Adam and AdamW 'minimal'",
-        "summary, Key Results / Optimizer Dependence: 'Adaptive Methods Forget'",
-        values={"Adam": 0.0, "AdamW": 0.0, "Muon": 4.0},
-    ),
-    "C3": _claim(
-        "Does training SGD much longer leave its spread unchanged?",
-        "5,000 epochs of low-lr SGD: spread 'essentially unchanged'",
-        "summary, Hyperparameter Dependence: 'Training Time is Insufficient'",
-    ),
-    "C4": _claim(
-        "Does a larger learning rate, or L2 decay, erase the spread?",
-        "larger learning rates or L2 decay: spread 'near zero'",
-        "summary, Hyperparameter Dependence: 'Regularization and Learning Rate'",
-        values={"larger lr": 0.0, "L2": 0.0, "both": 0.0},
-    ),
-    "C5": _claim(
-        "Do larger batches forget more slowly?",
-        "larger batches (16 -> 256): bigger spread",
-        "summary, Hyperparameter Dependence: 'Batch Size'",
-    ),
-    "C6": _claim(
-        "Do deeper ResNets fail to interpolate at large sigma_w?",
-        "ResNet-56/110 fail to reach 99.5 % train accuracy at large sigma_w",
-        "summary, Depth and Architecture",
-    ),
-    "C7": _claim(
-        "Does SGD's final weight norm stay coupled to the initial one, unlike the adaptive methods'?",
-        "SGD's final norm coupled to the initial one; adaptive methods reach a common norm",
-        "summary, Key Results: final weight norm; 'converge to a common final norm scale'",
-    ),
-    "B1": _claim(
-        "Does SGD + L2 forget where the clocks say, at T_L2 = ln(|W0| / |W*|)?",
-        "beyond the paper: T5's norm law puts the boundary at x = T_L2 - ln(|W0|/|W*|) = 0",
-        "theory chapter T5 (weight decay); the paper's T_L2 clock",
-    ),
-}
+def claim_record(claim: str) -> dict[str, Any]:
+    """Claim ``claim``'s record in :data:`TABLE` (noted for the page's record), its statement's numbers filled in
+    and its band's share set; :class:`KeyError` if there is none."""
+    data = records.record(TABLE, claim)
+    if data is None:
+        raise KeyError(f"claim: no record {claim!r} in {TABLE.name}")
+    numbers = {part or "P": f"{value:g}" for part, value in data["values"].items()}
+    return {**data, "text": data["text"].format_map(numbers), "band_share": data.get("band_share", rules.BAND_SHARE)}
 
 
 def band(claim: str, part: str = "") -> tuple[float, float] | None:
@@ -121,7 +74,7 @@ def band(claim: str, part: str = "") -> tuple[float, float] | None:
     >>> band("C2", "Muon"), band("C4", "L2"), band("C3")
     ((-1.0, 9.0), (-5.0, 5.0), None)
     """
-    paper = PAPER[claim]
+    paper = claim_record(claim)
     value = paper["values"].get(part)
     return None if value is None else rules.band_of(value, share=paper["band_share"])
 
@@ -136,7 +89,7 @@ def band_text(claim: str, part: str = "") -> str:
     ('4 ± 5 pp', '26.5 ± 7.95 pp')
     """
     low, high = band(claim, part) or (math.nan, math.nan)
-    return f"{significant(PAPER[claim]['values'][part])} ± {significant((high - low) / 2)} pp"
+    return f"{significant(claim_record(claim)['values'][part])} ± {significant((high - low) / 2)} pp"
 
 
 _SPREAD = (
@@ -148,52 +101,80 @@ _BOTH = (
     "one (the paper's metric) carries the verdict where it interpolates, else the final one; the reason names which, "
     "and gives the other's verdict."
 )
+
+
+class _Rules(Mapping[str, str]):
+    """The rules' texts by claim, each written when asked: a rule that prints its claim's band reads that claim's
+    record then, and only then."""
+
+    def __init__(self, texts: dict[str, str | Callable[[], str]]) -> None:
+        self._texts = texts
+
+    def __getitem__(self, claim: str) -> str:
+        text = self._texts[claim]
+        return text() if callable(text) else text
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+
 #: The rule of each claim: its direction effect, null, size and premise (printed in the book).
-RULES: dict[str, str] = {
-    "C1": f"effect: SGD's {_SPREAD}; null: sigma_w permuted within seeds; size: the interval inside "
-    f"{band_text('C1')}; "
-    f"premise: every SGD run interpolates (train accuracy ≥ 99.5 %), checked on the predictor judged. {_BOTH}",
-    "C2": f"effect, per adaptive optimizer: SGD's minus its {_SPREAD}, per seed; null: the two optimizers swapped "
-    f"within (sigma_w, seed) cells; size: its own spread's interval inside the band (Muon {band_text('C2', 'Muon')}, "
-    f"Adam and AdamW {band_text('C2', 'Adam')}, 'minimal'); premise: every run of SGD and of the optimizer interpolates (train accuracy ≥ "
-    f"99.5 %), checked on the predictor judged. {_BOTH} The optimizer's runs whose final predictor does not "
-    "interpolate are named in a note",
-    "C3": "effect: the cross-fitted spread at the longest horizon minus at the reference horizon, per seed; in "
-    "direction when its interval lies above −5 pp (non-inferiority: it loses less than the margin), not "
-    "reproduced when below; premise: every run interpolates at the reference and the reference spread's "
-    "interval lies above 0, and, for the selected predictor, validation selects other checkpoints at the two "
-    "horizons (where it selects the same ones, the selected spread cannot change and the final predictor carries the "
-    "claim); no size (no number)",
-    "C4": f"effect, per lever (larger lr alone; L2 at the low lr; both): the low-lr, no-L2 cell's minus the lever "
-    f"cell's {_SPREAD}, per seed; null: the two cells swapped within (sigma_w, seed); size: the lever cell's "
-    f"spread inside {band_text('C4', 'L2')} ('near zero'); premise: every run of both cells interpolates (train "
-    "accuracy ≥ 99.5 %), checked on the predictor judged, and, for a lever with L2, its clock covers what the start "
-    f"has to lose, T_L2 ≥ ln(|W0|/|W*|) (x ≥ 0, chapter T5), measured in the lever cell. {_BOTH}",
-    "C5": "effect, per design: the larger batch's minus the smaller batch's cross-fitted spread of the final test "
-    "accuracy over sigma_w (pp, mean over seeds, 95 % interval calibrated by simulation for the design), per seed, "
-    "between batch sizes whose runs all "
-    "interpolate, at equal steps (run lengths within 5 %) and at equal epochs (the widest such pair of each); the "
-    "design puts the runs' ends at equal steps or epochs, so the final predictors are judged (the validation-selected "
-    "checkpoints sit elsewhere in the runs: their steps, T_SGD and spreads are printed beside); null: the two batch "
-    "sizes swapped within (sigma_w, seed); no size (no number)",
-    "C6": "effect: the sigma_w interaction of the depth gap, per seed: ResNet-9's minus the deepest model's final "
-    "train accuracy at the largest sigma_w, minus the same gap at the smallest sigma_w (pp): positive when the "
-    "deepest net falls short of ResNet-9 more at large sigma_w than at small; null: the two models swapped within "
-    "(sigma_w, seed) cells, each model's accuracies centred per seed (exchangeable when the two models' profiles over "
-    "sigma_w agree); null-equivalence margin 0.5 pp; premise: ResNet-9 interpolates at every sigma_w; no size; the "
-    "gap at each end of the sigma_w grid is printed beside, and every run that fails to interpolate is named",
-    "C7": "effect: the slope of log final against log initial kernel norm across sigma_w for SGD minus that of the "
-    "adaptive optimizer with the largest slope, per seed; null: the two optimizers swapped within (sigma_w, "
-    "seed); null-equivalence margin 0.1; no size (no number)",
-    "B1": "effect: the memory gap acc(sigma_w 0.1) - acc(sigma_w 2.5) falls with lambda at fixed lr, where T_SGD "
-    "is fixed and only the L2 clock moves (Spearman rho within each lr, averaged; null: lambda permuted within each "
-    "lr; p < 0.05; not reproduced when it rises, p < 0.05); premise: the gap without decay at the smallest lr (the "
-    "memory to forget) is at least 5 pp; size: the midpoint x0 of gap(x) = A / (1 + exp((x - x0) / w)), "
-    f"x = T_L2 - ln(|W0|/|W*|), with A, x0 and w fitted, its profile interval inside 0 ± "
-    f"{rules.BOUNDARY_BAND[1]:g} (a convention: a {100 * math.expm1(rules.BOUNDARY_BAND[1]):.0f} % error in the norm "
-    "ratio; T5's own 10 % criterion would put complete forgetting of the norm "
-    "at x = ln(10)/4 = 0.58); a profile interval that reaches the searched range leaves x0 not identified",
-}
+RULES: Mapping[str, str] = _Rules(
+    {
+        "C1": lambda: (
+            f"effect: SGD's {_SPREAD}; null: sigma_w permuted within seeds; size: the interval inside "
+            f"{band_text('C1')}; "
+            f"premise: every SGD run interpolates (train accuracy ≥ 99.5 %), checked on the predictor judged. {_BOTH}"
+        ),
+        "C2": lambda: (
+            f"effect, per adaptive optimizer: SGD's minus its {_SPREAD}, per seed; null: the two optimizers swapped "
+            f"within (sigma_w, seed) cells; size: its own spread's interval inside the band (Muon {band_text('C2', 'Muon')}, "
+            f"Adam and AdamW {band_text('C2', 'Adam')}, 'minimal'); premise: every run of SGD and of the optimizer interpolates (train accuracy ≥ "
+            f"99.5 %), checked on the predictor judged. {_BOTH} The optimizer's runs whose final predictor does not "
+            "interpolate are named in a note"
+        ),
+        "C3": "effect: the cross-fitted spread at the longest horizon minus at the reference horizon, per seed; in "
+        "direction when its interval lies above −5 pp (non-inferiority: it loses less than the margin), not "
+        "reproduced when below; premise: every run interpolates at the reference and the reference spread's "
+        "interval lies above 0, and, for the selected predictor, validation selects other checkpoints at the two "
+        "horizons (where it selects the same ones, the selected spread cannot change and the final predictor carries the "
+        "claim); no size (no number)",
+        "C4": lambda: (
+            f"effect, per lever (larger lr alone; L2 at the low lr; both): the low-lr, no-L2 cell's minus the lever "
+            f"cell's {_SPREAD}, per seed; null: the two cells swapped within (sigma_w, seed); size: the lever cell's "
+            f"spread inside {band_text('C4', 'L2')} ('near zero'); premise: every run of both cells interpolates (train "
+            "accuracy ≥ 99.5 %), checked on the predictor judged, and, for a lever with L2, its clock covers what the start "
+            f"has to lose, T_L2 ≥ ln(|W0|/|W*|) (x ≥ 0, chapter T5), measured in the lever cell. {_BOTH}"
+        ),
+        "C5": "effect, per design: the larger batch's minus the smaller batch's cross-fitted spread of the final test "
+        "accuracy over sigma_w (pp, mean over seeds, 95 % interval calibrated by simulation for the design), per seed, "
+        "between batch sizes whose runs all "
+        "interpolate, at equal steps (run lengths within 5 %) and at equal epochs (the widest such pair of each); the "
+        "design puts the runs' ends at equal steps or epochs, so the final predictors are judged (the validation-selected "
+        "checkpoints sit elsewhere in the runs: their steps, T_SGD and spreads are printed beside); null: the two batch "
+        "sizes swapped within (sigma_w, seed); no size (no number)",
+        "C6": "effect: the sigma_w interaction of the depth gap, per seed: ResNet-9's minus the deepest model's final "
+        "train accuracy at the largest sigma_w, minus the same gap at the smallest sigma_w (pp): positive when the "
+        "deepest net falls short of ResNet-9 more at large sigma_w than at small; null: the two models swapped within "
+        "(sigma_w, seed) cells, each model's accuracies centred per seed (exchangeable when the two models' profiles over "
+        "sigma_w agree); null-equivalence margin 0.5 pp; premise: ResNet-9 interpolates at every sigma_w; no size; the "
+        "gap at each end of the sigma_w grid is printed beside, and every run that fails to interpolate is named",
+        "C7": "effect: the slope of log final against log initial kernel norm across sigma_w for SGD minus that of the "
+        "adaptive optimizer with the largest slope, per seed; null: the two optimizers swapped within (sigma_w, "
+        "seed); null-equivalence margin 0.1; no size (no number)",
+        "B1": "effect: the memory gap acc(sigma_w 0.1) - acc(sigma_w 2.5) falls with lambda at fixed lr, where T_SGD "
+        "is fixed and only the L2 clock moves (Spearman rho within each lr, averaged; null: lambda permuted within each "
+        "lr; p < 0.05; not reproduced when it rises, p < 0.05); premise: the gap without decay at the smallest lr (the "
+        "memory to forget) is at least 5 pp; size: the midpoint x0 of gap(x) = A / (1 + exp((x - x0) / w)), "
+        f"x = T_L2 - ln(|W0|/|W*|), with A, x0 and w fitted, its profile interval inside 0 ± "
+        f"{rules.BOUNDARY_BAND[1]:g} (a convention: a {100 * math.expm1(rules.BOUNDARY_BAND[1]):.0f} % error in the norm "
+        "ratio; T5's own 10 % criterion would put complete forgetting of the norm "
+        "at x = ln(10)/4 = 0.58); a profile interval that reaches the searched range leaves x0 not identified",
+    }
+)
 
 
 #: The unit of each claim's effect where it is not percentage points.
@@ -241,7 +222,7 @@ class Row:
         """The row as one record of the ledger's table (:func:`initmem.study.claims.reproduction_table`): the paper's
         side (question, statement, number and band), the effect, size and null with their intervals, the verdict
         with its reason and rule, and the texts."""
-        paper = PAPER[self.claim]
+        paper = claim_record(self.claim)
         value = paper["values"].get(self.part, math.nan) if paper["values"] else math.nan
         null = self.null
         size = self.size or Interval(math.nan, math.nan, math.nan, 0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .ledger import PAPER
+from .ledger import claim_record
 from .numbers import decimal, p_text, typeset
 from .rules import INCONCLUSIVE, PREMISE_NOT_MET, STRENGTH, VERDICTS
 
@@ -20,12 +20,11 @@ __all__ = [
 ]
 
 # --- the first screen ---------------------------------------------------------------------------------------------
-#: The paper's side of each row, in a few words (the glance table's "paper" column).
+#: The paper's side of each row, in a few words (the glance table's "paper" column), besides those that give the
+#: paper's number (:func:`_paper_short`).
 _PAPER_SHORT = {
-    "C1": f"{PAPER['C1']['values']['']:g} pp",
     "C2 Adam": "minimal (0 pp)",
     "C2 AdamW": "minimal (0 pp)",
-    "C2 Muon": f"about {PAPER['C2']['values']['Muon']:g} pp",
     "C3 final predictor": "unchanged after 5,000 epochs",
     "C3 selected predictor": "unchanged after 5,000 epochs",
     "C4 larger lr": "near 0 pp",
@@ -37,6 +36,17 @@ _PAPER_SHORT = {
     "C7": "SGD's norm coupled, not adaptive",
     "B1": "boundary at x = 0 (theory, beyond the paper)",
 }
+
+
+def _paper_short(key: str) -> str:
+    """The paper's side of row ``key`` in a few words; C1's and Muon's numbers read from their claims' records."""
+    if key == "C1":
+        return f"{claim_record('C1')['values']['']:g} pp"
+    if key == "C2 Muon":
+        return f"about {claim_record('C2')['values']['Muon']:g} pp"
+    return _PAPER_SHORT.get(key, "")
+
+
 #: What a row's headline number measures: the size where the paper gives a number, else the direction effect.
 _OURS_SHORT = {
     "C1": "SGD's spread",
@@ -96,7 +106,7 @@ def glance_table(table: Any) -> Any:
     import pandas as pd
 
     rows = {
-        "paper": [_PAPER_SHORT.get(key, "") for key in table.index],
+        "paper": [_paper_short(key) for key in table.index],
         "ours [95 % CI]": [_ours_cell(row) for _, row in table.iterrows()],
         "effect tested [95 % CI]": [_effect_cell(row) for _, row in table.iterrows()],
         "verdict": list(table["verdict"]),
@@ -143,7 +153,7 @@ def answer(table: Any, preset: str) -> str:
         parts.append(
             f"At the {preset} preset, low-learning-rate SGD keeps a cross-fitted spread of "
             f"{decimal(c1['effect'])} pp [95 % CI {decimal(c1['effect_low'])}, {decimal(c1['effect_high'])}] across the "
-            f"initialization scales ({_judged(c1)}paper: {_PAPER_SHORT['C1']}): {c1['verdict']}."
+            f"initialization scales ({_judged(c1)}paper: {_paper_short('C1')}): {c1['verdict']}."
         )
     adaptive = [
         key for key in ("C2 Adam", "C2 AdamW", "C2 Muon") if key in table.index and _given(table.loc[key, "size"])
@@ -153,7 +163,7 @@ def answer(table: Any, preset: str) -> str:
             f"{key.split()[1]} {decimal(table.loc[key, 'size'])} pp ({table.loc[key, 'verdict']})" for key in adaptive
         )
         parts.append(
-            f"The adaptive optimizers keep less: {spreads} (paper: minimal, {_PAPER_SHORT['C2 Muon']} for Muon)."
+            f"The adaptive optimizers keep less: {spreads} (paper: minimal, {_paper_short('C2 Muon')} for Muon)."
         )
     parts.append(f"{count_sentence(table)}; each undecided row says what would decide it.")
     return " ".join(parts)

@@ -21,7 +21,7 @@ import xarray as xr
 from . import rules
 from .error_rates import Design, _judged
 from .experiments import judged_by
-from .ledger import PAPER
+from .ledger import claim_record
 from .stats import finite_runs
 
 __all__ = ["TARGET_POWER", "RowDesign", "cell_noise", "row_designs", "power_at_paper", "power_table", "power_columns"]
@@ -59,7 +59,7 @@ def cell_noise(cells: Sequence[xr.DataArray]) -> tuple[float, int]:
 
 
 def _c1_value() -> float:
-    return PAPER["C1"]["values"][""]
+    return claim_record("C1")["values"][""]
 
 
 def row_designs(results: Mapping[str, xr.Dataset], predictors: Mapping[str, str]) -> list[RowDesign]:
@@ -75,7 +75,7 @@ def row_designs(results: Mapping[str, xr.Dataset], predictors: Mapping[str, str]
         var = f"{predictors.get('C1', 'selected')}_test_acc"
         noise, df = cell_noise([finite_runs(sgd, var)])
         out.append(RowDesign("C1", Design("C1", "", optimizers, n_sigma, n_seeds, _c1_value()), noise, df))
-        for part, value in PAPER["C2"]["values"].items():
+        for part, value in claim_record("C2")["values"].items():
             name = part.lower()
             row = f"C2 {part}"
             if name not in opt["optimizer"].values or row not in predictors:
@@ -95,7 +95,7 @@ def row_designs(results: Mapping[str, xr.Dataset], predictors: Mapping[str, str]
                 continue
             var = f"{predictors[row]}_test_acc"
             noise, df = cell_noise([finite_runs(keep, var), finite_runs(lr.sel(lr=a, weight_decay=w), var)])
-            value = PAPER["C4"]["values"][part]
+            value = claim_record("C4")["values"][part]
             design = Design("C4", part, levers_experiment, lr.sizes["sigma_w"], lr.sizes["seed"], value, _c1_value())
             out.append(RowDesign(row, design, noise, df))
     return out

@@ -4,7 +4,7 @@ A claim (or one part of it) is judged (:func:`judge`) from its direction effect 
 positive in the paper's direction, with its 95 % interval, :mod:`initmem.study.calibration`, and its permutation p,
 :mod:`initmem.study.nulls`) and, where the paper gives a number ``P``, the size ``S`` with its interval against the
 band ``P +- max(5 pp, 30 % of P)`` (:func:`band_of`; a claim's record may set another share,
-:data:`initmem.study.ledger.PAPER`; "minimal" is ``P = 0``). In order: inconclusive without an interval; premise
+:func:`initmem.study.ledger.claim_record`; "minimal" is ``P = 0``). In order: inconclusive without an interval; premise
 not met; not reproduced (D's interval below 0, or inside the null-equivalence margin); the direction holds (D's
 interval above 0, p below 0.05, estimate at least the margin) and S decides between in size, size contradicted and
 in direction; else inconclusive, with :func:`seeds_to_decide`. A verdict's two sides are :data:`STRENGTH`; C3

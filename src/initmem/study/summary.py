@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
-from ..run.optimizers import LABELS as OPTIMIZER_LABELS
+from ..run import optimizers
 from .calibration import CrossFitted
 from .nulls import spread_null
 from .numbers import ACCURACY_DIFFERENCE, decimal
@@ -131,7 +131,7 @@ def _reader_view(table: pd.DataFrame, over: str) -> pd.DataFrame:
     labels = {"selected_estimator": "estimator", f"selected_best_{over}": f"best {LABELS.get(over, over)}"}
     labels[f"selected_worst_{over}"] = f"worst {LABELS.get(over, over)}"
     if "optimizer" in table.index.names:
-        table = table.rename(index=OPTIMIZER_LABELS, level="optimizer")
+        table = table.rename(index=optimizers.label, level="optimizer")
     shown = present(table, columns, labels=labels)
     if shown.index.nlevels == 1 and shown.index.name:
         shown = shown.rename_axis(index=None, columns=shown.index.name)
@@ -208,7 +208,7 @@ def spread_lines(
 def _configuration_part(name: str, value: Any) -> str:
     """``"SGD"`` for an optimizer, else ``"learning rate 0.02"`` (the name as tables write it, the value as a cell)."""
     if name == "optimizer":
-        return OPTIMIZER_LABELS.get(value, str(value))
+        return optimizers.label(str(value))
     return f"{LABELS.get(name, name)} {format_value(name, value)}"
 
 

@@ -25,7 +25,7 @@ import torch
 from torch import Tensor, nn
 
 from .. import optimizers
-from ..config import OPTIMIZERS, ConfigError, RunConfig
+from ..config import ConfigError, RunConfig
 from .muon import MuonWithAuxAdam, _closure_loss
 
 __all__ = [
@@ -174,9 +174,10 @@ def builder(name: str) -> Callable[[nn.Module, RunConfig], torch.optim.Optimizer
     Raises:
         ConfigError: an unknown optimizer, naming the registered ones.
     """
-    if name not in OPTIMIZERS:
-        raise ConfigError(f"optimizer: allowed values are {', '.join(OPTIMIZERS)}; got {name!r}")
-    module, function = optimizers.record(name).builder.split(":")
+    try:
+        module, function = optimizers.record(name).builder.split(":")
+    except KeyError as exc:
+        raise ConfigError(exc.args[0]) from None
     return getattr(importlib.import_module(f"{__package__}.{module}"), function)
 
 
@@ -196,7 +197,7 @@ OPTIMIZER_FIELDS = (
     "muon_lr_adjust",
     "aux_lr",
     "bf16",
-    *(setting.name for setting in optimizers.SETTINGS),
+    *(setting.name for setting in optimizers.settings()),
 )
 
 
@@ -221,7 +222,7 @@ def build_optimizer(model: nn.Module, config: RunConfig | str, **settings: Any) 
         build_optimizer(model, config)                                  # a RunConfig
         build_optimizer(model, "adamw", lr=1e-3, weight_decay=0.05)     # plain arguments
 
-    The plain form takes the optimizer's name (one of :data:`~initmem.run.config.OPTIMIZERS`) and any of
+    The plain form takes the optimizer's name (one of :func:`~initmem.run.optimizers.names`) and any of
     :data:`OPTIMIZER_FIELDS` as keywords, with RunConfig's defaults and validation for the rest; nothing
     unrelated (batch size, data sizes) is checked. Both forms build the same optimizer for the same settings.
 

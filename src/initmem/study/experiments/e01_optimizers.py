@@ -26,8 +26,6 @@ __all__ = ["EXPERIMENT", "CPU", "PAPER", "ZIPPED", "optimizer_zip", "optimizers_
 
 #: The parameters that hold one entry per optimizer.
 ZIPPED = ("lrs", "weight_decays", "aux_lrs")
-#: Optimizers whose learning rate scales linearly with the batch size (their step is a gradient-noise average).
-_LINEAR_IN_BATCH = optimizers.SGD_FAMILY
 
 
 def spec(p: Mapping[str, Any]) -> dict[str, Any]:
@@ -47,13 +45,16 @@ def optimizer_zip(p: Mapping[str, Any]) -> dict[str, Any]:
 
 def optimizers_at(source: Mapping[str, Any], order: Sequence[str], batch_size: int | None = None) -> dict[str, Any]:
     """The optimizers of ``source`` (its zipped lists) in ``order``, their learning rates rescaled from the source's
-    batch size to ``batch_size`` (None: the source's; linearly for :data:`_LINEAR_IN_BATCH`, unchanged for the
-    adaptive optimizers)."""
+    batch size to ``batch_size`` (None: the source's; linearly for the SGD family, whose step is a gradient-noise
+    average, unchanged for the adaptive optimizers)."""
     ratio = 1.0 if batch_size is None else batch_size / source["batch_size"]
     index = [source["optimizers"].index(name) for name in order]
     return {
         "optimizers": list(order),
-        "lrs": [source["lrs"][i] * (ratio if order[j] in _LINEAR_IN_BATCH else 1.0) for j, i in enumerate(index)],
+        "lrs": [
+            source["lrs"][i] * (ratio if optimizers.record(order[j]).family == "sgd" else 1.0)
+            for j, i in enumerate(index)
+        ],
         "weight_decays": [source["weight_decays"][i] for i in index],
         "aux_lrs": [source["aux_lrs"][i] for i in index],
     }
@@ -62,7 +63,7 @@ def optimizers_at(source: Mapping[str, Any], order: Sequence[str], batch_size: i
 def _every_optimizer() -> dict[str, list[Any]]:
     """The zipped lists at smoke: every registered optimizer (:mod:`initmem.run.optimizers`) at the hyperparameters
     its record trains the small networks with, RunConfig's defaults for the rest."""
-    default, records = RunConfig(), optimizers.REGISTRY
+    default, records = RunConfig(), optimizers.records()
     return {
         "optimizers": [r.name for r in records],
         **{
@@ -80,14 +81,14 @@ SMOKE = {
 }
 CPU = {
     **CPU_OPTIMIZER_RUNS, "sigma_ws": CPU_SIGMAS, "seeds": CPU_FIVE_SEEDS,
-    "optimizers": list(optimizers.IN_PAPER),
+    "optimizers": list(optimizers.in_paper()),
     "lrs": [0.02, 0.002, 0.008, 0.008, 0.02],
     "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
     "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.008],
 }
 PAPER = {
     **PAPER_OPTIMIZER_RUNS, "sigma_ws": PAPER_SIGMAS, "seeds": PAPER_SEEDS,
-    "optimizers": list(optimizers.IN_PAPER),
+    "optimizers": list(optimizers.in_paper()),
     "lrs": [0.01, 0.001, 0.001, 0.001, 0.02],
     "weight_decays": [0.0, 0.0, 0.0, 0.05, 0.0],
     "aux_lrs": [0.001, 0.001, 0.001, 0.001, 0.001],
@@ -98,8 +99,8 @@ PAPER = {
 _GPU_FIRST = ("sgd", "muon")
 _GPU_ORDER = [
     *_GPU_FIRST,
-    *(o for o in optimizers.IN_PAPER if o in optimizers.ADAPTIVE and o not in _GPU_FIRST),
-    *(o for o in optimizers.IN_PAPER if o not in optimizers.ADAPTIVE and o not in _GPU_FIRST),
+    *(o for o in optimizers.in_paper() if optimizers.record(o).family == "adaptive" and o not in _GPU_FIRST),
+    *(o for o in optimizers.in_paper() if optimizers.record(o).family == "sgd" and o not in _GPU_FIRST),
 ]
 GPU = {
     "executor": "stacked", "workers": None, "num_threads": None, **PAPER_DATA, "model": "resnet9", "width": 64,

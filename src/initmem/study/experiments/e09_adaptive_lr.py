@@ -25,7 +25,7 @@ def spec(p: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: The paper's adaptive optimizers (01's), in 01's order.
-_ADAPTIVE = tuple(o for o in optimizers.IN_PAPER if o in optimizers.ADAPTIVE)
+_ADAPTIVE = tuple(o for o in optimizers.in_paper() if optimizers.record(o).family == "adaptive")
 
 
 # fmt: off

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from .captions import caption, caption_many
 from .figures import acc_vs_sigma, depth_panels, norm_scatter, norm_trajectories, spread_bars, training_curves
-from .labels import OPTIMIZER_LABELS, label
+from .labels import label
 from .ladder import spread_ladder
 from .spreads import spread_heatmap, spread_vs, spread_vs_clocks, spread_vs_horizon
 from .style import (
@@ -27,7 +27,6 @@ from .style import (
     MIN_CAPTION_PT,
     MIN_TEXT_PX,
     MIN_TICK_PT,
-    OPTIMIZER_COLORS,
     PANEL_HEIGHT,
     PX_PER_INCH,
     SEED_POINTS_MAX,
@@ -47,8 +46,6 @@ __all__ = [
     "FIGURE_WIDTH",
     "PANEL_HEIGHT",
     "SEED_POINTS_MAX",
-    "OPTIMIZER_COLORS",
-    "OPTIMIZER_LABELS",
     "use_book_style",
     "panels",
     "legend_in",

@@ -15,7 +15,6 @@ import xarray as xr
 from ...run import optimizers
 
 __all__ = [
-    "OPTIMIZER_LABELS",
     "VAR_LABELS",
     "PREDICTORS",
     "SPREAD_VARS",
@@ -32,8 +31,6 @@ __all__ = [
     "wrap_words",
 ]
 
-#: The optimizers' names as the paper writes them (their records' labels: :mod:`initmem.run.optimizers`).
-OPTIMIZER_LABELS = dict(optimizers.LABELS)
 _MODEL_LABELS = {"resnet9": "ResNet-9"}
 #: Axis labels of the recorded variables (with units).
 VAR_LABELS = {
@@ -83,15 +80,14 @@ HE_NOTE = r"dashed: He initialization ($\sigma_w = \sqrt{2}$)"
 
 
 def label(name: Any) -> str:
-    """A readable label for an optimizer or model name (unchanged otherwise)."""
+    """A readable label for an optimizer (its record's, :func:`initmem.run.optimizers.label`) or model name
+    (unchanged otherwise)."""
     text = str(name)
-    if text in OPTIMIZER_LABELS:
-        return OPTIMIZER_LABELS[text]
     if text in _MODEL_LABELS:
         return _MODEL_LABELS[text]
     if text.startswith("resnet"):
         return "ResNet-" + text.removeprefix("resnet")
-    return text
+    return optimizers.label(text)
 
 
 def var_label(var: str) -> str:

@@ -30,7 +30,6 @@ __all__ = [
     "MIN_CAPTION_PT",
     "MIN_TICK_PT",
     "STYLE",
-    "OPTIMIZER_COLORS",
     "MUTED",
     "SEED_MARKERSIZE",
     "DODGE",
@@ -86,8 +85,6 @@ STYLE: dict[str, Any] = {
     "errorbar.capsize": 2,
 }
 
-#: One colour per optimizer, on every page (their records' colours: :mod:`initmem.run.optimizers`).
-OPTIMIZER_COLORS = dict(optimizers.COLOURS)
 #: Grey of the caption line and of the legend entries that explain marks rather than name a line.
 MUTED = "0.35"
 #: Size of a seed's point, and the factor between the points of neighbouring lines on a log axis (so they do not
@@ -137,8 +134,10 @@ def use_book_style() -> None:
 
 
 def hue_color(name: Any, i: int) -> str:
-    """The colour of line ``i``, named ``name``: an optimizer's own (:data:`OPTIMIZER_COLORS`), else the cycle's."""
-    return OPTIMIZER_COLORS.get(str(name), f"C{i % 10}")
+    """The colour of line ``i``, named ``name``: an optimizer's own (its record's, :mod:`initmem.run.optimizers`),
+    else the cycle's."""
+    found = optimizers.lookup(str(name))
+    return f"C{i % 10}" if found is None else found.colour
 
 
 def panels(
