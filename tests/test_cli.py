@@ -44,7 +44,7 @@ def test_flags_override_the_config_file(tmp_path):
 @pytest.mark.parametrize(
     ("flags", "field"),
     [
-        (["--optimizer", "rmsprop"], "optimizer"),
+        (["--optimizer", "no_such_optimizer"], "optimizer"),
         (["--sigma-w", "big"], "sigma_w"),
         (["--epochs", "0"], "epochs"),
         (["--betas", "[0.9]"], "betas"),

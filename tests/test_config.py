@@ -57,7 +57,7 @@ def test_hash_is_pinned():
 @pytest.mark.parametrize(
     ("changes", "field", "hint"),
     [
-        ({"optimizer": "rmsprop"}, "optimizer", "sgd, sgd_momentum, adam, adamw, muon"),
+        ({"optimizer": "no_such_optimizer"}, "optimizer", "sgd, sgd_momentum, adam, adamw, muon"),
         ({"model": "resnet18"}, "model", "resnet9"),
         ({"sigma_w": 0.0}, "sigma_w", "> 0"),
         ({"sigma_w": "big"}, "sigma_w", "a number"),

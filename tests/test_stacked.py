@@ -10,6 +10,7 @@ import torch
 import xarray as xr
 
 import initmem.run.stacked as stacked_module
+from initmem.run import optimizers
 from initmem.run.config import RunConfig
 from initmem.run.stacked import group_hash, stack_groups, stack_key, train_stacked
 from initmem.run.training import train
@@ -28,12 +29,15 @@ def _comparable(ds: xr.Dataset) -> xr.Dataset:
     return ds.drop_vars(list(TIMINGS)).drop_attrs()
 
 
-@pytest.mark.parametrize(
-    ("optimizer", "lr", "extra"),
-    [("sgd", 0.05, {}), ("adam", 5e-3, {"weight_decay": 1e-3}), ("lion", 1e-3, {"weight_decay": 0.1})],
-)
-def test_stacked_equals_separate_runs(optimizer, lr, extra):
-    configs = [BASE.replace(sigma_w=s, optimizer=optimizer, lr=lr, **extra) for s in SIGMAS]
+#: Every optimizer whose record declares an elementwise update (it trains stacked), at its record's defaults: a new
+#: elementwise optimizer's stacked training is tested by registering it.
+STACKABLE = [r for r in optimizers.records() if r.elementwise]
+
+
+@pytest.mark.parametrize("record", STACKABLE, ids=[r.name for r in STACKABLE])
+def test_stacked_equals_separate_runs(record):
+    settings = {"lr": 0.05, "weight_decay": 1e-3, **record.defaults}  # decay too, unless the record sets its own
+    configs = [BASE.replace(sigma_w=s, optimizer=record.name, **settings) for s in SIGMAS]
     data = prepared_data(configs[0])
     stacked = train_stacked(configs, data=data)
     for config, ds in zip(configs, stacked):
@@ -68,11 +72,14 @@ def test_groups_share_everything_but_the_initialisation():
     other_lr = BASE.replace(lr=0.5)
     # a seed also sets the data order unless data_seed is given: then the runs cannot share a stack
     assert stack_key(BASE.replace(seed=1)) != stack_key(a)
-    muon = [BASE.replace(optimizer="muon", sigma_w=s) for s in SIGMAS]
+    # every optimizer whose record's update is not elementwise (Muon's per-matrix one) trains run by run
+    alone = [
+        BASE.replace(optimizer=r.name, sigma_w=s) for r in optimizers.records() if not r.elementwise for s in SIGMAS
+    ]
     assert stack_key(a) == stack_key(b) != stack_key(other_lr)
-    groups = stack_groups([a, other_lr, b, *muon])
+    groups = stack_groups([a, other_lr, b, *alone])
     assert groups[:2] == [[a, b], [other_lr]]
-    assert groups[2:] == [[m] for m in muon]  # muon is trained one by one
+    assert alone and groups[2:] == [[m] for m in alone]
     five = [BASE.replace(sigma_w=s) for s in (0.1, 0.2, 0.3, 0.4, 0.5)]
     assert stack_groups(five, max_size=2) == [five[:2], five[2:4], five[4:]]
     assert group_hash([a, b]) != group_hash([b, a])
