@@ -14,7 +14,7 @@ import numpy as np
 import xarray as xr
 from hypothesis import strategies as st
 
-from initmem.run.optimizers import LABELS
+from initmem.run.optimizers import label
 from sweep_fakes import fake_phase, fake_sweep  # tests/ is on sys.path under pytest
 
 #: Accuracies lie on this grid (pp): ties are common, and a constant on the grid shifts them exactly.
@@ -175,7 +175,7 @@ def optimizer_designs(draw, claim: str, damage: bool = True) -> Design:
     if damage:
         _damage(draw, ds, ("optimizer", "sigma_w", "seed"))
     pair = ({"optimizer": "sgd"}, {"optimizer": others[0]})
-    row = f"C2 {LABELS[others[0]]}" if claim == "C2" else claim
+    row = f"C2 {label(others[0])}" if claim == "C2" else claim
     return Design(claim, ds, pair if claim != "C1" else (), {"optimizer": "sgd"}, row)
 
 

@@ -129,6 +129,6 @@ def test_initmem_sweep_ends_with_the_spread(tmp_path, capsys):
     )
     assert main(["sweep", str(spec), "--cache", str(tmp_path / "cache"), "--out", str(tmp_path / "s.nc")]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("spec.yaml: 2 runs: 0 in its own cache, 2 to train (about ")  # the plan, first
+    assert out[0].startswith("spec.yaml: 2 runs: 0 in its own cache, 2 to train (under 1 core-s")  # the plan, first
     assert out[1].endswith("2 runs, dims {'sigma_w': 2}")
     assert out[2].startswith("spread over sigma_w") and "raw spread (pp)" in out[3]
