@@ -22,20 +22,14 @@ MAX_LINES = 15
 TRIMMED_AFTER_MERGE = frozenset(
     {
         "base/reads.py",
-        "book/check.py",
         "book/digest.py",
-        "book/extension.py",
-        "book/runner.py",
-        "cli/__init__.py",
         "run/optimizers.py",
         "study/cost_fit.py",
         "study/costs.py",
         "study/experiments/__init__.py",
         "sweeps/__init__.py",
-        "sweeps/budget.py",
         "sweeps/cluster.py",
         "sweeps/executors.py",
-        "sweeps/measure.py",
         "sweeps/spec.py",
     }
 )

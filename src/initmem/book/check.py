@@ -1,19 +1,11 @@
 """``initmem book --check``: whether every committed page is current, executing nothing.
 
-A page of the record (``book/generated/<notebook>.ipynb``, each notebook at its book preset without overrides) is
-current when its record of what it used (:mod:`initmem.book.digest`) still holds: the same notebook text and
-parameters, every module and result file it names unchanged, and its cells (outputs included) as they were executed, so
-that a number edited by hand in a page is found. :func:`check_book` takes each page's record again
-and says, for each stale page, what changed; a page of the book that pastes outputs from a stale one
-(``{glue}`` with ``:doc:``, as the landing page does from 01 and 99) is named with it, since it shows them too.
-It reads the notebooks, the pages and the files their records name, nothing else: seconds.
-
-Example::
-
-    from initmem.book.check import check_book
-    stale = check_book(root)        # [] when every page is current
-    for line in report(stale):
-        print(line)
+A page (``book/generated/<notebook>.ipynb``, at its book preset) is current when its record of what it used
+(:mod:`initmem.book.digest`) still holds: the same notebook text and parameters, every module, record and result file
+it names unchanged, and its cells as they were executed (a number edited by hand is found). :func:`check_book` says,
+for each stale page, what changed, and names with it every page that pastes outputs from it (``{glue}`` with
+``:doc:``); :func:`report` words the answer. It reads the notebooks, the pages and the files their records name:
+seconds.
 """
 
 from __future__ import annotations

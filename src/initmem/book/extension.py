@@ -1,31 +1,17 @@
-"""The book's Sphinx extension (listed under ``extensions`` in ``_config.yml``).
+"""The book's Sphinx extension (listed under ``extensions`` in ``_config.yml``):
 
-* MathJax on every page, not only on pages whose body has math: titles with math appear in the navigation sidebar
-  of every page, and would otherwise stay raw TeX on pages without equations.
-* Figures pasted from another page. A page pastes an output glued by a notebook of the book with myst-nb's
-  directive ``{glue} key`` and the option ``:doc: <that notebook>`` (the landing page shows the ledger's verdicts
-  and a figure of chapter 01 so). myst-nb resolves these references once every page is read
-  (:mod:`myst_nb.ext.glue.crossref`), but for a figure it only links to an image file that it assumes the other
-  page wrote, and it cannot paste an SVG; :class:`PasteFigures` writes the figure into the build's image folder
-  itself and links that. Tables and text stay with myst-nb.
-* Figures described and linked: every SVG figure gets the alt text its notebook wrote into it (:func:`svg_title`;
-  :func:`initmem.book.page.figure`) and links to its full-size SVG (:class:`DescribeFigures`), on a phone too.
-* A page that pastes from another is rebuilt when the other changes (:func:`note_paste_dependencies`): an
-  incremental Sphinx build would otherwise keep the outputs pasted from the notebook's previous execution.
-* Repository buttons linking to the clone's hosted ``origin`` remote, where it has one
-  (:func:`initmem.book.repository.configure_repository_buttons`).
-* Plain-text page titles: a title with math (``T3. ... the $\\sum\\eta^2$ clock``) is TeX in the browser's tab and
-  history; :func:`plain_title` writes it as text (``the ∑η² clock``) there, the page itself keeps its typeset math.
-* Notebooks to download: every chapter's download menu offers its notebook as an ``.ipynb`` that runs outside the
-  repository with an installed initmem (:mod:`initmem.book.portable`), written into the build's ``_notebooks/``.
-* The package to download: the wheel of the checkout in the build's ``_dist/``, and the role ``{wheel}`` that
-  writes a command around its file name, linked to it (:mod:`initmem.book.dist`).
-* Source links of type aliases (:func:`source_module`): viewcode would follow them to ``builtins``.
-* In an exploration's small site (:mod:`initmem.book.site`), links to the book's pages that the site lacks lead to
-  the committed build (:class:`LinksToTheRecord`), and no wheel is built.
+* MathJax on every page (titles with math appear in every page's navigation);
+* figures pasted from another page's glue (:class:`PasteFigures`: myst-nb cannot paste an SVG), described by the alt
+  text their notebook wrote and linked to their full-size SVG (:class:`DescribeFigures`, :func:`svg_title`);
+* a page that pastes from another rebuilt when the other changes (:func:`note_paste_dependencies`);
+* repository buttons to the clone's hosted remote (:func:`initmem.book.repository.configure_repository_buttons`);
+* plain-text titles for the browser's tab (:func:`plain_title`);
+* each chapter's notebook to download, runnable outside the repository (:mod:`initmem.book.portable`), and the
+  checkout's wheel with the ``{wheel}`` role (:mod:`initmem.book.dist`);
+* source links of type aliases (:func:`source_module`); in an exploration's small site, links to the committed
+  build for pages it lacks (:class:`LinksToTheRecord`).
 
-The glue names used here (:class:`~myst_nb.ext.glue.utils.PendingGlueReference`, the glue cache that
-:func:`~myst_nb.ext.glue.crossref.read_glue_cache` reads) are myst-nb 1.x's, the series jupyter-book 1.x uses.
+The glue internals used are myst-nb 1.x's, the series jupyter-book 1.x uses.
 """
 
 from __future__ import annotations

@@ -1,31 +1,15 @@
-"""Execute the notebooks of ``notebooks/`` with papermill, at a preset, for the book.
+"""Execute the notebooks of ``notebooks/`` (jupytext percent ``.py`` files) with papermill, at a preset, for the book.
 
-The notebooks are jupytext *percent* ``.py`` files. Each may have a cell tagged ``parameters``;
-:func:`run_notebooks` fills it from the preset registry (:mod:`initmem.study.presets`) and from the
-user's overrides (:mod:`initmem.book.parameters`), executes the notebook in the repository root
-(:mod:`initmem.book.kernel`) and writes the executed ``.ipynb`` to ``book/generated/``, which jupyter-book renders
-without executing anything itself.
-
-The record and explorations (:mod:`initmem.book.exploration`). ``book/generated/`` and ``results/<preset>/`` hold the
-committed record: each notebook at the preset the book renders it at (:func:`initmem.study.presets.book_preset`),
-without overrides. A run with ``-p`` overrides or at another preset is an *exploration*: it goes to
-``results/explore/<preset>-<digest of the overrides>/`` (git-ignored; executed notebooks in its ``notebooks/``), or to
-folders the user names, never to the record; its pages open with a banner listing the parameters the user set and
-what else differs from the record, and ``initmem book --from FOLDER`` renders them into a separate ``_build`` folder.
-An exploration's sweeps read the runs the record already holds and train only the others
-(:mod:`initmem.study.reuse`); before the first notebook runs, the runner says for each how many runs are reused, how
-many are in its own cache and how many will train, with the estimated time. Every experiment's sweep is built and
-validated (:func:`~initmem.book.parameters.validate_experiment`) before the first notebook runs.
-
-Reuse of pages (:mod:`initmem.book.digest`). An executed page records what it used: its source, its parameters, the
-initmem modules its kernel imported and the result files it read, each with the sha256 of its content. A notebook
-whose executed copy's record still holds (the same parameters, every file it names unchanged, its cells as they were
-executed) is not executed again (unless ``force``); ``initmem book --check`` (:mod:`initmem.book.check`) says,
-executing nothing, which pages are not.
+:func:`run_notebooks` fills each notebook's ``parameters`` cell from the preset registry
+(:mod:`initmem.study.presets`) and the user's overrides (:mod:`initmem.book.parameters`, validated before the first
+notebook runs), executes it in the repository root (:mod:`initmem.book.kernel`) and writes the executed ``.ipynb`` to
+``book/generated/`` (the committed record, each notebook at its book preset) or, for a run with overrides or at
+another preset, to an exploration's folder (:mod:`initmem.book.exploration`), never to the record. Before the first
+notebook it says, per sweep, how many runs are reused, cached and to train, with the cost. A page whose record of
+what it used still holds (:mod:`initmem.book.digest`) is reused, not executed again, unless ``force``.
 
 Example::
 
-    from initmem.book.runner import run_notebooks
     results = run_notebooks(preset="cpu", only="04", parameters={"batch_sizes": [64, 256]})
     assert all(r.ok for r in results)
 """

@@ -1,27 +1,12 @@
-"""The ``initmem`` command (also ``python -m initmem``).
+"""The ``initmem`` command (also ``python -m initmem``): ``train``, ``sweep``, ``experiments``, ``book`` and
+``download-data``; ``initmem --help`` and each sub-command's ``--help`` list their options.
 
-Sub-commands::
-
-    initmem train   [--config FILE] [--FIELD VALUE ...] --out run.nc
-    initmem sweep   SPEC.yaml --cache DIR [--executor serial|processes|dask|stacked|slurm] [--workers N]
-                    [--scheduler ADDRESS] [--jobs N --cores N --memory M ...] --out sweep.nc
-    initmem experiments [--preset smoke|cpu|paper] [--only 01,04] [-p NAME VALUE ...] [--force] [--no-render]
-                    [--root DIR]
-    initmem book    [--preset PRESET] [--force] [--check] [--from DIR] [--root DIR]
-    initmem download-data DIR
-
-Every RunConfig field is a ``train`` flag (``--sigma-w 0.5``; booleans as ``--augment``/``--no-augment``;
-lists as JSON, e.g. ``--betas "[0.9, 0.99]"``; ``none`` for optional fields). ``--config`` takes a JSON or YAML
-file of fields, or a run's result file (``run.nc``, or a cached ``<hash>.nc``): ``initmem train --config
-run.nc --out again.nc`` replays the recorded config (bit for bit on the same machine).
-
-Every error the tool recognises (an invalid value, an unknown notebook parameter, data that cannot be read, a device
-that is missing, a run that does not fit in memory, an optional dependency that is not installed, a data file of the
-package that is damaged, an output that cannot be written or is not a regular file, a cluster that cannot be reached or
-does not share the cache, failed runs of a sweep) prints one line naming the cause and the option or field, and
-exits with code 2. Output locations are checked before anything trains; a checkpoint is deleted only after the
-result is written. ``sweep`` and ``experiments`` first print what they will train and about how long it takes. SIGINT (Ctrl-C) and SIGTERM stop the command and its workers with one line and exit status 130
-or 143; what was finished (runs in the cache, a checkpoint) is kept.
+Every RunConfig field is a ``train`` flag (``--sigma-w 0.5``; ``--augment``/``--no-augment``; lists as JSON;
+``none`` for optional fields); ``--config`` takes a JSON or YAML file of fields or a run's result file, whose config
+it replays. Every error the tool recognises prints one line naming the cause and the option or field and exits with
+status 2, before anything trains where it can be known then; SIGINT and SIGTERM stop the command and its workers with
+one line (status 130 or 143), keeping what was finished. ``sweep`` and ``experiments`` print their plan and its cost
+first. The book's Reproduce page describes the commands in use.
 
 This module parses the command line and owns the one error path (:func:`error_line`); the ``train`` command's
 RunConfig flags are in :mod:`initmem.cli.flags`, the ``experiments`` command in :mod:`initmem.cli.experiments`.

@@ -1,21 +1,12 @@
 """A time-boxed sweep: the epochs planned to a wall-time budget, the runs trained group by group, a clean stop.
 
-:func:`timed_sweep` is :func:`initmem.sweeps.driver.sweep` for a fixed wall time (one GPU for eight minutes, say):
-
-1. **plan**: the largest epoch count whose estimated cost fits ``safety`` times the time left on the
-   :class:`Deadline` (:func:`plan_epochs`). The cost model is the caller's ``group_seconds`` (seconds to train one
-   group, from throughput it measured): this module knows clocks, not hardware;
-2. **group**: the runs in the order of the spec's zip dimension (01: the optimizers), each zip row's runs as the
-   stacks of :func:`initmem.run.stacked.stack_groups` or one at a time (:func:`run_groups`), so that a sweep cut
-   short holds whole rows;
-3. **train**: group by group into the run store, with the executors (:func:`initmem.sweeps.executors.run_stacked`),
-   so every finished run is written at once under its claim and a rerun reads it back. Before each group the time
-   left is read against the group's estimate, scaled by how far the groups so far overran theirs; a group that would
-   not fit stops the sweep (``skipped``), and the deadline's timer interrupts a group that overruns anyway
-   (``interrupted``).
-
-:meth:`TimedSweep.combined` is the combined Dataset of the zip rows whose every run is in the store. Times are
-seconds; the clock is injectable (the tests drive a fake one).
+:func:`timed_sweep` is :func:`initmem.sweeps.driver.sweep` for a fixed wall time (one GPU for eight minutes): it plans
+the largest epoch count whose estimated cost (the caller's ``group_seconds``, seconds per group from measured
+throughput) fits ``safety`` times the time left on the :class:`Deadline` (:func:`plan_epochs`); groups the runs by
+the spec's zip rows, stacked where :func:`initmem.run.stacked.stack_groups` allows (:func:`run_groups`), so a sweep
+cut short holds whole rows; and trains group by group into the run store, stopping before a group that would not
+fit (``skipped``) or interrupting one that overruns (``interrupted``). :meth:`TimedSweep.combined` is the combined
+Dataset of the complete rows. Times are seconds; the clock is injectable (the tests drive a fake one).
 """
 
 from __future__ import annotations

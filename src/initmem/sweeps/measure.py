@@ -11,16 +11,8 @@
     )
     spread(ds)                               # max - min over sigma_w of the selected test accuracy, per seed
 
-Each point of the ``sigma_w`` x ``seed`` grid builds a fresh model with ``model_fn`` (PyTorch's global generator
-seeded by ``seed``, so the parameters that sigma_w does not set are the same at every sigma_w), initialises it
-with :func:`initmem.run.sigma_w.init_sigma_w_` (generator seeded by ``seed``) and trains it with
-:func:`initmem.run.training.train`, the loop every built-in run uses. The runs are combined by
-:func:`initmem.sweeps.combine.combine_runs`, so the result has the layout and the variables of a built-in sweep
-(``selected_test_acc``, ``final_test_acc``, ``tau_interp``, ``weight_norm``, ``dist_from_init``, the clocks
-``T_SGD``, ``T_L2``, ``T_adapt``, ...; see :mod:`initmem.run.training`), and :func:`initmem.study.stats.spread`,
-:func:`initmem.study.summary.summary_table` and :mod:`initmem.study.plots` work on it unchanged. A built-in ResNet passed
-this way gives the numbers of the same configuration run by :func:`initmem.sweeps.driver.sweep`
-(``tests/test_measure.py``).
+Each (sigma_w, seed) builds a fresh model, initialised by :func:`initmem.run.sigma_w.init_sigma_w_` and trained by
+:func:`initmem.run.training.train`; the result has a built-in sweep's layout and variables, so every analysis works on it.
 """
 
 from __future__ import annotations
