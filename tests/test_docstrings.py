@@ -22,7 +22,6 @@ MAX_LINES = 15
 TRIMMED_AFTER_MERGE = frozenset(
     {
         "base/reads.py",
-        "book/digest.py",
         "run/optimizers.py",
         "study/cost_fit.py",
         "study/costs.py",

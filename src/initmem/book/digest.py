@@ -1,27 +1,15 @@
 """What an executed page used, and its digest: what decides whether a page is executed again.
 
-Each executed notebook records what it actually used (``metadata["initmem"]["uses"]``, :func:`record_uses`), each
-entry with the sha256 of its content now:
+An executed notebook records (``metadata["initmem"]["uses"]``, :func:`record_uses`), each with the sha256 of its
+content: its ``source`` text; the ``modules`` of initmem its kernel imported (:func:`usage_cell`, :func:`take_usage`);
+the result files it ``reads`` (:mod:`initmem.base.reads`; absent: None; a listing: the names matched); and the
+``records`` of registries it looked up (:mod:`initmem.base.records`: one optimizer's or claim's record, a listing or
+a view), by the canonical JSON of their values, so a page depends on the records it used, not on every record.
+Beside it, ``cells`` is the sha256 of what the page shows (:func:`cells_digest`), so a hand edit is found.
 
-* ``source``: the notebook's text (with an exploration's banner);
-* ``modules``: every ``initmem`` module its kernel imported (their source files, asked of the kernel once the page has
-  run: :func:`usage_cell`, :func:`take_usage`);
-* ``reads``: every result file the package's loaders read or looked for in its kernel (:mod:`initmem.base.reads`: an
-  absent file hashes to None, a folder's listing to the names it matched);
-* ``records``: every record of a registry it looked up (:mod:`initmem.base.records`: an optimizer's, a claim's), or
-  a listing or view of them, by the canonical JSON of what it names now (absent: None). The registries keep their
-  records in JSON files, which no page imports: a page depends on the records it used, not on all of them.
-
-Beside it the page records ``cells``, the sha256 of what it shows (:func:`cells_digest`: each cell's type, source and
-outputs, as written), taken when it was executed: a page whose printed number was edited by hand no longer matches it,
-although nothing it used changed.
-
-Paths are relative to the repository root (``src/initmem/study/rules.py``, ``results/cpu/NN_name.nc``), so that
-the record does not depend on where the repository is checked out; a module from a package installed outside the
-root is named from the folder above the package (``initmem/study/rules.py``). The page's digest
-(:func:`notebook_digest`) is the sha256 over its parameters and that record. Before executing a page, the runner
-hashes the files its executed copy names again (:func:`refresh`): the same digest means nothing the page used has
-changed, and the page is reused (when its cells match their digest too). :func:`changes` says in words what differs
+Paths are relative to the repository root. The page's digest (:func:`notebook_digest`) is the sha256 over its
+parameters and that record; before executing a page the runner takes the record again (:func:`refresh`), and the
+same digest with matching cells means the page is reused. :func:`changes` says in words what differs
 (``initmem book --check``).
 """
 
