@@ -276,10 +276,10 @@ page.table(
         "seeds_80": "seeds for 80 % power",
     },
 )
-# the GPU check's column (benchmarks/gpu_oneshot.py: 01 at preset gpu), judged by the same rules; once it has run
+# the ladder's GPU rung (benchmarks/gpu_oneshot.py), read as chapter 11 reads a rung; once it has run
 gpu = gpu_results.ledger_column(results_dir) if preset != gpu_results.GPU_PRESET else None
 if gpu is not None:
-    display(Markdown(f"**{gpu_results.COLUMN}**, at {gpu_results.paper_scale(results_dir)}:"))
+    display(Markdown(f"{gpu_results.COLUMN}, at {gpu_results.rung_scale(gpu_results.load_rung(results_dir))}:"))
     with pd.option_context("display.max_colwidth", None):
         display(gpu.reindex(table.index).fillna("not measured by the GPU check").to_frame())
 

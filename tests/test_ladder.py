@@ -302,3 +302,29 @@ def test_no_committed_ladder_run_is_older_than_the_declaration_of_the_rule_that_
         with xr.open_dataset(path, engine="h5netcdf") as run:
             created.append(run.attrs["created"])
     assert created and preregistration.undeclared_runs(created, declaration) == 0
+
+
+def test_the_gpu_rung_is_read_as_the_ladder_reads_a_rung_and_becomes_the_ledgers_column(tmp_path):
+    """A GPU rung (width 16, 20,000 images, 60 epochs) committed as results/gpu/11_scale_ladder.nc: the ledger's
+    column gives each condition's spread on its carrying predictor with the calibrated interval, as chapter 11 does,
+    and the rung's scale names its hardware; no rung, no column."""
+    from initmem.study import gpu_results
+    from initmem.sweeps.store import write_run
+
+    assert gpu_results.ledger_column(tmp_path) is None
+    ds = _ladder({("sgd", 16, 20000, 60): 26.5, ("adam", 16, 20000, 60): 1.0})
+    ds.attrs["hardware"] = "NVIDIA H200"
+    (tmp_path / "gpu").mkdir()
+    write_run(ds, tmp_path / "gpu" / f"{gpu_results.EXPERIMENT}.nc")
+    column = gpu_results.ledger_column(tmp_path)
+    sgd = next(r for r in ladder.rungs(ds) if r.condition == "sgd").spread
+    assert set(column.index) == {"C1", "C2 Adam"}
+    assert column["C1"] == f"26.5 pp [{sgd.low:.1f}, {sgd.high:.1f}] on the selected predictor, {ladder.INSIDE}"
+    adam = next(r for r in ladder.rungs(ds) if r.condition == "adam")
+    assert column["C2 Adam"] == (
+        f"1.0 pp [{adam.spread.low:.1f}, {adam.spread.high:.1f}] on the selected predictor, {adam.size}".replace(
+            "-", "−"
+        )
+    )
+    rung = gpu_results.load_rung(tmp_path)
+    assert gpu_results.rung_scale(rung) == "width 16, 20,000 images, 60 epochs, 3 seeds, NVIDIA H200"

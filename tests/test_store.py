@@ -52,9 +52,9 @@ def test_a_tampered_combined_file_is_refused_with_a_clear_message(tmp_path):
     write_run(_dataset(), runs_dir / "abc.nc")
     gpu = tmp_path / "gpu"
     gpu.mkdir()
-    write_run(_dataset(), gpu / "01_optimizers.nc")
+    write_run(_dataset(), gpu / "11_scale_ladder.nc")
     assert results.read_results(tmp_path, "test", "01_optimizers", reader="06_norms")["seed"].size == 2
-    for path in (combined, runs_dir / "abc.nc", gpu / "01_optimizers.nc"):
+    for path in (combined, runs_dir / "abc.nc", gpu / "11_scale_ladder.nc"):
         _tamper(path)
     with pytest.raises(ChecksumError) as error:
         read_checked(combined)
@@ -69,7 +69,7 @@ def test_a_tampered_combined_file_is_refused_with_a_clear_message(tmp_path):
     with pytest.raises(ChecksumError, match=match):
         results.load_results(tmp_path, "test", ["01_optimizers"])
     with pytest.raises(ChecksumError, match=match):
-        gpu_results.load_paper_scale(tmp_path)  # its results_dir/gpu/01_optimizers.nc
+        gpu_results.load_rung(tmp_path)  # its results_dir/gpu/11_scale_ladder.nc
     with pytest.raises(ChecksumError, match=match):
         costs.measured_costs(tmp_path, "test", ["01_optimizers"])
     with pytest.raises(ConfigError, match=f"--config: .*abc.nc: {match}"):
