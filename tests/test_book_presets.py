@@ -57,7 +57,11 @@ def test_committed_runs_keep_their_hashes():
 @pytest.mark.parametrize("preset", presets.PRESETS)
 def test_every_experiments_runs_come_from_one_clean_commit(preset):
     """Training is chaotic: the committed runs of one experiment are all produced by one commit with a clean tree
-    (different experiments may come from different commits; a run shared by two experiments is a copy of one file)."""
+    (different experiments may come from different commits; a run shared by two experiments is a copy of one file).
+    The cost replays (:data:`initmem.study.cost_fit.FIT_SWEEPS`) are timings, not results: the cost model reads each
+    run's own CPU time and machine, so they may come from several commits (each clean)."""
+    from initmem.study.cost_fit import FIT_SWEEPS
+
     folders = sorted(p for p in DEFAULT_RESULTS_DIR.glob(f"{preset}/*/runs") if any(p.glob("*.nc")))
     if not folders:
         pytest.skip(f"no committed {preset} runs")
@@ -67,4 +71,5 @@ def test_every_experiments_runs_come_from_one_clean_commit(preset):
             with xr.open_dataset(path, engine="h5netcdf") as ds:
                 commits.add(str(ds.attrs["git_commit"]))
         experiment = folder.parent.name
-        assert len(commits) == 1 and not next(iter(commits)).endswith("-dirty"), (experiment, commits)
+        assert not any(c.endswith("-dirty") for c in commits), (experiment, commits)
+        assert len(commits) == 1 or experiment in FIT_SWEEPS, (experiment, commits)

@@ -3,8 +3,8 @@
 ``benchmarks/gpu_oneshot.py`` trains one rung of chapter 11's ladder that a CPU cannot reach on one GPU within a time
 budget, in the layout of every preset::
 
-    results/gpu/11_scale_ladder/runs/<hash>[.stacked<K>].nc   one run file per finished run (each with its hardware)
-    results/gpu/11_scale_ladder.nc                            the combined Dataset of the conditions that finished
+    results/gpu/<EXPERIMENT>/runs/<hash>[.stacked<K>].nc   one run file per finished run (each with its hardware)
+    results/gpu/<EXPERIMENT>.nc                            the combined Dataset of the conditions that finished
     results/gpu/oneshot.json                                  throughput, parity, trainer, plan, per-run status
     results/gpu/summary.txt                                   the one-page summary the script printed
 

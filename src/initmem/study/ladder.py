@@ -1,13 +1,12 @@
 """The scale ladder (chapter 11): each condition's spread on every rung of width x training images x epochs, set
 against the paper's number, the shift from the first rung, and the trend extrapolated towards the paper's scale.
 
-The combined Dataset (``initmem.study.experiments.e11_scale_ladder``) has ``width``, ``train_size`` and ``epochs``
-dimensions (a rung holds one point of them; the others are NaN) and an ``lr`` dimension whose ``optimizer``
-coordinate names each condition's optimizer. The conditions (:data:`CONDITIONS`) are low-lr SGD (C1), Adam (C2) and
+Chapter 11's combined Dataset has ``width``, ``train_size`` and ``epochs`` dimensions (a rung holds one point of them;
+the others are NaN) and an ``lr`` dimension whose ``optimizer`` coordinate names each condition's optimizer. The conditions (:data:`CONDITIONS`) are low-lr SGD (C1), Adam (C2) and
 SGD at the larger lr (C4's lever); rungs are ordered cheapest first (width^2 x images x epochs), the first being the
-reference of the shifts. The rules are the ones declared in ``results/cpu/11_scale_ladder/design.json`` before the
-runs; the method (carrying predictor, calibrated intervals, the trend's interval and its coverage) is explained on
-chapter 11's page.
+reference of the shifts. The rules are the ones its design record declared before the runs
+(:mod:`initmem.study.preregistration`); the method (carrying predictor, calibrated intervals, the trend's interval
+and its coverage) is explained on chapter 11's page.
 """
 
 from __future__ import annotations
