@@ -160,6 +160,8 @@ glue("e10_exponent_high", scaling["exponent_high"], display=False)
 # 0.25).
 #
 # ## Does the interval hold its 95 %?
+#
+# {glue:text}`e10_coverage_text`
 
 # %% tags=["hide-input"]
 coverage = results.read_if_present(Path(results_dir) / preset / "b1_coverage.nc")
@@ -170,8 +172,6 @@ else:
     page.table(boundary_coverage.coverage_frame(coverage), "e10_coverage")
 
 # %% [markdown]
-# {glue:text}`e10_coverage_text`
-#
 # :::{dropdown} How the coverage is simulated, and the reading it replaced
 # Each simulated record keeps these cells' $x$ and this fit's plateau and width, moves the true $x_0$, and adds three
 # noises measured on the runs: a run's scatter about its cell's mean, a cell's departure from the logistic beyond
