@@ -1475,3 +1475,66 @@ def test_a_sweep_with_compile_off_cuda_is_refused_before_anything_trains(tmp_pat
         sweep(SweepSpec.from_file(spec), cache, progress=False)
     assert sorted(cache.iterdir()) == [cached] and cached.read_bytes() == before
     assert not (tmp_path / "o.nc").exists()
+
+
+@pytest.fixture
+def killed_kernel_filter_removed():
+    """Leaves the loggers as they were: :func:`initmem.book.kernel.kill_kernels` filters them for the process."""
+    from initmem.book import kernel
+
+    yield kernel
+    for name in kernel._DEATH_REPORTERS:
+        logging.getLogger(name).removeFilter(kernel.KILLED_KERNEL_REPORTS)
+
+
+def _abandoned_dead_kernel_task() -> None:
+    """What an interrupt leaves in nbclient: the cell's task, failing with DeadKernelError, never awaited; its loop
+    closed and the task collected, which makes asyncio log "Task exception was never retrieved"."""
+    import asyncio
+    import gc
+
+    from nbclient.exceptions import DeadKernelError
+
+    async def cell() -> None:
+        raise DeadKernelError("Kernel died")
+
+    loop = asyncio.new_event_loop()
+    task = loop.create_task(cell())
+    loop.run_until_complete(asyncio.sleep(0))
+    loop.close()
+    del task
+    gc.collect()
+
+
+def test_an_interrupt_that_kills_a_kernel_leaves_no_dead_kernel_traceback(killed_kernel_filter_removed, caplog):
+    """Issue 46: ``initmem experiments --fresh`` interrupted with Ctrl-C printed its line, then papermill's "Kernel
+    died" error and asyncio's DeadKernelError traceback. Once the interrupt has killed a kernel, both are silenced;
+    before, and for any other error, they are reported."""
+    pytest.importorskip("nbclient")
+    kernel = killed_kernel_filter_removed
+    caplog.set_level(logging.ERROR)
+    _abandoned_dead_kernel_task()
+    assert "DeadKernelError" in caplog.text  # what the user saw, before a kernel was killed
+    caplog.clear()
+
+    class Manager:  # stands for an IPCKernelManager whose kernel runs
+        def __init__(self) -> None:
+            self.provisioner = type(
+                "P",
+                (),
+                {"process": subprocess.Popen([sys.executable, "-c", "input()"], stdin=subprocess.PIPE), "pgid": None},
+            )()
+
+    manager = Manager()
+    kernel._MANAGERS.add(manager)
+    try:
+        assert kernel.kill_kernels() == 1
+        assert manager.provisioner.process.wait(timeout=30) == -signal.SIGKILL
+    finally:
+        kernel._MANAGERS.discard(manager)
+    _abandoned_dead_kernel_task()
+    logging.getLogger("papermill").error("Kernel died while waiting for execute reply.")
+    assert caplog.text == ""
+    logging.getLogger("asyncio").error("another failure", exc_info=ValueError("kept"))
+    logging.getLogger("papermill").error("another papermill error")
+    assert "ValueError: kept" in caplog.text and "another papermill error" in caplog.text

@@ -5,7 +5,8 @@
   ``initmem experiments`` trains the missing runs);
 * :func:`quiet_kernel_options` and :class:`IPCKernelManager` -- kernels that listen on IPC sockets in a private
   temporary folder (no "running over TCP" warning, no socket files in the working directory);
-* :func:`kill_kernels` -- the kernels of those managers killed at once, when the command is interrupted;
+* :func:`kill_kernels` -- the kernels of those managers killed at once, when the command is interrupted, and the
+  reports of their deaths silenced;
 * :func:`failure_details` -- the failing cell and ``"ename: evalue"`` of a papermill error;
 * :func:`environment` -- set and restore environment variables around a block.
 """
@@ -13,6 +14,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import signal
@@ -83,11 +85,29 @@ def quiet_kernel_options() -> dict[str, Any]:
     return {"kernel_manager_class": f"{__name__}.IPCKernelManager"}
 
 
+class _KilledKernelReports(logging.Filter):
+    """Drops the reports of a kernel's death that :func:`kill_kernels` caused: papermill's "Kernel died while waiting
+    for execute reply" and asyncio's "Task exception was never retrieved" of nbclient's ``DeadKernelError`` (the
+    cell's task, abandoned when the interrupt left the event loop, fails when the loop is collected)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name == "papermill":
+            return not record.getMessage().startswith("Kernel died")
+        exc = record.exc_info[1] if record.exc_info else None
+        return type(exc).__name__ != "DeadKernelError"
+
+
+#: The filter :func:`kill_kernels` puts on the loggers in :data:`_DEATH_REPORTERS` once it has killed a kernel.
+KILLED_KERNEL_REPORTS = _KilledKernelReports()
+_DEATH_REPORTERS = ("papermill", "asyncio")
+
+
 def kill_kernels() -> int:
     """Kill (SIGKILL) the kernel of every :class:`IPCKernelManager` of this process that still runs, with the
     processes of its process group; returns how many. Called when the command is interrupted (SIGINT, SIGTERM): papermill
     would otherwise shut a kernel down gracefully in the middle of its cell, and the kernel, whose sockets close under
-    the cell's reply, prints a ZMQ traceback. Killed, it prints nothing, and papermill's own shutdown finds it gone."""
+    the cell's reply, prints a ZMQ traceback. Killed, it prints nothing, and papermill's own shutdown finds it gone.
+    Once one is killed, :data:`KILLED_KERNEL_REPORTS` filters the loggers that would report its death as an error."""
     killed = 0
     for manager in list(_MANAGERS):
         provisioner = getattr(manager, "provisioner", None)
@@ -101,6 +121,9 @@ def kill_kernels() -> int:
             else:
                 process.kill()
             killed += 1
+    if killed:
+        for name in _DEATH_REPORTERS:
+            logging.getLogger(name).addFilter(KILLED_KERNEL_REPORTS)
     return killed
 
 
