@@ -66,7 +66,7 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, plots, results
+from initmem.study import analysis, numbers, plots, results
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)
@@ -176,7 +176,7 @@ verdict = (
     else "No learning rate of this grid lowers an adaptive optimizer's selected spread measurably below its spread "
     "at 01's learning rate: at this preset the knob does not decide C2, and 01's spreads stand."
 )
-display(Markdown("\n".join(lines) + "\n\n" + verdict))
+display(Markdown(numbers.typeset("\n".join(lines) + "\n\n" + verdict)))
 
 # %% [markdown]
 # ## The parameters of this page

@@ -343,8 +343,8 @@ for s, lo, an, gr in zip(sig, final_loss, angle, rel_growth):
         f"||w||^4 growth x{gr:.2e}"
     )
 print(
-    f"pass: sigma <= sigma_c/2 within 5 % of the best loss ({final_loss[small].max() / best - 1:.1%}); "
-    f"sigma >= 2 sigma_c at least 1.5x the best ({final_loss[large].min() / best:.2f}x); "
+    f"pass: sigma ≤ sigma_c/2 within 5 % of the best loss ({final_loss[small].max() / best - 1:.1%}); "
+    f"sigma ≥ 2 sigma_c at least 1.5x the best ({final_loss[large].min() / best:.2f}x); "
     f"tail slope {tail_slope:.2f} ~ -4"
 )
 assert final_loss[small].max() < 1.05 * best and final_loss[large].min() > 1.5 * best and abs(tail_slope + 4) < 0.3

@@ -187,7 +187,7 @@ for b in (batch, problem.N):
         f"max |u| = {bound_runs[b]['max_u']:.3f}"
     )
 worst = max(r["step_ratio"] for r in bound_runs.values())
-print(f"pass: the bound holds at every step (worst ratio {worst:.6f} <= 1);  C_inf = {C_inf:.2f}")
+print(f"pass: the bound holds at every step (worst ratio {worst:.6f} ≤ 1);  C_inf = {C_inf:.2f}")
 assert worst <= 1 + 1e-9 and max(r["disp_ratio"] for r in bound_runs.values()) <= 1 + 1e-9
 glue("t6_bound_max_ratio", float(worst), display=False)
 glue("t6_max_u", float(max(r["max_u"] for r in bound_runs.values())), display=False)
@@ -266,7 +266,7 @@ print(
     f"naive sqrt(eta/2lam) |u| = {naive:.2f} (RMS(u) = {rms_u:.3f})"
 )
 print(
-    f"max_k ||w_k||_inf = {np.max(np.abs(tr_w.w)):.2f} <= e^(-T_L2) ||w_0||_inf + C_inf/lam (= {C_inf / adamw_lam:.0f}); "
+    f"max_k ||w_k||_inf = {np.max(np.abs(tr_w.w)):.2f} ≤ e^(-T_L2) ||w_0||_inf + C_inf/lam (= {C_inf / adamw_lam:.0f}); "
     f"Kingma-Ba scale 1/lam = {1 / adamw_lam:.0f}"
 )
 spread = (final.max() - final.min()) / final.mean()

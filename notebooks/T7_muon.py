@@ -188,7 +188,7 @@ print(
 )
 print(
     f"Muon + decay: final ||W||_op {np.round(op_path[-1], 2)}; "
-    f"min over steps of (bound - ||W_k||_op) = {margin:.3f} (pass: >= 0)"
+    f"min over steps of (bound - ||W_k||_op) = {margin:.3f} (pass: ≥ 0)"
 )
 for name in runs:
     print(

@@ -464,7 +464,7 @@ def test_c6_is_not_reproduced_when_the_deep_net_interpolates_and_needs_an_interp
     depth = results["05_depth"]
     depth["final_train_acc"].loc[{"model": "resnet56"}] = 99.5  # exactly the threshold: interpolates
     row = claims.reproduction_table(results, ["C6"]).loc["C6"]
-    assert row["verdict"] == NOT_REPRODUCED and row["reason"].endswith("band +-0.5") and row["margin"] == 0.5
+    assert row["verdict"] == NOT_REPRODUCED and row["reason"].endswith("band ±0.5") and row["margin"] == 0.5
     assert row["note"] == "runs that do not interpolate: none"
     depth["final_train_acc"].loc[{"model": "resnet9", "sigma_w": 0.25}] = 84.0
     row = claims.reproduction_table(results, ["C6"]).loc["C6"]

@@ -273,4 +273,4 @@ def test_a_rank_correlation_comes_with_its_permutation_p_and_bootstrap_interval(
     assert three.rho == -1.0 and three.p_value == pytest.approx(1 / 6) and not three.significant()
     assert rank_test([1, 2, 3, 4, 5], [1, 2, 3, 4, 5], alternative="greater").p_value == pytest.approx(1 / 120)
     assert not math.isfinite(rank_test([1, 2], [2, 1]).rho)  # fewer than 3 pairs
-    assert "rho = -1.00" in three.format() and "3 configurations" in three.format()
+    assert "rho = −1.00" in three.format() and "3 configurations" in three.format()

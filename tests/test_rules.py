@@ -83,7 +83,7 @@ def test_the_margin_is_in_the_effects_units():
 def test_every_verdict_says_why():
     reasons = {
         judge(iv(-9.0, -1.0), 0.9).reason: "entirely below 0",
-        judge(iv(-1.0, 1.0), 0.9).reason: "null-equivalence band +-5",
+        judge(iv(-1.0, 1.0), 0.9).reason: "null-equivalence band ±5",
         judge(iv(20.0, 30.0), 0.001, band=(18.55, 34.45)).reason: "inside the band [18.55, 34.45]",
         judge(iv(10.0, 30.0), 0.001, band=(18.55, 34.45)).reason: "straddles an edge of the band [18.55, 34.45]",
         judge(iv(36.0, 40.0), 0.001, band=(18.55, 34.45)).reason: "larger than the paper's 26.5 by 11.5 (at least 1.5",

@@ -3,6 +3,8 @@
 * MathJax on every page (titles with math appear in every page's navigation);
 * figures pasted from another page's glue (:class:`PasteFigures`: myst-nb cannot paste an SVG), described by the alt
   text their notebook wrote and linked to their full-size SVG (:class:`DescribeFigures`, :func:`svg_title`);
+* numbers pasted into prose (``{glue:text}`key:.2f```) in the book's number format (:class:`TypesetPastedText`:
+  a Unicode minus, no negative zero);
 * a page that pastes from another rebuilt when the other changes (:func:`note_paste_dependencies`);
 * repository buttons to the clone's hosted remote (:func:`initmem.book.repository.configure_repository_buttons`);
 * plain-text titles for the browser's tab (:func:`plain_title`);
@@ -28,6 +30,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
+from ..study.numbers import typeset
 from .dist import DIST_DIR, build_wheel, wheel_role
 from .portable import PORTABLE_DIR, write_portable_notebooks
 from .repository import configure_repository_buttons
@@ -35,6 +38,7 @@ from .repository import configure_repository_buttons
 __all__ = [
     "PasteFigures",
     "DescribeFigures",
+    "TypesetPastedText",
     "svg_title",
     "LinksToTheRecord",
     "note_paste_dependencies",
@@ -115,6 +119,22 @@ class DescribeFigures(SphinxPostTransform):
                 continue
             image["alt"] = plain_title(svg_title(path.read_text(encoding="utf-8"))) or image.get("alt", "")
             image.replace_self(_linked(image.deepcopy(), posixpath.join(images, path.name)))
+
+
+class TypesetPastedText(SphinxPostTransform):
+    """Every number pasted into prose by ``{glue:text}`` (myst-nb's ``pasted-text`` inline, formatted by Python's
+    format spec, which writes an ASCII hyphen for a minus) in the book's number format
+    (:func:`initmem.study.numbers.typeset`: "−1.24", never "-1.24" or "-0.00")."""
+
+    default_priority = 6  # after myst-nb's glue references (5), which paste the text of other pages
+
+    def run(self, **kwargs: Any) -> None:
+        """Typeset the text of every pasted inline of the page."""
+        for inline in list(self.document.findall(nodes.inline)):
+            if "pasted-text" in inline["classes"]:
+                text = inline.astext()
+                if typeset(text) != text:
+                    inline.children = [nodes.Text(typeset(text))]
 
 
 def _linked(image: nodes.image, target: str) -> nodes.reference:
@@ -328,6 +348,7 @@ def setup(app: Any) -> dict[str, Any]:  # pragma: no cover - called by Sphinx
     app.add_config_value("initmem_root", "", "html")  # the checkout (default: found from the sources, _notebooks_dir)
     app.add_post_transform(PasteFigures)
     app.add_post_transform(DescribeFigures)
+    app.add_post_transform(TypesetPastedText)
     app.add_post_transform(LinksToTheRecord)
     app.add_config_value("initmem_record_html", "", "html")  # an exploration's site: the committed build (relative)
     app.connect("doctree-read", note_paste_dependencies)

@@ -27,6 +27,7 @@ import xarray as xr
 
 from ..run import optimizers
 from ..run.variables import CLOCKS
+from .numbers import decimal, p_text
 
 __all__ = [
     "horizons_of",
@@ -366,13 +367,13 @@ def collapse_table(table: Any) -> Any:
         test = rank_test(sub[own], sub["selected_spread_pp"]) if len(sub) else rank_test([], [])
         row.update({"p (rho < 0)": test.p_value, "rho low": test.low, "rho high": test.high})
         if test.rho < 0 and test.significant():
-            row["prediction"] = f"held (rho {test.rho:.2f} < 0, p = {test.p_value:.2g})"
+            row["prediction"] = f"held (rho {decimal(test.rho, 2)} < 0, p = {p_text(test.p_value)})"
         elif math.isfinite(test.low) and test.low > 0:
             row["prediction"] = "did not hold (the spread rises with its own clock)"
         elif not math.isfinite(test.rho):
             row["prediction"] = "cannot tell (fewer than 3 configurations or no variation)"
         else:
-            row["prediction"] = f"cannot tell (rho {test.rho:.2f}, p = {test.p_value:.2g} is not below 0.05)"
+            row["prediction"] = f"cannot tell (rho {decimal(test.rho, 2)}, p = {p_text(test.p_value)} is not below 0.05)"
         rows.append(row)
     return pd.DataFrame(rows).set_index("family")
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .numbers import decimal, p_text
 from .rules import MARGIN_PP
 from .stats import LEVEL, Interval, rank_test, spearman
 
@@ -68,12 +69,12 @@ class StratifiedTrend:
     draws: int = 0
 
     def format(self) -> str:
-        """``"rho -0.72 within lr (5 rows, 25 cells), p = 0.0005 (one-sided, rho < 0)"``."""
+        """``"rho −0.72 of the gap against lambda within each lr (5 strata, 25 cells), p = 5e-4 (one-sided, rho < 0)"``."""
         if not math.isfinite(self.rho):
             return f"no rho within {self.stratum} (no stratum with 3 cells)"
         return (
-            f"rho {self.rho:.2f} of the gap against {self.factor} within each {self.stratum} ({self.strata} "
-            f"strata, {self.cells} cells), p = {self.p_less:.2g} (one-sided, rho < 0)"
+            f"rho {decimal(self.rho, 2)} of the gap against {self.factor} within each {self.stratum} ({self.strata} "
+            f"strata, {self.cells} cells), p = {p_text(self.p_less)} (one-sided, rho < 0)"
         )
 
 

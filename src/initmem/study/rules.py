@@ -83,13 +83,13 @@ _HOLDS = (
 #: What each verdict means (printed in the book).
 VERDICT_DEFINITIONS = {
     IN_SIZE: f"{_HOLDS}, and the whole 95 % interval of the measured size lies inside the band around the paper's "
-    f"number (P +- max({MARGIN_PP:g} pp, {100 * BAND_SHARE:g} % of P) unless the claim's rule prints another band)",
+    f"number (P ± max({MARGIN_PP:g} pp, {100 * BAND_SHARE:g} % of P) unless the claim's rule prints another band)",
     IN_DIRECTION: f"{_HOLDS}, and the size's interval straddles an edge of the band (it neither confirms nor "
     "contradicts the paper's number), or the paper gives no number",
     SIZE_CONTRADICTED: f"{_HOLDS}, but the whole 95 % interval of the measured size lies outside the band: the "
     "direction is the paper's, the size measurably is not (the row says larger or smaller, and by how much)",
     NOT_REPRODUCED: "the effect's interval lies entirely on the wrong side of 0, or entirely inside the "
-    f"null-equivalence band +- {MARGIN_PP:g} pp (no effect, within the margin)",
+    f"null-equivalence band ± {MARGIN_PP:g} pp (no effect, within the margin)",
     PREMISE_NOT_MET: "a condition the claim presupposes does not hold at this scale (SGD interpolates; the L2 clock "
     "runs past ln(|W0|/|W*|)); the row prints the premise and what would meet it",
     INCONCLUSIVE: "anything else: the effect's interval straddles 0 or the margin, the permutation p is not below "
@@ -173,7 +173,7 @@ def judge(
         return Verdict(
             NOT_REPRODUCED,
             f"the effect's interval [{direction.low:.2f}, {direction.high:.2f}] lies "
-            f"inside the null-equivalence band +-{margin:g}",
+            f"inside the null-equivalence band ±{margin:g}",
         )
     beyond_null = direction.low > 0 and math.isfinite(p_value) and p_value < alpha and direction.estimate >= margin
     if beyond_null:

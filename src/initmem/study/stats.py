@@ -231,12 +231,12 @@ class RankTest:
         return math.isfinite(self.p_value) and self.p_value < alpha
 
     def format(self) -> str:
-        """``"rho = -0.21 [95 % CI -0.74, 0.41], p = 0.26 (one-sided, rho < 0; 12 configurations)"``."""
+        """``"rho = −0.21 [95 % CI −0.74, 0.41], p = 0.26 (one-sided, rho < 0; 12 configurations)"``."""
         if not math.isfinite(self.rho):
             return f"rho n/a ({self.n} configurations)"
         side = {"less": "one-sided, rho < 0", "greater": "one-sided, rho > 0"}.get(self.alternative, "two-sided")
-        interval = f" [95 % CI {self.low:.2f}, {self.high:.2f}]" if math.isfinite(self.low) else ""
-        return f"rho = {self.rho:.2f}{interval}, p = {p_text(self.p_value)} ({side}; {self.n} configurations)"
+        interval = f" [95 % CI {decimal(self.low, 2)}, {decimal(self.high, 2)}]" if math.isfinite(self.low) else ""
+        return f"rho = {decimal(self.rho, 2)}{interval}, p = {p_text(self.p_value)} ({side}; {self.n} configurations)"
 
 
 def rank_test(x: Sequence[float], y: Sequence[float], alternative: str = "less") -> RankTest:
