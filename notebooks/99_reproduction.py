@@ -55,7 +55,7 @@ plots.use_book_style()  # the book's figure style: SVG, as on every page
 
 experiments = results.load_results(results_dir, preset, presets.NOTEBOOK_READS["99_reproduction"])
 table = claims.reproduction_table(experiments)
-# each sized row's power at the paper's number, at its own noise (scripts/row_power.py; committed per preset)
+# each row's power if the paper were right, at its own noise (scripts/row_power.py; committed per preset)
 power = results.read_if_present(Path(results_dir) / preset / "row_power.nc")
 power_of = row_power.power_columns(power) if power is not None else {}
 # B1's: the share "in size" with its boundary where T5 puts it (scripts/b1_coverage.py)
@@ -228,11 +228,14 @@ else:
 # An inconclusive row says how many seeds would decide it if more seeds behaved like these (their observed mean and
 # spread), counting the seeds a permutation test needs before it can reach p < 0.05. The count is projected with
 # Student-t critical values (the calibrated ones are known only for the designs simulated), so for a cross-fitted
-# row it is a lower bound. A row whose premise is not met says what would meet it. The table's power column says,
-# for each row the paper gives a number for (C1, C2, C4), how often this row's design would say "reproduced in size"
-# if the paper's number were the truth, simulated through these rules at the within-cell noise its own runs show
-# (the residual of sigma_w plus seed effects; `scripts/row_power.py`), and the fewest seeds of those simulated that
-# reach 80 %: an inconclusive row at low power is a design that cannot tell, one at high power a design that could.
+# row it is a lower bound. A row whose premise is not met says what would meet it. The table's power column says
+# how often this row's design would earn its best verdict if the paper were right, simulated through these rules at
+# the within-cell noise its own runs show (the residual of sigma_w plus seed effects; `scripts/row_power.py`), with
+# the truth it assumed: the paper's number where it gives one ("in size"); no change for C3's "unchanged" claim
+# ("in direction"); otherwise twice the row's margin ("in direction"); each cell names its truth. C3's two horizons
+# are the same runs, so its noise is that of each cell's change between them. B1's is its coverage simulation's, with the boundary where T5 puts it. The next column gives the fewest
+# seeds of those simulated that reach 80 %: an inconclusive row at low power is a design that cannot tell, one at
+# high power a design that could.
 #
 # **Replays and hardware.** {glue:text}`r_replays` Training is chaotic: another CPU instruction set or another oneDNN
 # version changes the floating-point path from the first step. Run files written since commit b45793c record their CPU
@@ -272,7 +275,7 @@ page.table(
         "effect_high": "effect, 95 % high",
         "raw": "raw statistic: spread, or difference of spreads (pp)",
         "p_value": "noise p",
-        "power": "power: 'in size' if the paper's number were true",
+        "power": "power: its best verdict if the paper were right",
         "seeds_80": "seeds for 80 % power",
     },
 )

@@ -1,9 +1,9 @@
-"""The power of each sized ledger row at its own noise, and the seeds that would reach 80 %:
+"""The power of each ledger row at its own noise, and the seeds that would reach 80 %:
 results/<preset>/row_power.nc (initmem.study.row_power), read by the ledger's page.
 
 Usage: python scripts/row_power.py [PRESET] [--reps N] [--seeds 10,20]
 
-Run it again when the committed runs of 01 or 03 change; it writes the file with its provenance (commit, date).
+Run it again when the committed runs of an experiment the ledger judges change; it writes the file with its provenance (commit, date).
 """
 
 from __future__ import annotations
@@ -18,7 +18,15 @@ from initmem.base.paths import git_commit
 from initmem.study import claims, row_power
 
 ROOT = Path(__file__).resolve().parents[1]
-EXPERIMENTS = ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth", "10_phase_diagram")
+EXPERIMENTS = (
+    "01_optimizers",
+    "02_long_training",
+    "03_lr_and_l2",
+    "04_batch_size",
+    "05_depth",
+    "06_norms",
+    "10_phase_diagram",
+)
 
 
 def main(preset: str, reps: int, seeds: list[int]) -> None:

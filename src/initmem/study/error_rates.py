@@ -31,6 +31,7 @@ from .stats import Interval, cross_fitted_spreads
 __all__ = [
     "BASE",
     "NOISE_SDS",
+    "UNNUMBERED_FACTOR",
     "RATES",
     "Design",
     "DESIGNS",
@@ -55,8 +56,8 @@ RATES = {
     "power_at_paper": "best verdict at the paper's number",
 }
 _POSITIVE = (rules.IN_SIZE, rules.IN_DIRECTION, rules.SIZE_CONTRADICTED)
-#: The effect (pp) at which a claim without a number (C5) has its power measured: twice the margin.
-_UNNUMBERED_EFFECT = 2 * rules.MARGIN_PP
+#: A claim without a number (C5) has its power measured at this multiple of its margin.
+UNNUMBERED_FACTOR = 2
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,8 @@ class Design:
 
     ``paper`` is the paper's number for the sized quantity (pp; None: no number, so at most "in direction");
     ``reference`` the true spread (pp) of the condition a contrast compares against (SGD's, C1's number; None:
-    the claim is a single spread, judged against the sigma_w-permutation null as C1 is)."""
+    the claim is a single spread, judged against the sigma_w-permutation null as C1 is). ``unchanged``: the claim
+    is that the contrast does not fall (C3, :func:`initmem.study.rules.judge_unchanged`), not that it differs."""
 
     claim: str
     part: str
@@ -74,6 +76,7 @@ class Design:
     n_seeds: int
     paper: float | None
     reference: float | None = None
+    unchanged: bool = False
 
     @property
     def label(self) -> str:
@@ -84,6 +87,17 @@ class Design:
     @property
     def band(self) -> tuple[float, float] | None:
         return None if self.paper is None else band(self.claim, self.part)
+
+    @property
+    def power_target(self) -> tuple[float, str]:
+        """``(truth, verdict)``: the true value at which the design's power is measured and the verdict that counts
+        as passing: the paper's number and "in size"; no change and "in direction" for an unchanged claim; without a
+        number, :data:`UNNUMBERED_FACTOR` times the margin and "in direction"."""
+        if self.unchanged:
+            return 0.0, rules.IN_DIRECTION
+        if self.paper is not None:
+            return float(self.paper), rules.IN_SIZE
+        return UNNUMBERED_FACTOR * rules.MARGIN_PP, rules.IN_DIRECTION
 
 
 #: The record's designs (issue 31): C1 and C2 on experiment 01 (4 sigma_w x 5 seeds), C4 on 03 (2 x 10), C5 on 04
@@ -142,7 +156,8 @@ def _verdicts(design: Design, a: np.ndarray, b: np.ndarray | None) -> list[str]:
     """The verdict of each replicate, judged as the ledger judges the design's claim: ``a`` (and for a contrast
     ``b``) of shape ``(reps, n_sigma, n_seeds)``. A single spread: D = S = ``a``'s cross-fitted spread, against the
     sigma_w-permutation null. A contrast: D = ``a``'s minus ``b``'s, against the swap null, and S = ``b``'s own
-    spread when the paper gives a number."""
+    spread when the paper gives a number; an unchanged claim's D is judged by
+    :func:`initmem.study.rules.judge_unchanged`."""
     spread_a = _cross_fitted(a)
     spread_b = None if b is None else _cross_fitted(b)
     spread, contrast = CrossFitted(design.n_sigma), CrossFitted(design.n_sigma, "contrast")
@@ -154,6 +169,9 @@ def _verdicts(design: Design, a: np.ndarray, b: np.ndarray | None) -> list[str]:
         else:
             direction = contrast.interval(spread_a[r] - spread_b[r])
             size = spread.interval(spread_b[r]) if design.paper is not None else direction
+            if design.unchanged:  # the claim is itself the null: no permutation test
+                out.append(rules.judge_unchanged(direction).verdict)
+                continue
             null = nulls.contrast_null(a[r], b[r])
         out.append(rules.judge(direction, null.p_value, size=size, band=design.band).verdict)
     return out
@@ -195,8 +213,7 @@ def simulate(
         if design.band is not None:
             edge = _judged(design, rng, design.band[1], reps, noise_sd)
             rates["false_in_size_at_edge"] = float(np.mean([v == rules.IN_SIZE for v in edge]))
-        target = design.paper if design.paper is not None else _UNNUMBERED_EFFECT
-        best = rules.IN_SIZE if design.band is not None else rules.IN_DIRECTION
+        target, best = design.power_target
         rates["power_at_paper"] = float(np.mean([v == best for v in _judged(design, rng, target, reps, noise_sd)]))
     return rates
 
@@ -261,6 +278,6 @@ def rates_table(ds: xr.Dataset) -> str:
         f"\nPercent of {reps} simulated replicates per cell (± one Monte-Carlo standard error), judged by the "
         f"ledger's rules with its calibrated intervals; random permutation nulls with {draws:,} draws{source}. The "
         "targets: at most 2.5 % false 'in size' on the band's edge, at most 5 % false direction, and 93-97 % coverage. "
-        f"C5 has no number: its power is that of 'in direction' at a {_UNNUMBERED_EFFECT:g} pp difference."
+        f"C5 has no number: its power is that of 'in direction' at a {UNNUMBERED_FACTOR * rules.MARGIN_PP:g} pp difference."
     )
     return "\n".join(lines)

@@ -37,7 +37,20 @@ from .rules import INCONCLUSIVE, PREMISE_NOT_MET, Verdict
 from .stats import Interval, finite_runs, mean_interval
 
 # CLAIMS and ANNOTATIONS, every experiment's, are this module's attributes too (:func:`__getattr__`)
-__all__ = ["RULES", "NOTES", "claims_of", "annotations_of", "learning_rates_note"]
+__all__ = [
+    "RULES",
+    "NOTES",
+    "claims_of",
+    "annotations_of",
+    "learning_rates_note",
+    "DEPTH_MARGIN_PP",
+    "SLOPE_MARGIN",
+    "compared_horizons",
+    "most_coupled_adaptive",
+    "depth_interaction",
+    "norm_slopes",
+    "norm_slope_difference",
+]
 
 
 def _contrast_row(
@@ -164,12 +177,20 @@ def _c2(ds: xr.Dataset) -> list[Row]:
     return rows
 
 
-def _c3(ds: xr.Dataset) -> list[Row]:
-    from .analysis import horizons_of, within_horizons
+def compared_horizons(ds: xr.Dataset) -> tuple[int, int]:
+    """C3's two horizons of experiment 02 (epochs): the reference (``ds.attrs["reference_horizon"]``, else the
+    second-to-last of :func:`initmem.study.analysis.horizons_of`) and the last."""
+    from .analysis import horizons_of
 
     horizons = horizons_of(ds)
     reference = int(ds.attrs.get("reference_horizon", horizons[-2] if len(horizons) > 1 else horizons[0]))
-    last = horizons[-1]
+    return reference, horizons[-1]
+
+
+def _c3(ds: xr.Dataset) -> list[Row]:
+    from .analysis import within_horizons
+
+    reference, last = compared_horizons(ds)
     h = within_horizons(ds, sorted({reference, last}))
     at_ref, at_last = h.sel(horizon=reference), h.sel(horizon=last)
     scale = scale_text(ds) + f", {reference} vs {last} epochs"
@@ -323,6 +344,20 @@ def _depth(model: str) -> int:
     return 9 if model == "resnet9" else int(model.removeprefix("resnet"))
 
 
+#: C6's null-equivalence margin: an interaction of train accuracy (pp) within it is no effect.
+DEPTH_MARGIN_PP = 0.5
+#: C7's null-equivalence margin, in slope of log final on log initial norm.
+SLOPE_MARGIN = 0.1
+
+
+def depth_interaction(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """C6's statistic: ResNet-9's final train accuracies ``a`` minus the deepest net's ``b`` at the largest sigma_w,
+    less the same at the smallest, averaged over seeds; ``a``, ``b`` ``(..., 2, n_seeds)`` (smallest, largest
+    sigma_w) -> ``(...)``, pp."""
+    d = a - b
+    return (d[..., 1, :] - d[..., 0, :]).mean(-1)
+
+
 def _c6(ds: xr.Dataset) -> list[Row]:
     models = [str(m) for m in ds["model"].values]
     deepest = max(models, key=_depth)
@@ -331,14 +366,9 @@ def _c6(ds: xr.Dataset) -> list[Row]:
     reference, deep = (train.sel(model=m, sigma_w=ends).transpose("sigma_w", "seed") for m in ("resnet9", deepest))
     gap = reference - deep  # (sigma_w, seed): how far the deepest net falls short of ResNet-9
     effect = gap.sel(sigma_w=ends[1]) - gap.sel(sigma_w=ends[0])  # per seed: the sigma_w interaction
-
-    def interaction(a: np.ndarray, b: np.ndarray) -> np.ndarray:  # (..., 2, n_seeds) -> (...)
-        d = a - b
-        return (d[..., 1, :] - d[..., 0, :]).mean(-1)
-
     # centred per seed, the swap of the two models within (sigma_w, seed) cells is exchangeable exactly when their
     # profiles over sigma_w agree: no interaction
-    null = contrast_null(reference.values, deep.values, interaction)
+    null = contrast_null(reference.values, deep.values, depth_interaction)
     # a diverged run (NaN) is left out, as in every claim's premise (initmem.study.carrier.interpolation_premise)
     premise = (
         ""
@@ -360,7 +390,7 @@ def _c6(ds: xr.Dataset) -> list[Row]:
         effect.values,
         null,
         lambda n: contrast_null_floor(2 * n),
-        margin=0.5,
+        margin=DEPTH_MARGIN_PP,
         premise=premise,
         method="t",
         ours=ours,
@@ -371,25 +401,40 @@ def _c6(ds: xr.Dataset) -> list[Row]:
     return [row]
 
 
+def most_coupled_adaptive(slopes: xr.DataArray) -> str:
+    """C7's comparison for SGD: of the adaptive optimizers in ``slopes`` (the norm coupling of experiment 06,
+    :func:`initmem.study.analysis.norm_coupling`, dims ``(optimizer, seed)``), the one whose mean slope is largest,
+    the hardest to tell from SGD."""
+    present = [o for o in optimizers.family("adaptive") if o in slopes["optimizer"].values]
+    return max(present, key=lambda o: float(slopes.sel(optimizer=o).mean()))
+
+
+def norm_slopes(y: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """C7's per-seed slopes: the least-squares slope over sigma_w of ``y`` (log final norms, ``(..., n_sigma,
+    n_seeds)``) on ``x`` (log initial norms, ``(n_sigma, n_seeds)``), shape ``(..., n_seeds)``."""
+    dx = x - x.mean(axis=0)
+    return ((y - y.mean(axis=-2, keepdims=True)) * dx).sum(-2) / (dx * dx).sum(0)
+
+
+def norm_slope_difference(x: np.ndarray) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """C7's statistic on log initial norms ``x`` ``(n_sigma, n_seeds)``: ``(a, b) ->`` the mean over seeds of
+    :func:`norm_slopes` of ``a`` minus those of ``b`` (SGD's minus an adaptive optimizer's), shape ``(...)``."""
+    return lambda a, b: norm_slopes(a, x).mean(-1) - norm_slopes(b, x).mean(-1)
+
+
 def _c7(ds: xr.Dataset) -> list[Row]:
     from .analysis import last_finite, norm_coupling
 
     present = [o for o in optimizers.family("adaptive") if o in ds["optimizer"].values]
     slopes = norm_coupling(ds)  # (optimizer, seed)
-    strongest = max(present, key=lambda o: float(slopes.sel(optimizer=o).mean()))
+    strongest = most_coupled_adaptive(slopes)
     x = np.log(ds["weight_norm"].isel(epoch=0).sel(optimizer="sgd")).transpose("sigma_w", "seed").values
     final = np.log(last_finite(ds["weight_norm"]))
-
-    def slope_difference(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        dx = x - x.mean(axis=0)
-        slope = lambda y: ((y - y.mean(axis=-2, keepdims=True)) * dx).sum(-2) / (dx * dx).sum(0)  # noqa: E731
-        return slope(a).mean(-1) - slope(b).mean(-1)
-
     a, b = (final.sel(optimizer=o).transpose("sigma_w", "seed").values for o in ("sgd", strongest))
     # the null drops the seeds with a missing run (contrast_null); x must keep the same seeds as a and b
     keep = np.isfinite(a).all(axis=0) & np.isfinite(b).all(axis=0) & np.isfinite(x).all(axis=0)
     x = x[:, keep]
-    null = contrast_null(a[:, keep], b[:, keep], slope_difference)
+    null = contrast_null(a[:, keep], b[:, keep], norm_slope_difference(x))
     effect = slopes.sel(optimizer="sgd") - slopes.sel(optimizer=strongest)
     ours = "slopes: " + "; ".join(
         f"{o} {mean_interval(slopes.sel(optimizer=o).values).format('', 2)}" for o in ("sgd", *present)
@@ -402,7 +447,7 @@ def _c7(ds: xr.Dataset) -> list[Row]:
             effect.values,
             null,
             lambda n: contrast_null_floor(cells * n),
-            margin=0.1,
+            margin=SLOPE_MARGIN,
             method="t",
             ours=ours + f"; SGD minus {strongest}",
             clocks="; ".join(clocks_text(ds.sel(optimizer=o), ("T_adapt",), f" ({o})") for o in present),
