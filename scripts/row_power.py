@@ -3,7 +3,8 @@ results/<preset>/row_power.nc (initmem.study.row_power), read by the ledger's pa
 
 Usage: python scripts/row_power.py [PRESET] [--reps N] [--seeds 10,20]
 
-Run it again when the committed runs of an experiment the ledger judges change; it writes the file with its provenance (commit, date).
+Run it again when the committed runs of an experiment the ledger judges change; it writes the file with its
+provenance (commit, date).
 """
 
 from __future__ import annotations
@@ -12,30 +13,16 @@ import argparse
 import datetime as _dt
 from pathlib import Path
 
-import xarray as xr
-
 from initmem.base.paths import git_commit
-from initmem.study import claims, row_power
+from initmem.study import claims, presets, row_power
+from initmem.study.results import load_results
 
 ROOT = Path(__file__).resolve().parents[1]
-EXPERIMENTS = (
-    "01_optimizers",
-    "02_long_training",
-    "03_lr_and_l2",
-    "04_batch_size",
-    "05_depth",
-    "06_norms",
-    "10_phase_diagram",
-)
 
 
 def main(preset: str, reps: int, seeds: list[int]) -> None:
     folder = ROOT / "results" / preset
-    results = {
-        name: xr.load_dataset(folder / f"{name}.nc", engine="h5netcdf")
-        for name in EXPERIMENTS
-        if (folder / f"{name}.nc").is_file()
-    }
+    results = load_results(ROOT / "results", preset, presets.NOTEBOOK_READS["99_reproduction"])  # the ledger's page's
     table = claims.reproduction_table(results)
     rows = row_power.row_designs(results, table["predictor"].to_dict())
     ds = row_power.power_table(rows, seeds, reps)
