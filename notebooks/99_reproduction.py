@@ -43,6 +43,7 @@ from initmem.study import (
     ladder,
     layout,
     plots,
+    preregistration,
     presets,
     replays,
     results,
@@ -233,9 +234,13 @@ else:
 # the within-cell noise its own runs show (the residual of sigma_w plus seed effects; `scripts/row_power.py`), with
 # the truth it assumed: the paper's number where it gives one ("in size"); no change for C3's "unchanged" claim
 # ("in direction"); otherwise twice the row's margin ("in direction"); each cell names its truth. C3's two horizons
-# are the same runs, so its noise is that of each cell's change between them. B1's is its coverage simulation's, with the boundary where T5 puts it. The next column gives the fewest
-# seeds of those simulated that reach 80 %: an inconclusive row at low power is a design that cannot tell, one at
-# high power a design that could.
+# are the same runs, so its noise is that of each cell's change between them. B1's is its coverage simulation's,
+# with the boundary where T5 puts it. The next column gives the fewest seeds of those simulated that reach 80 %: an
+# inconclusive row at low power is a design that cannot tell, one at high power a design that could.
+#
+# **When each rule was declared.** A rule is declared by committing its record (the rule as printed here and the
+# paper's record it judges against, `results/declarations/`, written by `scripts/declare_rules.py`); a rule declared
+# after its runs was not fixed before its data, and its row says so. {glue:text}`r_declared`
 #
 # **Replays and hardware.** {glue:text}`r_replays` Training is chaotic: another CPU instruction set or another oneDNN
 # version changes the floating-point path from the first step. Run files written since commit b45793c record their CPU
@@ -294,6 +299,7 @@ if ladder_ds is not None:
         display(ladder.prediction_column(ladder_ds).reindex(table.index).fillna("not on the ladder").to_frame())
 
 # %% tags=["hide-input"]
+declared = {status.claim: status for status in preregistration.ledger_statuses(results_dir, preset, experiments)}
 blocks = []
 for key, row in table.iterrows():
     lines = [
@@ -313,6 +319,8 @@ for key, row in table.iterrows():
         lines += ["", f"**Clocks:** {row['clocks']}."]
     if row["note"]:
         lines += ["", f"**Note:** {row['note']}."]
+    if row["claim"] in declared:
+        lines += ["", f"**Declared:** {declared[row['claim']].text()}."]
     lines += ["", f"**Source in the paper:** {row['paper_source']}."]
     blocks.append(f":::{{dropdown}} {key}: {row['verdict']}\n" + "\n".join(lines) + "\n:::")
 display(Markdown(typeset("\n\n".join(blocks))))
@@ -322,6 +330,14 @@ glue("r_rules", table[["rule", "reason", "note"]], display=False)
 for key, row in table.iterrows():
     glue(f"r_{key.lower().replace(' ', '_')}_verdict", str(row["verdict"]), display=False)
 glue("r_counts", claims.count_sentence(table), display=False)
+before = [claim for claim, status in declared.items() if status.current and status.declaration and not status.early]
+glue(
+    "r_declared",
+    f"Of the {len(declared)} rules judged here, {len(before)} were declared before their runs"
+    + (f" ({', '.join(before)})" if before else "")
+    + "; each row's block gives its declaration and its runs' dates.",
+    display=False,
+)
 
 # %% [markdown]
 # At preset {glue:text}`r_preset`, with results of {glue:text}`r_experiments`. {glue:text}`r_counts`.

@@ -15,7 +15,6 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -461,20 +460,13 @@ def runs_origin(
 ) -> tuple[RunsOrigin, dict[tuple[int, int, int], tuple[str, ...]]]:
     """The :class:`RunsOrigin` of every run ``ds`` holds (its ``run_hash`` -> ``runs_dir/<hash>.nc``, read for their
     attributes only), and each rung's CPU models."""
-    from ..base.reads import note
+    from .results import run_attributes
 
     ds = as_ladder(ds)
-    hashes = ds["run_hash"]
     commits, models, created = [], [], []
     by_rung: dict[tuple[int, int, int], set[str]] = {}
-    for index in np.ndindex(hashes.shape):
-        value = hashes.values[index]
-        if not isinstance(value, str) or not value:
-            continue
-        point = dict(zip(hashes.dims, index))
+    for point, attrs in run_attributes(ds, runs_dir):
         rung = tuple(int(ds[d].values[point[d]]) for d in ("width", "train_size", "epochs"))
-        with xr.open_dataset(note(Path(runs_dir) / f"{value}.nc"), engine="h5netcdf") as run:
-            attrs = dict(run.attrs)
         model = str(attrs.get("cpu_model", "not recorded"))
         commits.append(str(attrs.get("git_commit", "")))
         models.append(model)

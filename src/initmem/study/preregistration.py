@@ -6,6 +6,10 @@ the smallest shift it must see) and what it expects before any run: the power of
 noise (:func:`shift_power`) and its cost by the package's cost model. Its declaration is the commit that added the
 record's content (:func:`declared`): a run trained before that commit cannot have been judged by a rule declared in
 advance, and a page flags such a run in words (:func:`undeclared_runs`).
+
+The ledger's rules are declared the same way, one record per claim (:func:`rule_record`: the rule as the ledger
+prints it and the paper's record it judges against) under ``results/declarations/`` (:func:`declare_rule`, written by
+``scripts/declare_rules.py``); :func:`rule_status` says whether a claim's runs are younger than its rule.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ import datetime as _dt
 import json
 import math
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,7 +27,21 @@ import numpy as np
 
 from .calibration import critical
 
-__all__ = ["ShiftPower", "shift_power", "read_design", "Declaration", "declared", "undeclared_runs"]
+__all__ = [
+    "ShiftPower",
+    "shift_power",
+    "read_design",
+    "Declaration",
+    "declared",
+    "undeclared_runs",
+    "DECLARATIONS_DIR",
+    "rule_record",
+    "rule_path",
+    "declare_rule",
+    "RuleStatus",
+    "rule_status",
+    "ledger_statuses",
+]
 
 
 @dataclass(frozen=True)
@@ -120,3 +138,94 @@ def undeclared_runs(created: Iterable[str], declaration: Declaration | None) -> 
     if declaration is None:
         return len(times)
     return sum(t < declaration.date for t in times)
+
+
+#: The folder, under a results folder, of the ledger's rule declarations (one ``<claim>.json`` each).
+DECLARATIONS_DIR = "declarations"
+
+
+def rule_record(claim: str) -> dict[str, Any]:
+    """What declaring ``claim``'s rule commits: the rule as the ledger prints it
+    (:data:`initmem.study.ledger.RULES`) and the paper's record it judges against (numbers, band share)."""
+    from .ledger import RULES, claim_record
+
+    return {"claim": claim, "rule": RULES[claim], "paper": claim_record(claim)}
+
+
+def rule_path(results_dir: str | Path, claim: str) -> Path:
+    """Where ``claim``'s rule declaration lives under ``results_dir`` (the one holding every preset's folder)."""
+    return Path(results_dir) / DECLARATIONS_DIR / f"{claim}.json"
+
+
+def declare_rule(results_dir: str | Path, claim: str) -> Path:
+    """Write ``claim``'s :func:`rule_record` to its :func:`rule_path` (JSON); committing it declares the rule."""
+    path = rule_path(results_dir, claim)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rule_record(claim), indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    return path
+
+
+@dataclass(frozen=True)
+class RuleStatus:
+    """A claim's rule against its runs: its declaration (None: its record is not committed as it is now), whether
+    the record is the rule the ledger prints now (``current``), its runs' creation times (ISO 8601, sorted) and the
+    experiment they belong to."""
+
+    claim: str
+    declaration: Declaration | None
+    current: bool
+    created: tuple[str, ...]
+    experiment: str = ""
+
+    @property
+    def early(self) -> int:
+        """How many runs are older than the declaration (all of them without one, or when the record is stale)."""
+        return undeclared_runs(self.created, self.declaration if self.current else None)
+
+    def text(self) -> str:
+        """``"declared at 1a2b3c4 (2026-12-07 00:12 UTC); 100 runs, 2026-12-01 to 2026-12-02: all older, so the
+        rule was not declared before its data"``."""
+        if not self.current:
+            when = "its declaration differs from the rule printed now"
+        elif self.declaration is None:
+            when = "its declaration is not committed in this checkout's history"
+        else:
+            when = f"declared at {self.declaration.commit[:7]} ({self.declaration.date:%Y-%m-%d %H:%M} UTC)"
+        if not self.created:
+            return f"{when}; no runs"
+        runs = f"{len(self.created)} runs, {self.created[0][:10]} to {self.created[-1][:10]}"
+        early = self.early
+        if not early:
+            return f"{when}; {runs}: every run younger than its rule"
+        share = "all" if early == len(self.created) else f"{early}"
+        return f"{when}; {runs}: {share} older, so the rule was not declared before its data"
+
+
+def rule_status(results_dir: str | Path, claim: str, created: Iterable[str], experiment: str = "") -> RuleStatus:
+    """:class:`RuleStatus` of ``claim`` with its runs' ``created`` times, from its declaration under ``results_dir``."""
+    from ..base.reads import note
+
+    path = rule_path(results_dir, claim)
+    current = path.is_file() and json.loads(note(path).read_text()) == rule_record(claim)
+    return RuleStatus(claim, declared(path) if current else None, current, tuple(sorted(created)), experiment)
+
+
+def ledger_statuses(results_dir: str | Path, preset: str, experiments: Mapping[str, Any]) -> list[RuleStatus]:
+    """:func:`rule_status` of every claim the ledger judges (:data:`initmem.study.judges.RULES`, in its order) whose
+    experiment (:func:`initmem.study.experiments.judged_by`) is in ``experiments`` (name -> combined Dataset), with
+    the creation times of that experiment's runs under ``results_dir/<preset>/<experiment>/runs``."""
+    from .experiments import judged_by
+    from .judges import RULES
+    from .results import run_attributes
+
+    created: dict[str, list[str]] = {}
+    out = []
+    for claim in RULES:
+        name = judged_by(claim)
+        if name not in experiments:
+            continue
+        if name not in created:
+            runs_dir = Path(results_dir) / preset / name / "runs"
+            created[name] = [str(a.get("created", "")) for _, a in run_attributes(experiments[name], runs_dir)]
+        out.append(rule_status(results_dir, claim, created[name], name))
+    return out

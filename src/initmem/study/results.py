@@ -10,14 +10,15 @@ Layout of the results of one preset::
 * :func:`read_results` -- the combined Dataset of one experiment, for a notebook that analyses it (nothing is
   trained: a missing file names the command that makes it);
 * :func:`load_results` -- every combined Dataset of a preset that exists (for 07 and 99);
-* :func:`read_if_present` -- a file a script wrote (the error rates), None where there is none.
+* :func:`read_if_present` -- a file a script wrote (the error rates), None where there is none;
+* :func:`run_attributes` -- the attributes of each run a combined Dataset holds (its commit, CPU, creation time).
 """
 
 from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -261,3 +262,17 @@ def read_if_present(path: str | os.PathLike) -> xr.Dataset | None:
     (:func:`initmem.base.reads.note`: a page that reads it re-executes when it appears, changes or goes)."""
     path = note(path)
     return xr.load_dataset(path, engine="h5netcdf") if path.is_file() else None
+
+
+def run_attributes(ds: xr.Dataset, runs_dir: str | os.PathLike) -> Iterator[tuple[dict[str, int], dict[str, Any]]]:
+    """For each run a combined Dataset holds (its ``run_hash`` -> ``runs_dir/<hash>.nc``, its attributes read with
+    h5py, which opens a file some 70 times faster than xarray): its position (dimension -> index into
+    ``ds["run_hash"]``) and its attributes (``git_commit``, ``cpu_model``, ``created``, ...)."""
+    import h5py
+
+    hashes = ds["run_hash"]
+    for index in np.ndindex(hashes.shape):
+        value = hashes.values[index]
+        if isinstance(value, str) and value:
+            with h5py.File(note(Path(runs_dir) / f"{value}.nc"), "r") as run:
+                yield dict(zip(hashes.dims, index)), dict(run.attrs)
