@@ -152,6 +152,29 @@ def test_a_chapter_imports_its_own_experiment_module_only():
     assert loaded("10_phase_diagram")[0] == "['e03_lr_and_l2', 'e10_phase_diagram'"
 
 
+_OPTIMIZER_LOOKUPS = """
+import sys
+from initmem.base import records
+from initmem.study import presets
+from initmem.study.experiments import e01_optimizers, e11_scale_ladder  # imported: the smoke preset is not made
+imported = [key.rpartition("#")[2] for key in records.noted()]
+presets.notebook_parameters("cpu", "01_optimizers"), presets.notebook_parameters("cpu", "11_scale_ladder")
+at_cpu = [key.rpartition("#")[2] for key in records.noted()]
+smoke = presets.notebook_parameters("smoke", "01_optimizers")["optimizers"]
+print("*" in imported, "*" in at_cpu, "*" in [key.rpartition("#")[2] for key in records.noted()], smoke)
+"""
+
+
+def test_importing_01_or_11_or_reading_their_cpu_presets_does_not_list_the_optimizers():
+    """The smoke preset of 01 (every registered optimizer) is made when it is read, not when 01's module is imported,
+    so a page that imports 01 or 11 (the clocks, the scale ladder) depends on the optimizer records it uses, not on
+    the listing: a new smoke-only optimizer leaves it current. Reading the smoke preset lists them."""
+    import subprocess
+
+    done = subprocess.run([sys.executable, "-c", _OPTIMIZER_LOOKUPS], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == f"False False True {list(optimizers.names())}"
+
+
 def test_a_table_reads_one_record_per_name_and_lists_every_one():
     table = experiments.Table(lambda e: e.book_preset or experiments.Table.ABSENT)
     assert table["04_batch_size"] == "cpu" and "T1_scale_invariance" not in table

@@ -1,14 +1,11 @@
 """The result files a process read or looked for: what an executed page records as the results it depends on.
 
-The package's loaders of results call :func:`note` with every path they read or look for:
-:func:`initmem.sweeps.store.read_checked` (the one checked read of every file the package writes), the run store's
-look-up of a cached run, and the loaders that read a file only when it exists (a combined result, the error rates).
-A file looked for but absent counts too: its appearing later changes what the page would show. A loader that reads
-the files a folder holds lists them with :func:`listed`, which notes the pattern: a file that appears or goes there
-changes the listing.
-
-The notebook runner asks a page's kernel for :func:`noted` once the page has run (:mod:`initmem.book.runner`), and the
-page's digest covers the contents of those files, so a page re-executes when a file it read changes, and only then.
+The package's loaders call :func:`note` with every path they read or look for
+(:func:`initmem.sweeps.store.read_checked`, the run store's look-up of a cached run, the loaders of files that may be
+absent: a file looked for but absent counts, since its appearing changes what the page shows); a loader of a folder's
+files lists them with :func:`listed`, which notes the pattern. The notebook runner asks a page's kernel for
+:func:`noted` once the page has run (:mod:`initmem.book.runner`), and the page's digest covers those files' contents
+(:mod:`initmem.book.digest`): a page re-executes when a file it read changes, and only then.
 
 >>> from pathlib import Path
 >>> note("results/cpu/NN_name.nc") == Path("results/cpu/NN_name.nc")

@@ -1,27 +1,15 @@
 """The optimizers: one record each, in ``optimizers.json`` beside this module and nowhere else.
 
 An :class:`Optimizer` record holds everything the package knows about one optimizer besides its update: its name
-(``RunConfig.optimizer``), the words and colour the figures give it, its family (which forgetting clock governs it),
-the decay modes it allows, whether K runs of it can train as one stacked model, the hyperparameters it trains the
-small networks with, the settings it adds to :class:`~initmem.run.config.RunConfig`, and where its builder is. The
-records are plain data (:data:`TABLE`, read with :mod:`initmem.base.records`, which notes every look-up for the
-record of what a page used); this module turns them into records. Every list of optimizers derives from them through
-the functions here: :func:`record` (one), :func:`names` (the listing), :func:`records`, :func:`family`,
-:func:`in_paper`, :func:`sequential` and :func:`settings` (views of all of them), :func:`label`, read when asked, never at import.
-
-Adding an optimizer
--------------------
-1. Its update and ``build(model, config) -> torch.optim.Optimizer`` in a module of :mod:`initmem.run.optim`
-   (:mod:`initmem.run.optim.lion` is an example), with its ``automodule`` in ``book/api/run.md``.
-2. Its record at the end of ``optimizers.json``, every field of :class:`Optimizer` written out. Its own settings
-   (:class:`Setting`) become RunConfig fields, with a command-line flag each; they enter a run's hash only when set
-   (``ADDED_LATER``), so registering an optimizer leaves every committed run's hash as it was.
-3. Its tests: ``tests/test_optim.py`` builds, steps, decays and round-trips every registered optimizer by itself;
-   add a parity test of its update against a reference written by hand.
-
-The smoke preset trains every registered optimizer at its :attr:`Optimizer.defaults`; the other presets train the
-paper's (:func:`in_paper`, their results are committed), a new optimizer is not one of them (``in_paper: false``).
-This module imports nothing heavy (no torch): the study and the command line's ``--help`` read it.
+(``RunConfig.optimizer``), label and colour, family (which forgetting clock governs it), decay modes, whether K runs of
+it can train as one stacked model, the hyperparameters it trains the small networks with (the smoke preset's), the
+settings it adds to :class:`~initmem.run.config.RunConfig`, and its builder. The records are plain data (:data:`TABLE`)
+read through :mod:`initmem.base.records`, which notes each look-up, so a page depends on the records it used. Every
+list of optimizers derives from them, read when asked, never at import: :func:`record` (one; :func:`lookup`,
+:func:`label`), :func:`names` (the listing), and the views :func:`records`, :func:`family`, :func:`in_paper`,
+:func:`sequential` and :func:`settings`. The smoke preset trains every registered optimizer, the other presets the
+paper's (:func:`in_paper`); a new optimizer is not one of them. This module imports nothing heavy (no torch): the study
+and ``--help`` read it. How to add an optimizer: the API page of layer ``run`` (``book/api/run.md``).
 """
 
 from __future__ import annotations

@@ -6,14 +6,13 @@ This layer owns everything about *many* runs and nothing about what one run comp
 * :mod:`~initmem.sweeps.store` -- the run store, one verified netCDF file per run hash;
 * :mod:`~initmem.sweeps.executors` -- serial, processes, Dask and stacked execution under run claims;
 * :mod:`~initmem.sweeps.cluster` -- an existing Dask cluster (a running scheduler, or SLURM jobs:
-  :mod:`~initmem.sweeps.slurm`) for the executors; :mod:`~initmem.sweeps.workers` -- the worker processes a sweep
-  starts, which end with it;
+  :mod:`~initmem.sweeps.slurm`); :mod:`~initmem.sweeps.workers` -- the worker processes a sweep starts and ends;
 * :mod:`~initmem.sweeps.combine` -- the per-run Datasets -> one Dataset with provenance;
 * :mod:`~initmem.sweeps.driver` -- :func:`sweep`, the one call that does all of the above;
 * :mod:`~initmem.sweeps.measure` -- :func:`measure_init_memory`, the same for your own model and data.
 
 It may import :mod:`initmem.base` and :mod:`initmem.run`, never :mod:`initmem.study`, :mod:`initmem.theory` or
-:mod:`initmem.book.build`. The spread and the summary table of a sweep are statistics: :mod:`initmem.study.stats`.
+:mod:`initmem.book.build`; a sweep's spread and summary table are statistics (:mod:`initmem.study.stats`).
 """
 
 from __future__ import annotations

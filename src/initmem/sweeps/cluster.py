@@ -1,22 +1,18 @@
 """Dask clusters beyond this machine: a running scheduler by its address, or workers started as SLURM jobs.
 
 * :func:`connect` -- a ``distributed.Client`` of a running scheduler: its address (``tcp://host:8786``) or the JSON
-  file that ``dask scheduler --scheduler-file FILE`` writes.
-* workers started as SLURM jobs: :mod:`initmem.sweeps.slurm` (:class:`~initmem.sweeps.slurm.SlurmResources`,
-  :func:`~initmem.sweeps.slurm.slurm_cluster`).
+  file that ``dask scheduler --scheduler-file FILE`` writes. Workers started as SLURM jobs: :mod:`initmem.sweeps.slurm`.
 * :func:`check_shared_cache` -- every worker must see the run cache: a file written here must be readable there.
-* :func:`open_client` -- what the command line uses: a client of the chosen cluster, closed (and the SLURM jobs
-  cancelled, or named in a warning when ``scancel`` fails) on leaving, also when interrupted;
-  :func:`cluster_from_args` reads its flags (added by :func:`initmem.sweeps.cluster_flags.add_cluster_arguments`;
-  ``initmem sweep`` and ``initmem experiments`` share them).
-* :class:`ClusterWatch` -- what a sweep on a cluster checks while it waits for its runs: a scheduler that went away, or
-  a cluster left without any worker for :data:`WORKERS_GONE_S` (SLURM jobs that reached their time limit or were
-  cancelled), is a :class:`ClusterLost` error of one line, rather than a wait without end.
+* :func:`open_client` -- the command line's client of the chosen cluster, closed on leaving, also when interrupted (the
+  SLURM jobs cancelled, or named in a warning when ``scancel`` fails); :func:`cluster_from_args` reads its flags
+  (:func:`initmem.sweeps.cluster_flags.add_cluster_arguments`, shared by ``initmem sweep`` and ``experiments``).
+* :class:`ClusterWatch` -- while a sweep waits for its runs, a scheduler that went away, or a cluster without any
+  worker for :data:`WORKERS_GONE_S` seconds, is a :class:`ClusterLost` error of one line, not a wait without end.
 
-Every problem found before training (no scheduler at the address, something else than a Dask scheduler there, a
-scheduler file that is not one, dask-jobqueue or ``sbatch`` missing, a job script SLURM refuses, a cache the workers
-cannot see) is a :class:`~initmem.run.config.ConfigError` or an :class:`~initmem.base.files.OutputError` of one line
-naming the option.
+A problem found before training (no scheduler at the address, or something else there; a scheduler file that is not
+one; dask-jobqueue or ``sbatch`` missing; a job script SLURM refuses; a cache the workers cannot see) is a
+:class:`~initmem.run.config.ConfigError` or :class:`~initmem.base.files.OutputError` of one line naming the option. The
+book's Reproduce page (Dask, SLURM, stopping a sweep) shows them in use.
 """
 
 from __future__ import annotations

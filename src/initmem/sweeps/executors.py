@@ -1,24 +1,17 @@
 """Executors: train a list of runs into the run store, in this process, in worker processes, on Dask, or stacked.
 
 A unit of work is a :class:`RunJob` (a config and the file it goes to; :class:`initmem.sweeps.measure.OwnModelJob`
-for your own model). Each executor calls ``done(job, error_or_None)`` once per job. A run is trained by
-:func:`execute` under a claim file ``<hash>.claim`` beside its run file (:class:`initmem.base.claims.RunClaim`: host,
-pid, process start time and a heartbeat; stale when the heartbeat stops, or on the same host when its process is
-gone). A run claimed by another live sweep is left for last and then awaited (its file is read), with a warning
-naming the run, its holder and how long it has waited, so concurrent sweeps over one cache train each run once.
-
-* ``serial``: in this process, one after another.
-* ``processes``: a spawn-context ``ProcessPoolExecutor``.
-* ``dask``: a ``distributed.Client`` (an existing cluster: :mod:`initmem.sweeps.cluster`), or a LocalCluster started
-  and closed here. A worker reports the checksum of each file it wrote, and the file this process then reads must
-  carry it (the cache must be shared; a worker lost mid-run costs that run only).
-* ``stacked``: runs differing only in sigma_w/seed trained as one vmapped model (:mod:`initmem.run.stacked`, for
-  GPUs).
-
-Workers of ``processes`` (and of a LocalCluster started here) watch the sweep process and exit within a second
-when it is killed; when the sweep is interrupted (SIGINT, SIGTERM) they are stopped before the interruption goes
-on, and claims they left are removed. The torch thread count of each run is decided by :func:`resolve_threads`
-before any hash is taken, since it changes the numbers.
+for your own model); each executor calls ``done(job, error_or_None)`` once per job. :func:`execute` trains a run under
+a claim file ``<hash>.claim`` beside its run file (:class:`initmem.base.claims.RunClaim`); a run claimed by another
+live sweep is left for last, then awaited (its file is read) with a warning naming the run, its holder and the wait,
+so concurrent sweeps over one cache train each run once. :func:`run_serial`: in this process; :func:`run_processes`:
+a spawn-context ``ProcessPoolExecutor``; :func:`run_dask`: a ``distributed.Client`` (:mod:`initmem.sweeps.cluster`)
+or a LocalCluster started and closed here, each file read back carrying the checksum its worker reported;
+:func:`run_stacked`: runs differing only in sigma_w/seed as one vmapped model (:mod:`initmem.run.stacked`, for GPUs).
+Workers of ``processes`` and of a LocalCluster started here exit within a second when the sweep process is killed; on
+SIGINT or SIGTERM they are stopped, and their claims removed, before the interruption goes on. :func:`resolve_threads`
+decides each run's torch thread count before any hash is taken (it changes the numbers). The book's Reproduce page
+(sweeps, stacked runs, Dask, stopping a sweep) describes them in use.
 """
 
 from __future__ import annotations

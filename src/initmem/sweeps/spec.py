@@ -1,32 +1,15 @@
 """The sweep spec: a base :class:`~initmem.run.config.RunConfig` plus the fields to vary.
 
-A :class:`SweepSpec` reads::
-
-    base: {model: resnet9, width: 8, epochs: 40, data: synthetic}
-    grid:                       # the Cartesian product of these lists, one dimension each
-      sigma_w: [0.25, 0.5, 1.0, 2.0]
-      seed: [0, 1, 2]
-    zip:                        # ONE extra dimension, walked in lock step
-      optimizer: [sgd, adam]    # the dimension is named after the first zipped field ...
-      lr: [0.02, 0.002]         # ... the others become coordinates along it: lr(optimizer)
-
-Only one ``zip`` group is supported (enough for "optimizer with its own learning rate"); put a second
-co-varying set in the grid or run a second sweep. A design that is not a rectangle (cells added beside the grid) adds
-grids with ``also``::
-
-    grid: {lr: [0.045, 0.1], weight_decay: [0.0, 0.01], seed: [0, 1]}
-    also:                       # more grids: each replaces some of the grid's lists, the others are kept
-      - {lr: [0.02], weight_decay: [0.05, 0.1]}
-
-A further grid may also name the first zipped field with some of its values: it then walks only those entries of the
-zip (``{width: [32], optimizer: [sgd]}``: the wider network with SGD alone).
-
-The sweep is the union of the grids' points (a point two grids share is one run); each dimension's coordinate is
-the union of its values in first-seen order, and a point no grid holds is NaN in the combined Dataset. The first zipped field names the dimension, so its
-values must all differ. Swept values must be numbers, strings or booleans (they become coordinates);
-execution fields (``device``, ``progress``, ``checkpoint_every``) cannot be swept, since they are not
-part of a run's hash. Every point is validated when the spec is built, so a bad value fails before anything
-trains; a spec of more than :data:`MAX_RUNS` runs is refused from its lists' lengths, before any point is built.
+A :class:`SweepSpec` holds ``base`` (RunConfig fields), ``grid`` (lists whose Cartesian product it sweeps, one
+dimension each), at most one ``zip`` group (lists walked in lock step along one dimension named after the first zipped
+field, whose values must differ; the others become coordinates along it) and ``also`` (further grids, each replacing
+some of the grid's lists; one that names the first zipped field walks only those entries of the zip). The sweep is the
+union of the grids' points (a point two grids share is one run); each coordinate is the union of its values in
+first-seen order, and a point no grid holds is NaN in the combined Dataset. Swept values are numbers, strings or
+booleans; execution fields (``device``, ``progress``, ``checkpoint_every``) are not part of a run's hash and cannot be
+swept. Every point is validated when the spec is built, so a bad value fails before anything trains; a spec of more
+than :data:`MAX_RUNS` runs is refused from its lists' lengths first. The format with examples: the API page of layer
+``sweeps`` (``book/api/sweeps.md``).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from ...run import optimizers
@@ -46,7 +46,9 @@ def optimizer_zip(p: Mapping[str, Any]) -> dict[str, Any]:
 def optimizers_at(source: Mapping[str, Any], order: Sequence[str], batch_size: int | None = None) -> dict[str, Any]:
     """The optimizers of ``source`` (its zipped lists) in ``order``, their learning rates rescaled from the source's
     batch size to ``batch_size`` (None: the source's; linearly for the SGD family, whose step is a gradient-noise
-    average, unchanged for the adaptive optimizers)."""
+    average, unchanged for the adaptive optimizers). From :data:`SMOKE` it reads the records of ``order`` only."""
+    if isinstance(source, _Smoke):
+        source = source.of(order)
     ratio = 1.0 if batch_size is None else batch_size / source["batch_size"]
     index = [source["optimizers"].index(name) for name in order]
     return {
@@ -60,10 +62,10 @@ def optimizers_at(source: Mapping[str, Any], order: Sequence[str], batch_size: i
     }
 
 
-def _every_optimizer() -> dict[str, list[Any]]:
-    """The zipped lists at smoke: every registered optimizer (:mod:`initmem.run.optimizers`) at the hyperparameters
-    its record trains the small networks with, RunConfig's defaults for the rest."""
-    default, records = RunConfig(), optimizers.records()
+def _zipped(records: Sequence[optimizers.Optimizer]) -> dict[str, list[Any]]:
+    """The zipped lists at smoke: the optimizers of ``records``, each at the hyperparameters its record trains the
+    small networks with, RunConfig's defaults for the rest."""
+    default = RunConfig()
     return {
         "optimizers": [r.name for r in records],
         **{
@@ -73,12 +75,53 @@ def _every_optimizer() -> dict[str, list[Any]]:
     }
 
 
+class _Smoke(Mapping[str, Any]):
+    """The smoke preset: its ``fixed`` values, then every registered optimizer (:mod:`initmem.run.optimizers`) at its
+    record's hyperparameters. The optimizers' lists are made when read, not at import: a page that imports this module
+    without using the smoke preset does not depend on the optimizer listing, and :meth:`of` reads only the records of
+    the optimizers it is given (:func:`optimizers_at`)."""
+
+    def __init__(self, fixed: Mapping[str, Any]) -> None:
+        self._fixed = dict(fixed)
+
+    def of(self, names: Sequence[str] | None = None) -> dict[str, Any]:
+        """The preset as a dict, with the optimizers ``names`` (None: every registered one, the listing)."""
+        chosen = optimizers.records() if names is None else tuple(optimizers.record(name) for name in names)
+        return {**self._fixed, **_zipped(chosen)}
+
+    def __getitem__(self, key: str) -> Any:
+        return self._fixed[key] if key in self._fixed else self.of()[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter([*self._fixed, "optimizers", *ZIPPED])
+
+    def __len__(self) -> int:
+        return len(self._fixed) + 1 + len(ZIPPED)
+
+
+class _Presets(Mapping[str, Mapping[str, Any]]):
+    """The presets by name, each a dict or a function that makes one when the preset is read."""
+
+    def __init__(self, presets: Mapping[str, Mapping[str, Any] | Callable[[], dict[str, Any]]]) -> None:
+        self._presets = dict(presets)
+
+    def __getitem__(self, name: str) -> Mapping[str, Any]:
+        preset = self._presets[name]
+        return preset() if callable(preset) else preset
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._presets)
+
+    def __len__(self) -> int:
+        return len(self._presets)
+
+
 # fmt: off
-#: At smoke it trains every registered optimizer, each at its record's hyperparameters.
-SMOKE = {
+#: At smoke it trains every registered optimizer, each at its record's hyperparameters (made when read: :class:`_Smoke`).
+SMOKE = _Smoke({
     **SMOKE_RUN, **SMOKE_DATA, "model": "resnet9", "width": 4, "logit_scale": None, "batch_size": 50, "epochs": 3, "eval_every": 1,
-    "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0], **_every_optimizer(),
-}
+    "warmup_epochs": 0.0, "sigma_ws": [0.5, 2.0], "seeds": [0],
+})
 CPU = {
     **CPU_OPTIMIZER_RUNS, "sigma_ws": CPU_SIGMAS, "seeds": CPU_FIVE_SEEDS,
     "optimizers": list(optimizers.in_paper()),
@@ -112,7 +155,7 @@ GPU = {
 EXPERIMENT = Experiment(
     name="01_optimizers",
     spec=spec,
-    presets={"smoke": SMOKE, "cpu": CPU, "gpu": GPU, "paper": PAPER},
+    presets=_Presets({"smoke": SMOKE.of, "cpu": CPU, "gpu": GPU, "paper": PAPER}),
     notes={
         "cpu": (
             Note(
