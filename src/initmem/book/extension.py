@@ -3,8 +3,7 @@
 * MathJax on every page (titles with math appear in every page's navigation);
 * figures pasted from another page's glue (:class:`PasteFigures`: myst-nb cannot paste an SVG), described by the alt
   text their notebook wrote and linked to their full-size SVG (:class:`DescribeFigures`, :func:`svg_title`);
-* numbers pasted into prose (``{glue:text}`key:.2f```) in the book's number format (:class:`TypesetPastedText`:
-  a Unicode minus, no negative zero);
+* numbers pasted into prose in the book's number format (:class:`TypesetPastedText`);
 * a page that pastes from another rebuilt when the other changes (:func:`note_paste_dependencies`);
 * repository buttons to the clone's hosted remote (:func:`initmem.book.repository.configure_repository_buttons`);
 * plain-text titles for the browser's tab (:func:`plain_title`);
