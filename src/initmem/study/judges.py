@@ -7,7 +7,7 @@ them in ledger order with the experiment each reads.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
@@ -45,6 +45,7 @@ __all__ = [
     "learning_rates_note",
     "DEPTH_MARGIN_PP",
     "SLOPE_MARGIN",
+    "adaptive_in",
     "compared_horizons",
     "most_coupled_adaptive",
     "depth_interaction",
@@ -143,12 +144,16 @@ def _failed_runs(train: xr.DataArray, dims: tuple[str, ...]) -> str:
     return ", ".join(named) or "none"
 
 
+def adaptive_in(names: Iterable[str]) -> list[str]:
+    """The adaptive optimizers among ``names`` (an experiment's ``optimizer`` coordinate), in its order; each record
+    is looked up alone, so a page judging them depends on those records, not on the listing of every optimizer."""
+    return [str(name) for name in names if optimizers.record(str(name)).family == "adaptive"]
+
+
 def _c2(ds: xr.Dataset) -> list[Row]:
     sgd = ds.sel(optimizer="sgd")
     rows = []
-    for optimizer in optimizers.family("adaptive"):  # the registered adaptive optimizers; those absent are skipped
-        if optimizer not in ds["optimizer"].values:
-            continue
+    for optimizer in adaptive_in(ds["optimizer"].values):
         part = optimizers.label(optimizer)
         other = ds.sel(optimizer=optimizer)
         failed = _failed_runs(other["final_train_acc"], ("sigma_w", "seed"))
@@ -405,7 +410,7 @@ def most_coupled_adaptive(slopes: xr.DataArray) -> str:
     """C7's comparison for SGD: of the adaptive optimizers in ``slopes`` (the norm coupling of experiment 06,
     :func:`initmem.study.analysis.norm_coupling`, dims ``(optimizer, seed)``), the one whose mean slope is largest,
     the hardest to tell from SGD."""
-    present = [o for o in optimizers.family("adaptive") if o in slopes["optimizer"].values]
+    present = adaptive_in(slopes["optimizer"].values)
     return max(present, key=lambda o: float(slopes.sel(optimizer=o).mean()))
 
 
@@ -425,7 +430,7 @@ def norm_slope_difference(x: np.ndarray) -> Callable[[np.ndarray, np.ndarray], n
 def _c7(ds: xr.Dataset) -> list[Row]:
     from .analysis import last_finite, norm_coupling
 
-    present = [o for o in optimizers.family("adaptive") if o in ds["optimizer"].values]
+    present = adaptive_in(ds["optimizer"].values)
     slopes = norm_coupling(ds)  # (optimizer, seed)
     strongest = most_coupled_adaptive(slopes)
     x = np.log(ds["weight_norm"].isel(epoch=0).sel(optimizer="sgd")).transpose("sigma_w", "seed").values
