@@ -56,10 +56,10 @@ aux_lrs = None
 # %% tags=["hide-input"]
 from myst_nb import glue
 
+from initmem.base.numbers import decimal, p_text
 from initmem.book import page
 from initmem.run.optimizers import names as optimizer_names
 from initmem.study import analysis, plots
-from initmem.study.numbers import decimal, p_text
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)
@@ -211,8 +211,8 @@ page.figure(plots.norm_trajectories(ds, col="optimizer"), "e01_fig_norms", sourc
 
 
 # %% tags=["remove-cell"]
+from initmem.base.numbers import typeset
 from initmem.study import precision
-from initmem.study.numbers import typeset
 
 glue("e01_bf16_sigmas", " and ".join(f"{s:g}" for s in precision.PARITY_SIGMA_WS), display=False)
 glue("e01_bf16_margin", precision.PARITY_MARGIN_PP, display=False)

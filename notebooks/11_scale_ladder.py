@@ -57,11 +57,11 @@ aux_lrs = None
 import pandas as pd
 from myst_nb import glue
 
+from initmem.base.numbers import decimal, typeset
 from initmem.base.reads import note
 from initmem.book import page
 from initmem.study import costs, ladder, plots, preregistration
 from initmem.study.layout import results_paths
-from initmem.study.numbers import decimal, typeset
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)

@@ -33,6 +33,7 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
+from initmem.base.numbers import typeset
 from initmem.book import page
 from initmem.study import (
     boundary_coverage,
@@ -49,7 +50,6 @@ from initmem.study import (
     row_power,
     rules,
 )
-from initmem.study.numbers import typeset
 
 plots.use_book_style()  # the book's figure style: SVG, as on every page
 

@@ -459,7 +459,7 @@ def test_no_page_shows_raw_myst_or_a_tab(html_dir):
     assert not tabs, f"pages whose text holds a TAB: {json.dumps(tabs, indent=1)}"
 
 
-#: What the book's number format (initmem.study.numbers) never prints: an ASCII plus-minus, a negative zero, "1 threads",
+#: What the book's number format (initmem.base.numbers) never prints: an ASCII plus-minus, a negative zero, "1 threads",
 #: and a backtick left unrendered.
 OFF_FORMAT = {
     "+-": re.compile(r"\+-"),
@@ -479,7 +479,7 @@ def _book_pages(html_dir: Path) -> list[str]:
 def test_the_pages_text_keeps_the_books_number_format(html_dir):
     """The prose and tables the pages show (text outside code) hold no "+-", no negative zero, no "1 threads", no raw
     backtick, and no interval of percentage points beyond ±100 (an accuracy difference is clipped there, and says so).
-    Meaningful once the pages are executed by the code that formats so (initmem.study.numbers)."""
+    Meaningful once the pages are executed by the code that formats so (initmem.base.numbers)."""
     found: dict[str, list[str]] = {}
     for page in _book_pages(html_dir):
         parser = _ProseText()

@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 
+from initmem.base.numbers import p_text
 from initmem.study import boundary, claims, phase
-from initmem.study.numbers import p_text
 
 COMMITTED = Path(__file__).resolve().parents[1] / "results" / "cpu" / "10_phase_diagram.nc"
 

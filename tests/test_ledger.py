@@ -8,6 +8,7 @@ import json
 import numpy as np
 import pytest
 
+from initmem.base.numbers import decimal, p_text
 from initmem.study import claims
 from initmem.study.claims import (
     IN_DIRECTION,
@@ -17,7 +18,6 @@ from initmem.study.claims import (
     PREMISE_NOT_MET,
     SIZE_CONTRADICTED,
 )
-from initmem.study.numbers import decimal, p_text
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 from test_claims import SEEDS, memory, quick_nulls  # noqa: F401  (quick_nulls: an autouse fixture, used here too)
 

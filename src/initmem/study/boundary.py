@@ -143,8 +143,8 @@ class LackOfFit:
     p_value: float
 
     def format(self) -> str:
-        """``"F(30, 132) = 2.8, p = 4e-5"`` (:mod:`initmem.study.numbers`' format)."""
-        from .numbers import decimal, p_text
+        """``"F(30, 132) = 2.8, p = 4e-5"`` (:mod:`initmem.base.numbers`' format)."""
+        from ..base.numbers import decimal, p_text
 
         return f"F({self.df_fit}, {self.df_pure}) = {decimal(self.f)}, p = {p_text(self.p_value)}"
 

@@ -151,7 +151,7 @@ def coverage_frame(ds: xr.Dataset) -> Any:
     one row per true x0, the coverage of each fit and B1's share "in size", as percentages."""
     import pandas as pd
 
-    from .numbers import decimal
+    from ..base.numbers import decimal
 
     rows = {
         decimal(float(x0), 2): {

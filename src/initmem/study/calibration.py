@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..base.numbers import ACCURACY_DIFFERENCE, SPREAD_DIFFERENCE
 from ..base.package_data import finite_numbers, read_package_json
-from .numbers import ACCURACY_DIFFERENCE, SPREAD_DIFFERENCE
 from .stats import LEVEL, Interval, _cross_fit
 
 __all__ = [

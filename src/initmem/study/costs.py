@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from ..base.numbers import typeset
 from ..base.package_data import finite_numbers, is_number, read_package_json
 from ..base.reads import listed, note
 from ..run.config import RunConfig
@@ -46,7 +47,6 @@ from ..sweeps.store import read_checked
 from . import registry
 from .flops import TRAIN_PASSES, forward_flops
 from .layout import results_paths
-from .numbers import typeset
 from .presets import notebook_parameters
 from .registry import EXPERIMENT_SPECS, experiment_spec
 

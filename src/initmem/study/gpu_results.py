@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Any
 
 import xarray as xr
 
+from ..base.numbers import decimal
 from . import ladder
 from .experiments.e11_scale_ladder import EXPERIMENT as _LADDER
 from .layout import results_paths
-from .numbers import decimal
 from .results import load_results
 
 if TYPE_CHECKING:

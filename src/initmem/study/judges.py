@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..base.numbers import decimal
 from ..run import optimizers
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import experiments, rules
@@ -32,7 +33,6 @@ from .ledger import (
     spread_text,
 )
 from .nulls import contrast_null, contrast_null_floor, spread_null, spread_null_floor
-from .numbers import decimal
 from .rules import INCONCLUSIVE, PREMISE_NOT_MET, Verdict
 from .stats import Interval, finite_runs, mean_interval
 

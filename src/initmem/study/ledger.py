@@ -22,11 +22,11 @@ import numpy as np
 import xarray as xr
 
 from ..base import records
+from ..base.numbers import significant
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import rules
 from .calibration import CrossFitted
 from .nulls import NullTest, spread_null
-from .numbers import significant
 from .rules import INCONCLUSIVE, Verdict
 from .stats import Interval, cross_fitted_spreads, finite_runs, mean_interval
 
@@ -80,9 +80,9 @@ def band(claim: str, part: str = "") -> tuple[float, float] | None:
 
 
 def band_text(claim: str, part: str = "") -> str:
-    """The band of :func:`band` as the rules print it, in the book's number format (:mod:`initmem.study.numbers`):
+    """The band of :func:`band` as the rules print it, in the book's number format (:mod:`initmem.base.numbers`):
     the paper's number "±" the band's half-width, each with up to three significant digits
-    (:func:`~initmem.study.numbers.significant`), so that the half-width is the rule's own (C1's 30 % of 26.5 is
+    (:func:`~initmem.base.numbers.significant`), so that the half-width is the rule's own (C1's 30 % of 26.5 is
     7.95, not 8.0).
 
     >>> band_text("C2", "Muon"), band_text("C1")

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..base.numbers import decimal, p_text, typeset
 from .ledger import claim_record
-from .numbers import decimal, p_text, typeset
 from .rules import INCONCLUSIVE, PREMISE_NOT_MET, STRENGTH, VERDICTS
 
 __all__ = [
@@ -68,7 +68,7 @@ _EFFECT_SHORT = {
 
 def _number(centre: Any, low: Any, high: Any, unit: str) -> str:
     """``centre`` with its interval, in the row's unit (pp to one decimal, other units to two; the book's number
-    format, :func:`initmem.study.numbers.decimal`)."""
+    format, :func:`initmem.base.numbers.decimal`)."""
     if not _given(centre):
         return "not measured"
     unit, digits = (" pp", 1) if unit == "pp" else ("", 2)
@@ -183,7 +183,7 @@ def verdict_box(table: Any, claims: str | list[str]) -> str:
     :func:`reproduction_table` for a chapter: per claim its question and the paper's statement, a small table with
     each row's direction effect, size against the band and verdict (:func:`verdict_table`), and the long explanation
     (each row's reason, ours, clocks and note, and the claim's rule) in a collapsed block (a MyST dropdown); in the
-    book's number format (:func:`initmem.study.numbers.typeset`)."""
+    book's number format (:func:`initmem.base.numbers.typeset`)."""
     claims = [claims] if isinstance(claims, str) else list(claims)
     blocks = []
     for claim in claims:

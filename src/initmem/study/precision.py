@@ -20,13 +20,13 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..base.numbers import p_text
 from . import rules
 from .calibration import CrossFitted
 from .experiments import judged_by
 from .layout import results_paths
 from .ledger import cross_fitted, interval_of
 from .nulls import contrast_null_floor, spread_null_floor
-from .numbers import p_text
 from .registry import experiment_spec
 from .results import run_experiment
 from .stats import Interval

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .numbers import p_text
+from ..base.numbers import p_text
 from .stats import LEVEL, Interval
 
 __all__ = [

@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import xarray as xr
 
+from ..base.numbers import ACCURACY_DIFFERENCE, decimal, p_text
 from ..run.thresholds import DIVERGENCE_FACTOR
-from .numbers import ACCURACY_DIFFERENCE, decimal, p_text
 
 __all__ = [
     "LEVEL",
@@ -82,7 +82,7 @@ class Interval:
 
     def format(self, unit: str = " pp", digits: int = 1) -> str:
         """``"5.8 pp [95 % CI 4.1, 7.5; t over 3 seeds]"`` (negative numbers with the minus sign,
-        :func:`initmem.study.numbers.decimal`); ``"n/a"`` without an estimate."""
+        :func:`initmem.base.numbers.decimal`); ``"n/a"`` without an estimate."""
         if not math.isfinite(self.estimate):
             return "n/a"
         text = f"{decimal(self.estimate, digits)}{unit}"

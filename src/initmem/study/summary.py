@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
+from ..base.numbers import ACCURACY_DIFFERENCE, decimal
 from ..run import optimizers
 from .calibration import CrossFitted
 from .nulls import spread_null
-from .numbers import ACCURACY_DIFFERENCE, decimal
 from .stats import LEVEL, SEED_DIM, cross_fitted_spreads, finite_runs, n_diverged, seed_mean
 from .tables import LABELS, format_value, present
 

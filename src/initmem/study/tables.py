@@ -14,7 +14,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .numbers import ACCURACY_DIFFERENCE, decimal, p_text, significant
+from ..base.numbers import ACCURACY_DIFFERENCE, decimal, p_text, significant
 
 __all__ = ["LABELS", "INDEX_LABELS", "present", "format_value"]
 
@@ -82,7 +82,7 @@ _PP_DIGITS = 1
 
 
 def format_value(name: str, value: Any) -> str:
-    """One cell in the book's number format (:mod:`initmem.study.numbers`): percentages and pp with one decimal,
+    """One cell in the book's number format (:mod:`initmem.base.numbers`): percentages and pp with one decimal,
     clocks and norms with three significant digits, p-values with two (below 0.001 as ``2e-4``), a negative number
     with the minus sign and never "−0.0", counts (and any integer value) as integers with thousands separators; NaN
     as an en dash."""
@@ -158,7 +158,7 @@ def _interval_columns(column: str, columns: Sequence[str] = ()) -> tuple[str, st
 
 def _interval_cell(name: str, value: Any, low: Any, high: Any) -> str:
     """``"21.2 [15.2, 27.1]"``; ``"61.1 [28.8, 100.0, clipped]"`` where a bound of an accuracy difference (pp) sits
-    at what is possible (:data:`initmem.study.numbers.ACCURACY_DIFFERENCE`: the interval was clipped there)."""
+    at what is possible (:data:`initmem.base.numbers.ACCURACY_DIFFERENCE`: the interval was clipped there)."""
     centre = format_value(name, value)
     if any(v is None or (isinstance(v, float) and math.isnan(v)) for v in (low, high)):
         return centre
