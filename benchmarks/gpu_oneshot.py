@@ -56,7 +56,8 @@ from initmem.base.files import atomic_write
 from initmem.base.paths import git_commit
 from initmem.run.config import ConfigError
 from initmem.run.thresholds import INTERPOLATION_THRESHOLD
-from initmem.study import costs, gpu_results, ladder, presets, registry, results, timed
+from initmem.study import costs, gpu_results, ladder, results, timed
+from initmem.study.design import presets, registry
 from initmem.study.experiments import e11_scale_ladder
 from initmem.sweeps import SweepSpec, sweep
 from initmem.sweeps.budget import Deadline, DeadlineExceeded, run_groups, train_group

@@ -22,7 +22,7 @@
 # the verdict at this preset, then each optimizer's test accuracy against $\sigma_w$.
 
 # %% tags=["parameters"]
-# Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
+# Every parameter left at None takes its value from `preset` (initmem.study.design.presets), where each preset's values are
 # defined once; set one to change it, e.g. `sigma_ws = [0.1, 2.5]`. The table at the end of the page lists the values
 # the page was computed with and what each means. train_missing = True trains the runs that are not in results_dir
 # (`initmem experiments` does that by itself); None refuses to start more than a minute of training.
@@ -100,7 +100,7 @@ page.verdict_box("01_optimizers", ds)
 # This notebook runs the five optimizers (SGD, SGD with momentum, Adam, AdamW, Muon) over the $\sigma_w$ grid
 # of the preset and reports, for every optimizer, the spread of the selected test accuracy and, beside it,
 # the spread of the final-epoch test accuracy (the predictor without early stopping). The learning rates
-# and the other choices the paper does not state are listed with their reasons in `initmem.study.preset_notes`
+# and the other choices the paper does not state are listed with their reasons in `initmem.study.design.preset_notes`
 # (rendered in the Setup chapter).
 
 # %% [markdown]

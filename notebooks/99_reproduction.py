@@ -42,14 +42,13 @@ from initmem.study import (
     forest,
     gpu_results,
     ladder,
-    layout,
     plots,
-    presets,
     replays,
     results,
     row_power,
     rules,
 )
+from initmem.study.design import layout, presets
 
 plots.use_book_style()  # the book's figure style: SVG, as on every page
 

@@ -15,7 +15,8 @@ import json
 import sys
 from pathlib import Path
 
-from initmem.study import precision, presets, registry
+from initmem.study import precision
+from initmem.study.design import presets, registry
 from initmem.sweeps.spec import SweepSpec
 
 

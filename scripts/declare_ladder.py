@@ -18,7 +18,8 @@ from pathlib import Path
 import xarray as xr
 
 from initmem.base.paths import git_commit
-from initmem.study import costs, presets
+from initmem.study import costs
+from initmem.study.design import presets
 from initmem.study.experiments import e11_scale_ladder as e11
 from initmem.study.preregistration import shift_power
 from initmem.study.stats import cross_fitted_spreads

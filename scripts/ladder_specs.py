@@ -18,7 +18,7 @@ import argparse
 import json
 from pathlib import Path
 
-from initmem.study import presets, registry
+from initmem.study.design import presets, registry
 from initmem.study.preregistration import read_design
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -218,7 +218,7 @@ def test_a_minute_of_missing_runs_trains_without_asking(tmp_path, monkeypatch):
 
 
 def test_a_relative_results_dir_is_taken_from_the_repository_root(tmp_path, monkeypatch):
-    from initmem.study import layout
+    from initmem.study.design import layout
 
     root = tmp_path / "checkout"
     (root / "book" / "generated").mkdir(parents=True)

@@ -169,7 +169,7 @@ TORCH_FREE = (
     "initmem.study.results",
     "initmem.study.costs",
     "initmem.study.gpu_results",
-    "initmem.study.preset_notes",
+    "initmem.study.design.preset_notes",
     "initmem.study.timed",
     "initmem.sweeps.budget",
     "initmem.theory",
@@ -255,7 +255,7 @@ def test_the_command_line_answers_version_and_help_without_heavy_imports(argv):
 NOT_FOR_THE_LIGHT_COMMANDS = (
     "initmem.run",
     "initmem.sweeps",
-    "initmem.study.presets",
+    "initmem.study.design.presets",
     "initmem.study.experiments",
     "initmem.base.files",
     "initmem.base.claims",
@@ -276,8 +276,8 @@ def test_a_commands_help_imports_what_its_arguments_need():
     use, not before."""
     assert "initmem.run.config" in _imported_by(["train", "--help"])[1]
     experiments = _imported_by(["experiments", "--help"])[1]
-    assert "initmem.study.layout" in experiments
-    assert not {"initmem.study.presets", "initmem.study.experiments", "initmem.sweeps.cluster"} & experiments
+    assert "initmem.study.design.layout" in experiments
+    assert not {"initmem.study.design.presets", "initmem.study.experiments", "initmem.sweeps.cluster"} & experiments
     sweep = _imported_by(["sweep", "--help"])[1]
     assert "initmem.sweeps.cluster_flags" in sweep
     assert "initmem.sweeps.cluster" not in sweep

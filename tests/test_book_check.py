@@ -260,7 +260,7 @@ def test_pasting_pages_finds_block_and_inline_pastes_but_not_a_pages_own(tmp_pat
 
 
 def test_the_check_names_a_changed_parameter_and_a_page_not_executed(book, monkeypatch):
-    from initmem.study import presets
+    from initmem.study.design import presets
 
     monkeypatch.setitem(presets.NOTEBOOK_PARAMETERS["smoke"], "T9_theory", {"scale": 2})
     (book / "notebooks" / "T8_new.py").write_text(_page("initmem.theory"))

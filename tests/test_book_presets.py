@@ -9,7 +9,8 @@ import xarray as xr
 
 from initmem.book.runner import DEFAULT_RESULTS_DIR, discover_notebooks
 from initmem.run.config import EXECUTION_FIELDS, RunConfig
-from initmem.study import costs, presets, registry, results
+from initmem.study import costs, results
+from initmem.study.design import presets, registry
 
 #: Experiments whose complete results a reader notebook needs (07 and 99 tolerate missing experiments).
 REQUIRES = {"06_norms": ("01_optimizers",)}

@@ -12,7 +12,8 @@ import torch
 
 from initmem.run.config import RunConfig
 from initmem.run.models import cifar_resnet, resnet9
-from initmem.study import cost_fit, costs, flops, presets
+from initmem.study import cost_fit, costs, flops
+from initmem.study.design import presets
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "results" / "cpu"

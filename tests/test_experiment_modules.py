@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from initmem.run import optimizers
-from initmem.study import experiments, judges, presets, registry
+from initmem.study import experiments, judges
+from initmem.study.design import presets, registry
 from initmem.study.experiments import DISCOVERED
 
 REPO = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import xarray as xr
 
-from initmem.study import presets
+from initmem.study.design import presets
 from initmem.sweeps.budget import DeadlineExceeded, train_group
 from initmem.sweeps.store import CHECKSUM_ATTR, load_run
 

@@ -17,7 +17,8 @@ jupytext = pytest.importorskip("jupytext")
 nbformat = pytest.importorskip("nbformat")
 
 from initmem.book import runner as experiments  # noqa: E402
-from initmem.study import costs, preset_notes, presets, registry  # noqa: E402
+from initmem.study import costs  # noqa: E402
+from initmem.study.design import preset_notes, presets, registry  # noqa: E402
 from initmem.study.experiments import DISCOVERED  # noqa: E402
 
 pytestmark = pytest.mark.slow

@@ -38,7 +38,7 @@ def test_source_note_gives_other_files_as_paths(tmp_path):
 
 def test_the_reproduce_command_carries_the_parameters_that_differ_from_the_preset(tmp_path):
     """The page's command reproduces the page: one -p per value that is not the preset's, quoted for the shell."""
-    from initmem.study import presets
+    from initmem.study.design import presets
 
     p = presets.notebook_parameters("cpu", "04_batch_size")
     assert page.source_note("04_batch_size", "cpu", results_dir=tmp_path, parameters=p).endswith(

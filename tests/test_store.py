@@ -14,7 +14,7 @@ import xarray as xr
 from initmem.cli import recorded_config
 from initmem.run.config import ConfigError
 from initmem.study import costs, gpu_results, results
-from initmem.study.layout import results_paths
+from initmem.study.design.layout import results_paths
 from initmem.sweeps.store import CHECKSUM_ATTR, ChecksumError, load_run, read_checked, write_run
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..base.paths import RootError, find_repo_root
-from ..study.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
+from ..study.design.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
 from .exploration import rerun_command
 
 __all__ = [
@@ -204,8 +204,8 @@ def source_note(
 
 def overrides(page: str, preset: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
     """The ``parameters`` of notebook ``page`` whose values differ from ``preset``'s
-    (:func:`initmem.study.presets.notebook_parameters`): the ``-p`` flags that reproduce the page."""
-    from ..study.presets import notebook_parameters
+    (:func:`initmem.study.design.presets.notebook_parameters`): the ``-p`` flags that reproduce the page."""
+    from ..study.design.presets import notebook_parameters
 
     values = notebook_parameters(preset, page)
     return {key: value for key, value in parameters.items() if key in values and values[key] != value}
@@ -247,13 +247,13 @@ def against_record(experiment: str, ds: Any, record: Any, claims: list[str] | No
 
 def parameters(preset: str, values: Mapping[str, Any]) -> None:
     """What closes every experiment page: the values it was computed with and what each means
-    (:data:`initmem.study.registry.PARAMETERS`), as a list in a dropdown (long meanings read as text, not as table
+    (:data:`initmem.study.design.registry.PARAMETERS`), as a list in a dropdown (long meanings read as text, not as table
     cells)."""
     import json
 
     from IPython.display import Markdown, display
 
-    from ..study.registry import PARAMETERS
+    from ..study.design.registry import PARAMETERS
 
     items = [
         f"`{key}` = `{json.dumps(value)}`\n: {PARAMETERS.get(key, '')}"

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..base.paths import EXECUTOR_ENV, FRESH_ENV, SCHEDULER_ENV, find_repo_root
-from ..study.layout import PRESETS, RECORD_OUT_DIR
+from ..study.design.layout import PRESETS, RECORD_OUT_DIR
 
 __all__ = ["GPU_PRESETS", "add_arguments", "add_root_argument", "check_preset", "run", "phase_line"]
 
@@ -197,8 +197,8 @@ def _replication_check(root: Path, preset: str, results: list) -> None:
     """Print, for each fresh chapter that builds a sweep, how its runs agree with the committed record's at the same
     preset, ``results/<preset>/<name>.nc`` (:func:`initmem.study.replication.replication_lines`), or why there is
     nothing to compare with."""
-    from ..study.layout import RECORD_RESULTS_DIR, results_paths
-    from ..study.registry import EXPERIMENT_SPECS
+    from ..study.design.layout import RECORD_RESULTS_DIR, results_paths
+    from ..study.design.registry import EXPERIMENT_SPECS
     from ..study.replication import replication_lines
     from ..sweeps.store import read_checked
 
@@ -216,7 +216,7 @@ def _replication_check(root: Path, preset: str, results: list) -> None:
 
 def check_preset(args: argparse.Namespace) -> None:
     """Raise a one-line :class:`~initmem.run.config.ConfigError` (exit status 2) for a ``--preset`` that is not one of
-    :data:`~initmem.study.layout.PRESETS`, or for a preset of :data:`GPU_PRESETS` on a machine where CUDA is not
+    :data:`~initmem.study.design.layout.PRESETS`, or for a preset of :data:`GPU_PRESETS` on a machine where CUDA is not
     available (with its price, :func:`_price`), unless ``--allow-cpu``; None (``initmem book``'s default) passes."""
     from ..run.config import ConfigError
 
@@ -240,8 +240,8 @@ def _price(args: argparse.Namespace) -> str:
     no experiment: the runner says so once the preset is allowed)."""
     from ..book.runner import select_notebooks
     from ..study import costs
-    from ..study import presets as _presets
-    from ..study.registry import EXPERIMENT_SPECS
+    from ..study.design import presets as _presets
+    from ..study.design.registry import EXPERIMENT_SPECS
 
     try:
         picked = select_notebooks(getattr(args, "only", None), list(_presets.NOTEBOOK_PARAMETERS[args.preset]))

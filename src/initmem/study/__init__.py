@@ -1,7 +1,7 @@
 """The study: the paper's experiments, their presets, results, statistics, verdicts and figures.
 
-* the experiments: :mod:`~initmem.study.presets`, :mod:`~initmem.study.preset_notes` (the choices the paper does not
-  state), :mod:`~initmem.study.registry` (each experiment's sweep from its parameters), :mod:`~initmem.study.costs`;
+* the experiments: :mod:`~initmem.study.design.presets`, :mod:`~initmem.study.design.preset_notes` (the choices the paper does not
+  state), :mod:`~initmem.study.design.registry` (each experiment's sweep from its parameters), :mod:`~initmem.study.costs`;
 * their results: :mod:`~initmem.study.results` (load-or-run, where results live), :mod:`~initmem.study.timed` (within
   a wall-time budget), :mod:`~initmem.study.reuse` (what an exploration takes from the committed record);
 * reading them: :mod:`~initmem.study.stats`, :mod:`~initmem.study.summary`, :mod:`~initmem.study.analysis`,

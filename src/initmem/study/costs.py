@@ -2,7 +2,7 @@
 throughput), measured after (from its run files).
 
 * :func:`estimate_cost` -- runs, images, single-core seconds (with the model's p10-p90 band) and A100 seconds of an
-  experiment at a preset, from the experiment's sweep (:func:`initmem.study.registry.experiment_spec`);
+  experiment at a preset, from the experiment's sweep (:func:`initmem.study.design.registry.experiment_spec`);
   :func:`estimate_runs` -- the same for any list of runs (a design not yet in the registry); :func:`price` -- that
   cost in one phrase;
 * :func:`measured_costs` -- what the committed runs of a preset took, read from their provenance;
@@ -44,11 +44,11 @@ from ..run.config import RunConfig
 from ..run.variables import recorded_epochs
 from ..sweeps.spec import SweepSpec
 from ..sweeps.store import read_checked
-from . import registry
+from .design import registry
+from .design.layout import results_paths
+from .design.presets import notebook_parameters
+from .design.registry import EXPERIMENT_SPECS, experiment_spec
 from .flops import TRAIN_PASSES, forward_flops
-from .layout import results_paths
-from .presets import notebook_parameters
-from .registry import EXPERIMENT_SPECS, experiment_spec
 
 __all__ = [
     "COST_MODEL_FILE",
@@ -228,7 +228,7 @@ def estimate_seconds(configs: Iterable[RunConfig]) -> float:
 def estimate_cost(preset: str, name: str) -> dict[str, Any]:
     """Runs, estimated single-core seconds and A100 seconds of notebook ``name`` at ``preset`` (module docstring).
 
-    The runs are those of the experiment's sweep (:func:`initmem.study.registry.experiment_spec`). Returns
+    The runs are those of the experiment's sweep (:func:`initmem.study.design.registry.experiment_spec`). Returns
     :func:`estimate_runs`'s dict; ``wall_seconds`` divides by the preset's ``workers`` (at least 1). At the gpu
     and paper presets the core-seconds are what one core of the development machine would need.
     """

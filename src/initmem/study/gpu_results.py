@@ -23,8 +23,8 @@ import xarray as xr
 
 from ..base.numbers import decimal
 from . import ladder
+from .design.layout import results_paths
 from .experiments.e11_scale_ladder import EXPERIMENT as _LADDER
-from .layout import results_paths
 from .results import load_results
 
 if TYPE_CHECKING:

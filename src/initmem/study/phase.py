@@ -175,7 +175,7 @@ def batch_axis_configs(parameters: Mapping[str, Any], batch_sizes: Sequence[int]
     :class:`~initmem.run.config.RunConfig` objects in the sweep's order, for :func:`initmem.study.costs.estimate_runs`.
     """
     from ..sweeps.spec import SweepSpec
-    from .registry import experiment_spec
+    from .design.registry import experiment_spec
 
     diagram = SweepSpec.from_dict(experiment_spec("10_phase_diagram", parameters))
     spec = experiment_spec("10_phase_diagram", {**parameters, "weight_decays": [0.0], "extra_cells": None})

@@ -23,11 +23,11 @@ import xarray as xr
 from ..base.numbers import p_text
 from . import rules
 from .calibration import CrossFitted
+from .design.layout import results_paths
+from .design.registry import experiment_spec
 from .experiments import judged_by
-from .layout import results_paths
 from .ledger import cross_fitted, interval_of
 from .nulls import contrast_null_floor, spread_null_floor
-from .registry import experiment_spec
 from .results import run_experiment
 from .stats import Interval
 
@@ -83,7 +83,7 @@ IN_PARITY, NOT_IN_PARITY, NOT_ESTABLISHED = "in parity", "not in parity", "parit
 
 
 def parity_spec(spec: dict[str, Any]) -> dict[str, Any]:
-    """Chapter 01's sweep spec (``base``, ``grid``, ``zip``: :func:`initmem.study.registry.experiment_spec`) cut to
+    """Chapter 01's sweep spec (``base``, ``grid``, ``zip``: :func:`initmem.study.design.registry.experiment_spec`) cut to
     the parity design: bf16 autocast on, sigma_w :data:`PARITY_SIGMA_WS`, optimizers :data:`PARITY_OPTIMIZERS` with
     their own zipped settings. Raises ValueError when the spec lacks one of them."""
     out = copy.deepcopy(spec)

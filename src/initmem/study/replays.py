@@ -20,7 +20,7 @@ import numpy as np
 
 from ..base.reads import listed
 from ..sweeps.store import read_checked
-from .layout import results_paths
+from .design.layout import results_paths
 
 __all__ = ["replay_pairs", "replay_summary"]
 

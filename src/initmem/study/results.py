@@ -29,11 +29,11 @@ from ..base.reads import note
 from ..sweeps.driver import sweep
 from ..sweeps.spec import SweepSpec
 from ..sweeps.store import read_checked, write_run
-from . import registry
 from .costs import estimate_runs, price
-from .layout import results_paths
-from .presets import resolve_parameters
-from .registry import EXPERIMENT_ATTRS, experiment_spec
+from .design import registry
+from .design.layout import results_paths
+from .design.presets import resolve_parameters
+from .design.registry import EXPERIMENT_ATTRS, experiment_spec
 from .reuse import plan_runs, record_stores
 
 __all__ = [
@@ -116,7 +116,7 @@ def run_experiment(
 ) -> xr.Dataset:
     """Load-or-run the sweep ``spec`` of experiment ``name`` and save the combined Dataset.
 
-    Runs are cached in ``<results_dir>/<preset>/<name>/runs/`` (:mod:`initmem.study.layout`; a relative
+    Runs are cached in ``<results_dir>/<preset>/<name>/runs/`` (:mod:`initmem.study.design.layout`; a relative
     ``results_dir`` is taken from the repository root): a run already there is read, not trained. The combined
     Dataset gets the attributes ``preset`` and ``experiment`` and is written to ``<results_dir>/<preset>/<name>.nc``,
     unless that file already holds exactly these runs (then the stored file is returned unchanged).
@@ -166,7 +166,7 @@ def notebook_experiment(name: str, namespace: Mapping[str, Any]) -> tuple[xr.Dat
 
     ``namespace`` is the notebook's ``globals()``: ``preset``, ``results_dir`` and ``train_missing`` from its
     parameters cell, and every experiment parameter, None for "the preset's value"
-    (:func:`initmem.study.presets.resolve_parameters`). Builds the sweep with the registry and loads or runs it with
+    (:func:`initmem.study.design.presets.resolve_parameters`). Builds the sweep with the registry and loads or runs it with
     :func:`run_experiment` (the attributes the registry names for the experiment are stored with it), with the
     executor and scheduler that ``initmem experiments --executor`` sets in the environment
     (:data:`initmem.base.paths.EXECUTOR_ENV`, :data:`~initmem.base.paths.SCHEDULER_ENV`) over the parameters' own.

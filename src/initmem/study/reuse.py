@@ -2,7 +2,7 @@
 to draw and tabulate beside the exploration's.
 
 A run is named by the hash of everything that changes its numbers (:meth:`initmem.run.config.RunConfig.hash`), so a
-record's run file with the hash an exploration needs *is* that run. An exploration (:mod:`initmem.study.layout`)
+record's run file with the hash an exploration needs *is* that run. An exploration (:mod:`initmem.study.design.layout`)
 reads such runs read-only from ``<root>/results/<preset>/<experiment>/runs/``, checksum and hash verified
 (:func:`initmem.sweeps.store.load_run`), and trains only the others into its own folder; the record reads a run
 that another of its chapters holds the same way (chapter 11's first rung is chapter 01's runs).
@@ -30,9 +30,9 @@ from ..sweeps.driver import check_trainable, plan_jobs, reusable
 from ..sweeps.spec import SweepSpec, as_spec
 from ..sweeps.store import file_problem, read_checked
 from .costs import amount, estimate_runs, estimate_seconds, price
-from .layout import RECORD_RESULTS_DIR, resolve_results_dir, results_paths
-from .presets import book_preset
-from .registry import EXPERIMENT_SPECS, experiment_spec
+from .design.layout import RECORD_RESULTS_DIR, resolve_results_dir, results_paths
+from .design.presets import book_preset
+from .design.registry import EXPERIMENT_SPECS, experiment_spec
 
 __all__ = ["record_dir", "record_stores", "RunPlan", "plan_runs", "notebook_plan", "record_results", "duration"]
 

@@ -2,7 +2,7 @@
 
 The experiment's sweep is planned to the time left (:func:`initmem.sweeps.budget.timed_sweep`: as many epochs as fit,
 the runs group by group, a clean stop at the deadline) and its results land where every preset's do
-(:mod:`initmem.study.layout`), so the readers (:func:`initmem.study.results.load_results`, the ledger) read them as
+(:mod:`initmem.study.design.layout`), so the readers (:func:`initmem.study.results.load_results`, the ledger) read them as
 any other. ``benchmarks/gpu_oneshot.py`` runs 01 at preset ``gpu`` with it.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 
 from ..sweeps.budget import Deadline, TimedSweep, timed_sweep
 from ..sweeps.store import write_run
-from .layout import results_paths
+from .design.layout import results_paths
 
 __all__ = ["run_timed_experiment"]
 

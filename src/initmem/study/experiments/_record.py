@@ -9,7 +9,7 @@ from typing import Any
 __all__ = ["Experiment", "Note", "CLOCKS", "LEDGER", "TRAINED"]
 
 #: Group of the experiments whose runs feed the clock collapse (07) and the ledger (99):
-#: :data:`initmem.study.registry.EXPERIMENTS`.
+#: :data:`initmem.study.design.registry.EXPERIMENTS`.
 CLOCKS = "clocks"
 #: Group of the experiments the ledger (99) reads besides those of :data:`CLOCKS` (a claim's verdict or its note).
 LEDGER = "ledger"
@@ -23,7 +23,7 @@ class Note:
     """A choice the paper does not state, at one preset, and why it was made.
 
     ``parameters`` names the preset parameters that hold the choice: the Setup chapter's value column is read from
-    the preset (:func:`initmem.study.preset_notes.notes_table`), so it cannot drift from what runs. ``notebooks``
+    the preset (:func:`initmem.study.design.preset_notes.notes_table`), so it cannot drift from what runs. ``notebooks``
     restricts the row to some notebooks (default: every notebook of the preset that defines one of the parameters;
     in an experiment module's :attr:`Experiment.notes`, that experiment). A choice that no parameter holds (how the
     runs were produced) has no parameters and states itself in ``fact``.

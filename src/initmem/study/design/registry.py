@@ -7,7 +7,7 @@ notebooks. The spec decides every run's config and therefore its cache file: the
 says how an experiment's parameters become runs.
 
 What every parameter means is :data:`PARAMETERS` (one line each, shown in every chapter's table of the values it
-was computed with); which values each preset gives them is :mod:`initmem.study.presets`. A seed sets the weights
+was computed with); which values each preset gives them is :mod:`initmem.study.design.presets`. A seed sets the weights
 and, through ``data_seed`` = seed, the data order. Each spec builder lives in its experiment's module
 (:mod:`initmem.study.experiments`); the tables below are read from those modules.
 """
@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .experiments import CLOCKS, Table, in_group
+from ..experiments import CLOCKS, Table, in_group
 
 # EXPERIMENTS is this module's attribute too (:func:`__getattr__`)
 __all__ = [
@@ -90,7 +90,7 @@ EXPERIMENT_ATTRS: Table = Table(lambda e: e.attrs or Table.ABSENT)
 
 #: Per experiment: a list parameter whose entries name its configurations -> the parameters that hold one entry per
 #: configuration, zipped with it (01's ``lrs`` hold one learning rate per optimizer of ``optimizers``). Setting the
-#: first alone takes the others' entries from the preset (:func:`initmem.study.presets.zipped_defaults`).
+#: first alone takes the others' entries from the preset (:func:`initmem.study.design.presets.zipped_defaults`).
 ZIPPED: Table = Table(lambda e: dict(e.zipped) if e.zipped else Table.ABSENT)
 
 #: Experiment name (the notebook's file name without ``.py``) -> its spec builder.

@@ -17,8 +17,8 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from ..run.config import shown
-from .experiments import Table, in_group, judged_by
+from ...run.config import shown
+from ..experiments import Table, in_group, judged_by
 from .layout import PRESETS
 from .registry import ZIPPED
 
@@ -56,7 +56,7 @@ PRESET_DESCRIPTIONS: dict[str, str] = {
 #: Per-preset parameter overrides, keyed by notebook name: each experiment module's
 #: :attr:`~initmem.study.experiments.Experiment.presets`, in module order. Theory notebooks (``T*``) have none: they
 #: are cheap at every preset. Every value the paper does not state is a choice; each is listed with its reason in
-#: :mod:`initmem.study.preset_notes` (rendered as a table in the book's Setup chapter).
+#: :mod:`initmem.study.design.preset_notes` (rendered as a table in the book's Setup chapter).
 NOTEBOOK_PARAMETERS: dict[str, Table] = {
     preset: Table(lambda e, preset=preset: e.presets.get(preset, Table.ABSENT)) for preset in PRESETS
 }
@@ -122,7 +122,7 @@ def resolve_parameters(name: str, preset: str, given: Mapping[str, Any]) -> dict
 
 
 def zipped_defaults(name: str, preset: str, given: Mapping[str, Any]) -> dict[str, Any]:
-    """The zipped parameters of experiment ``name`` (:data:`initmem.study.registry.ZIPPED`) that ``given`` leaves
+    """The zipped parameters of experiment ``name`` (:data:`initmem.study.design.registry.ZIPPED`) that ``given`` leaves
     unset (missing or None) while it sets the list they follow: each entry the preset's value for that configuration,
     so that ``-p optimizers "[sgd, adam]"`` alone trains each optimizer at its own learning rate, decay and aux lr.
 

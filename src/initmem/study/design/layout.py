@@ -17,12 +17,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..base.paths import RootError, find_repo_root
+from ...base.paths import RootError, find_repo_root
 
 __all__ = ["PRESETS", "RECORD_OUT_DIR", "RECORD_RESULTS_DIR", "EXPLORE_DIR", "resolve_results_dir", "results_paths"]
 
 #: The presets, from cheapest to most expensive: the ``<preset>`` folders of a results directory (their values are
-#: the experiments', :mod:`initmem.study.presets`; the names are here so that ``initmem experiments --help`` imports
+#: the experiments', :mod:`initmem.study.design.presets`; the names are here so that ``initmem experiments --help`` imports
 #: no experiment).
 PRESETS: tuple[str, ...] = ("smoke", "cpu", "gpu", "paper")
 #: The committed record, relative to the root: the executed notebooks the book renders and the results they read.

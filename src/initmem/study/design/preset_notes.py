@@ -2,7 +2,7 @@
 
 :data:`PRESET_NOTES` holds one :class:`Note` per choice: the preset parameters that hold it and the reason; the
 choices of one experiment are in its module (:mod:`initmem.study.experiments`), those of several here.
-:func:`notes_table` renders them with every value read from :mod:`initmem.study.presets`, so the table shows what
+:func:`notes_table` renders them with every value read from :mod:`initmem.study.design.presets`, so the table shows what
 runs and cannot drift from it; only the reasons are prose.
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from . import experiments
-from .experiments import TRAINED, Note, in_group, judged_by
+from .. import experiments
+from ..experiments import TRAINED, Note, in_group, judged_by
 from .presets import NOTEBOOK_PARAMETERS, PRESETS, check_preset
 
 __all__ = ["Note", "PRESET_NOTES", "notes_table", "scale_comparison"]
