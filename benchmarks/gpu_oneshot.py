@@ -21,7 +21,7 @@ network and schedule (chapter 11's cpu preset: SGD and Adam at their learning ra
    the deadline (rerun the printed command to continue: finished runs are reused). Where no probe gave a figure,
    the conservative plan: the narrowest width, stacked if parity held, and no estimate (the first group trains until
    it is done or the deadline comes, the next ones are estimated from its measured time);
-4. the runs through the package's timed runner (:func:`initmem.study.timed.run_timed_experiment`), each written as it
+4. the runs through the package's timed runner (:func:`initmem.study.costs.timed.run_timed_experiment`), each written as it
    finishes into ``<results-dir>/gpu/11_scale_ladder/runs/`` (every run file records its hardware), the combined
    ``11_scale_ladder.nc`` of the conditions whose every run finished, ``oneshot.json`` and the one-page
    ``summary.txt``, printed. Re-running the same command reuses the finished runs.
@@ -56,7 +56,8 @@ from initmem.base.files import atomic_write
 from initmem.base.paths import git_commit
 from initmem.run.config import ConfigError
 from initmem.run.thresholds import INTERPOLATION_THRESHOLD
-from initmem.study import costs, gpu_results, ladder, results, timed
+from initmem.study import gpu_results, ladder
+from initmem.study.costs import costs, results, timed
 from initmem.study.design import presets, registry
 from initmem.study.experiments import e11_scale_ladder
 from initmem.sweeps import SweepSpec, sweep

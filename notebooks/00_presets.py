@@ -34,7 +34,7 @@ from IPython.display import Markdown, display
 
 from initmem.book import page
 from initmem.book.runner import discover_notebooks
-from initmem.study import costs
+from initmem.study.costs import costs
 from initmem.study.design import preset_notes, presets, registry
 
 
@@ -93,7 +93,7 @@ else:
 # %% [markdown]
 # ## Estimated cost at the selected preset
 #
-# `initmem.study.costs.estimate_cost`: single-core seconds from a model fitted to the CPU time the committed cpu runs
+# `initmem.study.costs.costs.estimate_cost`: single-core seconds from a model fitted to the CPU time the committed cpu runs
 # recorded (`scripts/fit_costs.py`, the table `initmem/study/cost_model.json`): each run's FLOPs (trained and
 # evaluated images, counted by hand per network) over an effective FLOP/s per network and image size, with a term per
 # width (a wider network runs nearer the core's peak), one per doubling of the batch, one per optimizer and one per
@@ -193,7 +193,7 @@ display(
 
 # %% tags=["hide-input"]
 from initmem.run.thresholds import INTERPOLATION_THRESHOLD
-from initmem.study import results
+from initmem.study.costs import results
 
 optimizers = results.load_results(results_dir, notes_preset, ["01_optimizers"]).get("01_optimizers")
 if optimizers is None:

@@ -244,7 +244,7 @@ for claim in ("C1", "C2"):  # the smallest p each claim's null can give on the d
 # %% tags=["hide-input"]
 from IPython.display import Markdown, display
 
-from initmem.study import replays
+from initmem.study.costs import replays
 
 bf16 = precision.bf16_results(results_dir, preset, p)
 replayed = replays.replay_pairs(results_dir, preset).query(  # against the record's runs (not the cost replays)

@@ -29,7 +29,8 @@ from myst_nb import glue
 
 from initmem.book import page
 from initmem.run import optimizers
-from initmem.study import analysis, plots, results
+from initmem.study import analysis, plots
+from initmem.study.costs import results
 
 plots.use_book_style()  # SVG figures, legible in the book
 

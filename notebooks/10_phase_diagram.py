@@ -64,7 +64,8 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import boundary, boundary_coverage, costs, phase, phase_plots, results
+from initmem.study import boundary, boundary_coverage, phase, phase_plots
+from initmem.study.costs import costs, results
 from initmem.study.design import presets
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
@@ -312,7 +313,7 @@ glue("e10_batch_axis_sizes", ", ".join(str(b) for b in sorted(batch_sizes)), dis
 # %% [markdown]
 # The sweep has {glue:text}`e10_runs` runs. The cost model (fitted to the CPU time of replays of the record's
 # runs; the band is their spread around it) gives {glue:text}`e10_estimated_cost` of CPU time
-# (`initmem.study.costs.estimate_cost`); measured from its run files: {glue:text}`e10_measured_core_hours:.1f`
+# (`initmem.study.costs.costs.estimate_cost`); measured from its run files: {glue:text}`e10_measured_core_hours:.1f`
 # core-hours (the sum of their wall times, taken while other work shared the cores: an upper bound), on
 # {glue:text}`e10_hardware`.
 #

@@ -35,19 +35,8 @@ from myst_nb import glue
 
 from initmem.base.numbers import typeset
 from initmem.book import page
-from initmem.study import (
-    boundary_coverage,
-    claims,
-    error_rates,
-    forest,
-    gpu_results,
-    ladder,
-    plots,
-    replays,
-    results,
-    row_power,
-    rules,
-)
+from initmem.study import boundary_coverage, claims, error_rates, forest, gpu_results, ladder, plots, row_power, rules
+from initmem.study.costs import replays, results
 from initmem.study.design import layout, presets
 
 plots.use_book_style()  # the book's figure style: SVG, as on every page

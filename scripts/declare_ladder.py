@@ -18,7 +18,7 @@ from pathlib import Path
 import xarray as xr
 
 from initmem.base.paths import git_commit
-from initmem.study import costs
+from initmem.study.costs import costs
 from initmem.study.design import presets
 from initmem.study.experiments import e11_scale_ladder as e11
 from initmem.study.preregistration import shift_power
@@ -138,7 +138,7 @@ def main(out: Path) -> None:
         },
         "power": power,
         "estimated_core_h": round(sum(r["estimated_core_h"] for r in per_rung), 1),
-        "cost_model": "initmem.study.costs (fitted on AMD EPYC CPU time; width 32 takes width 16's term)",
+        "cost_model": "initmem.study.costs.costs (fitted on AMD EPYC CPU time; width 32 takes width 16's term)",
         "written_at_commit": git_commit(),
     }
     out.parent.mkdir(parents=True, exist_ok=True)

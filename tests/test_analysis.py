@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.study import analysis, costs, results
+from initmem.study import analysis
+from initmem.study.costs import costs, results
 from initmem.sweeps import store
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 from tiny import TINY_RUN  # tests/ is on sys.path under pytest

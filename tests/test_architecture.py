@@ -88,7 +88,7 @@ def test_theory_imports_nothing_from_run(module):
 
 
 #: What no benchmark may import: the trainers and the run records. A benchmark measures the package through its
-#: own drivers (initmem.sweeps.sweep, initmem.study.results), so that what it times is what a user runs.
+#: own drivers (initmem.sweeps.sweep, initmem.study.costs.results), so that what it times is what a user runs.
 BENCHMARKS_MUST_NOT_IMPORT = ("initmem.run.training", "initmem.run.stacked", "initmem.run.records")
 
 
@@ -166,11 +166,11 @@ TORCH_FREE = (
     "initmem.study.summary",
     "initmem.study.analysis",
     "initmem.study.claims",
-    "initmem.study.results",
-    "initmem.study.costs",
+    "initmem.study.costs.results",
+    "initmem.study.costs.costs",
     "initmem.study.gpu_results",
     "initmem.study.design.preset_notes",
-    "initmem.study.timed",
+    "initmem.study.costs.timed",
     "initmem.sweeps.budget",
     "initmem.theory",
     "initmem.book.runner",

@@ -23,8 +23,8 @@ TRIMMED_AFTER_MERGE = frozenset(
     {
         "base/reads.py",
         "run/optimizers.py",
-        "study/cost_fit.py",
-        "study/costs.py",
+        "study/costs/cost_fit.py",
+        "study/costs/costs.py",
         "study/experiments/__init__.py",
         "sweeps/__init__.py",
         "sweeps/cluster.py",

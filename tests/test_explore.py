@@ -487,7 +487,7 @@ def test_fresh_retrains_into_its_own_folder_and_prints_how_it_agrees_with_the_re
 
 
 def test_fresh_runs_reuse_no_run_of_the_record(tmp_path, monkeypatch):
-    from initmem.study.reuse import record_stores
+    from initmem.study.costs.reuse import record_stores
 
     (tmp_path / "results" / "smoke" / "01_tiny" / "runs").mkdir(parents=True)
     assert record_stores(tmp_path / "elsewhere", "smoke", tmp_path / "results") != []

@@ -1362,7 +1362,8 @@ def test_a_damaged_package_data_file_is_one_line_naming_it_before_anything_is_wr
 ):
     """Before: a traceback that did not name the cost model, and for the critical values a traceback after the sweep
     had written its output."""
-    from initmem.study import calibration, costs
+    from initmem.study import calibration
+    from initmem.study.costs import costs
 
     damaged = tmp_path / name
     attribute = (costs, "COST_MODEL_PATH") if name == "cost_model.json" else (calibration, "TABLE_PATH")

@@ -17,7 +17,7 @@ jupytext = pytest.importorskip("jupytext")
 nbformat = pytest.importorskip("nbformat")
 
 from initmem.book import runner as experiments  # noqa: E402
-from initmem.study import costs  # noqa: E402
+from initmem.study.costs import costs  # noqa: E402
 from initmem.study.design import preset_notes, presets, registry  # noqa: E402
 from initmem.study.experiments import DISCOVERED  # noqa: E402
 
@@ -340,7 +340,7 @@ def test_the_notes_values_are_read_from_the_preset(monkeypatch):
 
 def test_cpu_preset_costs():
     core_hours = sum(costs.estimate_cost("cpu", n)["core_seconds"] for n in presets.NOTEBOOK_PARAMETERS["cpu"]) / 3600
-    # the fitted cost model (study/cost_model.json, CPU time of an idle core, refitted 2026-12-05 to the 38 runs of
+    # the fitted cost model (study/costs/cost_model.json, CPU time of an idle core, refitted 2026-12-05 to the 38 runs of
     # results/cpu/cost_replay): about 17.3 core-hours for the whole cpu preset, of which 10's 330 runs (grid and
     # extra cells at five seeds, 7.5) and 01's 100 runs (2.3) are the largest parts; 11 counts its trained rungs
     # (one, 48 runs, 1.1), not the 25.4 core-h its design declares for all five.

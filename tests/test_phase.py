@@ -239,7 +239,7 @@ def test_the_grid_is_placed_from_a_smaller_sweep_by_t5s_law():
 
 
 def test_the_batch_axis_adds_lambda_0_runs_at_every_lr_and_batch_size_but_those_the_diagram_holds():
-    from initmem.study import costs
+    from initmem.study.costs import costs
 
     p10 = presets.notebook_parameters("cpu", "10_phase_diagram")
     added = phase.batch_axis_configs(p10, [16, p10["batch_size"], 256])

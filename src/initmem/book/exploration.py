@@ -131,7 +131,7 @@ def exploration_banner(
     set (``user_set``: the ``-p`` overrides) first and in bold, then the other values that differ from the record
     (``differences``, from :func:`record_differences`), where its results are, and the command that reproduces it. At
     another ``preset`` than the record's it says that the page does not draw the record
-    (:func:`initmem.study.reuse.record_results`)."""
+    (:func:`initmem.study.costs.reuse.record_results`)."""
     user_set = dict(user_set or {})
     order = [*(k for k in differences if k in user_set), *(k for k in differences if k not in user_set)]
     lines = [

@@ -65,10 +65,11 @@ class Opening(NamedTuple):
 def open_experiment(name: str, namespace: Mapping[str, Any]) -> Opening:
     """Open experiment chapter ``name`` from its notebook's ``namespace`` (``globals()``, whose parameters cell sets
     ``preset``, ``results_dir`` and every parameter, None for the preset's value): set the book's figure style
-    (:func:`initmem.study.plots.style.use_book_style`), read or run the sweep (:func:`initmem.study.results.notebook_experiment`:
+    (:func:`initmem.study.plots.style.use_book_style`), read or run the sweep (:func:`initmem.study.costs.results.notebook_experiment`:
     committed runs are reused, missing ones trained where allowed), and return it with its parameters, the line
-    under every figure and the committed record (:func:`initmem.study.reuse.record_results`)."""
-    from ..study import plots, results, reuse
+    under every figure and the committed record (:func:`initmem.study.costs.reuse.record_results`)."""
+    from ..study import plots
+    from ..study.costs import results, reuse
 
     plots.use_book_style()
     ds, p = results.notebook_experiment(name, namespace)
@@ -188,7 +189,7 @@ def source_note(
             computes its figures itself.
         results_dir: the notebook's ``results_dir``.
         parameters: the complete parameters the page was computed with (what
-            :func:`initmem.study.results.notebook_experiment` returns).
+            :func:`initmem.study.costs.results.notebook_experiment` returns).
 
     >>> source_note("T1_scale_invariance", sources=[])
     'data: computed on this page · reproduce: `initmem experiments --only T1`'
@@ -227,7 +228,7 @@ def _result_link(path: Path) -> str:
 
 def against_record(experiment: str, ds: Any, record: Any, claims: list[str] | None = None) -> None:
     """On an exploration's page (``record`` is the committed record's Dataset of the chapter,
-    :func:`initmem.study.reuse.record_results`), the chapter's ledger rows measured here beside the record's
+    :func:`initmem.study.costs.reuse.record_results`), the chapter's ledger rows measured here beside the record's
     (:func:`initmem.study.ledger_text.against_record`); nothing on the record's own pages (``record`` None)."""
     if record is None:
         return

@@ -30,10 +30,10 @@ from typing import Any
 from ..base.bars import auto_tqdm
 from ..base.files import atomic_write
 from ..base.paths import default_root
-from ..study.costs import estimate_runs, price
+from ..study.costs.costs import estimate_runs, price
+from ..study.costs.reuse import RunPlan, notebook_plan
 from ..study.design import presets as _presets
 from ..study.design.layout import RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
-from ..study.reuse import RunPlan, notebook_plan
 from ..sweeps.store import file_problem
 from .digest import (
     FORMAT,
@@ -202,7 +202,7 @@ def run_notebooks(
     announce
         Called, before anything executes, with one line per notebook to execute that builds a sweep: its runs, how
         many are reused from the record, how many are in its own cache, how many will train and about how long that
-        takes (:meth:`initmem.study.reuse.RunPlan.summary`); default: logged at INFO.
+        takes (:meth:`initmem.study.costs.reuse.RunPlan.summary`); default: logged at INFO.
     keep_record
         What the book asks (:func:`initmem.book.build.build_book`): the pages of the record to execute neither train
         nor set aside nor rewrite any committed file. Before anything executes, every run file their sweeps need is

@@ -90,10 +90,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     """Train a sweep spec into ``--cache`` and combine it into ``--out``, saying first what it will train
-    (:meth:`initmem.study.reuse.RunPlan.summary`: its runs, those cached, those to train and about how long)."""
+    (:meth:`initmem.study.costs.reuse.RunPlan.summary`: its runs, those cached, those to train and about how long)."""
     from ..base.files import check_output_dir, check_output_file
     from ..study.calibration import committed_table
-    from ..study.reuse import plan_runs
+    from ..study.costs.reuse import plan_runs
     from ..sweeps.cluster import check_shared_cache, cluster_from_args, open_client
     from ..sweeps.driver import sweep
     from ..sweeps.spec import SweepSpec

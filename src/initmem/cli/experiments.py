@@ -3,7 +3,7 @@
 ``initmem experiments --preset cpu --only 04 -p batch_sizes "[64, 256]"`` executes chapter 04 with one parameter
 changed: an *exploration* (:mod:`initmem.book.exploration`). Before anything runs it prints, per notebook, how many
 runs are reused from the committed record, how many are in the exploration's own cache and how many will train, with
-the estimated time (:mod:`initmem.study.reuse`). After it ran it renders the exploration's pages as a small site of
+the estimated time (:mod:`initmem.study.costs.reuse`). After it ran it renders the exploration's pages as a small site of
 their own that links back to the committed book (:mod:`initmem.book.site`, unless ``--no-render``), prints each
 changed chapter's page as a ``file://`` URL and, last, the seconds each phase took (:func:`phase_line`). ``--fresh``
 re-trains the chapters' runs from scratch, none read from the record, into their own folder
@@ -235,11 +235,11 @@ def check_preset(args: argparse.Namespace) -> None:
 
 
 def _price(args: argparse.Namespace) -> str:
-    """What the experiments ``--only`` picks cost at ``--preset`` (:func:`initmem.study.costs.price`), with their
+    """What the experiments ``--only`` picks cost at ``--preset`` (:func:`initmem.study.costs.costs.price`), with their
     names: ``"NN_name: about 10,893 core-h (p10-p90 6,418-24,318), about 7.3 A100-h"`` (``--only`` matching
     no experiment: the runner says so once the preset is allowed)."""
     from ..book.runner import select_notebooks
-    from ..study import costs
+    from ..study.costs import costs
     from ..study.design import presets as _presets
     from ..study.design.registry import EXPERIMENT_SPECS
 

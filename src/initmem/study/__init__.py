@@ -1,9 +1,9 @@
 """The study: the paper's experiments, their presets, results, statistics, verdicts and figures.
 
 * the experiments: :mod:`~initmem.study.design.presets`, :mod:`~initmem.study.design.preset_notes` (the choices the paper does not
-  state), :mod:`~initmem.study.design.registry` (each experiment's sweep from its parameters), :mod:`~initmem.study.costs`;
-* their results: :mod:`~initmem.study.results` (load-or-run, where results live), :mod:`~initmem.study.timed` (within
-  a wall-time budget), :mod:`~initmem.study.reuse` (what an exploration takes from the committed record);
+  state), :mod:`~initmem.study.design.registry` (each experiment's sweep from its parameters), :mod:`~initmem.study.costs.costs`;
+* their results: :mod:`~initmem.study.costs.results` (load-or-run, where results live), :mod:`~initmem.study.costs.timed` (within
+  a wall-time budget), :mod:`~initmem.study.costs.reuse` (what an exploration takes from the committed record);
 * reading them: :mod:`~initmem.study.stats`, :mod:`~initmem.study.summary`, :mod:`~initmem.study.analysis`,
   :mod:`~initmem.study.claims` (the claims ledger and its verdicts), :mod:`~initmem.study.gpu_results`;
 * the figures: :mod:`~initmem.study.plots`, :mod:`~initmem.study.batch_plots`, :mod:`~initmem.study.phase_plots`,

@@ -23,9 +23,9 @@ import xarray as xr
 
 from ..base.numbers import decimal
 from . import ladder
+from .costs.results import load_results
 from .design.layout import results_paths
 from .experiments.e11_scale_ladder import EXPERIMENT as _LADDER
-from .results import load_results
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -56,7 +56,7 @@ COLUMN = "the ladder's GPU rung"
 
 def load_rung(results_dir: str | os.PathLike = "results") -> xr.Dataset | None:
     """The combined Dataset of the ladder's GPU rung under ``results_dir`` (its checksum verified,
-    :func:`initmem.study.results.load_results`); None if there is none."""
+    :func:`initmem.study.costs.results.load_results`); None if there is none."""
     return load_results(results_dir, GPU_PRESET, [EXPERIMENT]).get(EXPERIMENT)
 
 

@@ -172,7 +172,7 @@ def batch_axis_configs(parameters: Mapping[str, Any], batch_sizes: Sequence[int]
     ``batch_sizes``, ``sigma_ws`` and ``seeds``, all at the diagram's ``epochs`` (equal epochs, so the batch size
     moves T_SGD = (1/b) sum_k eta_k^2 through both b and the number of steps). The runs the diagram already holds
     (its lambda = 0 row at its own batch size: the same configurations) are left out. Returns
-    :class:`~initmem.run.config.RunConfig` objects in the sweep's order, for :func:`initmem.study.costs.estimate_runs`.
+    :class:`~initmem.run.config.RunConfig` objects in the sweep's order, for :func:`initmem.study.costs.costs.estimate_runs`.
     """
     from ..sweeps.spec import SweepSpec
     from .design.registry import experiment_spec

@@ -23,12 +23,12 @@ import xarray as xr
 from ..base.numbers import p_text
 from . import rules
 from .calibration import CrossFitted
+from .costs.results import run_experiment
 from .design.layout import results_paths
 from .design.registry import experiment_spec
 from .experiments import judged_by
 from .ledger import cross_fitted, interval_of
 from .nulls import contrast_null_floor, spread_null_floor
-from .results import run_experiment
 from .stats import Interval
 
 __all__ = [
@@ -228,7 +228,7 @@ def bf16_results(results_dir: Any, preset: str, parameters: dict[str, Any]) -> x
     """The parity study's bf16 runs for chapter 01 at ``parameters`` (its complete parameters), combined (and the
     combined file written, as every experiment's), or None where the record holds none: at another preset than
     :data:`PARITY_PRESET`, or in a results folder without the study's runs (an exploration). Never trains: a run of
-    the design missing from the folder raises :class:`initmem.study.results.TrainingRefused`, naming it."""
+    the design missing from the folder raises :class:`initmem.study.costs.results.TrainingRefused`, naming it."""
     return _study_results(PARITY_NAME, results_dir, preset, parameters)
 
 

@@ -2,7 +2,7 @@
 
 Every experiment notebook (``notebooks/NN_*.py``) has a cell tagged ``parameters``; the next cell builds the
 sweep with :func:`experiment_spec` from those values, and so do the cost estimates
-(:func:`initmem.study.costs.estimate_cost`), the tests and the scripts that run a preset's sweeps outside the
+(:func:`initmem.study.costs.costs.estimate_cost`), the tests and the scripts that run a preset's sweeps outside the
 notebooks. The spec decides every run's config and therefore its cache file: there is exactly one place that
 says how an experiment's parameters become runs.
 

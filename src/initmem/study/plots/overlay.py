@@ -2,7 +2,7 @@
 where their axes meet.
 
 An exploration's page (:mod:`initmem.book.exploration`) reads the record's Dataset of the chapter
-(:func:`initmem.study.reuse.record_results`; None on the record's own pages) and passes it to the chapter's main
+(:func:`initmem.study.costs.reuse.record_results`; None on the record's own pages) and passes it to the chapter's main
 figure as ``record=``. The figure draws the record first, in :data:`RECORD_COLOR` with :data:`RECORD_LINE`, only
 where the record's coordinates meet the exploration's (:func:`shared`), adds the legend entry :func:`record_handle`
 and says so in its caption (:func:`record_note`). Without ``record`` a figure is the record's own. The figures that

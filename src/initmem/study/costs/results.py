@@ -24,16 +24,16 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..base.paths import EXECUTOR_ENV, SCHEDULER_ENV, TRAIN_ENV
-from ..base.reads import note
-from ..sweeps.driver import sweep
-from ..sweeps.spec import SweepSpec
-from ..sweeps.store import read_checked, write_run
+from ...base.paths import EXECUTOR_ENV, SCHEDULER_ENV, TRAIN_ENV
+from ...base.reads import note
+from ...sweeps.driver import sweep
+from ...sweeps.spec import SweepSpec
+from ...sweeps.store import read_checked, write_run
+from ..design import registry
+from ..design.layout import results_paths
+from ..design.presets import resolve_parameters
+from ..design.registry import EXPERIMENT_ATTRS, experiment_spec
 from .costs import estimate_runs, price
-from .design import registry
-from .design.layout import results_paths
-from .design.presets import resolve_parameters
-from .design.registry import EXPERIMENT_ATTRS, experiment_spec
 from .reuse import plan_runs, record_stores
 
 __all__ = [
@@ -130,14 +130,14 @@ def run_experiment(
         train_missing: what to do with runs that are not in the results folder. True: train them. None (what a
             notebook passes unless its reader sets ``train_missing = True``): train them only under
             ``initmem experiments`` (which sets :data:`initmem.base.paths.TRAIN_ENV`) or when they are estimated to take less than
-            :data:`SMALL_TRAINING_S` core-seconds (:func:`initmem.study.costs.estimate_seconds`), else raise
+            :data:`SMALL_TRAINING_S` core-seconds (:func:`initmem.study.costs.costs.estimate_seconds`), else raise
             :class:`TrainingRefused`. False: never train.
         replace: whether a combined file of *another* sweep of this experiment (another grid, other settings) may be
             replaced. None: only under ``initmem experiments``, which keeps explorations out of the committed record
             by itself; elsewhere (a notebook run with papermill or by hand, with other parameters, into the
             repository's ``results``) it raises :class:`ReplaceRefused` before anything trains.
         reuse: read-only run stores whose runs are read instead of trained (an exploration reuses the committed
-            record's, :func:`initmem.study.reuse.record_stores`); they count as present for ``train_missing``.
+            record's, :func:`initmem.study.costs.reuse.record_stores`); they count as present for ``train_missing``.
 
     Raises:
         TrainingRefused: runs are missing and training them was not asked for; one line naming how many runs,
@@ -171,7 +171,7 @@ def notebook_experiment(name: str, namespace: Mapping[str, Any]) -> tuple[xr.Dat
     executor and scheduler that ``initmem experiments --executor`` sets in the environment
     (:data:`initmem.base.paths.EXECUTOR_ENV`, :data:`~initmem.base.paths.SCHEDULER_ENV`) over the parameters' own.
     An exploration (``results_dir`` other than the record's) reads the runs the committed record holds
-    (:func:`initmem.study.reuse.record_stores`) instead of training them; the record reads those its other chapters
+    (:func:`initmem.study.costs.reuse.record_stores`) instead of training them; the record reads those its other chapters
     hold.
 
     Returns:

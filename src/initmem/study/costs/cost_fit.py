@@ -1,4 +1,4 @@
-"""Fit the cost model of :mod:`initmem.study.costs` to the CPU time the committed runs recorded.
+"""Fit the cost model of :mod:`initmem.study.costs.costs` to the CPU time the committed runs recorded.
 
 The model (one line per factor, each an interpretable log-ratio):
 
@@ -6,7 +6,7 @@ The model (one line per factor, each an interpretable log-ratio):
                                          + optimizer[name] + precision[name])
 
 where ``overhead`` (>= 0) is what every run's timed part costs whatever its FLOPs, which the smoke-scale replays
-(1 and 2 epochs on 200 and 400 images) measure and the record's long runs cannot, and FLOPs are a run's trained and evaluated images times their FLOPs (:mod:`initmem.study.flops`), so that
+(1 and 2 epochs on 200 and 400 images) measure and the record's long runs cannot, and FLOPs are a run's trained and evaluated images times their FLOPs (:mod:`initmem.study.costs.flops`), so that
 ``exp(-level)`` is the effective FLOP/s of one core for that network and image size at width 8; ``width`` says how
 much faster per FLOP a wider network runs (a wider convolution runs nearer the core's peak: about 2x at width 16 on
 the development CPU); ``sgd``, ``fp32`` and width 8 are the references (0). It is the least-squares fit of log CPU
@@ -22,7 +22,7 @@ ran under).
 
 * :func:`run_table` -- one row per distinct run of a preset's committed run files;
 * :func:`fit` -- the model's coefficients, its calibration over the CPU-timed runs and the wall-timed runs' load, as
-  the JSON-ready dict :mod:`initmem.study.costs` reads (written by ``scripts/fit_costs.py``);
+  the JSON-ready dict :mod:`initmem.study.costs.costs` reads (written by ``scripts/fit_costs.py``);
 * :func:`calibration` -- recorded / estimated over runs: median, share within 1.5x, p10 and p90.
 """
 
@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 from scipy.optimize import least_squares
 
-from ..sweeps.store import read_checked
+from ...sweeps.store import read_checked
 from .costs import BASE_BATCH, core_seconds, cpu_timed, model_seconds, run_images
 from .flops import TRAIN_PASSES, forward_flops
 
@@ -56,8 +56,8 @@ def run_table(results_dir: str | os.PathLike, preset: str = "cpu") -> pd.DataFra
 
     Columns: ``sweep`` (the experiment folder), ``hash``, ``cell`` (``"<model>@<image size>"``), ``model``,
     ``width``, ``image_size``, ``batch_size``, ``optimizer``, ``precision``, ``flops`` (the run's total: trained
-    images x :data:`~initmem.study.flops.TRAIN_PASSES` + evaluated images, x forward FLOPs per image),
-    ``seconds`` (its core-seconds, :func:`~initmem.study.costs.core_seconds`: its CPU time where recorded, else its
+    images x :data:`~initmem.study.costs.flops.TRAIN_PASSES` + evaluated images, x forward FLOPs per image),
+    ``seconds`` (its core-seconds, :func:`~initmem.study.costs.costs.core_seconds`: its CPU time where recorded, else its
     wall time), ``timer`` (``"cpu"`` or ``"wall"``: which of the two ``seconds`` is), ``hardware``, ``torch`` and
     ``git_commit`` (as the run files record them).
     """

@@ -9,7 +9,7 @@ that another of its chapters holds the same way (chapter 11's first rung is chap
 
 * :func:`record_stores` -- the committed run stores a sweep at a preset reuses;
 * :func:`plan_runs` / :class:`RunPlan` -- before anything trains: how many runs a sweep has, are cached, come from
-  the record and will train, and about how long that takes (:func:`initmem.study.costs.estimate_seconds`);
+  the record and will train, and about how long that takes (:func:`initmem.study.costs.costs.estimate_seconds`);
 * :func:`record_results` -- the record's combined Dataset of a chapter, to compare an exploration's page with.
 """
 
@@ -23,16 +23,16 @@ from typing import Any
 
 import xarray as xr
 
-from ..base.paths import EXECUTOR_ENV, RootError, find_repo_root, fresh_runs
-from ..base.reads import note
-from ..run.config import RunConfig
-from ..sweeps.driver import check_trainable, plan_jobs, reusable
-from ..sweeps.spec import SweepSpec, as_spec
-from ..sweeps.store import file_problem, read_checked
+from ...base.paths import EXECUTOR_ENV, RootError, find_repo_root, fresh_runs
+from ...base.reads import note
+from ...run.config import RunConfig
+from ...sweeps.driver import check_trainable, plan_jobs, reusable
+from ...sweeps.spec import SweepSpec, as_spec
+from ...sweeps.store import file_problem, read_checked
+from ..design.layout import RECORD_RESULTS_DIR, resolve_results_dir, results_paths
+from ..design.presets import book_preset
+from ..design.registry import EXPERIMENT_SPECS, experiment_spec
 from .costs import amount, estimate_runs, estimate_seconds, price
-from .design.layout import RECORD_RESULTS_DIR, resolve_results_dir, results_paths
-from .design.presets import book_preset
-from .design.registry import EXPERIMENT_SPECS, experiment_spec
 
 __all__ = ["record_dir", "record_stores", "RunPlan", "plan_runs", "notebook_plan", "record_results", "duration"]
 
@@ -73,7 +73,9 @@ class RunPlan:
     cached: list[str]  #: hashes of the runs already in ``runs_dir``
     reused: list[str]  #: hashes of the runs read from the record's stores
     to_train: list[RunConfig]  #: the runs that will train
-    seconds: float  #: single-core seconds estimated for ``to_train`` (:func:`initmem.study.costs.estimate_seconds`)
+    seconds: (
+        float  #: single-core seconds estimated for ``to_train`` (:func:`initmem.study.costs.costs.estimate_seconds`)
+    )
     from_record: bool = True  #: whether runs could come from the record's stores (else the summary leaves them out)
     #: with ``verify``: each run whose file in ``runs_dir`` is missing or cannot be used, and why (counted in
     #: ``to_train``: the sweep would train it, setting a damaged file aside)
@@ -87,7 +89,7 @@ class RunPlan:
     def summary(self) -> str:
         """One line, e.g. ``NN_name: 12 runs: 12 reused from the record, 0 in its own cache, 0 to train``
         (without a record to reuse: ``spec.yaml: 8 runs: 2 in its own cache, 6 to train (about 40 core-s (p10-p90
-        24-89), under 1 A100-s)``: :func:`initmem.study.costs.price`)."""
+        24-89), under 1 A100-s)``: :func:`initmem.study.costs.costs.price`)."""
         reused = f"{len(self.reused)} reused from the record, " if self.from_record else ""
         line = f"{self.name}: {self.total} runs: {reused}{len(self.cached)} in its own cache, {len(self.to_train)} to train"
         if self.to_train:
@@ -96,7 +98,7 @@ class RunPlan:
 
 
 def duration(seconds: float) -> str:
-    """``seconds`` in words: ``"40 s"``, ``"12 min"``, ``"3.5 h"`` (:func:`initmem.study.costs.amount`)."""
+    """``seconds`` in words: ``"40 s"``, ``"12 min"``, ``"3.5 h"`` (:func:`initmem.study.costs.costs.amount`)."""
     value, unit = amount(seconds)
     return f"{value:.1f} h" if unit == "h" else f"{value:.0f} {unit}"
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from ..base.reads import listed
-from ..sweeps.store import read_checked
-from .design.layout import results_paths
+from ...base.reads import listed
+from ...sweeps.store import read_checked
+from ..design.layout import results_paths
 
 __all__ = ["replay_pairs", "replay_summary"]
 

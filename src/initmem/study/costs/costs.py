@@ -10,9 +10,9 @@ throughput), measured after (from its run files).
   and what runs cost; :func:`group_seconds` -- what a group of runs costs at a measured throughput (a GPU's).
 
 **CPU seconds** come from :data:`COST_MODEL_FILE`, fitted by ``scripts/fit_costs.py`` to the CPU time the committed
-cpu runs recorded (:mod:`initmem.study.cost_fit` says how): ``seconds = overhead + FLOPs x exp(level[network @
+cpu runs recorded (:mod:`initmem.study.costs.cost_fit` says how): ``seconds = overhead + FLOPs x exp(level[network @
 image size] + width[width] + batch_slope x log2(batch / 64) + optimizer[name] + precision[name])``, FLOPs from
-:mod:`initmem.study.flops`, ``overhead`` the CPU seconds every run's timed part spends whatever its FLOPs (a smoke
+:mod:`initmem.study.costs.flops`, ``overhead`` the CPU seconds every run's timed part spends whatever its FLOPs (a smoke
 run's whole cost). They are what one otherwise idle core spends; a run on a busy machine takes longer in
 wall time (the model's ``load``: the record's wall-timed runs against it). A width the fit lacks takes the term of
 the nearest recorded width (in log2), which errs high for wider networks (a wider convolution runs nearer the core's
@@ -37,17 +37,17 @@ from typing import Any
 
 import numpy as np
 
-from ..base.numbers import typeset
-from ..base.package_data import finite_numbers, is_number, read_package_json
-from ..base.reads import listed, note
-from ..run.config import RunConfig
-from ..run.variables import recorded_epochs
-from ..sweeps.spec import SweepSpec
-from ..sweeps.store import read_checked
-from .design import registry
-from .design.layout import results_paths
-from .design.presets import notebook_parameters
-from .design.registry import EXPERIMENT_SPECS, experiment_spec
+from ...base.numbers import typeset
+from ...base.package_data import finite_numbers, is_number, read_package_json
+from ...base.reads import listed, note
+from ...run.config import RunConfig
+from ...run.variables import recorded_epochs
+from ...sweeps.spec import SweepSpec
+from ...sweeps.store import read_checked
+from ..design import registry
+from ..design.layout import results_paths
+from ..design.presets import notebook_parameters
+from ..design.registry import EXPERIMENT_SPECS, experiment_spec
 from .flops import TRAIN_PASSES, forward_flops
 
 __all__ = [
@@ -88,14 +88,14 @@ A100_FLOPS = 0.36e15 / 3.83
 #: The batch size whose batch term is 0 (the cpu preset's).
 BASE_BATCH = 64
 #: How many times cheaper one evaluated (forward-only) image is than one trained image: the FLOP ratio
-#: (:data:`initmem.study.flops.TRAIN_PASSES`).
+#: (:data:`initmem.study.costs.flops.TRAIN_PASSES`).
 EVAL_SPEEDUP = float(TRAIN_PASSES)
 
 
 @functools.cache
 def cost_model() -> dict[str, Any]:
     """The fitted cost model (:data:`COST_MODEL_PATH`): ``overhead_s``, ``levels``, ``width``, ``batch_slope``,
-    ``optimizer``, ``precision``, ``calibration``, ``load`` and ``provenance`` (:func:`initmem.study.cost_fit.fit`), read once per
+    ``optimizer``, ``precision``, ``calibration``, ``load`` and ``provenance`` (:func:`initmem.study.costs.cost_fit.fit`), read once per
     process.
 
     Raises:
@@ -186,7 +186,7 @@ def run_images(
 
 def run_flops(config: RunConfig) -> tuple[int, int, float]:
     """``(trained images, evaluated images, FLOPs)`` of one run: :func:`run_images`, and their FLOPs
-    (:data:`~initmem.study.flops.TRAIN_PASSES` forward passes per trained image, one per evaluated image)."""
+    (:data:`~initmem.study.costs.flops.TRAIN_PASSES` forward passes per trained image, one per evaluated image)."""
     c = config
     n_train = c.train_size or 50_000 - c.val_size
     n_eval = c.val_size + (c.test_size or 10_000) + c.train_eval_size

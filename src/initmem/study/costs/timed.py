@@ -2,7 +2,7 @@
 
 The experiment's sweep is planned to the time left (:func:`initmem.sweeps.budget.timed_sweep`: as many epochs as fit,
 the runs group by group, a clean stop at the deadline) and its results land where every preset's do
-(:mod:`initmem.study.design.layout`), so the readers (:func:`initmem.study.results.load_results`, the ledger) read them as
+(:mod:`initmem.study.design.layout`), so the readers (:func:`initmem.study.costs.results.load_results`, the ledger) read them as
 any other. ``benchmarks/gpu_oneshot.py`` runs 01 at preset ``gpu`` with it.
 """
 
@@ -12,9 +12,9 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..sweeps.budget import Deadline, TimedSweep, timed_sweep
-from ..sweeps.store import write_run
-from .design.layout import results_paths
+from ...sweeps.budget import Deadline, TimedSweep, timed_sweep
+from ...sweeps.store import write_run
+from ..design.layout import results_paths
 
 __all__ = ["run_timed_experiment"]
 
@@ -31,7 +31,7 @@ def run_timed_experiment(
     on_group: Callable[[TimedSweep], None] | None = None,
     **timing: Any,
 ) -> TimedSweep:
-    """:func:`initmem.study.results.run_experiment` within ``deadline``: experiment ``name``'s sweep ``spec`` at the
+    """:func:`initmem.study.costs.results.run_experiment` within ``deadline``: experiment ``name``'s sweep ``spec`` at the
     most epochs that fit (:func:`initmem.sweeps.budget.timed_sweep`, which ``timing`` is passed to: ``max_epochs``,
     ``min_epochs``, ``safety``, ``train``), in the layout of every preset.
 
