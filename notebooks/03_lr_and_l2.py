@@ -57,7 +57,8 @@ weight_decays = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, phase, plots
+from initmem.study import phase, plots
+from initmem.study.statistics import analysis
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)

@@ -127,7 +127,7 @@ else:
 # chosen with the other seeds, so the values are correlated, and a t-interval over them covers too little.
 # The interval is $[m - c_{\text{low}}\, s/\sqrt{n},\ m + c_{\text{high}}\, s/\sqrt{n}]$ over the $n$ seeds' values
 # (mean $m$, sd $s$), with critical values simulated for the design ($\sigma_w$ values x seeds; Gaussian noise, memory
-# linear in the $\sigma_w$ index at 0 to 20 noise sds; `scripts/critical_values.py`, `initmem.study.calibration`):
+# linear in the $\sigma_w$ index at 0 to 20 noise sds; `scripts/critical_values.py`, `initmem.study.statistics.calibration`):
 # $c_{\text{high}}$ lets the upper bound fall below the true spread at most 2.5 % of the time at any of those memories
 # (the estimate is pulled towards 0 when memory and noise are comparable), $c_{\text{low}}$ makes the coverage without
 # memory 95 %; a contrast of two conditions' spreads gets one symmetric value covering at least 95 % for any shared

@@ -1,4 +1,4 @@
-"""Write the critical values of the calibrated cross-fitted intervals (:mod:`initmem.study.calibration`).
+"""Write the critical values of the calibrated cross-fitted intervals (:mod:`initmem.study.statistics.calibration`).
 
 Usage: python scripts/critical_values.py [--reps 50000] [--sigmas 2 3 4] [--seeds 2 ... 10] [--out PATH]
 
@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 
 from initmem.base.paths import git_commit
-from initmem.study.calibration import KINDS, RATIOS, SEED, TABLE_PATH, simulate_critical
-from initmem.study.stats import LEVEL
+from initmem.study.statistics.calibration import KINDS, RATIOS, SEED, TABLE_PATH, simulate_critical
+from initmem.study.statistics.stats import LEVEL
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -22,7 +22,7 @@ from initmem.study.costs import costs
 from initmem.study.design import presets
 from initmem.study.experiments import e11_scale_ladder as e11
 from initmem.study.preregistration import shift_power
-from initmem.study.stats import cross_fitted_spreads
+from initmem.study.statistics.stats import cross_fitted_spreads
 from initmem.sweeps.spec import SweepSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,7 +119,7 @@ def main(out: Path) -> None:
         "predictor": "each claim on the ledger's carrying predictor: the validation-selected checkpoint where every "
         "run of the condition on the rung interpolates (>= 99.5 % train accuracy), else the final one; both printed",
         "spread": "per seed, the cross-fitted spread of the carrying predictor's test accuracy over sigma_w; a rung's "
-        "spread is their mean with the calibrated interval (initmem.study.calibration, kind 'spread')",
+        "spread is their mean with the calibrated interval (initmem.study.statistics.calibration, kind 'spread')",
         "shift_rule": "a rung's shift is its per-seed spreads minus the first rung's, paired by seed, mean with the "
         "calibrated contrast interval (kind 'contrast'); 'towards the paper' when the interval lies wholly on the "
         "paper's side of 0, 'away' when wholly on the other, else 'no shift the seeds can tell'",

@@ -1,4 +1,4 @@
-"""initmem.study.analysis: the helpers behind notebooks 02, 06, 07 and 08."""
+"""initmem.study.statistics.analysis: the helpers behind notebooks 02, 06, 07 and 08."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.study import analysis
 from initmem.study.costs import costs, results
+from initmem.study.statistics import analysis
 from initmem.sweeps import store
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 from tiny import TINY_RUN  # tests/ is on sys.path under pytest

@@ -83,7 +83,7 @@ def test_the_memory_to_forget_is_the_gap_without_decay_at_the_smallest_lr():
 
 @pytest.fixture()
 def few_draws(monkeypatch):
-    from initmem.study import nulls
+    from initmem.study.statistics import nulls
 
     monkeypatch.setattr(nulls, "N_RESAMPLES", 1_000)
 

@@ -12,7 +12,6 @@ import pytest
 import xarray as xr
 
 from initmem.study import claims
-from initmem.study.calibration import critical
 from initmem.study.claims import (
     IN_DIRECTION,
     IN_SIZE,
@@ -21,6 +20,7 @@ from initmem.study.claims import (
     PREMISE_NOT_MET,
     SIZE_CONTRADICTED,
 )
+from initmem.study.statistics.calibration import critical
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 
 SEEDS = [0, 1, 2, 3, 4]
@@ -30,7 +30,7 @@ SEEDS = [0, 1, 2, 3, 4]
 def quick_nulls(monkeypatch):
     """Smaller permutation nulls (their exact and drawn forms are tested in test_nulls.py): 1,000 draws, exact up to
     2,000 permutations; every p-value this file asserts is far from where that resolution matters."""
-    from initmem.study import nulls
+    from initmem.study.statistics import nulls
 
     monkeypatch.setattr(nulls, "N_RESAMPLES", 1_000)
     monkeypatch.setattr(nulls, "MAX_EXACT", 2_000)
@@ -383,7 +383,7 @@ def test_c5_compares_interpolating_batch_sizes_at_equal_steps_and_at_equal_epoch
 def test_a_batch_point_gives_the_steps_and_clock_at_its_selected_checkpoints():
     """The verdict judges validation-selected checkpoints, which sit inside the runs: equal run lengths (steps) need
     not mean equal steps where the predictors were taken (04 prints both)."""
-    from initmem.study.batches import batch_points
+    from initmem.study.statistics.batches import batch_points
 
     ds = _batch_grid({}, set())
     ds["step"][:] = ds["epoch"] * 10.0

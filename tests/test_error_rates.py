@@ -10,10 +10,11 @@ import pytest
 import xarray as xr
 from scipy import stats
 
-from initmem.study import error_rates, nulls, rules
-from initmem.study.calibration import CrossFitted
+from initmem.study import error_rates, rules
 from initmem.study.error_rates import DESIGNS, RATES, interval_coverage, mc_error, rates_table, simulate
-from initmem.study.stats import cross_fitted_spreads
+from initmem.study.statistics import nulls
+from initmem.study.statistics.calibration import CrossFitted
+from initmem.study.statistics.stats import cross_fitted_spreads
 
 C1, C2, C5 = DESIGNS[0], DESIGNS[1], DESIGNS[3]
 

@@ -13,9 +13,9 @@ import xarray as xr
 from scipy import stats as scipy_stats
 
 from initmem.study import ladder, ledger, preregistration
-from initmem.study.calibration import critical
 from initmem.study.design.registry import experiment_spec
 from initmem.study.experiments import e11_scale_ladder
+from initmem.study.statistics.calibration import critical
 from initmem.sweeps.spec import SweepSpec
 
 ROOT = Path(__file__).resolve().parents[1]

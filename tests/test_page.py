@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from initmem.book import page
-from initmem.study.tables import format_value, present
+from initmem.study.statistics.tables import format_value, present
 
 
 # --------------------------------------------------------------------------- where a figure comes from

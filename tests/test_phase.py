@@ -201,7 +201,7 @@ def test_b1_in_size_when_the_boundary_sits_at_x_0_and_contradicted_with_where_it
 def test_b1s_band_is_closed_at_its_edges(monkeypatch, low, high, verdict):
     """x0's interval may touch the band's edges (+-0.3) and still lie inside it; a hair beyond, it does not; wholly
     beyond an edge, it contradicts the band (touching the edge is not beyond it)."""
-    from initmem.study.stats import Interval
+    from initmem.study.statistics.stats import Interval
 
     fit = boundary.Boundary(20.0, Interval(0.0, low, high, 25, "profile, F"), 0.3, True, 25, 1.0)
     monkeypatch.setattr(boundary, "fit_boundary", lambda table, value="selected_gap": fit)
@@ -215,7 +215,7 @@ def test_b1s_band_is_closed_at_its_edges(monkeypatch, low, high, verdict):
 
 
 def test_b1_whose_x0_the_cells_do_not_bound_is_in_direction_and_says_so(monkeypatch):
-    from initmem.study.stats import Interval
+    from initmem.study.statistics.stats import Interval
 
     fit = boundary.Boundary(20.0, Interval(0.0, -math.inf, 0.2, 25, "profile, F"), 0.3, False, 25, 1.0)
     monkeypatch.setattr(boundary, "fit_boundary", lambda table, value="selected_gap": fit)

@@ -12,7 +12,8 @@ matplotlib.use("Agg")  # tests only; the notebooks keep the inline backend
 
 from matplotlib.figure import Figure  # noqa: E402
 
-from initmem.study import analysis, plots  # noqa: E402
+from initmem.study import plots  # noqa: E402
+from initmem.study.statistics import analysis  # noqa: E402
 from sweep_fakes import fake_sweep  # noqa: E402  (tests/ is on sys.path under pytest)
 
 
@@ -319,8 +320,8 @@ def test_a_cross_fitted_spreads_error_bar_is_the_ledgers_calibrated_interval():
     legend says so."""
     from matplotlib.container import ErrorbarContainer
 
-    from initmem.study.calibration import CrossFitted
     from initmem.study.plots.seeds import seed_spread
+    from initmem.study.statistics.calibration import CrossFitted
 
     ds = fake_sweep(
         {"sigma_w": [0.25, 1.0, 2.5], "seed": list(range(8))}, {"optimizer": ["sgd", "adam"], "lr": [0.02, 0.005]}

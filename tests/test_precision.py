@@ -5,7 +5,7 @@ import pytest
 import xarray as xr
 
 from initmem.study import precision
-from initmem.study.stats import Interval
+from initmem.study.statistics.stats import Interval
 
 
 def _combined(acc: dict[str, np.ndarray], wall: float = 100.0, sigma_ws=(0.1, 2.5)) -> xr.Dataset:

@@ -21,7 +21,7 @@ from initmem.study.rules import (
     judge,
     judge_unchanged,
 )
-from initmem.study.stats import Interval
+from initmem.study.statistics.stats import Interval
 
 
 def iv(low: float, high: float, n: int = 5) -> Interval:

@@ -7,7 +7,7 @@
   text a page shows);
 * intervals clipped to what the quantity can be, a difference of accuracies (a spread) to [−100, 100] pp
   (:data:`ACCURACY_DIFFERENCE`), a difference of two spreads to [−200, 200] pp (:data:`SPREAD_DIFFERENCE`)
-  (:meth:`initmem.study.stats.Interval.clip`), and the clipping said where it happened.
+  (:meth:`initmem.study.statistics.stats.Interval.clip`), and the clipping said where it happened.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ The notebooks import it as ``from initmem.book import page``:
   parameters, the line under its figures and the committed record to draw beside an exploration;
 * :func:`figure` -- glue a figure under a key (so other pages can paste it), show it, print its :func:`source_note`
   (the results it was drawn from and the command that reproduces it); its alt text travels in the SVG's title;
-* :func:`table` -- a table for readers (:func:`initmem.study.tables.present`), shown and glued;
+* :func:`table` -- a table for readers (:func:`initmem.study.statistics.tables.present`), shown and glued;
 * :func:`verdict_line` / :func:`verdict_box` -- the first-screen verdicts of a chapter and its full box;
 * :func:`against_record` -- on an exploration's page, the chapter's ledger rows beside the committed record's;
 * :func:`parameters` -- the values a page was computed with and what each means, in a dropdown.
@@ -122,18 +122,18 @@ def describe(fig: Any) -> str:
 def table(
     frame: Any, key: str | None = None, columns: Sequence[str] | None = None, show: bool = True, **present: Any
 ) -> None:
-    """Show ``frame`` for readers (:func:`initmem.study.tables.present` of its ``columns``), glued under ``key`` if
+    """Show ``frame`` for readers (:func:`initmem.study.statistics.tables.present` of its ``columns``), glued under ``key`` if
     given (``show=False``: glued only, for a page that pastes it elsewhere), every cell in full (pandas would cut one
     longer than 50 characters) and with one header row (a single index's name heads its column, where pandas would
     give it a row of its own).
 
     Returns None: a cell that ends with this call would otherwise show the table a second time, as the value of its
-    last expression (the presented table is :func:`initmem.study.tables.present`'s)."""
+    last expression (the presented table is :func:`initmem.study.statistics.tables.present`'s)."""
     import pandas as pd
     from IPython.display import display
     from myst_nb import glue
 
-    from ..study.tables import present as present_table
+    from ..study.statistics.tables import present as present_table
 
     shown = present_table(frame, columns, **present)
     if shown.index.nlevels == 1 and shown.index.name:

@@ -92,8 +92,8 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
     """Train a sweep spec into ``--cache`` and combine it into ``--out``, saying first what it will train
     (:meth:`initmem.study.costs.reuse.RunPlan.summary`: its runs, those cached, those to train and about how long)."""
     from ..base.files import check_output_dir, check_output_file
-    from ..study.calibration import committed_table
     from ..study.costs.reuse import plan_runs
+    from ..study.statistics.calibration import committed_table
     from ..sweeps.cluster import check_shared_cache, cluster_from_args, open_client
     from ..sweeps.driver import sweep
     from ..sweeps.spec import SweepSpec
@@ -131,9 +131,9 @@ _SUMMARY_COLUMNS = {
 
 
 def spread_summary(ds: Any) -> str:
-    """A few lines on what a sweep produced: the spread over sigma_w (:func:`initmem.study.summary.summary_table`) per
+    """A few lines on what a sweep produced: the spread over sigma_w (:func:`initmem.study.statistics.summary.summary_table`) per
     combination of the other dims, or why there is none."""
-    from ..study.summary import summary_table
+    from ..study.statistics.summary import summary_table
 
     if "sigma_w" not in ds.dims or ds.sizes["sigma_w"] < 2:
         return "no spread: the sweep has no sigma_w dimension with two or more values"

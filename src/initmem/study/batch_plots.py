@@ -1,10 +1,10 @@
 """The figure of experiment 04: the spread against the batch size, at equal epochs and at equal steps.
 
 :func:`batch_spreads` draws every (batch size, epochs) point of the sweep
-(:func:`initmem.study.batches.batch_points`): left, the cross-fitted spread of the validation-selected predictor against the batch size, one line per
+(:func:`initmem.study.statistics.batches.batch_points`): left, the cross-fitted spread of the validation-selected predictor against the batch size, one line per
 training length (a grid over batch size and epochs), or one line for batch sizes zipped with their epochs (equal
 steps); right, the same spreads against the T_SGD clock each point reached. A point whose runs do not all interpolate
-is drawn hollow: C5 compares only batch sizes that interpolate (:func:`initmem.study.batches.batch_comparisons`). On an
+is drawn hollow: C5 compares only batch sizes that interpolate (:func:`initmem.study.statistics.batches.batch_comparisons`). On an
 exploration's page the committed record's lines are drawn muted underneath (:mod:`initmem.study.plots.overlay`).
 """
 
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import xarray as xr
 
-from .batches import batch_points
 from .plots.captions import finish
 from .plots.overlay import RECORD_LINE, record_handle, record_note
 from .plots.seeds import interval_for, seed_spread
 from .plots.style import MUTED, legend_in, log_axis, panels, styled
-from .stats import Interval, seed_mean
+from .statistics.batches import batch_points
+from .statistics.stats import Interval, seed_mean
 
 __all__ = ["batch_spreads"]
 

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from .rules import MARGIN_PP
-from .stats import LEVEL, Interval, rank_test, spearman
+from .statistics.stats import LEVEL, Interval, rank_test, spearman
 
 __all__ = [
     "StratifiedTrend",
@@ -83,9 +83,9 @@ def stratified_trend(
     """Spearman's rho of ``table[value]`` against the index level ``factor`` within each value of the index level
     ``stratum`` (``table``: a :func:`initmem.study.phase.cell_table`, indexed by lr and weight_decay), averaged over
     the strata with at least 3 finite cells; its null draws ``resamples`` (default
-    :data:`~initmem.study.nulls.N_RESAMPLES`) joint permutations of the values within every stratum (fixed seed),
+    :data:`~initmem.study.statistics.nulls.N_RESAMPLES`) joint permutations of the values within every stratum (fixed seed),
     and p = (hits + 1) / (draws + 1)."""
-    from .nulls import N_RESAMPLES, NULL_SEED
+    from .statistics.nulls import N_RESAMPLES, NULL_SEED
 
     draws = resamples or N_RESAMPLES
     rng = np.random.default_rng(NULL_SEED)

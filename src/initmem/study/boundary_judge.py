@@ -13,9 +13,9 @@ import xarray as xr
 
 from . import rules
 from .ledger import Row, scale_text
-from .nulls import NullTest
 from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, PREMISE_NOT_MET, SIZE_CONTRADICTED, Verdict
-from .stats import Interval
+from .statistics.nulls import NullTest
+from .statistics.stats import Interval
 
 __all__ = ["judge_b1"]
 

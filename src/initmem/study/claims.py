@@ -2,7 +2,7 @@
 
 Each claim, or each part of one (an optimizer of C2, a lever of C4, a design of C5), becomes one row judged by the
 printed rules of :mod:`initmem.study.rules` from its direction effect (a per-seed paired contrast of cross-fitted
-spreads, with its calibrated interval, :mod:`initmem.study.calibration`), its noise null (:mod:`initmem.study.nulls`)
+spreads, with its calibrated interval, :mod:`initmem.study.statistics.calibration`), its noise null (:mod:`initmem.study.statistics.nulls`)
 and, where the paper gives a number ``P``, its size against the band ``P +- max(5 pp, 30 % of P)``; the ledger's
 page ("How a claim is judged") explains each.
 
@@ -39,7 +39,7 @@ from .rules import (
     VERDICTS,
     Verdict,
 )
-from .stats import Interval, n_diverged
+from .statistics.stats import Interval, n_diverged
 
 __all__ = [
     "IN_SIZE",

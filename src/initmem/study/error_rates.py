@@ -3,7 +3,7 @@
 It simulates per-seed accuracies of a design, ``(n_sigma, n_seeds)`` in percent, with a known memory profile
 (:func:`profile`: linear in the sigma_w index, ``acc[i] = BASE - S i / (n_sigma - 1)``, spread ``S`` pp) and
 independent Gaussian noise of sd ``noise_sd`` pp in each (sigma_w, seed) cell, judges them with the functions the
-ledger calls (:mod:`initmem.study.rules`, :mod:`initmem.study.calibration`, :mod:`initmem.study.nulls`), and counts
+ledger calls (:mod:`initmem.study.rules`, :mod:`initmem.study.statistics.calibration`, :mod:`initmem.study.statistics.nulls`), and counts
 the coverage of the printed intervals without memory, the false "in size" at a band's upper edge, the false
 positive without an effect and the power at the paper's number. A rate over ``reps`` replicates has the Monte-Carlo
 standard error :func:`mc_error`; a null drawn ``draws`` times resolves a p-value to about ``1 / draws``.
@@ -22,11 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from . import nulls, rules
-from .calibration import CrossFitted
+from . import rules
 from .experiments import judged_by
 from .ledger import band, claim_record
-from .stats import Interval, cross_fitted_spreads
+from .statistics import nulls
+from .statistics.calibration import CrossFitted
+from .statistics.stats import Interval, cross_fitted_spreads
 
 __all__ = [
     "BASE",
@@ -177,7 +178,7 @@ def simulate(
 ) -> dict[str, float]:
     """The rates of :data:`RATES` for ``design`` at within-cell noise ``noise_sd`` (pp), each over ``reps``
     replicates (a share in [0, 1]; NaN where the design has no such case: no band, no contrast). ``draws``: random
-    permutations per null (None: :data:`initmem.study.nulls.N_RESAMPLES`)."""
+    permutations per null (None: :data:`initmem.study.statistics.nulls.N_RESAMPLES`)."""
     shape = (reps, design.n_sigma, design.n_seeds)
     with _draws(draws):
         rates = {name: math.nan for name in RATES}
@@ -211,7 +212,7 @@ def error_rates(
     """:func:`simulate` over ``designs`` x ``noise_sds``: a Dataset with one variable per rate of :data:`RATES`
     (shares, dims ``(design, noise_sd)``; ``design`` coordinates are :attr:`Design.label`; the variable's
     ``description`` attribute is its column header), and the attributes
-    ``reps``, ``seed`` and ``draws`` (0: the ledger's :data:`~initmem.study.nulls.N_RESAMPLES`). Each cell has its
+    ``reps``, ``seed`` and ``draws`` (0: the ledger's :data:`~initmem.study.statistics.nulls.N_RESAMPLES`). Each cell has its
     own generator, spawned from ``seed``, so a cell's rates do not depend on which others are run."""
     seeds = np.random.SeedSequence(seed).spawn(len(designs) * len(noise_sds))
     table = {name: np.full((len(designs), len(noise_sds)), np.nan) for name in RATES}

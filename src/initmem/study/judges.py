@@ -18,8 +18,6 @@ from ..run import optimizers
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import experiments, rules
 from .boundary_judge import judge_b1
-from .calibration import LABEL as CALIBRATED
-from .calibration import CrossFitted
 from .carrier import PREDICTORS, carrying_predictor, interpolation_premise
 from .ledger import (
     Row,
@@ -32,9 +30,11 @@ from .ledger import (
     seed_matrix,
     spread_text,
 )
-from .nulls import contrast_null, contrast_null_floor, spread_null, spread_null_floor
 from .rules import INCONCLUSIVE, PREMISE_NOT_MET, Verdict
-from .stats import Interval, finite_runs, mean_interval
+from .statistics.calibration import LABEL as CALIBRATED
+from .statistics.calibration import CrossFitted
+from .statistics.nulls import contrast_null, contrast_null_floor, spread_null, spread_null_floor
+from .statistics.stats import Interval, finite_runs, mean_interval
 
 # CLAIMS and ANNOTATIONS, every experiment's, are this module's attributes too (:func:`__getattr__`)
 __all__ = ["RULES", "NOTES", "claims_of", "annotations_of", "learning_rates_note"]
@@ -165,7 +165,7 @@ def _c2(ds: xr.Dataset) -> list[Row]:
 
 
 def _c3(ds: xr.Dataset) -> list[Row]:
-    from .analysis import horizons_of, within_horizons
+    from .statistics.analysis import horizons_of, within_horizons
 
     horizons = horizons_of(ds)
     reference = int(ds.attrs.get("reference_horizon", horizons[-2] if len(horizons) > 1 else horizons[0]))
@@ -277,7 +277,7 @@ def _c4(ds: xr.Dataset) -> list[Row]:
 
 
 def _c5(ds: xr.Dataset) -> list[Row]:
-    from .batches import batch_comparisons
+    from .statistics.batches import batch_comparisons
 
     rows = []
     for part, pair in batch_comparisons(ds).items():
@@ -372,7 +372,7 @@ def _c6(ds: xr.Dataset) -> list[Row]:
 
 
 def _c7(ds: xr.Dataset) -> list[Row]:
-    from .analysis import last_finite, norm_coupling
+    from .statistics.analysis import last_finite, norm_coupling
 
     present = [o for o in optimizers.family("adaptive") if o in ds["optimizer"].values]
     slopes = norm_coupling(ds)  # (optimizer, seed)
@@ -429,10 +429,10 @@ def claims_of(records: Any) -> tuple[tuple[str, str, Callable[[xr.Dataset], list
 def learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None, experiment: str = "") -> str:
     """C2's note from experiment 09 (``ds``, the results of ``experiment``): each adaptive optimizer's cross-fitted
     spread at every learning rate tried (at the ends of the sigma_w grid), the smallest with its calibrated interval
-    (the one :func:`initmem.study.analysis.spread_points` computes), and whether it lies measurably below the spread at
+    (the one :func:`initmem.study.statistics.analysis.spread_points` computes), and whether it lies measurably below the spread at
     the optimizer's learning rate in experiment 01 (``reference``, whose runs decide C2); where none does, how wide
     the smallest spreads' intervals are, and that they cannot tell."""
-    from .analysis import against_reference, learning_rates_of, smallest_spread, spread_points
+    from .statistics.analysis import against_reference, learning_rates_of, smallest_spread, spread_points
 
     table = spread_points(ds, experiment)
     parts = []

@@ -22,10 +22,10 @@ import numpy as np
 import xarray as xr
 from scipy import stats as _stats
 
-from .calibration import CrossFitted
 from .carrier import PREDICTORS, carrying_predictor, interpolation_premise
 from .ledger import band, claim_record, cross_fitted
-from .stats import LEVEL, Interval
+from .statistics.calibration import CrossFitted
+from .statistics.stats import LEVEL, Interval
 
 __all__ = [
     "CONDITIONS",

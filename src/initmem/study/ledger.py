@@ -3,8 +3,8 @@ row (:class:`Row`) and the measurements every claim's judge shares.
 
 A row is judged by :func:`initmem.study.rules.judge` (:func:`judged_row`): its direction effect is the mean over seeds
 of a per-seed paired contrast with its 95 % interval (spreads in it cross-fitted,
-:func:`initmem.study.stats.cross_fitted_spreads`, their interval calibrated by simulation for the design,
-:mod:`initmem.study.calibration`), its noise null a permutation p-value (:mod:`initmem.study.nulls`),
+:func:`initmem.study.statistics.stats.cross_fitted_spreads`, their interval calibrated by simulation for the design,
+:mod:`initmem.study.statistics.calibration`), its noise null a permutation p-value (:mod:`initmem.study.statistics.nulls`),
 and its size, where the paper gives a number ``P``, the interval against the band ``P +- max(5 pp, share of P)``
 (:func:`band`: the share is 30 % unless the claim's record sets its own).
 The judges of the claims are :mod:`initmem.study.judges`; :mod:`initmem.study.claims` assembles the ledger.
@@ -25,10 +25,10 @@ from ..base import records
 from ..base.numbers import significant
 from ..run.thresholds import INTERPOLATION_THRESHOLD
 from . import rules
-from .calibration import CrossFitted
-from .nulls import NullTest, spread_null
 from .rules import INCONCLUSIVE, Verdict
-from .stats import Interval, cross_fitted_spreads, finite_runs, mean_interval
+from .statistics.calibration import CrossFitted
+from .statistics.nulls import NullTest, spread_null
+from .statistics.stats import Interval, cross_fitted_spreads, finite_runs, mean_interval
 
 __all__ = [
     "TABLE",
@@ -274,8 +274,8 @@ def cross_fitted(ds: xr.Dataset, var: str = "selected_test_acc") -> xr.DataArray
 
 def interval_of(values: xr.DataArray | np.ndarray, method: str | CrossFitted) -> Interval:
     """The mean of per-seed ``values`` with its 95 % interval: ``method`` a :class:`CrossFitted` estimator (per-seed
-    cross-fitted spreads or their contrasts, :mod:`initmem.study.calibration`), or the label of a plain Student-t
-    interval (:func:`initmem.study.stats.mean_interval`)."""
+    cross-fitted spreads or their contrasts, :mod:`initmem.study.statistics.calibration`), or the label of a plain Student-t
+    interval (:func:`initmem.study.statistics.stats.mean_interval`)."""
     if isinstance(method, CrossFitted):
         return method.interval(values)
     return mean_interval(np.asarray(values), method=method)
@@ -304,7 +304,7 @@ def clocks_text(ds: xr.Dataset, names: tuple[str, ...] = ("T_SGD", "T_L2", "T_ad
 
 def scale_text(ds: xr.Dataset) -> str:
     """The scale a row was measured at, in words: preset, network and width, train images, image size, seeds."""
-    from .analysis import field_values, spec_of
+    from .statistics.analysis import field_values, spec_of
 
     base = spec_of(ds)["base"]
     models, widths = field_values(ds, "model"), field_values(ds, "width")

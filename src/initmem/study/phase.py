@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .analysis import last_finite
 from .rules import BOUNDARY_BAND
-from .stats import LEVEL, finite_runs, mean_interval, seed_mean
+from .statistics.analysis import last_finite
+from .statistics.stats import LEVEL, finite_runs, mean_interval, seed_mean
 
 __all__ = [
     "BOUNDARY_BAND",
@@ -37,7 +37,7 @@ _CELL = ("lr", "weight_decay")
 
 def gap(ds: xr.Dataset, var: str = "selected_test_acc") -> xr.DataArray:
     """Per seed, ``var`` at the smallest sigma_w minus at the largest (pp), every other dimension kept; diverged runs
-    are NaN (:func:`initmem.study.stats.finite_runs`)."""
+    are NaN (:func:`initmem.study.statistics.stats.finite_runs`)."""
     values = finite_runs(ds, var)
     sigmas = sorted(float(s) for s in ds["sigma_w"].values)
     return values.sel(sigma_w=sigmas[0], drop=True) - values.sel(sigma_w=sigmas[-1], drop=True)

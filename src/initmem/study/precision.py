@@ -22,14 +22,14 @@ import xarray as xr
 
 from ..base.numbers import p_text
 from . import rules
-from .calibration import CrossFitted
 from .costs.results import run_experiment
 from .design.layout import results_paths
 from .design.registry import experiment_spec
 from .experiments import judged_by
 from .ledger import cross_fitted, interval_of
-from .nulls import contrast_null_floor, spread_null_floor
-from .stats import Interval
+from .statistics.calibration import CrossFitted
+from .statistics.nulls import contrast_null_floor, spread_null_floor
+from .statistics.stats import Interval
 
 __all__ = [
     "PARITY_MARGIN_PP",
@@ -145,7 +145,7 @@ def _design(ds: xr.Dataset, seeds: Any) -> xr.Dataset:
 
 def smallest_p(claim: str, n_seeds: int) -> float:
     """The smallest permutation p that ``claim``'s null (C1: sigma_w permuted within seeds; C2: the two optimizers
-    swapped within (sigma_w, seed) cells, :mod:`initmem.study.nulls`) can give on the parity design with ``n_seeds``
+    swapped within (sigma_w, seed) cells, :mod:`initmem.study.statistics.nulls`) can give on the parity design with ``n_seeds``
     complete seeds.
 
     >>> smallest_p("C1", 5), smallest_p("C2", 5)

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .calibration import critical
+from .statistics.calibration import critical
 
 __all__ = ["ShiftPower", "shift_power", "read_design", "Declaration", "declared", "undeclared_runs"]
 
@@ -55,7 +55,7 @@ def shift_power(
     reps: int = 20_000,
     seed: int = 0,
 ) -> ShiftPower:
-    """Simulate the calibrated contrast interval (:func:`initmem.study.calibration.critical`, kind ``"contrast"``) of
+    """Simulate the calibrated contrast interval (:func:`initmem.study.statistics.calibration.critical`, kind ``"contrast"``) of
     a shift between two rungs whose per-seed spreads are independent Gaussians of standard deviation ``sd`` (pp): the
     per-seed difference has standard deviation ``sd * sqrt(2)``."""
     c = critical("contrast", n_sigma, n_seeds).high

@@ -2,7 +2,7 @@
 (``results/<preset>/<chapter>.nc``); the book's Reproduce chapter shows how to run one.
 
 * :func:`replication_lines` -- what ``--fresh`` prints, made of the following;
-* per configuration (a row of :func:`initmem.study.summary.summary_table`), the spread over sigma_w in the record
+* per configuration (a row of :func:`initmem.study.statistics.summary.summary_table`), the spread over sigma_w in the record
   and in the fresh runs with their 95 % intervals over seeds, and whether they agree within the seed noise
   (:func:`verdict`);
 * :func:`run_table` -- each run, committed against fresh: identical bit for bit, by how much it differs, or present
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import xarray as xr
 
-from .summary import summary_table
+from .statistics.summary import summary_table
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -22,7 +22,7 @@ from . import rules
 from .error_rates import Design, _judged
 from .experiments import judged_by
 from .ledger import claim_record
-from .stats import finite_runs
+from .statistics.stats import finite_runs
 
 __all__ = ["TARGET_POWER", "RowDesign", "cell_noise", "row_designs", "power_at_paper", "power_table", "power_columns"]
 

@@ -1,8 +1,8 @@
 """The verdict rules: six verdicts, bands around the paper's numbers, and how many seeds would decide a claim.
 
 A claim (or one part of it) is judged (:func:`judge`) from its direction effect ``D`` (a per-seed paired contrast,
-positive in the paper's direction, with its 95 % interval, :mod:`initmem.study.calibration`, and its permutation p,
-:mod:`initmem.study.nulls`) and, where the paper gives a number ``P``, the size ``S`` with its interval against the
+positive in the paper's direction, with its 95 % interval, :mod:`initmem.study.statistics.calibration`, and its permutation p,
+:mod:`initmem.study.statistics.nulls`) and, where the paper gives a number ``P``, the size ``S`` with its interval against the
 band ``P +- max(5 pp, 30 % of P)`` (:func:`band_of`; a claim's record may set another share,
 :func:`initmem.study.ledger.claim_record`; "minimal" is ``P = 0``). In order: inconclusive without an interval; premise
 not met; not reproduced (D's interval below 0, or inside the null-equivalence margin); the direction holds (D's
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..base.numbers import p_text
-from .stats import LEVEL, Interval
+from .statistics.stats import LEVEL, Interval
 
 __all__ = [
     "IN_SIZE",
@@ -238,7 +238,7 @@ def seeds_to_decide(
     """The smallest number of seeds n (above the current one) at which ``decides(interval, n)`` holds for the
     t-interval ``mean +- t_{n-1} sd / sqrt(n)`` of per-seed ``values`` with their observed mean and sd: the seeds a
     claim would need if more seeds behaved like these. For cross-fitted spreads, whose calibrated critical values
-    (:mod:`initmem.study.calibration`) exceed Student's, this is a lower bound. None if no n up to ``max_seeds`` decides (e.g. the mean lies
+    (:mod:`initmem.study.statistics.calibration`) exceed Student's, this is a lower bound. None if no n up to ``max_seeds`` decides (e.g. the mean lies
     on a band's edge). ``decides`` also gets n, to check what else depends on it (a permutation test's smallest p).
 
     >>> from initmem.study.rules import seeds_to_decide

@@ -14,8 +14,8 @@ import numpy as np
 import xarray as xr
 
 from ...run.thresholds import INTERPOLATION_THRESHOLD
-from ..analysis import last_finite
-from ..stats import seed_mean
+from ..statistics.analysis import last_finite
+from ..statistics.stats import seed_mean
 from .captions import finish
 from .labels import (
     HE_NOTE,
@@ -112,7 +112,7 @@ def spread_bars(
     paper: Mapping[str, float] | None = None,
 ):
     """Bars of the spread per ``by`` value (the mean over seeds of each seed's max - min over sigma_w, as in
-    :func:`initmem.study.summary.summary_table`), for the validation-selected (solid) and the final-epoch (hatched)
+    :func:`initmem.study.statistics.summary.summary_table`), for the validation-selected (solid) and the final-epoch (hatched)
     test accuracy, with each seed's spread as a point (or the mean's 95 % calibrated interval). ``paper``: reference values
     per ``by`` value (black ticks)."""
     from matplotlib.lines import Line2D

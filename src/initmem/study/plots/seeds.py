@@ -2,8 +2,8 @@
 
 With at most :data:`~initmem.study.plots.style.SEED_POINTS_MAX` seeds every seed is drawn as a small point beside the
 seed mean (:func:`seed_marks`, :func:`mean_and_seeds`); with more, the mean with its 95 % interval: the ledger's
-calibrated interval for cross-fitted spreads (:mod:`initmem.study.calibration`; :func:`seed_spread` marks them), else
-Student's t (:mod:`initmem.study.stats`). :func:`estimator_handles` gives the legend entries that say which.
+calibrated interval for cross-fitted spreads (:mod:`initmem.study.statistics.calibration`; :func:`seed_spread` marks them), else
+Student's t (:mod:`initmem.study.statistics.stats`). :func:`estimator_handles` gives the legend entries that say which.
 :func:`seed_spread` is each seed's cross-fitted spread, the values whose mean the spread figures draw.
 """
 
@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..calibration import CrossFitted
-from ..stats import Interval, cross_fitted_spreads, finite_runs, mean_interval, seed_mean, seed_spreads
+from ..statistics.calibration import CrossFitted
+from ..statistics.stats import Interval, cross_fitted_spreads, finite_runs, mean_interval, seed_mean, seed_spreads
 from .style import DODGE, MUTED, SEED_MARKERSIZE, SEED_POINTS_MAX
 
 __all__ = [
@@ -45,7 +45,7 @@ def seed_count(ds: xr.Dataset | xr.DataArray) -> int:
 def _mean_ci(da: xr.DataArray, seed_dim: str = "seed") -> tuple[xr.DataArray, xr.DataArray, xr.DataArray]:
     """Seed mean and the distances from it down and up to the bounds of its 95 % interval (NaN with < 2 finite
     seeds): calibrated for cross-fitted spreads (``da.attrs["n_sigma"]``, set by :func:`seed_spread`), else
-    Student's t (:mod:`initmem.study.stats`)."""
+    Student's t (:mod:`initmem.study.statistics.stats`)."""
     if seed_dim not in da.dims:
         return da, xr.full_like(da, np.nan, dtype=float), xr.full_like(da, np.nan, dtype=float)
     make = interval_for(da)
@@ -60,7 +60,7 @@ def _mean_ci(da: xr.DataArray, seed_dim: str = "seed") -> tuple[xr.DataArray, xr
 
 def interval_for(da: xr.DataArray) -> Callable[[np.ndarray], Interval]:
     """The 95 % interval of the mean of ``da``'s per-seed values: the ledger's calibrated one for cross-fitted spreads
-    (``da.attrs["n_sigma"]``, set by :func:`seed_spread`), else Student's t (:mod:`initmem.study.stats`)."""
+    (``da.attrs["n_sigma"]``, set by :func:`seed_spread`), else Student's t (:mod:`initmem.study.statistics.stats`)."""
     n_sigma = da.attrs.get("n_sigma")
     return CrossFitted(int(n_sigma)).interval if n_sigma else mean_interval
 
@@ -134,9 +134,9 @@ def reduce_other(da: xr.DataArray, keep: Sequence[str]) -> xr.DataArray:
 
 
 def seed_spread(ds: xr.Dataset, var: str, keep: Sequence[str]) -> xr.DataArray:
-    """Each seed's cross-fitted spread over sigma_w of ``var`` (pp; :func:`initmem.study.stats.cross_fitted_spreads`;
+    """Each seed's cross-fitted spread over sigma_w of ``var`` (pp; :func:`initmem.study.statistics.stats.cross_fitted_spreads`;
     diverged runs left out), dims ``keep`` and ``seed``: the per-seed values whose mean is the headline spread
-    (:func:`initmem.study.summary.summary_table`). With a single seed, its raw spread (max - min), as the table."""
+    (:func:`initmem.study.statistics.summary.summary_table`). With a single seed, its raw spread (max - min), as the table."""
     values = finite_runs(ds, var)
     if "seed" not in values.dims or values.sizes["seed"] < 2:
         per_seed = seed_spreads(values if "seed" in values.dims else values.expand_dims("seed"), "sigma_w")

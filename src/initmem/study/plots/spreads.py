@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..analysis import FAMILY_CLOCK
-from ..stats import seed_mean
+from ..statistics.analysis import FAMILY_CLOCK
+from ..statistics.stats import seed_mean
 from .captions import caption_many, finish
 from .labels import (
     CLOCK_FORMULAS,
@@ -59,7 +59,7 @@ def spread_vs_horizon(
     h: xr.Dataset, title: str | None = "Spread against training length", paper_epochs: float | None = None
 ):
     """Left: the spread over sigma_w of the selected and final test accuracy (mean over seeds of each seed's spread,
-    the seeds as points) against the horizon T (epochs), from :func:`initmem.study.analysis.within_horizons`; the
+    the seeds as points) against the horizon T (epochs), from :func:`initmem.study.statistics.analysis.within_horizons`; the
     top axis shows the T_SGD clock reached. Right: the selected test accuracy (seed mean) against sigma_w at each
     horizon."""
     from matplotlib.ticker import NullFormatter
@@ -239,7 +239,7 @@ def spread_vs_clocks(
     note: str | None = None,
 ):
     """One panel per clock: the spread over sigma_w of every configuration (a row of
-    :func:`initmem.study.analysis.clock_table`) against the clock it reached (log axis; zero clocks are drawn at
+    :func:`initmem.study.statistics.analysis.clock_table`) against the clock it reached (log axis; zero clocks are drawn at
     the left edge). Colour: optimizer; marker: family (SGD, SGD+L2, adaptive); the family whose own clock a
     panel shows is drawn filled, the others hollow. ``source``: the Datasets (name -> Dataset) the table was
     built from, for the caption (:func:`~initmem.study.plots.captions.caption_many`), or one Dataset, or a caption string."""

@@ -12,7 +12,7 @@
   and the factor the presets use (chapter 08).
 
 Results are loaded by :mod:`initmem.study.costs.results`; the ledger is :mod:`initmem.study.claims`, the statistics over
-seeds :mod:`initmem.study.stats`. Accuracies are in percent, spreads in percentage points (pp).
+seeds :mod:`initmem.study.statistics.stats`. Accuracies are in percent, spreads in percentage points (pp).
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..run import optimizers
-from ..run.variables import CLOCKS
+from ...run import optimizers
+from ...run.variables import CLOCKS
 
 __all__ = [
     "horizons_of",
@@ -82,7 +82,7 @@ def field_value(ds: xr.Dataset, field: str) -> Any:
     base = spec_of(ds)["base"]
     if field in base:
         return base[field]
-    from ..run.config import RunConfig
+    from ...run.config import RunConfig
 
     return getattr(RunConfig(), field, None)
 
@@ -225,7 +225,7 @@ def spread_points(ds: xr.Dataset, experiment: str = "", over: str = "sigma_w", s
     """One row per configuration of ``ds`` (every combination of its dims except ``over`` and seeds):
 
     ``experiment``, the RunConfig fields ``optimizer, lr, weight_decay, batch_size, model, epochs``, the
-    spreads and seed intervals of :func:`initmem.study.summary.summary_table` (selected and final test accuracy),
+    spreads and seed intervals of :func:`initmem.study.statistics.summary.summary_table` (selected and final test accuracy),
     the clocks at the selected checkpoint (``T_SGD``, ``T_L2``, ``T_adapt``: mean over sigma_w and seeds) and at
     the end (``final_T_SGD``, ...), the mean training accuracy of the selected and of the final predictor and the
     lowest of each (``min_selected_train_acc``, ``min_final_train_acc``), and ``family``: ``adaptive`` (adam, adamw, muon), ``SGD+L2`` (SGD with weight_decay > 0) or
@@ -350,7 +350,7 @@ def collapse_table(table: Any) -> Any:
     """Does each family collapse on its own clock (experiment 07)? For each family of :data:`FAMILY_CLOCK`, over its
     configurations in ``table`` (a :func:`clock_table`): Spearman's rho between the selected spread and each clock
     (``rho(T_*)``), and for the family's own clock its one-sided permutation p (rho < 0), its 95 % bootstrap interval
-    (:func:`initmem.study.stats.rank_test`) and the prediction: **held** only when rho < 0 with p < 0.05, **did not
+    (:func:`initmem.study.statistics.stats.rank_test`) and the prediction: **held** only when rho < 0 with p < 0.05, **did not
     hold** when the interval lies above 0, **cannot tell** otherwise (too few configurations, or not significant).
     Indexed by family."""
     import pandas as pd
@@ -414,7 +414,7 @@ def calibration_table(ds: xr.Dataset) -> Any:
     ``final_train_acc``, ``selected_test_acc``, ``final_test_acc`` (%), and ``runs_interpolating`` (of the seeds)."""
     import pandas as pd
 
-    from ..run.thresholds import INTERPOLATION_THRESHOLD
+    from ...run.thresholds import INTERPOLATION_THRESHOLD
     from .stats import seed_mean
 
     rows = []
@@ -432,7 +432,7 @@ def calibration_table(ds: xr.Dataset) -> Any:
 def calibrated_logit_scale(ds: xr.Dataset) -> float | None:
     """The smallest logit factor of experiment 08 with which every run (every sigma_w and seed) interpolates
     within the budget; None if no factor does."""
-    from ..run.thresholds import INTERPOLATION_THRESHOLD
+    from ...run.thresholds import INTERPOLATION_THRESHOLD
 
     for scale in sorted(float(v) for v in ds["logit_scale"].values):
         if bool((ds["final_train_acc"].sel(logit_scale=scale) >= INTERPOLATION_THRESHOLD).all()):

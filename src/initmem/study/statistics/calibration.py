@@ -1,6 +1,6 @@
 """Calibrated 95 % intervals for cross-fitted spreads and their contrasts (issue 31).
 
-Per-seed cross-fitted spreads (:func:`initmem.study.stats.cross_fitted_spreads`) are correlated across seeds and
+Per-seed cross-fitted spreads (:func:`initmem.study.statistics.stats.cross_fitted_spreads`) are correlated across seeds and
 pulled towards 0, so a Student-t interval over them covers too little. :class:`CrossFitted` gives
 ``[m - c_low s / sqrt(n), m + c_high s / sqrt(n)]`` (``m``, ``s``: mean and sd of the ``n`` per-seed values) with
 critical values (:func:`critical`) simulated for the design: ``n_sigma`` sigma_w values x ``n_seeds`` seeds,
@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..base.numbers import ACCURACY_DIFFERENCE, SPREAD_DIFFERENCE
-from ..base.package_data import finite_numbers, read_package_json
+from ...base.numbers import ACCURACY_DIFFERENCE, SPREAD_DIFFERENCE
+from ...base.package_data import finite_numbers, read_package_json
 from .stats import LEVEL, Interval, _cross_fit
 
 __all__ = [
@@ -51,7 +51,7 @@ log = logging.getLogger(__name__)
 
 #: The two kinds of per-seed quantity: one condition's cross-fitted spread, or the difference of two conditions'.
 KINDS = ("spread", "contrast")
-#: The estimator's name printed beside its intervals (:meth:`initmem.study.stats.Interval.format`).
+#: The estimator's name printed beside its intervals (:meth:`initmem.study.statistics.stats.Interval.format`).
 LABEL = "calibrated t, cross-fitted"
 #: Memory-to-noise ratios (the profile's spread in noise standard deviations) over which the critical values hold.
 RATIOS = (*(i / 8 for i in range(25)), 4.0, 5.0, 7.0, 10.0, 20.0)
@@ -189,8 +189,8 @@ class CrossFitted:
         return CrossFitted(self.n_sigma, "spread")
 
     def interval(self, values: Sequence[float] | np.ndarray | xr.DataArray) -> Interval:
-        """Mean of the finite per-seed ``values`` (pp) with its calibrated :data:`~initmem.study.stats.LEVEL`
-        interval, clipped to :attr:`limits` (:meth:`initmem.study.stats.Interval.clip`); no bounds with fewer than
+        """Mean of the finite per-seed ``values`` (pp) with its calibrated :data:`~initmem.study.statistics.stats.LEVEL`
+        interval, clipped to :attr:`limits` (:meth:`initmem.study.statistics.stats.Interval.clip`); no bounds with fewer than
         2 seeds."""
         x = np.asarray(values, dtype=float).ravel()
         x = x[np.isfinite(x)]

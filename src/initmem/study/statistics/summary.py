@@ -1,8 +1,8 @@
 """The summary table of a sweep: its spread over sigma_w per configuration, with the interval of the printed
-estimator (the ledger's calibrated one, :class:`initmem.study.calibration.CrossFitted`) and its noise null (:mod:`initmem.study.nulls`). Printed by ``initmem sweep``, shown in every experiment chapter.
+estimator (the ledger's calibrated one, :class:`initmem.study.statistics.calibration.CrossFitted`) and its noise null (:mod:`initmem.study.statistics.nulls`). Printed by ``initmem sweep``, shown in every experiment chapter.
 
 Two views for readers: ``summary_table(ds, view="reader")`` (a few columns with human headers and units, one
-decimal, each spread and its interval in one cell: :func:`initmem.study.tables.present`) and :func:`spread_lines`
+decimal, each spread and its interval in one cell: :func:`initmem.study.statistics.tables.present`) and :func:`spread_lines`
 (one sentence per configuration, e.g. ``"SGD, learning rate 0.02: spread 21.3 pp [17.1, 25.5] (95 % CI,
 calibrated t; cross-fitted, 5 seeds)"``)."""
 
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import xarray as xr
 
-from ..base.numbers import ACCURACY_DIFFERENCE, decimal
-from ..run import optimizers
+from ...base.numbers import ACCURACY_DIFFERENCE, decimal
+from ...run import optimizers
 from .calibration import CrossFitted
 from .nulls import spread_null
 from .stats import LEVEL, SEED_DIM, cross_fitted_spreads, finite_runs, n_diverged, seed_mean
@@ -45,22 +45,22 @@ def summary_table(
     ``view="full"`` (the default) gives the numeric columns below, for code; ``view="reader"`` a table to read
     (:func:`_reader_view`).
 
-    Seeds (see :mod:`initmem.study.stats` and :mod:`initmem.study.nulls`): for each row and variable ``v``
+    Seeds (see :mod:`initmem.study.statistics.stats` and :mod:`initmem.study.statistics.nulls`): for each row and variable ``v``
     (``selected`` = selected_test_acc, ``final`` = final_test_acc),
 
     * ``{v}_spread_pp``: the **cross-fitted spread**, the mean over seeds of each seed's accuracy at the best minus
-      at the worst ``over`` value of the other seeds' mean curve (:func:`initmem.study.stats.cross_fitted_spreads`)
+      at the worst ``over`` value of the other seeds' mean curve (:func:`initmem.study.statistics.stats.cross_fitted_spreads`)
       -- the headline number, near 0 when there is no memory. With a single complete seed there is nothing to
       cross-fit on, and it is that seed's raw spread (``{v}_estimator`` says which);
     * ``{v}_ci95_low`` / ``_high``: its 95 % interval over seeds, the ledger's: calibrated by simulation for the
-      design (:class:`initmem.study.calibration.CrossFitted`; asymmetric, since the estimate is pulled towards 0;
+      design (:class:`initmem.study.statistics.calibration.CrossFitted`; asymmetric, since the estimate is pulled towards 0;
       NaN with one seed);
     * ``{v}_n_seeds``: seeds with a value at every ``over`` value (a seed with a diverged run drops out);
     * ``{v}_estimator``: ``"cross-fitted"`` or ``"raw (1 seed)"``;
     * ``{v}_raw_spread_pp``: max - min over ``over`` of the seed-mean accuracy (what one would read off the mean
       curve; noise alone makes it positive);
     * ``{v}_null_p``, ``{v}_null_mean_pp``, ``{v}_null_p95_pp``: the raw spread against ``over`` labels permuted
-      within seeds (:func:`initmem.study.nulls.spread_null`): the p-value and the mean and 95th percentile of the
+      within seeds (:func:`initmem.study.statistics.nulls.spread_null`): the p-value and the mean and 95th percentile of the
       spread that seed noise alone gives (this cell's noise floor);
     * ``{v}_best_{over}`` / ``{v}_worst_{over}``: where the seed-mean curve is highest / lowest.
     * ``n_diverged``: runs of the row that diverged. They are left out of every column above (their selected and
@@ -112,7 +112,7 @@ def _reader_view(table: pd.DataFrame, over: str) -> pd.DataFrame:
     """The reader's view of a full :func:`summary_table`: the configuration (optimizers by the paper's names, the
     zipped fields such as the learning rate), the selected spread with its 95 % interval in one cell, its estimator
     and seeds, the noise p of the raw spread, the best and worst ``over`` value, the final spread with its interval,
-    and the diverged runs where any run diverged. Cells are strings (:func:`initmem.study.tables.present`: one
+    and the diverged runs where any run diverged. Cells are strings (:func:`initmem.study.statistics.tables.present`: one
     decimal for percentage points); a single index's name heads the index column (one header row)."""
     metrics = ["n_diverged"] + [c for c in table.columns if c.startswith(("selected_", "final_"))]
     configuration = [c for c in table.columns if c not in metrics]

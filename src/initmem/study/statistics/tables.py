@@ -14,7 +14,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..base.numbers import ACCURACY_DIFFERENCE, decimal, p_text, significant
+from ...base.numbers import ACCURACY_DIFFERENCE, decimal, p_text, significant
 
 __all__ = ["LABELS", "INDEX_LABELS", "present", "format_value"]
 

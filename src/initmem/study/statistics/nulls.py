@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..base.numbers import p_text
+from ...base.numbers import p_text
 
 __all__ = [
     "MAX_EXACT",

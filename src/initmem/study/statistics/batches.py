@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
-from ..run.thresholds import INTERPOLATION_THRESHOLD
+from ...run.thresholds import INTERPOLATION_THRESHOLD
 from .analysis import field_values, last_finite
 
 __all__ = ["BatchPoint", "batch_points", "batch_comparisons"]

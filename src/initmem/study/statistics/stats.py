@@ -6,7 +6,7 @@ different sigma_w share both, so every comparison across sigma_w is paired withi
 * :func:`seed_spreads` -- each seed's spread, max - min over sigma_w (pp); a seed with a diverged sigma_w drops out;
 * :func:`mean_interval` -- the mean over seeds of a per-seed quantity with its two-sided 95 % Student-t interval
   (none with one seed); cross-fitted spreads (:func:`cross_fitted_spreads`) take calibrated critical values
-  instead (:class:`initmem.study.calibration.CrossFitted`);
+  instead (:class:`initmem.study.statistics.calibration.CrossFitted`);
 * :func:`rank_correlation` -- Spearman's rho with tie correction;
 * :func:`spread` -- the paper's initialization memory, max - min over sigma_w (every other dimension kept), with
   diverged runs left out (:func:`finite_runs`, :func:`n_diverged`).
@@ -25,8 +25,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 import xarray as xr
 
-from ..base.numbers import ACCURACY_DIFFERENCE, decimal, p_text
-from ..run.thresholds import DIVERGENCE_FACTOR
+from ...base.numbers import ACCURACY_DIFFERENCE, decimal, p_text
+from ...run.thresholds import DIVERGENCE_FACTOR
 
 __all__ = [
     "LEVEL",
@@ -160,7 +160,7 @@ def cross_fitted_spreads(da: xr.DataArray, over: str = "sigma_w", seed_dim: str 
     points). Every other dimension is kept.
 
     The raw spread (max - min of noisy means) picks its best and worst points on the same noise it then measures,
-    so it is positive even without any memory (:mod:`initmem.study.nulls`). Cross-fitting picks them on other seeds:
+    so it is positive even without any memory (:mod:`initmem.study.statistics.nulls`). Cross-fitting picks them on other seeds:
     without memory the expected value is 0, and with memory it estimates the gap between the points the other seeds
     rank best and worst (a little below the true spread when they rank wrongly). A seed with a missing value along
     ``over`` (a diverged run) gets NaN and is left out of the others' curves. With one complete seed there is nothing
@@ -241,8 +241,8 @@ class RankTest:
 
 def rank_test(x: Sequence[float], y: Sequence[float], alternative: str = "less") -> RankTest:
     """Spearman's rho of the finite pairs of ``x`` and ``y`` with a permutation p-value (``y`` permuted against
-    ``x``: exact up to 8 pairs, else :data:`initmem.study.nulls.N_RESAMPLES` random draws seeded with
-    :data:`~initmem.study.nulls.NULL_SEED`) and a percentile bootstrap interval over pairs
+    ``x``: exact up to 8 pairs, else :data:`initmem.study.statistics.nulls.N_RESAMPLES` random draws seeded with
+    :data:`~initmem.study.statistics.nulls.NULL_SEED`) and a percentile bootstrap interval over pairs
     (``scipy.stats.bootstrap``, 9,999 resamples, the same seed). Few pairs make both wide: the interval of 3 pairs
     spans almost [-1, 1]."""
     from scipy import stats
