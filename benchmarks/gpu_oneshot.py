@@ -56,10 +56,10 @@ from initmem.base.files import atomic_write
 from initmem.base.paths import git_commit
 from initmem.run.config import ConfigError
 from initmem.run.thresholds import INTERPOLATION_THRESHOLD
-from initmem.study import gpu_results, ladder
 from initmem.study.costs import costs, results, timed
 from initmem.study.design import presets, registry
 from initmem.study.experiments import e11_scale_ladder
+from initmem.study.verdicts import gpu_results, ladder
 from initmem.sweeps import SweepSpec, sweep
 from initmem.sweeps.budget import Deadline, DeadlineExceeded, run_groups, train_group
 
@@ -396,7 +396,7 @@ def _rung_dataset(results_dir: Path) -> Any:
 
 def summary_text(m: dict[str, Any], results_dir: Path) -> str:
     """The one-page summary of a session from its manifest ``m``: environment, throughput, parity, the plan and what
-    ran, and the rung's spreads as chapter 11 reads them (:func:`initmem.study.ladder.rungs`)."""
+    ran, and the rung's spreads as chapter 11 reads them (:func:`initmem.study.verdicts.ladder.rungs`)."""
     env, p = m.get("environment", {}), m.get("parameters", {})
     lines = [
         f"initmem scale ladder, GPU rung in one shot ({'DRY RUN, ' if m.get('dry_run') else ''}status: "

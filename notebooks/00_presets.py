@@ -94,7 +94,7 @@ else:
 # ## Estimated cost at the selected preset
 #
 # `initmem.study.costs.costs.estimate_cost`: single-core seconds from a model fitted to the CPU time the committed cpu runs
-# recorded (`scripts/fit_costs.py`, the table `initmem/study/cost_model.json`): each run's FLOPs (trained and
+# recorded (`scripts/fit_costs.py`, the table `initmem/study/costs/cost_model.json`): each run's FLOPs (trained and
 # evaluated images, counted by hand per network) over an effective FLOP/s per network and image size, with a term per
 # width (a wider network runs nearer the core's peak), one per doubling of the batch, one per optimizer and one per
 # precision, plus a per-run overhead (what a run's timed part costs whatever its FLOPs). The record's older runs recorded wall time only, which counts whatever else shared the two cores (the

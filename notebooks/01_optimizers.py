@@ -213,7 +213,7 @@ page.figure(plots.norm_trajectories(ds, col="optimizer"), "e01_fig_norms", sourc
 
 # %% tags=["remove-cell"]
 from initmem.base.numbers import typeset
-from initmem.study import precision
+from initmem.study.verdicts import precision
 
 glue("e01_bf16_sigmas", " and ".join(f"{s:g}" for s in precision.PARITY_SIGMA_WS), display=False)
 glue("e01_bf16_margin", precision.PARITY_MARGIN_PP, display=False)
@@ -226,7 +226,7 @@ for claim in ("C1", "C2"):  # the smallest p each claim's null can give on the d
 #
 # bf16 autocast (`initmem train --bf16`; `RunConfig.bf16`) trains faster on a CPU with bf16 instructions, but training
 # is chaotic: another floating-point path moves a single run by points. What matters is whether the statistics this
-# chapter reports stay. The parity study (`initmem.study.precision`, its design declared in the repository before its
+# chapter reports stay. The parity study (`initmem.study.verdicts.precision`, its design declared in the repository before its
 # runs were trained) retrains SGD and Adam of this page at $\sigma_w$ {glue:text}`e01_bf16_sigmas`, with the record's
 # seeds, in bf16, and compares each optimizer's cross-fitted spread with the fp32 record's, seed by seed:
 # **equivalent** when the interval of the difference lies inside ± {glue:text}`e01_bf16_margin:g` pp (the ledger's

@@ -57,8 +57,9 @@ weight_decays = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import phase, plots
+from initmem.study import plots
 from initmem.study.statistics import analysis
+from initmem.study.verdicts import phase
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)

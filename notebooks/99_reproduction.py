@@ -35,9 +35,10 @@ from myst_nb import glue
 
 from initmem.base.numbers import typeset
 from initmem.book import page
-from initmem.study import boundary_coverage, claims, error_rates, forest, gpu_results, ladder, plots, row_power, rules
+from initmem.study import forest, plots
 from initmem.study.costs import replays, results
 from initmem.study.design import layout, presets
+from initmem.study.verdicts import boundary_coverage, claims, error_rates, gpu_results, ladder, row_power, rules
 
 plots.use_book_style()  # the book's figure style: SVG, as on every page
 
@@ -148,7 +149,7 @@ else:
 # simulated independently with the same noise sd; with a common memory profile its distribution is symmetric, so one
 # value, the largest 95 % quantile of $|T|$ over the profile's ratios, serves both sides. Two conditions with
 # different noise levels, or the same runs at two horizons (C3), are outside what was calibrated. The values of the
-# record's designs are committed with their provenance (`src/initmem/study/critical_values.json`, written by
+# record's designs are committed with their provenance (`src/initmem/study/statistics/critical_values.json`, written by
 # `scripts/critical_values.py`); another design is simulated the same way when a page needs it.
 # :::
 #
@@ -175,7 +176,7 @@ else:
 #
 # **How often these rules err.** Whether a 95 % interval errs 5 % of the time depends on the design (how many
 # $\sigma_w$ values and seeds) and on the noise, so the rules' error rates were measured by simulation *through the
-# ledger's own functions* (`scripts/error_rates.py`, `initmem.study.error_rates`): per-seed accuracies with a known
+# ledger's own functions* (`scripts/error_rates.py`, `initmem.study.verdicts.error_rates`): per-seed accuracies with a known
 # memory and Gaussian noise within each ($\sigma_w$, seed) cell, at the record's designs and at noise sd 1, 2.5, 5 and
 # 8 pp, judged as the rows above are, with noise drawn independently of the calibration's. Measured so, the printed
 # 95 % intervals of cross-fitted spreads and of their contrasts cover {glue:text}`r_coverage_low` to

@@ -3,7 +3,7 @@
 Usage: python scripts/critical_values.py [--reps 50000] [--sigmas 2 3 4] [--seeds 2 ... 10] [--out PATH]
 
 Simulates every design ``n_sigma x n_seeds`` of the grid for both kinds (a spread, a contrast) and writes JSON with
-its provenance (commit, UTC date, replicates, seed, ratios, level) to ``src/initmem/study/critical_values.json``,
+its provenance (commit, UTC date, replicates, seed, ratios, level) to ``src/initmem/study/statistics/critical_values.json``,
 the table the ledger reads. Run it from a clean committed tree so that the commit recorded made the numbers.
 """
 

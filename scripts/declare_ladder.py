@@ -6,7 +6,7 @@ The record holds what the ladder trains (the cpu preset's rungs, conditions, sig
 ``initmem.study.experiments.e11_scale_ladder``), how it is judged, and what it expects before any run: the power of its
 shift rule at the noise measured on the record (01's per-seed cross-fitted spreads at sigma_w 0.1 and 2.5, five
 seeds) and its cost by the package's cost model. Commit it before the first run; the page prints its commit beside the
-runs' (initmem.study.preregistration.declared).
+runs' (initmem.study.verdicts.preregistration.declared).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from initmem.base.paths import git_commit
 from initmem.study.costs import costs
 from initmem.study.design import presets
 from initmem.study.experiments import e11_scale_ladder as e11
-from initmem.study.preregistration import shift_power
 from initmem.study.statistics.stats import cross_fitted_spreads
+from initmem.study.verdicts.preregistration import shift_power
 from initmem.sweeps.spec import SweepSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -124,7 +124,7 @@ def main(out: Path) -> None:
         "calibrated contrast interval (kind 'contrast'); 'towards the paper' when the interval lies wholly on the "
         "paper's side of 0, 'away' when wholly on the other, else 'no shift the seeds can tell'",
         "size_rule": "a spread 'in the paper's band' when its whole interval lies inside the claim's band "
-        "(initmem.study.ledger.band)",
+        "(initmem.study.verdicts.ledger.band)",
         "trend": "spread ~ a + b log2(width) + c log2(train images), fitted to the per-seed spreads (seeds the unit of "
         "replication), extrapolated to width 64 and 45,000 images with a prediction interval whose coverage is "
         "checked by simulation (leave one rung out on the record, and synthetic trends); labelled an extrapolation",

@@ -5,7 +5,7 @@
 Reads every run file of ``<results-dir>/<preset>/*/runs/`` (:func:`initmem.study.costs.cost_fit.run_table`), fits the
 model :mod:`initmem.study.costs.cost_fit` describes to the runs that record their CPU time and writes it, with its
 calibration over them, the load the wall-timed runs ran under and their provenance, to
-``src/initmem/study/cost_model.json`` (:data:`initmem.study.costs.costs.COST_MODEL_FILE`), which :mod:`initmem.study.costs.costs`
+``src/initmem/study/costs/cost_model.json`` (:data:`initmem.study.costs.costs.COST_MODEL_FILE`), which :mod:`initmem.study.costs.costs`
 reads. Exits 2 when no run records its CPU time or the runs do not separate the model's terms. Re-run it when runs are added (``tests/test_costs.py`` says when the file is stale).
 """
 

@@ -1,5 +1,5 @@
 """The power of each sized ledger row at its own noise, and the seeds that would reach 80 %:
-results/<preset>/row_power.nc (initmem.study.row_power), read by the ledger's page.
+results/<preset>/row_power.nc (initmem.study.verdicts.row_power), read by the ledger's page.
 
 Usage: python scripts/row_power.py [PRESET] [--reps N] [--seeds 10,20]
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import xarray as xr
 
 from initmem.base.paths import git_commit
-from initmem.study import claims, row_power
+from initmem.study.verdicts import claims, row_power
 
 ROOT = Path(__file__).resolve().parents[1]
 EXPERIMENTS = ("01_optimizers", "02_long_training", "03_lr_and_l2", "04_batch_size", "05_depth", "10_phase_diagram")

@@ -165,10 +165,10 @@ TORCH_FREE = (
     "initmem.study.statistics.stats",
     "initmem.study.statistics.summary",
     "initmem.study.statistics.analysis",
-    "initmem.study.claims",
+    "initmem.study.verdicts.claims",
     "initmem.study.costs.results",
     "initmem.study.costs.costs",
-    "initmem.study.gpu_results",
+    "initmem.study.verdicts.gpu_results",
     "initmem.study.design.preset_notes",
     "initmem.study.costs.timed",
     "initmem.sweeps.budget",
@@ -207,7 +207,7 @@ def test_the_figures_and_the_theory_import_no_verdicts():
     code = (
         "import sys\n"
         "import initmem.theory, initmem.study.plots, initmem.book.page\n"
-        "print(sorted(m for m in ('initmem.study.ledger', 'initmem.study.rules', 'initmem.study.judges') if m in sys.modules))\n"
+        "print(sorted(m for m in ('initmem.study.verdicts.ledger', 'initmem.study.verdicts.rules', 'initmem.study.verdicts.judges') if m in sys.modules))\n"
     )
     assert _loads_torch(code) == "[]"
 

@@ -1,4 +1,4 @@
-"""B1's tests (initmem.study.boundary): the stratified trend by hand, the logistic fit and its profile interval on
+"""B1's tests (initmem.study.verdicts.boundary): the stratified trend by hand, the logistic fit and its profile interval on
 known curves, the lack-of-fit test by hand, and a world where L2 does nothing, on the committed cells, that must not
 earn B1."""
 
@@ -13,7 +13,7 @@ import pytest
 import xarray as xr
 
 from initmem.base.numbers import p_text
-from initmem.study import boundary, claims, phase
+from initmem.study.verdicts import boundary, claims, phase
 
 COMMITTED = Path(__file__).resolve().parents[1] / "results" / "cpu" / "10_phase_diagram.nc"
 

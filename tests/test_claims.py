@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from initmem.study import claims
-from initmem.study.claims import (
+from initmem.study.statistics.calibration import critical
+from initmem.study.verdicts import claims
+from initmem.study.verdicts.claims import (
     IN_DIRECTION,
     IN_SIZE,
     INCONCLUSIVE,
@@ -20,7 +21,6 @@ from initmem.study.claims import (
     PREMISE_NOT_MET,
     SIZE_CONTRADICTED,
 )
-from initmem.study.statistics.calibration import critical
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 
 SEEDS = [0, 1, 2, 3, 4]
@@ -559,7 +559,7 @@ def test_c2_notes_a_learning_rate_that_lowers_the_spread_measurably(results):
 
 def test_the_rules_and_the_paper_are_printed_for_every_claim():
     from initmem.base import records
-    from initmem.study.ledger import TABLE, claim_record
+    from initmem.study.verdicts.ledger import TABLE, claim_record
 
     assert set(claims.RULES) == set(records.names(TABLE)) == {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"}
     assert claim_record("C1")["values"] == {"": 26.5}
@@ -569,11 +569,11 @@ def test_the_rules_and_the_paper_are_printed_for_every_claim():
 
 
 def test_c1s_number_and_band_are_one_edit_each_in_its_record(tmp_path, monkeypatch):
-    """C1's paper number and its band's share are written once, in C1's record (``study/paper.json``): the statement,
+    """C1's paper number and its band's share are written once, in C1's record (``study/verdicts/paper.json``): the statement,
     the band and the printed rule follow an edit there."""
     from pathlib import Path
 
-    from initmem.study import ledger
+    from initmem.study.verdicts import ledger
 
     package = Path(claims.__file__).resolve().parents[1]
     number = f"{ledger.claim_record('C1')['values']['']:g}"

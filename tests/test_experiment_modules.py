@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from initmem.run import optimizers
-from initmem.study import experiments, judges
+from initmem.study import experiments
 from initmem.study.design import presets, registry
 from initmem.study.experiments import DISCOVERED
+from initmem.study.verdicts import judges
 
 REPO = Path(__file__).resolve().parents[1]
 

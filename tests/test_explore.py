@@ -502,7 +502,7 @@ def test_the_replication_table_shows_each_run_and_the_pages_numbers_side_by_side
     one sweep only says so, the verdict rows stand side by side, and the closing line says whether they replicate."""
     import xarray as xr
 
-    from initmem.study.replication import replication_sentence, run_table, verdict_table
+    from initmem.study.verdicts.replication import replication_sentence, run_table, verdict_table
 
     path = find_repo_root(start=SRC) / "results" / "smoke" / "10_phase_diagram.nc"
     if not path.is_file():

@@ -1,5 +1,5 @@
 """Invariants of the claims' judges, on designs drawn by hypothesis (tests/strategies.py) and judged through
-:func:`initmem.study.claims.reproduction_table`, as tests/test_claims.py judges its fixed examples:
+:func:`initmem.study.verdicts.claims.reproduction_table`, as tests/test_claims.py judges its fixed examples:
 
 1. no row is "reproduced in size" without a finite size interval inside the claim's band (and no judge fails on a
    design with diverged, missing or tied runs);
@@ -21,10 +21,10 @@ import xarray as xr
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from initmem.study import claims
-from initmem.study.claims import IN_SIZE, PREMISE_NOT_MET, VERDICTS
 from initmem.study.statistics import nulls
 from initmem.study.statistics.calibration import CrossFitted
+from initmem.study.verdicts import claims
+from initmem.study.verdicts.claims import IN_SIZE, PREMISE_NOT_MET, VERDICTS
 from strategies import GRID, TEST_ACCURACIES, designs, diverge, on_grid  # tests/ is on sys.path under pytest
 
 ALL_CLAIMS = ["C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"]

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from initmem.base.numbers import decimal, p_text
-from initmem.study import claims
-from initmem.study.claims import (
+from initmem.study.verdicts import claims
+from initmem.study.verdicts.claims import (
     IN_DIRECTION,
     IN_SIZE,
     INCONCLUSIVE,
@@ -107,7 +107,7 @@ def test_the_count_sentence_names_every_verdict_and_adds_up_to_the_rows(results)
     counts too, and the counts add up to the rows."""
     import re
 
-    from initmem.study.rules import VERDICTS
+    from initmem.study.verdicts.rules import VERDICTS
 
     for table in (claims.reproduction_table(results), claims.reproduction_table({})):
         sentence = claims.count_sentence(table)
@@ -282,7 +282,7 @@ def test_an_inconclusive_contrast_says_how_many_seeds_would_decide_it(results):
 
 
 def test_a_clock_that_ran_at_either_checkpoint_is_shown_and_a_diverged_run_does_not_hide_it(results):
-    from initmem.study import ledger
+    from initmem.study.verdicts import ledger
 
     sgd = results["01_optimizers"].sel(optimizer="sgd").copy(deep=True)
     sgd["selected_T_SGD"][:] = 0.0  # validation kept the initial checkpoint everywhere; the final predictor trained on
@@ -301,7 +301,7 @@ def test_only_an_inconclusive_row_says_how_many_seeds_would_decide_it(results):
 
 
 def test_a_spec_without_an_image_size_is_at_the_default_32_px_and_says_nothing_of_it(results):
-    from initmem.study import ledger
+    from initmem.study.verdicts import ledger
 
     ds = results["01_optimizers"]
     spec = json.loads(ds.attrs["spec"])
@@ -348,8 +348,8 @@ def test_a_rows_block_tabulates_what_the_verdict_judged(results):
 def test_every_verdict_box_heading_writes_symbols_as_math():
     """The ledger's questions are plain text; the chapters' box headings write their symbols as the prose does."""
     from initmem.base import records
-    from initmem.study.ledger import TABLE, claim_record
-    from initmem.study.ledger_text import _heading_math
+    from initmem.study.verdicts.ledger import TABLE, claim_record
+    from initmem.study.verdicts.ledger_text import _heading_math
 
     headings = {claim: _heading_math(claim_record(claim)["question"]) for claim in records.names(TABLE)}
     assert headings["B1"].endswith(r"at $T_{L2} = \ln(\|W_0\|/\|W^*\|)$?")
@@ -361,7 +361,7 @@ def test_every_verdict_box_heading_writes_symbols_as_math():
 def test_a_run_at_exactly_the_interpolation_threshold_interpolates():
     import xarray as xr
 
-    from initmem.study.ledger import interpolates
+    from initmem.study.verdicts.ledger import interpolates
 
     assert interpolates(xr.DataArray([99.5, 100.0])) and not interpolates(xr.DataArray([99.49, 100.0]))
     assert not interpolates(xr.DataArray([np.nan, 100.0]))  # a run without a value does not

@@ -56,7 +56,7 @@ def test_the_reproduce_command_carries_the_parameters_that_differ_from_the_prese
 def test_against_record_shows_the_chapters_rows_beside_the_records_and_nothing_on_the_record(monkeypatch):
     """With the record, one row per claim part of the chapter: the record's number, this page's and the verdict (an
     arrow where it changed); on the record's own page (record None), nothing."""
-    from initmem.study import claims
+    from initmem.study.verdicts import claims
     from initmem.sweeps.store import read_checked
 
     record = read_checked(Path(__file__).resolve().parents[1] / "results" / "cpu" / "04_batch_size.nc")

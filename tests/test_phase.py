@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from initmem.study import boundary, claims, phase
 from initmem.study.design import presets, registry
+from initmem.study.verdicts import boundary, claims, phase
 from initmem.sweeps.spec import SweepSpec
 from sweep_fakes import fake_phase, fake_sweep  # tests/ is on sys.path under pytest
 

@@ -1,4 +1,4 @@
-"""The power of the sized ledger rows (initmem.study.row_power): the noise measured by hand, the power at its
+"""The power of the sized ledger rows (initmem.study.verdicts.row_power): the noise measured by hand, the power at its
 extremes, the search for the seeds that reach 80 %, and the columns the ledger prints."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.study import row_power
-from initmem.study.error_rates import Design
+from initmem.study.verdicts import row_power
+from initmem.study.verdicts.error_rates import Design
 
 
 def _cells(values: list[list[float]]) -> xr.DataArray:

@@ -13,9 +13,9 @@ import xarray as xr
 
 from initmem.cli import recorded_config
 from initmem.run.config import ConfigError
-from initmem.study import gpu_results
 from initmem.study.costs import costs, results
 from initmem.study.design.layout import results_paths
+from initmem.study.verdicts import gpu_results
 from initmem.sweeps.store import CHECKSUM_ATTR, ChecksumError, load_run, read_checked, write_run
 
 

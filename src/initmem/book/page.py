@@ -147,20 +147,20 @@ def table(
 
 def verdict_line(experiment: str, ds: Any, claims: list[str] | None = None, label: str | None = None) -> None:
     """The first-screen line of a chapter: each of its claims' verdicts, linking to the box
-    (:func:`initmem.study.claims.chapter_verdicts`)."""
+    (:func:`initmem.study.verdicts.claims.chapter_verdicts`)."""
     from IPython.display import Markdown, display
 
-    from ..study.claims import chapter_verdicts
+    from ..study.verdicts.claims import chapter_verdicts
 
     display(Markdown(chapter_verdicts(experiment, ds, claims, label)))
 
 
 def verdict_box(experiment: str, ds: Any, claims: list[str] | None = None) -> None:
     """The chapter's verdict box: every row of its claims with the numbers, the reason and the rule
-    (:func:`initmem.study.claims.chapter_box`)."""
+    (:func:`initmem.study.verdicts.claims.chapter_box`)."""
     from IPython.display import Markdown, display
 
-    from ..study.claims import chapter_box
+    from ..study.verdicts.claims import chapter_box
 
     display(Markdown(f"{VERDICT_INTRO}\n\n{chapter_box(experiment, ds, claims)}"))
 
@@ -229,13 +229,13 @@ def _result_link(path: Path) -> str:
 def against_record(experiment: str, ds: Any, record: Any, claims: list[str] | None = None) -> None:
     """On an exploration's page (``record`` is the committed record's Dataset of the chapter,
     :func:`initmem.study.costs.reuse.record_results`), the chapter's ledger rows measured here beside the record's
-    (:func:`initmem.study.ledger_text.against_record`); nothing on the record's own pages (``record`` None)."""
+    (:func:`initmem.study.verdicts.ledger_text.against_record`); nothing on the record's own pages (``record`` None)."""
     if record is None:
         return
     from IPython.display import Markdown, display
 
-    from ..study.claims import against_record as rows
-    from ..study.claims import chapter_table
+    from ..study.verdicts.claims import against_record as rows
+    from ..study.verdicts.claims import chapter_table
 
     display(
         Markdown(

@@ -8,7 +8,7 @@ their own that links back to the committed book (:mod:`initmem.book.site`, unles
 changed chapter's page as a ``file://`` URL and, last, the seconds each phase took (:func:`phase_line`). ``--fresh``
 re-trains the chapters' runs from scratch, none read from the record, into their own folder
 (``results/explore/<preset>-defaults-fresh/``), and prints per configuration how the fresh spread agrees with the
-record's (:mod:`initmem.study.replication`): a replication check. Errors (an unknown parameter, an invalid sweep, a
+record's (:mod:`initmem.study.verdicts.replication`): a replication check. Errors (an unknown parameter, an invalid sweep, a
 missing root, a cluster that cannot be reached) raise, and :func:`initmem.cli.main` prints them as one line with exit
 status 2.
 """
@@ -195,11 +195,11 @@ def phase_line(phases: dict[str, float]) -> str:
 
 def _replication_check(root: Path, preset: str, results: list) -> None:
     """Print, for each fresh chapter that builds a sweep, how its runs agree with the committed record's at the same
-    preset, ``results/<preset>/<name>.nc`` (:func:`initmem.study.replication.replication_lines`), or why there is
+    preset, ``results/<preset>/<name>.nc`` (:func:`initmem.study.verdicts.replication.replication_lines`), or why there is
     nothing to compare with."""
     from ..study.design.layout import RECORD_RESULTS_DIR, results_paths
     from ..study.design.registry import EXPERIMENT_SPECS
-    from ..study.replication import replication_lines
+    from ..study.verdicts.replication import replication_lines
     from ..sweeps.store import read_checked
 
     for r in results:

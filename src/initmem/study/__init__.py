@@ -5,7 +5,7 @@
 * their results: :mod:`~initmem.study.costs.results` (load-or-run, where results live), :mod:`~initmem.study.costs.timed` (within
   a wall-time budget), :mod:`~initmem.study.costs.reuse` (what an exploration takes from the committed record);
 * reading them: :mod:`~initmem.study.statistics.stats`, :mod:`~initmem.study.statistics.summary`, :mod:`~initmem.study.statistics.analysis`,
-  :mod:`~initmem.study.claims` (the claims ledger and its verdicts), :mod:`~initmem.study.gpu_results`;
+  :mod:`~initmem.study.verdicts.claims` (the claims ledger and its verdicts), :mod:`~initmem.study.verdicts.gpu_results`;
 * the figures: :mod:`~initmem.study.plots`, :mod:`~initmem.study.batch_plots`, :mod:`~initmem.study.phase_plots`,
   :mod:`~initmem.study.forest`.
 

@@ -1,6 +1,6 @@
 """The forest plot of the ledger: every claim's measured effect against the paper's number, its band and the noise.
 
-One row per row of :func:`initmem.study.claims.reproduction_table`. Where the paper gives a number, the row shows the
+One row per row of :func:`initmem.study.verdicts.claims.reproduction_table`. Where the paper gives a number, the row shows the
 measured size (its mean over seeds and 95 % interval, black) against the paper's number (a diamond) and its band
 (shaded blue: the whole interval must lie inside it for "in size", wholly outside it for "size contradicted"), and,
 where the verdict's direction effect is another quantity (C2's and C4's contrasts), that effect as an open circle
@@ -136,7 +136,7 @@ def _label_rows(ax, rows: Any, ys: np.ndarray) -> None:
 
 @styled
 def forest(table: Any, title: str | None = "The claims against the paper", caption: str | None = None):
-    """The forest plot of a :func:`~initmem.study.claims.reproduction_table` (see the module docstring)."""
+    """The forest plot of a :func:`~initmem.study.verdicts.claims.reproduction_table` (see the module docstring)."""
     plt = pyplot()
     groups = [("pp", table[table["unit"] == "pp"]), ("other", table[table["unit"] != "pp"])]
     groups = [(name, rows) for name, rows in groups if len(rows)]

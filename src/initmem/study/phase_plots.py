@@ -1,7 +1,7 @@
 """The figures of the phase diagram (experiment 10): where in the (learning rate, L2) plane SGD forgets.
 
 * :func:`phase_heatmaps` -- the memory gap of the selected and of the final predictor in every (lr, lambda) cell,
-  with the measured boundary x = 0 (``x = T_L2 - ln(|W0|/|W*|)``, :mod:`initmem.study.phase`) and the T_SGD contours;
+  with the measured boundary x = 0 (``x = T_L2 - ln(|W0|/|W*|)``, :mod:`initmem.study.verdicts.phase`) and the T_SGD contours;
 * :func:`boundary_collapse` -- every cell's gap against its x, with the fitted logistic and its midpoint x0, and the
   measured equilibrium norms against T5's law ``|W*| ~ (eta / lambda)^(1/4)``.
 """
@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from .boundary import Boundary, logistic
-from .phase import BOUNDARY_BAND, cell_table, equilibrium_scaling
 from .plots.captions import finish
 from .plots.overlay import RECORD_COLOR, RECORD_LABEL, record_note
 from .plots.style import MUTED, legend_in, panels, styled
+from .verdicts.boundary import Boundary, logistic
+from .verdicts.phase import BOUNDARY_BAND, cell_table, equilibrium_scaling
 
 __all__ = ["phase_heatmaps", "boundary_collapse"]
 
@@ -157,7 +157,7 @@ def _record_x(record: xr.Dataset, lrs: list[float], wds: list[float]) -> np.ndar
 @styled
 def boundary_collapse(ds: xr.Dataset, fit: Boundary, title: str | None = "The memory against the L2 clock's margin"):
     """Left: every cell's selected gap (seed mean, 95 % t-interval) against ``x = T_L2 - ln(|W0|/|W*|)``, coloured by
-    lambda, with B1's logistic (line: plateau, x0 and w fitted; :func:`initmem.study.boundary.fit_boundary`),
+    lambda, with B1's logistic (line: plateau, x0 and w fitted; :func:`initmem.study.verdicts.boundary.fit_boundary`),
     its midpoint x0 and profile interval (band, clipped to the plotted range where unbounded), and the predicted boundary
     x = 0 (dashed) with B1's band (grey). Right: the measured equilibrium norm ``|W*|`` against T5's law
     c (eta / lambda)^(1/4) (c fitted), log-log, cells with lambda > 0."""

@@ -2,7 +2,7 @@
 
 A *preset* names a compute budget: ``smoke`` (checks that every notebook runs; its numbers mean nothing), ``cpu``
 (hours on a laptop CPU, budgets in epochs), ``gpu`` (experiment 01 only, at the paper's scale on one GPU within a
-time budget; :mod:`initmem.study.gpu_results`) and ``paper`` (the paper's protocol); the book's Setup and Reproduce
+time budget; :mod:`initmem.study.verdicts.gpu_results`) and ``paper`` (the paper's protocol); the book's Setup and Reproduce
 chapters describe them. Every experiment notebook has a cell tagged ``parameters`` that declares each parameter as
 None; its values come from ``NOTEBOOK_PARAMETERS`` (one dict per preset, keyed by notebook name, read from the
 ``presets`` of each module of :mod:`initmem.study.experiments`) and only from there (:func:`resolve_parameters`).

@@ -47,8 +47,8 @@ class Experiment:
         presets: preset name -> the values of its notebook's parameters there (an experiment exists at the presets
             it lists only; a reader's entry is empty).
         notes: preset name -> the choices of its values the paper does not state, with their reasons.
-        claims: the claims its results decide (:data:`initmem.study.judges.RULES` holds each claim's rule).
-        annotates: the claims whose rows its results add a note to (:data:`initmem.study.judges.NOTES`), judged by
+        claims: the claims its results decide (:data:`initmem.study.verdicts.judges.RULES` holds each claim's rule).
+        annotates: the claims whose rows its results add a note to (:data:`initmem.study.verdicts.judges.NOTES`), judged by
             another experiment.
         glue: the names its notebook must glue (figures and the numbers the book and the ledger use).
         reads: the notebooks whose results it reads besides its own.

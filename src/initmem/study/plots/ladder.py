@@ -15,7 +15,7 @@ from .seeds import CALIBRATED
 from .style import hue_color, legend_in, panels, styled
 
 if TYPE_CHECKING:  # the ladder's judging imports the ledger: a page drawing no ladder must not depend on it
-    from ..ladder import Rung, Trend
+    from ..verdicts.ladder import Rung, Trend
 
 __all__ = ["spread_ladder"]
 
@@ -27,15 +27,15 @@ def spread_ladder(
     trends: Mapping[str, Trend] | None = None,
     title: str | None = "The spread up the ladder",
 ):
-    """One panel per condition of ``ladder`` (:func:`initmem.study.ladder.rungs`): its carrying spread (pp, mean over
+    """One panel per condition of ``ladder`` (:func:`initmem.study.verdicts.ladder.rungs`): its carrying spread (pp, mean over
     seeds with the calibrated 95 % interval; an open marker where the premise is not met) on every rung, rungs left
     to right cheapest first, the paper's number dashed and its band shaded; where ``trends`` (condition ->
-    :class:`~initmem.study.ladder.Trend`) holds the condition, its extrapolated value with its interval at the right
+    :class:`~initmem.study.verdicts.ladder.Trend`) holds the condition, its extrapolated value with its interval at the right
     end, marked as an extrapolation. ``ds``: the sweep, for the caption."""
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from ..ladder import CONDITIONS, PREMISE_NOT_MET, target
+    from ..verdicts.ladder import CONDITIONS, PREMISE_NOT_MET, target
 
     conditions = list(dict.fromkeys(r.condition for r in ladder))
     names = list(dict.fromkeys((r.width, r.train_size, r.epochs) for r in ladder))

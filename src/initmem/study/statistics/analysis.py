@@ -11,7 +11,7 @@
 * :func:`calibration_table` / :func:`calibrated_logit_scale` -- when plain SGD interpolates for each logit factor,
   and the factor the presets use (chapter 08).
 
-Results are loaded by :mod:`initmem.study.costs.results`; the ledger is :mod:`initmem.study.claims`, the statistics over
+Results are loaded by :mod:`initmem.study.costs.results`; the ledger is :mod:`initmem.study.verdicts.claims`, the statistics over
 seeds :mod:`initmem.study.statistics.stats`. Accuracies are in percent, spreads in percentage points (pp).
 """
 

@@ -4,7 +4,7 @@ Per-seed cross-fitted spreads (:func:`initmem.study.statistics.stats.cross_fitte
 pulled towards 0, so a Student-t interval over them covers too little. :class:`CrossFitted` gives
 ``[m - c_low s / sqrt(n), m + c_high s / sqrt(n)]`` (``m``, ``s``: mean and sd of the ``n`` per-seed values) with
 critical values (:func:`critical`) simulated for the design: ``n_sigma`` sigma_w values x ``n_seeds`` seeds,
-Gaussian cell noise, memory linear in the sigma_w index (:func:`initmem.study.error_rates.profile`) at the ratios
+Gaussian cell noise, memory linear in the sigma_w index (:func:`initmem.study.verdicts.error_rates.profile`) at the ratios
 :data:`RATIOS`; kind ``"spread"`` is asymmetric (wider above), kind ``"contrast"`` symmetric. The ledger's page
 explains the method ("How a claim is judged") and how the values are simulated (its dropdown "How the critical
 values are simulated").

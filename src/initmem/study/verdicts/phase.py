@@ -7,7 +7,7 @@ each quantity is measured).
 ``acc(smallest sigma_w) - acc(largest sigma_w)`` (pp, per seed via :func:`gap`). :func:`equilibrium_scaling` sets
 T5's law ``|W*| ~ (eta / lambda)^(1/4)`` beside the measured norms; :func:`predicted_decay_at` places a grid around
 the predicted boundary from a smaller sweep's runs; :func:`batch_axis_configs` lists the runs a map of the batch
-axis would add. B1's tests on these cells are in :mod:`initmem.study.boundary`.
+axis would add. B1's tests on these cells are in :mod:`initmem.study.verdicts.boundary`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..statistics.analysis import last_finite
+from ..statistics.stats import LEVEL, finite_runs, mean_interval, seed_mean
 from .rules import BOUNDARY_BAND
-from .statistics.analysis import last_finite
-from .statistics.stats import LEVEL, finite_runs, mean_interval, seed_mean
 
 __all__ = [
     "BOUNDARY_BAND",
@@ -174,8 +174,8 @@ def batch_axis_configs(parameters: Mapping[str, Any], batch_sizes: Sequence[int]
     (its lambda = 0 row at its own batch size: the same configurations) are left out. Returns
     :class:`~initmem.run.config.RunConfig` objects in the sweep's order, for :func:`initmem.study.costs.costs.estimate_runs`.
     """
-    from ..sweeps.spec import SweepSpec
-    from .design.registry import experiment_spec
+    from ...sweeps.spec import SweepSpec
+    from ..design.registry import experiment_spec
 
     diagram = SweepSpec.from_dict(experiment_spec("10_phase_diagram", parameters))
     spec = experiment_spec("10_phase_diagram", {**parameters, "weight_decays": [0.0], "extra_cells": None})

@@ -1,11 +1,11 @@
 """How the ledger is told: the first screen's table and answer, an exploration's rows beside the record's, and
-the verdict boxes of the chapters, all from a :func:`initmem.study.claims.reproduction_table` (a pandas DataFrame)."""
+the verdict boxes of the chapters, all from a :func:`initmem.study.verdicts.claims.reproduction_table` (a pandas DataFrame)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..base.numbers import decimal, p_text, typeset
+from ...base.numbers import decimal, p_text, typeset
 from .ledger import claim_record
 from .rules import INCONCLUSIVE, PREMISE_NOT_MET, STRENGTH, VERDICTS
 
@@ -171,7 +171,7 @@ def answer(table: Any, preset: str) -> str:
 
 def count_sentence(table: Any) -> str:
     """How many rows of a :func:`reproduction_table` earned each verdict, every verdict of
-    :data:`initmem.study.rules.VERDICTS` named in its order (zero counts too), so the counts add up to the rows:
+    :data:`initmem.study.verdicts.rules.VERDICTS` named in its order (zero counts too), so the counts add up to the rows:
     ``"Of the ledger's 14 rows: 4 reproduced in size, 3 reproduced in direction, ..., 2 inconclusive"``."""
     counts = table["verdict"].value_counts()
     return f"Of the ledger's {len(table)} rows: " + ", ".join(f"{counts.get(v, 0)} {v}" for v in VERDICTS)
@@ -281,7 +281,7 @@ def _heading_math(text: str) -> str:
     return text
 
 
-#: How the seeds an inconclusive row needs are projected (:func:`initmem.study.rules.seeds_to_decide`).
+#: How the seeds an inconclusive row needs are projected (:func:`initmem.study.verdicts.rules.seeds_to_decide`).
 _PROJECTION = "projected with Student-t critical values: a lower bound where the interval is calibrated"
 
 

@@ -5,7 +5,7 @@ Chapter 11's combined Dataset has ``width``, ``train_size`` and ``epochs`` dimen
 the others are NaN) and an ``lr`` dimension whose ``optimizer`` coordinate names each condition's optimizer. The conditions (:data:`CONDITIONS`) are low-lr SGD (C1), Adam (C2) and
 SGD at the larger lr (C4's lever); rungs are ordered cheapest first (width^2 x images x epochs), the first being the
 reference of the shifts. The rules are the ones its design record declared before the runs
-(:mod:`initmem.study.preregistration`); the method (carrying predictor, calibrated intervals, the trend's interval
+(:mod:`initmem.study.verdicts.preregistration`); the method (carrying predictor, calibrated intervals, the trend's interval
 and its coverage) is explained on chapter 11's page.
 """
 
@@ -22,10 +22,10 @@ import numpy as np
 import xarray as xr
 from scipy import stats as _stats
 
+from ..statistics.calibration import CrossFitted
+from ..statistics.stats import LEVEL, Interval
 from .carrier import PREDICTORS, carrying_predictor, interpolation_premise
 from .ledger import band, claim_record, cross_fitted
-from .statistics.calibration import CrossFitted
-from .statistics.stats import LEVEL, Interval
 
 __all__ = [
     "CONDITIONS",
@@ -61,7 +61,7 @@ __all__ = [
 @dataclass(frozen=True)
 class Condition:
     """One condition of the ladder: its ``optimizer``, the ledger row it is read against (``claim``, ``part`` of
-    :func:`initmem.study.ledger.claim_record`) and a ``label`` for tables."""
+    :func:`initmem.study.verdicts.ledger.claim_record`) and a ``label`` for tables."""
 
     optimizer: str
     claim: str
@@ -93,7 +93,7 @@ PREMISE_NOT_MET = "premise not met"
 
 
 def target(condition: str) -> tuple[float, tuple[float, float]]:
-    """The paper's number for ``condition`` (pp) and its band (:func:`initmem.study.ledger.band`)."""
+    """The paper's number for ``condition`` (pp) and its band (:func:`initmem.study.verdicts.ledger.band`)."""
     c = CONDITIONS[condition]
     return claim_record(c.claim)["values"][c.part], band(c.claim, c.part)
 
@@ -142,7 +142,7 @@ class Rung:
     """One condition on one rung.
 
     ``spreads``: the per-predictor spread (pp, mean of the per-seed cross-fitted spreads, calibrated interval);
-    ``predictor`` carries (:func:`initmem.study.carrier.carrying_predictor`, ``why`` says why; ``premise`` is ``""``
+    ``predictor`` carries (:func:`initmem.study.verdicts.carrier.carrying_predictor`, ``why`` says why; ``premise`` is ``""``
     where the carrying predictor meets it); ``size`` reads the carrying spread against the paper's band
     (:data:`INSIDE`, :data:`OUTSIDE`, :data:`ACROSS`, or :data:`PREMISE_NOT_MET`). ``shift``: the spread minus the
     first rung's, paired by seed, on ``shift_predictor`` (the selected where it carries on both rungs, else the
@@ -461,7 +461,7 @@ def runs_origin(
 ) -> tuple[RunsOrigin, dict[tuple[int, int, int], tuple[str, ...]]]:
     """The :class:`RunsOrigin` of every run ``ds`` holds (its ``run_hash`` -> ``runs_dir/<hash>.nc``, read for their
     attributes only), and each rung's CPU models."""
-    from ..base.reads import note
+    from ...base.reads import note
 
     ds = as_ladder(ds)
     hashes = ds["run_hash"]

@@ -9,7 +9,7 @@ budget, in the layout of every preset::
     results/gpu/summary.txt                                   the one-page summary the script printed
 
 This module reads that folder; it trains nothing. The column reads the rung as chapter 11 reads a rung
-(:func:`initmem.study.ladder.rungs`): per condition, the spread on its carrying predictor (pp, calibrated interval)
+(:func:`initmem.study.verdicts.ladder.rungs`): per condition, the spread on its carrying predictor (pp, calibrated interval)
 and where it lies against the paper's band.
 """
 
@@ -21,11 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 import xarray as xr
 
-from ..base.numbers import decimal
+from ...base.numbers import decimal
+from ..costs.results import load_results
+from ..design.layout import results_paths
+from ..experiments.e11_scale_ladder import EXPERIMENT as _LADDER
 from . import ladder
-from .costs.results import load_results
-from .design.layout import results_paths
-from .experiments.e11_scale_ladder import EXPERIMENT as _LADDER
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -7,7 +7,7 @@
   (:func:`verdict`);
 * :func:`run_table` -- each run, committed against fresh: identical bit for bit, by how much it differs, or present
   in one only (on the same software and CPU they should all be identical);
-* :func:`verdict_table` -- each verdict row of the chapter (:func:`initmem.study.claims.chapter_table`) in both;
+* :func:`verdict_table` -- each verdict row of the chapter (:func:`initmem.study.verdicts.claims.chapter_table`) in both;
 * :func:`replication_sentence` -- whether the chapter's verdicts replicate.
 
 >>> verdict(12.0, (8.0, 16.0), 14.0, (10.0, 18.0))
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import xarray as xr
 
-from .statistics.summary import summary_table
+from ..statistics.summary import summary_table
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -67,12 +67,12 @@ def run_table(fresh: xr.Dataset, record: xr.Dataset, variable: str = VARIABLE) -
 
 
 def verdict_table(name: str, fresh: xr.Dataset, record: xr.Dataset) -> pd.DataFrame:
-    """The page's numbers side by side: per verdict row of chapter ``name`` (:func:`initmem.study.claims.chapter_table`
+    """The page's numbers side by side: per verdict row of chapter ``name`` (:func:`initmem.study.verdicts.claims.chapter_table`
     of each Dataset), the effect with its 95 % interval (``"3.1 [1.2, 5.0]"``) and the verdict, committed and fresh;
     empty for a sweep that is no chapter of :mod:`initmem.study.experiments`."""
     import pandas as pd
 
-    from . import experiments
+    from .. import experiments
     from .claims import chapter_table
 
     if not experiments.exists(name):  # a sweep without a chapter's record: no claims

@@ -3,7 +3,7 @@
 It simulates per-seed accuracies of a design, ``(n_sigma, n_seeds)`` in percent, with a known memory profile
 (:func:`profile`: linear in the sigma_w index, ``acc[i] = BASE - S i / (n_sigma - 1)``, spread ``S`` pp) and
 independent Gaussian noise of sd ``noise_sd`` pp in each (sigma_w, seed) cell, judges them with the functions the
-ledger calls (:mod:`initmem.study.rules`, :mod:`initmem.study.statistics.calibration`, :mod:`initmem.study.statistics.nulls`), and counts
+ledger calls (:mod:`initmem.study.verdicts.rules`, :mod:`initmem.study.statistics.calibration`, :mod:`initmem.study.statistics.nulls`), and counts
 the coverage of the printed intervals without memory, the false "in size" at a band's upper edge, the false
 positive without an effect and the power at the paper's number. A rate over ``reps`` replicates has the Monte-Carlo
 standard error :func:`mc_error`; a null drawn ``draws`` times resolves a p-value to about ``1 / draws``.
@@ -22,12 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from ..experiments import judged_by
+from ..statistics import nulls
+from ..statistics.calibration import CrossFitted
+from ..statistics.stats import Interval, cross_fitted_spreads
 from . import rules
-from .experiments import judged_by
 from .ledger import band, claim_record
-from .statistics import nulls
-from .statistics.calibration import CrossFitted
-from .statistics.stats import Interval, cross_fitted_spreads
 
 __all__ = [
     "BASE",

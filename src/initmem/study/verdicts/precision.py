@@ -20,16 +20,16 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..base.numbers import p_text
+from ...base.numbers import p_text
+from ..costs.results import run_experiment
+from ..design.layout import results_paths
+from ..design.registry import experiment_spec
+from ..experiments import judged_by
+from ..statistics.calibration import CrossFitted
+from ..statistics.nulls import contrast_null_floor, spread_null_floor
+from ..statistics.stats import Interval
 from . import rules
-from .costs.results import run_experiment
-from .design.layout import results_paths
-from .design.registry import experiment_spec
-from .experiments import judged_by
 from .ledger import cross_fitted, interval_of
-from .statistics.calibration import CrossFitted
-from .statistics.nulls import contrast_null_floor, spread_null_floor
-from .statistics.stats import Interval
 
 __all__ = [
     "PARITY_MARGIN_PP",
@@ -157,9 +157,9 @@ def smallest_p(claim: str, n_seeds: int) -> float:
 
 def parity_claims(fp32: xr.Dataset, bf16: xr.Dataset) -> list[dict[str, Any]]:
     """The claims the parity design touches (C1; C2 for its adaptive optimizer), judged by
-    :data:`initmem.study.judges.RULES` in each precision on the design's runs: one dict per ledger row with ``row``
+    :data:`initmem.study.verdicts.judges.RULES` in each precision on the design's runs: one dict per ledger row with ``row``
     (its key, e.g. ``"C2 Adam"``), ``fp32`` and ``bf16`` (the verdicts), ``smallest_p`` (:func:`smallest_p` at
-    bf16's seeds) and ``decidable``: whether that p lies below :data:`initmem.study.rules.ALPHA`, so that the claim's
+    bf16's seeds) and ``decidable``: whether that p lies below :data:`initmem.study.verdicts.rules.ALPHA`, so that the claim's
     verdict can be anything but inconclusive and keeping it means something."""
     from .judges import RULES as judge
 

@@ -1,6 +1,6 @@
 """B1's judge (beyond the paper): does the L2 clock move the memory, and does half of it go where ``T_L2`` reaches
-``ln(|W0|/|W*|)``? The phase diagram's cells (:func:`initmem.study.phase.cell_table`) are read by the tests of
-:mod:`initmem.study.boundary`; :func:`judge_b1` turns them into the ledger's row. :data:`initmem.study.judges.RULES`
+``ln(|W0|/|W*|)``? The phase diagram's cells (:func:`initmem.study.verdicts.phase.cell_table`) are read by the tests of
+:mod:`initmem.study.verdicts.boundary`; :func:`judge_b1` turns them into the ledger's row. :data:`initmem.study.verdicts.judges.RULES`
 lists it with the paper's claims.
 """
 
@@ -11,11 +11,11 @@ from typing import Any
 
 import xarray as xr
 
+from ..statistics.nulls import NullTest
+from ..statistics.stats import Interval
 from . import rules
 from .ledger import Row, scale_text
 from .rules import IN_DIRECTION, IN_SIZE, INCONCLUSIVE, NOT_REPRODUCED, PREMISE_NOT_MET, SIZE_CONTRADICTED, Verdict
-from .statistics.nulls import NullTest
-from .statistics.stats import Interval
 
 __all__ = ["judge_b1"]
 
@@ -40,9 +40,9 @@ def _alternatives(ds: xr.Dataset, table: Any) -> str:
 
 def judge_b1(ds: xr.Dataset) -> list[Row]:
     """B1's row from the phase diagram's results ``ds`` (chapter 10), by the rule printed in
-    :data:`initmem.study.ledger.RULES`: premise (the gap of the least-forgetting cell at least the margin), then the
+    :data:`initmem.study.verdicts.ledger.RULES`: premise (the gap of the least-forgetting cell at least the margin), then the
     L2 clock's trend within learning rates, then where x0's profile interval (all three parameters fitted) lies
-    against :data:`~initmem.study.rules.BOUNDARY_BAND`."""
+    against :data:`~initmem.study.verdicts.rules.BOUNDARY_BAND`."""
     from .boundary import fit_boundary, lack_of_fit, memory_to_forget, stratified_trend  # imported by B1's page only
     from .phase import BOUNDARY_BAND, cell_table
 

@@ -4,7 +4,7 @@ A claim (or one part of it) is judged (:func:`judge`) from its direction effect 
 positive in the paper's direction, with its 95 % interval, :mod:`initmem.study.statistics.calibration`, and its permutation p,
 :mod:`initmem.study.statistics.nulls`) and, where the paper gives a number ``P``, the size ``S`` with its interval against the
 band ``P +- max(5 pp, 30 % of P)`` (:func:`band_of`; a claim's record may set another share,
-:func:`initmem.study.ledger.claim_record`; "minimal" is ``P = 0``). In order: inconclusive without an interval; premise
+:func:`initmem.study.verdicts.ledger.claim_record`; "minimal" is ``P = 0``). In order: inconclusive without an interval; premise
 not met; not reproduced (D's interval below 0, or inside the null-equivalence margin); the direction holds (D's
 interval above 0, p below 0.05, estimate at least the margin) and S decides between in size, size contradicted and
 in direction; else inconclusive, with :func:`seeds_to_decide`. A verdict's two sides are :data:`STRENGTH`; C3
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..base.numbers import p_text
-from .statistics.stats import LEVEL, Interval
+from ...base.numbers import p_text
+from ..statistics.stats import LEVEL, Interval
 
 __all__ = [
     "IN_SIZE",
@@ -241,7 +241,7 @@ def seeds_to_decide(
     (:mod:`initmem.study.statistics.calibration`) exceed Student's, this is a lower bound. None if no n up to ``max_seeds`` decides (e.g. the mean lies
     on a band's edge). ``decides`` also gets n, to check what else depends on it (a permutation test's smallest p).
 
-    >>> from initmem.study.rules import seeds_to_decide
+    >>> from initmem.study.verdicts.rules import seeds_to_decide
     >>> seeds_to_decide(np.array([1.0, 3.0, 2.0]), lambda interval, n: interval.low > 0)
     4
     """

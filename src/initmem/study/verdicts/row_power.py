@@ -1,9 +1,9 @@
 """The power of each sized ledger row: how often its design would say "reproduced in size" if the paper's number were
 the truth, at the noise its own runs show, and how many seeds would reach 80 %.
 
-A row's design is its claim's (the model of :mod:`initmem.study.error_rates`: ``n_sigma`` sigma_w x ``n_seeds``
+A row's design is its claim's (the model of :mod:`initmem.study.verdicts.error_rates`: ``n_sigma`` sigma_w x ``n_seeds``
 seeds, a linear memory profile, Gaussian noise in each (sigma_w, seed) cell), judged through the ledger's rules by
-:func:`initmem.study.error_rates.simulate`'s machinery. The noise is measured on the row's runs (:func:`cell_noise`:
+:func:`initmem.study.verdicts.error_rates.simulate`'s machinery. The noise is measured on the row's runs (:func:`cell_noise`:
 the residual standard deviation of a two-way additive fit, sigma_w plus seed, of the carrying predictor's test
 accuracy, pooled over the row's conditions), so the power answers "could this design have said it, at this noise?":
 an inconclusive row at low power says the design cannot tell; at high power, that it could and did not.
@@ -18,11 +18,11 @@ from dataclasses import dataclass
 import numpy as np
 import xarray as xr
 
+from ..experiments import judged_by
+from ..statistics.stats import finite_runs
 from . import rules
 from .error_rates import Design, _judged
-from .experiments import judged_by
 from .ledger import claim_record
-from .statistics.stats import finite_runs
 
 __all__ = ["TARGET_POWER", "RowDesign", "cell_noise", "row_designs", "power_at_paper", "power_table", "power_columns"]
 

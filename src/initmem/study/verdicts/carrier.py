@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 import xarray as xr
 
-from ..run.thresholds import INTERPOLATION_THRESHOLD
+from ...run.thresholds import INTERPOLATION_THRESHOLD
 
 __all__ = ["PREDICTORS", "interpolation_premise", "carrying_predictor"]
 

@@ -7,7 +7,7 @@ fixed and only ``T_L2 = lambda sum eta`` moves; across learning rates both clock
 Where: :func:`fit_boundary` fits ``gap(x) = A / (1 + exp((x - x0) / w))``, ``x = T_L2 - ln(|W0|/|W*|)``, with ``A``,
 ``x0`` and ``w`` free (least squares over the cells' seed-mean gaps, pp) and gives ``x0`` a profile interval (an
 infinite bound where the cells do not pin it down: "not identified"); :func:`lack_of_fit` tests the curve against
-the seeds' scatter. Its coverage is simulated in :mod:`initmem.study.boundary_coverage`; chapter 10 explains both.
+the seeds' scatter. Its coverage is simulated in :mod:`initmem.study.verdicts.boundary_coverage`; chapter 10 explains both.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from ..statistics.stats import LEVEL, Interval, rank_test, spearman
 from .rules import MARGIN_PP
-from .statistics.stats import LEVEL, Interval, rank_test, spearman
 
 __all__ = [
     "StratifiedTrend",
@@ -81,11 +81,11 @@ def stratified_trend(
     table: Any, factor: str, stratum: str, value: str = "selected_gap", resamples: int | None = None
 ) -> StratifiedTrend:
     """Spearman's rho of ``table[value]`` against the index level ``factor`` within each value of the index level
-    ``stratum`` (``table``: a :func:`initmem.study.phase.cell_table`, indexed by lr and weight_decay), averaged over
+    ``stratum`` (``table``: a :func:`initmem.study.verdicts.phase.cell_table`, indexed by lr and weight_decay), averaged over
     the strata with at least 3 finite cells; its null draws ``resamples`` (default
     :data:`~initmem.study.statistics.nulls.N_RESAMPLES`) joint permutations of the values within every stratum (fixed seed),
     and p = (hits + 1) / (draws + 1)."""
-    from .statistics.nulls import N_RESAMPLES, NULL_SEED
+    from ..statistics.nulls import N_RESAMPLES, NULL_SEED
 
     draws = resamples or N_RESAMPLES
     rng = np.random.default_rng(NULL_SEED)
@@ -144,7 +144,7 @@ class LackOfFit:
 
     def format(self) -> str:
         """``"F(30, 132) = 2.8, p = 4e-5"`` (:mod:`initmem.base.numbers`' format)."""
-        from ..base.numbers import decimal, p_text
+        from ...base.numbers import decimal, p_text
 
         return f"F({self.df_fit}, {self.df_pure}) = {decimal(self.f)}, p = {p_text(self.p_value)}"
 
@@ -203,7 +203,7 @@ class LogisticProfile:
 
 def fit_boundary(table: Any, value: str = "selected_gap") -> Boundary:
     """:class:`LogisticProfile`'s fit, plateau free, through the finite cells of ``table`` (``x`` and ``value``
-    columns; a :func:`initmem.study.phase.cell_table`)."""
+    columns; a :func:`initmem.study.verdicts.phase.cell_table`)."""
     x = table["x"].to_numpy(float)
     y = table[value].to_numpy(float)
     ok = np.isfinite(x) & np.isfinite(y)
@@ -214,7 +214,7 @@ def fit_boundary(table: Any, value: str = "selected_gap") -> Boundary:
 
 
 def lack_of_fit(fit: Boundary, table: Any, value: str = "selected_gap") -> LackOfFit:
-    """:class:`LackOfFit` of ``fit`` through the cells of ``table`` (a :func:`initmem.study.phase.cell_table`: its
+    """:class:`LackOfFit` of ``fit`` through the cells of ``table`` (a :func:`initmem.study.verdicts.phase.cell_table`: its
     ``x``, ``value``, ``{value}_sd`` (seeds' standard deviation) and ``{value}_seeds`` columns); NaN where the cells
     have no scatter to compare with or too few cells."""
     from scipy import stats
@@ -238,11 +238,11 @@ def x0_alternatives(tables: Mapping[str, Any]) -> dict[str, float]:
 
 
 def fit_caveats(fit: Boundary, table: Any) -> list[str]:
-    """What limits the reading of ``fit`` on the cells of ``table`` (a :func:`initmem.study.phase.cell_table`), as
+    """What limits the reading of ``fit`` on the cells of ``table`` (a :func:`initmem.study.verdicts.phase.cell_table`), as
     sentences (empty when nothing does):
 
     * the cells without decay (lambda = 0, where T_L2 = 0) lose memory as the learning rate grows (a rank test over
-      them, and a fall of at least :data:`~initmem.study.rules.MARGIN_PP`): there x moves through ``|W*|`` alone while
+      them, and a fall of at least :data:`~initmem.study.verdicts.rules.MARGIN_PP`): there x moves through ``|W*|`` alone while
       the noise clock T_SGD grows along the same row, so a fit across learning rates mixes the two clocks;
     * the logistic does not fit the cells within their noise (:func:`lack_of_fit`, p < 0.05).
     """

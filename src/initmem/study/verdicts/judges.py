@@ -1,6 +1,6 @@
 """The judges of the paper's claims: one function per claim (C1-C7, and B1 beyond the paper, whose judge is
-:func:`initmem.study.boundary_judge.judge_b1`) that turns an experiment's combined Dataset into the ledger's rows
-(:class:`initmem.study.ledger.Row`), by the rules printed in :data:`initmem.study.ledger.RULES`. :data:`CLAIMS` lists
+:func:`initmem.study.verdicts.boundary_judge.judge_b1`) that turns an experiment's combined Dataset into the ledger's rows
+(:class:`initmem.study.verdicts.ledger.Row`), by the rules printed in :data:`initmem.study.verdicts.ledger.RULES`. :data:`CLAIMS` lists
 them in ledger order with the experiment each reads.
 """
 
@@ -13,10 +13,15 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..base.numbers import decimal
-from ..run import optimizers
-from ..run.thresholds import INTERPOLATION_THRESHOLD
-from . import experiments, rules
+from ...base.numbers import decimal
+from ...run import optimizers
+from ...run.thresholds import INTERPOLATION_THRESHOLD
+from .. import experiments
+from ..statistics.calibration import LABEL as CALIBRATED
+from ..statistics.calibration import CrossFitted
+from ..statistics.nulls import contrast_null, contrast_null_floor, spread_null, spread_null_floor
+from ..statistics.stats import Interval, finite_runs, mean_interval
+from . import rules
 from .boundary_judge import judge_b1
 from .carrier import PREDICTORS, carrying_predictor, interpolation_premise
 from .ledger import (
@@ -31,10 +36,6 @@ from .ledger import (
     spread_text,
 )
 from .rules import INCONCLUSIVE, PREMISE_NOT_MET, Verdict
-from .statistics.calibration import LABEL as CALIBRATED
-from .statistics.calibration import CrossFitted
-from .statistics.nulls import contrast_null, contrast_null_floor, spread_null, spread_null_floor
-from .statistics.stats import Interval, finite_runs, mean_interval
 
 # CLAIMS and ANNOTATIONS, every experiment's, are this module's attributes too (:func:`__getattr__`)
 __all__ = ["RULES", "NOTES", "claims_of", "annotations_of", "learning_rates_note"]
@@ -78,8 +79,8 @@ def _contrast_row(
 
 def _on_the_interpolating_predictor(judge: Callable[[str, str], Row], runs: dict[str, xr.Dataset]) -> Row:
     """One row judged on both predictors, ``judge(predictor, premise)`` each with the interpolation premise of
-    ``runs`` (label -> Dataset, :func:`initmem.study.carrier.interpolation_premise`) checked on that predictor's own
-    train accuracy; :func:`initmem.study.carrier.carrying_predictor` picks the one that carries the verdict; the row's
+    ``runs`` (label -> Dataset, :func:`initmem.study.verdicts.carrier.interpolation_premise`) checked on that predictor's own
+    train accuracy; :func:`initmem.study.verdicts.carrier.carrying_predictor` picks the one that carries the verdict; the row's
     reason says which and gives the other's verdict."""
     premises = {name: interpolation_premise(runs, name) for name in PREDICTORS}
     rows = {name: judge(name, premise) for name, premise in premises.items()}
@@ -165,7 +166,7 @@ def _c2(ds: xr.Dataset) -> list[Row]:
 
 
 def _c3(ds: xr.Dataset) -> list[Row]:
-    from .statistics.analysis import horizons_of, within_horizons
+    from ..statistics.analysis import horizons_of, within_horizons
 
     horizons = horizons_of(ds)
     reference = int(ds.attrs.get("reference_horizon", horizons[-2] if len(horizons) > 1 else horizons[0]))
@@ -277,7 +278,7 @@ def _c4(ds: xr.Dataset) -> list[Row]:
 
 
 def _c5(ds: xr.Dataset) -> list[Row]:
-    from .statistics.batches import batch_comparisons
+    from ..statistics.batches import batch_comparisons
 
     rows = []
     for part, pair in batch_comparisons(ds).items():
@@ -339,7 +340,7 @@ def _c6(ds: xr.Dataset) -> list[Row]:
     # centred per seed, the swap of the two models within (sigma_w, seed) cells is exchangeable exactly when their
     # profiles over sigma_w agree: no interaction
     null = contrast_null(reference.values, deep.values, interaction)
-    # a diverged run (NaN) is left out, as in every claim's premise (initmem.study.carrier.interpolation_premise)
+    # a diverged run (NaN) is left out, as in every claim's premise (initmem.study.verdicts.carrier.interpolation_premise)
     premise = (
         ""
         if not bool((train.sel(model="resnet9") < INTERPOLATION_THRESHOLD).any())
@@ -372,7 +373,7 @@ def _c6(ds: xr.Dataset) -> list[Row]:
 
 
 def _c7(ds: xr.Dataset) -> list[Row]:
-    from .statistics.analysis import last_finite, norm_coupling
+    from ..statistics.analysis import last_finite, norm_coupling
 
     present = [o for o in optimizers.family("adaptive") if o in ds["optimizer"].values]
     slopes = norm_coupling(ds)  # (optimizer, seed)
@@ -421,7 +422,7 @@ _ORDER = {claim: rank for rank, claim in enumerate(RULES)}
 def claims_of(records: Any) -> tuple[tuple[str, str, Callable[[xr.Dataset], list[Row]]], ...]:
     """(claim, experiment it reads, rule) for every claim the experiment ``records`` list
     (:attr:`initmem.study.experiments.Experiment.claims`), in ledger order. A rule's rows leave
-    ``Row.experiment`` to its caller (:func:`initmem.study.claims.claim_rows` names the
+    ``Row.experiment`` to its caller (:func:`initmem.study.verdicts.claims.claim_rows` names the
     experiment it read)."""
     return tuple(sorted(((c, e.name, RULES[c]) for e in records for c in e.claims), key=lambda row: _ORDER[row[0]]))
 
@@ -432,7 +433,7 @@ def learning_rates_note(ds: xr.Dataset, reference: xr.Dataset | None = None, exp
     (the one :func:`initmem.study.statistics.analysis.spread_points` computes), and whether it lies measurably below the spread at
     the optimizer's learning rate in experiment 01 (``reference``, whose runs decide C2); where none does, how wide
     the smallest spreads' intervals are, and that they cannot tell."""
-    from .statistics.analysis import against_reference, learning_rates_of, smallest_spread, spread_points
+    from ..statistics.analysis import against_reference, learning_rates_of, smallest_spread, spread_points
 
     table = spread_points(ds, experiment)
     parts = []

@@ -1,13 +1,13 @@
 """The claims ledger: the paper's claims C1-C7 (and B1, a test beyond the paper) against this reproduction.
 
 Each claim, or each part of one (an optimizer of C2, a lever of C4, a design of C5), becomes one row judged by the
-printed rules of :mod:`initmem.study.rules` from its direction effect (a per-seed paired contrast of cross-fitted
+printed rules of :mod:`initmem.study.verdicts.rules` from its direction effect (a per-seed paired contrast of cross-fitted
 spreads, with its calibrated interval, :mod:`initmem.study.statistics.calibration`), its noise null (:mod:`initmem.study.statistics.nulls`)
 and, where the paper gives a number ``P``, its size against the band ``P +- max(5 pp, 30 % of P)``; the ledger's
 page ("How a claim is judged") explains each.
 
-:func:`reproduction_table` builds every row with the judges of :mod:`initmem.study.judges` on the vocabulary of
-:mod:`initmem.study.ledger`; :mod:`initmem.study.ledger_text` tells it; :func:`chapter_box` and
+:func:`reproduction_table` builds every row with the judges of :mod:`initmem.study.verdicts.judges` on the vocabulary of
+:mod:`initmem.study.verdicts.ledger`; :mod:`initmem.study.verdicts.ledger_text` tells it; :func:`chapter_box` and
 :func:`chapter_verdicts` render a chapter's rows. Spreads are those of the validation-selected predictor (the paper's
 metric), except where the premise or the design points at the final one: C1 and C2 judge both and the final predictor
 carries the verdict where the selected checkpoints do not interpolate; C3's final predictor carries the claim when
@@ -23,7 +23,8 @@ from typing import Any
 
 import xarray as xr
 
-from . import experiments
+from .. import experiments
+from ..statistics.stats import Interval, n_diverged
 from .judges import RULES as _JUDGES
 from .judges import annotations_of, claims_of
 from .ledger import RULES, Row, scale_text
@@ -39,7 +40,6 @@ from .rules import (
     VERDICTS,
     Verdict,
 )
-from .statistics.stats import Interval, n_diverged
 
 __all__ = [
     "IN_SIZE",
@@ -67,7 +67,7 @@ __all__ = [
 
 
 def claim_rows(results: Mapping[str, xr.Dataset], claims: list[str] | None = None) -> list[Row]:
-    """The ledger's rows (:class:`~initmem.study.ledger.Row`) for ``results`` (experiment name -> combined Dataset), in ledger order; only
+    """The ledger's rows (:class:`~initmem.study.verdicts.ledger.Row`) for ``results`` (experiment name -> combined Dataset), in ledger order; only
     ``claims`` if given. A claim whose experiment has no results, or lacks what its rule needs, is one inconclusive
     row with the reason in its note."""
     rows: list[Row] = []
@@ -124,11 +124,11 @@ def _judging(results: Mapping[str, xr.Dataset], claims: list[str] | None) -> tup
 
 
 def reproduction_table(results: Mapping[str, xr.Dataset], claims: list[str] | None = None) -> Any:
-    """The ledger as a pandas DataFrame indexed by row (``"C1"``, ``"C2 Adam"``, ...; :attr:`~initmem.study.ledger.Row.key`), with the
-    columns of :meth:`~initmem.study.ledger.Row.as_dict`: the paper's statement and number with its band, ours (text), the direction
+    """The ledger as a pandas DataFrame indexed by row (``"C1"``, ``"C2 Adam"``, ...; :attr:`~initmem.study.verdicts.ledger.Row.key`), with the
+    columns of :meth:`~initmem.study.verdicts.ledger.Row.as_dict`: the paper's statement and number with its band, ours (text), the direction
     effect's mean and 95 % interval (``effect``, ``effect_low``, ``effect_high``, ``seeds``), the size's
     (``size``...), the null (``p_value``, ``null_mean``, ``null_p95``, ``raw``), ``verdict`` (one of
-    :data:`~initmem.study.rules.VERDICTS`), ``reason``, ``seeds_needed`` (inconclusive rows), ``rule``, ``clocks``, ``scale``, ``note``,
+    :data:`~initmem.study.verdicts.rules.VERDICTS`), ``reason``, ``seeds_needed`` (inconclusive rows), ``rule``, ``clocks``, ``scale``, ``note``,
     ``predictor`` (the predictor the verdict judged, where the row names one)."""
     import pandas as pd
 

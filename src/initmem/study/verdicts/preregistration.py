@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .statistics.calibration import critical
+from ..statistics.calibration import critical
 
 __all__ = ["ShiftPower", "shift_power", "read_design", "Declaration", "declared", "undeclared_runs"]
 

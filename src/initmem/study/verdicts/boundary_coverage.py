@@ -1,5 +1,5 @@
 """How often B1's interval for the boundary x0 covers the truth, and how often B1 would say "in size": measured by
-simulation through B1's own fit (:class:`initmem.study.boundary.LogisticProfile`) in worlds shaped like a phase
+simulation through B1's own fit (:class:`initmem.study.verdicts.boundary.LogisticProfile`) in worlds shaped like a phase
 diagram's record.
 
 A world (:func:`world_of`) keeps the record's cells (their x), its fitted plateau and width, and three noises
@@ -69,7 +69,7 @@ class World:
 
 def world_of(ds: xr.Dataset) -> World:
     """The :class:`World` of a phase diagram's results ``ds`` (chapter 10): its cells and fit
-    (:func:`~initmem.study.boundary.fit_boundary`), the pooled within-cell standard deviation of a run's selected
+    (:func:`~initmem.study.verdicts.boundary.fit_boundary`), the pooled within-cell standard deviation of a run's selected
     gap, the lack of fit's standard deviation (the fit's residual variance minus the seeds' share, at least 0) and
     the seed shift's (the variance of each seed's mean gap over cells minus the runs' share, at least 0)."""
     from .phase import cell_table, gap
@@ -99,7 +99,7 @@ def world_of(ds: xr.Dataset) -> World:
 def simulate(world: World, x0s: Sequence[float], reps: int, seed: int = 0) -> xr.Dataset:
     """``reps`` simulated records of ``world`` at each true boundary of ``x0s``, each fitted by both
     :data:`METHODS`. Returns a Dataset over ``(fit, x0)`` (``fit``: one of :data:`METHODS`): ``coverage`` (share whose 95 % profile interval holds
-    the true x0), ``in_size`` (share whose interval lies inside :data:`~initmem.study.rules.BOUNDARY_BAND`: B1's
+    the true x0), ``in_size`` (share whose interval lies inside :data:`~initmem.study.verdicts.rules.BOUNDARY_BAND`: B1's
     "in size" when its direction holds), ``identified`` (share with both bounds finite) and ``median_width`` (of the
     interval, in x); the world's parameters as attributes."""
     profile = LogisticProfile(world.x)
@@ -151,7 +151,7 @@ def coverage_frame(ds: xr.Dataset) -> Any:
     one row per true x0, the coverage of each fit and B1's share "in size", as percentages."""
     import pandas as pd
 
-    from ..base.numbers import decimal
+    from ...base.numbers import decimal
 
     rows = {
         decimal(float(x0), 2): {
@@ -182,7 +182,7 @@ def coverage_text(ds: xr.Dataset) -> str:
 
 
 def power_column(ds: xr.Dataset) -> dict[str, str]:
-    """B1's cells of the ledger's power columns, as :func:`initmem.study.row_power.power_columns` gives the other
+    """B1's cells of the ledger's power columns, as :func:`initmem.study.verdicts.row_power.power_columns` gives the other
     rows': ``{"power": "12 % (x0 at 0)", "seeds for 80 %": "more than 20"}`` from a committed simulation."""
     from .row_power import TARGET_POWER
 

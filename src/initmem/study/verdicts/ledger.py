@@ -1,13 +1,13 @@
 """The ledger's vocabulary: the paper's claims (:func:`claim_record`), their printed rules (:data:`RULES`), one judged
 row (:class:`Row`) and the measurements every claim's judge shares.
 
-A row is judged by :func:`initmem.study.rules.judge` (:func:`judged_row`): its direction effect is the mean over seeds
+A row is judged by :func:`initmem.study.verdicts.rules.judge` (:func:`judged_row`): its direction effect is the mean over seeds
 of a per-seed paired contrast with its 95 % interval (spreads in it cross-fitted,
 :func:`initmem.study.statistics.stats.cross_fitted_spreads`, their interval calibrated by simulation for the design,
 :mod:`initmem.study.statistics.calibration`), its noise null a permutation p-value (:mod:`initmem.study.statistics.nulls`),
 and its size, where the paper gives a number ``P``, the interval against the band ``P +- max(5 pp, share of P)``
 (:func:`band`: the share is 30 % unless the claim's record sets its own).
-The judges of the claims are :mod:`initmem.study.judges`; :mod:`initmem.study.claims` assembles the ledger.
+The judges of the claims are :mod:`initmem.study.verdicts.judges`; :mod:`initmem.study.verdicts.claims` assembles the ledger.
 """
 
 from __future__ import annotations
@@ -21,14 +21,14 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..base import records
-from ..base.numbers import significant
-from ..run.thresholds import INTERPOLATION_THRESHOLD
+from ...base import records
+from ...base.numbers import significant
+from ...run.thresholds import INTERPOLATION_THRESHOLD
+from ..statistics.calibration import CrossFitted
+from ..statistics.nulls import NullTest, spread_null
+from ..statistics.stats import Interval, cross_fitted_spreads, finite_runs, mean_interval
 from . import rules
 from .rules import INCONCLUSIVE, Verdict
-from .statistics.calibration import CrossFitted
-from .statistics.nulls import NullTest, spread_null
-from .statistics.stats import Interval, cross_fitted_spreads, finite_runs, mean_interval
 
 __all__ = [
     "TABLE",
@@ -52,7 +52,7 @@ __all__ = [
 #: The paper's claims, one record each (plain data, printed in the book; :mod:`initmem.base.records`): its question,
 #: the paper's statement (each part's number written ``{part}``, the unnamed part's ``{P}``), where it comes from
 #: (the paper summary, shared/paper/000_*.txt), the paper's number for each part (pp; none: the claim can be at most
-#: "in direction") and, where it is not :data:`~initmem.study.rules.BAND_SHARE`, the band's share of it
+#: "in direction") and, where it is not :data:`~initmem.study.verdicts.rules.BAND_SHARE`, the band's share of it
 #: (:func:`band`): a claim's number and band are written there and only there.
 TABLE = Path(__file__).with_name("paper.json")
 
@@ -69,7 +69,7 @@ def claim_record(claim: str) -> dict[str, Any]:
 
 def band(claim: str, part: str = "") -> tuple[float, float] | None:
     """The band around the paper's number for ``part`` of ``claim`` (pp; None: the paper gives none): its number
-    +- max(5 pp, the claim's share of it) (:func:`initmem.study.rules.band_of`).
+    +- max(5 pp, the claim's share of it) (:func:`initmem.study.verdicts.rules.band_of`).
 
     >>> band("C2", "Muon"), band("C4", "L2"), band("C3")
     ((-1.0, 9.0), (-5.0, 5.0), None)
@@ -219,7 +219,7 @@ class Row:
         return f"{self.claim} {self.part}".strip()
 
     def as_dict(self) -> dict[str, Any]:
-        """The row as one record of the ledger's table (:func:`initmem.study.claims.reproduction_table`): the paper's
+        """The row as one record of the ledger's table (:func:`initmem.study.verdicts.claims.reproduction_table`): the paper's
         side (question, statement, number and band), the effect, size and null with their intervals, the verdict
         with its reason and rule, and the texts."""
         paper = claim_record(self.claim)
@@ -304,7 +304,7 @@ def clocks_text(ds: xr.Dataset, names: tuple[str, ...] = ("T_SGD", "T_L2", "T_ad
 
 def scale_text(ds: xr.Dataset) -> str:
     """The scale a row was measured at, in words: preset, network and width, train images, image size, seeds."""
-    from .statistics.analysis import field_values, spec_of
+    from ..statistics.analysis import field_values, spec_of
 
     base = spec_of(ds)["base"]
     models, widths = field_values(ds, "model"), field_values(ds, "width")
@@ -356,9 +356,9 @@ def judged_row(
     method: str | CrossFitted = "t",
     **texts: Any,
 ) -> Row:
-    """A row judged by :func:`initmem.study.rules.judge`, with the seeds an inconclusive verdict would need.
+    """A row judged by :func:`initmem.study.verdicts.rules.judge`, with the seeds an inconclusive verdict would need.
     ``method``: the interval of :func:`interval_of` (the size's: :func:`size_method`). The seeds needed are
-    projected with Student-t critical values (:func:`initmem.study.rules.seeds_to_decide`); the calibrated ones are
+    projected with Student-t critical values (:func:`initmem.study.verdicts.rules.seeds_to_decide`); the calibrated ones are
     larger, so for a cross-fitted row it is a lower bound."""
     sized = band(claim, part)
     direction = interval_of(direction_values, method)
