@@ -59,7 +59,7 @@ from myst_nb import glue
 from initmem.base.numbers import decimal, p_text
 from initmem.book import page
 from initmem.run.optimizers import names as optimizer_names
-from initmem.study import plots
+from initmem.study.presentation import plots
 from initmem.study.statistics import analysis
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and

@@ -57,7 +57,7 @@ weight_decays = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import plots
+from initmem.study.presentation import plots
 from initmem.study.statistics import analysis
 from initmem.study.verdicts import phase
 

@@ -53,7 +53,7 @@ batch_sizes = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import batch_plots, plots
+from initmem.study.presentation import batch_plots, plots
 from initmem.study.statistics import analysis, batches
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and

@@ -29,8 +29,8 @@ from myst_nb import glue
 
 from initmem.book import page
 from initmem.run import optimizers
-from initmem.study import plots
 from initmem.study.costs import results
+from initmem.study.presentation import plots
 from initmem.study.statistics import analysis
 
 plots.use_book_style()  # SVG figures, legible in the book

@@ -53,7 +53,7 @@ seeds = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import plots
+from initmem.study.presentation import plots
 from initmem.study.statistics import analysis
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and

@@ -66,8 +66,8 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import plots
 from initmem.study.costs import results
+from initmem.study.presentation import plots
 from initmem.study.statistics import analysis
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and

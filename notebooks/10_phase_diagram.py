@@ -64,9 +64,9 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import phase_plots
 from initmem.study.costs import costs, results
 from initmem.study.design import presets
+from initmem.study.presentation import phase_plots
 from initmem.study.verdicts import boundary, boundary_coverage, phase
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and

@@ -60,9 +60,9 @@ from myst_nb import glue
 from initmem.base.numbers import decimal, typeset
 from initmem.base.reads import note
 from initmem.book import page
-from initmem.study import plots
 from initmem.study.costs import costs
 from initmem.study.design.layout import results_paths
+from initmem.study.presentation import plots
 from initmem.study.verdicts import ladder, preregistration
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and

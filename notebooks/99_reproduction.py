@@ -35,9 +35,9 @@ from myst_nb import glue
 
 from initmem.base.numbers import typeset
 from initmem.book import page
-from initmem.study import forest, plots
 from initmem.study.costs import replays, results
 from initmem.study.design import layout, presets
+from initmem.study.presentation import forest, plots
 from initmem.study.verdicts import boundary_coverage, claims, error_rates, gpu_results, ladder, row_power, rules
 
 plots.use_book_style()  # the book's figure style: SVG, as on every page

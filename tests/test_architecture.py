@@ -47,7 +47,7 @@ def _imports(path: Path) -> set[str]:
                 target = node.module or ""
             if target.split(".")[0] != "initmem":
                 continue
-            for alias in node.names:  # ``from initmem.study import plots`` imports the module initmem.study.plots
+            for alias in node.names:  # ``from initmem.study import costs`` imports the module initmem.study.costs
                 candidate = f"{target}.{alias.name}"
                 found.add(candidate if _exists(candidate) else target)
     found.discard(module)
@@ -145,7 +145,7 @@ def test_the_checker_sees_imports():
     assert "initmem.run.config" in GRAPH["initmem.run.training"]
     assert "initmem.sweeps.store" in GRAPH["initmem.sweeps.executors"]
     assert "initmem.run.training" in GRAPH["initmem.sweeps.executors"]  # a function-level import
-    assert "initmem.study.plots" not in GRAPH["initmem.run.training"]
+    assert "initmem.study.presentation.plots" not in GRAPH["initmem.run.training"]
     assert "initmem.base.constants" in GRAPH["initmem.theory.optimizers"]  # a relative import two levels up
     assert "initmem.base.files" in GRAPH["initmem.run.data.decode"]  # three levels up, from a subpackage
 
@@ -206,7 +206,7 @@ def test_the_figures_and_the_theory_import_no_verdicts():
     rules, or a change to a claim's number or band would mark every theory page stale."""
     code = (
         "import sys\n"
-        "import initmem.theory, initmem.study.plots, initmem.book.page\n"
+        "import initmem.theory, initmem.study.presentation.plots, initmem.book.page\n"
         "print(sorted(m for m in ('initmem.study.verdicts.ledger', 'initmem.study.verdicts.rules', 'initmem.study.verdicts.judges') if m in sys.modules))\n"
     )
     assert _loads_torch(code) == "[]"

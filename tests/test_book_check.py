@@ -31,7 +31,7 @@ preset = "smoke"
 results_dir = "results"
 
 # %%
-from initmem.study import rules
+from initmem.study.verdicts import rules
 from initmem.sweeps.store import read_checked
 
 ds = read_checked(f"{results_dir}/{preset}/input.nc")

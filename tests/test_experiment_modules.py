@@ -124,7 +124,10 @@ def test_an_optimizer_is_named_by_its_record_and_at_most_two_other_files(name):
 _ONE_CHAPTER = """
 import sys
 from initmem.book import page  # noqa: F401  (what every page imports)
-from initmem.study import claims, plots, presets, registry, results, reuse  # noqa: F401
+from initmem.study.costs import results, reuse  # noqa: F401
+from initmem.study.design import presets, registry  # noqa: F401
+from initmem.study.presentation import plots  # noqa: F401
+from initmem.study.verdicts import claims  # noqa: F401
 name = sys.argv[1]
 parameters = presets.resolve_parameters(name, "cpu", {})
 registry.experiment_spec(name, parameters)

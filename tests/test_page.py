@@ -165,7 +165,7 @@ def test_the_forest_plot_is_drawn_for_a_phone_and_clips_a_far_bound():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from initmem.study import forest
+    from initmem.study.presentation import forest
 
     column_px, natural_px = 360, forest.WIDTH * 96 + 2 * 0.1 * 96
     assert forest.SMALLEST_PT / 72 * 96 * min(1.0, column_px / natural_px) >= 9.0

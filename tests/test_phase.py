@@ -69,7 +69,7 @@ def test_extra_cells_are_checked_and_become_the_specs_further_grids():
 def test_a_cell_without_runs_has_no_row_and_its_heat_map_cell_stays_blank():
     import matplotlib.pyplot as plt
 
-    from initmem.study import phase_plots
+    from initmem.study.presentation import phase_plots
 
     ds = fake_phase()
     empty = {"lr": 0.1, "weight_decay": 0.02}
@@ -89,7 +89,7 @@ def test_heat_map_values_sit_above_every_line_and_the_t_sgd_contours_are_named_i
     text but the values (the T_SGD levels are in the legend), and the style's grid is off on the cells."""
     import matplotlib.pyplot as plt
 
-    from initmem.study import phase_plots
+    from initmem.study.presentation import phase_plots
 
     ds = fake_phase()
     fig = phase_plots.phase_heatmaps(ds)

@@ -65,11 +65,11 @@ class Opening(NamedTuple):
 def open_experiment(name: str, namespace: Mapping[str, Any]) -> Opening:
     """Open experiment chapter ``name`` from its notebook's ``namespace`` (``globals()``, whose parameters cell sets
     ``preset``, ``results_dir`` and every parameter, None for the preset's value): set the book's figure style
-    (:func:`initmem.study.plots.style.use_book_style`), read or run the sweep (:func:`initmem.study.costs.results.notebook_experiment`:
+    (:func:`initmem.study.presentation.plots.style.use_book_style`), read or run the sweep (:func:`initmem.study.costs.results.notebook_experiment`:
     committed runs are reused, missing ones trained where allowed), and return it with its parameters, the line
     under every figure and the committed record (:func:`initmem.study.costs.reuse.record_results`)."""
-    from ..study import plots
     from ..study.costs import results, reuse
+    from ..study.presentation import plots
 
     plots.use_book_style()
     ds, p = results.notebook_experiment(name, namespace)

@@ -6,8 +6,8 @@
   a wall-time budget), :mod:`~initmem.study.costs.reuse` (what an exploration takes from the committed record);
 * reading them: :mod:`~initmem.study.statistics.stats`, :mod:`~initmem.study.statistics.summary`, :mod:`~initmem.study.statistics.analysis`,
   :mod:`~initmem.study.verdicts.claims` (the claims ledger and its verdicts), :mod:`~initmem.study.verdicts.gpu_results`;
-* the figures: :mod:`~initmem.study.plots`, :mod:`~initmem.study.batch_plots`, :mod:`~initmem.study.phase_plots`,
-  :mod:`~initmem.study.forest`.
+* the figures: :mod:`~initmem.study.presentation.plots`, :mod:`~initmem.study.presentation.batch_plots`, :mod:`~initmem.study.presentation.phase_plots`,
+  :mod:`~initmem.study.presentation.forest`.
 
 It may import :mod:`initmem.base`, :mod:`initmem.run` and :mod:`initmem.sweeps`, never :mod:`initmem.theory` or
 :mod:`initmem.book.build`. Analysing committed results needs no torch: from ``run`` it imports only the torch-free

@@ -73,9 +73,8 @@ class RunPlan:
     cached: list[str]  #: hashes of the runs already in ``runs_dir``
     reused: list[str]  #: hashes of the runs read from the record's stores
     to_train: list[RunConfig]  #: the runs that will train
-    seconds: (
-        float  #: single-core seconds estimated for ``to_train`` (:func:`initmem.study.costs.costs.estimate_seconds`)
-    )
+    #: single-core seconds estimated for ``to_train`` (:func:`initmem.study.costs.costs.estimate_seconds`)
+    seconds: float
     from_record: bool = True  #: whether runs could come from the record's stores (else the summary leaves them out)
     #: with ``verify``: each run whose file in ``runs_dir`` is missing or cannot be used, and why (counted in
     #: ``to_train``: the sweep would train it, setting a damaged file aside)

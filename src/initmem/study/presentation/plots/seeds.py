@@ -1,6 +1,6 @@
 """Seeds in the figures: each seed a small point beside the seed mean, or the mean's 95 % interval.
 
-With at most :data:`~initmem.study.plots.style.SEED_POINTS_MAX` seeds every seed is drawn as a small point beside the
+With at most :data:`~initmem.study.presentation.plots.style.SEED_POINTS_MAX` seeds every seed is drawn as a small point beside the
 seed mean (:func:`seed_marks`, :func:`mean_and_seeds`); with more, the mean with its 95 % interval: the ledger's
 calibrated interval for cross-fitted spreads (:mod:`initmem.study.statistics.calibration`; :func:`seed_spread` marks them), else
 Student's t (:mod:`initmem.study.statistics.stats`). :func:`estimator_handles` gives the legend entries that say which.
@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..statistics.calibration import CrossFitted
-from ..statistics.stats import Interval, cross_fitted_spreads, finite_runs, mean_interval, seed_mean, seed_spreads
+from ...statistics.calibration import CrossFitted
+from ...statistics.stats import Interval, cross_fitted_spreads, finite_runs, mean_interval, seed_mean, seed_spreads
 from .style import DODGE, MUTED, SEED_MARKERSIZE, SEED_POINTS_MAX
 
 __all__ = [
@@ -67,7 +67,7 @@ def interval_for(da: xr.DataArray) -> Callable[[np.ndarray], Interval]:
 
 def seed_marks(ax, x: np.ndarray, da: xr.DataArray, color: Any) -> None:
     """The seeds of ``da`` (dims: one matching ``x``, and ``seed``) at ``x``: each a small point with at most
-    :data:`~initmem.study.plots.style.SEED_POINTS_MAX` seeds, else the 95 % interval of their mean as error bars
+    :data:`~initmem.study.presentation.plots.style.SEED_POINTS_MAX` seeds, else the 95 % interval of their mean as error bars
     (:func:`_mean_ci`); nothing with one seed.
     ``x`` may also give a position per seed (shape: points x seeds)."""
     n = seed_count(da)

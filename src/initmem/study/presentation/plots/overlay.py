@@ -6,9 +6,9 @@ An exploration's page (:mod:`initmem.book.exploration`) reads the record's Datas
 figure as ``record=``. The figure draws the record first, in :data:`RECORD_COLOR` with :data:`RECORD_LINE`, only
 where the record's coordinates meet the exploration's (:func:`shared`), adds the legend entry :func:`record_handle`
 and says so in its caption (:func:`record_note`). Without ``record`` a figure is the record's own. The figures that
-take ``record``: :func:`~initmem.study.plots.figures.acc_vs_sigma` (01),
-:func:`~initmem.study.plots.spreads.spread_heatmap` (03), :func:`initmem.study.batch_plots.batch_spreads` (04) and
-:func:`initmem.study.phase_plots.phase_heatmaps` (10).
+take ``record``: :func:`~initmem.study.presentation.plots.figures.acc_vs_sigma` (01),
+:func:`~initmem.study.presentation.plots.spreads.spread_heatmap` (03), :func:`initmem.study.presentation.batch_plots.batch_spreads` (04) and
+:func:`initmem.study.presentation.phase_plots.phase_heatmaps` (10).
 """
 
 from __future__ import annotations

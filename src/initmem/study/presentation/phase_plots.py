@@ -13,11 +13,11 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from ..verdicts.boundary import Boundary, logistic
+from ..verdicts.phase import BOUNDARY_BAND, cell_table, equilibrium_scaling
 from .plots.captions import finish
 from .plots.overlay import RECORD_COLOR, RECORD_LABEL, record_note
 from .plots.style import MUTED, legend_in, panels, styled
-from .verdicts.boundary import Boundary, logistic
-from .verdicts.phase import BOUNDARY_BAND, cell_table, equilibrium_scaling
 
 __all__ = ["phase_heatmaps", "boundary_collapse"]
 
@@ -45,7 +45,7 @@ def phase_heatmaps(ds: xr.Dataset, title: str | None = "Where SGD with L2 forget
     in the contrasting colour, so that no line hides it. The axes are the grid's cells, labelled with their values
     (lambda = 0 included); a cell without runs is left blank. ``record``:
     the committed record's Dataset, its contour x = 0 drawn muted over the cells both grids have
-    (:mod:`initmem.study.plots.overlay`)."""
+    (:mod:`initmem.study.presentation.plots.overlay`)."""
     from matplotlib import patheffects
 
     table = cell_table(ds)

@@ -5,19 +5,19 @@
 training length (a grid over batch size and epochs), or one line for batch sizes zipped with their epochs (equal
 steps); right, the same spreads against the T_SGD clock each point reached. A point whose runs do not all interpolate
 is drawn hollow: C5 compares only batch sizes that interpolate (:func:`initmem.study.statistics.batches.batch_comparisons`). On an
-exploration's page the committed record's lines are drawn muted underneath (:mod:`initmem.study.plots.overlay`).
+exploration's page the committed record's lines are drawn muted underneath (:mod:`initmem.study.presentation.plots.overlay`).
 """
 
 from __future__ import annotations
 
 import xarray as xr
 
+from ..statistics.batches import batch_points
+from ..statistics.stats import Interval, seed_mean
 from .plots.captions import finish
 from .plots.overlay import RECORD_LINE, record_handle, record_note
 from .plots.seeds import interval_for, seed_spread
 from .plots.style import MUTED, legend_in, log_axis, panels, styled
-from .statistics.batches import batch_points
-from .statistics.stats import Interval, seed_mean
 
 __all__ = ["batch_spreads"]
 
@@ -27,7 +27,7 @@ def batch_spreads(
     ds: xr.Dataset, title: str | None = "Spread against the batch size", record: xr.Dataset | None = None
 ):
     """See the module docstring; the seeds' mean with its 95 % calibrated interval (bars). ``record``: the committed record's
-    Dataset, its line of every training length both have drawn muted underneath (:mod:`initmem.study.plots.overlay`)."""
+    Dataset, its line of every training length both have drawn muted underneath (:mod:`initmem.study.presentation.plots.overlay`)."""
     from matplotlib.lines import Line2D
 
     points = batch_points(ds)
@@ -93,7 +93,7 @@ def _groups(ds: xr.Dataset, points: list) -> list[tuple[str, list]]:
 
 def _spread(point) -> Interval:
     """The cross-fitted spread of a point's validation-selected predictor over its seeds (one seed: its raw
-    spread), mean with its 95 % interval (the ledger's calibrated one, :func:`~initmem.study.plots.seeds.interval_for`)."""
+    spread), mean with its 95 % interval (the ledger's calibrated one, :func:`~initmem.study.presentation.plots.seeds.interval_for`)."""
     per_seed = seed_spread(point.ds, "selected_test_acc", ())
     return interval_for(per_seed)(per_seed.values)
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ..base.numbers import decimal
+from ...base.numbers import decimal
 from .plots.captions import finish
 from .plots.style import MUTED, legend_in, pyplot, style_axes, styled
 

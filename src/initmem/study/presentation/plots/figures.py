@@ -1,9 +1,9 @@
 """The figures against the initialization scale: accuracy, the spread's bars, training curves, depth, norms.
 
 Each function takes a sweep Dataset and returns a :class:`matplotlib.figure.Figure`
-:data:`~initmem.study.plots.style.FIGURE_WIDTH` wide, with its legend under the panels and its caption line at the bottom
-(:func:`~initmem.study.plots.captions.finish`). The main figure of a chapter also takes ``record``: the committed
-record's Dataset, drawn muted under an exploration's (:mod:`initmem.study.plots.overlay`).
+:data:`~initmem.study.presentation.plots.style.FIGURE_WIDTH` wide, with its legend under the panels and its caption line at the bottom
+(:func:`~initmem.study.presentation.plots.captions.finish`). The main figure of a chapter also takes ``record``: the committed
+record's Dataset, drawn muted under an exploration's (:mod:`initmem.study.presentation.plots.overlay`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import xarray as xr
 
-from ...run.thresholds import INTERPOLATION_THRESHOLD
-from ..statistics.analysis import last_finite
-from ..statistics.stats import seed_mean
+from ....run.thresholds import INTERPOLATION_THRESHOLD
+from ...statistics.analysis import last_finite
+from ...statistics.stats import seed_mean
 from .captions import finish
 from .labels import (
     HE_NOTE,
@@ -70,9 +70,9 @@ def acc_vs_sigma(
 ):
     """One panel per variable (default: the validation-selected and the final-epoch test accuracy) against sigma_w
     (log axis): one colour per ``hue`` value, its seed mean as a line and its seeds as points (or the mean's 95 %
-    interval, with more than :data:`~initmem.study.plots.style.SEED_POINTS_MAX` seeds). ``record``: the committed
+    interval, with more than :data:`~initmem.study.presentation.plots.style.SEED_POINTS_MAX` seeds). ``record``: the committed
     record's Dataset, its seed-mean line of every ``hue`` value both have drawn muted underneath
-    (:mod:`initmem.study.plots.overlay`)."""
+    (:mod:`initmem.study.presentation.plots.overlay`)."""
     check_dims(ds, "sigma_w")
     n_hues = ds.sizes[hue] if hue in ds.dims else 1
     fig, axes, strips = panels(len(variables), legend="below")

@@ -12,7 +12,7 @@ from typing import Any
 
 import xarray as xr
 
-from ...run import optimizers
+from ....run import optimizers
 
 __all__ = [
     "VAR_LABELS",
@@ -75,7 +75,7 @@ CLOCK_FORMULAS = {
     "T_L2": r"$T_{\mathrm{L2}} = \lambda\sum_k \eta_k$",
     "T_adapt": r"$T_{\mathrm{adapt}} = \sum_k \eta_k$",
 }
-#: The caption's note on the dashed line of :func:`~initmem.study.plots.style.sigma_axis`.
+#: The caption's note on the dashed line of :func:`~initmem.study.presentation.plots.style.sigma_axis`.
 HE_NOTE = r"dashed: He initialization ($\sigma_w = \sqrt{2}$)"
 
 

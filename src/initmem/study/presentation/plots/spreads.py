@@ -1,8 +1,8 @@
 """The figures of the spread against what should erase it: the training length, the learning rate and L2 strength,
 a swept field (batch size, learning rate), and the forgetting clocks.
 
-Each function returns a :class:`matplotlib.figure.Figure` like those of :mod:`initmem.study.plots.figures`; the
-spread is each seed's cross-fitted spread over sigma_w (:func:`~initmem.study.plots.seeds.seed_spread`), its mean over
+Each function returns a :class:`matplotlib.figure.Figure` like those of :mod:`initmem.study.presentation.plots.figures`; the
+spread is each seed's cross-fitted spread over sigma_w (:func:`~initmem.study.presentation.plots.seeds.seed_spread`), its mean over
 seeds drawn with the seeds as points.
 """
 
@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..statistics.analysis import FAMILY_CLOCK
-from ..statistics.stats import seed_mean
+from ...statistics.analysis import FAMILY_CLOCK
+from ...statistics.stats import seed_mean
 from .captions import caption_many, finish
 from .labels import (
     CLOCK_FORMULAS,
@@ -119,7 +119,7 @@ def spread_heatmap(
     as in the tables), annotated with the spread and (``clock``, on grids of at most :data:`_CLOCK_COLUMNS` columns,
     where it fits) the clock the cell's runs reached. ``record``: the
     committed record's Dataset; its spread is written, muted, under the spread of every cell both grids have (in place
-    of the clock; :mod:`initmem.study.plots.overlay`)."""
+    of the clock; :mod:`initmem.study.presentation.plots.overlay`)."""
     check_dims(ds, "sigma_w", x, y)
     fig, axes, _ = panels(len(variables), height=3.0)
     for ax, var in zip(axes.flat, variables):
@@ -242,7 +242,7 @@ def spread_vs_clocks(
     :func:`initmem.study.statistics.analysis.clock_table`) against the clock it reached (log axis; zero clocks are drawn at
     the left edge). Colour: optimizer; marker: family (SGD, SGD+L2, adaptive); the family whose own clock a
     panel shows is drawn filled, the others hollow. ``source``: the Datasets (name -> Dataset) the table was
-    built from, for the caption (:func:`~initmem.study.plots.captions.caption_many`), or one Dataset, or a caption string."""
+    built from, for the caption (:func:`~initmem.study.presentation.plots.captions.caption_many`), or one Dataset, or a caption string."""
     import pandas as pd
     from matplotlib.lines import Line2D
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import xarray as xr
 
-from ..statistics.analysis import field_values
+from ...statistics.analysis import field_values
 from .labels import label, wrap_words
 from .style import MUTED, STYLE
 

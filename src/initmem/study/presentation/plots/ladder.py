@@ -15,7 +15,7 @@ from .seeds import CALIBRATED
 from .style import hue_color, legend_in, panels, styled
 
 if TYPE_CHECKING:  # the ladder's judging imports the ledger: a page drawing no ladder must not depend on it
-    from ..verdicts.ladder import Rung, Trend
+    from ...verdicts.ladder import Rung, Trend
 
 __all__ = ["spread_ladder"]
 
@@ -35,7 +35,7 @@ def spread_ladder(
     from matplotlib.lines import Line2D
     from matplotlib.patches import Patch
 
-    from ..verdicts.ladder import CONDITIONS, PREMISE_NOT_MET, target
+    from ...verdicts.ladder import CONDITIONS, PREMISE_NOT_MET, target
 
     conditions = list(dict.fromkeys(r.condition for r in ladder))
     names = list(dict.fromkeys((r.width, r.train_size, r.epochs) for r in ladder))

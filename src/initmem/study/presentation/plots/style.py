@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ...run import optimizers
+from ....run import optimizers
 from .labels import FIELD_LABELS, wrap_words
 
 __all__ = [
