@@ -87,6 +87,54 @@ def test_theory_imports_nothing_from_run(module):
         assert _layer(target) in THEORY_MAY_IMPORT, f"{module} imports {target}: the numpy theory may import base only"
 
 
+#: The study's sub-packages, from the bottom up, and what each may import of the study besides itself. Statistics
+#: stands apart from the records and their costs; the verdicts are built on both; the figures sit on top.
+STUDY_MAY_IMPORT = {
+    "experiments": (),
+    "design": ("experiments",),
+    "costs": ("experiments", "design"),
+    "statistics": (),
+    "verdicts": ("experiments", "design", "costs", "statistics"),
+    "presentation": ("experiments", "design", "costs", "statistics", "verdicts"),
+}
+
+
+def _study_part(module: str) -> str | None:
+    """The study sub-package that ``module`` belongs to (``"verdicts"`` for initmem.study.verdicts.rules), else None."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "study" else None
+
+
+def test_the_study_is_sub_packages_each_saying_what_it_may_import_and_re_exporting_nothing():
+    study = PACKAGE / "study"
+    assert not sorted(p.name for p in study.glob("*.py") if p.name != "__init__.py"), "a study module outside a part"
+    assert {p.parent.name for p in study.glob("*/__init__.py")} == set(STUDY_MAY_IMPORT)
+    for part in STUDY_MAY_IMPORT:
+        tree = ast.parse((study / part / "__init__.py").read_text())
+        doc = ast.get_docstring(tree)
+        assert doc and "import" in doc, f"study/{part}/__init__.py must say what the part may import"
+        if part != "experiments":  # the experiments' package lists the records; the others hold only their docstring
+            assert len(tree.body) == 1, f"study/{part}/__init__.py re-exports: import each name from its module"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _study_part(m)))
+def test_the_study_parts_import_only_downward(module):
+    part = _study_part(module)
+    for target in GRAPH[module]:
+        there = _study_part(target)
+        assert target != "initmem.study", f"{module} imports the study package itself: import from a part"
+        if there is not None and there != part:
+            assert there in STUDY_MAY_IMPORT[part], (
+                f"{module} ({part}) imports {target} ({there}): study/{part} may import {STUDY_MAY_IMPORT[part]}"
+            )
+
+
+def test_the_study_checker_sees_imports():
+    assert "initmem.study.statistics.stats" in GRAPH["initmem.study.verdicts.rules"]
+    assert "initmem.study.experiments" in GRAPH["initmem.study.verdicts.claims"]  # ``from .. import experiments``
+    assert "initmem.study.verdicts.ladder" in GRAPH["initmem.study.presentation.plots.ladder"]
+
+
 #: What no benchmark may import: the trainers and the run records. A benchmark measures the package through its
 #: own drivers (initmem.sweeps.sweep, initmem.study.costs.results), so that what it times is what a user runs.
 BENCHMARKS_MUST_NOT_IMPORT = ("initmem.run.training", "initmem.run.stacked", "initmem.run.records")
