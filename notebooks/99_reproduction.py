@@ -38,7 +38,16 @@ from initmem.book import page
 from initmem.study.costs import replays, results
 from initmem.study.design import layout, presets
 from initmem.study.presentation import forest, plots
-from initmem.study.verdicts import boundary_coverage, claims, error_rates, gpu_results, ladder, row_power, rules
+from initmem.study.verdicts import (
+    boundary_coverage,
+    claims,
+    error_rates,
+    gpu_results,
+    ladder,
+    ledger_text,
+    row_power,
+    rules,
+)
 
 plots.use_book_style()  # the book's figure style: SVG, as on every page
 
@@ -55,14 +64,14 @@ table["power"] = [power_of.get(row, {}).get("power", "") for row in table.index]
 table["seeds_80"] = [power_of.get(row, {}).get("seeds for 80 %", "") for row in table.index]
 glue("r_preset", preset, display=False)
 glue("r_experiments", ", ".join(experiments) or "none", display=False)
-glue("r_answer", claims.answer(table, preset), display=False)
+glue("r_answer", ledger_text.answer(table, preset), display=False)
 glue("r_replays", typeset(replays.replay_summary(replays.replay_pairs(results_dir, preset))), display=False)
 fig = forest.forest(
     table, title=None, caption=f"preset {preset}; the scale of each row is in its block below the table"
 )
 page.figure(fig, "r_forest", alt=forest.alt_text(table))  # glued only: pasted below and on the landing page
 # the landing page's compact table (book/intro.md pastes it): claim | paper | ours [interval] | verdict
-page.table(claims.glance_table(table), "r_glance", show=False)
+page.table(ledger_text.glance_table(table), "r_glance", show=False)
 # the four verdicts as a definition list (pasted below with glue:md)
 definitions = typeset("\n\n".join(f"**{v}**\n: {text}" for v, text in rules.VERDICT_DEFINITIONS.items()))
 glue("r_definitions", Markdown(definitions), display=False)
@@ -283,7 +292,7 @@ if ladder_ds is not None:
 blocks = []
 for key, row in table.iterrows():
     lines = [
-        claims.judged_table(row),
+        ledger_text.judged_table(row),
         "",
         f"**Why:** {row['reason']}.",
         "",
@@ -307,7 +316,7 @@ glue("r_rules", table[["rule", "reason", "note"]], display=False)
 # %% tags=["hide-input"]
 for key, row in table.iterrows():
     glue(f"r_{key.lower().replace(' ', '_')}_verdict", str(row["verdict"]), display=False)
-glue("r_counts", claims.count_sentence(table), display=False)
+glue("r_counts", ledger_text.count_sentence(table), display=False)
 
 # %% [markdown]
 # At preset {glue:text}`r_preset`, with results of {glue:text}`r_experiments`. {glue:text}`r_counts`.

@@ -13,7 +13,7 @@ import pytest
 import xarray as xr
 
 from initmem.base.numbers import p_text
-from initmem.study.verdicts import boundary, claims, phase
+from initmem.study.verdicts import boundary, claims, phase, rules
 
 COMMITTED = Path(__file__).resolve().parents[1] / "results" / "cpu" / "10_phase_diagram.nc"
 
@@ -108,7 +108,7 @@ def test_a_world_where_l2_does_nothing_does_not_earn_b1_on_the_committed_cells(f
         ds["selected_test_acc"] = (60.0 + noise - memory.where(acc["sigma_w"] == top, 0.0)).transpose(*acc.dims)
         assert float(ds["selected_test_acc"].sel(sigma_w=small).std()) > 0
         row = claims.reproduction_table({"10_phase_diagram": ds}, ["B1"]).loc["B1"]
-        passed += row["verdict"] in (claims.IN_SIZE, claims.IN_DIRECTION, claims.SIZE_CONTRADICTED)
+        passed += row["verdict"] in (rules.IN_SIZE, rules.IN_DIRECTION, rules.SIZE_CONTRADICTED)
     assert passed <= 2, passed
     # the cells beside the grid are what lets the data tell the clocks apart: x > 0 at the two smallest lrs too
     small_lr = table.index.get_level_values("lr") <= 0.03

@@ -12,8 +12,8 @@ import pytest
 import xarray as xr
 
 from initmem.study.statistics.calibration import critical
-from initmem.study.verdicts import claims
-from initmem.study.verdicts.claims import (
+from initmem.study.verdicts import claims, ledger, ledger_text, rules
+from initmem.study.verdicts.rules import (
     IN_DIRECTION,
     IN_SIZE,
     INCONCLUSIVE,
@@ -93,7 +93,7 @@ def test_the_ledger_has_a_row_per_claim_and_part(results):
         "C7",
         "B1",
     ]
-    assert set(table["verdict"]) <= set(claims.VERDICTS)
+    assert set(table["verdict"]) <= set(rules.VERDICTS)
     assert table.loc["B1", "verdict"] == INCONCLUSIVE and "no results of 10_phase_diagram" in table.loc["B1", "reason"]
     assert (table["seeds"].drop(["B1", "C5 equal epochs"]) > 0).all()  # the fake 04 has no two equal epochs
 
@@ -147,7 +147,7 @@ def test_c1_checks_interpolation_on_the_predictor_it_judges(results):
     opt["selected_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 1.0, "seed": 2}] = 99.4
     row = claims.reproduction_table(results, ["C1"]).loc["C1"]
     assert row["verdict"] == SIZE_CONTRADICTED and row["effect"] == pytest.approx(12.0, abs=0.01)
-    assert row["predictor"] == "final" and "(its final predictor; paper: 26.5 pp)" in claims.answer(
+    assert row["predictor"] == "final" and "(its final predictor; paper: 26.5 pp)" in ledger_text.answer(
         claims.reproduction_table(results, ["C1"]), "test"
     )
     assert row["reason"].startswith("the validation-selected predictor does not meet the premise; the final one")
@@ -170,7 +170,7 @@ def test_an_inconclusive_claim_says_how_many_seeds_would_decide_it(results):
     memory(results["01_optimizers"], {"optimizer": "sgd"}, 6.0, jitter=np.array([0.0, 9.0, -9.0, 6.0, -6.0]))
     row = claims.reproduction_table(results, ["C1"]).loc["C1"]
     assert row["verdict"] == INCONCLUSIVE and row["seeds_needed"] == 9
-    box = claims.verdict_box(claims.reproduction_table(results, ["C1"]), "C1")
+    box = ledger_text.verdict_box(claims.reproduction_table(results, ["C1"]), "C1")
     assert f"About {row['seeds_needed']} seeds would decide it" in box
 
 
@@ -361,7 +361,7 @@ def test_c5_compares_interpolating_batch_sizes_at_equal_steps_and_at_equal_epoch
     table = claims.reproduction_table(results, ["C5"])
     steps, epochs = table.loc["C5 equal steps"], table.loc["C5 equal epochs"]
     # the rule prints the estimator the rows use: a contrast of cross-fitted spreads, its interval calibrated
-    assert "95 % interval calibrated by simulation" in claims.RULES["C5"] and "t-interval" not in claims.RULES["C5"]
+    assert "95 % interval calibrated by simulation" in ledger.RULES["C5"] and "t-interval" not in ledger.RULES["C5"]
     assert "calibrated t, cross-fitted" in steps["ours"]
     # equal steps: 16 x 30 (9,360) against 64 x 123 (9,594), and 64 x 30 (2,340) against 256 x 123 (2,337): the
     # latter pair has the same batch ratio and fewer steps; both are within 5 %, the widest ratio wins (4 both), ties
@@ -512,7 +512,7 @@ def test_diverged_runs_are_left_out_and_counted_in_the_note(results):
 
 def test_verdict_box_and_chapter_verdicts_render_every_row_of_a_claim(results):
     table = claims.reproduction_table(results, ["C1", "C2", "C7"])
-    box = claims.verdict_box(table, ["C1", "C2"])
+    box = ledger_text.verdict_box(table, ["C1", "C2"])
     assert box.startswith("**C1. Does low-lr SGD") and "**C2." in box and "Paper: 26.5 pp" in box
     assert box.count("- Rule:") == 2 and "- C2 Muon: **reproduced in size**" in box and "Clocks:" in box
     line = claims.chapter_verdicts("01_optimizers", results["01_optimizers"])
@@ -561,10 +561,10 @@ def test_the_rules_and_the_paper_are_printed_for_every_claim():
     from initmem.base import records
     from initmem.study.verdicts.ledger import TABLE, claim_record
 
-    assert set(claims.RULES) == set(records.names(TABLE)) == {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"}
+    assert set(ledger.RULES) == set(records.names(TABLE)) == {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"}
     assert claim_record("C1")["values"] == {"": 26.5}
     assert claim_record("C2")["values"] == {"Adam": 0.0, "AdamW": 0.0, "Muon": 4.0}
-    assert "or L2" in claim_record("C4")["question"] and "inside 26.5 ± 7.95 pp" in claims.RULES["C1"]
+    assert "or L2" in claim_record("C4")["question"] and "inside 26.5 ± 7.95 pp" in ledger.RULES["C1"]
     assert json.dumps(claim_record("C1"))  # plain data, printed in the book
 
 

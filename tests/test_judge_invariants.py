@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from initmem.study.statistics import nulls
 from initmem.study.statistics.calibration import CrossFitted
 from initmem.study.verdicts import claims
-from initmem.study.verdicts.claims import IN_SIZE, PREMISE_NOT_MET, VERDICTS
+from initmem.study.verdicts.rules import IN_SIZE, PREMISE_NOT_MET, VERDICTS
 from strategies import GRID, TEST_ACCURACIES, designs, diverge, on_grid  # tests/ is on sys.path under pytest
 
 ALL_CLAIMS = ["C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"]

@@ -56,7 +56,7 @@ def test_the_reproduce_command_carries_the_parameters_that_differ_from_the_prese
 def test_against_record_shows_the_chapters_rows_beside_the_records_and_nothing_on_the_record(monkeypatch):
     """With the record, one row per claim part of the chapter: the record's number, this page's and the verdict (an
     arrow where it changed); on the record's own page (record None), nothing."""
-    from initmem.study.verdicts import claims
+    from initmem.study.verdicts import claims, ledger_text
     from initmem.sweeps.store import read_checked
 
     record = read_checked(Path(__file__).resolve().parents[1] / "results" / "cpu" / "04_batch_size.nc")
@@ -72,7 +72,7 @@ def test_against_record_shows_the_chapters_rows_beside_the_records_and_nothing_o
     mine = claims.chapter_table("04_batch_size", subset)
     for key, row in table.iterrows():
         assert row["verdict"].endswith(mine.loc[key, "verdict"])
-    same = claims.against_record(
+    same = ledger_text.against_record(
         claims.chapter_table("04_batch_size", record), claims.chapter_table("04_batch_size", record)
     )
     assert (same["committed record [95 % CI]"] == same["this page [95 % CI]"]).all()

@@ -234,8 +234,8 @@ def against_record(experiment: str, ds: Any, record: Any, claims: list[str] | No
         return
     from IPython.display import Markdown, display
 
-    from ..study.verdicts.claims import against_record as rows
     from ..study.verdicts.claims import chapter_table
+    from ..study.verdicts.ledger_text import against_record as rows
 
     display(
         Markdown(

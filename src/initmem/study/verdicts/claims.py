@@ -27,39 +27,13 @@ from .. import experiments
 from ..statistics.stats import Interval, n_diverged
 from .judges import RULES as _JUDGES
 from .judges import annotations_of, claims_of
-from .ledger import RULES, Row, scale_text
-from .ledger_text import against_record, answer, count_sentence, glance_table, judged_table, verdict_box
-from .rules import (
-    IN_DIRECTION,
-    IN_SIZE,
-    INCONCLUSIVE,
-    NOT_REPRODUCED,
-    PREMISE_NOT_MET,
-    SIZE_CONTRADICTED,
-    VERDICT_DEFINITIONS,
-    VERDICTS,
-    Verdict,
-)
+from .ledger import Row, scale_text
+from .ledger_text import verdict_box
+from .rules import INCONCLUSIVE, Verdict
 
 __all__ = [
-    "IN_SIZE",
-    "IN_DIRECTION",
-    "SIZE_CONTRADICTED",
-    "NOT_REPRODUCED",
-    "PREMISE_NOT_MET",
-    "INCONCLUSIVE",
-    "VERDICTS",
-    "VERDICT_DEFINITIONS",
-    "RULES",
-    "Row",
     "reproduction_table",
     "claim_rows",
-    "glance_table",
-    "against_record",
-    "answer",
-    "count_sentence",
-    "verdict_box",
-    "judged_table",
     "chapter_table",
     "chapter_box",
     "chapter_verdicts",

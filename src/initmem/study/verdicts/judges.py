@@ -1,7 +1,7 @@
 """The judges of the paper's claims: one function per claim (C1-C7, and B1 beyond the paper, whose judge is
 :func:`initmem.study.verdicts.boundary_judge.judge_b1`) that turns an experiment's combined Dataset into the ledger's rows
-(:class:`initmem.study.verdicts.ledger.Row`), by the rules printed in :data:`initmem.study.verdicts.ledger.RULES`. :data:`CLAIMS` lists
-them in ledger order with the experiment each reads.
+(:class:`initmem.study.verdicts.ledger.Row`), by the rules printed in :data:`initmem.study.verdicts.ledger.RULES`. :func:`claims_of`
+lists them in ledger order with the experiment each reads (of every experiment: ``claims_of(experiments.DISCOVERED)``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import xarray as xr
 from ...base.numbers import decimal
 from ...run import optimizers
 from ...run.thresholds import INTERPOLATION_THRESHOLD
-from .. import experiments
 from ..statistics.calibration import LABEL as CALIBRATED
 from ..statistics.calibration import CrossFitted
 from ..statistics.nulls import contrast_null, contrast_null_floor, spread_null, spread_null_floor
@@ -37,7 +36,6 @@ from .ledger import (
 )
 from .rules import INCONCLUSIVE, PREMISE_NOT_MET, Verdict
 
-# CLAIMS and ANNOTATIONS, every experiment's, are this module's attributes too (:func:`__getattr__`)
 __all__ = ["RULES", "NOTES", "claims_of", "annotations_of", "learning_rates_note"]
 
 
@@ -474,13 +472,3 @@ def annotations_of(records: Any) -> tuple[tuple[str, str, Callable[[xr.Dataset, 
     """(claim, experiment, note) for each claim the experiment ``records`` list in
     :attr:`~initmem.study.experiments.Experiment.annotates`, in ledger order."""
     return tuple(sorted(((c, e.name, NOTES[c]) for e in records for c in e.annotates), key=lambda row: _ORDER[row[0]]))
-
-
-def __getattr__(attribute: str) -> Any:
-    """:data:`CLAIMS` (:func:`claims_of`) and :data:`ANNOTATIONS` (:func:`annotations_of`) of every experiment, each
-    experiment module imported once they are asked for."""
-    if attribute == "CLAIMS":
-        return claims_of(experiments.DISCOVERED)
-    if attribute == "ANNOTATIONS":
-        return annotations_of(experiments.DISCOVERED)
-    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
