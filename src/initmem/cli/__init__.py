@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import signal
 import sys
 import threading
@@ -28,25 +27,6 @@ from ..base.version import __version__
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start (a tenth of a quick CLI call)
 if TYPE_CHECKING:
     from typing import Any
-
-#: The train command's helpers, importable from initmem.cli as before the package split (documented in cli.flags);
-#: imported on first access, like each sub-command's modules, so that ``initmem --version`` imports none of them.
-_FLAGS_EXPORTS = (
-    "FIELD_CHOICES",
-    "config_from_args",
-    "field_docs",
-    "load_config_file",
-    "parse_field_value",
-    "recorded_config",
-)
-
-
-def __getattr__(name: str) -> Any:
-    """A name of :data:`_FLAGS_EXPORTS`, imported from :mod:`initmem.cli.flags` on first access."""
-    if name in _FLAGS_EXPORTS:
-        return getattr(importlib.import_module("initmem.cli.flags"), name)
-    raise AttributeError(f"module 'initmem.cli' has no attribute {name!r}")
-
 
 __all__ = ["main", "build_parser", "error_line", "spread_summary", "Interrupted"]
 
