@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.cli import recorded_config
+from initmem.cli.flags import recorded_config
 from initmem.run.config import ConfigError
 from initmem.study.costs import costs, results
 from initmem.study.design.layout import results_paths
