@@ -1,4 +1,4 @@
-"""How well the fitted cost model (:mod:`initmem.study.cost_fit`) predicts the committed runs' CPU time, and how much
+"""How well the fitted cost model (:mod:`initmem.study.costs.cost_fit`) predicts the committed runs' CPU time, and how much
 longer the record's wall-timed runs took.
 
     python benchmarks/cost_calibration.py [--results-dir results] [--preset cpu]
@@ -8,7 +8,7 @@ within 1.5x, p10-p90, range, sum over sum):
 
 * for the runs that record their CPU time: the committed model (in sample); each cost configuration left out of the
   fit in turn, its runs estimated as the package would estimate a configuration it never saw (a network, width,
-  optimizer or precision only it had falls back as :mod:`initmem.study.costs` says: the nearest recorded level or
+  optimizer or precision only it had falls back as :mod:`initmem.study.costs.costs` says: the nearest recorded level or
   width, the reference optimizer or precision); and per sweep;
 * for the runs that record wall time only (before CPU time was recorded): their wall time over the estimated CPU
   time, i.e. the load they ran under, overall and per sweep, and the ceiling no model of their wall times can pass
@@ -24,15 +24,15 @@ import argparse
 import numpy as np
 import pandas as pd
 
-from initmem.study import cost_fit, costs
+from initmem.study.costs import cost_fit, costs
 
-#: What a run's cost depends on, as :func:`initmem.study.cost_fit.run_table`'s columns (``flops`` stands for the
+#: What a run's cost depends on, as :func:`initmem.study.costs.cost_fit.run_table`'s columns (``flops`` stands for the
 #: epochs and split sizes).
 CONFIGURATION = ["cell", "width", "batch_size", "optimizer", "precision", "flops"]
 
 
 def line(label: str, c: dict[str, float]) -> str:
-    """One row of calibration figures (:func:`initmem.study.cost_fit.calibration`)."""
+    """One row of calibration figures (:func:`initmem.study.costs.cost_fit.calibration`)."""
     return (
         f"{label:<40} {c['runs']:>4} {c['median']:>6.2f} {c['within_1_5x']:>7.0%} {c['p10']:>5.2f}-{c['p90']:<5.2f}"
         f" {c['min']:>5.2f}-{c['max']:<5.2f} {c['total']:>6.2f}"

@@ -4,7 +4,7 @@ Each round trains the same run twice with ``initmem train`` (ResNet-9 at width 8
 thread, pinned to one core): once alone, once with a process spinning on that same core. The run files record
 ``wall_time_s`` and ``cpu_time_s`` (:mod:`initmem.run.elapsed`). Prints, per round and as medians, the loaded /
 alone ratio of each: the wall time counts the core's other work, CPU time should not. This is why the cost model
-(:mod:`initmem.study.cost_fit`) is to be fitted to CPU time once the record holds it.
+(:mod:`initmem.study.costs.cost_fit`) is to be fitted to CPU time once the record holds it.
 
     python benchmarks/cpu_time.py --rounds 3 --epochs 6
 

@@ -21,7 +21,7 @@ network and schedule (chapter 11's cpu preset: SGD and Adam at their learning ra
    the deadline (rerun the printed command to continue: finished runs are reused). Where no probe gave a figure,
    the conservative plan: the narrowest width, stacked if parity held, and no estimate (the first group trains until
    it is done or the deadline comes, the next ones are estimated from its measured time);
-4. the runs through the package's timed runner (:func:`initmem.study.timed.run_timed_experiment`), each written as it
+4. the runs through the package's timed runner (:func:`initmem.study.costs.timed.run_timed_experiment`), each written as it
    finishes into ``<results-dir>/gpu/11_scale_ladder/runs/`` (every run file records its hardware), the combined
    ``11_scale_ladder.nc`` of the conditions whose every run finished, ``oneshot.json`` and the one-page
    ``summary.txt``, printed. Re-running the same command reuses the finished runs.
@@ -56,8 +56,10 @@ from initmem.base.files import atomic_write
 from initmem.base.paths import git_commit
 from initmem.run.config import ConfigError
 from initmem.run.thresholds import INTERPOLATION_THRESHOLD
-from initmem.study import costs, gpu_results, ladder, presets, registry, results, timed
+from initmem.study.costs import costs, results, timed
+from initmem.study.design import presets, registry
 from initmem.study.experiments import e11_scale_ladder
+from initmem.study.verdicts import gpu_results, ladder
 from initmem.sweeps import SweepSpec, sweep
 from initmem.sweeps.budget import Deadline, DeadlineExceeded, run_groups, train_group
 
@@ -394,7 +396,7 @@ def _rung_dataset(results_dir: Path) -> Any:
 
 def summary_text(m: dict[str, Any], results_dir: Path) -> str:
     """The one-page summary of a session from its manifest ``m``: environment, throughput, parity, the plan and what
-    ran, and the rung's spreads as chapter 11 reads them (:func:`initmem.study.ladder.rungs`)."""
+    ran, and the rung's spreads as chapter 11 reads them (:func:`initmem.study.verdicts.ladder.rungs`)."""
     env, p = m.get("environment", {}), m.get("parameters", {})
     lines = [
         f"initmem scale ladder, GPU rung in one shot ({'DRY RUN, ' if m.get('dry_run') else ''}status: "

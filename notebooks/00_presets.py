@@ -17,7 +17,7 @@
 # # Presets and the choices the paper does not state
 #
 # Every experiment runs at a **preset**, a compute budget. The tables below are generated from
-# `initmem.study.presets` (the one place where presets are defined) and from the result files, so they always show
+# `initmem.study.design.presets` (the one place where presets are defined) and from the result files, so they always show
 # what the code does and what it cost: first the presets and the preset each chapter is rendered at, then the
 # measured cost of this page's preset, then, for the preset selected by the `notes_preset` parameter, the
 # estimated cost of each notebook and every setting the paper does not state, with the value chosen and the
@@ -34,7 +34,8 @@ from IPython.display import Markdown, display
 
 from initmem.book import page
 from initmem.book.runner import discover_notebooks
-from initmem.study import costs, preset_notes, presets, registry
+from initmem.study.costs import costs
+from initmem.study.design import preset_notes, presets, registry
 
 
 def definitions(items):
@@ -92,8 +93,8 @@ else:
 # %% [markdown]
 # ## Estimated cost at the selected preset
 #
-# `initmem.study.costs.estimate_cost`: single-core seconds from a model fitted to the CPU time the committed cpu runs
-# recorded (`scripts/fit_costs.py`, the table `initmem/study/cost_model.json`): each run's FLOPs (trained and
+# `initmem.study.costs.costs.estimate_cost`: single-core seconds from a model fitted to the CPU time the committed cpu runs
+# recorded (`scripts/fit_costs.py`, the table `initmem/study/costs/cost_model.json`): each run's FLOPs (trained and
 # evaluated images, counted by hand per network) over an effective FLOP/s per network and image size, with a term per
 # width (a wider network runs nearer the core's peak), one per doubling of the batch, one per optimizer and one per
 # precision, plus a per-run overhead (what a run's timed part costs whatever its FLOPs). The record's older runs recorded wall time only, which counts whatever else shared the two cores (the
@@ -178,8 +179,8 @@ page.table(pd.DataFrame(fresh).T.rename_axis("preset"), "p00_fresh_cost")
 # %% [markdown]
 # ## Choices at the selected preset
 #
-# Each value is read from `initmem.study.presets`, where the preset defines it; each reason is kept beside the
-# parameters it explains in `initmem.study.preset_notes`.
+# Each value is read from `initmem.study.design.presets`, where the preset defines it; each reason is kept beside the
+# parameters it explains in `initmem.study.design.preset_notes`.
 
 # %% tags=["hide-input"]
 display(Markdown(f"Preset **{notes_preset}**: {presets.PRESET_DESCRIPTIONS[notes_preset]}."))
@@ -192,7 +193,7 @@ display(
 
 # %% tags=["hide-input"]
 from initmem.run.thresholds import INTERPOLATION_THRESHOLD
-from initmem.study import results
+from initmem.study.costs import results
 
 optimizers = results.load_results(results_dir, notes_preset, ["01_optimizers"]).get("01_optimizers")
 if optimizers is None:

@@ -22,7 +22,7 @@
 # the verdict at this preset, then each optimizer's test accuracy against $\sigma_w$.
 
 # %% tags=["parameters"]
-# Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
+# Every parameter left at None takes its value from `preset` (initmem.study.design.presets), where each preset's values are
 # defined once; set one to change it, e.g. `sigma_ws = [0.1, 2.5]`. The table at the end of the page lists the values
 # the page was computed with and what each means. train_missing = True trains the runs that are not in results_dir
 # (`initmem experiments` does that by itself); None refuses to start more than a minute of training.
@@ -56,10 +56,11 @@ aux_lrs = None
 # %% tags=["hide-input"]
 from myst_nb import glue
 
+from initmem.base.numbers import decimal, p_text
 from initmem.book import page
 from initmem.run.optimizers import names as optimizer_names
-from initmem.study import analysis, plots
-from initmem.study.numbers import decimal, p_text
+from initmem.study.presentation import plots
+from initmem.study.statistics import analysis
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)
@@ -100,7 +101,7 @@ page.verdict_box("01_optimizers", ds)
 # This notebook runs the five optimizers (SGD, SGD with momentum, Adam, AdamW, Muon) over the $\sigma_w$ grid
 # of the preset and reports, for every optimizer, the spread of the selected test accuracy and, beside it,
 # the spread of the final-epoch test accuracy (the predictor without early stopping). The learning rates
-# and the other choices the paper does not state are listed with their reasons in `initmem.study.preset_notes`
+# and the other choices the paper does not state are listed with their reasons in `initmem.study.design.preset_notes`
 # (rendered in the Setup chapter).
 
 # %% [markdown]
@@ -211,8 +212,8 @@ page.figure(plots.norm_trajectories(ds, col="optimizer"), "e01_fig_norms", sourc
 
 
 # %% tags=["remove-cell"]
-from initmem.study import precision
-from initmem.study.numbers import typeset
+from initmem.base.numbers import typeset
+from initmem.study.verdicts import precision
 
 glue("e01_bf16_sigmas", " and ".join(f"{s:g}" for s in precision.PARITY_SIGMA_WS), display=False)
 glue("e01_bf16_margin", precision.PARITY_MARGIN_PP, display=False)
@@ -225,7 +226,7 @@ for claim in ("C1", "C2"):  # the smallest p each claim's null can give on the d
 #
 # bf16 autocast (`initmem train --bf16`; `RunConfig.bf16`) trains faster on a CPU with bf16 instructions, but training
 # is chaotic: another floating-point path moves a single run by points. What matters is whether the statistics this
-# chapter reports stay. The parity study (`initmem.study.precision`, its design declared in the repository before its
+# chapter reports stay. The parity study (`initmem.study.verdicts.precision`, its design declared in the repository before its
 # runs were trained) retrains SGD and Adam of this page at $\sigma_w$ {glue:text}`e01_bf16_sigmas`, with the record's
 # seeds, in bf16, and compares each optimizer's cross-fitted spread with the fp32 record's, seed by seed:
 # **equivalent** when the interval of the difference lies inside ± {glue:text}`e01_bf16_margin:g` pp (the ledger's
@@ -244,7 +245,7 @@ for claim in ("C1", "C2"):  # the smallest p each claim's null can give on the d
 # %% tags=["hide-input"]
 from IPython.display import Markdown, display
 
-from initmem.study import replays
+from initmem.study.costs import replays
 
 bf16 = precision.bf16_results(results_dir, preset, p)
 replayed = replays.replay_pairs(results_dir, preset).query(  # against the record's runs (not the cost replays)

@@ -21,7 +21,7 @@
 # **5,000 epochs** and finds the spread across $\sigma_w$ **essentially unchanged**.
 
 # %% tags=["parameters"]
-# Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
+# Every parameter left at None takes its value from `preset` (initmem.study.design.presets), where each preset's values are
 # defined once; set one to change it, e.g. `sigma_ws = [0.1, 2.5]`. The table at the end of the page lists the values
 # the page was computed with and what each means. train_missing = True trains the runs that are not in results_dir
 # (`initmem experiments` does that by itself); None refuses to start more than a minute of training.
@@ -56,7 +56,8 @@ reference_horizon = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, plots
+from initmem.study.presentation import plots
+from initmem.study.statistics import analysis
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)
@@ -87,7 +88,7 @@ page.verdict_box("02_long_training", ds)
 # **How this notebook measures it.** One long run per $\sigma_w$ and seed, at a constant learning rate. With a
 # constant schedule and batches that depend only on the data seed and the epoch, the first $T$ epochs of a long
 # run *are* a $T$-epoch run. So the validation-selected predictor of a $T$-epoch run is the checkpoint with the
-# lowest validation loss among the epochs $\leq T$ of the long run (`initmem.study.analysis.within_horizons`), and one
+# lowest validation loss among the epochs $\leq T$ of the long run (`initmem.study.statistics.analysis.within_horizons`), and one
 # long sweep gives the spread at every horizon $T$. The final-epoch accuracy at horizon $T$ is the accuracy at
 # epoch $T$.
 

@@ -29,7 +29,9 @@ from myst_nb import glue
 
 from initmem.book import page
 from initmem.run import optimizers
-from initmem.study import analysis, plots, results
+from initmem.study.costs import results
+from initmem.study.presentation import plots
+from initmem.study.statistics import analysis
 
 plots.use_book_style()  # SVG figures, legible in the book
 
@@ -62,7 +64,7 @@ page.verdict_box("01_optimizers", ds, ["C7"])
 # final total Frobenius norm of the kernels against the initial one on log-log axes with the identity line,
 # and the distance travelled from the initialization,
 # $\|W_T - W_0\|_F$, relative to the initial norm. One number summarises the coupling: the slope $s$ of
-# $\log\|W_T\|$ against $\log\|W_0\|$ across $\sigma_w$ (`initmem.study.analysis.norm_coupling`): $s = 1$ means the
+# $\log\|W_T\|$ against $\log\|W_0\|$ across $\sigma_w$ (`initmem.study.statistics.analysis.norm_coupling`): $s = 1$ means the
 # final norm is proportional to the initial one, $s = 0$ a common final norm.
 
 # %% [markdown]

@@ -29,7 +29,9 @@ results_dir = "results"
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, plots, results
+from initmem.study.costs import results
+from initmem.study.presentation import plots
+from initmem.study.statistics import analysis
 
 plots.use_book_style()  # SVG figures, legible in the book
 

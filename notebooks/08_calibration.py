@@ -21,7 +21,7 @@
 # must first make that premise true within its budget, or every spread it reports is partly plain undertraining.
 
 # %% tags=["parameters"]
-# Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
+# Every parameter left at None takes its value from `preset` (initmem.study.design.presets), where each preset's values are
 # defined once; set one to change it, e.g. `sigma_ws = [0.1, 2.5]`. The table at the end of the page lists the values
 # the page was computed with and what each means. train_missing = True trains the runs that are not in results_dir
 # (`initmem experiments` does that by itself); None refuses to start more than a minute of training.
@@ -53,7 +53,8 @@ seeds = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import analysis, plots
+from initmem.study.presentation import plots
+from initmem.study.statistics import analysis
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)

@@ -29,7 +29,7 @@
 # spread over all four values.
 
 # %% tags=["parameters"]
-# Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
+# Every parameter left at None takes its value from `preset` (initmem.study.design.presets), where each preset's values are
 # defined once; set one to change it, e.g. `lrs = [0.01, 0.1]`. The table at the end of the page lists the values
 # the page was computed with and what each means. train_missing = True trains the runs that are not in results_dir
 # (`initmem experiments` does that by itself); None refuses to start more than a minute of training.
@@ -65,8 +65,11 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
+from initmem.base import numbers
 from initmem.book import page
-from initmem.study import analysis, numbers, plots, results
+from initmem.study.costs import results
+from initmem.study.presentation import plots
+from initmem.study.statistics import analysis
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)

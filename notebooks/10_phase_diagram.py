@@ -24,7 +24,7 @@
 # where it is instead.
 
 # %% tags=["parameters"]
-# Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
+# Every parameter left at None takes its value from `preset` (initmem.study.design.presets), where each preset's values are
 # defined once; set one to change it, e.g. `sigma_ws = [0.1, 2.5]`. The table at the end of the page lists the values
 # the page was computed with and what each means. train_missing = True trains the runs that are not in results_dir
 # (`initmem experiments` does that by itself); None refuses to start more than a minute of training.
@@ -64,13 +64,16 @@ from IPython.display import Markdown, display
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study import boundary, boundary_coverage, costs, phase, phase_plots, presets, results
+from initmem.study.costs import costs, results
+from initmem.study.design import presets
+from initmem.study.presentation import phase_plots
+from initmem.study.verdicts import boundary, boundary_coverage, phase
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)
 ds, p, source, record = page.open_experiment("10_phase_diagram", globals())
 cells = phase.cell_table(ds)
-# B1's tests (initmem.study.boundary): the L2 clock within each learning rate, and the logistic boundary in x
+# B1's tests (initmem.study.verdicts.boundary): the L2 clock within each learning rate, and the logistic boundary in x
 l2_trend = boundary.stratified_trend(cells, "weight_decay", "lr")
 lr_trend = boundary.stratified_trend(cells, "lr", "weight_decay")
 memory, (memory_lr, _) = boundary.memory_to_forget(cells)
@@ -176,7 +179,7 @@ else:
 # Each simulated record keeps these cells' $x$ and this fit's plateau and width, moves the true $x_0$, and adds three
 # noises measured on the runs: a run's scatter about its cell's mean, a cell's departure from the logistic beyond
 # what its seeds explain (the lack of fit), and a shift shared by every cell of one seed
-# (`initmem.study.boundary_coverage`, `scripts/b1_coverage.py`). Each record is fitted exactly as above.
+# (`initmem.study.verdicts.boundary_coverage`, `scripts/b1_coverage.py`). Each record is fitted exactly as above.
 #
 # Until 2026-12-06 this chapter declared the plateau instead of fitting it: the gap of plain SGD at the smallest
 # learning rate, with only $x_0$ and $w$ fitted. That interval ignored the declared cell's own noise, and the cell is
@@ -193,7 +196,7 @@ display(
         if caveats
         else "Nothing in the cells limits this reading: without decay the memory does not fall with the learning "
         "rate by 5 pp or more beyond the null, and the logistic fits the cells within their noise "
-        "(`initmem.study.boundary.fit_caveats`)."
+        "(`initmem.study.verdicts.boundary.fit_caveats`)."
     )
 )
 
@@ -311,7 +314,7 @@ glue("e10_batch_axis_sizes", ", ".join(str(b) for b in sorted(batch_sizes)), dis
 # %% [markdown]
 # The sweep has {glue:text}`e10_runs` runs. The cost model (fitted to the CPU time of replays of the record's
 # runs; the band is their spread around it) gives {glue:text}`e10_estimated_cost` of CPU time
-# (`initmem.study.costs.estimate_cost`); measured from its run files: {glue:text}`e10_measured_core_hours:.1f`
+# (`initmem.study.costs.costs.estimate_cost`); measured from its run files: {glue:text}`e10_measured_core_hours:.1f`
 # core-hours (the sum of their wall times, taken while other work shared the cores: an upper bound), on
 # {glue:text}`e10_hardware`.
 #
@@ -319,7 +322,7 @@ glue("e10_batch_axis_sizes", ", ".join(str(b) for b in sorted(batch_sizes)), dis
 # epochs, against $T_{SGD}$ (every learning rate of this grid at $\lambda = 0$, batch sizes
 # {glue:text}`e10_batch_axis_sizes` as in chapter 04, the same $\sigma_w$, seeds and epochs) would add
 # {glue:text}`e10_batch_axis_runs` runs, {glue:text}`e10_batch_axis_cost` estimated at this
-# preset (`initmem.study.phase.batch_axis_configs`; the $\lambda = 0$ row of this grid is its column at this page's
+# preset (`initmem.study.verdicts.phase.batch_axis_configs`; the $\lambda = 0$ row of this grid is its column at this page's
 # batch size). It was not run at this preset; chapter 04 compares batch sizes at one learning rate.
 
 # %% [markdown]

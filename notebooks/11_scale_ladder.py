@@ -21,7 +21,7 @@
 # {glue:text}`e11_declared`
 
 # %% tags=["parameters"]
-# Every parameter left at None takes its value from `preset` (initmem.study.presets), where each preset's values are
+# Every parameter left at None takes its value from `preset` (initmem.study.design.presets), where each preset's values are
 # defined once; set one to change it, e.g. `rungs = [[8, 5000, 40], [16, 5000, 40]]`. The table at the end of the page lists
 # the values the page was computed with and what each means. train_missing = True trains the runs that are not in
 # results_dir (`initmem experiments` does that by itself); None refuses to start more than a minute of training.
@@ -57,11 +57,13 @@ aux_lrs = None
 import pandas as pd
 from myst_nb import glue
 
+from initmem.base.numbers import decimal, typeset
 from initmem.base.reads import note
 from initmem.book import page
-from initmem.study import costs, ladder, plots, preregistration
-from initmem.study.layout import results_paths
-from initmem.study.numbers import decimal, typeset
+from initmem.study.costs import costs
+from initmem.study.design.layout import results_paths
+from initmem.study.presentation import plots
+from initmem.study.verdicts import ladder, preregistration
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)

@@ -33,24 +33,22 @@ import pandas as pd
 from IPython.display import Markdown, display
 from myst_nb import glue
 
+from initmem.base.numbers import typeset
 from initmem.book import page
-from initmem.study import (
+from initmem.study.costs import replays, results
+from initmem.study.design import layout, presets
+from initmem.study.presentation import forest, plots
+from initmem.study.verdicts import (
     boundary_coverage,
     claims,
     error_rates,
-    forest,
     gpu_results,
     ladder,
-    layout,
-    plots,
+    ledger_text,
     preregistration,
-    presets,
-    replays,
-    results,
     row_power,
     rules,
 )
-from initmem.study.numbers import typeset
 
 plots.use_book_style()  # the book's figure style: SVG, as on every page
 
@@ -67,14 +65,14 @@ table["power"] = [power_of.get(row, {}).get("power", "") for row in table.index]
 table["seeds_80"] = [power_of.get(row, {}).get("seeds for 80 %", "") for row in table.index]
 glue("r_preset", preset, display=False)
 glue("r_experiments", ", ".join(experiments) or "none", display=False)
-glue("r_answer", claims.answer(table, preset), display=False)
+glue("r_answer", ledger_text.answer(table, preset), display=False)
 glue("r_replays", typeset(replays.replay_summary(replays.replay_pairs(results_dir, preset))), display=False)
 fig = forest.forest(
     table, title=None, caption=f"preset {preset}; the scale of each row is in its block below the table"
 )
 page.figure(fig, "r_forest", alt=forest.alt_text(table))  # glued only: pasted below and on the landing page
 # the landing page's compact table (book/intro.md pastes it): claim | paper | ours [interval] | verdict
-page.table(claims.glance_table(table), "r_glance", show=False)
+page.table(ledger_text.glance_table(table), "r_glance", show=False)
 # the four verdicts as a definition list (pasted below with glue:md)
 definitions = typeset("\n\n".join(f"**{v}**\n: {text}" for v, text in rules.VERDICT_DEFINITIONS.items()))
 glue("r_definitions", Markdown(definitions), display=False)
@@ -140,7 +138,7 @@ else:
 # chosen with the other seeds, so the values are correlated, and a t-interval over them covers too little.
 # The interval is $[m - c_{\text{low}}\, s/\sqrt{n},\ m + c_{\text{high}}\, s/\sqrt{n}]$ over the $n$ seeds' values
 # (mean $m$, sd $s$), with critical values simulated for the design ($\sigma_w$ values x seeds; Gaussian noise, memory
-# linear in the $\sigma_w$ index at 0 to 20 noise sds; `scripts/critical_values.py`, `initmem.study.calibration`):
+# linear in the $\sigma_w$ index at 0 to 20 noise sds; `scripts/critical_values.py`, `initmem.study.statistics.calibration`):
 # $c_{\text{high}}$ lets the upper bound fall below the true spread at most 2.5 % of the time at any of those memories
 # (the estimate is pulled towards 0 when memory and noise are comparable), $c_{\text{low}}$ makes the coverage without
 # memory 95 %; a contrast of two conditions' spreads gets one symmetric value covering at least 95 % for any shared
@@ -161,7 +159,7 @@ else:
 # simulated independently with the same noise sd; with a common memory profile its distribution is symmetric, so one
 # value, the largest 95 % quantile of $|T|$ over the profile's ratios, serves both sides. Two conditions with
 # different noise levels, or the same runs at two horizons (C3), are outside what was calibrated. The values of the
-# record's designs are committed with their provenance (`src/initmem/study/critical_values.json`, written by
+# record's designs are committed with their provenance (`src/initmem/study/statistics/critical_values.json`, written by
 # `scripts/critical_values.py`); another design is simulated the same way when a page needs it.
 # :::
 #
@@ -188,7 +186,7 @@ else:
 #
 # **How often these rules err.** Whether a 95 % interval errs 5 % of the time depends on the design (how many
 # $\sigma_w$ values and seeds) and on the noise, so the rules' error rates were measured by simulation *through the
-# ledger's own functions* (`scripts/error_rates.py`, `initmem.study.error_rates`): per-seed accuracies with a known
+# ledger's own functions* (`scripts/error_rates.py`, `initmem.study.verdicts.error_rates`): per-seed accuracies with a known
 # memory and Gaussian noise within each ($\sigma_w$, seed) cell, at the record's designs and at noise sd 1, 2.5, 5 and
 # 8 pp, judged as the rows above are, with noise drawn independently of the calibration's. Measured so, the printed
 # 95 % intervals of cross-fitted spreads and of their contrasts cover {glue:text}`r_coverage_low` to
@@ -303,7 +301,7 @@ declared = {status.claim: status for status in preregistration.ledger_statuses(r
 blocks = []
 for key, row in table.iterrows():
     lines = [
-        claims.judged_table(row),
+        ledger_text.judged_table(row),
         "",
         f"**Why:** {row['reason']}.",
         "",
@@ -329,7 +327,7 @@ glue("r_rules", table[["rule", "reason", "note"]], display=False)
 # %% tags=["hide-input"]
 for key, row in table.iterrows():
     glue(f"r_{key.lower().replace(' ', '_')}_verdict", str(row["verdict"]), display=False)
-glue("r_counts", claims.count_sentence(table), display=False)
+glue("r_counts", ledger_text.count_sentence(table), display=False)
 before = [claim for claim, status in declared.items() if status.current and status.declaration and not status.early]
 glue(
     "r_declared",

@@ -116,7 +116,7 @@ from myst_nb import glue
 
 from initmem import theory
 from initmem.book import page
-from initmem.study import plots
+from initmem.study.presentation import plots
 
 plots.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T2_gradient_flow", sources=[])  # under every figure

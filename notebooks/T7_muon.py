@@ -96,7 +96,7 @@ from myst_nb import glue
 
 from initmem import theory
 from initmem.book import page
-from initmem.study import plots
+from initmem.study.presentation import plots
 
 plots.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T7_muon", sources=[])  # under every figure

@@ -47,7 +47,7 @@ results_dir = "results"
 import os
 import tempfile
 
-from initmem.study import plots
+from initmem.study.presentation import plots
 
 plots.use_book_style()
 os.chdir(tempfile.mkdtemp(prefix="initmem-U1-"))
@@ -128,7 +128,7 @@ print(summary_table(both, view="reader").to_string())
 # The book's own figure draws the result, saved as `own_model.png` beside the script or notebook:
 
 # %%
-from initmem.study import plots
+from initmem.study.presentation import plots
 
 title = r"Your own model: test accuracy against $\sigma_w$"
 fig = plots.acc_vs_sigma(both, hue="optimizer", title=title)

@@ -1,4 +1,4 @@
-"""B1's interval coverage and power by simulation (initmem.study.boundary_coverage), in worlds shaped like the
+"""B1's interval coverage and power by simulation (initmem.study.verdicts.boundary_coverage), in worlds shaped like the
 committed phase diagram: results/<preset>/b1_coverage.nc, read by chapter 10 and the ledger's page.
 
 Usage: python scripts/b1_coverage.py [PRESET] [--reps N] [--seeds 10,20]
@@ -15,7 +15,7 @@ from pathlib import Path
 import xarray as xr
 
 from initmem.base.paths import git_commit
-from initmem.study import boundary_coverage
+from initmem.study.verdicts import boundary_coverage
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The true boundaries simulated: the band's lower edge, T5's prediction and the record's first reading.

@@ -1,11 +1,11 @@
-"""Write the sweep specs of the bf16 parity study (:mod:`initmem.study.precision`) for ``scripts/run_preset.sh``.
+"""Write the sweep specs of the bf16 parity study (:mod:`initmem.study.verdicts.precision`) for ``scripts/run_preset.sh``.
 
 Usage: python scripts/bf16_parity_spec.py OUT_DIR
 
 Writes two files, in the order they should run: ``00_fp32_replay.json``, two of the record's fp32 runs of chapter 01
 (SGD and Adam, sigma_w 0.1, seed 0) trained again, which tell whether the training commit's fp32 path is the
 record's (a bit-for-bit replay) or another floating-point path; and ``01_bf16_parity.json``, the parity design
-(:func:`initmem.study.precision.parity_spec`: 01's cpu configurations of SGD and Adam at sigma_w 0.1 and 2.5, five
+(:func:`initmem.study.verdicts.precision.parity_spec`: 01's cpu configurations of SGD and Adam at sigma_w 0.1 and 2.5, five
 seeds, bf16 autocast). Train them with ``SPECS=OUT_DIR bash scripts/run_preset.sh cpu COMMIT``.
 """
 
@@ -15,7 +15,8 @@ import json
 import sys
 from pathlib import Path
 
-from initmem.study import precision, presets, registry
+from initmem.study.design import presets, registry
+from initmem.study.verdicts import precision
 from initmem.sweeps.spec import SweepSpec
 
 

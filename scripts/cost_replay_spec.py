@@ -8,7 +8,7 @@ A cost configuration is what a run's seconds depend on (:data:`COST_FIELDS`: net
 size, optimizer, precision, the split sizes and the epochs); learning rates, seeds and sigma_w are not. From each,
 the two first runs of the record (``results/cpu/*/runs/*.nc``, by sigma_w, seed and hash) are replayed, except that
 an fp32 configuration with a bf16 twin replays the twins of the bf16 runs chosen, so that the precision term is
-measured on pairs (:mod:`initmem.study.cost_fit`). Configurations over ``--max-epochs`` (default 50: 02's
+measured on pairs (:mod:`initmem.study.costs.cost_fit`). Configurations over ``--max-epochs`` (default 50: 02's
 160-epoch runs and 04's 123-epoch ones, 5-40 min each, are left out: their cost per epoch is that of 01's
 and 04's 30-epoch runs) are skipped. One file per configuration, ``NN_cost_replay.json``, all
 named ``cost_replay`` (they share ``results/cpu/cost_replay/runs/``); the estimated cost is printed first. Train
@@ -25,7 +25,7 @@ import json
 from pathlib import Path
 
 from initmem.run.config import RunConfig
-from initmem.study import costs
+from initmem.study.costs import costs
 from initmem.sweeps.spec import SweepSpec
 from initmem.sweeps.store import read_checked
 

@@ -1,9 +1,9 @@
-"""Write the critical values of the calibrated cross-fitted intervals (:mod:`initmem.study.calibration`).
+"""Write the critical values of the calibrated cross-fitted intervals (:mod:`initmem.study.statistics.calibration`).
 
 Usage: python scripts/critical_values.py [--reps 50000] [--sigmas 2 3 4] [--seeds 2 ... 10] [--out PATH]
 
 Simulates every design ``n_sigma x n_seeds`` of the grid for both kinds (a spread, a contrast) and writes JSON with
-its provenance (commit, UTC date, replicates, seed, ratios, level) to ``src/initmem/study/critical_values.json``,
+its provenance (commit, UTC date, replicates, seed, ratios, level) to ``src/initmem/study/statistics/critical_values.json``,
 the table the ledger reads. Run it from a clean committed tree so that the commit recorded made the numbers.
 """
 
@@ -15,8 +15,8 @@ import json
 from pathlib import Path
 
 from initmem.base.paths import git_commit
-from initmem.study.calibration import KINDS, RATIOS, SEED, TABLE_PATH, simulate_critical
-from initmem.study.stats import LEVEL
+from initmem.study.statistics.calibration import KINDS, RATIOS, SEED, TABLE_PATH, simulate_critical
+from initmem.study.statistics.stats import LEVEL
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -6,7 +6,7 @@ The record holds what the ladder trains (the cpu preset's rungs, conditions, sig
 ``initmem.study.experiments.e11_scale_ladder``), how it is judged, and what it expects before any run: the power of its
 shift rule at the noise measured on the record (01's per-seed cross-fitted spreads at sigma_w 0.1 and 2.5, five
 seeds) and its cost by the package's cost model. Commit it before the first run; the page prints its commit beside the
-runs' (initmem.study.preregistration.declared).
+runs' (initmem.study.verdicts.preregistration.declared).
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from pathlib import Path
 import xarray as xr
 
 from initmem.base.paths import git_commit
-from initmem.study import costs, presets
+from initmem.study.costs import costs
+from initmem.study.design import presets
 from initmem.study.experiments import e11_scale_ladder as e11
-from initmem.study.preregistration import shift_power
-from initmem.study.stats import cross_fitted_spreads
+from initmem.study.statistics.stats import cross_fitted_spreads
+from initmem.study.verdicts.preregistration import shift_power
 from initmem.sweeps.spec import SweepSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,12 +119,12 @@ def main(out: Path) -> None:
         "predictor": "each claim on the ledger's carrying predictor: the validation-selected checkpoint where every "
         "run of the condition on the rung interpolates (>= 99.5 % train accuracy), else the final one; both printed",
         "spread": "per seed, the cross-fitted spread of the carrying predictor's test accuracy over sigma_w; a rung's "
-        "spread is their mean with the calibrated interval (initmem.study.calibration, kind 'spread')",
+        "spread is their mean with the calibrated interval (initmem.study.statistics.calibration, kind 'spread')",
         "shift_rule": "a rung's shift is its per-seed spreads minus the first rung's, paired by seed, mean with the "
         "calibrated contrast interval (kind 'contrast'); 'towards the paper' when the interval lies wholly on the "
         "paper's side of 0, 'away' when wholly on the other, else 'no shift the seeds can tell'",
         "size_rule": "a spread 'in the paper's band' when its whole interval lies inside the claim's band "
-        "(initmem.study.ledger.band)",
+        "(initmem.study.verdicts.ledger.band)",
         "trend": "spread ~ a + b log2(width) + c log2(train images), fitted to the per-seed spreads (seeds the unit of "
         "replication), extrapolated to width 64 and 45,000 images with a prediction interval whose coverage is "
         "checked by simulation (leave one rung out on the record, and synthetic trends); labelled an extrapolation",
@@ -137,7 +138,7 @@ def main(out: Path) -> None:
         },
         "power": power,
         "estimated_core_h": round(sum(r["estimated_core_h"] for r in per_rung), 1),
-        "cost_model": "initmem.study.costs (fitted on AMD EPYC CPU time; width 32 takes width 16's term)",
+        "cost_model": "initmem.study.costs.costs (fitted on AMD EPYC CPU time; width 32 takes width 16's term)",
         "written_at_commit": git_commit(),
     }
     out.parent.mkdir(parents=True, exist_ok=True)

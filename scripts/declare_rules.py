@@ -1,5 +1,5 @@
 """Declare the ledger's rules: write each claim's rule record (the rule as the ledger prints it and the paper's record
-it judges against) to results/declarations/<claim>.json (initmem.study.preregistration.declare_rule).
+it judges against) to results/declarations/<claim>.json (initmem.study.verdicts.preregistration.declare_rule).
 
 Usage: python scripts/declare_rules.py [CLAIM ...]   (default: every claim whose record is missing or out of date)
 
@@ -13,8 +13,8 @@ import argparse
 import json
 from pathlib import Path
 
-from initmem.study import preregistration
-from initmem.study.judges import RULES
+from initmem.study.verdicts import preregistration
+from initmem.study.verdicts.judges import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
 

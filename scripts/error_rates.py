@@ -1,10 +1,10 @@
-"""Measure how often the ledger's rules err, by simulation on the record's designs (:mod:`initmem.study.error_rates`).
+"""Measure how often the ledger's rules err, by simulation on the record's designs (:mod:`initmem.study.verdicts.error_rates`).
 
 Usage: python scripts/error_rates.py [--reps 2000] [--seed 0] [--draws 1000] [--out results/cpu/error_rates.nc]
 
 Writes a small netCDF (rates per design x noise sd, shares in [0, 1]) with its provenance in the attributes (commit,
 UTC date, replicates, permutation draws, seed) and prints the table the ledger page shows
-(:func:`initmem.study.error_rates.rates_table`).
+(:func:`initmem.study.verdicts.error_rates.rates_table`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import datetime
 from pathlib import Path
 
 from initmem.base.paths import git_commit
-from initmem.study.error_rates import error_rates, rates_table
+from initmem.study.verdicts.error_rates import error_rates, rates_table
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -2,10 +2,10 @@
 
     python scripts/fit_costs.py [--results-dir results] [--preset cpu]
 
-Reads every run file of ``<results-dir>/<preset>/*/runs/`` (:func:`initmem.study.cost_fit.run_table`), fits the
-model :mod:`initmem.study.cost_fit` describes to the runs that record their CPU time and writes it, with its
+Reads every run file of ``<results-dir>/<preset>/*/runs/`` (:func:`initmem.study.costs.cost_fit.run_table`), fits the
+model :mod:`initmem.study.costs.cost_fit` describes to the runs that record their CPU time and writes it, with its
 calibration over them, the load the wall-timed runs ran under and their provenance, to
-``src/initmem/study/cost_model.json`` (:data:`initmem.study.costs.COST_MODEL_FILE`), which :mod:`initmem.study.costs`
+``src/initmem/study/costs/cost_model.json`` (:data:`initmem.study.costs.costs.COST_MODEL_FILE`), which :mod:`initmem.study.costs.costs`
 reads. Exits 2 when no run records its CPU time or the runs do not separate the model's terms. Re-run it when runs are added (``tests/test_costs.py`` says when the file is stale).
 """
 
@@ -15,7 +15,7 @@ import argparse
 import json
 from pathlib import Path
 
-from initmem.study import cost_fit, costs
+from initmem.study.costs import cost_fit, costs
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -33,7 +33,7 @@ def main() -> None:
     except ValueError as exc:
         parser.exit(2, f"--results-dir: {exc}\n")
     model["provenance"] |= {"script": "scripts/fit_costs.py", "preset": args.preset}
-    out = ROOT / "src" / "initmem" / "study" / costs.COST_MODEL_FILE
+    out = ROOT / "src" / "initmem" / "study" / "costs" / costs.COST_MODEL_FILE
     out.write_text(json.dumps(model, indent=1, sort_keys=True) + "\n")
     c = model["calibration"]
     print(

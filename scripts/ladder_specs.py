@@ -18,8 +18,8 @@ import argparse
 import json
 from pathlib import Path
 
-from initmem.study import presets, registry
-from initmem.study.preregistration import read_design
+from initmem.study.design import presets, registry
+from initmem.study.verdicts.preregistration import read_design
 
 ROOT = Path(__file__).resolve().parents[1]
 NAME = "11_scale_ladder"

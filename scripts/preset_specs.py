@@ -21,7 +21,7 @@ import argparse
 import json
 from pathlib import Path
 
-from initmem.study import presets, registry
+from initmem.study.design import presets, registry
 from initmem.study.experiments import DISCOVERED
 from initmem.sweeps.spec import SweepSpec
 

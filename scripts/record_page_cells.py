@@ -19,7 +19,7 @@ import nbformat
 from initmem.base.files import atomic_write
 from initmem.base.paths import find_repo_root
 from initmem.book.digest import cells_digest
-from initmem.study.layout import RECORD_OUT_DIR
+from initmem.study.design.layout import RECORD_OUT_DIR
 
 
 def main(argv: list[str] | None = None) -> None:

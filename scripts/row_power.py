@@ -1,5 +1,5 @@
 """The power of each ledger row at its own noise, and the seeds that would reach 80 %:
-results/<preset>/row_power.nc (initmem.study.row_power), read by the ledger's page.
+results/<preset>/row_power.nc (initmem.study.verdicts.row_power), read by the ledger's page.
 
 Usage: python scripts/row_power.py [PRESET] [--reps N] [--seeds 10,20]
 
@@ -14,8 +14,9 @@ import datetime as _dt
 from pathlib import Path
 
 from initmem.base.paths import git_commit
-from initmem.study import claims, presets, row_power
-from initmem.study.results import load_results
+from initmem.study.costs.results import load_results
+from initmem.study.design import presets
+from initmem.study.verdicts import claims, row_power
 
 ROOT = Path(__file__).resolve().parents[1]
 

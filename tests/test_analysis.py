@@ -1,4 +1,4 @@
-"""initmem.study.analysis: the helpers behind notebooks 02, 06, 07 and 08."""
+"""initmem.study.statistics.analysis: the helpers behind notebooks 02, 06, 07 and 08."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.study import analysis, costs, results
+from initmem.study.costs import costs, results
+from initmem.study.statistics import analysis
 from initmem.sweeps import store
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 from tiny import TINY_RUN  # tests/ is on sys.path under pytest
@@ -218,7 +219,7 @@ def test_a_minute_of_missing_runs_trains_without_asking(tmp_path, monkeypatch):
 
 
 def test_a_relative_results_dir_is_taken_from_the_repository_root(tmp_path, monkeypatch):
-    from initmem.study import layout
+    from initmem.study.design import layout
 
     root = tmp_path / "checkout"
     (root / "book" / "generated").mkdir(parents=True)

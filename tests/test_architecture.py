@@ -47,7 +47,7 @@ def _imports(path: Path) -> set[str]:
                 target = node.module or ""
             if target.split(".")[0] != "initmem":
                 continue
-            for alias in node.names:  # ``from initmem.study import plots`` imports the module initmem.study.plots
+            for alias in node.names:  # ``from initmem.study import costs`` imports the module initmem.study.costs
                 candidate = f"{target}.{alias.name}"
                 found.add(candidate if _exists(candidate) else target)
     found.discard(module)
@@ -87,8 +87,56 @@ def test_theory_imports_nothing_from_run(module):
         assert _layer(target) in THEORY_MAY_IMPORT, f"{module} imports {target}: the numpy theory may import base only"
 
 
+#: The study's sub-packages, from the bottom up, and what each may import of the study besides itself. Statistics
+#: stands apart from the records and their costs; the verdicts are built on both; the figures sit on top.
+STUDY_MAY_IMPORT = {
+    "experiments": (),
+    "design": ("experiments",),
+    "costs": ("experiments", "design"),
+    "statistics": (),
+    "verdicts": ("experiments", "design", "costs", "statistics"),
+    "presentation": ("experiments", "design", "costs", "statistics", "verdicts"),
+}
+
+
+def _study_part(module: str) -> str | None:
+    """The study sub-package that ``module`` belongs to (``"verdicts"`` for initmem.study.verdicts.rules), else None."""
+    parts = module.split(".")
+    return parts[2] if len(parts) > 2 and parts[1] == "study" else None
+
+
+def test_the_study_is_sub_packages_each_saying_what_it_may_import_and_re_exporting_nothing():
+    study = PACKAGE / "study"
+    assert not sorted(p.name for p in study.glob("*.py") if p.name != "__init__.py"), "a study module outside a part"
+    assert {p.parent.name for p in study.glob("*/__init__.py")} == set(STUDY_MAY_IMPORT)
+    for part in STUDY_MAY_IMPORT:
+        tree = ast.parse((study / part / "__init__.py").read_text())
+        doc = ast.get_docstring(tree)
+        assert doc and "import" in doc, f"study/{part}/__init__.py must say what the part may import"
+        if part != "experiments":  # the experiments' package lists the records; the others hold only their docstring
+            assert len(tree.body) == 1, f"study/{part}/__init__.py re-exports: import each name from its module"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if _study_part(m)))
+def test_the_study_parts_import_only_downward(module):
+    part = _study_part(module)
+    for target in GRAPH[module]:
+        there = _study_part(target)
+        assert target != "initmem.study", f"{module} imports the study package itself: import from a part"
+        if there is not None and there != part:
+            assert there in STUDY_MAY_IMPORT[part], (
+                f"{module} ({part}) imports {target} ({there}): study/{part} may import {STUDY_MAY_IMPORT[part]}"
+            )
+
+
+def test_the_study_checker_sees_imports():
+    assert "initmem.study.statistics.stats" in GRAPH["initmem.study.verdicts.rules"]
+    assert "initmem.study.experiments" in GRAPH["initmem.study.verdicts.claims"]  # ``from .. import experiments``
+    assert "initmem.study.verdicts.ladder" in GRAPH["initmem.study.presentation.plots.ladder"]
+
+
 #: What no benchmark may import: the trainers and the run records. A benchmark measures the package through its
-#: own drivers (initmem.sweeps.sweep, initmem.study.results), so that what it times is what a user runs.
+#: own drivers (initmem.sweeps.sweep, initmem.study.costs.results), so that what it times is what a user runs.
 BENCHMARKS_MUST_NOT_IMPORT = ("initmem.run.training", "initmem.run.stacked", "initmem.run.records")
 
 
@@ -145,7 +193,7 @@ def test_the_checker_sees_imports():
     assert "initmem.run.config" in GRAPH["initmem.run.training"]
     assert "initmem.sweeps.store" in GRAPH["initmem.sweeps.executors"]
     assert "initmem.run.training" in GRAPH["initmem.sweeps.executors"]  # a function-level import
-    assert "initmem.study.plots" not in GRAPH["initmem.run.training"]
+    assert "initmem.study.presentation.plots" not in GRAPH["initmem.run.training"]
     assert "initmem.base.constants" in GRAPH["initmem.theory.optimizers"]  # a relative import two levels up
     assert "initmem.base.files" in GRAPH["initmem.run.data.decode"]  # three levels up, from a subpackage
 
@@ -162,15 +210,15 @@ TORCH_FREE = (
     "initmem.run.variables",
     "initmem.sweeps",
     "initmem.study",
-    "initmem.study.stats",
-    "initmem.study.summary",
-    "initmem.study.analysis",
-    "initmem.study.claims",
-    "initmem.study.results",
-    "initmem.study.costs",
-    "initmem.study.gpu_results",
-    "initmem.study.preset_notes",
-    "initmem.study.timed",
+    "initmem.study.statistics.stats",
+    "initmem.study.statistics.summary",
+    "initmem.study.statistics.analysis",
+    "initmem.study.verdicts.claims",
+    "initmem.study.costs.results",
+    "initmem.study.costs.costs",
+    "initmem.study.verdicts.gpu_results",
+    "initmem.study.design.preset_notes",
+    "initmem.study.costs.timed",
     "initmem.sweeps.budget",
     "initmem.theory",
     "initmem.book.runner",
@@ -206,8 +254,8 @@ def test_the_figures_and_the_theory_import_no_verdicts():
     rules, or a change to a claim's number or band would mark every theory page stale."""
     code = (
         "import sys\n"
-        "import initmem.theory, initmem.study.plots, initmem.book.page\n"
-        "print(sorted(m for m in ('initmem.study.ledger', 'initmem.study.rules', 'initmem.study.judges') if m in sys.modules))\n"
+        "import initmem.theory, initmem.study.presentation.plots, initmem.book.page\n"
+        "print(sorted(m for m in ('initmem.study.verdicts.ledger', 'initmem.study.verdicts.rules', 'initmem.study.verdicts.judges') if m in sys.modules))\n"
     )
     assert _loads_torch(code) == "[]"
 
@@ -255,7 +303,7 @@ def test_the_command_line_answers_version_and_help_without_heavy_imports(argv):
 NOT_FOR_THE_LIGHT_COMMANDS = (
     "initmem.run",
     "initmem.sweeps",
-    "initmem.study.presets",
+    "initmem.study.design.presets",
     "initmem.study.experiments",
     "initmem.base.files",
     "initmem.base.claims",
@@ -276,8 +324,8 @@ def test_a_commands_help_imports_what_its_arguments_need():
     use, not before."""
     assert "initmem.run.config" in _imported_by(["train", "--help"])[1]
     experiments = _imported_by(["experiments", "--help"])[1]
-    assert "initmem.study.layout" in experiments
-    assert not {"initmem.study.presets", "initmem.study.experiments", "initmem.sweeps.cluster"} & experiments
+    assert "initmem.study.design.layout" in experiments
+    assert not {"initmem.study.design.presets", "initmem.study.experiments", "initmem.sweeps.cluster"} & experiments
     sweep = _imported_by(["sweep", "--help"])[1]
     assert "initmem.sweeps.cluster_flags" in sweep
     assert "initmem.sweeps.cluster" not in sweep

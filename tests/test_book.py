@@ -51,7 +51,7 @@ EXPERIMENT_CHAPTER = re.compile(r"book/generated/0[1-8]_\w+\.html")
 MIN_VISIBLE_PX = 150
 #: How much of a table must be in the first screen for it to count as shown there (CSS px: its header and first row).
 MIN_TABLE_PX = 80
-#: The smallest size, in CSS px, at which the figures' body text (initmem.study.plots.STYLE["font.size"] points:
+#: The smallest size, in CSS px, at which the figures' body text (initmem.study.presentation.plots.STYLE["font.size"] points:
 #: tick and axis labels, titles) may be rendered; the book's own text is 16 px.
 MIN_FIGURE_TEXT_PX = 10.0
 
@@ -459,8 +459,8 @@ def test_no_page_shows_raw_myst_or_a_tab(html_dir):
     assert not tabs, f"pages whose text holds a TAB: {json.dumps(tabs, indent=1)}"
 
 
-#: What the book's number format (initmem.study.numbers) never prints: an ASCII plus-minus, an ASCII hyphen as the minus
-#: of a number (initmem.study.numbers.typeset's rule: not "ResNet-9", "2e-4" or a date), a negative zero, "1 threads",
+#: What the book's number format (initmem.base.numbers) never prints: an ASCII plus-minus, an ASCII hyphen as the minus
+#: of a number (initmem.base.numbers.typeset's rule: not "ResNet-9", "2e-4" or a date), a negative zero, "1 threads",
 #: and a backtick left unrendered. Math (TeX, typeset by MathJax) is not prose and is left out first (MATH).
 OFF_FORMAT = {
     "+-": re.compile(r"\+-"),
@@ -483,13 +483,17 @@ def _book_pages(html_dir: Path) -> list[str]:
 def test_the_pages_text_keeps_the_books_number_format(html_dir):
     """The prose and tables the pages show (text outside code and math) hold no "+-", no ASCII minus, no negative zero,
     no "1 threads", no raw backtick, and no interval of percentage points beyond ±100 (an accuracy difference is clipped there, and says so).
-    Meaningful once the pages are executed by the code that formats so (initmem.study.numbers)."""
+    Meaningful once the pages are executed by the code that formats so (initmem.base.numbers)."""
     found: dict[str, list[str]] = {}
     for page in _book_pages(html_dir):
         parser = _ProseText()
         parser.feed((html_dir / page).read_text(encoding="utf-8"))
         text = MATH.sub(" ", " ".join(parser.chunks))
-        bad = [f"{name}: {text[max(m.start() - 20, 0) : m.end() + 5]!r}" for name, pattern in OFF_FORMAT.items() for m in pattern.finditer(text)]
+        bad = [
+            f"{name}: {text[max(m.start() - 20, 0) : m.end() + 5]!r}"
+            for name, pattern in OFF_FORMAT.items()
+            for m in pattern.finditer(text)
+        ]
         for match in PP_INTERVAL.finditer(text):
             if max(abs(float(v.replace("−", "-"))) for v in match.groups()) > 100:
                 bad.append(f"beyond ±100: {match.group(0)}")
@@ -501,16 +505,16 @@ def test_the_pages_text_keeps_the_books_number_format(html_dir):
 #: A phone's screen (CSS px), and the smallest text a reader should have to read on it (CSS px).
 PHONE = (390, 844)
 MIN_PHONE_TEXT_PX = 9.0
-#: The page with the forest plot, and how its image is told apart (its alt text, initmem.study.forest.alt_text).
+#: The page with the forest plot, and how its image is told apart (its alt text, initmem.study.presentation.forest.alt_text).
 FOREST_PAGE, FOREST_ALT = "book/generated/99_reproduction.html", "Forest plot of the ledger"
 
 
 def test_on_a_phone_no_page_scrolls_sideways_and_the_forest_plot_is_legible(server, driver, html_dir):
     """At 390 px wide no book page is wider than the screen (a wide table scrolls in its own box), and the forest
-    plot's smallest text (initmem.study.forest.SMALLEST_PT) is shown at least MIN_PHONE_TEXT_PX high.
+    plot's smallest text (initmem.study.presentation.forest.SMALLEST_PT) is shown at least MIN_PHONE_TEXT_PX high.
 
-    Holds once the pages are executed with the phone-first forest plot (initmem.study.forest.WIDTH)."""
-    from initmem.study import forest
+    Holds once the pages are executed with the phone-first forest plot (initmem.study.presentation.forest.WIDTH)."""
+    from initmem.study.presentation import forest
 
     _set_viewport(driver, *PHONE)
     try:
@@ -693,7 +697,7 @@ def test_figure_text_is_legible(report, server, html_dir):
     judged by its size in inches, not its pixels); for an SVG the browser's natural width is at 96 px per inch.
     With the figures' 10-point body text the rule is: shown at no less than 75 % of their size in inches.
     """
-    from initmem.study import plots
+    from initmem.study.presentation import plots
 
     points = plots.STYLE["font.size"]
     small, checked = {}, 0

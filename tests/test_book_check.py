@@ -31,7 +31,7 @@ preset = "smoke"
 results_dir = "results"
 
 # %%
-from initmem.study import rules
+from initmem.study.verdicts import rules
 from initmem.sweeps.store import read_checked
 
 ds = read_checked(f"{results_dir}/{preset}/input.nc")
@@ -64,7 +64,7 @@ def test_a_page_records_the_module_it_imports_and_the_file_it_reads(tmp_path):
     page = tmp_path / "book" / "generated" / "01_reader.ipynb"
     uses = _record(page)["uses"]
     # the package is installed outside this root: its modules are named from the folder above it
-    assert uses["modules"]["initmem/study/rules.py"] == _sha(PACKAGE / "study" / "rules.py")
+    assert uses["modules"]["initmem/study/verdicts/rules.py"] == _sha(PACKAGE / "study" / "verdicts" / "rules.py")
     assert uses["modules"]["initmem/sweeps/store.py"] == _sha(PACKAGE / "sweeps" / "store.py")
     assert not any(key.startswith("initmem/book/") for key in uses["modules"])  # what it imported, nothing else
     assert uses["reads"] == {"results/smoke/input.nc": _sha(data)}
@@ -72,7 +72,7 @@ def test_a_page_records_the_module_it_imports_and_the_file_it_reads(tmp_path):
     # the cell that asked the kernel is gone, and no machine path is recorded
     text = page.read_text()
     assert USAGE_TAG not in text and str(tmp_path) not in text and str(PACKAGE) not in text
-    assert "VALUE 1.5 initmem.study.rules" in text
+    assert "VALUE 1.5 initmem.study.verdicts.rules" in text
     assert check_book(tmp_path) == []
 
     # a second build executes nothing and rewrites nothing
@@ -126,9 +126,9 @@ def book(tmp_path_factory) -> Path:
     shutil.copytree(PACKAGE, root / "src" / "initmem", ignore=shutil.ignore_patterns("__pycache__"))
     (root / "notebooks").mkdir()
     for name, module, code in (
-        ("01_verdicts", "initmem.study.ledger as ledger", 'ledger.band("C1")'),
-        ("02_adaptive", "initmem.study.ledger as ledger", 'ledger.band("C2", "Muon")'),
-        ("99_ledger", "initmem.study.ledger as ledger", "dict(ledger.RULES)"),
+        ("01_verdicts", "initmem.study.verdicts.ledger as ledger", 'ledger.band("C1")'),
+        ("02_adaptive", "initmem.study.verdicts.ledger as ledger", 'ledger.band("C2", "Muon")'),
+        ("99_ledger", "initmem.study.verdicts.ledger as ledger", "dict(ledger.RULES)"),
         ("T9_theory", "initmem.theory", ""),
     ):
         (root / "notebooks" / f"{name}.py").write_text(_page(module) + code + "\n")
@@ -144,7 +144,7 @@ def test_the_check_passes_on_a_current_book(book, capsys):
     assert capsys.readouterr().out.strip() == "every page of the book is current"
     uses = _record(book / "book" / "generated" / "01_verdicts.ipynb")["uses"]
     # the kernel imported the package from the root's src/: its modules are named relative to the root
-    assert uses["modules"]["src/initmem/study/ledger.py"] == _sha(PACKAGE / "study" / "ledger.py")
+    assert uses["modules"]["src/initmem/study/verdicts/ledger.py"] == _sha(PACKAGE / "study" / "verdicts" / "ledger.py")
 
 
 @pytest.mark.parametrize(
@@ -153,7 +153,7 @@ def test_the_check_passes_on_a_current_book(book, capsys):
     ids=["number", "band"],
 )
 def test_a_change_to_c1_names_01_99_and_the_page_that_pastes_from_01_not_the_page_of_c2(book, capsys, change):
-    path, text = _edit_table(book, "study/paper.json", lambda records: records["C1"].update(change))
+    path, text = _edit_table(book, "study/verdicts/paper.json", lambda records: records["C1"].update(change))
     try:
         assert main(["book", "--check", "--root", str(book)]) == 1
     finally:
@@ -169,7 +169,7 @@ def test_a_change_to_c1_names_01_99_and_the_page_that_pastes_from_01_not_the_pag
 
 
 def test_a_change_to_the_rules_names_every_page_that_judges(book):
-    path = book / "src" / "initmem" / "study" / "rules.py"
+    path = book / "src" / "initmem" / "study" / "verdicts" / "rules.py"
     text = path.read_text()
     path.write_text(text.replace("BAND_SHARE = 0.3", "BAND_SHARE = 0.2"))  # the default band of every size verdict
     try:
@@ -177,7 +177,7 @@ def test_a_change_to_the_rules_names_every_page_that_judges(book):
     finally:
         path.write_text(text)
     assert stale[:3] == [
-        f"book/generated/{name}.ipynb: module src/initmem/study/rules.py changed"
+        f"book/generated/{name}.ipynb: module src/initmem/study/verdicts/rules.py changed"
         for name in ("01_verdicts", "02_adaptive", "99_ledger")
     ]
 
@@ -260,7 +260,7 @@ def test_pasting_pages_finds_block_and_inline_pastes_but_not_a_pages_own(tmp_pat
 
 
 def test_the_check_names_a_changed_parameter_and_a_page_not_executed(book, monkeypatch):
-    from initmem.study import presets
+    from initmem.study.design import presets
 
     monkeypatch.setitem(presets.NOTEBOOK_PARAMETERS["smoke"], "T9_theory", {"scale": 2})
     (book / "notebooks" / "T8_new.py").write_text(_page("initmem.theory"))
@@ -283,9 +283,9 @@ def test_the_committed_book_is_current():
 
 def test_a_change_to_c1_names_01_and_99_of_the_committed_book(monkeypatch):
     """The committed pages record the claims whose records their verdicts read: a change to C1's record (its paper
-    number or its band, ``study/paper.json``) makes 01, 99 and the pages that paste from them stale, not the theory."""
+    number or its band, ``study/verdicts/paper.json``) makes 01, 99 and the pages that paste from them stale, not the theory."""
     real = Hashes.record
-    changed = "src/initmem/study/paper.json#C1"
+    changed = "src/initmem/study/verdicts/paper.json#C1"
     monkeypatch.setattr(Hashes, "record", lambda self, key: "0" * 64 if key == changed else real(self, key))
     stale = {s.page: s.changed for s in check_book(REPO)}
     for page in ("01_optimizers", "99_reproduction"):

@@ -212,13 +212,15 @@ def test_viewcode_keeps_a_type_alias_in_its_module():
 
 def test_viewcode_keeps_a_table_in_the_module_that_documents_it():
     """``presets.BOOK_PRESET_BY_NOTEBOOK`` is a ``Table`` (its ``__module__``: ``initmem.study.experiments``). Followed
-    there, it made Sphinx prefix every backlink of the experiments' source page with ``initmem.study.presets``, and
+    there, it made Sphinx prefix every backlink of the experiments' source page with ``initmem.study.design.presets``, and
     those anchors do not exist; a class imported into presets is still followed to where it is defined."""
     from initmem.book.extension import source_module
 
-    assert source_module(None, "initmem.study.presets", "BOOK_PRESET_BY_NOTEBOOK") == "initmem.study.presets"
-    assert source_module(None, "initmem.study.presets", "Table") is None
-    assert source_module(None, "initmem.study.presets", "judged_by") is None
+    assert (
+        source_module(None, "initmem.study.design.presets", "BOOK_PRESET_BY_NOTEBOOK") == "initmem.study.design.presets"
+    )
+    assert source_module(None, "initmem.study.design.presets", "Table") is None
+    assert source_module(None, "initmem.study.design.presets", "judged_by") is None
     # a routine of a compiled module: its source cannot be shown (viewcode would link _modules/time.html, unwritten)
     assert source_module(None, "initmem.run.elapsed", "wall_clock") == "initmem.run.elapsed"
     assert source_module(None, "initmem.run.elapsed", "now") is None

@@ -9,7 +9,8 @@ import xarray as xr
 
 from initmem.book.runner import DEFAULT_RESULTS_DIR, discover_notebooks
 from initmem.run.config import EXECUTION_FIELDS, RunConfig
-from initmem.study import costs, presets, registry, results
+from initmem.study.costs import costs, results
+from initmem.study.design import presets, registry
 
 #: Experiments whose complete results a reader notebook needs (07 and 99 tolerate missing experiments).
 REQUIRES = {"06_norms": ("01_optimizers",)}
@@ -58,9 +59,9 @@ def test_committed_runs_keep_their_hashes():
 def test_every_experiments_runs_come_from_one_clean_commit(preset):
     """Training is chaotic: the committed runs of one experiment are all produced by one commit with a clean tree
     (different experiments may come from different commits; a run shared by two experiments is a copy of one file).
-    The cost replays (:data:`initmem.study.cost_fit.FIT_SWEEPS`) are timings, not results: the cost model reads each
+    The cost replays (:data:`initmem.study.costs.cost_fit.FIT_SWEEPS`) are timings, not results: the cost model reads each
     run's own CPU time and machine, so they may come from several commits (each clean)."""
-    from initmem.study.cost_fit import FIT_SWEEPS
+    from initmem.study.costs.cost_fit import FIT_SWEEPS
 
     folders = sorted(p for p in DEFAULT_RESULTS_DIR.glob(f"{preset}/*/runs") if any(p.glob("*.nc")))
     if not folders:

@@ -1,4 +1,4 @@
-"""B1's tests (initmem.study.boundary): the stratified trend by hand, the logistic fit and its profile interval on
+"""B1's tests (initmem.study.verdicts.boundary): the stratified trend by hand, the logistic fit and its profile interval on
 known curves, the lack-of-fit test by hand, and a world where L2 does nothing, on the committed cells, that must not
 earn B1."""
 
@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from initmem.study import boundary, claims, phase
-from initmem.study.numbers import p_text
+from initmem.base.numbers import p_text
+from initmem.study.verdicts import boundary, claims, phase, rules
 
 COMMITTED = Path(__file__).resolve().parents[1] / "results" / "cpu" / "10_phase_diagram.nc"
 
@@ -83,7 +83,7 @@ def test_the_memory_to_forget_is_the_gap_without_decay_at_the_smallest_lr():
 
 @pytest.fixture()
 def few_draws(monkeypatch):
-    from initmem.study import nulls
+    from initmem.study.statistics import nulls
 
     monkeypatch.setattr(nulls, "N_RESAMPLES", 1_000)
 
@@ -108,7 +108,7 @@ def test_a_world_where_l2_does_nothing_does_not_earn_b1_on_the_committed_cells(f
         ds["selected_test_acc"] = (60.0 + noise - memory.where(acc["sigma_w"] == top, 0.0)).transpose(*acc.dims)
         assert float(ds["selected_test_acc"].sel(sigma_w=small).std()) > 0
         row = claims.reproduction_table({"10_phase_diagram": ds}, ["B1"]).loc["B1"]
-        passed += row["verdict"] in (claims.IN_SIZE, claims.IN_DIRECTION, claims.SIZE_CONTRADICTED)
+        passed += row["verdict"] in (rules.IN_SIZE, rules.IN_DIRECTION, rules.SIZE_CONTRADICTED)
     assert passed <= 2, passed
     # the cells beside the grid are what lets the data tell the clocks apart: x > 0 at the two smallest lrs too
     small_lr = table.index.get_level_values("lr") <= 0.03

@@ -1,4 +1,4 @@
-"""B1's coverage simulation (initmem.study.boundary_coverage): a world read back from a record, and an interval that
+"""B1's coverage simulation (initmem.study.verdicts.boundary_coverage): a world read back from a record, and an interval that
 covers its truth where the declared-plateau reading did not; the committed simulation meets its target."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.study import boundary_coverage, phase
+from initmem.study.verdicts import boundary_coverage, phase
 from sweep_fakes import fake_phase  # tests/ is on sys.path under pytest
 
 COMMITTED = Path(__file__).resolve().parents[1] / "results" / "cpu" / "b1_coverage.nc"

@@ -1,4 +1,4 @@
-"""The calibrated intervals of cross-fitted spreads (initmem.study.calibration): the critical values are the
+"""The calibrated intervals of cross-fitted spreads (initmem.study.statistics.calibration): the critical values are the
 simulation's, the committed table is read as data and matches its script's function, and the interval is built from
 the values by hand."""
 
@@ -10,8 +10,16 @@ import math
 import numpy as np
 import pytest
 
-from initmem.study import calibration
-from initmem.study.calibration import LABEL, TABLE_PATH, Critical, CrossFitted, critical, read_table, simulate_critical
+from initmem.study.statistics import calibration
+from initmem.study.statistics.calibration import (
+    LABEL,
+    TABLE_PATH,
+    Critical,
+    CrossFitted,
+    critical,
+    read_table,
+    simulate_critical,
+)
 
 
 def test_the_committed_table_is_json_with_its_provenance_and_covers_the_records_designs():
@@ -64,7 +72,7 @@ def test_a_design_outside_the_table_is_simulated_on_the_fly_and_said(caplog, mon
     monkeypatch.setattr(calibration, "ON_THE_FLY_REPS", 2_000)
     critical.cache_clear()
     try:
-        with caplog.at_level("WARNING", logger="initmem.study.calibration"):
+        with caplog.at_level("WARNING", logger="initmem.study.statistics.calibration"):
             value = critical("spread", 5, 7)
         assert value == simulate_critical("spread", 5, 7, 2_000)
         assert "5 x 7" in caplog.text and "not in critical_values.json" in caplog.text

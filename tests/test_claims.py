@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from initmem.study import claims
-from initmem.study.calibration import critical
-from initmem.study.claims import (
+from initmem.study.statistics.calibration import critical
+from initmem.study.verdicts import claims, ledger, ledger_text, rules
+from initmem.study.verdicts.rules import (
     IN_DIRECTION,
     IN_SIZE,
     INCONCLUSIVE,
@@ -30,7 +30,7 @@ SEEDS = [0, 1, 2, 3, 4]
 def quick_nulls(monkeypatch):
     """Smaller permutation nulls (their exact and drawn forms are tested in test_nulls.py): 1,000 draws, exact up to
     2,000 permutations; every p-value this file asserts is far from where that resolution matters."""
-    from initmem.study import nulls
+    from initmem.study.statistics import nulls
 
     monkeypatch.setattr(nulls, "N_RESAMPLES", 1_000)
     monkeypatch.setattr(nulls, "MAX_EXACT", 2_000)
@@ -93,7 +93,7 @@ def test_the_ledger_has_a_row_per_claim_and_part(results):
         "C7",
         "B1",
     ]
-    assert set(table["verdict"]) <= set(claims.VERDICTS)
+    assert set(table["verdict"]) <= set(rules.VERDICTS)
     assert table.loc["B1", "verdict"] == INCONCLUSIVE and "no results of 10_phase_diagram" in table.loc["B1", "reason"]
     assert (table["seeds"].drop(["B1", "C5 equal epochs"]) > 0).all()  # the fake 04 has no two equal epochs
 
@@ -147,7 +147,7 @@ def test_c1_checks_interpolation_on_the_predictor_it_judges(results):
     opt["selected_train_acc"].loc[{"optimizer": "sgd", "sigma_w": 1.0, "seed": 2}] = 99.4
     row = claims.reproduction_table(results, ["C1"]).loc["C1"]
     assert row["verdict"] == SIZE_CONTRADICTED and row["effect"] == pytest.approx(12.0, abs=0.01)
-    assert row["predictor"] == "final" and "(its final predictor; paper: 26.5 pp)" in claims.answer(
+    assert row["predictor"] == "final" and "(its final predictor; paper: 26.5 pp)" in ledger_text.answer(
         claims.reproduction_table(results, ["C1"]), "test"
     )
     assert row["reason"].startswith("the validation-selected predictor does not meet the premise; the final one")
@@ -170,7 +170,7 @@ def test_an_inconclusive_claim_says_how_many_seeds_would_decide_it(results):
     memory(results["01_optimizers"], {"optimizer": "sgd"}, 6.0, jitter=np.array([0.0, 9.0, -9.0, 6.0, -6.0]))
     row = claims.reproduction_table(results, ["C1"]).loc["C1"]
     assert row["verdict"] == INCONCLUSIVE and row["seeds_needed"] == 9
-    box = claims.verdict_box(claims.reproduction_table(results, ["C1"]), "C1")
+    box = ledger_text.verdict_box(claims.reproduction_table(results, ["C1"]), "C1")
     assert f"About {row['seeds_needed']} seeds would decide it" in box
 
 
@@ -361,7 +361,7 @@ def test_c5_compares_interpolating_batch_sizes_at_equal_steps_and_at_equal_epoch
     table = claims.reproduction_table(results, ["C5"])
     steps, epochs = table.loc["C5 equal steps"], table.loc["C5 equal epochs"]
     # the rule prints the estimator the rows use: a contrast of cross-fitted spreads, its interval calibrated
-    assert "95 % interval calibrated by simulation" in claims.RULES["C5"] and "t-interval" not in claims.RULES["C5"]
+    assert "95 % interval calibrated by simulation" in ledger.RULES["C5"] and "t-interval" not in ledger.RULES["C5"]
     assert "calibrated t, cross-fitted" in steps["ours"]
     # equal steps: 16 x 30 (9,360) against 64 x 123 (9,594), and 64 x 30 (2,340) against 256 x 123 (2,337): the
     # latter pair has the same batch ratio and fewer steps; both are within 5 %, the widest ratio wins (4 both), ties
@@ -383,7 +383,7 @@ def test_c5_compares_interpolating_batch_sizes_at_equal_steps_and_at_equal_epoch
 def test_a_batch_point_gives_the_steps_and_clock_at_its_selected_checkpoints():
     """The verdict judges validation-selected checkpoints, which sit inside the runs: equal run lengths (steps) need
     not mean equal steps where the predictors were taken (04 prints both)."""
-    from initmem.study.batches import batch_points
+    from initmem.study.statistics.batches import batch_points
 
     ds = _batch_grid({}, set())
     ds["step"][:] = ds["epoch"] * 10.0
@@ -512,7 +512,7 @@ def test_diverged_runs_are_left_out_and_counted_in_the_note(results):
 
 def test_verdict_box_and_chapter_verdicts_render_every_row_of_a_claim(results):
     table = claims.reproduction_table(results, ["C1", "C2", "C7"])
-    box = claims.verdict_box(table, ["C1", "C2"])
+    box = ledger_text.verdict_box(table, ["C1", "C2"])
     assert box.startswith("**C1. Does low-lr SGD") and "**C2." in box and "Paper: 26.5 pp" in box
     assert box.count("- Rule:") == 2 and "- C2 Muon: **reproduced in size**" in box and "Clocks:" in box
     line = claims.chapter_verdicts("01_optimizers", results["01_optimizers"])
@@ -559,21 +559,21 @@ def test_c2_notes_a_learning_rate_that_lowers_the_spread_measurably(results):
 
 def test_the_rules_and_the_paper_are_printed_for_every_claim():
     from initmem.base import records
-    from initmem.study.ledger import TABLE, claim_record
+    from initmem.study.verdicts.ledger import TABLE, claim_record
 
-    assert set(claims.RULES) == set(records.names(TABLE)) == {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"}
+    assert set(ledger.RULES) == set(records.names(TABLE)) == {"C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"}
     assert claim_record("C1")["values"] == {"": 26.5}
     assert claim_record("C2")["values"] == {"Adam": 0.0, "AdamW": 0.0, "Muon": 4.0}
-    assert "or L2" in claim_record("C4")["question"] and "inside 26.5 ± 7.95 pp" in claims.RULES["C1"]
+    assert "or L2" in claim_record("C4")["question"] and "inside 26.5 ± 7.95 pp" in ledger.RULES["C1"]
     assert json.dumps(claim_record("C1"))  # plain data, printed in the book
 
 
 def test_c1s_number_and_band_are_one_edit_each_in_its_record(tmp_path, monkeypatch):
-    """C1's paper number and its band's share are written once, in C1's record (``study/paper.json``): the statement,
+    """C1's paper number and its band's share are written once, in C1's record (``study/verdicts/paper.json``): the statement,
     the band and the printed rule follow an edit there."""
     from pathlib import Path
 
-    from initmem.study import ledger
+    from initmem.study.verdicts import ledger
 
     package = Path(claims.__file__).resolve().parents[1]
     number = f"{ledger.claim_record('C1')['values']['']:g}"

@@ -10,7 +10,8 @@ from dataclasses import fields
 import pytest
 import xarray as xr
 
-from initmem.cli import build_parser, config_from_args, main
+from initmem.cli import build_parser, main
+from initmem.cli.flags import config_from_args
 from initmem.run.config import RunConfig
 from tiny import TINY_FLAGS  # tests/ is on sys.path under pytest
 

@@ -13,7 +13,8 @@ import pytest
 import xarray as xr
 
 from initmem import __version__
-from initmem.cli import FIELD_CHOICES, build_parser, field_docs, main, spread_summary
+from initmem.cli import build_parser, main, spread_summary
+from initmem.cli.flags import FIELD_CHOICES, field_docs
 from initmem.run import config, optimizers
 from initmem.run.config import RunConfig
 

@@ -291,8 +291,8 @@ def test_initmem_experiments_trains_a_notebooks_sweep_on_the_running_cluster(das
     pytest.importorskip("papermill")
     from distributed import Client
 
-    from initmem.study.presets import notebook_parameters
-    from initmem.study.registry import experiment_spec
+    from initmem.study.design.presets import notebook_parameters
+    from initmem.study.design.registry import experiment_spec
     from initmem.sweeps.spec import SweepSpec
 
     line = recipe("tests/test_cluster.py runs this experiments line").strip()

@@ -12,7 +12,8 @@ import torch
 
 from initmem.run.config import RunConfig
 from initmem.run.models import cifar_resnet, resnet9
-from initmem.study import cost_fit, costs, flops, presets
+from initmem.study.costs import cost_fit, costs, flops
+from initmem.study.design import presets
 
 ROOT = Path(__file__).resolve().parents[1]
 RUNS = ROOT / "results" / "cpu"
@@ -129,7 +130,7 @@ def test_the_committed_cost_model_is_the_fit_of_the_committed_runs():
     the CPU estimate (their load), the median of them by at least 1.2x."""
     if not any(RUNS.glob("*/runs/*.nc")):
         pytest.skip("the committed cpu runs (results/cpu/*/runs) are absent in this checkout")
-    committed = json.loads((ROOT / "src" / "initmem" / "study" / costs.COST_MODEL_FILE).read_text())
+    committed = json.loads((ROOT / "src" / "initmem" / "study" / "costs" / costs.COST_MODEL_FILE).read_text())
     refit = cost_fit.fit(cost_fit.fitted_runs(cost_fit.run_table(ROOT / "results", "cpu")))
     for key in ("levels", "width", "optimizer", "precision", "calibration", "load"):
         assert refit[key] == pytest.approx(committed[key], abs=2e-5), f"{key}: re-run scripts/fit_costs.py"

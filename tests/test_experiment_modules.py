@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from initmem.run import optimizers
-from initmem.study import experiments, judges, presets, registry
+from initmem.study import experiments
+from initmem.study.design import presets, registry
 from initmem.study.experiments import DISCOVERED
+from initmem.study.verdicts import judges
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -63,9 +65,11 @@ def test_each_module_is_named_after_its_experiment_and_its_notebook_exists(exper
 def test_every_rule_is_judged_by_exactly_one_experiment_in_ledger_order():
     listed = [claim for e in DISCOVERED for claim in e.claims]
     assert sorted(listed) == sorted(judges.RULES) and len(set(listed)) == len(listed)
-    assert [claim for claim, _, _ in judges.CLAIMS] == list(judges.RULES)
-    assert all(judges.RULES[claim] is rule for claim, _, rule in judges.CLAIMS)
-    assert dict((claim, name) for claim, name, _ in judges.CLAIMS)["C5"] == "04_batch_size"
+    every = judges.claims_of(DISCOVERED)
+    assert [claim for claim, _, _ in every] == list(judges.RULES)
+    assert all(judges.RULES[claim] is rule for claim, _, rule in every)
+    assert dict((claim, name) for claim, name, _ in every)["C5"] == "04_batch_size"
+    assert not hasattr(judges, "CLAIMS")  # one home: claims_of, asked for the experiments one means
 
 
 def test_the_tables_hold_every_module_and_nothing_else():
@@ -122,7 +126,10 @@ def test_an_optimizer_is_named_by_its_record_and_at_most_two_other_files(name):
 _ONE_CHAPTER = """
 import sys
 from initmem.book import page  # noqa: F401  (what every page imports)
-from initmem.study import claims, plots, presets, registry, results, reuse  # noqa: F401
+from initmem.study.costs import results, reuse  # noqa: F401
+from initmem.study.design import presets, registry  # noqa: F401
+from initmem.study.presentation import plots  # noqa: F401
+from initmem.study.verdicts import claims  # noqa: F401
 name = sys.argv[1]
 parameters = presets.resolve_parameters(name, "cpu", {})
 registry.experiment_spec(name, parameters)
@@ -155,7 +162,7 @@ def test_a_chapter_imports_its_own_experiment_module_only():
 _OPTIMIZER_LOOKUPS = """
 import sys
 from initmem.base import records
-from initmem.study import presets
+from initmem.study.design import presets
 from initmem.study.experiments import e01_optimizers, e11_scale_ladder  # imported: the smoke preset is not made
 imported = [key.rpartition("#")[2] for key in records.noted()]
 presets.notebook_parameters("cpu", "01_optimizers"), presets.notebook_parameters("cpu", "11_scale_ladder")

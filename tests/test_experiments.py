@@ -20,7 +20,7 @@ from initmem.book import exploration, kernel
 from initmem.book import runner as experiments
 from initmem.book.runner import ParameterError, parse_parameter_value, run_notebooks
 from initmem.cli import main
-from initmem.study import presets
+from initmem.study.design import presets
 
 GOOD = """\
 # %% [markdown]
@@ -239,8 +239,9 @@ def test_executed_notebooks_collapse_their_parameter_cells():
 
 # --- run-level progress of `initmem experiments` ---------------------------------------------------------------
 def test_planned_runs_are_the_files_the_sweep_writes(tmp_path):
-    from initmem.study import registry, results
-    from initmem.study.reuse import notebook_plan
+    from initmem.study.costs import results
+    from initmem.study.costs.reuse import notebook_plan
+    from initmem.study.design import registry
 
     p = {**presets.notebook_parameters("smoke", "05_depth"), "sigma_ws": [0.5], "epochs": 1}  # 2 runs: 2 models
     plan = notebook_plan("05_depth", p, tmp_path, "smoke", record=tmp_path / "no-record")

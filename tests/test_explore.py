@@ -22,7 +22,7 @@ from initmem.book import exploration
 from initmem.book import runner as experiments
 from initmem.book.runner import ParameterError, run_notebooks
 from initmem.cli import main
-from initmem.study import registry
+from initmem.study.design import registry
 
 SRC = Path(experiments.__file__).resolve().parents[2]  # src/
 GOOD = """\
@@ -380,7 +380,7 @@ def test_a_list_the_user_sets_beside_it_is_kept_and_an_unknown_entry_is_one_line
 def test_a_notebook_given_optimizers_alone_resolves_the_other_lists():
     """The same rule where a reader sets `optimizers = ["muon"]` in the notebook's parameters cell (09 takes sgd's
     decay and aux lr from 01's lists, which 09's lack)."""
-    from initmem.study.presets import resolve_parameters
+    from initmem.study.design.presets import resolve_parameters
 
     p = resolve_parameters("01_optimizers", "cpu", {"optimizers": ["muon"], "lrs": None})
     assert (p["lrs"], p["weight_decays"], p["aux_lrs"]) == ([0.02], [0.0], [0.008])
@@ -487,7 +487,7 @@ def test_fresh_retrains_into_its_own_folder_and_prints_how_it_agrees_with_the_re
 
 
 def test_fresh_runs_reuse_no_run_of_the_record(tmp_path, monkeypatch):
-    from initmem.study.reuse import record_stores
+    from initmem.study.costs.reuse import record_stores
 
     (tmp_path / "results" / "smoke" / "01_tiny" / "runs").mkdir(parents=True)
     assert record_stores(tmp_path / "elsewhere", "smoke", tmp_path / "results") != []
@@ -502,7 +502,7 @@ def test_the_replication_table_shows_each_run_and_the_pages_numbers_side_by_side
     one sweep only says so, the verdict rows stand side by side, and the closing line says whether they replicate."""
     import xarray as xr
 
-    from initmem.study.replication import replication_sentence, run_table, verdict_table
+    from initmem.study.verdicts.replication import replication_sentence, run_table, verdict_table
 
     path = find_repo_root(start=SRC) / "results" / "smoke" / "10_phase_diagram.nc"
     if not path.is_file():

@@ -40,8 +40,8 @@ from initmem.run.config import ConfigError, RunConfig
 from initmem.run.mapping_files import read_mapping_file
 from initmem.run.training import load_checkpoint, train
 from initmem.run.variables import TIMINGS
-from initmem.study.stats import spread
-from initmem.study.summary import summary_table
+from initmem.study.statistics.stats import spread
+from initmem.study.statistics.summary import summary_table
 from initmem.sweeps.driver import sweep
 from initmem.sweeps.spec import SweepSpec
 from initmem.sweeps.store import CHECKSUM_ATTR, load_run, run_path, write_run
@@ -545,7 +545,7 @@ def test_a_planted_cifar_batch_pickle_is_refused_without_running_it(tmp_path):
 
 def test_runs_whose_recorded_losses_or_norms_exploded_count_as_diverged():
     # a file written before the trainer applied the divergence rule: finite, but 1e17 x its initial kernel norm
-    from initmem.study.stats import diverged_runs
+    from initmem.study.statistics.stats import diverged_runs
 
     ds = fake_sweep({"sigma_w": [0.5, 1.0, 2.0], "seed": [0, 1, 2]})
     blown = ds.copy(deep=True)
@@ -1362,7 +1362,8 @@ def test_a_damaged_package_data_file_is_one_line_naming_it_before_anything_is_wr
 ):
     """Before: a traceback that did not name the cost model, and for the critical values a traceback after the sweep
     had written its output."""
-    from initmem.study import calibration, costs
+    from initmem.study.costs import costs
+    from initmem.study.statistics import calibration
 
     damaged = tmp_path / name
     attribute = (costs, "COST_MODEL_PATH") if name == "cost_model.json" else (calibration, "TABLE_PATH")

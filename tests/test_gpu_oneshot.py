@@ -2,7 +2,7 @@
 when every probe overruns, and its clean stop at the deadline. Every budget here runs on an injected clock: no test
 depends on how fast this machine is.
 
-The script's step 4 is chapter 11's sweep through initmem.study.timed.run_timed_experiment; the budget's own logic is
+The script's step 4 is chapter 11's sweep through initmem.study.costs.timed.run_timed_experiment; the budget's own logic is
 tested in tests/test_budget.py, the ladder's reading in tests/test_ladder.py.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 import xarray as xr
 
-from initmem.study import presets
+from initmem.study.design import presets
 from initmem.sweeps.budget import DeadlineExceeded, train_group
 from initmem.sweeps.store import CHECKSUM_ATTR, load_run
 

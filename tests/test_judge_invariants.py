@@ -1,5 +1,5 @@
 """Invariants of the claims' judges, on designs drawn by hypothesis (tests/strategies.py) and judged through
-:func:`initmem.study.claims.reproduction_table`, as tests/test_claims.py judges its fixed examples:
+:func:`initmem.study.verdicts.claims.reproduction_table`, as tests/test_claims.py judges its fixed examples:
 
 1. no row is "reproduced in size" without a finite size interval inside the claim's band (and no judge fails on a
    design with diverged, missing or tied runs);
@@ -21,9 +21,10 @@ import xarray as xr
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from initmem.study import claims, nulls
-from initmem.study.calibration import CrossFitted
-from initmem.study.claims import IN_SIZE, PREMISE_NOT_MET, VERDICTS
+from initmem.study.statistics import nulls
+from initmem.study.statistics.calibration import CrossFitted
+from initmem.study.verdicts import claims
+from initmem.study.verdicts.rules import IN_SIZE, PREMISE_NOT_MET, VERDICTS
 from strategies import GRID, TEST_ACCURACIES, designs, diverge, on_grid  # tests/ is on sys.path under pytest
 
 ALL_CLAIMS = ["C1", "C2", "C3", "C4", "C5", "C6", "C7", "B1"]
@@ -93,7 +94,7 @@ def test_a_diverged_run_leaves_each_row_as_if_its_seed_were_missing(claim, data)
     its interval, and the verdict where nothing else enters it, of a row whose per-seed values are that condition's
     alone (C1's spread) or plain per-seed differences (C6, C7); a contrast of cross-fitted spreads still ranks the
     other condition's sigma_w on all of its own runs, seed included, which are sound. C7 is left out: its slopes
-    read a diverged run's last finite kernel norm (initmem.study.analysis.last_finite), so the seed stays in."""
+    read a diverged run's last finite kernel norm (initmem.study.statistics.analysis.last_finite), so the seed stays in."""
     design = data.draw(designs(claim, damage=False))
     _all_interpolate(design.ds)
     ds = design.ds
@@ -142,7 +143,7 @@ def test_dropping_a_seed_can_lower_a_permutation_p():
 )
 def test_a_seed_that_drops_out_never_lowers_the_nulls_floor(k, n, values, other, drop):
     """On the nulls themselves (ties included: values on a coarse grid): p never lies below the smallest p the
-    design can give (:func:`~initmem.study.nulls.spread_null_floor`, :func:`~initmem.study.nulls.contrast_null_floor`
+    design can give (:func:`~initmem.study.statistics.nulls.spread_null_floor`, :func:`~initmem.study.statistics.nulls.contrast_null_floor`
     of its complete seeds), and a seed made NaN (a diverged run) only raises that floor."""
     a = np.array(values[: k * n], float).reshape(k, n) * 5.0
     b = np.array(other[: k * n], float).reshape(k, n) * 5.0

@@ -1,4 +1,4 @@
-"""The scale ladder (initmem.study.ladder, chapter 11): spreads, carrying predictors and shifts by hand on a synthetic
+"""The scale ladder (initmem.study.verdicts.ladder, chapter 11): spreads, carrying predictors and shifts by hand on a synthetic
 ladder, the trend and its coverage, the parameters' checks, the declared design and the committed runs' declaration."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 import xarray as xr
 from scipy import stats as scipy_stats
 
-from initmem.study import ladder, ledger, preregistration
-from initmem.study.calibration import critical
+from initmem.study.design.registry import experiment_spec
 from initmem.study.experiments import e11_scale_ladder
-from initmem.study.registry import experiment_spec
+from initmem.study.statistics.calibration import critical
+from initmem.study.verdicts import ladder, ledger, preregistration
 from initmem.sweeps.spec import SweepSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -308,7 +308,7 @@ def test_the_gpu_rung_is_read_as_the_ladder_reads_a_rung_and_becomes_the_ledgers
     """A GPU rung (width 16, 20,000 images, 60 epochs) committed as results/gpu/11_scale_ladder.nc: the ledger's
     column gives each condition's spread on its carrying predictor with the calibrated interval, as chapter 11 does,
     and the rung's scale names its hardware; no rung, no column."""
-    from initmem.study import gpu_results
+    from initmem.study.verdicts import gpu_results
     from initmem.sweeps.store import write_run
 
     assert gpu_results.ledger_column(tmp_path) is None

@@ -8,8 +8,9 @@ import json
 import numpy as np
 import pytest
 
-from initmem.study import claims
-from initmem.study.claims import (
+from initmem.base.numbers import decimal, p_text
+from initmem.study.verdicts import claims, ledger_text
+from initmem.study.verdicts.rules import (
     IN_DIRECTION,
     IN_SIZE,
     INCONCLUSIVE,
@@ -17,7 +18,6 @@ from initmem.study.claims import (
     PREMISE_NOT_MET,
     SIZE_CONTRADICTED,
 )
-from initmem.study.numbers import decimal, p_text
 from sweep_fakes import fake_sweep, ledger_results  # tests/ is on sys.path under pytest
 from test_claims import SEEDS, memory, quick_nulls  # noqa: F401  (quick_nulls: an autouse fixture, used here too)
 
@@ -32,7 +32,7 @@ def results():
 
 def test_the_glance_table_gives_the_paper_ours_with_its_interval_and_the_verdict(results):
     table = claims.reproduction_table(results)
-    glance = claims.glance_table(table)
+    glance = ledger_text.glance_table(table)
     assert list(glance.columns) == ["paper", "ours [95 % CI]", "effect tested [95 % CI]", "verdict"]
     assert glance.index.name == "claim"
     assert list(glance.index) == list(table.index) and list(glance["verdict"]) == list(table["verdict"])
@@ -63,7 +63,7 @@ def test_the_glance_table_gives_the_paper_ours_with_its_interval_and_the_verdict
         "its)"
     )
     assert glance.loc["C1", "effect tested [95 % CI]"] == "the same"  # C1's effect is its size
-    one_seed = claims.glance_table(
+    one_seed = ledger_text.glance_table(
         claims.reproduction_table({"01_optimizers": results["01_optimizers"].isel(seed=[0])})
     )
     assert "[" not in one_seed.loc["C1", "ours [95 % CI]"]  # no interval, no brackets
@@ -71,7 +71,7 @@ def test_the_glance_table_gives_the_paper_ours_with_its_interval_and_the_verdict
 
 def test_the_answer_is_three_sentences_from_the_ledger(results):
     table = claims.reproduction_table(results)
-    text = claims.answer(table, "test")
+    text = ledger_text.answer(table, "test")
     c1 = table.loc["C1"]
     first, second, third = text.split(". ", 2)[0], text.split(". ", 2)[1], text.split(". ", 2)[2]
     assert first == (
@@ -90,14 +90,14 @@ def test_the_answer_is_three_sentences_from_the_ledger(results):
         f"met, {counts.get(INCONCLUSIVE, 0)} inconclusive; each undecided row says what would decide it."
     )
     empty = claims.reproduction_table({})
-    nothing = claims.answer(empty, "smoke")
+    nothing = ledger_text.answer(empty, "smoke")
     assert nothing == (
         "Of the ledger's 8 rows: 0 reproduced in size, 0 reproduced in direction, 0 size contradicted, 0 not "
         "reproduced, 0 premise not met, 8 inconclusive; each undecided row says what would decide it."
     )
     assert (empty["seeds"] == 0).all()  # a claim with no results was measured on no seed
     decided = table[table["verdict"] != INCONCLUSIVE]  # a ledger without an inconclusive row counts 0 of them
-    assert claims.answer(decided, "test").endswith(
+    assert ledger_text.answer(decided, "test").endswith(
         "premise not met, 0 inconclusive; each undecided row says what would decide it."
     )
 
@@ -107,10 +107,10 @@ def test_the_count_sentence_names_every_verdict_and_adds_up_to_the_rows(results)
     counts too, and the counts add up to the rows."""
     import re
 
-    from initmem.study.rules import VERDICTS
+    from initmem.study.verdicts.rules import VERDICTS
 
     for table in (claims.reproduction_table(results), claims.reproduction_table({})):
-        sentence = claims.count_sentence(table)
+        sentence = ledger_text.count_sentence(table)
         head, counts = sentence.split(": ", 1)
         assert head == f"Of the ledger's {len(table)} rows"
         named = [re.fullmatch(r"(\d+) (.+)", part).groups() for part in counts.split(", ")]
@@ -145,7 +145,7 @@ def test_the_scale_and_the_clocks_name_what_was_measured(results):
 def test_a_subset_of_claims_and_the_chapter_renderings(results):
     table = claims.reproduction_table(results, ["C4", "C6"])
     assert list(table.index) == ["C4 larger lr", "C4 L2", "C4 both", "C6"]
-    box = claims.verdict_box(table, "C4")
+    box = ledger_text.verdict_box(table, "C4")
     assert box.count("**C4.") == 1 and box.count("- C4 ") == 3 and box.count("Rule:") == 1 and "**C6." not in box
     # at a glance: one table line per row (direction, size, verdict), the long explanation in a collapsed block
     lines = box.splitlines()
@@ -155,9 +155,9 @@ def test_a_subset_of_claims_and_the_chapter_renderings(results):
         assert line.endswith(f"| **{table.loc[key, 'verdict']}** |") and line.count(" | ") == 4
     opened = lines.index(":::{dropdown} C4: why, ours in full, the rule")
     assert opened > 8 and lines[-1] == ":::" and all(line.startswith(("- ", "  ")) for line in lines[opened + 1 : -1])
-    assert claims.verdict_box(table, "C9") == ""
+    assert ledger_text.verdict_box(table, "C9") == ""
     # the box's heading writes the symbol, as the prose does
-    heading = claims.verdict_box(table, "C6").splitlines()[0]
+    heading = ledger_text.verdict_box(table, "C6").splitlines()[0]
     assert heading == "**C6. Do deeper ResNets fail to interpolate at large $\\sigma_w$?**"
     assert "About" not in box  # no inconclusive row here
     line = claims.chapter_verdicts("05_depth", results["05_depth"], label="mine")
@@ -282,7 +282,7 @@ def test_an_inconclusive_contrast_says_how_many_seeds_would_decide_it(results):
 
 
 def test_a_clock_that_ran_at_either_checkpoint_is_shown_and_a_diverged_run_does_not_hide_it(results):
-    from initmem.study import ledger
+    from initmem.study.verdicts import ledger
 
     sgd = results["01_optimizers"].sel(optimizer="sgd").copy(deep=True)
     sgd["selected_T_SGD"][:] = 0.0  # validation kept the initial checkpoint everywhere; the final predictor trained on
@@ -301,7 +301,7 @@ def test_only_an_inconclusive_row_says_how_many_seeds_would_decide_it(results):
 
 
 def test_a_spec_without_an_image_size_is_at_the_default_32_px_and_says_nothing_of_it(results):
-    from initmem.study import ledger
+    from initmem.study.verdicts import ledger
 
     ds = results["01_optimizers"]
     spec = json.loads(ds.attrs["spec"])
@@ -312,7 +312,7 @@ def test_a_spec_without_an_image_size_is_at_the_default_32_px_and_says_nothing_o
 
 def test_an_exploration_beside_the_record_gives_both_numbers_in_the_same_words(results):
     table = claims.reproduction_table(results)
-    beside = claims.against_record(table, table)
+    beside = ledger_text.against_record(table, table)
     assert beside.loc["C1", "committed record [95 % CI]"] == beside.loc["C1", "this page [95 % CI]"]
     assert beside.loc["C1", "this page [95 % CI]"].endswith("]")  # the number and its interval, not what it measures
     assert beside.loc["C1", "measures"] == "SGD's spread"
@@ -321,7 +321,7 @@ def test_an_exploration_beside_the_record_gives_both_numbers_in_the_same_words(r
 def test_an_inconclusive_row_that_no_number_of_seeds_decides_says_only_why(results):
     table = claims.reproduction_table(results, ["C5"])
     assert table.loc["C5 equal epochs", "verdict"] == INCONCLUSIVE and table["seeds_needed"].isna()["C5 equal epochs"]
-    box = claims.verdict_box(table, "C5")
+    box = ledger_text.verdict_box(table, "C5")
     assert "**inconclusive**" in box and "seeds would decide it" not in box.split("C5 equal epochs")[1].split("\n")[0]
 
 
@@ -330,7 +330,7 @@ def test_a_rows_block_tabulates_what_the_verdict_judged(results):
     band, what the rule read from each, and the verdict."""
     table = claims.reproduction_table(results, ["C2"])
     row = table.loc["C2 Muon"]
-    text = claims.judged_table(row)
+    text = ledger_text.judged_table(row)
     lines = text.splitlines()
     assert lines[0] == "| | estimate [95 % CI] | noise p | band | the rule reads |" and len(lines) == 5
     effect = f"{decimal(row['effect'])} pp [{decimal(row['effect_low'])}, {decimal(row['effect_high'])}]"
@@ -342,14 +342,14 @@ def test_a_rows_block_tabulates_what_the_verdict_judged(results):
     assert lines[3] == f"| size (its spread) | {size} | – | [−1, 9] around 4 | inside the band |"
     assert lines[4] == "| **verdict** | **reproduced in size** | | | |"
     c1 = claims.reproduction_table(results, ["C1"]).loc["C1"]  # C1's effect is its size: the size line names it
-    assert "| direction effect (SGD's spread) |" in claims.judged_table(c1)
+    assert "| direction effect (SGD's spread) |" in ledger_text.judged_table(c1)
 
 
 def test_every_verdict_box_heading_writes_symbols_as_math():
     """The ledger's questions are plain text; the chapters' box headings write their symbols as the prose does."""
     from initmem.base import records
-    from initmem.study.ledger import TABLE, claim_record
-    from initmem.study.ledger_text import _heading_math
+    from initmem.study.verdicts.ledger import TABLE, claim_record
+    from initmem.study.verdicts.ledger_text import _heading_math
 
     headings = {claim: _heading_math(claim_record(claim)["question"]) for claim in records.names(TABLE)}
     assert headings["B1"].endswith(r"at $T_{L2} = \ln(\|W_0\|/\|W^*\|)$?")
@@ -361,7 +361,7 @@ def test_every_verdict_box_heading_writes_symbols_as_math():
 def test_a_run_at_exactly_the_interpolation_threshold_interpolates():
     import xarray as xr
 
-    from initmem.study.ledger import interpolates
+    from initmem.study.verdicts.ledger import interpolates
 
     assert interpolates(xr.DataArray([99.5, 100.0])) and not interpolates(xr.DataArray([99.49, 100.0]))
     assert not interpolates(xr.DataArray([np.nan, 100.0]))  # a run without a value does not

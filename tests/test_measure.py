@@ -80,7 +80,7 @@ def test_builtin_resnet_equals_sweep(tiny_config, tmp_path):
 
 # --- own models and data -----------------------------------------------------------------------
 def test_mlp_result_works_with_spread_summary_and_plots():
-    from initmem.study import plots
+    from initmem.study.presentation import plots
 
     ds = small(seeds=[0, 1])
     assert dict(ds.sizes) == {"sigma_w": 2, "seed": 2, "epoch": 3, "layer": 2}

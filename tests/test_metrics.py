@@ -19,7 +19,7 @@ from initmem.run.metrics import (
     tau_interp,
     total_norm,
 )
-from initmem.study.stats import spread
+from initmem.study.statistics.stats import spread
 
 
 def test_clocks_by_hand():

@@ -17,7 +17,8 @@ jupytext = pytest.importorskip("jupytext")
 nbformat = pytest.importorskip("nbformat")
 
 from initmem.book import runner as experiments  # noqa: E402
-from initmem.study import costs, preset_notes, presets, registry  # noqa: E402
+from initmem.study.costs import costs  # noqa: E402
+from initmem.study.design import preset_notes, presets, registry  # noqa: E402
 from initmem.study.experiments import DISCOVERED  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -61,9 +62,9 @@ def _glued(path: Path) -> dict[str, dict]:
     return out
 
 
-#: The figures' format: SVG (initmem.study.plots.use_book_style), legible at any width.
+#: The figures' format: SVG (initmem.study.presentation.plots.use_book_style), legible at any width.
 FIGURE_MIME = "image/svg+xml"
-#: The line under every figure (initmem.study.plots.source_note).
+#: The line under every figure (initmem.study.presentation.plots.source_note).
 SOURCE_NOTE = "reproduce: `initmem experiments"
 
 
@@ -339,7 +340,7 @@ def test_the_notes_values_are_read_from_the_preset(monkeypatch):
 
 def test_cpu_preset_costs():
     core_hours = sum(costs.estimate_cost("cpu", n)["core_seconds"] for n in presets.NOTEBOOK_PARAMETERS["cpu"]) / 3600
-    # the fitted cost model (study/cost_model.json, CPU time of an idle core, refitted 2026-12-05 to the 38 runs of
+    # the fitted cost model (study/costs/cost_model.json, CPU time of an idle core, refitted 2026-12-05 to the 38 runs of
     # results/cpu/cost_replay): about 17.3 core-hours for the whole cpu preset, of which 10's 330 runs (grid and
     # extra cells at five seeds, 7.5) and 01's 100 runs (2.3) are the largest parts; 11 counts its trained rungs
     # (one, 48 runs, 1.1), not the 25.4 core-h its design declares for all five.

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.study import nulls
-from initmem.study.stats import Interval, cross_fitted_spreads, mean_interval, rank_correlation, rank_test
+from initmem.study.statistics import nulls
+from initmem.study.statistics.stats import Interval, cross_fitted_spreads, mean_interval, rank_correlation, rank_test
 
 
 def test_the_raw_spread_is_max_minus_min_of_the_seed_mean_curve():
@@ -249,7 +249,7 @@ def test_a_clipped_interval_says_so():
     )
     narrow = Interval(5.0, 1.0, 9.0, 3)
     assert narrow.clip() is narrow and "clipped" not in narrow.format()
-    from initmem.study.calibration import CrossFitted
+    from initmem.study.statistics.calibration import CrossFitted
 
     assert CrossFitted(2).interval([90.0, 10.0, 95.0]).high <= 100.0  # a cross-fitted spread is clipped to ±100
     assert CrossFitted(2, "contrast").limits == (-200.0, 200.0)  # a difference of two spreads, to ±200

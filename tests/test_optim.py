@@ -367,7 +367,8 @@ PAPER_OPTIMIZERS = ["sgd", "sgd_momentum", "adam", "adamw", "muon"]
 
 def test_every_list_of_optimizers_is_read_from_the_registry():
     from initmem.run import optimizers
-    from initmem.study import plots, presets
+    from initmem.study.design import presets
+    from initmem.study.presentation import plots
 
     names = optimizers.names()
     assert names[:5] == tuple(PAPER_OPTIMIZERS) and optimizers.in_paper() == tuple(PAPER_OPTIMIZERS)

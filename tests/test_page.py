@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from initmem.book import page
-from initmem.study.tables import format_value, present
+from initmem.study.statistics.tables import format_value, present
 
 
 # --------------------------------------------------------------------------- where a figure comes from
@@ -38,7 +38,7 @@ def test_source_note_gives_other_files_as_paths(tmp_path):
 
 def test_the_reproduce_command_carries_the_parameters_that_differ_from_the_preset(tmp_path):
     """The page's command reproduces the page: one -p per value that is not the preset's, quoted for the shell."""
-    from initmem.study import presets
+    from initmem.study.design import presets
 
     p = presets.notebook_parameters("cpu", "04_batch_size")
     assert page.source_note("04_batch_size", "cpu", results_dir=tmp_path, parameters=p).endswith(
@@ -56,7 +56,7 @@ def test_the_reproduce_command_carries_the_parameters_that_differ_from_the_prese
 def test_against_record_shows_the_chapters_rows_beside_the_records_and_nothing_on_the_record(monkeypatch):
     """With the record, one row per claim part of the chapter: the record's number, this page's and the verdict (an
     arrow where it changed); on the record's own page (record None), nothing."""
-    from initmem.study import claims
+    from initmem.study.verdicts import claims, ledger_text
     from initmem.sweeps.store import read_checked
 
     record = read_checked(Path(__file__).resolve().parents[1] / "results" / "cpu" / "04_batch_size.nc")
@@ -72,7 +72,7 @@ def test_against_record_shows_the_chapters_rows_beside_the_records_and_nothing_o
     mine = claims.chapter_table("04_batch_size", subset)
     for key, row in table.iterrows():
         assert row["verdict"].endswith(mine.loc[key, "verdict"])
-    same = claims.against_record(
+    same = ledger_text.against_record(
         claims.chapter_table("04_batch_size", record), claims.chapter_table("04_batch_size", record)
     )
     assert (same["committed record [95 % CI]"] == same["this page [95 % CI]"]).all()
@@ -165,7 +165,7 @@ def test_the_forest_plot_is_drawn_for_a_phone_and_clips_a_far_bound():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from initmem.study import forest
+    from initmem.study.presentation import forest
 
     column_px, natural_px = 360, forest.WIDTH * 96 + 2 * 0.1 * 96
     assert forest.SMALLEST_PT / 72 * 96 * min(1.0, column_px / natural_px) >= 9.0

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from initmem.study import boundary, claims, phase, presets, registry
+from initmem.study.design import presets, registry
+from initmem.study.verdicts import boundary, claims, phase, rules
 from initmem.sweeps.spec import SweepSpec
 from sweep_fakes import fake_phase, fake_sweep  # tests/ is on sys.path under pytest
 
@@ -68,7 +69,7 @@ def test_extra_cells_are_checked_and_become_the_specs_further_grids():
 def test_a_cell_without_runs_has_no_row_and_its_heat_map_cell_stays_blank():
     import matplotlib.pyplot as plt
 
-    from initmem.study import phase_plots
+    from initmem.study.presentation import phase_plots
 
     ds = fake_phase()
     empty = {"lr": 0.1, "weight_decay": 0.02}
@@ -88,7 +89,7 @@ def test_heat_map_values_sit_above_every_line_and_the_t_sgd_contours_are_named_i
     text but the values (the T_SGD levels are in the legend), and the style's grid is off on the cells."""
     import matplotlib.pyplot as plt
 
-    from initmem.study import phase_plots
+    from initmem.study.presentation import phase_plots
 
     ds = fake_phase()
     fig = phase_plots.phase_heatmaps(ds)
@@ -176,21 +177,21 @@ def test_the_logistic_fit_finds_a_known_midpoint(midpoint):
 def test_b1_in_size_when_the_boundary_sits_at_x_0_and_contradicted_with_where_it_lies_otherwise():
     phase = fake_phase(midpoint=0.05)
     row = claims.reproduction_table({"10_phase_diagram": phase}).loc["B1"]
-    assert row["verdict"] == claims.IN_SIZE and (row["band_low"], row["band_high"]) == (-0.3, 0.3)
+    assert row["verdict"] == rules.IN_SIZE and (row["band_low"], row["band_high"]) == (-0.3, 0.3)
     assert row["seeds"] == phase.sizes["seed"]  # the ledger's seeds column counts seeds, not the rho's cells
     assert "lr 0.02 and 0.03 only (the smallest T_SGD)" in row["ours"]  # x0 on the two smallest learning rates
     decayed = float(row["ours"].split("cells with decay only ")[1].split(",")[0])  # x0 on the cells with lambda > 0
     assert decayed == pytest.approx(0.05, abs=0.2)
     row = claims.reproduction_table({"10_phase_diagram": fake_phase(midpoint=1.0)}).loc["B1"]
-    assert row["verdict"] == claims.SIZE_CONTRADICTED and "lies wholly above the band [-0.3, 0.3]" in row["reason"]
+    assert row["verdict"] == rules.SIZE_CONTRADICTED and "lies wholly above the band [-0.3, 0.3]" in row["reason"]
     assert "half the memory is gone only after T_L2 reaches ln(|W0|/|W*|)" in row["reason"]
     flat = claims.reproduction_table({"10_phase_diagram": fake_phase(height=0.0, noise=0.5)}).loc["B1"]
-    assert flat["verdict"] == claims.PREMISE_NOT_MET and "no memory to forget" in flat["reason"]
+    assert flat["verdict"] == rules.PREMISE_NOT_MET and "no memory to forget" in flat["reason"]
     rising = fake_phase(noise=0.5)  # the memory grows with lambda at every lr: 8 pp + 600 lambda
     top = rising["sigma_w"] == 2.5
     rising["selected_test_acc"] = xr.where(top, 52.0 - 600.0 * rising["weight_decay"], rising["selected_test_acc"])
     row = claims.reproduction_table({"10_phase_diagram": rising}).loc["B1"]
-    assert row["verdict"] == claims.NOT_REPRODUCED and "rises with lambda at fixed lr" in row["reason"]
+    assert row["verdict"] == rules.NOT_REPRODUCED and "rises with lambda at fixed lr" in row["reason"]
 
 
 @pytest.mark.parametrize(
@@ -200,26 +201,26 @@ def test_b1_in_size_when_the_boundary_sits_at_x_0_and_contradicted_with_where_it
 def test_b1s_band_is_closed_at_its_edges(monkeypatch, low, high, verdict):
     """x0's interval may touch the band's edges (+-0.3) and still lie inside it; a hair beyond, it does not; wholly
     beyond an edge, it contradicts the band (touching the edge is not beyond it)."""
-    from initmem.study.stats import Interval
+    from initmem.study.statistics.stats import Interval
 
     fit = boundary.Boundary(20.0, Interval(0.0, low, high, 25, "profile, F"), 0.3, True, 25, 1.0)
     monkeypatch.setattr(boundary, "fit_boundary", lambda table, value="selected_gap": fit)
     row = claims.reproduction_table({"10_phase_diagram": fake_phase()}, ["B1"]).loc["B1"]
     expected = {
-        "in size": claims.IN_SIZE,
-        "in direction": claims.IN_DIRECTION,
-        "contradicted": claims.SIZE_CONTRADICTED,
+        "in size": rules.IN_SIZE,
+        "in direction": rules.IN_DIRECTION,
+        "contradicted": rules.SIZE_CONTRADICTED,
     }
     assert row["verdict"] == expected[verdict], row["reason"]
 
 
 def test_b1_whose_x0_the_cells_do_not_bound_is_in_direction_and_says_so(monkeypatch):
-    from initmem.study.stats import Interval
+    from initmem.study.statistics.stats import Interval
 
     fit = boundary.Boundary(20.0, Interval(0.0, -math.inf, 0.2, 25, "profile, F"), 0.3, False, 25, 1.0)
     monkeypatch.setattr(boundary, "fit_boundary", lambda table, value="selected_gap": fit)
     row = claims.reproduction_table({"10_phase_diagram": fake_phase()}, ["B1"]).loc["B1"]
-    assert row["verdict"] == claims.IN_DIRECTION
+    assert row["verdict"] == rules.IN_DIRECTION
     assert "x0 is not identified: its profile interval [-inf, 0.20] reaches the searched range" in row["reason"]
 
 
@@ -238,7 +239,7 @@ def test_the_grid_is_placed_from_a_smaller_sweep_by_t5s_law():
 
 
 def test_the_batch_axis_adds_lambda_0_runs_at_every_lr_and_batch_size_but_those_the_diagram_holds():
-    from initmem.study import costs
+    from initmem.study.costs import costs
 
     p10 = presets.notebook_parameters("cpu", "10_phase_diagram")
     added = phase.batch_axis_configs(p10, [16, p10["batch_size"], 256])
@@ -353,12 +354,12 @@ def test_a_gap_beyond_the_plateau_bound_is_fitted_at_the_bound():
 @pytest.mark.parametrize(
     ("p_less", "p_greater", "strata", "verdict"),
     [
-        (0.96, 0.0499, 5, claims.NOT_REPRODUCED),  # the memory rises with lambda beyond the null
-        (0.95, 0.05, 5, claims.INCONCLUSIVE),  # p at alpha is not below it: neither direction
-        (0.05, 0.95, 5, claims.INCONCLUSIVE),
-        (0.0499, 0.96, 5, claims.IN_SIZE),  # falls beyond the null; the fitted x0 of fake_phase sits in the band
-        (0.0499, 0.96, 1, claims.IN_SIZE),  # one learning rate with 3 cells is a test
-        (math.nan, math.nan, 0, claims.INCONCLUSIVE),  # none is not: "the L2 clock cannot be tested"
+        (0.96, 0.0499, 5, rules.NOT_REPRODUCED),  # the memory rises with lambda beyond the null
+        (0.95, 0.05, 5, rules.INCONCLUSIVE),  # p at alpha is not below it: neither direction
+        (0.05, 0.95, 5, rules.INCONCLUSIVE),
+        (0.0499, 0.96, 5, rules.IN_SIZE),  # falls beyond the null; the fitted x0 of fake_phase sits in the band
+        (0.0499, 0.96, 1, rules.IN_SIZE),  # one learning rate with 3 cells is a test
+        (math.nan, math.nan, 0, rules.INCONCLUSIVE),  # none is not: "the L2 clock cannot be tested"
     ],
 )
 def test_b1s_direction_needs_p_below_alpha_either_way(monkeypatch, p_less, p_greater, strata, verdict):

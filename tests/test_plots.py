@@ -1,4 +1,4 @@
-"""initmem.study.plots on small synthetic sweep Datasets (no training): every function returns a Figure whose
+"""initmem.study.presentation.plots on small synthetic sweep Datasets (no training): every function returns a Figure whose
 caption names the preset, the model, the data size and the seeds."""
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ matplotlib.use("Agg")  # tests only; the notebooks keep the inline backend
 
 from matplotlib.figure import Figure  # noqa: E402
 
-from initmem.study import analysis, plots  # noqa: E402
+from initmem.study.presentation import plots  # noqa: E402
+from initmem.study.statistics import analysis  # noqa: E402
 from sweep_fakes import fake_sweep  # noqa: E402  (tests/ is on sys.path under pytest)
 
 
@@ -319,8 +320,8 @@ def test_a_cross_fitted_spreads_error_bar_is_the_ledgers_calibrated_interval():
     legend says so."""
     from matplotlib.container import ErrorbarContainer
 
-    from initmem.study.calibration import CrossFitted
-    from initmem.study.plots.seeds import seed_spread
+    from initmem.study.presentation.plots.seeds import seed_spread
+    from initmem.study.statistics.calibration import CrossFitted
 
     ds = fake_sweep(
         {"sigma_w": [0.25, 1.0, 2.5], "seed": list(range(8))}, {"optimizer": ["sgd", "adam"], "lr": [0.02, 0.005]}
@@ -367,7 +368,7 @@ def _legend_labels(fig) -> list[str]:
 def test_acc_vs_sigma_draws_the_record_muted_under_the_shared_hues():
     """The exploration's batch sizes 64 and 256 meet the record's 16, 64 and 256 at two of them: the record's two
     seed-mean lines per panel, grey, under the exploration's coloured ones, with a legend entry and a caption note."""
-    from initmem.study.plots import overlay
+    from initmem.study.presentation.plots import overlay
 
     ds = fake_sweep({"batch_size": [64, 256], "sigma_w": [0.25, 2.5], "seed": [0, 1]})
     record = fake_sweep({"batch_size": [16, 64, 256], "sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1, 2]}, seed=3)
@@ -403,7 +404,7 @@ def test_spread_heatmap_writes_the_records_spread_in_the_cells_both_grids_have()
 
 
 def test_batch_spreads_draws_the_records_line_of_the_shared_design():
-    from initmem.study import batch_plots
+    from initmem.study.presentation import batch_plots
 
     base = {"train_size": 500}
     ds = fake_sweep({"sigma_w": [0.25, 2.5], "seed": [0, 1]}, {"batch_size": [64, 256], "epochs": [10, 40]}, base)
@@ -421,7 +422,7 @@ def test_batch_spreads_draws_the_records_line_of_the_shared_design():
 def test_phase_heatmaps_take_the_records_boundary_on_the_shared_cells():
     import numpy as np
 
-    from initmem.study import phase_plots
+    from initmem.study.presentation import phase_plots
 
     ds = fake_sweep({"lr": [0.01, 0.03, 0.1], "weight_decay": [0.0, 1e-3, 1e-2], "sigma_w": [0.1, 2.5], "seed": [0, 1]})
     record = fake_sweep({"lr": [0.01, 0.1], "weight_decay": [1e-3, 1e-2], "sigma_w": [0.1, 2.5], "seed": [0, 1]})

@@ -1,11 +1,11 @@
-"""The bf16 parity study's declared design and rule (initmem.study.precision), on tiny synthetic datasets."""
+"""The bf16 parity study's declared design and rule (initmem.study.verdicts.precision), on tiny synthetic datasets."""
 
 import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.study import precision
-from initmem.study.stats import Interval
+from initmem.study.statistics.stats import Interval
+from initmem.study.verdicts import precision
 
 
 def _combined(acc: dict[str, np.ndarray], wall: float = 100.0, sigma_ws=(0.1, 2.5)) -> xr.Dataset:

@@ -1,4 +1,4 @@
-"""Runs of one configuration trained twice (initmem.study.replays): found, copies ignored, differences measured."""
+"""Runs of one configuration trained twice (initmem.study.costs.replays): found, copies ignored, differences measured."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.study.replays import replay_pairs, replay_summary
+from initmem.study.costs.replays import replay_pairs, replay_summary
 from initmem.sweeps.store import write_run
 
 

@@ -15,7 +15,8 @@ import xarray as xr
 
 from documented import EXPLORATION, EXPLORATION_REUSE  # tests/ is on sys.path under pytest
 from initmem.base.paths import find_repo_root
-from initmem.study import presets, registry, results, reuse
+from initmem.study.costs import results, reuse
+from initmem.study.design import presets, registry
 from initmem.sweeps import driver
 from initmem.sweeps.driver import sweep
 from initmem.sweeps.spec import SweepSpec

@@ -1,4 +1,4 @@
-"""The power of the ledger rows (initmem.study.row_power): the noise measured by hand, the power at its extremes for
+"""The power of the ledger rows (initmem.study.verdicts.row_power): the noise measured by hand, the power at its extremes for
 every kind of row (a spread, a contrast, an unchanged claim, C6's interaction, C7's slopes), the truth each is
 simulated at, the search for the seeds that reach 80 %, and the columns the ledger prints."""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.study import row_power
-from initmem.study.error_rates import Design
+from initmem.study.verdicts import row_power
+from initmem.study.verdicts.error_rates import Design
 
 
 def _cells(values: list[list[float]]) -> xr.DataArray:

@@ -1,4 +1,4 @@
-"""The ledger's rules, declared as records (initmem.study.preregistration): a rule counts as declared from the commit
+"""The ledger's rules, declared as records (initmem.study.verdicts.preregistration): a rule counts as declared from the commit
 that added its record as printed now; a claim whose runs are older than that is flagged in words; a rule changed
 without being declared again is caught here."""
 
@@ -13,8 +13,10 @@ import h5py
 import nbformat
 import pytest
 
-from initmem.study import preregistration, presets, results
-from initmem.study.judges import RULES
+from initmem.study.costs import results
+from initmem.study.design import presets
+from initmem.study.verdicts import preregistration
+from initmem.study.verdicts.judges import RULES
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "generated" / "99_reproduction.ipynb"

@@ -1,4 +1,4 @@
-"""The verdict rules (initmem.study.rules): each rule at its edges, and the property that noise never helps."""
+"""The verdict rules (initmem.study.verdicts.rules): each rule at its edges, and the property that noise never helps."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from initmem.study import rules
-from initmem.study.rules import (
+from initmem.study.statistics.stats import Interval
+from initmem.study.verdicts import rules
+from initmem.study.verdicts.rules import (
     IN_DIRECTION,
     IN_SIZE,
     INCONCLUSIVE,
@@ -21,7 +22,6 @@ from initmem.study.rules import (
     judge,
     judge_unchanged,
 )
-from initmem.study.stats import Interval
 
 
 def iv(low: float, high: float, n: int = 5) -> Interval:
@@ -190,7 +190,7 @@ def test_more_noise_never_makes_a_claim_easier_to_pass(
 def _rejudge(row, k: float, p_more: float = 0.0):
     """``row``'s verdict when its per-seed values spread k times as far around their means (more seed noise, the same
     estimate) and its permutation p is ``p_more`` larger."""
-    from initmem.study.ledger import interval_of, size_method
+    from initmem.study.verdicts.ledger import interval_of, size_method
 
     inflate = lambda v: None if v is None else np.nanmean(v) + k * (v - np.nanmean(v))  # noqa: E731
     size = inflate(row.size_values)
@@ -212,7 +212,7 @@ def test_more_seed_noise_on_the_committed_runs_never_strengthens_a_verdict():
 
     import xarray as xr
 
-    from initmem.study import claims
+    from initmem.study.verdicts import claims
 
     root = Path(__file__).resolve().parents[1] / "results" / "cpu"
     results = {

@@ -1,4 +1,4 @@
-"""Seed statistics (initmem.study.stats) on arrays small enough to check by hand: the t-interval from two seeds,
+"""Seed statistics (initmem.study.statistics.stats) on arrays small enough to check by hand: the t-interval from two seeds,
 and the spread of a Dataset that leaves a diverged run out."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.study.stats import diverged_runs, mean_interval, seed_spreads, spread
+from initmem.study.statistics.stats import diverged_runs, mean_interval, seed_spreads, spread
 
 
 def test_two_seeds_give_a_t_interval_with_one_degree_of_freedom():

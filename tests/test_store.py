@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.cli import recorded_config
+from initmem.cli.flags import recorded_config
 from initmem.run.config import ConfigError
-from initmem.study import costs, gpu_results, results
-from initmem.study.layout import results_paths
+from initmem.study.costs import costs, results
+from initmem.study.design.layout import results_paths
+from initmem.study.verdicts import gpu_results
 from initmem.sweeps.store import CHECKSUM_ATTR, ChecksumError, load_run, read_checked, write_run
 
 

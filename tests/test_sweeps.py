@@ -20,9 +20,9 @@ import initmem.run.training
 import initmem.sweeps.executors
 from initmem.run.config import ConfigError, RunConfig
 from initmem.run.variables import TIMINGS
-from initmem.study.calibration import critical
-from initmem.study.stats import spread
-from initmem.study.summary import spread_lines, summary_table
+from initmem.study.statistics.calibration import critical
+from initmem.study.statistics.stats import spread
+from initmem.study.statistics.summary import spread_lines, summary_table
 from initmem.sweeps.combine import combine_runs
 from initmem.sweeps.driver import sweep
 from initmem.sweeps.spec import SweepSpec

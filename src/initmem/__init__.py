@@ -36,9 +36,9 @@ LAZY_EXPORTS: dict[str, str] = {
     "build_model": "initmem.run.models",
     "sweep": "initmem.sweeps.driver",
     "SweepSpec": "initmem.sweeps.spec",
-    "spread": "initmem.study.stats",
-    "summary_table": "initmem.study.summary",
-    "spread_lines": "initmem.study.summary",
+    "spread": "initmem.study.statistics.stats",
+    "summary_table": "initmem.study.statistics.summary",
+    "spread_lines": "initmem.study.statistics.summary",
 }
 
 __all__ = ["__version__", *LAZY_EXPORTS]

@@ -9,6 +9,7 @@
 * :mod:`~initmem.base.reads` -- the result files a process read or looked for (what an executed page depends on);
 * :mod:`~initmem.base.package_data` -- the package's data files, read with their shape checked;
 * :mod:`~initmem.base.bars` -- progress bars (``tqdm.auto``, without its warning where ipywidgets is missing).
+* :mod:`~initmem.base.numbers` -- how the book writes a number (one format in tables, verdicts and prose).
 
 It imports nothing of ``initmem``; every other layer may import it.
 """

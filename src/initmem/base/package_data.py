@@ -1,4 +1,4 @@
-"""The data files shipped inside the package (``study/cost_model.json``, ``study/critical_values.json``), read with
+"""The data files shipped inside the package (``study/costs/cost_model.json``, ``study/statistics/critical_values.json``), read with
 their shape checked.
 
 :func:`read_package_json` reads one as JSON (no code runs on reading it) and asks the caller's check whether its

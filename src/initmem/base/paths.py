@@ -36,7 +36,7 @@ __all__ = [
 #: The environment variable that names the repository root.
 ROOT_ENV = "INITMEM_ROOT"
 #: Set (to ``1``) by ``initmem experiments`` for the notebooks it executes: there, training the missing runs of an
-#: experiment is what was asked for (:func:`initmem.study.results.run_experiment`).
+#: experiment is what was asked for (:func:`initmem.study.costs.results.run_experiment`).
 TRAIN_ENV = "INITMEM_TRAIN_MISSING"
 #: Set by ``initmem experiments --executor`` for the notebooks it executes: how their sweeps run (an execution
 #: setting, not a parameter of the results: it is not part of a notebook's digest, and the run hashes do not change

@@ -2,7 +2,7 @@
 
 :func:`build_book` makes sure MathJax is served from ``book/_static/mathjax/`` (:func:`ensure_mathjax`, no CDN),
 executes the notebooks with :func:`initmem.book.runner.run_notebooks`, each at its book preset
-(:func:`initmem.study.presets.book_preset`; unchanged notebooks are reused), then runs
+(:func:`initmem.study.design.presets.book_preset`; unchanged notebooks are reused), then runs
 ``jupyter-book build <repo> --builder html -W -n --keep-going`` (warnings are errors, nitpicky cross-references) and
 returns the path of ``_build/html/index.html``. The record's pages never train and never move or rewrite a committed
 file: a missing or damaged run or result they need stops the build first (:class:`~initmem.book.runner.RecordError`).
@@ -27,8 +27,8 @@ from pathlib import Path
 
 from ..base.paths import find_repo_root
 from ..run.config import ConfigError
-from ..study import presets as _presets
-from ..study.layout import EXPLORE_DIR, RECORD_OUT_DIR
+from ..study.design import presets as _presets
+from ..study.design.layout import EXPLORE_DIR, RECORD_OUT_DIR
 from . import runner as _experiments
 from .exploration import EXPLORE_NOTEBOOKS
 from .runner import NotebookResult, discover_notebooks, run_notebooks
@@ -139,7 +139,7 @@ def build_book(
     Parameters
     ----------
     preset
-        Render every notebook at this preset; default: each at :func:`initmem.study.presets.book_preset`. Notebooks whose
+        Render every notebook at this preset; default: each at :func:`initmem.study.design.presets.book_preset`. Notebooks whose
         book preset differs are explorations: executed into ``results/explore/<preset>-defaults/`` and rendered
         from there (as with ``from_dir``), never into ``book/generated``.
     force

@@ -15,8 +15,8 @@ import re
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..study import presets as _presets
-from ..study.layout import RECORD_OUT_DIR
+from ..study.design import presets as _presets
+from ..study.design.layout import RECORD_OUT_DIR
 from .digest import Hashes, changes, refresh, stored_record
 from .runner import discover_notebooks, read_page
 

@@ -1,7 +1,7 @@
 """Explorations and the record: where a run of the notebooks goes, and what its pages say about it.
 
 The committed record is each notebook executed at the preset the book renders it at
-(:func:`initmem.study.presets.book_preset`), without overrides, into ``book/generated/`` with its results under
+(:func:`initmem.study.design.presets.book_preset`), without overrides, into ``book/generated/`` with its results under
 ``results/<preset>/``. Any other run is an *exploration* (:func:`is_exploration`): its results go to
 ``results/explore/<preset>-<digest of the overrides>/`` (:func:`explore_folder`; git-ignored), its executed notebooks
 to that folder's ``notebooks/``, never into the record (:func:`destinations`). Its pages open with a banner
@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from ..base.paths import fresh_runs
-from ..study import presets as _presets
-from ..study.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR
+from ..study.design import presets as _presets
+from ..study.design.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR
 from .parameters import ParameterError, jsonable
 
 __all__ = [
@@ -57,7 +57,7 @@ def exploration_tag(preset: str, parameters: Mapping[str, Any] | None) -> str:
 
 def is_exploration(name: str, preset: str, parameters: Mapping[str, Any] | None) -> bool:
     """Whether running ``name`` at ``preset`` with these overrides departs from the committed record
-    (any override, a preset other than :func:`initmem.study.presets.book_preset`, or fresh runs)."""
+    (any override, a preset other than :func:`initmem.study.design.presets.book_preset`, or fresh runs)."""
     return bool(parameters) or preset != _presets.book_preset(name) or fresh_runs()
 
 
@@ -131,7 +131,7 @@ def exploration_banner(
     set (``user_set``: the ``-p`` overrides) first and in bold, then the other values that differ from the record
     (``differences``, from :func:`record_differences`), where its results are, and the command that reproduces it. At
     another ``preset`` than the record's it says that the page does not draw the record
-    (:func:`initmem.study.reuse.record_results`)."""
+    (:func:`initmem.study.costs.reuse.record_results`)."""
     user_set = dict(user_set or {})
     order = [*(k for k in differences if k in user_set), *(k for k in differences if k not in user_set)]
     lines = [

@@ -29,7 +29,7 @@ from typing import Any
 from docutils import nodes
 from sphinx.transforms.post_transforms import SphinxPostTransform
 
-from ..study.numbers import typeset
+from ..base.numbers import typeset
 from .dist import DIST_DIR, build_wheel, wheel_role
 from .portable import PORTABLE_DIR, write_portable_notebooks
 from .repository import configure_repository_buttons
@@ -123,7 +123,7 @@ class DescribeFigures(SphinxPostTransform):
 class TypesetPastedText(SphinxPostTransform):
     """Every number pasted into prose by ``{glue:text}`` (myst-nb's ``pasted-text`` inline, formatted by Python's
     format spec, which writes an ASCII hyphen for a minus) in the book's number format
-    (:func:`initmem.study.numbers.typeset`: "−1.24", never "-1.24" or "-0.00")."""
+    (:func:`initmem.base.numbers.typeset`: "−1.24", never "-1.24" or "-0.00")."""
 
     default_priority = 6  # after myst-nb's glue references (5), which paste the text of other pages
 

@@ -6,7 +6,7 @@ The notebooks import it as ``from initmem.book import page``:
   parameters, the line under its figures and the committed record to draw beside an exploration;
 * :func:`figure` -- glue a figure under a key (so other pages can paste it), show it, print its :func:`source_note`
   (the results it was drawn from and the command that reproduces it); its alt text travels in the SVG's title;
-* :func:`table` -- a table for readers (:func:`initmem.study.tables.present`), shown and glued;
+* :func:`table` -- a table for readers (:func:`initmem.study.statistics.tables.present`), shown and glued;
 * :func:`verdict_line` / :func:`verdict_box` -- the first-screen verdicts of a chapter and its full box;
 * :func:`against_record` -- on an exploration's page, the chapter's ledger rows beside the committed record's;
 * :func:`parameters` -- the values a page was computed with and what each means, in a dropdown.
@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from ..base.paths import RootError, find_repo_root
-from ..study.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
+from ..study.design.layout import EXPLORE_DIR, RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
 from .exploration import rerun_command
 
 __all__ = [
@@ -65,10 +65,11 @@ class Opening(NamedTuple):
 def open_experiment(name: str, namespace: Mapping[str, Any]) -> Opening:
     """Open experiment chapter ``name`` from its notebook's ``namespace`` (``globals()``, whose parameters cell sets
     ``preset``, ``results_dir`` and every parameter, None for the preset's value): set the book's figure style
-    (:func:`initmem.study.plots.style.use_book_style`), read or run the sweep (:func:`initmem.study.results.notebook_experiment`:
+    (:func:`initmem.study.presentation.plots.style.use_book_style`), read or run the sweep (:func:`initmem.study.costs.results.notebook_experiment`:
     committed runs are reused, missing ones trained where allowed), and return it with its parameters, the line
-    under every figure and the committed record (:func:`initmem.study.reuse.record_results`)."""
-    from ..study import plots, results, reuse
+    under every figure and the committed record (:func:`initmem.study.costs.reuse.record_results`)."""
+    from ..study.costs import results, reuse
+    from ..study.presentation import plots
 
     plots.use_book_style()
     ds, p = results.notebook_experiment(name, namespace)
@@ -121,18 +122,18 @@ def describe(fig: Any) -> str:
 def table(
     frame: Any, key: str | None = None, columns: Sequence[str] | None = None, show: bool = True, **present: Any
 ) -> None:
-    """Show ``frame`` for readers (:func:`initmem.study.tables.present` of its ``columns``), glued under ``key`` if
+    """Show ``frame`` for readers (:func:`initmem.study.statistics.tables.present` of its ``columns``), glued under ``key`` if
     given (``show=False``: glued only, for a page that pastes it elsewhere), every cell in full (pandas would cut one
     longer than 50 characters) and with one header row (a single index's name heads its column, where pandas would
     give it a row of its own).
 
     Returns None: a cell that ends with this call would otherwise show the table a second time, as the value of its
-    last expression (the presented table is :func:`initmem.study.tables.present`'s)."""
+    last expression (the presented table is :func:`initmem.study.statistics.tables.present`'s)."""
     import pandas as pd
     from IPython.display import display
     from myst_nb import glue
 
-    from ..study.tables import present as present_table
+    from ..study.statistics.tables import present as present_table
 
     shown = present_table(frame, columns, **present)
     if shown.index.nlevels == 1 and shown.index.name:
@@ -146,20 +147,20 @@ def table(
 
 def verdict_line(experiment: str, ds: Any, claims: list[str] | None = None, label: str | None = None) -> None:
     """The first-screen line of a chapter: each of its claims' verdicts, linking to the box
-    (:func:`initmem.study.claims.chapter_verdicts`)."""
+    (:func:`initmem.study.verdicts.claims.chapter_verdicts`)."""
     from IPython.display import Markdown, display
 
-    from ..study.claims import chapter_verdicts
+    from ..study.verdicts.claims import chapter_verdicts
 
     display(Markdown(chapter_verdicts(experiment, ds, claims, label)))
 
 
 def verdict_box(experiment: str, ds: Any, claims: list[str] | None = None) -> None:
     """The chapter's verdict box: every row of its claims with the numbers, the reason and the rule
-    (:func:`initmem.study.claims.chapter_box`)."""
+    (:func:`initmem.study.verdicts.claims.chapter_box`)."""
     from IPython.display import Markdown, display
 
-    from ..study.claims import chapter_box
+    from ..study.verdicts.claims import chapter_box
 
     display(Markdown(f"{VERDICT_INTRO}\n\n{chapter_box(experiment, ds, claims)}"))
 
@@ -188,7 +189,7 @@ def source_note(
             computes its figures itself.
         results_dir: the notebook's ``results_dir``.
         parameters: the complete parameters the page was computed with (what
-            :func:`initmem.study.results.notebook_experiment` returns).
+            :func:`initmem.study.costs.results.notebook_experiment` returns).
 
     >>> source_note("T1_scale_invariance", sources=[])
     'data: computed on this page · reproduce: `initmem experiments --only T1`'
@@ -204,8 +205,8 @@ def source_note(
 
 def overrides(page: str, preset: str, parameters: Mapping[str, Any]) -> dict[str, Any]:
     """The ``parameters`` of notebook ``page`` whose values differ from ``preset``'s
-    (:func:`initmem.study.presets.notebook_parameters`): the ``-p`` flags that reproduce the page."""
-    from ..study.presets import notebook_parameters
+    (:func:`initmem.study.design.presets.notebook_parameters`): the ``-p`` flags that reproduce the page."""
+    from ..study.design.presets import notebook_parameters
 
     values = notebook_parameters(preset, page)
     return {key: value for key, value in parameters.items() if key in values and values[key] != value}
@@ -227,14 +228,14 @@ def _result_link(path: Path) -> str:
 
 def against_record(experiment: str, ds: Any, record: Any, claims: list[str] | None = None) -> None:
     """On an exploration's page (``record`` is the committed record's Dataset of the chapter,
-    :func:`initmem.study.reuse.record_results`), the chapter's ledger rows measured here beside the record's
-    (:func:`initmem.study.ledger_text.against_record`); nothing on the record's own pages (``record`` None)."""
+    :func:`initmem.study.costs.reuse.record_results`), the chapter's ledger rows measured here beside the record's
+    (:func:`initmem.study.verdicts.ledger_text.against_record`); nothing on the record's own pages (``record`` None)."""
     if record is None:
         return
     from IPython.display import Markdown, display
 
-    from ..study.claims import against_record as rows
-    from ..study.claims import chapter_table
+    from ..study.verdicts.claims import chapter_table
+    from ..study.verdicts.ledger_text import against_record as rows
 
     display(
         Markdown(
@@ -247,13 +248,13 @@ def against_record(experiment: str, ds: Any, record: Any, claims: list[str] | No
 
 def parameters(preset: str, values: Mapping[str, Any]) -> None:
     """What closes every experiment page: the values it was computed with and what each means
-    (:data:`initmem.study.registry.PARAMETERS`), as a list in a dropdown (long meanings read as text, not as table
+    (:data:`initmem.study.design.registry.PARAMETERS`), as a list in a dropdown (long meanings read as text, not as table
     cells)."""
     import json
 
     from IPython.display import Markdown, display
 
-    from ..study.registry import PARAMETERS
+    from ..study.design.registry import PARAMETERS
 
     items = [
         f"`{key}` = `{json.dumps(value)}`\n: {PARAMETERS.get(key, '')}"

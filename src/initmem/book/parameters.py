@@ -20,7 +20,7 @@ from typing import Any
 
 from ..run.config import shown
 from ..run.mapping_files import yaml_loader
-from ..study.presets import zipped_defaults
+from ..study.design.presets import zipped_defaults
 
 __all__ = [
     "INJECTED",
@@ -129,7 +129,7 @@ def final_parameters(
     results_dir: Path,
 ) -> dict[str, Any]:
     """The values papermill passes to notebook ``name``: the preset's, then the user's, then the zipped lists the user
-    left to follow a list they set (:func:`initmem.study.presets.zipped_defaults`: ``-p optimizers "[sgd, adam]"``
+    left to follow a list they set (:func:`initmem.study.design.presets.zipped_defaults`: ``-p optimizers "[sgd, adam]"``
     takes each optimizer's ``lrs``, ``weight_decays`` and ``aux_lrs`` entry from the preset), then the injected
     ``preset`` and ``results_dir`` (where ``declared`` has them), each JSON-like. Raises :class:`ParameterError` for a
     name the notebook does not declare or the user may not set, or a configuration the preset has no entry for."""
@@ -172,11 +172,11 @@ def parameter_defaults(nb) -> dict[str, Any]:
 def validate_experiment(name: str, parameters: Mapping[str, Any], overridden: Iterable[str] = ()) -> None:
     """Build experiment ``name``'s sweep from ``parameters`` and validate every run's config, before anything runs.
 
-    Only the experiments of :data:`initmem.study.registry.EXPERIMENT_SPECS` are checked (the others build no sweep).
+    Only the experiments of :data:`initmem.study.design.registry.EXPERIMENT_SPECS` are checked (the others build no sweep).
     Raises :class:`ParameterError` with one line naming the notebook and the parameter, e.g.
     ``notebook 'NN_name', parameter 'sigma_ws': sigma_w: must be > 0, got -1.0 (sweep point ...)``.
     """
-    from ..study.registry import EXPERIMENT_SPECS, experiment_spec
+    from ..study.design.registry import EXPERIMENT_SPECS, experiment_spec
     from ..sweeps.spec import SweepSpec
 
     if name not in EXPERIMENT_SPECS:

@@ -1,7 +1,7 @@
 """Run-level progress of a notebook while its kernel trains: runs done of the sweep's total, with an ETA.
 
 A notebook's sweep trains inside its kernel, where a progress bar would only reach the executed notebook. The
-runner knows the sweep before the kernel starts (:func:`initmem.study.reuse.notebook_plan`: the run hashes of the
+runner knows the sweep before the kernel starts (:func:`initmem.study.costs.reuse.notebook_plan`: the run hashes of the
 experiment's spec at the notebook's parameters, with the thread count each run will have, and which of them will
 train), so :class:`RunProgress` watches the run store from outside: a thread counts the run files (``<hash>.nc`` or
 ``<hash>.stacked<K>.nc``) every :data:`POLL_S` seconds and advances a tqdm bar, whose rate (runs per second, averaged

@@ -1,7 +1,7 @@
 """Execute the notebooks of ``notebooks/`` (jupytext percent ``.py`` files) with papermill, at a preset, for the book.
 
 :func:`run_notebooks` fills each notebook's ``parameters`` cell from the preset registry
-(:mod:`initmem.study.presets`) and the user's overrides (:mod:`initmem.book.parameters`, validated before the first
+(:mod:`initmem.study.design.presets`) and the user's overrides (:mod:`initmem.book.parameters`, validated before the first
 notebook runs), executes it in the repository root (:mod:`initmem.book.kernel`) and writes the executed ``.ipynb`` to
 ``book/generated/`` (the committed record, each notebook at its book preset) or, for a run with overrides or at
 another preset, to an exploration's folder (:mod:`initmem.book.exploration`), never to the record. Before the first
@@ -30,10 +30,10 @@ from typing import Any
 from ..base.bars import auto_tqdm
 from ..base.files import atomic_write
 from ..base.paths import default_root
-from ..study import presets as _presets
-from ..study.costs import estimate_runs, price
-from ..study.layout import RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
-from ..study.reuse import RunPlan, notebook_plan
+from ..study.costs.costs import estimate_runs, price
+from ..study.costs.reuse import RunPlan, notebook_plan
+from ..study.design import presets as _presets
+from ..study.design.layout import RECORD_OUT_DIR, RECORD_RESULTS_DIR, results_paths
 from ..sweeps.store import file_problem
 from .digest import (
     FORMAT,
@@ -179,18 +179,18 @@ def run_notebooks(
     Parameters
     ----------
     preset
-        One of :data:`initmem.study.layout.PRESETS`.
+        One of :data:`initmem.study.design.layout.PRESETS`.
     only
         Names or prefixes (``"01,04"``, ``["T1", "T2"]``); ``None`` runs every notebook.
     parameters
         Overrides applied on top of the preset's parameters, for every selected notebook. Each name must
         be defined in the parameters cell of every selected notebook, and every run of an experiment's sweep
-        (:data:`initmem.study.registry.EXPERIMENT_SPECS`) must be a valid config; otherwise a :class:`ParameterError`
+        (:data:`initmem.study.design.registry.EXPERIMENT_SPECS`) must be a valid config; otherwise a :class:`ParameterError`
         naming the parameter is raised before anything runs. ``preset`` and ``results_dir`` are injected by the
         runner when a notebook declares them.
     out_dir, results_dir
         The committed record, ``book/generated`` and ``results``, for a notebook run at its book preset
-        (:func:`initmem.study.presets.book_preset`) without overrides. Any other run is an *exploration*: by default
+        (:func:`initmem.study.design.presets.book_preset`) without overrides. Any other run is an *exploration*: by default
         it goes to ``results/explore/<preset>-<digest of the overrides>/`` (:func:`explore_folder`; executed
         notebooks in its ``notebooks/``), its executed notebooks open with a banner listing what differs from the
         record, and an explicit folder may not be the record's.
@@ -202,7 +202,7 @@ def run_notebooks(
     announce
         Called, before anything executes, with one line per notebook to execute that builds a sweep: its runs, how
         many are reused from the record, how many are in its own cache, how many will train and about how long that
-        takes (:meth:`initmem.study.reuse.RunPlan.summary`); default: logged at INFO.
+        takes (:meth:`initmem.study.costs.reuse.RunPlan.summary`); default: logged at INFO.
     keep_record
         What the book asks (:func:`initmem.book.build.build_book`): the pages of the record to execute neither train
         nor set aside nor rewrite any committed file. Before anything executes, every run file their sweeps need is
@@ -347,7 +347,7 @@ class RecordError(RuntimeError):
 def _check_record(plans: Sequence[_Plan], preset: str, root: Path) -> None:
     """Raise :class:`RecordError` for the first committed file that the record's pages to execute need and cannot use:
     a run of their sweeps (:attr:`RunPlan.problems`) or a combined result they read (their own and
-    :data:`~initmem.study.presets.NOTEBOOK_READS`), in page order."""
+    :data:`~initmem.study.design.presets.NOTEBOOK_READS`), in page order."""
     record = root / RECORD_RESULTS_DIR
     sweeps = {plan.name: plan.runs for plan in plans if plan.runs is not None}
     problems: dict[Path, tuple[str, str]] = {}  # file -> (why, the experiment that recomputes it)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from ..study.layout import RECORD_OUT_DIR, RECORD_RESULTS_DIR
+from ..study.design.layout import RECORD_OUT_DIR, RECORD_RESULTS_DIR
 from . import check as _check
 from .exploration import BANNER_TAG
 from .runner import discover_notebooks

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import importlib
 import signal
 import sys
 import threading
@@ -28,25 +27,6 @@ from ..base.version import __version__
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start (a tenth of a quick CLI call)
 if TYPE_CHECKING:
     from typing import Any
-
-#: The train command's helpers, importable from initmem.cli as before the package split (documented in cli.flags);
-#: imported on first access, like each sub-command's modules, so that ``initmem --version`` imports none of them.
-_FLAGS_EXPORTS = (
-    "FIELD_CHOICES",
-    "config_from_args",
-    "field_docs",
-    "load_config_file",
-    "parse_field_value",
-    "recorded_config",
-)
-
-
-def __getattr__(name: str) -> Any:
-    """A name of :data:`_FLAGS_EXPORTS`, imported from :mod:`initmem.cli.flags` on first access."""
-    if name in _FLAGS_EXPORTS:
-        return getattr(importlib.import_module("initmem.cli.flags"), name)
-    raise AttributeError(f"module 'initmem.cli' has no attribute {name!r}")
-
 
 __all__ = ["main", "build_parser", "error_line", "spread_summary", "Interrupted"]
 
@@ -90,10 +70,10 @@ def _cmd_train(args: argparse.Namespace) -> int:
 
 def _cmd_sweep(args: argparse.Namespace) -> int:
     """Train a sweep spec into ``--cache`` and combine it into ``--out``, saying first what it will train
-    (:meth:`initmem.study.reuse.RunPlan.summary`: its runs, those cached, those to train and about how long)."""
+    (:meth:`initmem.study.costs.reuse.RunPlan.summary`: its runs, those cached, those to train and about how long)."""
     from ..base.files import check_output_dir, check_output_file
-    from ..study.calibration import committed_table
-    from ..study.reuse import plan_runs
+    from ..study.costs.reuse import plan_runs
+    from ..study.statistics.calibration import committed_table
     from ..sweeps.cluster import check_shared_cache, cluster_from_args, open_client
     from ..sweeps.driver import sweep
     from ..sweeps.spec import SweepSpec
@@ -131,9 +111,9 @@ _SUMMARY_COLUMNS = {
 
 
 def spread_summary(ds: Any) -> str:
-    """A few lines on what a sweep produced: the spread over sigma_w (:func:`initmem.study.summary.summary_table`) per
+    """A few lines on what a sweep produced: the spread over sigma_w (:func:`initmem.study.statistics.summary.summary_table`) per
     combination of the other dims, or why there is none."""
-    from ..study.summary import summary_table
+    from ..study.statistics.summary import summary_table
 
     if "sigma_w" not in ds.dims or ds.sizes["sigma_w"] < 2:
         return "no spread: the sweep has no sigma_w dimension with two or more values"

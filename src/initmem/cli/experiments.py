@@ -3,12 +3,12 @@
 ``initmem experiments --preset cpu --only 04 -p batch_sizes "[64, 256]"`` executes chapter 04 with one parameter
 changed: an *exploration* (:mod:`initmem.book.exploration`). Before anything runs it prints, per notebook, how many
 runs are reused from the committed record, how many are in the exploration's own cache and how many will train, with
-the estimated time (:mod:`initmem.study.reuse`). After it ran it renders the exploration's pages as a small site of
+the estimated time (:mod:`initmem.study.costs.reuse`). After it ran it renders the exploration's pages as a small site of
 their own that links back to the committed book (:mod:`initmem.book.site`, unless ``--no-render``), prints each
 changed chapter's page as a ``file://`` URL and, last, the seconds each phase took (:func:`phase_line`). ``--fresh``
 re-trains the chapters' runs from scratch, none read from the record, into their own folder
 (``results/explore/<preset>-defaults-fresh/``), and prints per configuration how the fresh spread agrees with the
-record's (:mod:`initmem.study.replication`): a replication check. Errors (an unknown parameter, an invalid sweep, a
+record's (:mod:`initmem.study.verdicts.replication`): a replication check. Errors (an unknown parameter, an invalid sweep, a
 missing root, a cluster that cannot be reached) raise, and :func:`initmem.cli.main` prints them as one line with exit
 status 2.
 """
@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..base.paths import EXECUTOR_ENV, FRESH_ENV, SCHEDULER_ENV, find_repo_root
-from ..study.layout import PRESETS, RECORD_OUT_DIR
+from ..study.design.layout import PRESETS, RECORD_OUT_DIR
 
 __all__ = ["GPU_PRESETS", "add_arguments", "add_root_argument", "check_preset", "run", "phase_line"]
 
@@ -195,11 +195,11 @@ def phase_line(phases: dict[str, float]) -> str:
 
 def _replication_check(root: Path, preset: str, results: list) -> None:
     """Print, for each fresh chapter that builds a sweep, how its runs agree with the committed record's at the same
-    preset, ``results/<preset>/<name>.nc`` (:func:`initmem.study.replication.replication_lines`), or why there is
+    preset, ``results/<preset>/<name>.nc`` (:func:`initmem.study.verdicts.replication.replication_lines`), or why there is
     nothing to compare with."""
-    from ..study.layout import RECORD_RESULTS_DIR, results_paths
-    from ..study.registry import EXPERIMENT_SPECS
-    from ..study.replication import replication_lines
+    from ..study.design.layout import RECORD_RESULTS_DIR, results_paths
+    from ..study.design.registry import EXPERIMENT_SPECS
+    from ..study.verdicts.replication import replication_lines
     from ..sweeps.store import read_checked
 
     for r in results:
@@ -216,7 +216,7 @@ def _replication_check(root: Path, preset: str, results: list) -> None:
 
 def check_preset(args: argparse.Namespace) -> None:
     """Raise a one-line :class:`~initmem.run.config.ConfigError` (exit status 2) for a ``--preset`` that is not one of
-    :data:`~initmem.study.layout.PRESETS`, or for a preset of :data:`GPU_PRESETS` on a machine where CUDA is not
+    :data:`~initmem.study.design.layout.PRESETS`, or for a preset of :data:`GPU_PRESETS` on a machine where CUDA is not
     available (with its price, :func:`_price`), unless ``--allow-cpu``; None (``initmem book``'s default) passes."""
     from ..run.config import ConfigError
 
@@ -235,13 +235,13 @@ def check_preset(args: argparse.Namespace) -> None:
 
 
 def _price(args: argparse.Namespace) -> str:
-    """What the experiments ``--only`` picks cost at ``--preset`` (:func:`initmem.study.costs.price`), with their
+    """What the experiments ``--only`` picks cost at ``--preset`` (:func:`initmem.study.costs.costs.price`), with their
     names: ``"NN_name: about 10,893 core-h (p10-p90 6,418-24,318), about 7.3 A100-h"`` (``--only`` matching
     no experiment: the runner says so once the preset is allowed)."""
     from ..book.runner import select_notebooks
-    from ..study import costs
-    from ..study import presets as _presets
-    from ..study.registry import EXPERIMENT_SPECS
+    from ..study.costs import costs
+    from ..study.design import presets as _presets
+    from ..study.design.registry import EXPERIMENT_SPECS
 
     try:
         picked = select_notebooks(getattr(args, "only", None), list(_presets.NOTEBOOK_PARAMETERS[args.preset]))

@@ -12,7 +12,7 @@
 * ``repair_gap``: validation accuracy at the final epoch minus at ``tau_interp``.
 * Norms of the kernels and their distance from the initial ones (Frobenius).
 
-The spread over sigma_w is :func:`initmem.study.stats.spread`. Accuracies are in percent throughout.
+The spread over sigma_w is :func:`initmem.study.statistics.stats.spread`. Accuracies are in percent throughout.
 """
 
 from __future__ import annotations

@@ -1,13 +1,13 @@
-"""The study: the paper's experiments, their presets, results, statistics, verdicts and figures.
+"""The study: the paper's experiments, their presets, costs and results, statistics, verdicts and figures.
 
-* the experiments: :mod:`~initmem.study.presets`, :mod:`~initmem.study.preset_notes` (the choices the paper does not
-  state), :mod:`~initmem.study.registry` (each experiment's sweep from its parameters), :mod:`~initmem.study.costs`;
-* their results: :mod:`~initmem.study.results` (load-or-run, where results live), :mod:`~initmem.study.timed` (within
-  a wall-time budget), :mod:`~initmem.study.reuse` (what an exploration takes from the committed record);
-* reading them: :mod:`~initmem.study.stats`, :mod:`~initmem.study.summary`, :mod:`~initmem.study.analysis`,
-  :mod:`~initmem.study.claims` (the claims ledger and its verdicts), :mod:`~initmem.study.gpu_results`;
-* the figures: :mod:`~initmem.study.plots`, :mod:`~initmem.study.batch_plots`, :mod:`~initmem.study.phase_plots`,
-  :mod:`~initmem.study.forest`.
+Its sub-packages, from the bottom up (each imports only those before it; statistics imports none of them):
+
+* :mod:`~initmem.study.experiments` -- one record per chapter; :mod:`~initmem.study.design` -- presets, each
+  experiment's sweep, where its results live;
+* :mod:`~initmem.study.costs` -- what a preset costs, the runs to train, load-or-run;
+* :mod:`~initmem.study.statistics` -- spreads, intervals, noise nulls, the summary table;
+* :mod:`~initmem.study.verdicts` -- the claims judged by printed rules (start at :mod:`~initmem.study.verdicts.claims`);
+* :mod:`~initmem.study.presentation` -- the figures.
 
 It may import :mod:`initmem.base`, :mod:`initmem.run` and :mod:`initmem.sweeps`, never :mod:`initmem.theory` or
 :mod:`initmem.book.build`. Analysing committed results needs no torch: from ``run`` it imports only the torch-free

@@ -12,7 +12,7 @@ This layer owns everything about *many* runs and nothing about what one run comp
 * :mod:`~initmem.sweeps.measure` -- :func:`measure_init_memory`, the same for your own model and data.
 
 It may import :mod:`initmem.base` and :mod:`initmem.run`, never :mod:`initmem.study`, :mod:`initmem.theory` or
-:mod:`initmem.book.build`; a sweep's spread and summary table are statistics (:mod:`initmem.study.stats`).
+:mod:`initmem.book.build`. The spread and the summary table of a sweep are statistics: :mod:`initmem.study.statistics.stats`.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@
 Each module ``eNN_name.py`` holds one :class:`Experiment` record, ``EXPERIMENT``, named like its notebook: its sweep
 spec, its values at each preset it supports, the reasons for those values, the claims its results decide, the names
 its notebook glues and the results it reads. :data:`DISCOVERED` lists them in the order of their module names; the
-registry (:mod:`initmem.study.registry`), the presets (:mod:`initmem.study.presets`), their notes
-(:mod:`initmem.study.preset_notes`), the claims' table (``judges.CLAIMS``, :func:`initmem.study.judges.claims_of`), the cost tables
-(:mod:`initmem.study.costs`) and ``scripts/preset_specs.py`` read these records instead of listing experiments.
+registry (:mod:`initmem.study.design.registry`), the presets (:mod:`initmem.study.design.presets`), their notes
+(:mod:`initmem.study.design.preset_notes`), the claims' table (:func:`initmem.study.verdicts.judges.claims_of`), the cost tables
+(:mod:`initmem.study.costs.costs`) and ``scripts/preset_specs.py`` read these records instead of listing experiments.
 
 A module is imported only when its experiment is asked for (:func:`experiment`; :data:`DISCOVERED` and the tables
 keyed by experiment, :class:`Table`, import every module once they are listed): a page's kernel imports the modules

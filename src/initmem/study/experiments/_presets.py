@@ -1,7 +1,7 @@
 """The values several experiments share at a preset: data, execution and network settings, grids and seeds.
 
 An experiment module builds its own preset values from these (:attr:`initmem.study.experiments.Experiment.presets`);
-what each preset means is :mod:`initmem.study.presets`, why each value was chosen :mod:`initmem.study.preset_notes`.
+what each preset means is :mod:`initmem.study.design.presets`, why each value was chosen :mod:`initmem.study.design.preset_notes`.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from typing import Any
 __all__ = ["Experiment", "Note", "CLOCKS", "LEDGER", "TRAINED"]
 
 #: Group of the experiments whose runs feed the clock collapse (07) and the ledger (99):
-#: :data:`initmem.study.registry.EXPERIMENTS`.
+#: :data:`initmem.study.design.registry.EXPERIMENTS`.
 CLOCKS = "clocks"
 #: Group of the experiments the ledger (99) reads besides those of :data:`CLOCKS` (a claim's verdict or its note).
 LEDGER = "ledger"
@@ -23,7 +23,7 @@ class Note:
     """A choice the paper does not state, at one preset, and why it was made.
 
     ``parameters`` names the preset parameters that hold the choice: the Setup chapter's value column is read from
-    the preset (:func:`initmem.study.preset_notes.notes_table`), so it cannot drift from what runs. ``notebooks``
+    the preset (:func:`initmem.study.design.preset_notes.notes_table`), so it cannot drift from what runs. ``notebooks``
     restricts the row to some notebooks (default: every notebook of the preset that defines one of the parameters;
     in an experiment module's :attr:`Experiment.notes`, that experiment). A choice that no parameter holds (how the
     runs were produced) has no parameters and states itself in ``fact``.
@@ -47,8 +47,8 @@ class Experiment:
         presets: preset name -> the values of its notebook's parameters there (an experiment exists at the presets
             it lists only; a reader's entry is empty).
         notes: preset name -> the choices of its values the paper does not state, with their reasons.
-        claims: the claims its results decide (:data:`initmem.study.judges.RULES` holds each claim's rule).
-        annotates: the claims whose rows its results add a note to (:data:`initmem.study.judges.NOTES`), judged by
+        claims: the claims its results decide (:data:`initmem.study.verdicts.judges.RULES` holds each claim's rule).
+        annotates: the claims whose rows its results add a note to (:data:`initmem.study.verdicts.judges.NOTES`), judged by
             another experiment.
         glue: the names its notebook must glue (figures and the numbers the book and the ledger use).
         reads: the notebooks whose results it reads besides its own.

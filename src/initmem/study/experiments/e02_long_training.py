@@ -25,7 +25,7 @@ __all__ = ["EXPERIMENT"]
 
 def spec(p: Mapping[str, Any]) -> dict[str, Any]:
     """Low-lr SGD for ``epochs``, read at several horizons. Extra: ``lr, checkpoint_every, horizons,
-    reference_horizon`` (the horizons are read off the runs, see :func:`initmem.study.analysis.within_horizons`)."""
+    reference_horizon`` (the horizons are read off the runs, see :func:`initmem.study.statistics.analysis.within_horizons`)."""
     horizons, reference = positive_ints(p, "horizons"), p["reference_horizon"]
     if reference not in horizons or max(horizons) > p["epochs"]:
         raise ValueError(
