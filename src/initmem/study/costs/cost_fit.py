@@ -1,24 +1,10 @@
 """Fit the cost model of :mod:`initmem.study.costs.costs` to the CPU time the committed runs recorded.
 
-The model (one line per factor, each an interpretable log-ratio):
-
-    CPU seconds = overhead + FLOPs * exp(level[network @ image size] + width[width] + batch_slope * log2(batch / 64)
-                                         + optimizer[name] + precision[name])
-
-where ``overhead`` (>= 0) is what every run's timed part costs whatever its FLOPs, which the smoke-scale replays
-(1 and 2 epochs on 200 and 400 images) measure and the record's long runs cannot, and FLOPs are a run's trained and evaluated images times their FLOPs (:mod:`initmem.study.costs.flops`), so that
-``exp(-level)`` is the effective FLOP/s of one core for that network and image size at width 8; ``width`` says how
-much faster per FLOP a wider network runs (a wider convolution runs nearer the core's peak: about 2x at width 16 on
-the development CPU); ``sgd``, ``fp32`` and width 8 are the references (0). It is the least-squares fit of log CPU
-seconds (:func:`scipy.optimize.least_squares`, from the fit without overhead) over the runs that record their CPU time (``cpu_time_s``, recorded from commit 34eb52c on; ``scripts/cost_replay_spec.py`` trains
-two runs of each of the record's cost configurations again to have them): CPU time is what the run itself did, so
-runs of every sweep and session compare directly.
-
-The record's runs from before 34eb52c record wall time only, which counts whatever else the two cores were doing:
-between quiet and busy hours the same configuration took 0.6x to 4.8x as long, and each run against the median of
-its own configuration is within 1.5x for 63 % of them, a ceiling no model of their wall times can pass. They are not
-fitted; ``load`` is their calibration against the model (their wall time over the estimated CPU time: the load they
-ran under).
+``CPU seconds = overhead + FLOPs * exp(level[network @ image size] + width[width] + batch_slope * log2(batch / 64) +
+optimizer[name] + precision[name])``, a least-squares fit of log CPU seconds over the runs that record
+``cpu_time_s`` (from commit 34eb52c on, and the smoke-scale replays that measure ``overhead``); ``sgd``, ``fp32``
+and width 8 are the references (0). Why each term, and why the older wall-timed runs are calibrated (``load``)
+rather than fitted: the API page's "The cost model".
 
 * :func:`run_table` -- one row per distinct run of a preset's committed run files;
 * :func:`fit` -- the model's coefficients, its calibration over the CPU-timed runs and the wall-timed runs' load, as

@@ -2,27 +2,14 @@
 throughput), measured after (from its run files).
 
 * :func:`estimate_cost` -- runs, images, single-core seconds (with the model's p10-p90 band) and A100 seconds of an
-  experiment at a preset, from the experiment's sweep (:func:`initmem.study.design.registry.experiment_spec`);
-  :func:`estimate_runs` -- the same for any list of runs (a design not yet in the registry); :func:`price` -- that
-  cost in one phrase;
+  experiment at a preset; :func:`estimate_runs` -- the same for any list of runs; :func:`price` -- in one phrase;
 * :func:`measured_costs` -- what the committed runs of a preset took, read from their provenance;
 * :func:`run_images` / :func:`run_cost` / :func:`estimate_seconds` -- the images one run trains on and evaluates,
   and what runs cost; :func:`group_seconds` -- what a group of runs costs at a measured throughput (a GPU's).
 
-**CPU seconds** come from :data:`COST_MODEL_FILE`, fitted by ``scripts/fit_costs.py`` to the CPU time the committed
-cpu runs recorded (:mod:`initmem.study.costs.cost_fit` says how): ``seconds = overhead + FLOPs x exp(level[network @
-image size] + width[width] + batch_slope x log2(batch / 64) + optimizer[name] + precision[name])``, FLOPs from
-:mod:`initmem.study.costs.flops`, ``overhead`` the CPU seconds every run's timed part spends whatever its FLOPs (a smoke
-run's whole cost). They are what one otherwise idle core spends; a run on a busy machine takes longer in
-wall time (the model's ``load``: the record's wall-timed runs against it). A width the fit lacks takes the term of
-the nearest recorded width (in log2), which errs high for wider networks (a wider convolution runs nearer the core's
-peak); a network or image size it lacks takes the level of the same network at the nearest image size, else of the
-recorded cell nearest in FLOPs per image.
-
-**GPU seconds** are FLOPs over :data:`A100_FLOPS`, the effective rate of airbench's published A100 time: a lower
-bound, as airbench's loop is tuned for speed and ours is not.
-
-The Setup chapter prints the estimates beside the measured cost.
+CPU seconds are one otherwise idle core's, from :data:`COST_MODEL_FILE` (the model and how a width, network or
+image size the fit lacks is priced: the API page's "The cost model"); GPU seconds are FLOPs over
+:data:`A100_FLOPS`, a lower bound. The Setup chapter prints the estimates beside the measured cost.
 """
 
 from __future__ import annotations

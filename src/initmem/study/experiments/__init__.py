@@ -3,21 +3,12 @@
 Each module ``eNN_name.py`` holds one :class:`Experiment` record, ``EXPERIMENT``, named like its notebook: its sweep
 spec, its values at each preset it supports, the reasons for those values, the claims its results decide, the names
 its notebook glues and the results it reads. :data:`DISCOVERED` lists them in the order of their module names; the
-registry (:mod:`initmem.study.design.registry`), the presets (:mod:`initmem.study.design.presets`), their notes
-(:mod:`initmem.study.design.preset_notes`), the claims' table (:func:`initmem.study.verdicts.judges.claims_of`), the cost tables
-(:mod:`initmem.study.costs.costs`) and ``scripts/preset_specs.py`` read these records instead of listing experiments.
+registry, the presets, the claims' table, the cost tables and ``scripts/preset_specs.py`` read these records
+instead of listing experiments.
 
-A module is imported only when its experiment is asked for (:func:`experiment`; :data:`DISCOVERED` and the tables
-keyed by experiment, :class:`Table`, import every module once they are listed): a page's kernel imports the modules
-of the experiments it uses, and its record of what it used (:mod:`initmem.book.digest`) names those only, so an edit
-to one experiment's module leaves the pages that do not use it current.
-
-Adding a chapter
-----------------
-1. Its notebook ``notebooks/NN_name.py`` (a ``parameters`` cell declaring every parameter as None).
-2. Its module ``eNN_name.py`` here: ``EXPERIMENT = Experiment(name="NN_name", spec=..., presets={"smoke": {...}})``
-   (an experiment may exist at smoke only). The modules beginning with ``_`` hold what several experiments share.
-3. Its line in ``book/_toc.yml``.
+A module is imported only when its experiment is asked for (:func:`experiment`), so a page's record of what it used
+(:mod:`initmem.book.digest`) names only the experiments it uses. Modules beginning with ``_`` hold what several
+experiments share. Adding a chapter takes three files: the API page's "Adding a chapter".
 """
 
 from __future__ import annotations
