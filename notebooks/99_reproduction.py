@@ -283,11 +283,13 @@ page.table(
     },
 )
 # the ladder's GPU rung (benchmarks/gpu_oneshot.py), read as chapter 11 reads a rung; once it has run
-gpu = gpu_results.ledger_column(results_dir) if preset != gpu_results.GPU_PRESET else None
-if gpu is not None:
-    display(Markdown(f"{gpu_results.COLUMN}, at {gpu_results.rung_scale(gpu_results.load_rung(results_dir))}:"))
+gpu_rung = gpu_results.load_rung(results_dir) if preset != gpu_results.GPU_PRESET else None
+if gpu_rung is not None:
+    climbed = ladder.rungs(gpu_rung)
+    display(Markdown(f"{gpu_results.COLUMN}, at {gpu_results.rung_scale(gpu_rung, climbed)}:"))
     with pd.option_context("display.max_colwidth", None):
-        display(gpu.reindex(table.index).fillna("not measured by the GPU check").to_frame())
+        gpu = gpu_results.ledger_column(climbed).reindex(table.index)
+        display(gpu.fillna("not measured by the GPU check").to_frame())
 
 # the scale ladder's extrapolations (chapter 11), once its runs are committed
 ladder_ds = results.read_if_present(layout.results_paths(results_dir, preset, "11_scale_ladder")[1])

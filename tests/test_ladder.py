@@ -311,12 +311,13 @@ def test_the_gpu_rung_is_read_as_the_ladder_reads_a_rung_and_becomes_the_ledgers
     from initmem.study.verdicts import gpu_results
     from initmem.sweeps.store import write_run
 
-    assert gpu_results.ledger_column(tmp_path) is None
+    assert gpu_results.load_rung(tmp_path) is None
     ds = _ladder({("sgd", 16, 20000, 60): 26.5, ("adam", 16, 20000, 60): 1.0})
     ds.attrs["hardware"] = "NVIDIA H200"
     (tmp_path / "gpu").mkdir()
     write_run(ds, tmp_path / "gpu" / f"{gpu_results.EXPERIMENT}.nc")
-    column = gpu_results.ledger_column(tmp_path)
+    rung = gpu_results.load_rung(tmp_path)
+    column = gpu_results.ledger_column(ladder.rungs(rung))
     sgd = next(r for r in ladder.rungs(ds) if r.condition == "sgd").spread
     assert set(column.index) == {"C1", "C2 Adam"}
     assert column["C1"] == f"26.5 pp [{sgd.low:.1f}, {sgd.high:.1f}] on the selected predictor, {ladder.INSIDE}"
@@ -326,5 +327,4 @@ def test_the_gpu_rung_is_read_as_the_ladder_reads_a_rung_and_becomes_the_ledgers
             "-", "−"
         )
     )
-    rung = gpu_results.load_rung(tmp_path)
-    assert gpu_results.rung_scale(rung) == "width 16, 20,000 images, 60 epochs, 3 seeds, NVIDIA H200"
+    assert gpu_results.rung_scale(rung, ladder.rungs(rung)) == "width 16, 20,000 images, 60 epochs, 3 seeds, NVIDIA H200"

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import xarray as xr
@@ -69,10 +70,9 @@ def load_manifest(results_dir: str | os.PathLike = "results") -> dict[str, Any]:
         return {}
 
 
-def rung_scale(ds: xr.Dataset) -> str:
+def rung_scale(ds: xr.Dataset, climbed: Sequence[ladder.Rung]) -> str:
     """The rung in one line: ``"width 64, 45,000 images, 72 epochs, 5 seeds, NVIDIA H200"`` (its hardware as its
-    runs record it; the run's status where it stopped early)."""
-    climbed = ladder.rungs(ds)
+    runs record it; the run's status where it stopped early); ``climbed`` is ``ladder.rungs(ds)``."""
     if not climbed:
         return "no condition finished"
     first = climbed[0]
@@ -88,17 +88,14 @@ def rung_scale(ds: xr.Dataset) -> str:
     return ", ".join(parts)
 
 
-def ledger_column(results_dir: str | os.PathLike = "results") -> pd.Series | None:
-    """The ledger's :data:`COLUMN`: for each ladder condition's ledger row (``"C1"``, ``"C2 Adam"``, ``"C4 larger
-    lr"``) that the GPU rung holds, its spread on the carrying predictor with the calibrated interval and its reading
-    against the band (pandas Series indexed by the row); None when ``results_dir`` holds no GPU rung."""
+def ledger_column(climbed: Sequence[ladder.Rung]) -> pd.Series:
+    """The ledger's :data:`COLUMN` from the GPU rung's conditions (``ladder.rungs`` of :func:`load_rung`): for each
+    ladder condition's ledger row (``"C1"``, ``"C2 Adam"``, ``"C4 larger lr"``), its spread on the carrying predictor
+    with the calibrated interval and its reading against the band (pandas Series indexed by the row)."""
     import pandas as pd
 
-    ds = load_rung(results_dir)
-    if ds is None:
-        return None
     texts = {}
-    for rung in ladder.rungs(ds):
+    for rung in climbed:
         s = rung.spread
         texts[ladder.CONDITIONS[rung.condition].row] = (
             f"{decimal(s.estimate)} pp [{decimal(s.low)}, {decimal(s.high)}] on the {rung.predictor} predictor, "
