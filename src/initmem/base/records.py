@@ -29,6 +29,8 @@ __all__ = ["LISTING", "record", "names", "each", "where", "noted", "split", "val
 LISTING = "*"
 #: The tables read in this process (path -> content), and the keys noted (``<absolute path>#<selector>``).
 _TABLES: dict[Path, dict[str, Any]] = {}
+#: The absolute table paths given, resolved (``Path.resolve`` costs a system call per part of the path).
+_RESOLVED: dict[str, Path] = {}
 _NOTED: set[str] = set()
 
 
@@ -48,12 +50,16 @@ def _read(path: Path) -> dict[str, Any]:
 
 
 def _table(path: str | os.PathLike, selector: str) -> dict[str, dict[str, Any]]:
-    """The records of the table at ``path`` (read once in this process), noting ``selector``."""
-    path = Path(path).resolve()
-    if path not in _TABLES:
-        _TABLES[path] = _read(path)
-    _NOTED.add(f"{path}#{selector}")
-    return _TABLES[path]["records"]
+    """The records of the table at ``path`` (read once in this process, and its path resolved once), noting
+    ``selector``."""
+    key = os.fspath(path)
+    resolved = _RESOLVED.get(key) or Path(key).resolve()
+    if os.path.isabs(key):  # a relative path resolves against the working directory of each call
+        _RESOLVED[key] = resolved
+    if resolved not in _TABLES:
+        _TABLES[resolved] = _read(resolved)
+    _NOTED.add(f"{resolved}#{selector}")
+    return _TABLES[resolved]["records"]
 
 
 def record(path: str | os.PathLike, name: str) -> dict[str, Any] | None:

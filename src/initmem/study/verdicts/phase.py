@@ -81,14 +81,15 @@ def cell_table(ds: xr.Dataset) -> Any:
             }
             row["x"] = row["T_L2"] - row["log_ratio"]
             for name, values in gaps.items():
-                interval = mean_interval(values.sel(at).values)
+                per_seed = values.sel(at).values
+                interval = mean_interval(per_seed)
                 row.update(
                     {
                         f"{name}_gap": interval.estimate,
                         f"{name}_gap_low": interval.low,
                         f"{name}_gap_high": interval.high,
-                        f"{name}_gap_sd": float(np.nanstd(values.sel(at).values, ddof=1)),
-                        f"{name}_gap_seeds": int(np.isfinite(values.sel(at).values).sum()),
+                        f"{name}_gap_sd": float(np.nanstd(per_seed, ddof=1)),
+                        f"{name}_gap_seeds": int(np.isfinite(per_seed).sum()),
                     }
                 )
             row["final_train_acc"] = float(cell["final_train_acc"].mean())
