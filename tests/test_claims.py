@@ -276,8 +276,9 @@ def test_c3_needs_memory_and_interpolation_at_the_reference(results):
     long = results["02_long_training"]
     long["train_acc"].loc[{"epoch": 2, "sigma_w": 2.5}] = 90.0
     assert (
-        "premise not met: not every run interpolates"
-        in claims.reproduction_table(results, ["C3"]).loc["C3 final predictor", "reason"]
+        "premise not met: the final predictors do not all interpolate (train accuracy below 99.5 %): at the reference "
+        "horizon (2 epochs) in 5 of 15 runs (lowest 90.0 %)"
+        == claims.reproduction_table(results, ["C3"]).loc["C3 final predictor", "reason"]
     )
     long["train_acc"].loc[{"epoch": 2}] = 100.0
     long["test_acc"].loc[{"epoch": 2}] = 60.0 + long["seed"] * 0.1  # no memory at the reference horizon

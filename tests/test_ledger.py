@@ -358,10 +358,3 @@ def test_every_verdict_box_heading_writes_symbols_as_math():
         assert "sigma_w" not in plain and "T_L2" not in plain and heading.count("$") % 2 == 0, (claim, heading)
 
 
-def test_a_run_at_exactly_the_interpolation_threshold_interpolates():
-    import xarray as xr
-
-    from initmem.study.verdicts.ledger import interpolates
-
-    assert interpolates(xr.DataArray([99.5, 100.0])) and not interpolates(xr.DataArray([99.49, 100.0]))
-    assert not interpolates(xr.DataArray([np.nan, 100.0]))  # a run without a value does not

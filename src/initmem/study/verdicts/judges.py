@@ -27,7 +27,6 @@ from .ledger import (
     Row,
     clocks_text,
     cross_fitted,
-    interpolates,
     interval_of,
     judged_row,
     scale_text,
@@ -210,8 +209,8 @@ def _c3(ds: xr.Dataset) -> list[Row]:
         premise = ""
         if not later:
             premise = f"no horizon after the reference ({reference} epochs): nothing to compare it with"
-        elif not interpolates(at_ref["final_train_acc"]):
-            premise = f"not every run interpolates at the reference horizon ({reference} epochs)"
+        elif short := interpolation_premise({f"at the reference horizon ({reference} epochs)": at_ref}, "final"):
+            premise = short  # decided as every claim's premise is: a diverged run is left out
         elif not (memory.has_bounds and memory.low > 0):
             premise = f"no memory to keep at the reference horizon (cross-fitted spread {memory})"
         same = bool((at_ref["best_epoch"] == at_last["best_epoch"]).all())

@@ -23,7 +23,6 @@ import xarray as xr
 
 from ...base import records
 from ...base.numbers import significant
-from ...run.thresholds import INTERPOLATION_THRESHOLD
 from ..statistics.calibration import CrossFitted
 from ..statistics.nulls import NullTest, spread_null
 from ..statistics.stats import Interval, cross_fitted_spreads, finite_runs, mean_interval
@@ -42,7 +41,6 @@ __all__ = [
     "cross_fitted",
     "interval_of",
     "size_method",
-    "interpolates",
     "clocks_text",
     "scale_text",
     "spread_text",
@@ -285,11 +283,6 @@ def size_method(method: str | CrossFitted) -> str | CrossFitted:
     """The estimator of a row's size given its effect's: a :class:`CrossFitted` contrast's size is one condition's
     own spread over the same design; otherwise the same."""
     return method.spread() if isinstance(method, CrossFitted) else method
-
-
-def interpolates(values: xr.DataArray) -> bool:
-    """Whether every run's train accuracy in ``values`` (%) reaches the interpolation threshold (99.5 %)."""
-    return bool((values >= INTERPOLATION_THRESHOLD).all())
 
 
 def clocks_text(ds: xr.Dataset, names: tuple[str, ...] = ("T_SGD", "T_L2", "T_adapt"), label: str = "") -> str:
