@@ -65,7 +65,8 @@ def batch_points(ds: xr.Dataset) -> list[BatchPoint]:
         if "epochs" in sub.coords and "epochs" not in sub.dims:
             sub = sub.drop_vars("epochs")
         steps = int(np.nanmax(last_finite(sub["step"]).values)) if "step" in sub else 0
-        interpolates = bool((sub["final_train_acc"] >= INTERPOLATION_THRESHOLD).all())
+        train = sub["final_train_acc"]  # a diverged run (NaN) is left out, as every claim's premise leaves it
+        interpolates = bool(train.notnull().any() and not (train < INTERPOLATION_THRESHOLD).any())
         points.append(BatchPoint(b, e, steps, interpolates, sub))
     return sorted(points, key=lambda p: (p.batch_size, p.epochs))
 
