@@ -66,6 +66,19 @@ def test_norm_coupling_slopes():
     np.testing.assert_allclose(slopes.sel(optimizer="adam").values, 0.0, atol=1e-9)  # common final norm
 
 
+def test_a_diverged_run_has_no_final_norm_and_leaves_the_coupling_of_its_seed_out():
+    """Its last finite norm is where it blew up, not where it ended: it is left out, as every premise leaves it."""
+    ds = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1]}, {"optimizer": ["sgd", "adam"], "lr": [0.02, 0.005]})
+    ds["diverged"] = xr.zeros_like(ds["final_test_acc"])
+    blown = {"optimizer": "sgd", "seed": 1, "sigma_w": 2.5}
+    ds["diverged"].loc[blown] = 1
+    ds["weight_norm"].loc[{**blown, "epoch": ds["epoch"].values[-1]}] = 1e6  # recorded once more, then stopped
+    norms = analysis.final_norms(ds)
+    assert np.isnan(float(norms.sel(blown))) and int(np.isnan(norms).sum()) == 1
+    slopes = analysis.norm_coupling(ds)
+    assert float(slopes.sel(optimizer="sgd", seed=1)) == pytest.approx(1.0)  # the two runs left of its seed: exact
+
+
 def test_clock_table_families():
     table = analysis.clock_table(ledger_results())
     assert set(table["experiment"]) == {

@@ -327,4 +327,6 @@ def test_the_gpu_rung_is_read_as_the_ladder_reads_a_rung_and_becomes_the_ledgers
             "-", "−"
         )
     )
-    assert gpu_results.rung_scale(rung, ladder.rungs(rung)) == "width 16, 20,000 images, 60 epochs, 3 seeds, NVIDIA H200"
+    assert (
+        gpu_results.rung_scale(rung, ladder.rungs(rung)) == "width 16, 20,000 images, 60 epochs, 3 seeds, NVIDIA H200"
+    )

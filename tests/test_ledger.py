@@ -356,5 +356,3 @@ def test_every_verdict_box_heading_writes_symbols_as_math():
     for claim, heading in headings.items():
         plain = heading.replace(r"\sigma_w", "")
         assert "sigma_w" not in plain and "T_L2" not in plain and heading.count("$") % 2 == 0, (claim, heading)
-
-

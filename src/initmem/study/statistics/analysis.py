@@ -162,6 +162,14 @@ def within_horizons(ds: xr.Dataset, horizons: Sequence[int]) -> xr.Dataset:
 # ----------------------------------------------------------------------------------------------
 # Radial memory (06)
 # ----------------------------------------------------------------------------------------------
+def final_norms(ds: xr.Dataset) -> xr.DataArray:
+    """Each run's final kernel norm: its last finite ``weight_norm``, NaN for a diverged run
+    (:func:`initmem.study.statistics.stats.diverged_runs`), whose last finite norm is where it blew up."""
+    from .stats import diverged_runs
+
+    return last_finite(ds["weight_norm"]).where(~diverged_runs(ds))
+
+
 def norm_coupling(ds: xr.Dataset, over: str = "sigma_w") -> xr.DataArray:
     """Slope of ``log(final weight_norm)`` against ``log(initial weight_norm)`` across ``over``.
 
@@ -170,7 +178,7 @@ def norm_coupling(ds: xr.Dataset, over: str = "sigma_w") -> xr.DataArray:
     paper's adaptive methods).
     """
     initial = np.log(ds["weight_norm"].isel(epoch=0))
-    final = np.log(last_finite(ds["weight_norm"]))
+    final = np.log(final_norms(ds))
 
     def _slope(x: np.ndarray, y: np.ndarray) -> np.ndarray:
         ok = np.isfinite(x) & np.isfinite(y)
@@ -196,7 +204,7 @@ def norm_table(ds: xr.Dataset) -> Any:
     from .stats import mean_interval, seed_mean
 
     slopes = norm_coupling(ds)
-    initial, final = ds["weight_norm"].isel(epoch=0), last_finite(ds["weight_norm"])
+    initial, final = ds["weight_norm"].isel(epoch=0), final_norms(ds)
     rows = []
     for opt in ds["optimizer"].values:
         slope = mean_interval(slopes.sel(optimizer=opt))

@@ -426,13 +426,13 @@ def norm_slope_difference(x: np.ndarray) -> Callable[[np.ndarray, np.ndarray], n
 
 
 def _c7(ds: xr.Dataset) -> list[Row]:
-    from ..statistics.analysis import last_finite, norm_coupling
+    from ..statistics.analysis import final_norms, norm_coupling
 
     present = adaptive_in(ds["optimizer"].values)
     slopes = norm_coupling(ds)  # (optimizer, seed)
     strongest = most_coupled_adaptive(slopes)
     x = np.log(ds["weight_norm"].isel(epoch=0).sel(optimizer="sgd")).transpose("sigma_w", "seed").values
-    final = np.log(last_finite(ds["weight_norm"]))
+    final = np.log(final_norms(ds))
     a, b = (final.sel(optimizer=o).transpose("sigma_w", "seed").values for o in ("sgd", strongest))
     # the null drops the seeds with a missing run (contrast_null); x must keep the same seeds as a and b
     keep = np.isfinite(a).all(axis=0) & np.isfinite(b).all(axis=0) & np.isfinite(x).all(axis=0)

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from ..statistics.analysis import last_finite
+from ..statistics.analysis import final_norms
 from ..statistics.stats import LEVEL, finite_runs, mean_interval, seed_mean
 from .rules import BOUNDARY_BAND
 
@@ -58,7 +58,7 @@ def cell_table(ds: xr.Dataset) -> Any:
 
     sigmas = sorted(float(s) for s in ds["sigma_w"].values)
     initial = seed_mean(ds["weight_norm"].isel(epoch=0))
-    final = seed_mean(last_finite(ds["weight_norm"]))
+    final = seed_mean(final_norms(ds))
     gaps = {name: gap(ds, f"{name}_test_acc") for name in ("selected", "final")}
     rows = []
     for lr in ds["lr"].values:

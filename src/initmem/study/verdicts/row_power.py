@@ -21,7 +21,7 @@ import xarray as xr
 
 from ...base.numbers import decimal, significant
 from ..experiments import judged_by
-from ..statistics.analysis import last_finite, norm_coupling, within_horizons
+from ..statistics.analysis import final_norms, norm_coupling, within_horizons
 from ..statistics.batches import batch_comparisons
 from ..statistics.nulls import contrast_null, contrast_null_floor
 from ..statistics.stats import finite_runs
@@ -204,7 +204,7 @@ def _norm_rows(ds: xr.Dataset, predictors: Mapping[str, str]) -> list[RowDesign]
     """C7 on experiment 06: SGD's log final norms against the most coupled adaptive optimizer's, over SGD's mean log
     initial norm at each sigma_w; the noise is in log norm."""
     strongest = most_coupled_adaptive(norm_coupling(ds))
-    final = np.log(last_finite(ds["weight_norm"]))
+    final = np.log(final_norms(ds))
     cells = [final.sel(optimizer=o).transpose("sigma_w", "seed") for o in ("sgd", strongest)]
     x = np.log(ds["weight_norm"].isel(epoch=0).sel(optimizer="sgd")).mean("seed").transpose("sigma_w")
     design = Design("C7", "", judged_by("C7"), ds.sizes["sigma_w"], ds.sizes["seed"], None)

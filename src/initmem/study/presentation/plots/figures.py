@@ -14,7 +14,7 @@ import numpy as np
 import xarray as xr
 
 from ....run.thresholds import INTERPOLATION_THRESHOLD
-from ...statistics.analysis import last_finite
+from ...statistics.analysis import final_norms, last_finite
 from ...statistics.stats import seed_mean
 from .captions import finish
 from .labels import (
@@ -267,7 +267,7 @@ def norm_scatter(
     n_hues = ds.sizes[hue] if hue in ds.dims else 1
     fig, axes, strips = panels(2, legend="below")
     initial = ds["weight_norm"].isel(epoch=0)
-    final = last_finite(ds["weight_norm"])
+    final = final_norms(ds)
     dist = last_finite(ds["dist_from_init"]) / initial
     lo, hi = np.inf, 0.0
     for i, (value, _) in enumerate(iter_hue(initial, hue)):
