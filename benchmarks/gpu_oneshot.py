@@ -88,6 +88,11 @@ PER_RUN_OVERHEAD_S = 1.0
 PROBE_BUDGET_SHARE = 0.25
 PROBE_LIMIT_FACTOR = 4.0
 PROBE_MIN_LIMIT_S = 30.0
+#: The rung's design record, under the results folder: written by --declare and committed before its first run.
+DESIGN = Path(PRESET) / EXPERIMENT / "design.json"
+#: The chapter 11 design record whose judging rules the rung shares, and the record its noise is measured on.
+LADDER_DESIGN = Path("cpu") / EXPERIMENT / "design.json"
+NOISE_SOURCE = Path("cpu") / "01_optimizers.nc"
 #: Fields of a run that the stacked and sequential parity runs compare (relative difference).
 PARITY_VARIABLES = ("train_loss", "val_loss", "test_loss", "weight_norm", "dist_from_init")
 
@@ -135,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     add("--results-dir", type=Path, default=Path("results"), help="results root: writes <it>/gpu (default results)")
     add("--budget-min", type=real, default=None, help="hard wall-time budget in minutes (8; --dry-run 3)")
     add("--dry-run", action="store_true", help="chapter 11's smoke sizes on the CPU, synthetic data (a minute)")
+    add("--declare", action="store_true", help="write the rung's design record (DESIGN) and stop; commit it first")
     add("--data", default=None, help="CIFAR-10 location (default: initmem's search)")
     add("--device", default=None, choices=("cpu", "cuda"), help="default cuda (cpu with --dry-run)")
     add("--allow-cpu", action="store_true", help="run the full-size rung without a GPU")
@@ -160,10 +166,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     args.throughput_seconds = args.throughput_seconds or (2.0 if dry else 20.0)
     args.widths = (args.width,) if args.width else DRY_WIDTHS if dry else WIDTHS
     if args.device == "cuda" and not torch.cuda.is_available():
-        if not args.allow_cpu:
+        if not (args.allow_cpu or args.declare):
             parser.error("--device cuda: no CUDA device here; use --dry-run (or --device cpu --allow-cpu)")
         args.device = "cpu"
-    if args.device == "cpu" and not (dry or args.allow_cpu):
+    if args.device == "cpu" and not (dry or args.allow_cpu or args.declare):
         parser.error("--device cpu: the full-size rung is a GPU job; add --allow-cpu or use --dry-run")
     try:
         args.parameters = rung_parameters(args)
@@ -447,12 +453,67 @@ def summary_text(m: dict[str, Any], results_dir: Path) -> str:
     return "\n".join(lines)
 
 
+def design_record(args: argparse.Namespace) -> dict[str, Any]:
+    """The rung's design, declared before its first run (``--declare``): what it trains, how it is judged (the
+    ladder's rules, :data:`LADDER_DESIGN`) and the power of "in the paper's band" for each condition at the noise of
+    01's record at the rung's sigma_w and seeds (:func:`initmem.study.verdicts.preregistration.band_power`)."""
+    import xarray as xr
+
+    from initmem.study.verdicts.preregistration import band_power, read_design, spread_noise
+
+    p = args.parameters
+    ladder_design = read_design(args.results_dir / LADDER_DESIGN)
+    zipped = {key: values[:-1] for key, values in e11_scale_ladder.condition_zip({**p, "lever_lr": -1.0}).items()}
+    with xr.open_dataset(args.results_dir / NOISE_SOURCE, engine="h5netcdf") as record:
+        sds = spread_noise(record, zipped["optimizer"], p["sigma_ws"])
+    power = {}
+    for optimizer, by in sds.items():
+        truth, band = ladder.target(optimizer)
+        power[optimizer] = {
+            predictor: round(band_power(sd, len(p["seeds"]), truth, band, len(p["sigma_ws"])), 4)
+            for predictor, sd in by.items()
+        }
+    runs = [config for _, config in SweepSpec.from_dict(rung_spec(args, WIDTHS[0])).configs()]
+    return {
+        "study": f"{EXPERIMENT}, GPU rung",
+        "preset": PRESET,
+        "question": "At the paper's width and training set, are SGD's and Adam's spreads in the paper's bands?",
+        "widths": list(WIDTHS),
+        "width_rule": "the widest whose estimate at the measured throughput fits the budget (plan_rung); where none "
+        "fits, the narrower, then SGD's seeds before Adam's, stopping cleanly at the deadline",
+        "train_size": TRAIN_SIZE,
+        "epochs": rule_epochs(TRAIN_SIZE),
+        "epoch_rule": epoch_rule_text(),
+        "conditions": [
+            {"optimizer": o, "lr": lr, "weight_decay": wd, "aux_lr": a, "row": ladder.CONDITIONS[o].row}
+            for o, lr, wd, a in zip(zipped["optimizer"], zipped["lr"], zipped["weight_decay"], zipped["aux_lr"])
+        ],
+        "sigma_ws": p["sigma_ws"],
+        "seeds": p["seeds"],
+        "fixed": {k: p[k] for k in ("model", "logit_scale", "batch_size", "warmup_epochs", *PAPER_SPLIT, "bf16")},
+        **{k: ladder_design[k] for k in ("premise", "predictor", "spread", "size_rule")},
+        "noise": {
+            "source": NOISE_SOURCE.as_posix(),
+            "sd_per_seed_spread_pp": {o: {k: round(v, 3) for k, v in by.items()} for o, by in sds.items()},
+        },
+        "power_in_band": power,
+        "estimated_a100_s_at_width_64": round(costs.estimate_runs(runs)["gpu_seconds"]),
+        "written_at_commit": git_commit(),
+    }
+
+
 def main(argv: Sequence[str] | None = None, clock: Callable[[], float] = time.monotonic, train=train_group) -> int:
     """Run steps 1-4; 0 when the rung completed, 3 when it stopped early (what finished is saved), 1 when it failed.
 
     ``clock``: the budget's clock, seconds (the probes' limits and the deadline read it; a fake one disables the
     hard timer); ``train``: trains one group of step 4 (initmem.sweeps.budget.train_group; tests wrap it)."""
     args = parse_args(argv)
+    if args.declare:
+        out = args.results_dir / DESIGN
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(design_record(args), indent=1, ensure_ascii=False) + "\n")
+        print(f"wrote {out}: commit it before the rung's first run")
+        return 0
     deadline = Deadline(args.budget_s, clock)
     level = logging.DEBUG if args.verbose else logging.INFO
     logging.basicConfig(level=level, format="%(asctime)s %(levelname)s %(name)s: %(message)s", datefmt="%H:%M:%S")

@@ -286,7 +286,10 @@ page.table(
 gpu_rung = gpu_results.load_rung(results_dir) if preset != gpu_results.GPU_PRESET else None
 if gpu_rung is not None:
     climbed = ladder.rungs(gpu_rung)
-    display(Markdown(f"{gpu_results.COLUMN}, at {gpu_results.rung_scale(gpu_rung, climbed)}:"))
+    declaration = gpu_results.rung_declaration(results_dir, gpu_rung).text()
+    display(
+        Markdown(f"{gpu_results.COLUMN}, at {gpu_results.rung_scale(gpu_rung, climbed)} (its design {declaration}):")
+    )
     with pd.option_context("display.max_colwidth", None):
         gpu = gpu_results.ledger_column(climbed).reindex(table.index)
         display(gpu.fillna("not measured by the GPU check").to_frame())

@@ -21,8 +21,7 @@ from initmem.base.paths import git_commit
 from initmem.study.costs import costs
 from initmem.study.design import presets
 from initmem.study.experiments import e11_scale_ladder as e11
-from initmem.study.statistics.stats import cross_fitted_spreads
-from initmem.study.verdicts.preregistration import shift_power
+from initmem.study.verdicts.preregistration import shift_power, spread_noise
 from initmem.sweeps.spec import SweepSpec
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,14 +34,7 @@ def noise() -> dict[str, dict[str, float]]:
     """The standard deviation over seeds of the per-seed cross-fitted spread (pp) on the record, per optimizer and
     predictor, at the ladder's sigma_w."""
     with xr.open_dataset(ROOT / NOISE_SOURCE) as ds:
-        out = {}
-        for optimizer in e11.LADDER_OPTIMIZERS:
-            one = ds.sel(optimizer=optimizer, sigma_w=e11.CPU["sigma_ws"])
-            out[optimizer] = {
-                predictor: float(cross_fitted_spreads(one[f"{predictor}_test_acc"]).std(ddof=1))
-                for predictor in ("selected", "final")
-            }
-        return out
+        return spread_noise(ds, e11.LADDER_OPTIMIZERS, e11.CPU["sigma_ws"])
 
 
 def main(out: Path) -> None:

@@ -327,6 +327,25 @@ def test_the_gpu_rung_is_read_as_the_ladder_reads_a_rung_and_becomes_the_ledgers
             "-", "−"
         )
     )
+    assert gpu_results.rung_declaration(tmp_path, rung).text() == (
+        "its declaration is not committed in this checkout's history; no runs"
+    )  # no design record here, and this combined file names no run files
     assert (
         gpu_results.rung_scale(rung, ladder.rungs(rung)) == "width 16, 20,000 images, 60 epochs, 3 seeds, NVIDIA H200"
     )
+
+
+def test_the_gpu_rungs_design_is_declared_as_the_one_shot_would_train_it():
+    """results/gpu/11_scale_ladder/design.json, committed before the rung's first run, holds what
+    ``benchmarks/gpu_oneshot.py`` trains: its conditions, sigma_w, seeds, training images and epochs."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_oneshot", ROOT / "benchmarks" / "gpu_oneshot.py")
+    oneshot = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(oneshot)
+    args = oneshot.parse_args(["--declare", "--results-dir", str(ROOT / "results")])
+    committed = preregistration.read_design(ROOT / "results" / oneshot.DESIGN)
+    now = oneshot.design_record(args)
+    keys = ("conditions", "sigma_ws", "seeds", "train_size", "epochs", "widths", "fixed", "predictor", "size_rule")
+    assert {k: committed[k] for k in keys} == {k: now[k] for k in keys}
+    assert all(0 <= p <= 1 for by in committed["power_in_band"].values() for p in by.values())

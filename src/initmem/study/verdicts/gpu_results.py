@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 import xarray as xr
 
 from ...base.numbers import decimal
-from ..costs.results import load_results
+from ..costs.results import load_results, run_attributes
 from ..design.layout import results_paths
 from ..experiments.e11_scale_ladder import EXPERIMENT as _LADDER
 from . import ladder
+from .preregistration import RuleStatus, declared
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,6 +41,7 @@ __all__ = [
     "load_rung",
     "load_manifest",
     "rung_scale",
+    "rung_declaration",
     "ledger_column",
 ]
 
@@ -86,6 +88,18 @@ def rung_scale(ds: xr.Dataset, climbed: Sequence[ladder.Rung]) -> str:
     if ds.attrs.get("sweep_status", "complete") != "complete":
         parts.append(f"run {ds.attrs['sweep_status']}")
     return ", ".join(parts)
+
+
+def rung_declaration(results_dir: str | os.PathLike, ds: xr.Dataset) -> RuleStatus:
+    """The GPU rung's design against its runs: the commit that declared ``results_dir/gpu/11_scale_ladder/design.json``
+    (``benchmarks/gpu_oneshot.py --declare``) and the creation times of the runs ``ds`` holds
+    (:class:`initmem.study.verdicts.preregistration.RuleStatus`; its ``text()`` is what the ledger prints)."""
+    folder = results_paths(results_dir, GPU_PRESET, EXPERIMENT)[1].parent / EXPERIMENT
+    design = folder / "design.json"
+    runs = run_attributes(ds, folder / "runs") if "run_hash" in ds else ()
+    created = tuple(sorted(str(a.get("created", "")) for _, a in runs))
+    declaration = declared(design) if design.is_file() else None
+    return RuleStatus("GPU rung", declaration, True, created, EXPERIMENT)
 
 
 def ledger_column(climbed: Sequence[ladder.Rung]) -> pd.Series:

@@ -30,6 +30,8 @@ from ..statistics.calibration import critical
 __all__ = [
     "ShiftPower",
     "shift_power",
+    "band_power",
+    "spread_noise",
     "read_design",
     "Declaration",
     "declared",
@@ -91,6 +93,40 @@ def shift_power(
         shift=float(shift),
         power=float((mean - half > 0).mean()),
     )
+
+
+def band_power(
+    sd: float,
+    n_seeds: int,
+    truth: float,
+    band: tuple[float, float],
+    n_sigma: int = 2,
+    reps: int = 20_000,
+    seed: int = 0,
+) -> float:
+    """The probability that a rung's calibrated spread interval (:func:`initmem.study.statistics.calibration.critical`,
+    kind ``"spread"``) lies wholly inside ``band`` (pp), its ``n_seeds`` per-seed spreads independent Gaussians of
+    mean ``truth`` and standard deviation ``sd`` (pp): the power of "in the paper's band" at the paper's number."""
+    c = critical("spread", n_sigma, n_seeds)
+    spreads = np.random.default_rng(seed).normal(truth, sd, size=(reps, n_seeds))
+    mean, se = spreads.mean(axis=1), spreads.std(axis=1, ddof=1) / math.sqrt(n_seeds)
+    return float(((mean - c.low * se >= band[0]) & (mean + c.high * se <= band[1])).mean())
+
+
+def spread_noise(ds: Any, optimizers: Iterable[str], sigma_ws: Iterable[float]) -> dict[str, dict[str, float]]:
+    """The standard deviation over seeds (pp) of the per-seed cross-fitted spread over ``sigma_ws`` of each of
+    ``optimizers`` in ``ds`` (an experiment 01 Dataset), for the selected and the final predictor: the record's
+    noise a design's power is computed at."""
+    from ..statistics.stats import cross_fitted_spreads
+
+    out = {}
+    for optimizer in optimizers:
+        one = ds.sel(optimizer=optimizer, sigma_w=list(sigma_ws))
+        out[optimizer] = {
+            predictor: float(cross_fitted_spreads(one[f"{predictor}_test_acc"]).std(ddof=1))
+            for predictor in ("selected", "final")
+        }
+    return out
 
 
 def read_design(path: str | Path) -> dict[str, Any]:
