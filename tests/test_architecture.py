@@ -13,6 +13,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "src" / "initmem"
 LAYERS = ("base", "run", "sweeps", "study", "theory", "book", "cli", "__init__")
 #: theory sits beside study: neither may import the other.
 SIBLINGS = {("theory", "study"), ("study", "theory")}
+#: Arrows downward that are still forbidden: the book tooling receives parsed parameters and built results, and
+#: reaches the runs only through the sweeps and the study (the command line parses ``-p`` values and run configs).
+FORBIDDEN = {("book", "run")}
 #: What theory may import besides itself: base only (its shared constants are in base.constants). ``run`` is torch;
 #: the numpy theory must not need it.
 THEORY_MAY_IMPORT = ("base", "theory")
@@ -78,6 +81,8 @@ def test_imports_only_run_downward(module):
         there = LAYERS.index(_layer(target))
         if (_layer(module), _layer(target)) in SIBLINGS:
             pytest.fail(f"{module} imports {target}: theory and study are siblings, neither may import the other")
+        if (_layer(module), _layer(target)) in FORBIDDEN:
+            pytest.fail(f"{module} imports {target}: {_layer(module)} may not import {_layer(target)}")
         assert there <= here, f"{module} ({_layer(module)}) imports {target} from a higher layer ({_layer(target)})"
 
 
@@ -196,6 +201,7 @@ def test_the_checker_sees_imports():
     assert "initmem.study.presentation.plots" not in GRAPH["initmem.run.training"]
     assert "initmem.base.constants" in GRAPH["initmem.theory.optimizers"]  # a relative import two levels up
     assert "initmem.base.files" in GRAPH["initmem.run.data.decode"]  # three levels up, from a subpackage
+    assert "initmem.run.mapping_files" in GRAPH["initmem.cli.experiments"]  # the command line parses -p values
 
 
 # --- what must not import torch ------------------------------------------------------------------------------------

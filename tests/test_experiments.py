@@ -18,8 +18,10 @@ nbformat = pytest.importorskip("nbformat")
 
 from initmem.book import exploration, kernel
 from initmem.book import runner as experiments
-from initmem.book.runner import ParameterError, parse_parameter_value, run_notebooks
+from initmem.book.parameters import ParameterError
+from initmem.book.runner import run_notebooks
 from initmem.cli import main
+from initmem.cli.experiments import parse_parameter_value
 from initmem.study.design import presets
 
 GOOD = """\
@@ -116,7 +118,7 @@ def test_unknown_preset():
 
 
 def test_parameters_injected_and_digest_reuse(layout):
-    res = run_notebooks(preset="cpu", parameters={"scale": "3", "items": [4, 5]}, **layout)
+    res = run_notebooks(preset="cpu", parameters={"scale": 3, "items": [4, 5]}, **layout)
     assert [r.status for r in res] == ["executed"]
     out = layout["out_dir"] / "01_good.ipynb"
     assert res[0].output == out

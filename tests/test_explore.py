@@ -20,7 +20,8 @@ from initmem.base.paths import RootError, find_repo_root
 from initmem.book import build as book
 from initmem.book import exploration
 from initmem.book import runner as experiments
-from initmem.book.runner import ParameterError, run_notebooks
+from initmem.book.parameters import ParameterError
+from initmem.book.runner import run_notebooks
 from initmem.cli import main
 from initmem.study.design import registry
 

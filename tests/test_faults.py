@@ -1062,7 +1062,7 @@ def _alias_bomb(levels: int) -> str:
 
 
 def test_a_yaml_alias_bomb_is_one_line_and_no_error_formats_a_whole_value(tmp_path, capsys, monkeypatch):
-    from initmem.book.parameters import parse_parameter_value
+    from initmem.cli.experiments import parse_parameter_value
 
     _forbid_training(monkeypatch)
     bomb = tmp_path / "bomb.yaml"

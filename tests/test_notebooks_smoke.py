@@ -17,6 +17,7 @@ jupytext = pytest.importorskip("jupytext")
 nbformat = pytest.importorskip("nbformat")
 
 from initmem.book import runner as experiments  # noqa: E402
+from initmem.book.parameters import ParameterError  # noqa: E402
 from initmem.study.costs import costs  # noqa: E402
 from initmem.study.design import preset_notes, presets, registry  # noqa: E402
 from initmem.study.experiments import DISCOVERED  # noqa: E402
@@ -226,7 +227,7 @@ def test_batch_size_override_as_documented(tmp_path):
 
 def test_batch_size_larger_than_train_size_is_a_clear_error(tmp_path):
     """... and a batch larger than the training set stops, before anything runs, with a message naming both."""
-    with pytest.raises(experiments.ParameterError) as info:
+    with pytest.raises(ParameterError) as info:
         experiments.run_notebooks(
             preset="smoke",
             only="04",

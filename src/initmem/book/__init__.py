@@ -11,5 +11,6 @@
   :mod:`~initmem.book.site` (an exploration's own small site), :mod:`~initmem.book.extension` (the Sphinx extension
   named in ``_config.yml``) and :mod:`~initmem.book.repository` (the repository buttons' address).
 
-The top layer below the command line: it may import every other layer.
+The top layer below the command line: it may import every other layer but ``run`` (it receives parsed
+parameters; the runs it reaches through the sweeps and the study).
 """

@@ -26,11 +26,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..base.paths import find_repo_root
-from ..run.config import ConfigError
 from ..study.design import presets as _presets
 from ..study.design.layout import EXPLORE_DIR, RECORD_OUT_DIR
 from . import runner as _experiments
 from .exploration import EXPLORE_NOTEBOOKS
+from .parameters import ParameterError
 from .runner import NotebookResult, discover_notebooks, run_notebooks
 
 __all__ = [
@@ -219,7 +219,7 @@ def explore_source(root: str | Path, from_dir: str | Path) -> Path:
     ``<folder>/_site/`` for one in a folder the user named (``--out-dir``), so that nothing under ``root`` is written.
 
     Raises:
-        ConfigError: ``from_dir`` holds no executed notebook.
+        ParameterError: ``from_dir`` holds no executed notebook.
     """
     from .site import write_site
 
@@ -229,7 +229,7 @@ def explore_source(root: str | Path, from_dir: str | Path) -> Path:
         folder = folder / EXPLORE_NOTEBOOKS
     notebooks = sorted(folder.glob("*.ipynb")) if folder.is_dir() else []
     if not notebooks:
-        raise ConfigError(f"--from: {from_dir} holds no executed notebook (.ipynb); run initmem experiments first")
+        raise ParameterError(f"--from: {from_dir} holds no executed notebook (.ipynb); run initmem experiments first")
     exploration = folder.parent if folder.name == EXPLORE_NOTEBOOKS else folder
     inside = exploration.parent == (root / EXPLORE_DIR).resolve()
     site = root / EXPLORE_BUILD_DIR / exploration.name if inside else exploration / SITE_DIR

@@ -3,7 +3,8 @@
 papermill fills a notebook's cell tagged ``parameters``. Before anything runs, the runner
 (:func:`initmem.book.runner.run_notebooks`) reads which names a notebook declares (:func:`notebook_parameter_names`)
 and their literal defaults (:func:`parameter_defaults`), merges the preset's values with the user's overrides
-(:func:`final_parameters`: every name must be declared, every value JSON-like) and builds and validates the
+(:func:`final_parameters`: every name must be declared, every value JSON-like; the command line parses ``-p``
+values before, :func:`initmem.cli.experiments.parse_parameter_value`) and builds and validates the
 experiment's sweep at those values (:func:`validate_experiment`). Each failure is a :class:`ParameterError` of one
 line naming the notebook and the parameter.
 """
@@ -12,21 +13,18 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import json
 import os
+import reprlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..run.config import shown
-from ..run.mapping_files import yaml_loader
 from ..study.design.presets import zipped_defaults
 
 __all__ = [
     "INJECTED",
     "ParameterError",
     "notebook_parameter_names",
-    "parse_parameter_value",
     "jsonable",
     "final_parameters",
     "parameter_defaults",
@@ -38,7 +36,23 @@ INJECTED = ("preset", "results_dir")
 
 
 class ParameterError(ValueError):
-    """A parameter is unknown to a notebook, or its value is not JSON-like."""
+    """A parameter is unknown to a notebook, or its value is not JSON-like; or an option names a folder the book
+    cannot use."""
+
+
+_SHOWN = reprlib.Repr()
+_SHOWN.maxlevel = 3
+_SHOWN.maxlist = _SHOWN.maxtuple = _SHOWN.maxdict = _SHOWN.maxset = 6
+_SHOWN.maxstring = _SHOWN.maxlong = _SHOWN.maxother = 40
+
+
+def _shown(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` for an error message, in at most ``limit`` characters, however large ``value`` is."""
+    try:
+        text = _SHOWN.repr(value)
+    except ValueError:  # an integer too long for str() (over 4300 digits)
+        text = f"<an integer of {value.bit_length()} bits>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _cell_source(nb) -> str:
@@ -67,32 +81,6 @@ def notebook_parameter_names(nb) -> list[str]:
     return names
 
 
-def parse_parameter_value(text: str) -> Any:
-    """Turn a command-line string into a parameter value: JSON, else YAML, else the raw string.
-
-    >>> parse_parameter_value("[32, 512]")
-    [32, 512]
-    >>> parse_parameter_value("1e-3")
-    0.001
-    >>> parse_parameter_value("sgd")
-    'sgd'
-    """
-    if not isinstance(text, str):
-        return jsonable(text, "value")
-    try:
-        return json.loads(text)
-    except ValueError:
-        pass
-    try:
-        import yaml
-
-        value = yaml.load(text, Loader=yaml_loader())  # noqa: S506 - a SafeLoader subclass, refusing aliases
-        json.dumps(value, allow_nan=True)  # dates and other YAML-only types fall back to the string
-        return value
-    except Exception:  # not YAML, or a YAML alias: the string itself
-        return text
-
-
 def jsonable(value: Any, where: str) -> Any:
     """``value`` with tuples turned into lists; ``ParameterError`` for anything not JSON-like."""
     if value is None or isinstance(value, (bool, int, float, str)):
@@ -103,7 +91,7 @@ def jsonable(value: Any, where: str) -> Any:
         out = {}
         for k, v in value.items():
             if not isinstance(k, str):
-                raise ParameterError(f"{where}: dict keys must be strings, got {shown(k)}")
+                raise ParameterError(f"{where}: dict keys must be strings, got {_shown(k)}")
             out[k] = jsonable(v, where)
         return out
     # numpy scalars and the like
@@ -115,7 +103,7 @@ def jsonable(value: Any, where: str) -> Any:
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     raise ParameterError(
-        f"{where}: {type(value).__name__} value {shown(value)} is not JSON-like "
+        f"{where}: {type(value).__name__} value {_shown(value)} is not JSON-like "
         "(papermill parameters must be numbers, strings, booleans, None, lists or dicts)"
     )
 

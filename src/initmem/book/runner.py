@@ -54,7 +54,6 @@ from .parameters import (
     final_parameters,
     notebook_parameter_names,
     parameter_defaults,
-    parse_parameter_value,
     validate_experiment,
 )
 from .progress import RunProgress
@@ -183,7 +182,8 @@ def run_notebooks(
     only
         Names or prefixes (``"01,04"``, ``["T1", "T2"]``); ``None`` runs every notebook.
     parameters
-        Overrides applied on top of the preset's parameters, for every selected notebook. Each name must
+        Overrides applied on top of the preset's parameters, for every selected notebook, as values (a string stays a
+        string: the command line parses ``-p`` text, :func:`initmem.cli.experiments.parse_parameter_value`). Each name must
         be defined in the parameters cell of every selected notebook, and every run of an experiment's sweep
         (:data:`initmem.study.design.registry.EXPERIMENT_SPECS`) must be a valid config; otherwise a :class:`ParameterError`
         naming the parameter is raised before anything runs. ``preset`` and ``results_dir`` are injected by the
@@ -222,7 +222,7 @@ def run_notebooks(
     if not names:
         log.warning("no notebooks in %s", nb_dir)
         return []
-    user_params = {k: parse_parameter_value(v) if isinstance(v, str) else v for k, v in (parameters or {}).items()}
+    user_params = dict(parameters or {})
     choices = (Path(out_dir) if out_dir is not None else None, Path(results_dir).resolve() if results_dir else None)
     # Read and validate everything, and say what will train, before running anything.
     hashes = Hashes(root)

@@ -24,7 +24,19 @@ from pathlib import Path
 from ..base.paths import EXECUTOR_ENV, FRESH_ENV, SCHEDULER_ENV, find_repo_root
 from ..study.design.layout import PRESETS, RECORD_OUT_DIR
 
-__all__ = ["GPU_PRESETS", "add_arguments", "add_root_argument", "check_preset", "run", "phase_line"]
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
+if TYPE_CHECKING:
+    from typing import Any
+
+__all__ = [
+    "GPU_PRESETS",
+    "add_arguments",
+    "add_root_argument",
+    "check_preset",
+    "parse_parameter_value",
+    "run",
+    "phase_line",
+]
 
 #: The presets sized for a GPU: refused on a machine without one unless ``--allow-cpu`` says so.
 GPU_PRESETS = ("gpu", "paper")
@@ -136,11 +148,38 @@ def _execution(args: argparse.Namespace) -> Iterator[None]:
             yield
 
 
+def parse_parameter_value(text: str) -> Any:
+    """Turn the VALUE of ``-p NAME VALUE`` into a parameter value: JSON, else YAML, else the raw string.
+
+    >>> parse_parameter_value("[32, 512]")
+    [32, 512]
+    >>> parse_parameter_value("1e-3")
+    0.001
+    >>> parse_parameter_value("sgd")
+    'sgd'
+    """
+    import json
+
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    try:
+        import yaml
+
+        from ..run.mapping_files import yaml_loader
+
+        value = yaml.load(text, Loader=yaml_loader())  # noqa: S506 - a SafeLoader subclass, refusing aliases
+        json.dumps(value, allow_nan=True)  # dates and other YAML-only types fall back to the string
+        return value
+    except Exception:  # not YAML, or a YAML alias: the string itself
+        return text
+
+
 def run(args: argparse.Namespace) -> int:
     """Run ``initmem experiments``; returns the exit status (1 if any notebook failed). Bad arguments raise (see the
     module docstring)."""
     from ..book.kernel import environment
-    from ..book.parameters import parse_parameter_value
     from ..book.runner import run_notebooks
 
     start = time.perf_counter()
