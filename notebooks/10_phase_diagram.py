@@ -67,7 +67,7 @@ from initmem.book import page
 from initmem.study.costs import costs, results
 from initmem.study.design import presets
 from initmem.study.presentation import phase_plots
-from initmem.study.verdicts import boundary, boundary_coverage, phase
+from initmem.study.verdicts import boundary, boundary_coverage, phase, preregistration
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)
@@ -173,6 +173,9 @@ if coverage is None:
 else:
     glue("e10_coverage_text", boundary_coverage.coverage_text(coverage), display=False)
     page.table(boundary_coverage.coverage_frame(coverage), "e10_coverage")
+# B1's rule against this chapter's runs (results/declarations/B1.json; the ledger's page lists every claim's)
+(b1_rule,) = preregistration.ledger_statuses(results_dir, preset, {"10_phase_diagram": ds})
+glue("e10_b1_declared", b1_rule.text(), display=False)
 
 # %% [markdown]
 # :::{dropdown} How the coverage is simulated, and the reading it replaced
@@ -184,8 +187,8 @@ else:
 # Until 2026-12-06 this chapter declared the plateau instead of fitting it: the gap of plain SGD at the smallest
 # learning rate, with only $x_0$ and $w$ fitted. That interval ignored the declared cell's own noise, and the cell is
 # itself partly forgotten when $x_0$ is low, which biases $x_0$; the table's right-hand column shows how often it
-# covered the truth. The change was made after this chapter's runs, on the evidence of this simulation: the rule that
-# judges B1 was not declared before its data.
+# covered the truth. The change was made after this chapter's runs, on the evidence of this simulation. The rule that
+# judges B1 was {glue:text}`e10_b1_declared`.
 # :::
 
 # %% tags=["remove-input"]
