@@ -77,7 +77,7 @@ page.verdict_box("01_optimizers", ds, ["C7"])
 
 table = analysis.norm_table(ds)
 page.table(table, "e06_table")
-for opt in optimizers.names():  # every registered optimizer; NaN for one 01 did not train
+for opt in dict.fromkeys([*optimizers.in_paper(), *table.index]):  # the paper's (NaN where 01 did not train) and 01's
     present = opt in table.index
     glue(f"e06_slope_{opt}", float(table.loc[opt, "slope"]) if present else float("nan"), display=False)
     glue(

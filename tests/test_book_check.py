@@ -294,6 +294,24 @@ def test_a_change_to_c1_names_01_and_99_of_the_committed_book(monkeypatch):
     assert "claim record C1 changed" not in stale.get("book/generated/T1_scale_invariance.ipynb", ())
 
 
+def test_a_smoke_only_optimizer_names_only_the_page_that_lists_every_optimizer_of_the_committed_book(monkeypatch):
+    """Issue 45: adding an optimizer to the registry changes its listing and its family's view; of the committed
+    pages only 00 (which prices the smoke preset, where every registered optimizer trains) depends on them, with the
+    pages that paste from it: at most 4 pages in all. The pages that judge or tabulate the optimizers read the records
+    of those their data hold and the paper's (a view a smoke-only optimizer leaves alone)."""
+    real = Hashes.record
+    table = "src/initmem/run/optimizers.json"
+    changed = {f"{table}#*", f'{table}#family="adaptive"', f'{table}#family="sgd"', f"{table}#in_paper=false"}
+    monkeypatch.setattr(Hashes, "record", lambda self, key: "0" * 64 if key in changed else real(self, key))
+    stale = sorted({s.page for s in check_book(REPO)})
+    assert stale == [
+        "book/generated/00_presets.ipynb",
+        "book/intro.md",
+        "book/reproduce.md",
+        "notebooks/99_reproduction.py",
+    ]
+
+
 def test_no_committed_page_records_a_machine_path():
     for page in sorted((REPO / "book" / "generated").glob("*.ipynb")):
         text = page.read_text()
