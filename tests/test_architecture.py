@@ -260,7 +260,7 @@ def test_the_figures_and_the_theory_import_no_verdicts():
     rules, or a change to a claim's number or band would mark every theory page stale."""
     code = (
         "import sys\n"
-        "import initmem.theory, initmem.study.presentation.plots, initmem.book.page\n"
+        "import initmem.theory, initmem.study.presentation.plots.figures, initmem.book.page\n"
         "print(sorted(m for m in ('initmem.study.verdicts.ledger', 'initmem.study.verdicts.rules', 'initmem.study.verdicts.judges') if m in sys.modules))\n"
     )
     assert _loads_torch(code) == "[]"

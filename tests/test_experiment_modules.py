@@ -128,7 +128,7 @@ import sys
 from initmem.book import page  # noqa: F401  (what every page imports)
 from initmem.study.costs import results, reuse  # noqa: F401
 from initmem.study.design import presets, registry  # noqa: F401
-from initmem.study.presentation import plots  # noqa: F401
+from initmem.study.presentation.plots import figures, style  # noqa: F401
 from initmem.study.verdicts import claims  # noqa: F401
 name = sys.argv[1]
 parameters = presets.resolve_parameters(name, "cpu", {})

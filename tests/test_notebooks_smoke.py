@@ -65,7 +65,7 @@ def _glued(path: Path) -> dict[str, dict]:
 
 #: The figures' format: SVG (initmem.study.presentation.plots.use_book_style), legible at any width.
 FIGURE_MIME = "image/svg+xml"
-#: The line under every figure (initmem.study.presentation.plots.source_note).
+#: The line under every figure (initmem.book.page.source_note).
 SOURCE_NOTE = "reproduce: `initmem experiments"
 
 
