@@ -141,7 +141,7 @@ def test_the_study_checker_sees_imports():
 
 
 #: What no benchmark may import: the trainers and the run records. A benchmark measures the package through its
-#: own drivers (initmem.sweeps.sweep, initmem.study.costs.results), so that what it times is what a user runs.
+#: own drivers (initmem.sweeps.driver.sweep, initmem.study.costs.results), so that what it times is what a user runs.
 BENCHMARKS_MUST_NOT_IMPORT = ("initmem.run.training", "initmem.run.stacked", "initmem.run.records")
 
 
