@@ -24,6 +24,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 if TYPE_CHECKING:
     from typing import Any
 
+# The package's public API, the one deliberate exception to "one home for every name": the README, the API page
+# and the own-model chapter (U1) document ``from initmem import ...`` for these names; everything else is imported
+# from the module that defines it (tests/test_architecture.py checks both).
 #: Public name -> the module that defines it (imported on first access).
 LAZY_EXPORTS: dict[str, str] = {
     "RunConfig": "initmem.run.config",

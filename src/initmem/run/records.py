@@ -32,16 +32,11 @@ from .data import PreparedData, eval_batches
 from .elapsed import Elapsed, load_average
 from .kernels import kernel_parameters
 from .metrics import best_index, distance_from_init, frobenius_norms, repair_gap, tau_interp, total_norm
-from .variables import CLOCK_DESCRIPTIONS, CLOCKS, EPOCH_METRICS, SCALAR_METRICS, recorded_epochs
+from .variables import CLOCK_DESCRIPTIONS, CLOCKS, EPOCH_METRICS
 
 __all__ = [
     "LOSSES",
-    "EPOCH_METRICS",
-    "SCALAR_METRICS",
-    "CLOCKS",
-    "CLOCK_DESCRIPTIONS",
     "RunHistory",
-    "recorded_epochs",
     "EVAL_BATCH_MIN",
     "autocast_dtype",
     "eval_batch_size",

@@ -52,9 +52,10 @@ from .loop import (
     state_mismatch,
 )
 from .optim import build_optimizer
-from .records import RunHistory, eval_batch_size, kernel_norms, recorded_epochs, to_dataset
+from .records import RunHistory, eval_batch_size, kernel_norms, to_dataset
 from .sigma_w import seeded_model
 from .training import train
+from .variables import recorded_epochs
 
 __all__ = ["INIT_FIELDS", "stack_key", "stack_groups", "group_hash", "train_stacked"]
 

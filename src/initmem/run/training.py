@@ -44,8 +44,9 @@ from .loop import (
     state_mismatch,
 )
 from .optim import build_optimizer
-from .records import LOSSES, RunHistory, measure, recorded_epochs, to_dataset
+from .records import LOSSES, RunHistory, measure, to_dataset
 from .sigma_w import seeded_model
+from .variables import recorded_epochs
 
 __all__ = ["CHECKPOINT_VERSION", "train", "load_checkpoint"]
 
