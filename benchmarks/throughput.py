@@ -26,7 +26,7 @@ from torchvision import transforms
 from initmem import RunConfig
 from initmem.run.data import CIFAR10_MEAN, CIFAR10_STD, load_cifar10, prepare_data, synthetic_cifar, train_batches
 from initmem.run.loop import resolve_device
-from initmem.run.optim import build_optimizer
+from initmem.run.optim.build import build_optimizer
 from initmem.run.sigma_w import seeded_model
 
 

@@ -12,17 +12,9 @@ from torch import nn
 
 from initmem.run import optimizers
 from initmem.run.config import ConfigError, RunConfig
-from initmem.run.optim import (
-    SGDW,
-    Muon,
-    MuonWithAuxAdam,
-    apply_lr_multiplier,
-    build_optimizer,
-    builder,
-    lr_multiplier,
-    split_muon_params,
-    zeropower_via_newtonschulz5,
-)
+from initmem.run.optim.build import SGDW, build_optimizer, builder, split_muon_params
+from initmem.run.optim.muon import Muon, MuonWithAuxAdam, zeropower_via_newtonschulz5
+from initmem.run.optim.schedules import apply_lr_multiplier, lr_multiplier
 from initmem.run.optimizers import names as optimizer_names
 
 #: Every registered optimizer (initmem.run.optimizers): each one is built, stepped, decayed and round-tripped below.

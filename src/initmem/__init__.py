@@ -35,7 +35,7 @@ LAZY_EXPORTS: dict[str, str] = {
     "cifar10_tensors": "initmem.run.data.prepare",
     "train": "initmem.run.training",
     "init_sigma_w_": "initmem.run.sigma_w",
-    "build_optimizer": "initmem.run.optim",
+    "build_optimizer": "initmem.run.optim.build",
     "build_model": "initmem.run.models",
     "sweep": "initmem.sweeps.driver",
     "SweepSpec": "initmem.sweeps.spec",

@@ -35,7 +35,7 @@ from .config import ConfigError, RunConfig
 from .data import PreparedData, prepare_data, steps_per_epoch, train_batches
 from .kernels import kernel_parameters
 from .metrics import ForgettingClocks
-from .optim import LRSchedule, apply_lr_multiplier, lr_multiplier
+from .optim.schedules import LRSchedule, apply_lr_multiplier, lr_multiplier
 from .records import autocast_dtype, eval_batch_size, measure, recalibrated_copy
 from .thresholds import DIVERGENCE_FACTOR, exploded
 

@@ -51,7 +51,7 @@ from .loop import (
     setup_run,
     state_mismatch,
 )
-from .optim import build_optimizer
+from .optim.build import build_optimizer
 from .records import RunHistory, eval_batch_size, kernel_norms, to_dataset
 from .sigma_w import seeded_model
 from .training import train

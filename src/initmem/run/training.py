@@ -43,7 +43,7 @@ from .loop import (
     setup_run,
     state_mismatch,
 )
-from .optim import build_optimizer
+from .optim.build import build_optimizer
 from .records import LOSSES, RunHistory, measure, to_dataset
 from .sigma_w import seeded_model
 from .variables import recorded_epochs
