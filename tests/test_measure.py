@@ -11,7 +11,8 @@ from torch import nn
 
 from initmem import measure_init_memory, spread, summary_table
 from initmem.run.config import ConfigError
-from initmem.run.data import DataError, prepare_data
+from initmem.run.data.prepare import prepare_data
+from initmem.run.data.sources import DataError
 from initmem.run.models import build_model
 from initmem.sweeps.driver import sweep
 from initmem.sweeps.spec import SweepSpec

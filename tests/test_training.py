@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.run.data import steps_per_epoch
+from initmem.run.data.batches import steps_per_epoch
 from initmem.run.training import train
 from initmem.run.variables import EPOCH_METRICS, SCALAR_METRICS, TIMINGS
 from tiny import TINY_RUN  # tests/ is on sys.path under pytest

@@ -146,7 +146,7 @@ def _cmd_book(args: argparse.Namespace) -> int:
 
 
 def _cmd_download(args: argparse.Namespace) -> int:
-    from ..run.data import download_cifar10
+    from ..run.data.sources import download_cifar10
 
     print(f"CIFAR-10 is in {download_cifar10(args.root)}")
     return 0

@@ -32,7 +32,8 @@ import torch
 from ..base.bars import auto_tqdm
 from ..base.files import atomic_write, set_aside
 from .config import ConfigError, RunConfig
-from .data import PreparedData, prepare_data, steps_per_epoch, train_batches
+from .data.batches import steps_per_epoch, train_batches
+from .data.prepare import PreparedData, prepare_data
 from .kernels import kernel_parameters
 from .metrics import ForgettingClocks
 from .optim.schedules import LRSchedule, apply_lr_multiplier, lr_multiplier

@@ -35,7 +35,8 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from . import optimizers
 from .config import RunConfig
-from .data import PreparedData, eval_batches
+from .data.batches import eval_batches
+from .data.prepare import PreparedData
 from .elapsed import Elapsed, load_average, now
 from .kernels import kernel_parameters
 from .loop import (

@@ -27,7 +27,7 @@ import xarray as xr
 
 from ..base.files import remove_stale_temp_files
 from .config import RunConfig
-from .data import PreparedData
+from .data.prepare import PreparedData
 from .elapsed import Elapsed, load_average, now
 from .kernels import kernel_parameters
 from .loop import (

@@ -12,7 +12,5 @@ This layer owns everything about *many* runs and nothing about what one run comp
 * :mod:`~initmem.sweeps.measure` -- :func:`~initmem.sweeps.measure.measure_init_memory`, the same for your own model and data.
 
 It may import :mod:`initmem.base` and :mod:`initmem.run`, never :mod:`initmem.study`, :mod:`initmem.theory` or
-:mod:`initmem.book.build`. The spread and the summary table of a sweep are statistics:
-:mod:`initmem.study.statistics.stats`. Each name is imported from its module (``from initmem.sweeps.driver import
-sweep``); this package re-exports none.
+:mod:`initmem.book.build` (a sweep's spread is in :mod:`initmem.study.statistics.stats`). It re-exports nothing.
 """
