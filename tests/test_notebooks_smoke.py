@@ -63,7 +63,7 @@ def _glued(path: Path) -> dict[str, dict]:
     return out
 
 
-#: The figures' format: SVG (initmem.study.presentation.plots.use_book_style), legible at any width.
+#: The figures' format: SVG (initmem.study.presentation.plots.style.use_book_style), legible at any width.
 FIGURE_MIME = "image/svg+xml"
 #: The line under every figure (initmem.book.page.source_note).
 SOURCE_NOTE = "reproduce: `initmem experiments"
