@@ -459,7 +459,7 @@ def error_line(exc: BaseException) -> str | None:
         )
     if any(_raised(exc, module, name) for module, name in _RECOGNISED_ERRORS):
         return _one_line(str(exc))
-    if _raised(exc, "initmem.run.data", "DataError"):
+    if _raised(exc, "initmem.run.data.sources", "DataError"):
         from dataclasses import fields
 
         from ..run.config import RunConfig
