@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from initmem import RunConfig
 from initmem.run.loop import RunSetup, Schedule, setup_run
-from initmem.run.optim import build_optimizer
+from initmem.run.optim.build import build_optimizer
 from initmem.run.sigma_w import seeded_model
 
 

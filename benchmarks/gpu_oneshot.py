@@ -60,8 +60,9 @@ from initmem.study.costs import costs, results, timed
 from initmem.study.design import presets, registry
 from initmem.study.experiments import e11_scale_ladder
 from initmem.study.verdicts import gpu_results, ladder
-from initmem.sweeps import SweepSpec, sweep
 from initmem.sweeps.budget import Deadline, DeadlineExceeded, run_groups, train_group
+from initmem.sweeps.driver import sweep
+from initmem.sweeps.spec import SweepSpec
 
 log = logging.getLogger("gpu_oneshot")
 

@@ -24,9 +24,12 @@ from torch.utils.data import DataLoader, Dataset
 from torchvision import transforms
 
 from initmem import RunConfig
-from initmem.run.data import CIFAR10_MEAN, CIFAR10_STD, load_cifar10, prepare_data, synthetic_cifar, train_batches
+from initmem.run.data.batches import CIFAR10_MEAN, CIFAR10_STD, train_batches
+from initmem.run.data.decode import load_cifar10
+from initmem.run.data.prepare import prepare_data
+from initmem.run.data.synthetic import synthetic_cifar
 from initmem.run.loop import resolve_device
-from initmem.run.optim import build_optimizer
+from initmem.run.optim.build import build_optimizer
 from initmem.run.sigma_w import seeded_model
 
 

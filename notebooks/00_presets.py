@@ -35,7 +35,7 @@ from IPython.display import Markdown, display
 from initmem.book import page
 from initmem.book.runner import discover_notebooks
 from initmem.study.costs import costs
-from initmem.study.design import preset_notes, presets, registry
+from initmem.study.design import layout, preset_notes, presets, registry
 
 
 def definitions(items):
@@ -43,7 +43,7 @@ def definitions(items):
     return Markdown("\n\n".join(f"{term}\n: {text}" for term, text in items))
 
 
-display(definitions((f"**{p}**", presets.PRESET_DESCRIPTIONS[p]) for p in presets.PRESETS))
+display(definitions((f"**{p}**", presets.PRESET_DESCRIPTIONS[p]) for p in layout.PRESETS))
 
 # %% [markdown]
 # ## Which preset each chapter shows
@@ -53,7 +53,7 @@ display(definitions((f"**{p}**", presets.PRESET_DESCRIPTIONS[p]) for p in preset
 
 # %% tags=["hide-input"]
 names = list(discover_notebooks())
-by_preset = {p: [n for n in names if presets.book_preset(n) == p] for p in presets.PRESETS}
+by_preset = {p: [n for n in names if presets.book_preset(n) == p] for p in layout.PRESETS}
 display(definitions((f"**{p}**", ", ".join(f"`{n}`" for n in chosen)) for p, chosen in by_preset.items() if chosen))
 
 # %% [markdown]

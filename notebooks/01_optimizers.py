@@ -59,7 +59,7 @@ from myst_nb import glue
 from initmem.base.numbers import decimal, p_text
 from initmem.book import page
 from initmem.run.optimizers import in_paper
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import figures
 from initmem.study.statistics import analysis
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
@@ -70,7 +70,7 @@ ds, p, source, record = page.open_experiment("01_optimizers", globals())
 page.verdict_line("01_optimizers", ds)
 
 # %% tags=["hide-input"]
-fig = plots.acc_vs_sigma(ds, hue="optimizer", record=record)  # record: on explorations
+fig = figures.acc_vs_sigma(ds, hue="optimizer", record=record)  # record: on explorations
 page.figure(fig, "e01_fig_acc_vs_sigma", source)
 page.against_record("01_optimizers", ds, record)
 
@@ -171,7 +171,7 @@ for name in dict.fromkeys([*in_paper(), *table.index]):
     glue(f"e01_final_T_adapt_{name}", value("final_T_adapt"), display=False)
 
 # %% tags=["hide-input"]
-page.figure(plots.spread_bars(ds, by="optimizer", paper={"sgd": 26.5, "muon": 4.0}), "e01_fig_spread", source)
+page.figure(figures.spread_bars(ds, by="optimizer", paper={"sgd": 26.5, "muon": 4.0}), "e01_fig_spread", source)
 
 # %% [markdown]
 # At this preset SGD's cross-fitted spread of the selected test accuracy is {glue:text}`e01_spread_sgd` pp
@@ -206,10 +206,10 @@ page.figure(plots.spread_bars(ds, by="optimizer", paper={"sgd": 26.5, "muon": 4.
 # validation-selected epoch.
 
 # %% tags=["hide-input"]
-page.figure(plots.training_curves(ds, var="test_acc", col="optimizer"), "e01_fig_curves", source)
+page.figure(figures.training_curves(ds, var="test_acc", col="optimizer"), "e01_fig_curves", source)
 
 # %% tags=["hide-input"]
-page.figure(plots.norm_trajectories(ds, col="optimizer"), "e01_fig_norms", source)
+page.figure(figures.norm_trajectories(ds, col="optimizer"), "e01_fig_norms", source)
 
 
 # %% tags=["remove-cell"]

@@ -56,7 +56,7 @@ reference_horizon = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import figures, spreads
 from initmem.study.statistics import analysis
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
@@ -68,7 +68,7 @@ page.verdict_line("02_long_training", ds)
 
 # %% tags=["hide-input"]
 h = analysis.within_horizons(ds, p["horizons"])
-page.figure(plots.spread_vs_horizon(h, paper_epochs=5000), "e02_fig_spread_vs_horizon", source)
+page.figure(spreads.spread_vs_horizon(h, paper_epochs=5000), "e02_fig_spread_vs_horizon", source)
 
 # %% [markdown]
 # (verdict-02_long_training)=
@@ -162,7 +162,7 @@ glue(
 
 # %% tags=["hide-input"]
 page.figure(
-    plots.training_curves(ds, var="test_acc", col=None, title="Test accuracy during the long runs"),
+    figures.training_curves(ds, var="test_acc", col=None, title="Test accuracy during the long runs"),
     "e02_fig_curves",
     source,
 )

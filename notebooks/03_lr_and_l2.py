@@ -57,7 +57,7 @@ weight_decays = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import figures, spreads
 from initmem.study.statistics import analysis
 from initmem.study.verdicts import phase
 
@@ -69,7 +69,7 @@ ds, p, source, record = page.open_experiment("03_lr_and_l2", globals())
 page.verdict_line("03_lr_and_l2", ds)
 
 # %% tags=["hide-input"]
-fig = plots.spread_heatmap(ds, x="lr", y="weight_decay", clock="T_L2", record=record)
+fig = spreads.spread_heatmap(ds, x="lr", y="weight_decay", clock="T_L2", record=record)
 page.figure(fig, "e03_fig_heatmap", source)
 page.against_record("03_lr_and_l2", ds, record)
 
@@ -159,7 +159,9 @@ glue("e03_wd_high", hi_wd, display=False)
 # %% tags=["hide-input"]
 strong = ds.sel(weight_decay=hi_wd)
 page.figure(
-    plots.norm_trajectories(strong, col="lr", title=f"Kernel norm during training, L2 strength $\\lambda$ = {hi_wd:g}"),
+    figures.norm_trajectories(
+        strong, col="lr", title=f"Kernel norm during training, L2 strength $\\lambda$ = {hi_wd:g}"
+    ),
     "e03_fig_norms",
     source,
 )

@@ -53,7 +53,8 @@ batch_sizes = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study.presentation import batch_plots, plots
+from initmem.study.presentation import batch_plots
+from initmem.study.presentation.plots import figures
 from initmem.study.statistics import analysis, batches
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
@@ -173,7 +174,9 @@ glue(
 # %% tags=["hide-input"]
 first = ds.isel(epochs=-1) if "epochs" in ds.dims else ds
 page.figure(
-    plots.acc_vs_sigma(first, hue="batch_size", title="Test accuracy against the initialization scale, per batch size"),
+    figures.acc_vs_sigma(
+        first, hue="batch_size", title="Test accuracy against the initialization scale, per batch size"
+    ),
     "e04_fig_acc_vs_sigma",
     source,
 )

@@ -53,7 +53,7 @@ seeds = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import figures
 from initmem.study.statistics import stats
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
@@ -64,7 +64,7 @@ ds, p, source, _ = page.open_experiment("05_depth", globals())
 page.verdict_line("05_depth", ds)
 
 # %% tags=["hide-input"]
-page.figure(plots.depth_panels(ds), "e05_fig_depth", source)
+page.figure(figures.depth_panels(ds), "e05_fig_depth", source)
 
 # %% [markdown]
 # (verdict-05_depth)=

@@ -30,10 +30,10 @@ from myst_nb import glue
 from initmem.book import page
 from initmem.run import optimizers
 from initmem.study.costs import results
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import figures, style
 from initmem.study.statistics import analysis
 
-plots.use_book_style()  # SVG figures, legible in the book
+style.use_book_style()  # SVG figures, legible in the book
 
 # Notebook 01's runs at this preset (run 01 first; nothing is trained here).
 ds = results.read_results(results_dir, preset, "01_optimizers", reader="06_norms")
@@ -43,7 +43,7 @@ source = page.source_note("06_norms", preset, ["01_optimizers"], results_dir=res
 page.verdict_line("01_optimizers", ds, ["C7"], label="verdict-06_norms")
 
 # %% tags=["hide-input"]
-page.figure(plots.norm_scatter(ds, hue="optimizer"), "e06_fig_norm_scatter", source)
+page.figure(figures.norm_scatter(ds, hue="optimizer"), "e06_fig_norm_scatter", source)
 
 # %% [markdown]
 # (verdict-06_norms)=
@@ -108,7 +108,7 @@ glue("e06_initial_ratio", float(table["initial_norm_ratio"].iloc[0]), display=Fa
 
 # %% tags=["hide-input"]
 page.figure(
-    plots.norm_trajectories(
+    figures.norm_trajectories(
         ds, col="optimizer", x="T_adapt", title=r"Kernel norm against the $T_{\mathrm{adapt}}$ clock"
     ),
     "e06_fig_norm_vs_T_adapt",

@@ -30,10 +30,10 @@ from myst_nb import glue
 
 from initmem.book import page
 from initmem.study.costs import results
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import spreads, style
 from initmem.study.statistics import analysis
 
-plots.use_book_style()  # SVG figures, legible in the book
+style.use_book_style()  # SVG figures, legible in the book
 
 experiments = results.load_results(results_dir, preset)
 print(f"preset {preset}: results of {', '.join(experiments) or 'no experiment'}")
@@ -43,7 +43,7 @@ glue("e07_n_configs", len(table), display=False)
 glue("e07_experiments", ", ".join(name[:2] for name in experiments), display=False)
 
 # %% tags=["hide-input"]
-page.figure(plots.spread_vs_clocks(table, source=experiments), "e07_fig_spread_vs_clocks", source)
+page.figure(spreads.spread_vs_clocks(table, source=experiments), "e07_fig_spread_vs_clocks", source)
 
 # %% [markdown]
 # ## How this page measures it

@@ -53,7 +53,7 @@ seeds = None
 from myst_nb import glue
 
 from initmem.book import page
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import figures
 from initmem.study.statistics import analysis
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
@@ -61,7 +61,7 @@ from initmem.study.statistics import analysis
 ds, p, source, _ = page.open_experiment("08_calibration", globals())
 
 # %% tags=["hide-input"]
-fig = plots.training_curves(
+fig = figures.training_curves(
     ds, var="train_acc", col="logit_scale", interpolation=True, title="Plain SGD: training accuracy per logit factor"
 )
 page.figure(fig, "e08_fig_train_acc", source)

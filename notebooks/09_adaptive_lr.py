@@ -68,13 +68,13 @@ from myst_nb import glue
 from initmem.base import numbers
 from initmem.book import page
 from initmem.study.costs import results
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import captions, labels, spreads
 from initmem.study.statistics import analysis
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)
 ds, p, source, _ = page.open_experiment("09_adaptive_lr", globals())
-print(plots.caption(ds))
+print(captions.caption(ds))
 table = analysis.spread_points(ds, "09_adaptive_lr")
 best = analysis.smallest_spread(table, by="optimizer", var="selected")
 
@@ -88,11 +88,11 @@ best = analysis.smallest_spread(table, by="optimizer", var="selected")
 
 # %% tags=["hide-input"]
 for optimizer in ds["optimizer"].values:
-    fig = plots.spread_vs(
+    fig = spreads.spread_vs(
         ds.sel(optimizer=optimizer),
         dim="lr",
         clock="T_adapt",
-        title=f"{plots.label(optimizer)}: spread against the learning rate",
+        title=f"{labels.label(optimizer)}: spread against the learning rate",
     )
     page.figure(fig, f"e09_fig_{optimizer}", source)
 
@@ -169,10 +169,10 @@ for _, row in knob.iterrows():
         )
     at_largest = table[(table["optimizer"] == row.optimizer) & (table["lr"] == largest_lr)]["final_train_acc"]
     lines.append(
-        f"- **{plots.label(row.optimizer)}**: {change}. At lr {largest_lr:g} the final predictor trains "
+        f"- **{labels.label(row.optimizer)}**: {change}. At lr {largest_lr:g} the final predictor trains "
         f"to {at_largest.iloc[0]:.1f} %."
     )
-helped = [plots.label(o) for o in knob.loc[knob["measurably_lower"], "optimizer"]]
+helped = [labels.label(o) for o in knob.loc[knob["measurably_lower"], "optimizer"]]
 verdict = (
     f"The learning rate lowered the selected spread measurably for {', '.join(helped)} only."
     if helped

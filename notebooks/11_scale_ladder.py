@@ -62,7 +62,7 @@ from initmem.base.reads import note
 from initmem.book import page
 from initmem.study.costs import costs
 from initmem.study.design.layout import results_paths
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots.ladder import spread_ladder
 from initmem.study.verdicts import ladder, preregistration
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
@@ -149,7 +149,7 @@ glue("e11_declared", typeset(declared), display=False)
 # ## The spread on every rung
 
 # %% tags=["hide-input"]
-page.figure(plots.spread_ladder(climbed, ds, trends), "e11_fig_ladder", source)
+page.figure(spread_ladder(climbed, ds, trends), "e11_fig_ladder", source)
 
 # %% tags=["hide-input"]
 page.table(ladder.ladder_frame(climbed), "e11_table")

@@ -37,7 +37,8 @@ from initmem.base.numbers import typeset
 from initmem.book import page
 from initmem.study.costs import replays, results
 from initmem.study.design import layout, presets
-from initmem.study.presentation import forest, plots
+from initmem.study.presentation import forest
+from initmem.study.presentation.plots import style
 from initmem.study.verdicts import (
     boundary_coverage,
     claims,
@@ -50,7 +51,7 @@ from initmem.study.verdicts import (
     rules,
 )
 
-plots.use_book_style()  # the book's figure style: SVG, as on every page
+style.use_book_style()  # the book's figure style: SVG, as on every page
 
 experiments = results.load_results(results_dir, preset, presets.NOTEBOOK_READS["99_reproduction"])
 table = claims.reproduction_table(experiments)

@@ -118,9 +118,9 @@ from myst_nb import glue
 
 from initmem import theory
 from initmem.book import page
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import style
 
-plots.use_book_style()  # SVG figures, legible in the book
+style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T1_scale_invariance", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
@@ -280,7 +280,7 @@ glue("t1_sgd_angle_slope", slope_sgd, display=False)
 glue("t1_adam_angle_slope", slope_adam, display=False)
 
 # %%
-fig, (axes,), keys = plots.panels(2, legend="each")  # one row of panels
+fig, (axes,), keys = style.panels(2, legend="each")  # one row of panels
 ax = axes[0]
 for name, dd in diffs.items():
     ax.semilogy(np.arange(steps + 1), np.maximum(dd, 1e-18), label=name)
@@ -290,14 +290,14 @@ ax.set(
     ylabel=r"$\|\hat w_k(\sigma) - \hat w_k(1)\|$",
     title=rf"twin runs from $\sigma={sigma:g}$ and $1$ (directions)",
 )
-plots.legend_in(keys[0], ax)
+style.legend_in(keys[0], ax)
 ax = axes[1]
 ax.loglog(sig_sweep, ang_sgd, "o-", label=f"SGD, slope {slope_sgd:.2f}")
 ax.loglog(sig_sweep, ang_adam, "s-", label=f"Adam, slope {slope_adam:.2f}")
 ax.set(
     xlabel=r"init scale $\sigma$", ylabel="mean angular step (rad)", title="effective learning rate of the direction"
 )
-plots.legend_in(keys[1], ax)
+style.legend_in(keys[1], ax)
 page.figure(fig, "t1_fig", source)
 
 # %% [markdown]
@@ -381,7 +381,7 @@ glue("t1_bn_head_mismatch", brk, display=False)
 glue("t1_bn_head_disagreement", 100 * disagree, display=False)
 
 # %%
-fig, axes, keys = plots.panels(legend="below")
+fig, axes, keys = style.panels(legend="below")
 ax = axes[0, 0]
 cases = ((False, "o", "head excluded from $\\sigma_w$"), (True, "s", "head included in $\\sigma_w$"))
 for include_head, marker, label in cases:
@@ -393,7 +393,7 @@ ax.set(
     ylabel="relative logit mismatch with the twin",
     title=r"BN-MLP: $\sigma_w$-run vs. unit-scale run at $\eta/\sigma_w^2$",
 )
-plots.legend_in(keys[0], ax)
+style.legend_in(keys[0], ax)
 page.figure(fig, "t1_bn_fig", source)
 
 # %% [markdown]

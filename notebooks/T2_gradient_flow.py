@@ -116,9 +116,9 @@ from myst_nb import glue
 
 from initmem import theory
 from initmem.book import page
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import style
 
-plots.use_book_style()  # SVG figures, legible in the book
+style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T2_gradient_flow", sources=[])  # under every figure
 
 for name, value in {"n": n, "d": d, "k_sparse": k_sparse, "halving_alpha": halving_alpha}.items():
@@ -217,7 +217,7 @@ glue("t2_alpha_spread", spread_alpha, display=False)
 glue("t2_halving_slope", half_slope, display=False)
 
 # %%
-fig, (axes,), keys = plots.panels(3, legend="each")  # one row of panels
+fig, (axes,), keys = style.panels(3, legend="each")  # one row of panels
 ax = axes[0]
 ax.loglog(norm_etas, norm_change, "o-", label=f"measured (slope {norm_slope:.2f})")
 ax.loglog(norm_etas, norm_change[0] * np.array(norm_etas) / norm_etas[0], "k:", label=r"$\propto\eta$")
@@ -226,7 +226,7 @@ ax.set(
     ylabel=r"$(\|w_K\|^2-\|w_0\|^2)/\|w_0\|^2$",
     title="scale-invariant toy:\nnorm conserved as $\\eta\\to0$",
 )
-plots.legend_in(keys[0], ax)
+style.legend_in(keys[0], ax)
 ax = axes[1]
 ax.semilogx(alpha, q_to_l1, "-", color="C0", label=r"$\arg\min Q_\alpha$ vs min-$\ell_1$")
 ax.semilogx(alpha, q_to_l2, "-", color="C1", label=r"$\arg\min Q_\alpha$ vs min-$\ell_2$")
@@ -234,7 +234,7 @@ ax.semilogx(alpha, rel(gd["w"], w_l1), "o", color="C0", label="GD endpoint")
 ax.semilogx(alpha, rel(gd["w"], w_l2), "o", color="C1")
 ax.semilogx(alpha, rel(w_q, w_star), "--", color="C2", label=r"$\arg\min Q_\alpha$ vs ground truth")
 ax.set(xlabel=r"init scale $\alpha$", ylabel="relative distance", title=r"rich ($\ell_1$) $\to$ kernel ($\ell_2$)")
-plots.legend_in(keys[1], ax)
+style.legend_in(keys[1], ax)
 ax = axes[2]
 ax.loglog(halving_etas, dist_half, "o-", label=f"slope {half_slope:.2f}")
 ax.set(
@@ -242,7 +242,7 @@ ax.set(
     ylabel=r"$\|w_{GD}-w_Q\|/\|w_Q\|$",
     title=rf"$\alpha={halving_alpha:g}$: step halving",
 )
-plots.legend_in(keys[2], ax)
+style.legend_in(keys[2], ax)
 for ax, ticks in ((axes[0], norm_etas), (axes[2], halving_etas)):
     ax.minorticks_off()
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks])

@@ -145,9 +145,9 @@ from myst_nb import glue
 
 from initmem import theory
 from initmem.book import page
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import style
 
-plots.use_book_style()  # SVG figures, legible in the book
+style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T3_backward_error", sources=[])  # under every figure
 
 glue("t3_n_samples", n_samples, display=False)  # used in the text below
@@ -264,18 +264,18 @@ glue("t3_hb_rate_beta09", root_rate, display=False)
 glue("t3_hb_pred_beta09", float(theory.heavy_ball_rate_prediction(el, beta)), display=False)
 
 # %%
-fig, (axes,), keys = plots.panels(3, legend="each")  # one row of panels
+fig, (axes,), keys = style.panels(3, legend="each")  # one row of panels
 ax = axes[0]
 ax.loglog(gd_steps_sizes, err_gf, "o-", label=f"GD vs gradient flow (slope {slope_gf:.2f})")
 ax.loglog(gd_steps_sizes, err_mod, "s-", label=f"GD vs IGR flow (slope {slope_mod:.2f})")
 ax.set(xlabel="step $h$", ylabel=r"$\|\theta_{T/h}-\theta(T)\|$", title="check 1: gradient descent")
-plots.legend_in(keys[0], ax)
+style.legend_in(keys[0], ax)
 ax = axes[1]
 for (key, e), marker in zip(errs.items(), "o^s"):
     ax.loglog(epsilons, e, marker + "-", label=f"{labels[key]} (slope {sgd_slopes[key]:.2f})")
 ax.loglog(epsilons, sems, "k:", label="Monte Carlo s.e.")
 ax.set(xlabel=r"step $\epsilon$", ylabel="error of the mean epoch iterate", title="check 2: SGD,\nrandom reshuffling")
-plots.legend_in(keys[1], ax)
+style.legend_in(keys[1], ax)
 ax = axes[2]
 for color, (beta, (e_plain, e_mod)) in zip(("C0", "C1"), hb.items()):
     ax.loglog(eta_lam, e_plain, "o-", color=color, label=rf"$\beta={beta}$ vs plain flow")
@@ -285,7 +285,7 @@ ax.set(
     ylabel=r"$|{-\ln\mu}/(\eta\lambda)-\mathrm{prediction}|$",
     title="check 3: heavy-ball\nslow root",
 )
-plots.legend_in(keys[2], ax)
+style.legend_in(keys[2], ax)
 for ax, ticks in zip(axes[:2], (gd_steps_sizes[::2], epsilons[::2])):  # every other: no overlap
     ax.minorticks_off()
     ax.set_xticks(ticks, [f"{t:g}" for t in ticks])

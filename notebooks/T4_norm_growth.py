@@ -131,9 +131,9 @@ from myst_nb import glue
 
 from initmem import theory
 from initmem.book import page
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import style
 
-plots.use_book_style()  # SVG figures, legible in the book
+style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T4_norm_growth", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
@@ -395,7 +395,7 @@ glue("t4_trace_drop", float(trace_k[0] / trace_k[-1]), display=False)
 glue("t4_late_clock_frac", float(late_clock), display=False)
 
 # %%
-fig, (axes,), keys = plots.panels(3, legend="each")  # one row of panels
+fig, (axes,), keys = style.panels(3, legend="each")  # one row of panels
 ax = axes[0]
 for b, marker in zip(grid_batches, "os"):
     pts = [r for r in rows if r["b"] == b]
@@ -415,7 +415,7 @@ ax.set(
     ylabel=r"$(\|w_K\|^4-\|w_0\|^4)/\|w_0\|^4$",
     title=r"collapse over $(\eta, b, \sigma)$",
 )
-plots.legend_in(keys[0], ax)
+style.legend_in(keys[0], ax)
 ax = axes[1]
 ax.semilogx(sig, final_loss, "o-", label="final training loss")
 ax.axhline(init_loss, color="gray", ls="--", lw=1, label="loss at initialization")
@@ -429,7 +429,7 @@ ax2 = ax.twinx()
 ax2.loglog(sig, rel_growth, "s--", color="C3", alpha=0.7, label=r"$\|w\|^4$ growth (right)")
 ax2.set_ylabel(r"$(\|w_K\|^4-\|w_0\|^4)/\|w_0\|^4$", color="C3")
 ax2.spines["right"].set_visible(True)
-plots.legend_in(keys[1], [ax, ax2])
+style.legend_in(keys[1], [ax, ax2])
 ax = axes[2]
 k = np.arange(interp_steps + 1)
 ax.semilogx(k[1:], T_sched[1:] / T_sched[-1], label=r"$T_{SGD}$ (schedule)")
@@ -437,7 +437,7 @@ ax.semilogx(k[1:], noise_clock[1:] / noise_clock[-1], label=r"noise clock $\frac
 ax.semilogx(k[1:], growth[1:] / growth[-1], "--", label=r"$\|w_k\|^4-\|w_0\|^4$ (measured)")
 ax.axvline(tau, color="k", ls=":", label=rf"100 % train accuracy (step {tau})")
 ax.set(xlabel="step", ylabel="fraction of final value", title="after interpolation\nthe clock stops")
-plots.legend_in(keys[2], ax)
+style.legend_in(keys[2], ax)
 page.figure(fig, "t4_fig", source)
 
 # %% [markdown]

@@ -120,9 +120,9 @@ from myst_nb import glue
 
 from initmem import theory
 from initmem.book import page
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import style
 
-plots.use_book_style()  # SVG figures, legible in the book
+style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T5_weight_decay", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
@@ -224,7 +224,7 @@ glue("t5_momentum_norm4_ratio", float(n4_m / n4_m_pred), display=False)
 glue("t5_momentum_angular_ratio", float(ang_m / ang_m_pred), display=False)
 
 # %%
-fig, (axes,), keys = plots.panels(3, legend="each")  # one row of panels
+fig, (axes,), keys = style.panels(3, legend="each")  # one row of panels
 ax = axes[0]
 T = eta * lam * tr.steps
 for j, s in enumerate(check_sigmas):
@@ -233,12 +233,12 @@ for j, s in enumerate(check_sigmas):
 ax.axhline(n4_pred, color="k", ls="--", lw=1, label=r"$\eta\bar G/(\lambda(2-\eta\lambda))$")
 ax.plot([], [], color="0.4", ls=":", lw=1, label="exponential relaxation")  # the dotted lines, in the legend
 ax.set(xlabel=r"$T_{L_2}=\lambda\sum\eta$", ylabel=r"$\|w\|^4$", title="one equilibrium")
-plots.legend_in(keys[0], ax)
+style.legend_in(keys[0], ax)
 ax = axes[1]
 ax.plot(np.log(sig_f), eta * lam * k_meas, "o", label="measured")
 ax.plot(np.log(sig_f), eta * lam * k_pred, "-", label=r"$\frac{1}{4}\ln\frac{\|w_0\|^4-\|w_*\|^4}{\delta\|w_*\|^4}$")
 ax.set(xlabel=r"$\ln\sigma$", ylabel=r"$T_{L_2}$ at forgetting", title=f"forgetting time\n(slope {slope:.2f})")
-plots.legend_in(keys[1], ax)
+style.legend_in(keys[1], ax)
 ax = axes[2]
 window = 100
 for j, s in enumerate(check_sigmas):
@@ -247,7 +247,7 @@ for j, s in enumerate(check_sigmas):
     ax.loglog(np.arange(len(rms)) + window, rms, color=f"C{j}", label=rf"$\sigma={s:g}$")
 ax.axhline(ang_pred, color="k", ls="--", lw=1, label=r"$\sqrt{2\eta\lambda}$")
 ax.set(xlabel="step", ylabel="angular update, RMS", title="rotational equilibrium\n(RMS over 100 steps)")
-plots.legend_in(keys[2], ax)
+style.legend_in(keys[2], ax)
 page.figure(fig, "t5_fig", source)
 
 # %% [markdown]

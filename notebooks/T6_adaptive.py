@@ -149,9 +149,9 @@ from myst_nb import glue
 
 from initmem import theory
 from initmem.book import page
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import style
 
-plots.use_book_style()  # SVG figures, legible in the book
+style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T6_adaptive", sources=[])  # under every figure
 
 problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
@@ -318,7 +318,7 @@ glue("t6_adam_spread", float(np.ptp(loss_a[-1])), display=False)
 glue("t6_sgd_spread", float(np.ptp(problem.loss(tr_s.w[tr_s.steps == sweep_steps_adam][0]))), display=False)
 
 # %%
-fig, (axes,), keys = plots.panels(3, legend="each")  # one row of panels
+fig, (axes,), keys = style.panels(3, legend="each")  # one row of panels
 ax = axes[0]
 for (name, r), color in zip(regimes.items(), ("C0", "C1")):
     ax.loglog(r["T"][1:], r["l2"][1:], color=color, label=f"{name}: slope {r['slope']:.2f}")
@@ -328,14 +328,14 @@ ax.loglog(T, np.sqrt(d) * T, "k--", lw=1, label=r"$\sqrt{C}\,T_{adapt}$")
 ax.set(
     xlabel=r"$T_{adapt}=\sum\eta$", ylabel=r"$\|\theta_k-\theta_0\|_2$", title="coherent vs random-walk\ndisplacement"
 )
-plots.legend_in(keys[0], ax)
+style.legend_in(keys[0], ax)
 ax = axes[1]
 for j, s in enumerate(adamw_sigmas):
     ax.semilogy(adamw_eta * adamw_lam * tr_w.steps, norms[:, j], label=rf"$\sigma={s:g}$")
 ax.axhline(pred, color="k", ls="--", label=r"$\sqrt{\eta C/2\lambda}$")
 ax.axhline(naive, color="gray", ls=":", label=r"naive $\sqrt{\eta/2\lambda}\,\|u\|$")
 ax.set(xlabel=r"$T_{L_2}=\lambda\sum\eta$", ylabel=r"$\|w\|$", title="AdamW equilibrium norm")
-plots.legend_in(keys[1], ax)
+style.legend_in(keys[1], ax)
 ax = axes[2]
 ax.loglog(sig[np.isfinite(T_a)], T_a[np.isfinite(T_a)], "o-", label=f"Adam (slope {slope_a:.2f})")
 ax.loglog(sig[fit_s], T_s[fit_s], "s-", label=f"SGD (slope {slope_s:.2f})")
@@ -344,7 +344,7 @@ ax.set(
     ylabel=r"$T_{adapt}$ at forgetting",
     title=r"matched $\sum\eta$: Adam $\propto\sigma$, SGD $\propto\sigma^2$",
 )
-plots.legend_in(keys[2], ax)
+style.legend_in(keys[2], ax)
 page.figure(fig, "t6_fig", source)
 
 # %% [markdown]

@@ -96,9 +96,9 @@ from myst_nb import glue
 
 from initmem import theory
 from initmem.book import page
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import style
 
-plots.use_book_style()  # SVG figures, legible in the book
+style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T7_muon", sources=[])  # under every figure
 
 s_max = theory.ns5_gain_bound()
@@ -209,7 +209,7 @@ glue("t7_tv_muon_max", float(tv["Muon + decay"].max()), display=False)
 glue("t7_tv_sgd_max", float(tv["SGD"].max()), display=False)
 
 # %%
-fig, (axes,), keys = plots.panels(2, legend="each")  # one row of panels
+fig, (axes,), keys = style.panels(2, legend="each")  # one row of panels
 ax = axes[0]
 Tk = T_L2
 for j, s in enumerate(sigmas):
@@ -221,12 +221,12 @@ ax.set(
     ylabel=r"$\|W_k\|_{op}$",
     title="Muon + decay: spectral norm\nand its bound (dotted)",
 )
-plots.legend_in(keys[0], ax)
+style.legend_in(keys[0], ax)
 ax = axes[1]
 for (name, a_), marker in zip(acc.items(), "os^"):
     ax.semilogx(sig, a_, marker + "-", label=f"{name} (spread {spread[name]:.1f} pp)")
 ax.set(xlabel=r"init scale $\sigma$", ylabel="test accuracy (%)", title=f"same {steps} steps from every $\\sigma$")
-plots.legend_in(keys[1], ax)
+style.legend_in(keys[1], ax)
 page.figure(fig, "t7_fig", source)
 
 # %% [markdown]

@@ -47,9 +47,9 @@ results_dir = "results"
 import os
 import tempfile
 
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import style
 
-plots.use_book_style()
+style.use_book_style()
 os.chdir(tempfile.mkdtemp(prefix="initmem-U1-"))
 
 # %%
@@ -128,10 +128,10 @@ print(summary_table(both, view="reader").to_string())
 # The book's own figure draws the result, saved as `own_model.png` beside the script or notebook:
 
 # %%
-from initmem.study.presentation import plots
+from initmem.study.presentation.plots import figures
 
 title = r"Your own model: test accuracy against $\sigma_w$"
-fig = plots.acc_vs_sigma(both, hue="optimizer", title=title)
+fig = figures.acc_vs_sigma(both, hue="optimizer", title=title)
 fig.savefig("own_model.png", dpi=150)
 
 # %% tags=["remove-cell"]
@@ -176,7 +176,7 @@ display(Markdown(page.source_note("U1_own_model", sources=[])))
 #   model selection locks in; `tau_interp` says whether and when each run interpolated;
 # * `weight_norm` at the last epoch against epoch 0 shows the radial memory of claim C7.
 #
-# Everything else in this book works on the result: `plots.training_curves(sgd, col=None)`, the cross-fitted
+# Everything else in this book works on the result: `figures.training_curves(sgd, col=None)`, the cross-fitted
 # spread with its interval (`spread_lines`, `summary_table`), or a cache (`cache_dir=...`) so that a rerun reads the runs back.
 # With a built-in ResNet, `measure_init_memory` gives exactly the numbers of `sweep` for the same settings (the
 # test `tests/test_measure.py` checks it). Larger grids run in parallel on the package's own executors:

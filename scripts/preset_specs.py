@@ -21,7 +21,7 @@ import argparse
 import json
 from pathlib import Path
 
-from initmem.study.design import presets, registry
+from initmem.study.design import layout, presets, registry
 from initmem.study.experiments import DISCOVERED
 from initmem.sweeps.spec import SweepSpec
 
@@ -68,7 +68,7 @@ def main(preset: str, out: Path, only: list[str] | None, overrides: dict[str, di
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("preset", choices=presets.PRESETS)
+    parser.add_argument("preset", choices=layout.PRESETS)
     parser.add_argument("out", type=Path)
     parser.add_argument("--only", type=lambda s: [e for e in s.split(",") if e], default=None)
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="EXPERIMENT.PARAM=JSON")

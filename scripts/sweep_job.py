@@ -5,7 +5,7 @@ Usage (with the frozen commit's package first on PYTHONPATH): python sweep_job.p
 Before training, a run that another experiment of the preset already holds (the same file name, i.e. the same
 config hash) and that the same commit trained is copied into this experiment's cache, so that it is trained once
 (the phase diagram 10 holds 03's cells, for example); the sweep then verifies its checksum like any cached run.
-Uses only ``initmem.sweeps.sweep``, ``SweepSpec`` and ``git_commit``, which every commit of the package has (in
+Uses only ``initmem.sweeps.driver.sweep``, ``SweepSpec`` and ``git_commit``, which every commit of the package has (in
 the layered package's modules or in the flat ones before it); failures are printed,
 not raised, so that the next spec still runs.
 """
@@ -18,14 +18,18 @@ from pathlib import Path
 
 import xarray as xr
 
-from initmem.sweeps import sweep
-
 try:  # the layered package (base, run, sweeps, ...)
-    from initmem.run.records import git_commit
+    from initmem.sweeps.driver import sweep
     from initmem.sweeps.spec import SweepSpec
 except ImportError:  # a frozen commit from before the layers (534d4b2, for one): flat modules
-    from initmem.records import git_commit
-    from initmem.sweeps import SweepSpec
+    from initmem.sweeps import SweepSpec, sweep
+try:  # where git_commit has lived: base.paths, run.records, the flat records
+    from initmem.base.paths import git_commit
+except ImportError:
+    try:
+        from initmem.run.records import git_commit
+    except ImportError:
+        from initmem.records import git_commit
 
 
 def reuse_sibling_runs(spec: dict, cache: Path, preset_dir: Path, commit: str) -> int:

@@ -1,4 +1,4 @@
-"""A synthetic sweep Dataset shaped like initmem.sweeps.sweep() output, for tests that must not train."""
+"""A synthetic sweep Dataset shaped like initmem.sweeps.driver.sweep() output, for tests that must not train."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ LAYERS = ["conv0", "conv1", "head"]
 
 
 def fake_sweep(grid: dict, zipped: dict | None = None, base: dict | None = None, seed: int = 0) -> xr.Dataset:
-    """A Dataset shaped like initmem.sweeps.sweep() output: sweep dims, then epoch and layer.
+    """A Dataset shaped like initmem.sweeps.driver.sweep() output: sweep dims, then epoch and layer.
 
     Accuracy falls with sigma_w for SGD-like optimizers and stays flat for adaptive ones; clocks grow with
     the epoch; the kernel norm follows sigma_w for SGD and converges for the others.

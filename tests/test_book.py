@@ -697,9 +697,9 @@ def test_figure_text_is_legible(report, server, html_dir):
     judged by its size in inches, not its pixels); for an SVG the browser's natural width is at 96 px per inch.
     With the figures' 10-point body text the rule is: shown at no less than 75 % of their size in inches.
     """
-    from initmem.study.presentation import plots
+    from initmem.study.presentation.plots import style
 
-    points = plots.STYLE["font.size"]
+    points = style.STYLE["font.size"]
     small, checked = {}, 0
     for page, info in report.items():
         for fig in info["figures"]:

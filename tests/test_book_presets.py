@@ -10,7 +10,7 @@ import xarray as xr
 from initmem.book.runner import DEFAULT_RESULTS_DIR, discover_notebooks
 from initmem.run.config import EXECUTION_FIELDS, RunConfig
 from initmem.study.costs import costs, results
-from initmem.study.design import presets, registry
+from initmem.study.design import layout, presets, registry
 
 #: Experiments whose complete results a reader notebook needs (07 and 99 tolerate missing experiments).
 REQUIRES = {"06_norms": ("01_optimizers",)}
@@ -21,7 +21,7 @@ def test_book_presets_are_known_notebooks_and_presets():
     notebooks = set(discover_notebooks())
     for name, preset in presets.BOOK_PRESET_BY_NOTEBOOK.items():
         assert name in notebooks, f"BOOK_PRESET_BY_NOTEBOOK names {name!r}, which is not a notebook"
-        assert preset in presets.PRESETS and preset != presets.BOOK_PRESET, (name, preset)
+        assert preset in layout.PRESETS and preset != presets.BOOK_PRESET, (name, preset)
     assert presets.book_preset("T1_scale_invariance") == presets.BOOK_PRESET
 
 
@@ -55,7 +55,7 @@ def test_committed_runs_keep_their_hashes():
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("preset", presets.PRESETS)
+@pytest.mark.parametrize("preset", layout.PRESETS)
 def test_every_experiments_runs_come_from_one_clean_commit(preset):
     """Training is chaotic: the committed runs of one experiment are all produced by one commit with a clean tree
     (different experiments may come from different commits; a run shared by two experiments is a copy of one file).

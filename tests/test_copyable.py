@@ -34,7 +34,7 @@ def test_the_own_model_example_holds_no_book_plumbing():
     assert len(cells) >= 3
     leaks = {i: PLUMBING.findall(c.source) for i, c in enumerate(cells) if PLUMBING.search(c.source)}
     assert not leaks, f"book helpers in the cells to copy: {leaks}"
-    assert PLUMBING.search("from myst_nb import glue") and PLUMBING.search("plots.use_book_style()")
+    assert PLUMBING.search("from myst_nb import glue") and PLUMBING.search("style.use_book_style()")
 
 
 def test_every_own_model_cell_ends_with_what_it_shows():

@@ -19,23 +19,19 @@ from PIL import Image
 
 from initmem.run import data
 from initmem.run.config import RunConfig
-from initmem.run.data import (
-    CIFAR10_CLASSES,
+from initmem.run.data.batches import (
     CIFAR10_MEAN,
     CIFAR10_STD,
-    DataError,
     DeviceDataset,
     augment_batch,
-    cifar10_tensors,
     eval_batches,
-    find_cifar10,
-    load_cifar10,
-    make_split,
-    prepare_data,
     steps_per_epoch,
-    synthetic_cifar,
     train_batches,
 )
+from initmem.run.data.decode import load_cifar10
+from initmem.run.data.prepare import cifar10_tensors, make_split, prepare_data
+from initmem.run.data.sources import CIFAR10_CLASSES, DataError, find_cifar10
+from initmem.run.data.synthetic import synthetic_cifar
 
 REAL_ARCHIVE = Path(__file__).resolve().parents[2] / "shared" / "data" / "cifar10-jpeg.tar.gz"
 
@@ -223,7 +219,7 @@ def _write_batches(folder: Path, per_batch: int = 4) -> tuple[np.ndarray, np.nda
     """A fake cifar-10-batches-py folder as torchvision writes it; returns the train images/labels."""
     folder.mkdir(parents=True)
     all_images, all_labels = [], []
-    for index, name in enumerate(data.BATCH_FILES):
+    for index, name in enumerate(data.sources.BATCH_FILES):
         images = _random_images(per_batch, seed=index)
         labels = [(index + i) % 10 for i in range(per_batch)]
         flat = images.transpose(0, 3, 1, 2).reshape(per_batch, 3072)

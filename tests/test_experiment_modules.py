@@ -10,7 +10,7 @@ import pytest
 
 from initmem.run import optimizers
 from initmem.study import experiments
-from initmem.study.design import presets, registry
+from initmem.study.design import layout, presets, registry
 from initmem.study.experiments import DISCOVERED
 from initmem.study.verdicts import judges
 
@@ -59,7 +59,7 @@ def test_each_module_is_named_after_its_experiment_and_its_notebook_exists(exper
     module = next(m for m in sys.modules.values() if getattr(m, "EXPERIMENT", None) is experiment)
     assert module.__name__ == f"initmem.study.experiments.e{experiment.name}"
     assert (REPO / "notebooks" / f"{experiment.name}.py").is_file()
-    assert set(experiment.notes) <= set(experiment.presets) <= set(presets.PRESETS)
+    assert set(experiment.notes) <= set(experiment.presets) <= set(layout.PRESETS)
 
 
 def test_every_rule_is_judged_by_exactly_one_experiment_in_ledger_order():
@@ -76,7 +76,7 @@ def test_the_tables_hold_every_module_and_nothing_else():
     trained = [e.name for e in DISCOVERED if e.spec is not None]
     assert list(registry.EXPERIMENT_SPECS) == trained
     assert all(registry.EXPERIMENT_SPECS[e.name] is e.spec for e in DISCOVERED if e.spec is not None)
-    for preset in presets.PRESETS:
+    for preset in layout.PRESETS:
         assert list(presets.NOTEBOOK_PARAMETERS[preset]) == [e.name for e in DISCOVERED if preset in e.presets]
     assert presets.NOTEBOOK_READS["07_clocks"] == registry.EXPERIMENTS
     assert set(presets.NOTEBOOK_READS["00_presets"]) == set(trained)
@@ -128,7 +128,7 @@ import sys
 from initmem.book import page  # noqa: F401  (what every page imports)
 from initmem.study.costs import results, reuse  # noqa: F401
 from initmem.study.design import presets, registry  # noqa: F401
-from initmem.study.presentation import plots  # noqa: F401
+from initmem.study.presentation.plots import figures, style  # noqa: F401
 from initmem.study.verdicts import claims  # noqa: F401
 name = sys.argv[1]
 parameters = presets.resolve_parameters(name, "cpu", {})

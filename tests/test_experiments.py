@@ -23,6 +23,7 @@ from initmem.book.runner import run_notebooks
 from initmem.cli import main
 from initmem.cli.experiments import parse_parameter_value
 from initmem.study.design import presets
+from initmem.study.design.layout import PRESETS
 
 GOOD = """\
 # %% [markdown]
@@ -114,7 +115,7 @@ def test_results_dir_outside_the_working_directory_stays_absolute(layout, tmp_pa
 def test_unknown_preset():
     with pytest.raises(ValueError, match="smoke, cpu, gpu, paper"):
         presets.notebook_parameters("laptop", "01_optimizers")
-    assert presets.BOOK_PRESET in presets.PRESETS
+    assert presets.BOOK_PRESET in PRESETS
 
 
 def test_parameters_injected_and_digest_reuse(layout):

@@ -204,7 +204,7 @@ def test_book_from_an_exploration_builds_a_small_site_of_its_pages(repo, monkeyp
     assert config["initmem_wheel"] is False and config["initmem_record_html"] == "../../../../html"
     glue = json.loads((site / "_build" / "jupyter_execute" / "book" / "generated" / "02_other.glue.json").read_text())
     assert glue["b"]["data"] == {"text/plain": "'42'"}  # what both.md pastes from the page the site lacks
-    # the record's results beside its pages, which link to them (plots.source_note); no exploration's results
+    # the record's results beside its pages, which link to them (initmem.book.page.source_note); no exploration's results
     assert (site / "results" / "smoke" / "02_other.nc").read_text() == "the record's results"
     assert not (site / "results" / "explore").exists()
     assert all(p.read_bytes() == data for p, data in before.items())

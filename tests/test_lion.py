@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from initmem.run.config import ConfigError, RunConfig
-from initmem.run.optim import build_optimizer
+from initmem.run.optim.build import build_optimizer
 from initmem.run.optim.lion import Lion
 from test_optim import compute_grads, make_net  # tests/ is on sys.path under pytest
 from tiny import TINY_FLAGS

@@ -11,7 +11,8 @@ from torch import nn
 
 from initmem import measure_init_memory, spread, summary_table
 from initmem.run.config import ConfigError
-from initmem.run.data import DataError, prepare_data
+from initmem.run.data.prepare import prepare_data
+from initmem.run.data.sources import DataError
 from initmem.run.models import build_model
 from initmem.sweeps.driver import sweep
 from initmem.sweeps.spec import SweepSpec
@@ -80,7 +81,7 @@ def test_builtin_resnet_equals_sweep(tiny_config, tmp_path):
 
 # --- own models and data -----------------------------------------------------------------------
 def test_mlp_result_works_with_spread_summary_and_plots():
-    from initmem.study.presentation import plots
+    from initmem.study.presentation.plots import captions, figures
 
     ds = small(seeds=[0, 1])
     assert dict(ds.sizes) == {"sigma_w": 2, "seed": 2, "epoch": 3, "layer": 2}
@@ -88,14 +89,14 @@ def test_mlp_result_works_with_spread_summary_and_plots():
     assert spread(ds).dims == ("seed",) and np.isfinite(spread(ds).values).all()
     assert summary_table(ds)["selected_n_seeds"].item() == 2
     assert np.all(ds["T_SGD"].isel(epoch=-1).values == pytest.approx(2 * 3 * 0.05**2 / 32))
-    plots.acc_vs_sigma(ds, hue=None)
-    plots.training_curves(ds, col=None)
+    figures.acc_vs_sigma(ds, hue=None)
+    figures.training_curves(ds, col=None)
     assert ds.attrs["model_class"] == "Sequential" and "BatchNorm1d" in ds.attrs["model"]
     assert ds.attrs["n_parameters"] == sum(p.numel() for p in bn_mlp().parameters())
     assert ds.attrs["kernels"] == "0.weight, 3.weight"
     assert json.loads(ds.attrs["data_sizes"]) == {"train": 96, "val": 48, "test": 48, "train_eval": 96}
     assert json.loads(ds.attrs["training"])["optimizer"] == "sgd" and "model" not in json.loads(ds.attrs["training"])
-    assert "Sequential" in plots.caption(ds)
+    assert "Sequential" in captions.caption(ds)
 
 
 def test_kernels_are_exact_multiples_across_sigma_w():

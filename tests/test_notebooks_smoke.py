@@ -19,8 +19,8 @@ nbformat = pytest.importorskip("nbformat")
 from initmem.book import runner as experiments  # noqa: E402
 from initmem.book.parameters import ParameterError  # noqa: E402
 from initmem.study.costs import costs  # noqa: E402
-from initmem.study.design import preset_notes, presets, registry  # noqa: E402
-from initmem.study.experiments import DISCOVERED  # noqa: E402
+from initmem.study.design import layout, preset_notes, presets, registry  # noqa: E402
+from initmem.study.experiments import DISCOVERED, Note  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -63,9 +63,9 @@ def _glued(path: Path) -> dict[str, dict]:
     return out
 
 
-#: The figures' format: SVG (initmem.study.presentation.plots.use_book_style), legible at any width.
+#: The figures' format: SVG (initmem.study.presentation.plots.style.use_book_style), legible at any width.
 FIGURE_MIME = "image/svg+xml"
-#: The line under every figure (initmem.study.presentation.plots.source_note).
+#: The line under every figure (initmem.book.page.source_note).
 SOURCE_NOTE = "reproduce: `initmem experiments"
 
 
@@ -269,14 +269,14 @@ def test_parameters_cell_declares_the_preset_names_each_as_none(name):
 
 
 #: (preset, experiment) for every experiment a preset defines.
-DEFINED = [(p, n) for p in presets.PRESETS for n in TRAINING_EXPERIMENTS if presets.notebook_parameters(p, n)]
+DEFINED = [(p, n) for p in layout.PRESETS for n in TRAINING_EXPERIMENTS if presets.notebook_parameters(p, n)]
 
 
 @pytest.mark.parametrize("name", TRAINING_EXPERIMENTS)
 def test_every_preset_gives_every_parameter_a_value(name):
     """A preset defines an experiment with every parameter, or not at all; smoke defines every one (an experiment may
     exist at smoke only: its module lists the presets it supports)."""
-    names = {preset: set(presets.notebook_parameters(preset, name)) for preset in presets.PRESETS}
+    names = {preset: set(presets.notebook_parameters(preset, name)) for preset in layout.PRESETS}
     defined = {preset: v for preset, v in names.items() if v}
     assert "smoke" in defined
     assert len({frozenset(v) for v in defined.values()}) == 1, names
@@ -294,7 +294,7 @@ def test_the_gpu_preset_defines_01_only_and_says_so():
     assert gpu["optimizers"][:2] == ["sgd", "muon"] and gpu["seeds"] == [0] and gpu["train_size"] is None
 
 
-@pytest.mark.parametrize("preset", presets.PRESETS)
+@pytest.mark.parametrize("preset", layout.PRESETS)
 @pytest.mark.parametrize("name", EXPERIMENTS)
 def test_every_preset_parameter_is_declared(preset, name):
     declared = set(_defaults(name))
@@ -320,7 +320,7 @@ def test_preset_sweeps_are_valid_specs(preset, name):
         assert p["reference_horizon"] in p["horizons"] and max(p["horizons"]) <= p["epochs"]
 
 
-@pytest.mark.parametrize("preset", presets.PRESETS)
+@pytest.mark.parametrize("preset", layout.PRESETS)
 def test_every_preset_has_notes_with_reasons(preset):
     rows = preset_notes.notes_table(preset)
     assert rows and all(set(row) == {"setting", "value", "notebooks", "reason"} for row in rows)
@@ -334,7 +334,7 @@ def test_the_notes_values_are_read_from_the_preset(monkeypatch):
     monkeypatch.setitem(presets.NOTEBOOK_PARAMETERS["cpu"]["03_lr_and_l2"], "epochs", 60)
     row = next(r for r in preset_notes.notes_table("cpu") if r["setting"] == "epochs (01, 03)")
     assert row["value"] == "epochs: 40 (01); 60 (03)"
-    monkeypatch.setitem(preset_notes.PRESET_NOTES, "cpu", [preset_notes.Note("gone", ("no_such_parameter",), "why")])
+    monkeypatch.setitem(preset_notes.PRESET_NOTES, "cpu", [Note("gone", ("no_such_parameter",), "why")])
     with pytest.raises(ValueError, match="'gone' names no_such_parameter"):
         preset_notes.notes_table("cpu")
 

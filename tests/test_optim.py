@@ -12,17 +12,9 @@ from torch import nn
 
 from initmem.run import optimizers
 from initmem.run.config import ConfigError, RunConfig
-from initmem.run.optim import (
-    SGDW,
-    Muon,
-    MuonWithAuxAdam,
-    apply_lr_multiplier,
-    build_optimizer,
-    builder,
-    lr_multiplier,
-    split_muon_params,
-    zeropower_via_newtonschulz5,
-)
+from initmem.run.optim.build import SGDW, build_optimizer, builder, split_muon_params
+from initmem.run.optim.muon import Muon, MuonWithAuxAdam, zeropower_via_newtonschulz5
+from initmem.run.optim.schedules import apply_lr_multiplier, lr_multiplier
 from initmem.run.optimizers import names as optimizer_names
 
 #: Every registered optimizer (initmem.run.optimizers): each one is built, stepped, decayed and round-tripped below.
@@ -368,15 +360,15 @@ PAPER_OPTIMIZERS = ["sgd", "sgd_momentum", "adam", "adamw", "muon"]
 def test_every_list_of_optimizers_is_read_from_the_registry():
     from initmem.run import optimizers
     from initmem.study.design import presets
-    from initmem.study.presentation import plots
+    from initmem.study.presentation.plots import labels, style
 
     names = optimizers.names()
     assert names[:5] == tuple(PAPER_OPTIMIZERS) and optimizers.in_paper() == tuple(PAPER_OPTIMIZERS)
     assert sorted(optimizers.family("sgd") + optimizers.family("adaptive")) == sorted(names)
     assert optimizers.family("sgd") == ("sgd", "sgd_momentum")
     assert optimizers.family("adaptive")[:3] == ("adam", "adamw", "muon")
-    assert [plots.label(name) for name in names] == [r.label for r in optimizers.records()]
-    assert len({plots.style.hue_color(name, 0) for name in names}) == len(names)
+    assert [labels.label(name) for name in names] == [r.label for r in optimizers.records()]
+    assert len({style.hue_color(name, 0) for name in names}) == len(names)
     assert optimizers.sequential() == ("muon",)
     assert [s.name for s in optimizers.settings()] == ["lion_beta1", "lion_beta2"]
     for name in names:

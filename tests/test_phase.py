@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 import xarray as xr
 
-from initmem.study.design import presets, registry
+from initmem.study.design import layout, presets, registry
 from initmem.study.verdicts import boundary, claims, phase, rules
 from initmem.sweeps.spec import SweepSpec
 from sweep_fakes import fake_phase, fake_sweep  # tests/ is on sys.path under pytest
@@ -46,7 +46,7 @@ def test_the_phase_diagram_is_03s_sweep_on_a_5_by_5_grid_that_holds_03s_cells():
     for field in ("model", "width", "logit_scale", "batch_size", "epochs", "train_size", "val_size", "test_size"):
         assert base[field] == base01[field], field
     assert base["optimizer"] == "sgd" and base["decay_mode"] == "l2" and base["schedule"] == "step"
-    for preset in presets.PRESETS:  # defined at every preset but gpu, which defines 01 only and says so
+    for preset in layout.PRESETS:  # defined at every preset but gpu, which defines 01 only and says so
         if preset == "gpu":
             with pytest.raises(ValueError, match="10_phase_diagram is not defined at preset 'gpu'"):
                 presets.resolve_parameters("10_phase_diagram", preset, {})

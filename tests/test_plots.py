@@ -12,7 +12,7 @@ matplotlib.use("Agg")  # tests only; the notebooks keep the inline backend
 
 from matplotlib.figure import Figure  # noqa: E402
 
-from initmem.study.presentation import plots  # noqa: E402
+from initmem.study.presentation.plots import captions, figures, spreads, style  # noqa: E402
 from initmem.study.statistics import analysis  # noqa: E402
 from sweep_fakes import fake_sweep  # noqa: E402  (tests/ is on sys.path under pytest)
 
@@ -45,38 +45,38 @@ def _check(fig, *words):
 
 
 def test_caption_names_everything(optim_ds):
-    text = plots.caption(optim_ds)
+    text = captions.caption(optim_ds)
     assert text.startswith("preset test | ResNet-9, width 8 | 500 train images (16 px, synthetic data)")
     assert "b = 50" in text and "10 epochs" in text and "seeds 0/1" in text
 
 
 def test_acc_vs_sigma(optim_ds):
-    _check(plots.acc_vs_sigma(optim_ds, hue="optimizer"), "seeds 0/1")
+    _check(figures.acc_vs_sigma(optim_ds, hue="optimizer"), "seeds 0/1")
 
 
 def test_spread_bars(optim_ds):
-    _check(plots.spread_bars(optim_ds, by="optimizer", paper={"sgd": 26.5, "muon": 4.0}))
+    _check(figures.spread_bars(optim_ds, by="optimizer", paper={"sgd": 26.5, "muon": 4.0}))
 
 
 def test_training_curves(optim_ds):
-    _check(plots.training_curves(optim_ds, var="test_acc", col="optimizer"))
-    _check(plots.norm_trajectories(optim_ds, x="T_adapt"))
+    _check(figures.training_curves(optim_ds, var="test_acc", col="optimizer"))
+    _check(figures.norm_trajectories(optim_ds, x="T_adapt"))
 
 
 def test_spread_vs_horizon():
     ds = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1]})
     h = analysis.within_horizons(ds, [2, 6, 10])
-    _check(plots.spread_vs_horizon(h, paper_epochs=5000))
+    _check(spreads.spread_vs_horizon(h, paper_epochs=5000))
 
 
 def test_spread_heatmap():
     ds = fake_sweep({"lr": [0.01, 0.1], "weight_decay": [0.0, 1e-3, 1e-2], "sigma_w": [0.25, 2.5], "seed": [0, 1]})
-    _check(plots.spread_heatmap(ds))
+    _check(spreads.spread_heatmap(ds))
 
 
 def test_spread_vs_batch_size():
     ds = fake_sweep({"batch_size": [16, 32, 64], "sigma_w": [0.25, 2.5], "seed": [0, 1]})
-    fig = plots.spread_vs(ds, dim="batch_size")
+    fig = spreads.spread_vs(ds, dim="batch_size")
     text = fig._supxlabel.get_text()
     assert "b = " not in text  # the swept field is not in the caption
     _check(fig)
@@ -84,13 +84,13 @@ def test_spread_vs_batch_size():
 
 def test_depth_panels():
     ds = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": [0]}, {"model": ["resnet9", "resnet20", "resnet56"]})
-    fig = plots.depth_panels(ds)
+    fig = figures.depth_panels(ds)
     assert "ResNet-9/ResNet-20/ResNet-56" in fig._supxlabel.get_text()
     matplotlib.pyplot.close(fig)
 
 
 def test_norm_scatter(optim_ds):
-    _check(plots.norm_scatter(optim_ds))
+    _check(figures.norm_scatter(optim_ds))
 
 
 def test_spread_vs_clocks(optim_ds):
@@ -99,14 +99,14 @@ def test_spread_vs_clocks(optim_ds):
     table = analysis.clock_table(results)
     assert set(table["family"]) == {"SGD", "SGD+L2", "adaptive"}
     assert len(table) == 5 + 4
-    fig = plots.spread_vs_clocks(table, source=results)
+    fig = spreads.spread_vs_clocks(table, source=results)
     assert "experiments 01, 03" in fig._supxlabel.get_text().replace("\n", " ")
     _check(fig)
 
 
 def test_missing_dimension_is_a_clear_error(optim_ds):
     with pytest.raises(ValueError, match="expected dimension"):
-        plots.spread_heatmap(optim_ds)
+        spreads.spread_heatmap(optim_ds)
 
 
 # --------------------------------------------------------------------------- legible in the book
@@ -123,23 +123,23 @@ def _figures(seeds: int) -> dict:
     long = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": s})
     logit = fake_sweep({"logit_scale": [0.125, 1.0], "sigma_w": [0.25, 2.5], "seed": s})
     return {
-        "acc_vs_sigma": lambda: plots.acc_vs_sigma(opt),
-        "acc_vs_sigma_batch": lambda: plots.acc_vs_sigma(bs, hue="batch_size"),
-        "acc_vs_sigma_record": lambda: plots.acc_vs_sigma(bs.isel(batch_size=[0, 2]), hue="batch_size", record=bs),
-        "spread_heatmap_record": lambda: plots.spread_heatmap(lr, record=lr),
-        "spread_bars": lambda: plots.spread_bars(opt, paper={"sgd": 26.5, "muon": 4.0}),
-        "training_curves": lambda: plots.training_curves(opt),
-        "training_curves_one": lambda: plots.training_curves(long, col=None),
-        "training_curves_logit": lambda: plots.training_curves(
+        "acc_vs_sigma": lambda: figures.acc_vs_sigma(opt),
+        "acc_vs_sigma_batch": lambda: figures.acc_vs_sigma(bs, hue="batch_size"),
+        "acc_vs_sigma_record": lambda: figures.acc_vs_sigma(bs.isel(batch_size=[0, 2]), hue="batch_size", record=bs),
+        "spread_heatmap_record": lambda: spreads.spread_heatmap(lr, record=lr),
+        "spread_bars": lambda: figures.spread_bars(opt, paper={"sgd": 26.5, "muon": 4.0}),
+        "training_curves": lambda: figures.training_curves(opt),
+        "training_curves_one": lambda: figures.training_curves(long, col=None),
+        "training_curves_logit": lambda: figures.training_curves(
             logit, var="train_acc", col="logit_scale", interpolation=True
         ),
-        "norm_trajectories": lambda: plots.norm_trajectories(opt, x="T_adapt"),
-        "spread_vs_horizon": lambda: plots.spread_vs_horizon(analysis.within_horizons(long, [2, 6, 10]), 5000),
-        "spread_heatmap": lambda: plots.spread_heatmap(lr),
-        "spread_vs": lambda: plots.spread_vs(bs),
-        "depth_panels": lambda: plots.depth_panels(depth),
-        "norm_scatter": lambda: plots.norm_scatter(opt),
-        "spread_vs_clocks": lambda: plots.spread_vs_clocks(
+        "norm_trajectories": lambda: figures.norm_trajectories(opt, x="T_adapt"),
+        "spread_vs_horizon": lambda: spreads.spread_vs_horizon(analysis.within_horizons(long, [2, 6, 10]), 5000),
+        "spread_heatmap": lambda: spreads.spread_heatmap(lr),
+        "spread_vs": lambda: spreads.spread_vs(bs),
+        "depth_panels": lambda: figures.depth_panels(depth),
+        "norm_scatter": lambda: figures.norm_scatter(opt),
+        "spread_vs_clocks": lambda: spreads.spread_vs_clocks(
             analysis.clock_table({"01_optimizers": opt, "03_lr_and_l2": lr}), source={"01_optimizers": opt}
         ),
     }
@@ -181,9 +181,9 @@ def _drawn_texts(fig) -> list:
 
 def _shown_scale(fig) -> float:
     """How much the book scales ``fig`` down: saved as the inline backend saves it (tight, 0.1 in padding) and shown
-    at 96 px per inch, at most :data:`plots.BOOK_COLUMN_PX` wide."""
+    at 96 px per inch, at most :data:`style.BOOK_COLUMN_PX` wide."""
     width = fig.get_tightbbox(fig.canvas.get_renderer()).width + 2 * 0.1
-    return min(1.0, plots.BOOK_COLUMN_PX / (width * plots.PX_PER_INCH))
+    return min(1.0, style.BOOK_COLUMN_PX / (width * style.PX_PER_INCH))
 
 
 def _legends(fig) -> list:
@@ -200,11 +200,11 @@ def test_text_is_legible_in_the_book_column(drawn, name):
     fig, texts = drawn[name]
     scale = _shown_scale(fig)
     small = {
-        t.get_text(): round(t.get_fontsize() * plots.PX_PER_INCH / 72 * scale, 1)
+        t.get_text(): round(t.get_fontsize() * style.PX_PER_INCH / 72 * scale, 1)
         for t in texts
-        if t.get_fontsize() * plots.PX_PER_INCH / 72 * scale < plots.MIN_TEXT_PX
+        if t.get_fontsize() * style.PX_PER_INCH / 72 * scale < style.MIN_TEXT_PX
     }
-    assert texts and not small, f"{name}: text below {plots.MIN_TEXT_PX} px in the book: {small}"
+    assert texts and not small, f"{name}: text below {style.MIN_TEXT_PX} px in the book: {small}"
 
 
 @pytest.mark.parametrize("name", FIGURES)
@@ -213,24 +213,24 @@ def test_caption_and_ticks_are_large_enough_in_the_book_column(drawn, name):
     fig, texts = drawn[name]
     scale = _shown_scale(fig)
     caption = fig._supxlabel
-    assert caption is not None and caption.get_fontsize() * scale >= plots.MIN_CAPTION_PT, (
+    assert caption is not None and caption.get_fontsize() * scale >= style.MIN_CAPTION_PT, (
         name,
         caption.get_fontsize(),
     )
     ticks = [t for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels() if t in texts]
-    small = sorted({round(t.get_fontsize() * scale, 1) for t in ticks if t.get_fontsize() * scale < plots.MIN_TICK_PT})
+    small = sorted({round(t.get_fontsize() * scale, 1) for t in ticks if t.get_fontsize() * scale < style.MIN_TICK_PT})
     assert ticks and not small, f"{name}: tick labels of {small} pt in the book"
 
 
 @pytest.mark.parametrize("name", FIGURES)
 def test_style_is_applied_to_every_element(drawn, name):
-    """Legends (frame off, STYLE's size) and tick labels follow plots.STYLE, though drawn outside its rc_context."""
+    """Legends (frame off, STYLE's size) and tick labels follow style.STYLE, though drawn outside its rc_context."""
     fig, texts = drawn[name]
     for legend in _legends(fig):
         assert not legend.get_frame_on(), name
-        assert {t.get_fontsize() for t in legend.get_texts()} == {plots.STYLE["legend.fontsize"]}, name
+        assert {t.get_fontsize() for t in legend.get_texts()} == {style.STYLE["legend.fontsize"]}, name
     ticks = {t.get_fontsize() for ax in fig.axes for t in ax.get_xticklabels() + ax.get_yticklabels() if t in texts}
-    assert ticks == {plots.STYLE["xtick.labelsize"]}, (name, ticks)
+    assert ticks == {style.STYLE["xtick.labelsize"]}, (name, ticks)
 
 
 @pytest.mark.parametrize("name", FIGURES)
@@ -265,13 +265,13 @@ def test_the_checks_can_fail():
     """The checks above catch what they are about: a raw name, small text, a legend over the data, a framed one."""
     assert RAW_NAME.search(_words("tau_interp (epoch)")) and RAW_NAME.search(_words("spread over sigma_w"))
     assert not RAW_NAME.search(_words(r"$\tau_{\mathrm{interp}}$ (epoch)"))
-    fig, axes, _ = plots.panels(2)
+    fig, axes, _ = style.panels(2)
     axes[0, 0].plot([0, 1], [0, 1], label="line")
     legend = axes[0, 0].legend(loc="center", frameon=True, fontsize=6)
     texts = _drawn_texts(fig)
-    assert min(t.get_fontsize() for t in texts) * plots.PX_PER_INCH / 72 * _shown_scale(fig) < plots.MIN_TEXT_PX
+    assert min(t.get_fontsize() for t in texts) * style.PX_PER_INCH / 72 * _shown_scale(fig) < style.MIN_TEXT_PX
     assert legend.get_window_extent().overlaps(axes[0, 0].bbox) and legend.get_frame_on()
-    fig.set_figwidth(3 * plots.FIGURE_WIDTH)
+    fig.set_figwidth(3 * style.FIGURE_WIDTH)
     assert _shown_scale(fig) < 0.5
     matplotlib.pyplot.close(fig)
 
@@ -304,8 +304,8 @@ def test_few_seeds_are_points_many_an_interval(seeds, points, intervals):
     legend = _legend_text(fig)
     if seeds > 1:
         assert f"mean over {seeds} seeds" in legend
-        assert ("95 % t-interval" in legend) == (seeds > plots.SEED_POINTS_MAX)
-        assert ("one seed" in legend) == (seeds <= plots.SEED_POINTS_MAX)
+        assert ("95 % t-interval" in legend) == (seeds > style.SEED_POINTS_MAX)
+        assert ("one seed" in legend) == (seeds <= style.SEED_POINTS_MAX)
     bars = figs["spread_bars"]()
     assert _seed_points(bars) == points * 5 * 2  # each seed's spread, per optimizer and predictor
     for name in ("spread_vs", "depth_panels", "norm_scatter", "spread_vs_horizon"):
@@ -326,9 +326,9 @@ def test_a_cross_fitted_spreads_error_bar_is_the_ledgers_calibrated_interval():
     ds = fake_sweep(
         {"sigma_w": [0.25, 1.0, 2.5], "seed": list(range(8))}, {"optimizer": ["sgd", "adam"], "lr": [0.02, 0.005]}
     )
-    fig = plots.spread_bars(ds, variables=("selected_test_acc",))
-    spreads = seed_spread(ds, "selected_test_acc", ("optimizer",)).sel(optimizer="sgd")
-    interval = CrossFitted(3).interval(spreads.values)
+    fig = figures.spread_bars(ds, variables=("selected_test_acc",))
+    spread = seed_spread(ds, "selected_test_acc", ("optimizer",)).sel(optimizer="sgd")
+    interval = CrossFitted(3).interval(spread.values)
     bar = next(c for c in fig.axes[0].containers if isinstance(c, ErrorbarContainer))
     low, high = bar.lines[2][0].get_segments()[0][:, 1]
     assert (low, high) == pytest.approx((interval.low, interval.high))
@@ -340,7 +340,7 @@ def test_a_cross_fitted_spreads_error_bar_is_the_ledgers_calibrated_interval():
 def test_seed_points_are_the_values_drawn():
     """The points of a seed are its own accuracy, and the line through them is their mean."""
     ds = fake_sweep({"sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1, 2]})
-    fig = plots.acc_vs_sigma(ds, hue=None, variables=("selected_test_acc",))
+    fig = figures.acc_vs_sigma(ds, hue=None, variables=("selected_test_acc",))
     ax = fig.axes[0]
     points = next(line for line in ax.lines if line.get_label() == "_seed")
     mean = next(line for line in ax.lines if line.get_marker() == "o" and line.get_label() != "_seed")
@@ -351,9 +351,9 @@ def test_seed_points_are_the_values_drawn():
 
 def test_use_book_style_sets_the_style_outside_ipython():
     with matplotlib.rc_context():
-        plots.use_book_style()
+        style.use_book_style()
         assert matplotlib.rcParams["legend.frameon"] is False
-        assert matplotlib.rcParams["font.size"] == plots.STYLE["font.size"]
+        assert matplotlib.rcParams["font.size"] == style.STYLE["font.size"]
 
 
 # --------------------------------------------------------------------------- the record under an exploration
@@ -373,7 +373,7 @@ def test_acc_vs_sigma_draws_the_record_muted_under_the_shared_hues():
     ds = fake_sweep({"batch_size": [64, 256], "sigma_w": [0.25, 2.5], "seed": [0, 1]})
     record = fake_sweep({"batch_size": [16, 64, 256], "sigma_w": [0.25, 1.0, 2.5], "seed": [0, 1, 2]}, seed=3)
     record.attrs["preset"] = "cpu"
-    fig = plots.acc_vs_sigma(ds, hue="batch_size", record=record)
+    fig = figures.acc_vs_sigma(ds, hue="batch_size", record=record)
     lines = _record_lines(fig)
     assert len(lines) == 2 * 2  # two shared batch sizes, two panels
     assert {matplotlib.colors.to_hex(line.get_color()) for line in lines} == {
@@ -384,7 +384,7 @@ def test_acc_vs_sigma_draws_the_record_muted_under_the_shared_hues():
     assert lines[0].get_ydata() == pytest.approx(means) and list(lines[0].get_xdata()) == [0.25, 1.0, 2.5]
     assert overlay.RECORD_LABEL in _legend_labels(fig)
     assert "committed record (preset cpu)" in fig._supxlabel.get_text().replace("\n", " ")
-    plain = plots.acc_vs_sigma(ds, hue="batch_size")
+    plain = figures.acc_vs_sigma(ds, hue="batch_size")
     assert not _record_lines(plain) and overlay.RECORD_LABEL not in _legend_labels(plain)
     matplotlib.pyplot.close("all")
 
@@ -394,12 +394,12 @@ def test_spread_heatmap_writes_the_records_spread_in_the_cells_both_grids_have()
     record = fake_sweep(
         {"lr": [0.01, 0.03], "weight_decay": [0.0, 1e-3, 1e-2], "sigma_w": [0.25, 2.5], "seed": [0, 1]}, seed=5
     )
-    fig = plots.spread_heatmap(ds, record=record)
+    fig = spreads.spread_heatmap(ds, record=record)
     italic = [t for t in fig.axes[0].texts if t.get_fontstyle() == "italic"]
     assert len(italic) == 2  # lr 0.01 at both weight decays; lr 0.1 is not in the record
     assert all(t.get_position()[0] == 0 for t in italic)  # the lr = 0.01 column
     assert "record" in fig._supxlabel.get_text()
-    assert not [t for t in plots.spread_heatmap(ds).axes[0].texts if t.get_fontstyle() == "italic"]
+    assert not [t for t in spreads.spread_heatmap(ds).axes[0].texts if t.get_fontstyle() == "italic"]
     matplotlib.pyplot.close("all")
 
 
@@ -437,11 +437,11 @@ def test_phase_heatmaps_take_the_records_boundary_on_the_shared_cells():
 def test_long_legend_labels_wrap_inside_their_strip():
     """Three panels with one legend each (as the theory pages draw them): labels too long for a strip are wrapped, so
     the legends do not run into each other, and the strips grow to hold them."""
-    fig, axes, strips = plots.panels(3, legend="each")
+    fig, axes, strips = style.panels(3, legend="each")
     for k, (ax, strip) in enumerate(zip(axes[0], strips)):
         ax.plot([1, 2], [1, 2], label=f"a rather long description of line {k} (slope {k}.00, expected {k})")
         ax.plot([1, 2], [2, 1], label="short")
-        plots.legend_in(strip, ax)
+        style.legend_in(strip, ax)
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     boxes = [strip.get_legend().get_window_extent(renderer) for strip in strips]

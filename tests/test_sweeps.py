@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 import xarray as xr
 
-import initmem.run.data
+import initmem.run.data.prepare
 import initmem.run.training
 import initmem.sweeps.executors
 from initmem.run.config import ConfigError, RunConfig
@@ -44,10 +44,10 @@ def reference(tmp_path_factory):
     """The uninterrupted serial sweep of SPEC: (dataset, cache dir, prepare_data calls)."""
     cache = tmp_path_factory.mktemp("reference-cache")
     calls = []
-    real = initmem.run.data.prepare_data
+    real = initmem.run.data.prepare.prepare_data
     initmem.sweeps.executors._DATA_CACHE.clear()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(initmem.run.data, "prepare_data", lambda *a, **k: calls.append(1) or real(*a, **k))
+        mp.setattr(initmem.run.data.prepare, "prepare_data", lambda *a, **k: calls.append(1) or real(*a, **k))
         ds = sweep(SweepSpec.from_dict(SPEC), cache, progress=False)
     return ds, cache, len(calls)
 

@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 import xarray as xr
 
-from initmem.run.data import steps_per_epoch
-from initmem.run.records import EPOCH_METRICS, SCALAR_METRICS
+from initmem.run.data.batches import steps_per_epoch
 from initmem.run.training import train
-from initmem.run.variables import TIMINGS
+from initmem.run.variables import EPOCH_METRICS, SCALAR_METRICS, TIMINGS
 from tiny import TINY_RUN  # tests/ is on sys.path under pytest
 
 
@@ -60,7 +59,8 @@ def test_a_training_step_sets_its_scheduled_lr_updates_ticks_the_clocks_and_coun
 
     from initmem.run.loop import Schedule, TrainingStep
     from initmem.run.metrics import ForgettingClocks, clocks_from_lrs
-    from initmem.run.optim import build_optimizer, lr_multiplier
+    from initmem.run.optim.build import build_optimizer
+    from initmem.run.optim.schedules import lr_multiplier
 
     config = tiny_config.replace(
         optimizer="sgd", lr=0.1, weight_decay=1e-3, epochs=2, schedule="cosine", warmup_epochs=1.0
@@ -420,7 +420,8 @@ def test_per_epoch_numbers_equal_the_reference_of_the_loop_before_schedule_apply
 def test_every_step_is_taken_at_the_lr_of_its_schedule_in_every_group(tiny_config, monkeypatch):
     """Muon's two groups (hidden kernels at lr, the AdamW rest at aux_lr) both follow the schedule at every step."""
     import initmem.run.training as training_module
-    from initmem.run.optim import build_optimizer, lr_multiplier
+    from initmem.run.optim.build import build_optimizer
+    from initmem.run.optim.schedules import lr_multiplier
 
     config = tiny_config.replace(
         **{k: _SCHEDULED[k] for k in ("schedule", "warmup_epochs", "final_lr_fraction")},

@@ -24,6 +24,9 @@ TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start
 if TYPE_CHECKING:
     from typing import Any
 
+# The package's public API, the one deliberate exception to "one home for every name": the README, the API page
+# and the own-model chapter (U1) document ``from initmem import ...`` for these names; everything else is imported
+# from the module that defines it (tests/test_architecture.py checks both).
 #: Public name -> the module that defines it (imported on first access).
 LAZY_EXPORTS: dict[str, str] = {
     "RunConfig": "initmem.run.config",
@@ -32,7 +35,7 @@ LAZY_EXPORTS: dict[str, str] = {
     "cifar10_tensors": "initmem.run.data.prepare",
     "train": "initmem.run.training",
     "init_sigma_w_": "initmem.run.sigma_w",
-    "build_optimizer": "initmem.run.optim",
+    "build_optimizer": "initmem.run.optim.build",
     "build_model": "initmem.run.models",
     "sweep": "initmem.sweeps.driver",
     "SweepSpec": "initmem.sweeps.spec",

@@ -69,9 +69,9 @@ def open_experiment(name: str, namespace: Mapping[str, Any]) -> Opening:
     committed runs are reused, missing ones trained where allowed), and return it with its parameters, the line
     under every figure and the committed record (:func:`initmem.study.costs.reuse.record_results`)."""
     from ..study.costs import results, reuse
-    from ..study.presentation import plots
+    from ..study.presentation.plots import style
 
-    plots.use_book_style()
+    style.use_book_style()
     ds, p = results.notebook_experiment(name, namespace)
     preset, results_dir = namespace["preset"], namespace["results_dir"]
     source = source_note(name, preset, results_dir=results_dir, parameters=p)

@@ -146,7 +146,7 @@ def _cmd_book(args: argparse.Namespace) -> int:
 
 
 def _cmd_download(args: argparse.Namespace) -> int:
-    from ..run.data import download_cifar10
+    from ..run.data.sources import download_cifar10
 
     print(f"CIFAR-10 is in {download_cifar10(args.root)}")
     return 0
@@ -459,7 +459,7 @@ def error_line(exc: BaseException) -> str | None:
         )
     if any(_raised(exc, module, name) for module, name in _RECOGNISED_ERRORS):
         return _one_line(str(exc))
-    if _raised(exc, "initmem.run.data", "DataError"):
+    if _raised(exc, "initmem.run.data.sources", "DataError"):
         from dataclasses import fields
 
         from ..run.config import RunConfig

@@ -32,10 +32,11 @@ import torch
 from ..base.bars import auto_tqdm
 from ..base.files import atomic_write, set_aside
 from .config import ConfigError, RunConfig
-from .data import PreparedData, prepare_data, steps_per_epoch, train_batches
+from .data.batches import steps_per_epoch, train_batches
+from .data.prepare import PreparedData, prepare_data
 from .kernels import kernel_parameters
 from .metrics import ForgettingClocks
-from .optim import LRSchedule, apply_lr_multiplier, lr_multiplier
+from .optim.schedules import LRSchedule, apply_lr_multiplier, lr_multiplier
 from .records import autocast_dtype, eval_batch_size, measure, recalibrated_copy
 from .thresholds import DIVERGENCE_FACTOR, exploded
 

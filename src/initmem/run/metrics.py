@@ -27,7 +27,6 @@ import torch
 from .thresholds import INTERPOLATION_THRESHOLD
 
 __all__ = [
-    "INTERPOLATION_THRESHOLD",
     "ForgettingClocks",
     "clocks_from_lrs",
     "frobenius_norms",

@@ -28,20 +28,16 @@ import xarray as xr
 from ..base.paths import git_commit
 from ..base.version import __version__
 from .config import RunConfig
-from .data import PreparedData, eval_batches
+from .data.batches import eval_batches
+from .data.prepare import PreparedData
 from .elapsed import Elapsed, load_average
 from .kernels import kernel_parameters
 from .metrics import best_index, distance_from_init, frobenius_norms, repair_gap, tau_interp, total_norm
-from .variables import CLOCK_DESCRIPTIONS, CLOCKS, EPOCH_METRICS, SCALAR_METRICS, recorded_epochs
+from .variables import CLOCK_DESCRIPTIONS, CLOCKS, EPOCH_METRICS
 
 __all__ = [
     "LOSSES",
-    "EPOCH_METRICS",
-    "SCALAR_METRICS",
-    "CLOCKS",
-    "CLOCK_DESCRIPTIONS",
     "RunHistory",
-    "recorded_epochs",
     "EVAL_BATCH_MIN",
     "autocast_dtype",
     "eval_batch_size",

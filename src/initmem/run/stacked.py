@@ -35,7 +35,8 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from . import optimizers
 from .config import RunConfig
-from .data import PreparedData, eval_batches
+from .data.batches import eval_batches
+from .data.prepare import PreparedData
 from .elapsed import Elapsed, load_average, now
 from .kernels import kernel_parameters
 from .loop import (
@@ -51,10 +52,11 @@ from .loop import (
     setup_run,
     state_mismatch,
 )
-from .optim import build_optimizer
-from .records import RunHistory, eval_batch_size, kernel_norms, recorded_epochs, to_dataset
+from .optim.build import build_optimizer
+from .records import RunHistory, eval_batch_size, kernel_norms, to_dataset
 from .sigma_w import seeded_model
 from .training import train
+from .variables import recorded_epochs
 
 __all__ = ["INIT_FIELDS", "stack_key", "stack_groups", "group_hash", "train_stacked"]
 

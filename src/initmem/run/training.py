@@ -27,7 +27,7 @@ import xarray as xr
 
 from ..base.files import remove_stale_temp_files
 from .config import RunConfig
-from .data import PreparedData
+from .data.prepare import PreparedData
 from .elapsed import Elapsed, load_average, now
 from .kernels import kernel_parameters
 from .loop import (
@@ -43,9 +43,10 @@ from .loop import (
     setup_run,
     state_mismatch,
 )
-from .optim import build_optimizer
-from .records import LOSSES, RunHistory, measure, recorded_epochs, to_dataset
+from .optim.build import build_optimizer
+from .records import LOSSES, RunHistory, measure, to_dataset
 from .sigma_w import seeded_model
+from .variables import recorded_epochs
 
 __all__ = ["CHECKPOINT_VERSION", "train", "load_checkpoint"]
 

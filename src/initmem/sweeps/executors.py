@@ -37,7 +37,7 @@ from .store import CHECKSUM_ATTR, checkpoint_path, write_run
 from .workers import kill_workers_of, process_worker_init, quiet, worker_setup
 
 if TYPE_CHECKING:
-    from ..run.data import PreparedData
+    from ..run.data.prepare import PreparedData
 
 __all__ = [
     "EXECUTORS",
@@ -69,7 +69,7 @@ _DATA_CACHE: dict[tuple, PreparedData] = {}
 def prepared_data(config: RunConfig) -> PreparedData:
     """The prepared data of ``config``, loaded once per process for each distinct :data:`DATA_FIELDS`
     and device. Only the latest one is kept (a full CIFAR-10 split is ~0.7 GB on a device)."""
-    from ..run.data import prepare_data
+    from ..run.data.prepare import prepare_data
     from ..run.loop import resolve_device
 
     device = resolve_device(config.device)

@@ -38,10 +38,11 @@ from torch import nn
 
 from ..base.files import check_output_dir
 from ..run.config import ConfigError, RunConfig
-from ..run.data import DataError, PreparedData, SplitData, prepare_tensors
+from ..run.data.prepare import PreparedData, SplitData, prepare_tensors
+from ..run.data.sources import DataError
 from ..run.kernels import kernel_parameters, sigma_w_kernels
 from ..run.loop import resolve_device
-from ..run.optim import OPTIMIZER_FIELDS
+from ..run.optim.build import OPTIMIZER_FIELDS
 from ..run.records import LOSSES
 from ..run.sigma_w import init_sigma_w_
 from ..run.training import train

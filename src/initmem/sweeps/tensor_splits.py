@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from ..base.files import atomic_write
-from ..run.data import PreparedData, SplitData, prepare_tensors
+from ..run.data.prepare import PreparedData, SplitData, prepare_tensors
 from ..run.loop import resolve_device
 
 __all__ = ["TensorSplits"]

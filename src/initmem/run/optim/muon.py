@@ -29,7 +29,6 @@ from ...base.constants import NS_COEFFICIENTS
 __all__ = [
     "ADAM_DEFAULTS",
     "MUON_DEFAULTS",
-    "NS_COEFFICIENTS",
     "Muon",
     "MuonWithAuxAdam",
     "zeropower_via_newtonschulz5",

@@ -1,6 +1,6 @@
 """The choices the paper does not state, per preset, and why each was made: the Setup chapter's table.
 
-:data:`PRESET_NOTES` holds one :class:`Note` per choice: the preset parameters that hold it and the reason; the
+:data:`PRESET_NOTES` holds one :class:`~initmem.study.experiments.Note` per choice: the preset parameters that hold it and the reason; the
 choices of one experiment are in its module (:mod:`initmem.study.experiments`), those of several here.
 :func:`notes_table` renders them with every value read from :mod:`initmem.study.design.presets`, so the table shows what
 runs and cannot drift from it; only the reasons are prose.
@@ -13,9 +13,10 @@ from typing import Any
 
 from .. import experiments
 from ..experiments import TRAINED, Note, in_group, judged_by
-from .presets import NOTEBOOK_PARAMETERS, PRESETS, check_preset
+from .layout import PRESETS
+from .presets import NOTEBOOK_PARAMETERS, check_preset
 
-__all__ = ["Note", "PRESET_NOTES", "notes_table", "scale_comparison"]
+__all__ = ["PRESET_NOTES", "notes_table", "scale_comparison"]
 
 
 def _numbered(*numbers: str) -> tuple[str, ...]:

@@ -23,7 +23,6 @@ from .layout import PRESETS
 from .registry import ZIPPED
 
 __all__ = [
-    "PRESETS",
     "BOOK_PRESET",
     "BOOK_PRESET_BY_NOTEBOOK",
     "book_preset",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._record import TRAINED, Experiment
+from . import TRAINED, Experiment
 
 __all__ = ["EXPERIMENT"]
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from ...run import optimizers
 from ...run.config import RunConfig
+from . import CLOCKS, Experiment, Note
 from ._presets import (
     CPU_FIVE_SEEDS,
     CPU_OPTIMIZER_RUNS,
@@ -19,7 +20,6 @@ from ._presets import (
     SMOKE_DATA,
     SMOKE_RUN,
 )
-from ._record import CLOCKS, Experiment, Note
 from ._sweeps import NETWORK, base
 
 __all__ = ["EXPERIMENT", "CPU", "PAPER", "ZIPPED", "optimizer_zip", "optimizers_at"]

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...run.config import shown
+from . import CLOCKS, Experiment, Note
 from ._presets import (
     CPU_DATA,
     CPU_NET,
@@ -17,7 +18,6 @@ from ._presets import (
     SMOKE_DATA,
     SMOKE_RUN,
 )
-from ._record import CLOCKS, Experiment, Note
 from ._sweeps import NETWORK, base, positive_ints
 
 __all__ = ["EXPERIMENT"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from . import CLOCKS, Experiment, Note
 from ._presets import (
     CPU_DATA,
     CPU_FIVE_SEEDS,
@@ -17,7 +18,6 @@ from ._presets import (
     SMOKE_DATA,
     SMOKE_RUN,
 )
-from ._record import CLOCKS, Experiment, Note
 from ._sweeps import base
 
 __all__ = ["EXPERIMENT"]

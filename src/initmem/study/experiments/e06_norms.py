@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._record import Experiment
+from . import Experiment
 
 __all__ = ["EXPERIMENT"]
 

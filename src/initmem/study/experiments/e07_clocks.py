@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._record import CLOCKS, Experiment
+from . import CLOCKS, Experiment
 
 __all__ = ["EXPERIMENT"]
 

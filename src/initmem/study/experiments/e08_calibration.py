@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from . import Experiment
 from ._presets import CPU_DATA, CPU_RUN, CPU_SEEDS, PAPER_DATA, PAPER_RUN, SMOKE_DATA, SMOKE_RUN
-from ._record import Experiment
 from ._sweeps import base
 
 __all__ = ["EXPERIMENT"]

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...run import optimizers
+from . import LEDGER, Experiment, Note
 from ._presets import CPU_OPTIMIZER_RUNS, CPU_SEEDS, PAPER_OPTIMIZER_RUNS, PAPER_SEEDS, SMOKE_DATA, SMOKE_RUN
-from ._record import LEDGER, Experiment, Note
 from ._sweeps import NETWORK, base
 
 __all__ = ["EXPERIMENT"]

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from . import e03_lr_and_l2
+from . import LEDGER, Experiment, e03_lr_and_l2
 from ._presets import CPU_FIVE_SEEDS, PAPER_DATA, PAPER_LOGIT_SCALE, PAPER_RUN, SMOKE_DATA, SMOKE_RUN
-from ._record import LEDGER, Experiment
 
 __all__ = ["EXPERIMENT"]
 

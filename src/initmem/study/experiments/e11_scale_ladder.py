@@ -7,9 +7,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...run.config import shown
-from . import e01_optimizers
+from . import Experiment, Note, e01_optimizers
 from ._presets import CPU_OPTIMIZER_RUNS, SMOKE_DATA, SMOKE_RUN
-from ._record import Experiment, Note
 from ._sweeps import base, positive_int
 
 __all__ = [

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._record import CLOCKS, LEDGER, Experiment
+from . import CLOCKS, LEDGER, Experiment
 
 __all__ = ["EXPERIMENT"]
 

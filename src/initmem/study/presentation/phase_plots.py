@@ -14,7 +14,8 @@ import numpy as np
 import xarray as xr
 
 from ..verdicts.boundary import Boundary, logistic
-from ..verdicts.phase import BOUNDARY_BAND, cell_table, equilibrium_scaling
+from ..verdicts.phase import cell_table, equilibrium_scaling
+from ..verdicts.rules import BOUNDARY_BAND
 from .plots.captions import finish
 from .plots.overlay import RECORD_COLOR, RECORD_LABEL, record_note
 from .plots.style import MUTED, legend_in, panels, styled

@@ -44,7 +44,8 @@ def judge_b1(ds: xr.Dataset) -> list[Row]:
     L2 clock's trend within learning rates, then where x0's profile interval (all three parameters fitted) lies
     against :data:`~initmem.study.verdicts.rules.BOUNDARY_BAND`."""
     from .boundary import fit_boundary, lack_of_fit, memory_to_forget, stratified_trend  # imported by B1's page only
-    from .phase import BOUNDARY_BAND, cell_table
+    from .phase import cell_table
+    from .rules import BOUNDARY_BAND
 
     table = cell_table(ds)
     l2 = stratified_trend(table, "weight_decay", "lr")

@@ -21,10 +21,8 @@ import xarray as xr
 
 from ..statistics.analysis import final_norms
 from ..statistics.stats import LEVEL, finite_runs, mean_interval, seed_mean
-from .rules import BOUNDARY_BAND
 
 __all__ = [
-    "BOUNDARY_BAND",
     "cell_table",
     "gap",
     "equilibrium_scaling",
