@@ -95,3 +95,23 @@ def test_every_claim_whose_runs_are_older_than_its_rule_is_flagged_on_the_ledger
         older = preregistration.undeclared_runs(created, declaration)
         assert status.text() in shown, f"{status.claim}: the page does not show {status.text()!r}"
         assert ("not declared before its data" in status.text()) == bool(older), status.claim
+
+
+def test_a_run_reused_from_another_experiments_store_is_found_and_a_missing_one_left_out(tmp_path):
+    """At the smoke preset chapter 10 reuses runs that 03 trained: their files live in 03's store, not 10's."""
+    import numpy as np
+    import xarray as xr
+
+    from initmem.study.costs.results import run_attributes
+
+    own, other = tmp_path / "smoke" / "10_phase_diagram" / "runs", tmp_path / "smoke" / "03_lr_and_l2" / "runs"
+    for folder, name, created in (
+        (own, "aaaa", "2026-12-01T00:00:00+00:00"),
+        (other, "bbbb", "2026-12-02T00:00:00+00:00"),
+    ):
+        folder.mkdir(parents=True)
+        with h5py.File(folder / f"{name}.nc", "w") as run:
+            run.attrs["created"] = created
+    ds = xr.Dataset({"run_hash": ("seed", np.array(["aaaa", "bbbb", "cccc", ""], dtype=object))})
+    found = [(point, str(attrs["created"])[:10]) for point, attrs in run_attributes(ds, own)]
+    assert found == [({"seed": 0}, "2026-12-01"), ({"seed": 1}, "2026-12-02")]

@@ -265,14 +265,21 @@ def read_if_present(path: str | os.PathLike) -> xr.Dataset | None:
 
 
 def run_attributes(ds: xr.Dataset, runs_dir: str | os.PathLike) -> Iterator[tuple[dict[str, int], dict[str, Any]]]:
-    """For each run a combined Dataset holds (its ``run_hash`` -> ``runs_dir/<hash>.nc``, its attributes read with
-    h5py, which opens a file some 70 times faster than xarray): its position (dimension -> index into
-    ``ds["run_hash"]``) and its attributes (``git_commit``, ``cpu_model``, ``created``, ...)."""
+    """For each run a combined Dataset holds (its ``run_hash`` -> ``<hash>.nc`` in ``runs_dir``, else in the store it
+    was reused from: another experiment's of the same preset folder, or the committed record's,
+    :func:`initmem.study.costs.reuse.record_stores`; a run in none is left out), its attributes read with h5py (some 70
+    times faster than xarray): its position (dimension -> index into ``ds["run_hash"]``) and its attributes
+    (``git_commit``, ``cpu_model``, ``created``, ...). ``runs_dir`` is ``<results>/<preset>/<experiment>/runs``."""
     import h5py
 
+    preset_dir = Path(runs_dir).parent.parent
+    stores = [Path(runs_dir), *sorted(preset_dir.glob("*/runs")), *record_stores(preset_dir.parent, preset_dir.name)]
     hashes = ds["run_hash"]
     for index in np.ndindex(hashes.shape):
         value = hashes.values[index]
-        if isinstance(value, str) and value:
-            with h5py.File(note(Path(runs_dir) / f"{value}.nc"), "r") as run:
+        if not (isinstance(value, str) and value):
+            continue
+        found = next((store / f"{value}.nc" for store in stores if (store / f"{value}.nc").is_file()), None)
+        if found is not None:
+            with h5py.File(note(found), "r") as run:
                 yield dict(zip(hashes.dims, index)), dict(run.attrs)
