@@ -211,11 +211,14 @@ def test_ledger_has_every_claim(smoke_run):
 
 
 def test_batch_size_override_as_documented(tmp_path):
-    """`initmem experiments --only 04 -p batch_sizes "[32, 512]"` works at the smoke preset ..."""
+    """`initmem experiments --only 04 -p batch_sizes "[32, 512]"` works at the smoke preset (the command line parses
+    the text, the runner takes the value) ..."""
+    from initmem.cli.experiments import parse_parameter_value
+
     results = experiments.run_notebooks(
         preset="smoke",
         only="04",
-        parameters={"batch_sizes": "[32, 512]"},
+        parameters={"batch_sizes": parse_parameter_value("[32, 512]")},
         results_dir=tmp_path / "results",
         out_dir=tmp_path / "executed",
         force=True,
