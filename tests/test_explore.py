@@ -79,7 +79,7 @@ def test_the_installed_package_does_not_decide_the_root(tmp_path):
     """The package imported from this checkout's src/ works on the checkout that contains the working directory."""
     root = _project(tmp_path / "elsewhere")
     (root / "sub").mkdir()
-    code = "from initmem.run import data; from initmem.book import runner; print(runner.REPO_ROOT); print(data.sources._REPO_ROOT)"
+    code = "from initmem.run.data import sources; from initmem.book import runner; print(runner.REPO_ROOT); print(sources._REPO_ROOT)"
     env = {"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}
     out = subprocess.run(
         [sys.executable, "-c", code], cwd=root / "sub", env=env, capture_output=True, text=True, timeout=120, check=True

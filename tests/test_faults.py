@@ -528,18 +528,18 @@ _TINY = {**TINY_RUN, "epochs": 1}
 def test_a_planted_cifar_batch_pickle_is_refused_without_running_it(tmp_path):
     import pickle
 
-    from initmem.run import data
+    from initmem.run.data import decode, sources
 
     folder = tmp_path / "cifar-10-batches-py"
     folder.mkdir()
     _Payload.marker = tmp_path / "executed"
-    for name in data.sources.BATCH_FILES:
+    for name in sources.BATCH_FILES:
         with open(folder / name, "wb") as handle:
             pickle.dump({b"labels": [0], b"data": np.zeros((1, 3072), np.uint8), b"x": _Payload()}, handle)
     with open(folder / "batches.meta", "wb") as handle:
         pickle.dump({b"label_names": [b"c"] * 10}, handle)
-    with pytest.raises(data.sources.DataError, match="refused to load posix.system|refused to load os.system"):
-        data.decode._decode_batches(folder)
+    with pytest.raises(sources.DataError, match="refused to load posix.system|refused to load os.system"):
+        decode._decode_batches(folder)
     assert not _Payload.marker.exists()
 
 
