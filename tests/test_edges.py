@@ -1,0 +1,94 @@
+"""Where a constant or a comparison decides: each rule's and each unit's edge tested on both sides (issue 45 item 4,
+the survivors of the mutation sample in benchmarks/mutation_score.md)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+import xarray as xr
+
+from initmem.study.costs import costs
+from initmem.study.costs.results import load_results
+from initmem.study.design import presets
+from initmem.study.statistics.calibration import CrossFitted
+from initmem.study.verdicts import preregistration, row_power
+
+
+@pytest.mark.parametrize(
+    ("seconds", "unit"),
+    [(89.99, "s"), (90.0, "min"), (5399.99, "min"), (5400.0, "h")],
+)
+def test_a_cost_changes_unit_at_exactly_90_seconds_and_90_minutes(seconds, unit):
+    value, shown = costs.amount(seconds)
+    assert shown == unit
+    assert value * {"s": 1, "min": 60, "h": 3600}[unit] == pytest.approx(seconds)
+
+
+def test_an_hour_figure_keeps_a_decimal_below_10_hours_only_core_and_gpu_alike():
+    at_ten = {"core_seconds": 36_000.0, "core_seconds_p10": 30_000.0, "core_seconds_p90": 40_000.0}
+    assert costs.price(at_ten | {"gpu_seconds": 36_000.0}) == "about 10 core-h (p10-p90 8-11), about 10 A100-h"
+    below = {"core_seconds": 35_999.0, "core_seconds_p10": 30_000.0, "core_seconds_p90": 40_000.0}
+    assert costs.price(below | {"gpu_seconds": 35_999.0}) == ("about 10.0 core-h (p10-p90 8.3-11.1), about 10.0 A100-h")
+
+
+def _git(cwd, *args):
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    return subprocess.run(
+        ["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True, env={**env, "PATH": "/usr/bin:/bin"}
+    ).stdout.strip()
+
+
+def test_a_design_deleted_and_committed_again_is_declared_by_the_commit_that_brought_it_back(tmp_path):
+    """The history of a path holds the commit that deleted it, where the path has no content: the search for the
+    oldest commit holding the present content stops there (it does not fail, and it does not reach back past it)."""
+    _git(tmp_path, "init", "-q")
+    design = tmp_path / "design.json"
+    design.write_text('{"seeds": [0, 1]}\n')
+    _git(tmp_path, "add", "design.json")
+    _git(tmp_path, "commit", "-q", "-m", "declare")
+    _git(tmp_path, "rm", "-q", "design.json")
+    _git(tmp_path, "commit", "-q", "-m", "withdraw")
+    design.write_text('{"seeds": [0, 1]}\n')
+    _git(tmp_path, "add", "design.json")
+    _git(tmp_path, "commit", "-q", "-m", "declare again")
+    again = _git(tmp_path, "rev-parse", "HEAD")
+    declaration = preregistration.declared(design)
+    assert declaration is not None and declaration.commit == again
+
+
+@pytest.mark.parametrize("n_seeds", [3, 5])
+def test_band_power_is_the_chance_that_the_calibrated_spread_interval_lies_inside_the_band(n_seeds):
+    """band_power against the ledger's own estimator (CrossFitted's interval) on draws of its own: the same chance
+    within Monte Carlo error, on a design where it is neither 0 nor 1; and its extremes."""
+    sd, truth, band = 4.0, 10.0, (0.0, 22.0)
+    power = preregistration.band_power(sd, n_seeds, truth, band, reps=20_000, seed=1)
+    estimator = CrossFitted(2)
+    draws = np.random.default_rng(12345).normal(truth, sd, size=(4_000, n_seeds))
+    inside = [band[0] <= (i := estimator.interval(d)).low and i.high <= band[1] for d in draws]
+    assert 0.05 < power < 0.95
+    assert power == pytest.approx(np.mean(inside), abs=0.02)
+    assert preregistration.band_power(0.01, n_seeds, truth, band) == 1.0  # a sure interval in the middle of the band
+    assert preregistration.band_power(0.01, n_seeds, 30.0, band) == 0.0  # a sure interval beyond its upper edge
+    assert preregistration.band_power(0.01, n_seeds, -8.0, band) == 0.0  # and below its lower edge
+
+
+RECORD = Path(__file__).resolve().parents[1] / "results"
+
+
+@pytest.mark.skipif(not (RECORD / "cpu" / "row_power.nc").exists(), reason="the committed cpu record is absent")
+def test_the_rows_designs_read_from_the_record_are_the_committed_power_tables_rows():
+    """row_power.row_designs on the committed runs (what scripts/row_power.py reads) gives the committed table's
+    rows in its order, each row's design named as the row, with the table's noise and degrees of freedom (each row
+    on the ledger's predictor: the final one, C3's selected row on the selected one)."""
+    table = xr.open_dataset(RECORD / "cpu" / "row_power.nc", engine="h5netcdf")
+    names = [str(r) for r in table["row"].values]
+    results = load_results(RECORD, "cpu", presets.NOTEBOOK_READS["99_reproduction"])
+    predictors = {r: "selected" if r == "C3 selected predictor" else "final" for r in names}
+    rows = row_power.row_designs(results, predictors)
+    assert [r.row for r in rows] == names
+    assert all(r.design.label.startswith(r.row + " (") for r in rows)
+    assert [r.noise_sd for r in rows] == pytest.approx(table["noise_sd"].values.tolist(), rel=1e-9, abs=1e-12)
+    assert [r.noise_df for r in rows] == table["noise_df"].values.tolist()
