@@ -3,6 +3,7 @@ the survivors of the mutation sample in benchmarks/mutation_score.md)."""
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 from pathlib import Path
 
@@ -92,3 +93,77 @@ def test_the_rows_designs_read_from_the_record_are_the_committed_power_tables_ro
     assert all(r.design.label.startswith(r.row + " (") for r in rows)
     assert [r.noise_sd for r in rows] == pytest.approx(table["noise_sd"].values.tolist(), rel=1e-9, abs=1e-12)
     assert [r.noise_df for r in rows] == table["noise_df"].values.tolist()
+
+
+LADDER = RECORD / "cpu" / "11_scale_ladder"
+
+
+@pytest.mark.skipif(not (LADDER / "runs").is_dir(), reason="the committed ladder runs are absent")
+def test_the_ladders_runs_origin_is_what_its_run_files_record():
+    """runs_origin (chapter 11's provenance line) against the run files read directly: every run counted once, its
+    CPU model, commit and time as the file records them, and each rung's models those of its own runs."""
+    from collections import Counter
+
+    from initmem.study.verdicts import ladder
+
+    ds = xr.open_dataset(RECORD / "cpu" / "11_scale_ladder.nc", engine="h5netcdf")
+    files = sorted((LADDER / "runs").glob("*.nc"))
+    attrs = []
+    for path in files:
+        with xr.open_dataset(path, engine="h5netcdf") as run:
+            attrs.append(dict(run.attrs))
+    origin, by_rung = ladder.runs_origin(ds, LADDER / "runs")
+    assert len(origin.created) == len(files) == sum(origin.cpu_models.values())
+    assert dict(origin.cpu_models) == Counter(str(a.get("cpu_model", "not recorded")) for a in attrs)
+    assert set(origin.commits) == {str(a.get("git_commit", "")) for a in attrs}
+    assert origin.created == tuple(sorted(str(a["created"]) for a in attrs))
+    assert (origin.first, origin.last) == (origin.created[0], origin.created[-1])
+    grid = set(itertools.product(*(map(int, ds[d].values) for d in ("width", "train_size", "epochs"))))
+    assert by_rung and set(by_rung) <= grid
+    assert sorted({m for models in by_rung.values() for m in models}) == sorted(origin.cpu_models)
+
+
+def test_a_trend_with_one_residual_degree_of_freedom_is_fitted_and_with_none_is_not():
+    from initmem.study.verdicts import ladder
+
+    x = np.array([[1.0, 3.0], [2.0, 3.0], [3.0, 3.0]])  # one column varies: intercept and one slope, df = 3 - 2
+    fit = ladder.fit_trend(x, np.array([1.0, 2.0, 4.0]), np.array([4.0, 3.0]))
+    assert fit is not None
+    estimate, low, high, df, varying, slopes, sd = fit
+    assert df == 1 and varying == (0,) and slopes == pytest.approx([1.5])
+    assert estimate == pytest.approx(-2 / 3 + 1.5 * 4.0) and low < estimate < high
+    assert ladder.fit_trend(x[:2], np.array([1.0, 2.0]), np.array([4.0, 3.0])) is None  # two points: df = 0
+
+
+def test_a_single_epochs_value_holds_for_every_batch_size_of_a_zipped_sweep():
+    """An experiment-04 Dataset whose batch sizes share one training length (``epochs`` a single value, no grid):
+    one point per batch size, each at that length; without a ``step`` record the steps are 0 (unknown)."""
+    from initmem.study.statistics.batches import batch_points
+
+    acc = xr.DataArray(
+        np.full((3, 2, 2), 100.0),
+        dims=("batch_size", "sigma_w", "seed"),
+        coords={"batch_size": [16, 64, 256], "sigma_w": [0.1, 2.5], "seed": [0, 1]},
+    )
+    ds = xr.Dataset({"final_train_acc": acc}).assign_coords(epochs=30)
+    points = batch_points(ds)
+    assert [(p.batch_size, p.epochs, p.steps, p.interpolates) for p in points] == [
+        (16, 30, 0, True),
+        (64, 30, 0, True),
+        (256, 30, 0, True),
+    ]
+
+
+def test_a_cells_gap_sd_is_the_sample_standard_deviation_of_its_seeds_gaps():
+    from initmem.study.verdicts import phase
+    from sweep_fakes import fake_sweep  # tests/ is on sys.path under pytest
+
+    ds = fake_sweep({"lr": [0.1], "weight_decay": [0.01], "sigma_w": [0.1, 2.5], "seed": [0, 1, 2]})
+    acc = xr.DataArray(
+        [[60.0, 62.0, 70.0], [50.0, 49.0, 52.0]], dims=("sigma_w", "seed"), coords={"sigma_w": [0.1, 2.5]}
+    )
+    ds["selected_test_acc"] = acc.broadcast_like(ds["selected_test_acc"]).transpose(*ds["selected_test_acc"].dims)
+    row = phase.cell_table(ds).loc[(0.1, 0.01)]
+    gaps = np.array([10.0, 13.0, 18.0])
+    assert row["selected_gap"] == pytest.approx(gaps.mean())
+    assert row["selected_gap_sd"] == pytest.approx(gaps.std(ddof=1)) and row["selected_gap_seeds"] == 3
