@@ -167,3 +167,17 @@ def test_a_cells_gap_sd_is_the_sample_standard_deviation_of_its_seeds_gaps():
     gaps = np.array([10.0, 13.0, 18.0])
     assert row["selected_gap"] == pytest.approx(gaps.mean())
     assert row["selected_gap_sd"] == pytest.approx(gaps.std(ddof=1)) and row["selected_gap_seeds"] == 3
+
+
+@pytest.mark.parametrize(("kind", "n_sigma", "n_seeds"), [("spread", 2, 3), ("contrast", 2, 3)])
+def test_a_committed_critical_value_is_what_its_provenance_simulates(kind, n_sigma, n_seeds):
+    """The committed table (critical_values.json) is reproducible: an entry simulated again at the table's own
+    replicates and seed gives its value to the table's 4 decimals."""
+    from initmem.study.statistics import calibration
+
+    table = calibration.read_table()
+    entry = table[kind][f"{n_sigma}x{n_seeds}"]
+    again = calibration.simulate_critical(
+        kind, n_sigma, n_seeds, table["provenance"]["reps"], seed=table["provenance"]["seed"]
+    )
+    assert (round(again.low, 4), round(again.high, 4)) == (entry["low"], entry["high"])
