@@ -181,3 +181,21 @@ def test_a_committed_critical_value_is_what_its_provenance_simulates(kind, n_sig
         kind, n_sigma, n_seeds, table["provenance"]["reps"], seed=table["provenance"]["seed"]
     )
     assert (round(again.low, 4), round(again.high, 4)) == (entry["low"], entry["high"])
+
+
+def test_cells_without_scatter_between_seeds_have_no_lack_of_fit_test():
+    """Identical seeds in every cell (a pure-error sum of squares of 0) leave nothing to compare the misfit with:
+    F and p are NaN, the degrees of freedom as usual."""
+    import pandas as pd
+
+    from initmem.study.verdicts import boundary
+    from test_boundary import _logistic_cells  # tests/ is on sys.path under pytest
+
+    table = _logistic_cells(0.0, noise=2.0, xs=np.linspace(-2.0, 2.0, 12))
+    table.index = pd.MultiIndex.from_tuples([(0.02, 0.001 * (i + 1)) for i in range(12)], names=table.index.names)
+    fit = boundary.fit_boundary(table)
+    table["selected_gap_seeds"] = 4
+    table["selected_gap_sd"] = 0.0
+    misfit = boundary.lack_of_fit(fit, table)
+    assert (misfit.df_fit, misfit.df_pure) == (9, 36)
+    assert np.isnan(misfit.f) and np.isnan(misfit.p_value)
