@@ -199,3 +199,48 @@ def test_cells_without_scatter_between_seeds_have_no_lack_of_fit_test():
     misfit = boundary.lack_of_fit(fit, table)
     assert (misfit.df_fit, misfit.df_pure) == (9, 36)
     assert np.isnan(misfit.f) and np.isnan(misfit.p_value)
+
+
+def test_the_within_1_5x_share_holds_both_edges_and_nothing_beyond():
+    from initmem.study.costs import cost_fit
+
+    figures = cost_fit.ratio_figures(np.array([1.5, 1 / 1.5, 1.51, 1 / 1.51]), 1.0)
+    assert figures["within_1_5x"] == 0.5
+
+
+def test_the_calibration_total_is_recorded_over_estimated_seconds():
+    """Runs that took exactly twice the model's own estimate: every ratio, their median and the total are 2."""
+    import pandas as pd
+
+    from initmem.study.costs import cost_fit
+    from test_costs import _row  # tests/ is on sys.path under pytest
+
+    designs = [{"cell": "resnet9@32"}, {"cell": "resnet9@32", "width": 16}, {"cell": "resnet9@32", "batch": 256}]
+    timed = [_row(seconds=s, **d) for s, d in zip((100.0, 60.0, 70.0), designs)] + [_row(seconds=100.0)]
+    model = cost_fit.fit(pd.DataFrame(timed))
+    estimate = [
+        cost_fit.model_seconds(model, 1e12, model["levels"]["resnet9@32"], r["width"], r["batch_size"], "sgd", "fp32")
+        for r in timed
+    ]
+    runs = pd.DataFrame([r | {"seconds": 2 * e} for r, e in zip(timed, estimate)])
+    figures = cost_fit.calibration(model, runs)
+    assert figures["total"] == pytest.approx(2.0) and figures["median"] == pytest.approx(2.0)
+    assert figures["within_1_5x"] == 0.0
+
+
+@pytest.mark.parametrize(("n_sigma", "n_seeds", "floor"), [(2, 3, 0.25), (4, 2, 1 / 12), (3, 3, 1 / 36)])
+def test_the_spread_nulls_floor_from_two_sigma_w_and_two_seeds_up(n_sigma, n_seeds, floor):
+    from initmem.study.statistics.nulls import spread_null_floor
+
+    assert spread_null_floor(n_sigma, n_seeds) == pytest.approx(floor)
+    assert spread_null_floor(1, n_seeds) == spread_null_floor(n_sigma, 1) == 1.0  # no null below 2 x 2
+
+
+def test_a_null_of_a_single_permutation_is_a_null():
+    import dataclasses
+
+    from initmem.study.statistics.nulls import NullTest
+
+    fields = {f.name: 1.0 for f in dataclasses.fields(NullTest)} | {"permutations": 1, "exact": True, "p_value": 1.0}
+    assert NullTest(**fields).has_null
+    assert not NullTest(**(fields | {"permutations": 0})).has_null
