@@ -145,12 +145,14 @@ def test_a_single_epochs_value_holds_for_every_batch_size_of_a_zipped_sweep():
         dims=("batch_size", "sigma_w", "seed"),
         coords={"batch_size": [16, 64, 256], "sigma_w": [0.1, 2.5], "seed": [0, 1]},
     )
+    acc[1, 0, 0] = np.nan  # a diverged run at batch 64 is left out, as every premise leaves it
+    acc[2, 1, 1] = 99.0  # one run of batch 256 short of the interpolation threshold
     ds = xr.Dataset({"final_train_acc": acc}).assign_coords(epochs=30)
     points = batch_points(ds)
     assert [(p.batch_size, p.epochs, p.steps, p.interpolates) for p in points] == [
         (16, 30, 0, True),
         (64, 30, 0, True),
-        (256, 30, 0, True),
+        (256, 30, 0, False),
     ]
 
 
