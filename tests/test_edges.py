@@ -246,3 +246,18 @@ def test_a_null_of_a_single_permutation_is_a_null():
     fields = {f.name: 1.0 for f in dataclasses.fields(NullTest)} | {"permutations": 1, "exact": True, "p_value": 1.0}
     assert NullTest(**fields).has_null
     assert not NullTest(**(fields | {"permutations": 0})).has_null
+
+
+def test_a_field_not_swept_takes_the_specs_base_value_else_the_default():
+    import json
+
+    from initmem.study.statistics.analysis import field_values
+
+    ds = xr.Dataset(
+        {"acc": ("seed", [1.0, 2.0])},
+        coords={"seed": [0, 1], "lr": 0.1},
+        attrs={"spec": json.dumps({"base": {"epochs": 30}})},
+    )
+    assert field_values(ds, "lr") == [0.1]  # swept (a coordinate)
+    assert field_values(ds, "epochs") == [30]  # the spec's base
+    assert field_values(ds, "batch_size", default=128) == [128] and field_values(ds, "batch_size") == []
