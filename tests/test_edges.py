@@ -261,3 +261,12 @@ def test_a_field_not_swept_takes_the_specs_base_value_else_the_default():
     assert field_values(ds, "lr") == [0.1]  # swept (a coordinate)
     assert field_values(ds, "epochs") == [30]  # the spec's base
     assert field_values(ds, "batch_size", default=128) == [128] and field_values(ds, "batch_size") == []
+
+
+@pytest.mark.parametrize("horizons", [[0], [0, 3], [6]])
+def test_a_horizon_outside_the_recorded_epochs_1_to_the_last_is_refused(horizons):
+    from initmem.study.statistics.analysis import within_horizons
+
+    ds = xr.Dataset({"final_test_acc": ("seed", [1.0, 2.0])}, coords={"seed": [0, 1], "epoch": np.arange(6)})
+    with pytest.raises(ValueError, match=r"must lie in \[1, 5\]"):
+        within_horizons(ds, horizons)
