@@ -9,7 +9,14 @@ constant shifted (x -> 1.1 x, 0 -> 1, 1 -> 2), ``min`` <-> ``max``, ``and`` <-> 
 <-> ``False``; a statement of a function body deleted (an assignment, an augmented assignment or a call: ``pass``
 instead), a returned value replaced by ``None``, a mean taken as a median (``np.mean`` <-> ``np.median``,
 ``np.nanmean`` <-> ``np.nanmedian``), ``any`` <-> ``all`` (built-in, ``np.`` and methods), ``ddof`` 0 <-> 1, and the
-first two positional arguments of a call swapped. Docstrings and f-string text are never mutated. For each mutant the package is copied to a
+first two positional arguments of a call swapped. Two operators aim at the places where a rule's edge lives (issue
+45): ``keyword`` flips a literal ``True``/``False`` keyword argument of a call (``skipna=True`` -> ``False``,
+``drop=True``, ``sort=False``, ``keepdims=True``; the same flip the ``constant`` kind made before, named apart so
+its share is counted); ``boundary`` nudges a numeric constant of a comparison across its edge (a float by a
+relative 1e-3 either way, ``< 90.0`` -> ``< 89.91`` or ``< 90.09``; an int down by one, ``< 4`` -> ``< 3``, the
+step up being the ``constant`` kind's), and ``module-constant`` moves a module-level numeric constant (``MARGIN_PP =
+5.0``, a band's edges ``(-0.3, 0.3)``) by x1.1 and x0.9 (an int by +1 and -1). A comparison against a named
+constant (``>= MARGIN_PP`` -> ``> MARGIN_PP``) is the ``compare`` kind. Docstrings and f-string text are never mutated. For each mutant the package is copied to a
 temporary folder with the mutated file, and ``pytest -x`` runs ``TESTS`` against it (``PYTHONPATH`` points at the
 copy); a failing test kills the mutant. Survivors are printed with their line, so each can be judged: a missing
 test, or an equivalent mutant (one that cannot change any result, e.g. a tie-breaking ``<=`` where values never tie).
@@ -48,6 +55,11 @@ _COMPARE_SWAPS = {
     ast.In: ast.NotIn,
     ast.NotIn: ast.In,
 }
+#: The comparisons whose numeric operand has an edge a "boundary" mutant nudges (not ``==``: no side to cross to).
+_ORDER_OPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
+#: The relative step of a float's "boundary" mutant and the factors of a "module-constant" mutant.
+BOUNDARY_STEP = 1e-3
+MODULE_FACTORS = {"up": 1.1, "down": 0.9}
 _BINOP_SWAPS = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult}
 #: Reductions swapped by the "reduce" and "anyall" kinds: ``np.<name>`` calls and, for any/all, methods and builtins.
 _REDUCE_SWAPS = {"mean": "median", "median": "mean", "nanmean": "nanmedian", "nanmedian": "nanmean"}
@@ -87,9 +99,51 @@ def _docstring_nodes(tree: ast.AST) -> set[int]:
     return skip
 
 
+def _is_number(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
+
+
+def _module_constants(tree: ast.AST, skip: set[int]) -> list[ast.Constant]:
+    """The numeric constants assigned at module level (``NAME = 5.0``, ``BAND = (-0.3, 0.3)``, ``X: float = 1e-3``)."""
+    out = []
+    for statement in getattr(tree, "body", []):
+        if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
+            out.extend(n for n in ast.walk(statement.value) if _is_number(n) and id(n) not in skip)
+    return out
+
+
+def _compared_constants(tree: ast.AST, skip: set[int]) -> list[ast.Constant]:
+    """The numeric constants that are an operand of a comparison (``x < 90``, ``p >= -0.3``: the 0.3 under the
+    minus)."""
+    out = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(type(op) in _ORDER_OPS for op in node.ops):
+            for operand in (node.left, *node.comparators):
+                if isinstance(operand, ast.UnaryOp) and isinstance(operand.op, ast.USub):
+                    operand = operand.operand
+                if _is_number(operand) and id(operand) not in skip:
+                    out.append(operand)
+    return out
+
+
 def _sites(tree: ast.AST) -> list[tuple[ast.AST, str, object]]:
-    """Every mutation site as (node, kind, detail)."""
+    """Every mutation site as (node, kind, detail). The issue-45 kinds (``boundary``, the step down of
+    ``module-constant``) come after the others, so that the older kinds keep their indices."""
+    out = _older_sites(tree)
     skip = _docstring_nodes(tree)
+    for node in _compared_constants(tree, skip):
+        if isinstance(node.value, float):
+            out.extend([(node, "boundary", -1), (node, "boundary", +1)])
+        else:
+            out.append((node, "boundary", -1))
+    out.extend((node, "module-constant", "down") for node in _module_constants(tree, skip))
+    return out
+
+
+def _older_sites(tree: ast.AST) -> list[tuple[ast.AST, str, object]]:
+    skip = _docstring_nodes(tree)
+    keywords = {id(k.value) for n in ast.walk(tree) if isinstance(n, ast.Call) for k in n.keywords}
+    module_level = {id(n) for n in _module_constants(tree, skip)}
     out = []
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -116,10 +170,10 @@ def _sites(tree: ast.AST) -> list[tuple[ast.AST, str, object]]:
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("min", "max"):
             out.append((node, "minmax", None))
         elif isinstance(node, ast.Constant) and id(node) not in skip:
-            if isinstance(node.value, bool) or (
-                isinstance(node.value, (int, float)) and not isinstance(node.value, bool)
-            ):
-                out.append((node, "constant", None))
+            if isinstance(node.value, bool):
+                out.append((node, "keyword" if id(node) in keywords else "constant", None))
+            elif _is_number(node):
+                out.append((node, "module-constant" if id(node) in module_level else "constant", "up"))
     return out
 
 
@@ -173,7 +227,20 @@ def _mutate(node: ast.AST, kind: str, detail: object) -> ast.AST:
         new.keywords[detail].value = ast.Constant(1 - new.keywords[detail].value.value)
     elif kind == "argswap":
         new.args[0], new.args[1] = new.args[1], new.args[0]
-    elif kind == "constant":
+    elif kind == "boundary":
+        value = new.value
+        if isinstance(value, float):
+            step = BOUNDARY_STEP * abs(value) if value else BOUNDARY_STEP
+            new.value = value + detail * step
+        else:
+            new.value = value + detail
+    elif kind == "module-constant":
+        value, sign = new.value, 1 if detail == "up" else -1
+        if isinstance(value, float):
+            new.value = value * MODULE_FACTORS[detail] if value else sign * 0.1
+        else:
+            new.value = value + sign
+    elif kind in ("constant", "keyword"):
         value = new.value
         if isinstance(value, bool):
             new.value = not value

@@ -52,3 +52,89 @@ def test_each_operator_finds_its_sites_and_every_mutant_compiles(tmp_path, monke
     assert "ddof=0" in by_kind["ddof"][1]
     assert "max(spread, centre.max() - other)" in by_kind["argswap"][1]
     assert '"""A docstring (never mutated)."""' in by_kind["statement"][1]  # a docstring is never deleted
+
+
+BOUNDARY_SOURCE = '''
+"""Rules with edges."""
+import numpy as np
+
+MARGIN_PP = 5.0
+BAND = (-0.3, 0.3)
+MIN_CELLS = 4
+
+
+def rule(values, gap, n):
+    """The keyword flags and the compared constants are the issue-45 sites."""
+    mean = values.mean("seed", skipna=True)
+    cells = values.sel(sigma_w=0.0, drop=True)
+    order = sorted(values, reverse=False)
+    total = np.sum(values, axis=0, keepdims=True)
+    if n < MIN_CELLS or gap >= MARGIN_PP:
+        return None
+    return mean < 90.0, cells > -0.3, n >= 4, order, total
+'''
+
+
+def _kinds(tmp_path, monkeypatch, source):
+    mutate = _mutate_module(monkeypatch)
+    monkeypatch.setattr(mutate, "ROOT", tmp_path)
+    path = tmp_path / "rule.py"
+    path.write_text(source)
+    return mutate, mutate.mutants_of(path)
+
+
+def test_a_literal_boolean_keyword_argument_is_flipped_by_the_keyword_kind(tmp_path, monkeypatch):
+    _, mutants = _kinds(tmp_path, monkeypatch, BOUNDARY_SOURCE)
+    flips = {(m.before, m.after) for m, _ in mutants if m.kind == "keyword"}
+    assert flips == {("True", "False"), ("False", "True")}
+    sources = [source for m, source in mutants if m.kind == "keyword"]
+    assert len(sources) == 4  # skipna, drop, reverse, keepdims: one mutant each
+    assert any("skipna=False" in s for s in sources) and any("drop=False" in s for s in sources)
+    assert any("reverse=True" in s for s in sources) and any("keepdims=False" in s for s in sources)
+    assert not any(m.kind == "constant" and m.before in ("True", "False") for m, _ in mutants)
+
+
+def test_a_compared_constant_is_nudged_across_its_edge_by_the_boundary_kind(tmp_path, monkeypatch):
+    mutate, mutants = _kinds(tmp_path, monkeypatch, BOUNDARY_SOURCE)
+    boundary = {(m.line, m.before, m.after) for m, _ in mutants if m.kind == "boundary"}
+    line = 1 + BOUNDARY_SOURCE.splitlines().index("    return mean < 90.0, cells > -0.3, n >= 4, order, total")
+    # a float both ways by a relative 1e-3 (the 0.3 under the minus too), an int down by one (its +1 is "constant")
+    assert boundary == {
+        (line, "90.0", repr(90.0 - 0.09)),
+        (line, "90.0", repr(90.0 + 0.09)),
+        (line, "0.3", repr(0.3 - 0.0003)),
+        (line, "0.3", repr(0.3 + 0.0003)),
+        (line, "4", "3"),
+    }
+    sources = [source for m, source in mutants if m.kind == "boundary"]
+    assert any(f"mean < {90.0 - 0.09!r}" in s for s in sources)
+    assert any("n >= 3" in s for s in sources)
+    assert any(f"cells > -{0.3 + 0.0003!r}" in s for s in sources)
+    # a comparison against a named constant flips its operator (the "compare" kind): >= MARGIN_PP -> > MARGIN_PP
+    compares = [source for m, source in mutants if m.kind == "compare"]
+    assert any("gap > MARGIN_PP" in s for s in compares) and any("n <= MIN_CELLS" in s for s in compares)
+    # the older kinds keep their indices: the new sites come after them
+    kinds = [m.kind for m, _ in mutants]
+    first_new = min(i for i, k in enumerate(kinds) if k == "boundary")
+    assert "boundary" not in kinds[:first_new] and all(k in ("boundary", "module-constant") for k in kinds[first_new:])
+    assert mutate.BOUNDARY_STEP == 1e-3
+
+
+def test_a_module_level_constant_moves_up_and_down_by_the_module_constant_kind(tmp_path, monkeypatch):
+    _, mutants = _kinds(tmp_path, monkeypatch, BOUNDARY_SOURCE)
+    moves = sorted((m.line, m.before, m.after) for m, _ in mutants if m.kind == "module-constant")
+    assert moves == sorted(
+        [
+            (5, "5.0", repr(5.0 * 1.1)),
+            (5, "5.0", repr(5.0 * 0.9)),
+            *[(6, "0.3", repr(0.3 * 1.1)), (6, "0.3", repr(0.3 * 0.9))] * 2,  # both edges of the band
+            (7, "4", "5"),
+            (7, "4", "3"),
+        ]
+    )
+    sources = [source for m, source in mutants if m.kind == "module-constant"]
+    assert any(f"BAND = (-{0.3 * 0.9!r}, 0.3)" in s for s in sources)
+    assert any("MIN_CELLS = 3" in s for s in sources)
+    for mutant, source in mutants:
+        ast.parse(source)
+        assert mutant.before != mutant.after, mutant
