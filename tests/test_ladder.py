@@ -4,7 +4,6 @@ ladder, the trend and its coverage, the parameters' checks, the declared design 
 from __future__ import annotations
 
 import math
-import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +11,7 @@ import pytest
 import xarray as xr
 from scipy import stats as scipy_stats
 
+from git_repo import full_history, git  # tests/ is on sys.path under pytest
 from initmem.study.design.registry import experiment_spec
 from initmem.study.experiments import e11_scale_ladder
 from initmem.study.statistics.calibration import critical
@@ -259,23 +259,16 @@ def test_shift_power_by_simulation_agrees_with_its_extremes():
     )
 
 
-def _git(cwd: Path, *args: str) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
-    return subprocess.run(
-        ["git", "-C", str(cwd), *args], capture_output=True, text=True, check=True, env={**env, "PATH": "/usr/bin:/bin"}
-    ).stdout.strip()
-
-
 def test_a_design_is_declared_by_the_oldest_commit_holding_its_present_content(tmp_path):
-    _git(tmp_path, "init", "-q")
+    git(tmp_path, "init", "-q")
     design = tmp_path / "design.json"
     design.write_text('{"seeds": [0, 1]}\n')
-    _git(tmp_path, "add", "design.json")
-    _git(tmp_path, "commit", "-q", "-m", "declare")
-    first = _git(tmp_path, "rev-parse", "HEAD")
+    git(tmp_path, "add", "design.json")
+    git(tmp_path, "commit", "-q", "-m", "declare")
+    first = git(tmp_path, "rev-parse", "HEAD")
     (tmp_path / "other").write_text("x")
-    _git(tmp_path, "add", "other")
-    _git(tmp_path, "commit", "-q", "-m", "unrelated")
+    git(tmp_path, "add", "other")
+    git(tmp_path, "commit", "-q", "-m", "unrelated")
     declaration = preregistration.declared(design)
     assert declaration is not None and declaration.commit == first
     assert preregistration.undeclared_runs(["2000-01-01T00:00:00+00:00"], declaration) == 1
@@ -285,14 +278,7 @@ def test_a_design_is_declared_by_the_oldest_commit_holding_its_present_content(t
     assert preregistration.undeclared_runs(["2999-01-01T00:00:00+00:00"], None) == 1
 
 
-def _history() -> bool:
-    try:
-        return _git(ROOT, "rev-parse", "--is-shallow-repository") == "false"
-    except (subprocess.CalledProcessError, OSError):
-        return False
-
-
-@pytest.mark.skipif(not _history(), reason="no full git history here (a shallow clone or no git)")
+@pytest.mark.skipif(not full_history(), reason="no full git history here (a shallow clone or no git)")
 def test_no_committed_ladder_run_is_older_than_the_declaration_of_the_rule_that_judges_it():
     runs = sorted((DESIGN.parent / "runs").glob("*.nc"))
     declaration = preregistration.declared(DESIGN)

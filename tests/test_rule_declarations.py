@@ -5,14 +5,13 @@ without being declared again is caught here."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 from pathlib import Path
 
 import h5py
 import nbformat
 import pytest
 
+from git_repo import full_history, git  # tests/ is on sys.path under pytest
 from initmem.study.costs import results
 from initmem.study.design import presets
 from initmem.study.verdicts import preregistration
@@ -22,16 +21,8 @@ ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "book" / "generated" / "99_reproduction.ipynb"
 
 
-def _git(cwd: Path, *args: str, date: str | None = None) -> str:
-    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t"}  # fmt: skip
-    if date:
-        env.update(GIT_COMMITTER_DATE=date, GIT_AUTHOR_DATE=date)
-    return subprocess.run(["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout.strip()
-
-
 def test_a_rule_is_declared_by_the_commit_of_its_record_and_runs_before_it_are_flagged(tmp_path, monkeypatch):
-    _git(tmp_path, "init", "-q")
+    git(tmp_path, "init", "-q")
     path = preregistration.declare_rule(tmp_path, "C1")
     assert json.loads(path.read_text()) == preregistration.rule_record("C1")
     runs = ["2026-12-01T10:00:00+00:00", "2026-12-05T10:00:00+00:00"]
@@ -40,10 +31,10 @@ def test_a_rule_is_declared_by_the_commit_of_its_record_and_runs_before_it_are_f
     assert uncommitted.declaration is None and uncommitted.early == 2
     assert "not committed" in uncommitted.text() and "not declared before its data" in uncommitted.text()
 
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-q", "-m", "declare C1", date="2026-12-03T00:00:00+00:00")
+    git(tmp_path, "add", ".")
+    git(tmp_path, "commit", "-q", "-m", "declare C1", date="2026-12-03T00:00:00+00:00")
     status = preregistration.rule_status(tmp_path, "C1", reversed(runs))
-    assert status.declaration is not None and status.declaration.commit == _git(tmp_path, "rev-parse", "HEAD")
+    assert status.declaration is not None and status.declaration.commit == git(tmp_path, "rev-parse", "HEAD")
     assert status.created == tuple(runs) and status.early == 1
     assert status.text() == (
         f"declared at {status.declaration.commit[:7]} (2026-12-03 00:00 UTC); 2 runs, 2026-12-01 to 2026-12-05: 1 "
@@ -72,14 +63,7 @@ def test_every_ledger_rule_is_declared_as_it_is_printed(claim):
     )
 
 
-def _history() -> bool:
-    try:
-        return _git(ROOT, "rev-parse", "--is-shallow-repository") == "false"
-    except (subprocess.CalledProcessError, OSError):
-        return False
-
-
-@pytest.mark.skipif(not _history(), reason="no full git history here (a shallow clone or no git)")
+@pytest.mark.skipif(not full_history(), reason="no full git history here (a shallow clone or no git)")
 def test_every_claim_whose_runs_are_older_than_its_rule_is_flagged_on_the_ledgers_page():
     """Recomputed from the run files themselves: a claim with a run older than its rule's declaration must say so on
     the committed ledger page (its row's block)."""
