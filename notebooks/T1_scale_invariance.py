@@ -116,15 +116,15 @@ bn_eta = 0.05
 import numpy as np
 from myst_nb import glue
 
-from initmem import theory
 from initmem.book import page
 from initmem.study.presentation.plots import style
+from initmem.theory import checks, helpers, optimizers, toys
 
 style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T1_scale_invariance", sources=[])  # under every figure
 
-problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
-w_unit = theory.init_scaled(problem.shape, [1.0], seed=seed)[0]  # ||w|| ~ 1
+problem = toys.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
+w_unit = helpers.init_scaled(problem.shape, [1.0], seed=seed)[0]  # ||w|| ~ 1
 
 # %% [markdown]
 # ## Identities and independent checks
@@ -142,7 +142,7 @@ w_unit = theory.init_scaled(problem.shape, [1.0], seed=seed)[0]  # ||w|| ~ 1
 # The toy is logistic regression on the direction of $w$ (Appendix A of the theory notes):
 # $L(w)=\frac1N\sum_i\log\big(1+e^{-s\,y_i\langle x_i,w/\|w\|\rangle}\big)$, with Gaussian inputs, teacher labels with
 # label noise, and a fixed temperature $s$. It is the one-vector model of a kernel that feeds a BatchNorm. Its gradient is
-# computed in closed form (`theory.NormalizedLogistic.grad`), as the gradient at $w/\|w\|$ projected by
+# computed in closed form (`toys.NormalizedLogistic.grad`), as the gradient at $w/\|w\|$ projected by
 # $I-\hat w\hat w^\top$ and divided by $\|w\|$. Identities 1 and 2 are therefore built into the code. Identity 3 follows
 # from identity 2 (the Hessian applied to $w$ is the derivative of the gradient along $w$), so with the Hessian taken by
 # central differences of the gradient it holds up to the finite-difference error. All three are identities: they hold
@@ -171,7 +171,7 @@ glue("t1_hessian_identity", float(hess_identity), display=False)
 # ## Independent check: the closed-form gradient against finite differences
 #
 # The identities above are statements about the loss only if the closed-form gradient is the gradient of the loss.
-# That is checked independently: `theory.fd_gradient_error` takes central differences of the loss $L$ itself
+# That is checked independently: `checks.fd_gradient_error` takes central differences of the loss $L$ itself
 # ($h=10^{-6}$, one coordinate at a time) and compares them with the closed-form gradient, as
 # $\|g_{\rm FD}-g\|/\|g\|$. We do this on the minibatch above and on the whole data set, at $\|w\|\approx1$ and at
 # $\|w\|\approx\sigma$. The pass criterion is $10^{-6}$, well above the finite-difference error and far below any
@@ -179,7 +179,7 @@ glue("t1_hessian_identity", float(hess_identity), display=False)
 
 # %%
 fd_errors = {
-    (s, name): theory.fd_gradient_error(problem, s * w_unit, idx)
+    (s, name): checks.fd_gradient_error(problem, s * w_unit, idx)
     for s in (1.0, sigma)
     for name, idx in (("minibatch", batch0), ("full data", None))
 }
@@ -209,23 +209,23 @@ glue("t1_fd_grad_rel_err", fd_max, display=False)
 w_sig = sigma * w_unit
 pairs = {
     "SGD, no decay": (
-        theory.sgd(problem, w_sig, eta_sgd, batch, steps, seed=seed),
-        theory.sgd(problem, w_unit, eta_sgd / sigma**2, batch, steps, seed=seed),
+        optimizers.sgd(problem, w_sig, eta_sgd, batch, steps, seed=seed),
+        optimizers.sgd(problem, w_unit, eta_sgd / sigma**2, batch, steps, seed=seed),
     ),
     "SGD + L2 decay": (
-        theory.sgd(problem, w_sig, eta_sgd, batch, steps, lam=lam, seed=seed),
-        theory.sgd(problem, w_unit, eta_sgd / sigma**2, batch, steps, lam=lam * sigma**2, seed=seed),
+        optimizers.sgd(problem, w_sig, eta_sgd, batch, steps, lam=lam, seed=seed),
+        optimizers.sgd(problem, w_unit, eta_sgd / sigma**2, batch, steps, lam=lam * sigma**2, seed=seed),
     ),
     r"Adam, $\epsilon\to\sigma\epsilon$": (
-        theory.adam(problem, w_sig, eta_adam, batch, steps, eps=eps_big, seed=seed),
-        theory.adam(problem, w_unit, eta_adam / sigma, batch, steps, eps=sigma * eps_big, seed=seed),
+        optimizers.adam(problem, w_sig, eta_adam, batch, steps, eps=eps_big, seed=seed),
+        optimizers.adam(problem, w_unit, eta_adam / sigma, batch, steps, eps=sigma * eps_big, seed=seed),
     ),
     r"Adam, $\epsilon$ not rescaled (control)": (
-        theory.adam(problem, w_sig, eta_adam, batch, steps, eps=eps_big, seed=seed),
-        theory.adam(problem, w_unit, eta_adam / sigma, batch, steps, eps=eps_big, seed=seed),
+        optimizers.adam(problem, w_sig, eta_adam, batch, steps, eps=eps_big, seed=seed),
+        optimizers.adam(problem, w_unit, eta_adam / sigma, batch, steps, eps=eps_big, seed=seed),
     ),
 }
-diffs = {name: theory.direction_difference(a.w[:, 0], b.w[:, 0]) for name, (a, b) in pairs.items()}
+diffs = {name: helpers.direction_difference(a.w[:, 0], b.w[:, 0]) for name, (a, b) in pairs.items()}
 for name, dd in diffs.items():
     print(f"{name:45s} max direction difference over {steps} steps: {dd.max():.1e}")
 
@@ -261,10 +261,10 @@ glue("t1_adam_unscaled_eps_diff", max_control, display=False)
 
 # %%
 sig_sweep = np.array(sigma_sweep)
-w0_sweep = theory.init_scaled(problem.shape, sig_sweep, seed=seed)
+w0_sweep = helpers.init_scaled(problem.shape, sig_sweep, seed=seed)
 short = angle_steps
-ang_sgd = theory.sgd(problem, w0_sweep, eta_sgd, batch, short, seed=seed).extra["angular"].mean(0)
-tr_adam = theory.adam(problem, w0_sweep, eta_adam, batch, short, seed=seed, record_every=1)
+ang_sgd = optimizers.sgd(problem, w0_sweep, eta_sgd, batch, short, seed=seed).extra["angular"].mean(0)
+tr_adam = optimizers.adam(problem, w0_sweep, eta_adam, batch, short, seed=seed, record_every=1)
 ang_adam = np.mean(
     np.arccos(
         np.clip(
@@ -273,7 +273,7 @@ ang_adam = np.mean(
     ),
     0,
 )
-slope_sgd, slope_adam = theory.loglog_slope(sig_sweep, ang_sgd), theory.loglog_slope(sig_sweep, ang_adam)
+slope_sgd, slope_adam = helpers.loglog_slope(sig_sweep, ang_sgd), helpers.loglog_slope(sig_sweep, ang_adam)
 print(f"angular step ~ sigma^p:  SGD p = {slope_sgd:.3f} (expected -2),  Adam p = {slope_adam:.3f} (expected -1)")
 assert abs(slope_sgd + 2) < 0.1 and abs(slope_adam + 1) < 0.1
 glue("t1_sgd_angle_slope", slope_sgd, display=False)
@@ -310,7 +310,7 @@ page.figure(fig, "t1_fig", source)
 #
 # A real network is not entirely scale invariant. Its classifier head (and the BatchNorm affine parameters
 # $\gamma,\beta$, and biases) act on the function directly. The equivalence is a statement about the BN-fed kernels only. We
-# check it on a small PyTorch MLP (`theory.bn_mlp`), `Linear → BN → ReLU → Linear → BN → ReLU → Linear(head)`, in float64,
+# check it on a small PyTorch MLP (`checks.bn_mlp`), `Linear → BN → ReLU → Linear → BN → ReLU → Linear(head)`, in float64,
 # initialized by the package's one definition of $\sigma_w$ (`initmem.run.sigma_w.init_sigma_w_`). This check is independent of
 # the toy: the gradients are PyTorch's autograd through real BatchNorm layers and the steps are `torch.optim.SGD`'s,
 # so nothing in it builds the scale invariance in. Two cases:
@@ -333,20 +333,20 @@ from initmem.run.sigma_w import init_sigma_w_
 
 torch.set_num_threads(1)
 n_in, width, n_cls, n_bn = 16, 32, 4, 256
-Xt, yt = theory.bn_mlp_data(n_bn, n_in, n_cls, seed)  # Gaussian inputs, labels of a noisy tanh teacher
+Xt, yt = checks.bn_mlp_data(n_bn, n_in, n_cls, seed)  # Gaussian inputs, labels of a noisy tanh teacher
 
 
 def train_bn_mlp(sigma_w: float, include_head: bool, hidden_lr: float) -> nn.Sequential:
-    """The theory's own SGD loop (theory.bn_mlp_sgd_record: the same batches for every run): hidden kernels at
+    """The theory's own SGD loop (checks.bn_mlp_sgd_record: the same batches for every run): hidden kernels at
     hidden_lr, head and BN affine at bn_eta."""
     model = init_sigma_w_(
-        theory.bn_mlp(n_in, width, n_cls, bn_eps=1e-12),
+        checks.bn_mlp(n_in, width, n_cls, bn_eps=1e-12),
         sigma_w,
         include_head=include_head,
         generator=torch.Generator().manual_seed(seed),
     )
     hidden = {"0.weight": hidden_lr, "3.weight": hidden_lr}
-    theory.bn_mlp_sgd_record(model, Xt, yt, bn_eta, 32, bn_steps, seed, lrs=hidden)
+    checks.bn_mlp_sgd_record(model, Xt, yt, bn_eta, 32, bn_steps, seed, lrs=hidden)
     return model
 
 

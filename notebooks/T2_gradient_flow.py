@@ -92,7 +92,7 @@
 # its initialization scale after interpolating.
 #
 # **Computing $\arg\min Q_\alpha$.** The optimality conditions give $w=2\alpha^2\sinh(X^\top\mu)$, where $\mu$ minimizes the smooth,
-# convex dual $D(\mu)=2\alpha^2\sum_i\cosh\big((X^\top\mu)_i\big)-\langle y,\mu\rangle$. `theory.solve_q_alpha` minimizes $D$ with a Newton
+# convex dual $D(\mu)=2\alpha^2\sum_i\cosh\big((X^\top\mu)_i\big)-\langle y,\mu\rangle$. `diagonal.solve_q_alpha` minimizes $D$ with a Newton
 # trust-region method, so its answer does not depend on any simulation.
 
 # %% tags=["parameters"]
@@ -114,9 +114,9 @@ norm_etas = [0.2, 0.1, 0.05, 0.025]
 import numpy as np
 from myst_nb import glue
 
-from initmem import theory
 from initmem.book import page
 from initmem.study.presentation.plots import style
+from initmem.theory import diagonal, helpers, optimizers, toys
 
 style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T2_gradient_flow", sources=[])  # under every figure
@@ -132,15 +132,15 @@ for name, value in {"n": n, "d": d, "k_sparse": k_sparse, "halving_alpha": halvi
 # $T$ should converge to the gradient-flow value.
 
 # %%
-toy = theory.make_normalized_logistic(seed=seed)
-w0 = theory.init_scaled(toy.shape, [1.0], seed=seed)
+toy = toys.make_normalized_logistic(seed=seed)
+w0 = helpers.init_scaled(toy.shape, [1.0], seed=seed)
 norm_change, final_loss = [], []
 for eta in norm_etas:
-    tr = theory.sgd(toy, w0, eta, toy.N, int(round(norm_time / eta)), record_every=10**9)  # b = N: full batch
+    tr = optimizers.sgd(toy, w0, eta, toy.N, int(round(norm_time / eta)), record_every=10**9)  # b = N: full batch
     sq = tr.sq_norm()[:, 0]
     norm_change.append((sq[-1] - sq[0]) / sq[0])
     final_loss.append(float(toy.loss(tr.final)[0]))
-norm_slope = theory.loglog_slope(norm_etas, norm_change)
+norm_slope = helpers.loglog_slope(norm_etas, norm_change)
 for eta, dn, lo in zip(norm_etas, norm_change, final_loss):
     print(f"eta = {eta:<6}  relative norm^2 change {dn:.4f}   loss at T: {lo:.6f}")
 print(f"norm change ~ eta^p with p = {norm_slope:.3f} (pass: |p - 1| < 0.1)")
@@ -156,12 +156,12 @@ glue("t2_norm_change_smallest", float(norm_change[-1]), display=False)
 # $\approx8\alpha^2\lambda_{\max}$: $\eta_\alpha=\min(\eta_{\max},\eta_{\rm curv}/\alpha^2)$. All $\alpha$ run side by side.
 
 # %%
-X, y, w_star = theory.make_sparse_regression(n, d, k_sparse, seed=seed)
+X, y, w_star = diagonal.make_sparse_regression(n, d, k_sparse, seed=seed)
 alpha = np.array(alphas)
 eta_alpha = np.minimum(eta_max, eta_curv / alpha**2)
-gd = theory.diag_net_gd(X, y, alpha, eta_alpha, sweep_steps)
-w_q = np.stack([theory.solve_q_alpha(X, y, a) for a in alpha])
-w_l2, w_l1 = theory.min_l2_interpolant(X, y), theory.min_l1_interpolant(X, y)
+gd = diagonal.diag_net_gd(X, y, alpha, eta_alpha, sweep_steps)
+w_q = np.stack([diagonal.solve_q_alpha(X, y, a) for a in alpha])
+w_l2, w_l1 = diagonal.min_l2_interpolant(X, y), diagonal.min_l1_interpolant(X, y)
 
 
 def rel(a, b):
@@ -196,13 +196,13 @@ glue("t2_alpha_max", float(alpha[-1]), display=False)
 # and it accumulates on a $\sum\eta^2$ clock.
 
 # %%
-w_q_half = theory.solve_q_alpha(X, y, halving_alpha)
+w_q_half = diagonal.solve_q_alpha(X, y, halving_alpha)
 w_half = np.stack(
-    [theory.diag_net_gd(X, y, [halving_alpha], eta, int(round(halving_time / eta)))["w"][0] for eta in halving_etas]
+    [diagonal.diag_net_gd(X, y, [halving_alpha], eta, int(round(halving_time / eta)))["w"][0] for eta in halving_etas]
 )
 dist_half = rel(w_half, w_q_half)
 shift = float(rel(w_half[0], w_half[1]))
-half_slope = theory.loglog_slope(halving_etas, dist_half)
+half_slope = helpers.loglog_slope(halving_etas, dist_half)
 spread_alpha = float(rel(w_q[0], w_q[-1]))
 for eta, dq in zip(halving_etas, dist_half):
     print(f"eta = {eta:<7} |w_GD - w_Q|/|w_Q| = {dq:.2e}")

@@ -143,9 +143,9 @@ eta_lams = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2]
 import numpy as np
 from myst_nb import glue
 
-from initmem import theory
 from initmem.book import page
 from initmem.study.presentation.plots import style
+from initmem.theory import backward_error, helpers
 
 style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T3_backward_error", sources=[])  # under every figure
@@ -160,18 +160,18 @@ glue("t3_batch", batch, display=False)
 # $h$ and compare with the exact flows (`scipy` DOP853 at tolerance $10^{-12}$).
 
 # %%
-toy = theory.TwoParamToy(c=c_reg)
+toy = backward_error.TwoParamToy(c=c_reg)
 th0 = np.array(theta0)
-gf_end = theory.flow_endpoint(theory.igr_field(toy.grad, toy.hess, 0.0), th0, horizon)
+gf_end = backward_error.flow_endpoint(backward_error.igr_field(toy.grad, toy.hess, 0.0), th0, horizon)
 err_gf, err_mod = [], []
 for h in gd_steps_sizes:
-    gd_end = theory.gd_endpoint(toy.grad, th0, h, int(round(horizon / h)))
-    mod_end = theory.flow_endpoint(theory.igr_field(toy.grad, toy.hess, h), th0, horizon)
+    gd_end = backward_error.gd_endpoint(toy.grad, th0, h, int(round(horizon / h)))
+    mod_end = backward_error.flow_endpoint(backward_error.igr_field(toy.grad, toy.hess, h), th0, horizon)
     err_gf.append(np.linalg.norm(gd_end - gf_end))
     err_mod.append(np.linalg.norm(gd_end - mod_end))
     print(f"h = {h:<7} |GD - GF| = {err_gf[-1]:.2e}   |GD - modified flow| = {err_mod[-1]:.2e}")
-slope_gf = theory.loglog_slope(gd_steps_sizes, err_gf)
-slope_mod = theory.loglog_slope(gd_steps_sizes, err_mod)
+slope_gf = helpers.loglog_slope(gd_steps_sizes, err_gf)
+slope_mod = helpers.loglog_slope(gd_steps_sizes, err_mod)
 print(f"measured orders: vs gradient flow {slope_gf:.2f} (expected 1), vs IGR flow {slope_mod:.2f} (expected 2)")
 assert abs(slope_gf - 1) < 0.15 and abs(slope_mod - 2) < 0.15
 glue("t3_gd_gf_slope", slope_gf, display=False)
@@ -181,7 +181,7 @@ glue("t3_gd_mod_slope", slope_mod, display=False)
 # ## Check 2: the mean SGD epoch follows the flow of $\mathbb E\,\tilde C_{\rm SGD}$
 #
 # Linear regression with $N$ = {glue:text}`t3_n_samples` samples, $B$ = {glue:text}`t3_batch`. For each $\epsilon$ we average the
-# iterate after one epoch over many random reshufflings (`theory.sgd_epoch_mean`; each permutation is paired with its reverse,
+# iterate after one epoch over many random reshufflings (`backward_error.sgd_epoch_mean`; each permutation is paired with its reverse,
 # which is equally likely and cancels most of the order-dependent variance). We compare the average with three flows run
 # for time $m\epsilon$, all solved exactly, since the modified gradients are affine in $\omega$:
 #
@@ -193,18 +193,20 @@ glue("t3_gd_mod_slope", slope_mod, display=False)
 # third order, so the minibatch-variance term is real and its coefficient is right.
 
 # %%
-reg = theory.make_linear_regression(n_samples, dim, seed=seed)
+reg = backward_error.make_linear_regression(n_samples, dim, seed=seed)
 w0 = np.linspace(1.0, -1.0, dim) * 2.0
 m = n_samples // batch
 labels = {"plain": "plain flow", "igr": "IGR flow (no noise term)", "full": r"flow of $\mathbb{E}\tilde C_{SGD}$"}
 errs = {key: [] for key in labels}
 sems = []
 for eps in epsilons:
-    mean_end, sem = theory.sgd_epoch_mean(reg, w0, eps, batch, reshuffles, seed=seed)
+    mean_end, sem = backward_error.sgd_epoch_mean(reg, w0, eps, batch, reshuffles, seed=seed)
     flows = {
-        "plain": theory.linear_flow_endpoint(reg.H, reg.cbar, w0, m * eps),
-        "igr": theory.linear_flow_endpoint(*reg.modified_linear_field(eps, batch, igr=True, noise=False), w0, m * eps),
-        "full": theory.linear_flow_endpoint(*reg.modified_linear_field(eps, batch), w0, m * eps),
+        "plain": backward_error.linear_flow_endpoint(reg.H, reg.cbar, w0, m * eps),
+        "igr": backward_error.linear_flow_endpoint(
+            *reg.modified_linear_field(eps, batch, igr=True, noise=False), w0, m * eps
+        ),
+        "full": backward_error.linear_flow_endpoint(*reg.modified_linear_field(eps, batch), w0, m * eps),
     }
     for key, end in flows.items():
         errs[key].append(np.linalg.norm(mean_end - end))
@@ -213,7 +215,7 @@ for eps in epsilons:
         f"eps = {eps:<6} errors: plain {errs['plain'][-1]:.2e}, IGR only {errs['igr'][-1]:.2e}, "
         f"full {errs['full'][-1]:.2e}   (Monte Carlo s.e. {sems[-1]:.1e})"
     )
-sgd_slopes = {key: theory.loglog_slope(epsilons, e) for key, e in errs.items()}
+sgd_slopes = {key: helpers.loglog_slope(epsilons, e) for key, e in errs.items()}
 s_plain, s_igr, s_full = sgd_slopes["plain"], sgd_slopes["igr"], sgd_slopes["full"]
 print(
     f"measured orders: plain {s_plain:.2f}, IGR only {s_igr:.2f} (expected 2); "
@@ -236,8 +238,8 @@ glue("t3_sgd_mod_slope", s_full, display=False)
 eta_lam = np.array(eta_lams)
 hb = {}
 for beta in betas:
-    rate = -np.log(theory.heavy_ball_slow_root(eta_lam, beta)) / eta_lam
-    pred = theory.heavy_ball_rate_prediction(eta_lam, beta)
+    rate = -np.log(backward_error.heavy_ball_slow_root(eta_lam, beta)) / eta_lam
+    pred = backward_error.heavy_ball_rate_prediction(eta_lam, beta)
     hb[beta] = (np.abs(rate - 1), np.abs(rate - pred))
     print(f"beta = {beta}: -ln(mu)/(eta lam) = {np.round(rate, 6)};  prediction {np.round(pred, 6)}")
 
@@ -248,11 +250,11 @@ for _ in range(20000):
     theta -= el * mom
     traj.append(theta)
 sim_rate = -np.polyfit(np.arange(10000, 20000), np.log(np.abs(traj[10000:])), 1)[0] / el
-root_rate = float(-np.log(theory.heavy_ball_slow_root(el, beta)) / el)
+root_rate = float(-np.log(backward_error.heavy_ball_slow_root(el, beta)) / el)
 print(f"simulated decay rate / (eta lam) = {sim_rate:.6f}, slow root gives {root_rate:.6f}")
 
-hb_plain = np.mean([theory.loglog_slope(eta_lam, hb[b][0]) for b in betas])
-hb_mod = np.mean([theory.loglog_slope(eta_lam, hb[b][1]) for b in betas])
+hb_plain = np.mean([helpers.loglog_slope(eta_lam, hb[b][0]) for b in betas])
+hb_mod = np.mean([helpers.loglog_slope(eta_lam, hb[b][1]) for b in betas])
 print(
     f"measured orders (mean over beta): vs plain flow {hb_plain:.2f} (expected 1), "
     f"vs modified flow {hb_mod:.2f} (expected 2)"
@@ -261,7 +263,7 @@ assert abs(hb_plain - 1) < 0.1 and abs(hb_mod - 2) < 0.15 and abs(sim_rate - roo
 glue("t3_hb_plain_slope", float(hb_plain), display=False)
 glue("t3_hb_mod_slope", float(hb_mod), display=False)
 glue("t3_hb_rate_beta09", root_rate, display=False)
-glue("t3_hb_pred_beta09", float(theory.heavy_ball_rate_prediction(el, beta)), display=False)
+glue("t3_hb_pred_beta09", float(backward_error.heavy_ball_rate_prediction(el, beta)), display=False)
 
 # %%
 fig, (axes,), keys = style.panels(3, legend="each")  # one row of panels

@@ -119,7 +119,7 @@ interp_temperature = 10.0
 interp_eta = 0.02
 interp_batch = 4
 interp_steps = 2000
-# a PyTorch BatchNorm MLP (theory.bn_mlp) trained by torch.optim.SGD: the independent check of the norm law
+# a PyTorch BatchNorm MLP (checks.bn_mlp) trained by torch.optim.SGD: the independent check of the norm law
 bn_sigma_w = 0.5  # small, so that the norm visibly grows
 bn_eta = 0.1
 bn_batch = 32
@@ -129,14 +129,14 @@ bn_steps = 200
 import numpy as np
 from myst_nb import glue
 
-from initmem import theory
 from initmem.book import page
 from initmem.study.presentation.plots import style
+from initmem.theory import checks, helpers, optimizers, toys
 
 style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T4_norm_growth", sources=[])  # under every figure
 
-problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
+problem = toys.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
 
 # %% [markdown]
 # ## Identities and independent checks
@@ -148,19 +148,19 @@ problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
 # ## The norm step along a trajectory (identities: they hold by construction)
 #
 # We replay one SGD run on the toy step by step, recompute each minibatch gradient, and check
-# $\langle w_k,g_k\rangle=0$ and $\|w_{k+1}\|^2-\|w_k\|^2=\eta^2\|g_k\|^2$ (`theory.norm_step_residual`). The toy's
+# $\langle w_k,g_k\rangle=0$ and $\|w_{k+1}\|^2-\|w_k\|^2=\eta^2\|g_k\|^2$ (`optimizers.norm_step_residual`). The toy's
 # closed-form gradient is projected orthogonally to $w$ (T1), so both are identities: they hold by construction; shown to
 # make the formula concrete. The independent check of the same law, on a BatchNorm network, follows.
 
 # %%
 eta, b = grid_etas[0], grid_batches[0]
-w_init = theory.init_scaled(problem.shape, [1.0], seed=seed)
-tr = theory.sgd(problem, w_init, eta, b, 300, seed=seed, record_every=1)
-batches = theory.batch_indices(problem.N, b, 300, seed)
+w_init = helpers.init_scaled(problem.shape, [1.0], seed=seed)
+tr = optimizers.sgd(problem, w_init, eta, b, 300, seed=seed, record_every=1)
+batches = helpers.batch_indices(problem.N, b, 300, seed)
 w = tr.w[:, 0]
 g = np.stack([problem.grad(w[k], batches[k]) for k in range(300)])
 inner = np.max(np.abs(np.sum(w[:-1] * g, 1)) / (np.linalg.norm(w[:-1], axis=1) * np.linalg.norm(g, axis=1)))
-identity_err = theory.norm_step_residual(np.sum(w**2, 1), np.sum(g**2, 1), eta).max()
+identity_err = optimizers.norm_step_residual(np.sum(w**2, 1), np.sum(g**2, 1), eta).max()
 print(f"max_k |<w_k, g_k>| / (|w_k| |g_k|)                    = {inner:.1e}  (identity; pass: < 1e-12)")
 print(f"max_k | |w_k+1|^2 - |w_k|^2 - eta^2 |g_k|^2 | / |w_k+1|^2 = {identity_err:.1e}  (identity; pass: < 1e-12)")
 assert inner < 1e-12 and identity_err < 1e-12
@@ -170,9 +170,9 @@ glue("t4_identity_err", float(identity_err), display=False)
 # %% [markdown]
 # ## Independent check: a PyTorch BatchNorm network follows the norm law
 #
-# The same law on a network where nothing builds it in. `theory.bn_mlp` is the float64 MLP of T1,
+# The same law on a network where nothing builds it in. `checks.bn_mlp` is the float64 MLP of T1,
 # `Linear → BN → ReLU → Linear → BN → ReLU → Linear(head)`, initialized at $\sigma_w$ = `bn_sigma_w` by
-# `initmem.run.sigma_w.init_sigma_w_` (head included). `theory.bn_mlp_sgd_record` trains it with `torch.optim.SGD` (no
+# `initmem.run.sigma_w.init_sigma_w_` (head included). `checks.bn_mlp_sgd_record` trains it with `torch.optim.SGD` (no
 # momentum, no decay) on cross-entropy and records, for every kernel and step, $\|W_k\|^2$, $\langle W_k,g_k\rangle$
 # and $\|g_k\|^2$, with $g_k$ PyTorch's autograd gradient through the BatchNorm layers (batch statistics,
 # $\epsilon_{\rm BN}=10^{-12}$). For the two BN-fed kernels the toy law predicts $g_k\perp W_k$ and
@@ -187,20 +187,20 @@ import torch
 from initmem.run.sigma_w import init_sigma_w_
 
 torch.set_num_threads(1)
-Xbn, ybn = theory.bn_mlp_data(256, 16, 4, seed)
+Xbn, ybn = checks.bn_mlp_data(256, 16, 4, seed)
 
 
 def bn_norm_law(bn_eps: float) -> dict[str, dict[str, float]]:
     """Per kernel: max |cos(W_k, g_k)|, max relative residual of the norm step, and the ||W||^4 law's ratio."""
     model = init_sigma_w_(
-        theory.bn_mlp(16, 32, 4, bn_eps=bn_eps), bn_sigma_w, generator=torch.Generator().manual_seed(seed)
+        checks.bn_mlp(16, 32, 4, bn_eps=bn_eps), bn_sigma_w, generator=torch.Generator().manual_seed(seed)
     )
     out = {}
-    for name, r in theory.bn_mlp_sgd_record(model, Xbn, ybn, bn_eta, bn_batch, bn_steps, seed).items():
+    for name, r in checks.bn_mlp_sgd_record(model, Xbn, ybn, bn_eta, bn_batch, bn_steps, seed).items():
         sq = r["sq_norm"]
         out[name] = dict(
             cos=float(np.max(np.abs(r["inner"]) / np.sqrt(sq[:-1] * r["grad_sq"]))),
-            residual=float(theory.norm_step_residual(sq, r["grad_sq"], bn_eta).max()),
+            residual=float(optimizers.norm_step_residual(sq, r["grad_sq"], bn_eta).max()),
             law4=float((sq[-1] ** 2 - sq[0] ** 2) / (2 * bn_eta**2 * np.sum(r["grad_sq"] * sq[:-1]))),
             growth=float(sq[-1] / sq[0]),
         )
@@ -259,25 +259,25 @@ glue("t4_bn_default_eps_residual", bn_residual_default_eps, display=False)
 #   run's own $G_k$, and it could fail if the run's one sample path or the time-averaging were not representative.
 
 # %%
-w0_grid = theory.init_scaled(problem.shape, grid_sigmas, seed=seed)
-rec = theory.log_record_steps(steps)
+w0_grid = helpers.init_scaled(problem.shape, grid_sigmas, seed=seed)
+rec = helpers.log_record_steps(steps)
 rows = []
 for eta in grid_etas:
     for b in grid_batches:
-        tr = theory.sgd(problem, w0_grid, eta, b, steps, seed=seed, record_every=rec)
+        tr = optimizers.sgd(problem, w0_grid, eta, b, steps, seed=seed, record_every=rec)
         n4 = tr.sq_norm() ** 2
         growth = n4[-1] - n4[0]
         signal, trace = problem.unit_grad_stats(tr.w)
         f = (problem.N - b) / (problem.N - 1)
-        pred_signal = 2 * steps * eta**2 * theory.time_average(signal, tr.steps)
-        pred_noise = 2 * f * theory.time_average(trace, tr.steps) * steps * eta**2 / b  # 2 f tr(Sigma) T_SGD
+        pred_signal = 2 * steps * eta**2 * helpers.time_average(signal, tr.steps)
+        pred_noise = 2 * f * helpers.time_average(trace, tr.steps) * steps * eta**2 / b  # 2 f tr(Sigma) T_SGD
         for j, s in enumerate(grid_sigmas):
             rows.append(
                 dict(
                     eta=eta,
                     b=b,
                     sigma=s,
-                    law_ratio=growth[j] / theory.norm4_law_rhs(tr)[j],
+                    law_ratio=growth[j] / optimizers.norm4_law_rhs(tr)[j],
                     meanG=tr.G[:, j].mean(),
                     y=growth[j] / n4[0, j],
                     x=(pred_signal[j] + pred_noise[j]) / n4[0, j],
@@ -321,20 +321,20 @@ glue("t4_collapse_max_dev", float(np.max(np.abs(collapse - 1))), display=False)
 
 # %%
 sig = np.array(sweep_sigmas)
-w0_sweep = theory.init_scaled(problem.shape, sig, seed=seed)
-tr = theory.sgd(problem, w0_sweep, sweep_eta, sweep_batch, steps, seed=seed, record_every=steps)
+w0_sweep = helpers.init_scaled(problem.shape, sig, seed=seed)
+tr = optimizers.sgd(problem, w0_sweep, sweep_eta, sweep_batch, steps, seed=seed, record_every=steps)
 n2 = tr.sq_norm()
 rel_growth = (n2[-1] ** 2 - n2[0] ** 2) / n2[0] ** 2
 cos = np.sum(tr.w[0] * tr.w[-1], -1) / np.sqrt(n2[0] * n2[-1])
 angle = np.arccos(np.clip(cos, -1, 1))
 final_loss = problem.loss(tr.final)
 init_loss = float(problem.loss(w0_sweep[0]))
-T_sgd = theory.clocks(sweep_eta, steps, sweep_batch)["T_SGD"][-1]
+T_sgd = helpers.clocks(sweep_eta, steps, sweep_batch)["T_SGD"][-1]
 trace0 = float(problem.unit_grad_stats(w0_sweep[0])[1])
 sigma_c = (2 * (problem.N - sweep_batch) / (problem.N - 1) * trace0 * T_sgd) ** 0.25
 small, large = sig <= sigma_c / 2, sig >= 2 * sigma_c
 tail = sig >= 4 * sigma_c  # far enough out that the direction has barely moved and G stays at its initial value
-tail_slope = theory.loglog_slope(sig[tail], rel_growth[tail])
+tail_slope = helpers.loglog_slope(sig[tail], rel_growth[tail])
 best = final_loss.min()
 print(f"T_SGD = {T_sgd:.3f}, tr Sigma(w0) = {trace0:.0f}  ->  sigma_c = {sigma_c:.1f}")
 for s, lo, an, gr in zip(sig, final_loss, angle, rel_growth):
@@ -364,10 +364,10 @@ glue("t4_tail_slope", float(tail_slope), display=False)
 # $\frac{N-b}{N-1}\frac1b\sum_{j<k}\eta^2\operatorname{tr}\Sigma_j$, and the measured $\|w_k\|^4-\|w_0\|^4$.
 
 # %%
-sep = theory.make_normalized_logistic(N=interp_N, d=d, s=interp_temperature, label_noise=0.0, seed=seed + 1)
-tr = theory.sgd(
+sep = toys.make_normalized_logistic(N=interp_N, d=d, s=interp_temperature, label_noise=0.0, seed=seed + 1)
+tr = optimizers.sgd(
     sep,
-    theory.init_scaled(sep.shape, [1.0], seed=seed),
+    helpers.init_scaled(sep.shape, [1.0], seed=seed),
     interp_eta,
     interp_batch,
     interp_steps,
@@ -379,7 +379,7 @@ acc = sep.accuracy(tr.w)[:, 0]
 tau = int(np.argmax(acc >= 1.0)) if np.any(acc >= 1.0) else None
 f_sep = (sep.N - interp_batch) / (sep.N - 1)
 noise_clock = np.concatenate([[0.0], np.cumsum(f_sep * interp_eta**2 * trace_k / interp_batch)])
-T_sched = np.concatenate([[0.0], theory.clocks(interp_eta, interp_steps, interp_batch)["T_SGD"]])
+T_sched = np.concatenate([[0.0], helpers.clocks(interp_eta, interp_steps, interp_batch)["T_SGD"]])
 growth = tr.sq_norm()[:, 0] ** 2 - tr.sq_norm()[0, 0] ** 2
 half = interp_steps // 2
 late_clock = 1 - noise_clock[half] / noise_clock[-1]

@@ -118,15 +118,15 @@ momentum_steps = 4000
 import numpy as np
 from myst_nb import glue
 
-from initmem import theory
 from initmem.book import page
 from initmem.study.presentation.plots import style
+from initmem.theory import helpers, optimizers, toys
 
 style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T5_weight_decay", sources=[])  # under every figure
 
-problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
-T_L2 = theory.clocks(eta, steps, batch, lam)["T_L2"][-1]
+problem = toys.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
+T_L2 = helpers.clocks(eta, steps, batch, lam)["T_L2"][-1]
 glue("t5_T_L2", float(T_L2), display=False)  # used in the text below
 glue("t5_forget_tol_pct", 100 * forget_tol, display=False)
 glue("t5_momentum", momentum, display=False)
@@ -142,18 +142,18 @@ glue("t5_momentum", momentum, display=False)
 # * the RMS angular update in the second half against $\sqrt{2\eta\lambda}$ (pass: within 2 %).
 
 # %%
-w0 = theory.init_scaled(problem.shape, check_sigmas, seed=seed)
-tr = theory.sgd(problem, w0, eta, batch, steps, lam=lam, seed=seed, record_every=10)
+w0 = helpers.init_scaled(problem.shape, check_sigmas, seed=seed)
+tr = optimizers.sgd(problem, w0, eta, batch, steps, lam=lam, seed=seed, record_every=10)
 n4 = tr.sq_norm() ** 2
 late = slice(steps // 2, steps)
 G_bar = tr.G[late].mean()
-n4_pred = theory.sgd_equilibrium_norm4(eta, lam, G_bar)
+n4_pred = optimizers.sgd_equilibrium_norm4(eta, lam, G_bar)
 n4_final = n4[-50:].mean(0)  # average over the last 500 steps
 spread = (n4_final.max() - n4_final.min()) / n4_final.mean()
 pred_err = abs(n4_final.mean() / n4_pred - 1)
 ang_rms = np.sqrt(np.mean(tr.extra["angular"][late] ** 2))
 ang_pred = np.sqrt(2 * eta * lam)
-dir_diff = theory.direction_difference(tr.final[:1], tr.final).max()
+dir_diff = helpers.direction_difference(tr.final[:1], tr.final).max()
 relax = n4_pred + (n4[0] - n4_pred) * np.exp(-4 * eta * lam * tr.steps)[:, None]
 print(f"final ||w||^4 per sigma: {np.round(n4_final, 1)}  (spread {spread:.1e})")
 print(f"predicted eta G/(lam (2 - eta lam)) = {n4_pred:.1f} with G_bar = {G_bar:.3f}: relative error {pred_err:.1%}")
@@ -177,10 +177,10 @@ glue("t5_final_direction_diff", float(dir_diff), display=False)
 
 # %%
 sig_f = np.array(forget_sigmas)
-w0_f = theory.init_scaled(problem.shape, sig_f, seed=seed)
-tr_f = theory.sgd(problem, w0_f, eta, batch, steps, lam=lam, seed=seed, record_every=10)
+w0_f = helpers.init_scaled(problem.shape, sig_f, seed=seed)
+tr_f = optimizers.sgd(problem, w0_f, eta, batch, steps, lam=lam, seed=seed, record_every=10)
 n4_f = tr_f.sq_norm() ** 2
-idx = theory.forgetting_step(n4_f, n4_pred, forget_tol)
+idx = optimizers.forgetting_step(n4_f, n4_pred, forget_tol)
 assert np.all(idx >= 0), "increase steps: some runs never reached equilibrium"
 k_meas = tr_f.steps[idx]
 k_pred = np.log((n4_f[0] - n4_pred) / (forget_tol * n4_pred)) / (4 * eta * lam)
@@ -206,7 +206,7 @@ glue("t5_forget_max_abs_err", float(abs_err.max()), display=False)
 # $\|w_*\|^4\approx\eta\bar G/(2\lambda(1-\alpha))$ (pass: within 10 %) and $\Delta\phi_*\approx\sqrt{2\eta\lambda/(1+\alpha)}$ (pass: within 2 %).
 
 # %%
-tr_m = theory.sgd(
+tr_m = optimizers.sgd(
     problem, w0[1:3], momentum_eta, batch, momentum_steps, lam=lam, momentum=momentum, seed=seed, record_every=10
 )
 late_m = slice(momentum_steps // 2, momentum_steps)

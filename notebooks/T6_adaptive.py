@@ -147,15 +147,15 @@ loss_margin = 0.02  # "forgotten": training loss within this of the best final A
 import numpy as np
 from myst_nb import glue
 
-from initmem import theory
 from initmem.book import page
 from initmem.study.presentation.plots import style
+from initmem.theory import helpers, optimizers, toys
 
 style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T6_adaptive", sources=[])  # under every figure
 
-problem = theory.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
-C_inf = float(theory.adam_step_bound(10**9))
+problem = toys.make_normalized_logistic(N=N, d=d, s=temperature, seed=seed)
+C_inf = float(optimizers.adam_step_bound(10**9))
 glue("t6_C_inf", C_inf, display=False)
 for name, value in {"C": d, "eta": eta, "loss_margin": loss_margin, "sweep_T": eta * sweep_steps_adam}.items():
     glue(f"t6_{name}", value, display=False)  # used in the text below
@@ -167,13 +167,13 @@ for name, value in {"C": d, "eta": eta, "loss_margin": loss_margin, "sweep_T": e
 # $\max_i|u_{k,i}|\le C_k$, and $\|\theta_k-\theta_0\|_\infty\le\sum_{j\le k}\eta C_j$ along the whole run.
 
 # %%
-w0 = theory.init_scaled(problem.shape, [1.0], seed=seed)
+w0 = helpers.init_scaled(problem.shape, [1.0], seed=seed)
 t = np.arange(1, steps + 1)
-C_t = theory.adam_step_bound(t)
+C_t = optimizers.adam_step_bound(t)
 budget = np.concatenate([[0.0], np.cumsum(eta * C_t)])
 bound_runs = {}
 for b in (batch, problem.N):
-    tr = theory.adam(problem, w0, eta, b, steps, seed=seed, record_every=1)
+    tr = optimizers.adam(problem, w0, eta, b, steps, seed=seed, record_every=1)
     disp_inf = np.max(np.abs(tr.w[:, 0] - tr.w[0, 0]), axis=-1)
     bound_runs[b] = dict(
         step_ratio=np.max(tr.extra["max_update"][:, 0] / C_t),
@@ -200,18 +200,18 @@ glue("t6_max_u", float(max(r["max_u"] for r in bound_runs.values())), display=Fa
 # ## Check 2: coherent versus random-walk displacement
 #
 # To separate the two regimes cleanly we use a loss whose gradient does not depend on $w$: $L(w)=\frac1N\sum_i\langle a_i,w\rangle$
-# with $a_i=\mu\mathbf 1+\xi_i$ (`theory.make_linear_loss`). The minibatch gradient is then stationary. With $\mu=0$ it is pure
+# with $a_i=\mu\mathbf 1+\xi_i$ (`toys.make_linear_loss`). The minibatch gradient is then stationary. With $\mu=0$ it is pure
 # noise; with $\mu=1$ and $b$ = 8 the per-coordinate signal-to-noise ratio is about 8. The predictions:
 #
 # * $\mu=0$: $\|\theta_K-\theta_0\|_2^2/(C\sum\eta^2)\to1$, and the displacement grows like $T_{\rm adapt}^{1/2}$;
 # * $\mu=1$: $\|\theta_K-\theta_0\|_\infty/T_{\rm adapt}\approx|u|\approx1$, and the displacement grows like $T_{\rm adapt}$.
 
 # %%
-rec = theory.log_record_steps(steps, 80)
+rec = helpers.log_record_steps(steps, 80)
 regimes = {}
 for mean, name in ((0.0, "noise only (mu = 0)"), (1.0, "coherent (mu = 1)")):
-    lin = theory.make_linear_loss(N, d, mean, seed=seed)
-    tr = theory.adam(lin, np.zeros(d), eta, batch, steps, seed=seed, record_every=rec)
+    lin = toys.make_linear_loss(N, d, mean, seed=seed)
+    tr = optimizers.adam(lin, np.zeros(d), eta, batch, steps, seed=seed, record_every=rec)
     delta = tr.w[:, 0] - tr.w[0, 0]
     T = eta * tr.steps
     late = tr.steps >= 100
@@ -219,7 +219,7 @@ for mean, name in ((0.0, "noise only (mu = 0)"), (1.0, "coherent (mu = 1)")):
         T=T,
         l2=np.linalg.norm(delta, axis=-1),
         linf=np.max(np.abs(delta), -1),
-        slope=theory.loglog_slope(T[late], np.linalg.norm(delta[late], axis=-1)),
+        slope=helpers.loglog_slope(T[late], np.linalg.norm(delta[late], axis=-1)),
         rms_u=tr.extra["update_rms"][100:].mean(),
     )
 rw, coh = regimes.values()
@@ -250,14 +250,14 @@ glue("t6_coherent_ratio", float(coh_ratio), display=False)
 # * the $\ell_\infty$ box bound holds at every step.
 
 # %%
-w0_w = theory.init_scaled(problem.shape, adamw_sigmas, seed=seed)
-tr_w = theory.adamw(problem, w0_w, adamw_eta, batch, adamw_steps, adamw_lam, seed=seed, record_every=10)
+w0_w = helpers.init_scaled(problem.shape, adamw_sigmas, seed=seed)
+tr_w = optimizers.adamw(problem, w0_w, adamw_eta, batch, adamw_steps, adamw_lam, seed=seed, record_every=10)
 norms = np.sqrt(tr_w.sq_norm())
 final = norms[-100:].mean(0)  # last 1000 steps
-pred = theory.adamw_equilibrium_norm(adamw_eta, adamw_lam, d)
+pred = optimizers.adamw_equilibrium_norm(adamw_eta, adamw_lam, d)
 rms_u = tr_w.extra["update_rms"][adamw_steps // 2 :].mean()
 naive = np.sqrt(adamw_eta / (2 * adamw_lam)) * rms_u * np.sqrt(d)
-T_L2 = theory.clocks(adamw_eta, adamw_steps, batch, adamw_lam)["T_L2"]
+T_L2 = helpers.clocks(adamw_eta, adamw_steps, batch, adamw_lam)["T_L2"]
 T_rec = np.concatenate([[0.0], T_L2])[tr_w.steps]
 box = np.exp(-T_rec)[:, None] * np.max(np.abs(w0_w), -1) + C_inf / adamw_lam
 box_ok = bool(np.all(np.max(np.abs(tr_w.w), -1) <= box))
@@ -287,9 +287,9 @@ glue("t6_adamw_T_L2", float(T_L2[-1]), display=False)
 
 # %%
 sig = np.array(sweep_sigmas)
-w0_s = theory.init_scaled(problem.shape, sig, seed=seed)
-tr_a = theory.adam(problem, w0_s, eta, sweep_batch, sweep_steps_adam, seed=seed, record_every=10)
-tr_s = theory.sgd(problem, w0_s, eta, sweep_batch, sweep_steps_sgd, seed=seed, record_every=10)
+w0_s = helpers.init_scaled(problem.shape, sig, seed=seed)
+tr_a = optimizers.adam(problem, w0_s, eta, sweep_batch, sweep_steps_adam, seed=seed, record_every=10)
+tr_s = optimizers.sgd(problem, w0_s, eta, sweep_batch, sweep_steps_sgd, seed=seed, record_every=10)
 loss_a, loss_s = problem.loss(tr_a.w), problem.loss(tr_s.w)
 threshold = loss_a[-1].min() + loss_margin
 
@@ -303,7 +303,7 @@ def forget_time(loss, steps_rec):
 T_a, T_s = forget_time(loss_a, tr_a.steps), forget_time(loss_s, tr_s.steps)
 fit_a = np.isfinite(T_a) & (sig >= 2)  # sigma = 1 sits at the floor set by the time it takes to learn at all
 fit_s = np.isfinite(T_s)
-slope_a, slope_s = theory.loglog_slope(sig[fit_a], T_a[fit_a]), theory.loglog_slope(sig[fit_s], T_s[fit_s])
+slope_a, slope_s = helpers.loglog_slope(sig[fit_a], T_a[fit_a]), helpers.loglog_slope(sig[fit_s], T_s[fit_s])
 for s, ta, ts in zip(sig, T_a, T_s):
     print(f"sigma = {s:5.1f}: forgotten at T_adapt = {ta:6.2f} (Adam), {ts:6.2f} (SGD)")
 print(f"T_forget ~ sigma^p: Adam p = {slope_a:.2f} (expected 1), SGD p = {slope_s:.2f} (expected 2)")

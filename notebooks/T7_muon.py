@@ -94,14 +94,14 @@ twin_steps = 300
 import numpy as np
 from myst_nb import glue
 
-from initmem import theory
 from initmem.book import page
 from initmem.study.presentation.plots import style
+from initmem.theory import helpers, optimizers, toys
 
 style.use_book_style()  # SVG figures, legible in the book
 source = page.source_note("T7_muon", sources=[])  # under every figure
 
-s_max = theory.ns5_gain_bound()
+s_max = optimizers.ns5_gain_bound()
 glue("t7_ns5_gain", s_max, display=False)
 
 # %% [markdown]
@@ -117,8 +117,8 @@ glue("t7_ns5_gain", s_max, display=False)
 # %%
 rng = np.random.default_rng(seed)
 G = rng.standard_normal((30, 20))
-ref = theory.ns5(G)
-homog = {c: float(np.abs(theory.ns5(c * G) - ref).max()) for c in (1e-4, 1e4)}
+ref = optimizers.ns5(G)
+homog = {c: float(np.abs(optimizers.ns5(c * G) - ref).max()) for c in (1e-4, 1e4)}
 sv = np.linalg.svd(ref, compute_uv=False)
 for c, dev in homog.items():
     print(f"max |NS5({c:g} G) - NS5(G)| = {dev:.1e}")
@@ -126,13 +126,13 @@ print(
     f"singular values of NS5(G): [{sv.min():.3f}, {sv.max():.3f}];  sup of the iterated quintic on [0, 1]: {s_max:.4f}"
 )
 
-problem, X_test, y_test = theory.make_normalized_softmax(
+problem, X_test, y_test = toys.make_normalized_softmax(
     N=N, N_test=N_test, d=d, k=k, s=temperature, label_noise=label_noise, seed=seed
 )
-W_unit = theory.init_scaled(problem.shape, [1.0], seed=seed)[0]
+W_unit = helpers.init_scaled(problem.shape, [1.0], seed=seed)[0]
 sig_twin = 10.0
-tw_a = theory.muon(problem, sig_twin * W_unit, muon_eta, batch, twin_steps, lam=muon_lam, seed=seed, ns_eps=0.0)
-tw_b = theory.muon(
+tw_a = optimizers.muon(problem, sig_twin * W_unit, muon_eta, batch, twin_steps, lam=muon_lam, seed=seed, ns_eps=0.0)
+tw_b = optimizers.muon(
     problem, W_unit, muon_eta / sig_twin, batch, twin_steps, lam=muon_lam * sig_twin, seed=seed, ns_eps=0.0
 )
 twin = float(np.max(np.abs(tw_a.w / sig_twin - tw_b.w)) / np.max(np.abs(tw_b.w)))
@@ -166,14 +166,14 @@ glue("t7_twin_diff", twin, display=False)
 
 # %%
 sig = np.array(sigmas)
-W0 = theory.init_scaled(problem.shape, sig, seed=seed)
-op0 = theory.operator_norm(W0)
+W0 = helpers.init_scaled(problem.shape, sig, seed=seed)
+op0 = optimizers.operator_norm(W0)
 runs = {
-    "Muon + decay": theory.muon(problem, W0, muon_eta, batch, steps, lam=muon_lam, seed=seed, record_every=steps),
-    "Muon, no decay": theory.muon(problem, W0, muon_eta, batch, steps, lam=0.0, seed=seed, record_every=steps),
-    "SGD": theory.sgd(problem, W0, sgd_eta, batch, steps, seed=seed, record_every=steps),
+    "Muon + decay": optimizers.muon(problem, W0, muon_eta, batch, steps, lam=muon_lam, seed=seed, record_every=steps),
+    "Muon, no decay": optimizers.muon(problem, W0, muon_eta, batch, steps, lam=0.0, seed=seed, record_every=steps),
+    "SGD": optimizers.sgd(problem, W0, sgd_eta, batch, steps, seed=seed, record_every=steps),
 }
-T_L2 = theory.clocks(muon_eta, steps, batch, muon_lam)["T_L2"]
+T_L2 = helpers.clocks(muon_eta, steps, batch, muon_lam)["T_L2"]
 bound = np.exp(-T_L2)[:, None] * op0[None, :] + s_max / muon_lam
 op_path = runs["Muon + decay"].extra["op_norm"]  # ||W_k||_op after every step, shape (steps, R)
 margin = float(np.min(bound - op_path))

@@ -143,9 +143,6 @@ def test_the_study_checker_sees_imports():
 #: The one module allowed to offer names defined elsewhere: the package's documented public API
 #: (``from initmem import measure_init_memory, train, ...``: the README, the API page and chapter U1).
 PUBLIC_API = "initmem"
-#: Facades still to take apart (issue 45): each may only leave this list. The theory pages import its names by the
-#: package's name (``from initmem import theory``, then ``theory.ns5``); a new facade fails the test below.
-STILL_RE_EXPORTING = {"initmem.theory"}
 
 
 def _re_exports(path: Path) -> list[str]:
@@ -188,7 +185,7 @@ def _re_exports(path: Path) -> list[str]:
 def test_every_name_has_one_home(module):
     """No module re-exports another's names: a name is imported from the module that defines it."""
     found = _re_exports(MODULES[module])
-    if module == PUBLIC_API or module in STILL_RE_EXPORTING:
+    if module == PUBLIC_API:
         assert found, f"{module} re-exports nothing any more: take it off the list"
         return
     assert not found, f"{module} offers names it does not define: {found}"
@@ -411,12 +408,10 @@ def test_the_help_check_covers_every_subcommand():
 
 def test_every_module_has_its_place_in_the_api_reference():
     """A module the reference does not document breaks the strict book build as soon as a docstring links to it; the
-    theory layer's modules are documented through their package, which re-exports every public name, and so are the
-    experiment modules (one record each, read through the package's list)."""
+    experiment modules are documented through their package (one record each, read through the package's list)."""
     book = PACKAGE.parents[1] / "book"
     pages = "\n".join(p.read_text() for p in [book / "api.md", *sorted((book / "api").glob("*.md"))])
     documented = {line.split("::", 1)[1].strip() for line in pages.splitlines() if ".. automodule::" in line}
     modules = {_module_name(p) for p in PACKAGE.rglob("*.py") if p.name != "__main__.py"}
-    through_package = ("initmem.theory.", "initmem.study.experiments.")
-    missing = sorted(m for m in modules - documented if not m.startswith(through_package))
+    missing = sorted(m for m in modules - documented if not m.startswith("initmem.study.experiments."))
     assert not missing, f"modules without an automodule in book/api*.md: {missing}"

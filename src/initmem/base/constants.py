@@ -2,7 +2,7 @@
 here, free of torch, so that the theory imports nothing from ``run``.
 
 * :data:`NS_COEFFICIENTS` -- Muon's quintic Newton-Schulz coefficients (a, b, c), used by
-  :func:`initmem.run.optim.muon.zeropower_via_newtonschulz5` and :func:`initmem.theory.ns5`.
+  :func:`initmem.run.optim.muon.zeropower_via_newtonschulz5` and :func:`initmem.theory.optimizers.ns5`.
 """
 
 from __future__ import annotations

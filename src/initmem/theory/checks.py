@@ -84,14 +84,14 @@ def bn_mlp_sgd_record(
     model, X, y, eta: float, b: int, steps: int, seed: int = 0, lrs: Mapping[str, float] | None = None
 ) -> dict[str, dict[str, Array]]:
     """Train ``model`` (training mode) with ``torch.optim.SGD(lr=eta)`` (no momentum, no decay) on cross-entropy over
-    the minibatches :func:`batch_indices` ``(len(X), b, steps, seed)``; record every 2-d weight (the kernels).
+    the minibatches :func:`~initmem.theory.helpers.batch_indices` ``(len(X), b, steps, seed)``; record every 2-d weight (the kernels).
 
     ``lrs``: learning rates of named parameters that do not train at ``eta`` (``{"0.weight": eta / sigma**2}``: a
     twin whose hidden kernels train at the rate that a scale sigma gives them, as in T1).
 
     Returns ``{name: {"sq_norm": ||W_k||^2 (steps+1,), "inner": <W_k, g_k> (steps,), "grad_sq": ||g_k||^2 (steps,)}}``
     with ``g_k`` the autograd gradient at step ``k`` (Frobenius norms and inner products). Nothing here uses the
-    toys' formulas: the norm law is tested on what PyTorch computes (:func:`norm_step_residual`).
+    toys' formulas: the norm law is tested on what PyTorch computes (:func:`~initmem.theory.optimizers.norm_step_residual`).
     """
     import torch
 

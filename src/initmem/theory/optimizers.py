@@ -61,7 +61,7 @@ def _run(problem, w0, eta, b, steps, seed, record_every, batches, update) -> Tra
     """Shared loop: ``update(k, w, g, lr) -> new w`` after computing the minibatch gradient ``g``.
 
     ``record_every``: an int (every that many steps) or an explicit sequence of steps to record;
-    step 0 and the last step are always recorded (see :func:`log_record_steps`).
+    step 0 and the last step are always recorded (see :func:`~initmem.theory.helpers.log_record_steps`).
     """
     w = _prepare(problem, w0)
     lrs = as_schedule(eta, steps)
