@@ -303,7 +303,7 @@ if ladder_ds is not None:
         display(ladder.prediction_column(ladder_ds).reindex(table.index).fillna("not on the ladder").to_frame())
 
 # %% tags=["hide-input"]
-declared = {status.claim: status for status in preregistration.ledger_statuses(results_dir, preset, experiments)}
+declared = {status.subject: status for status in preregistration.ledger_statuses(results_dir, preset, experiments)}
 blocks = []
 for key, row in table.iterrows():
     lines = [

@@ -244,3 +244,28 @@ def test_a_runs_core_seconds_are_its_cpu_time_where_recorded_else_its_wall_time(
     assert not costs.cpu_timed(run(wall_time_s=120.0)) and not costs.cpu_timed(
         run(wall_time_s=1.0, cpu_time_s=math.nan)
     )
+
+
+def test_run_table_reads_each_run_once_with_its_flops_and_provenance(tmp_path):
+    """A committed smoke run copied into two sweeps is one row (a copy keeps its creation time); its FLOPs are those
+    :func:`costs.run_flops` computes from the run's own config (trained images x 3 passes + evaluated images), and its
+    provenance columns are the file's."""
+    import shutil
+
+    import xarray as xr
+
+    source = next(iter(sorted((ROOT / "results" / "smoke").glob("*/runs/*.nc"))), None)
+    if source is None:
+        pytest.skip("no committed smoke run in this checkout")
+    for sweep in ("a_sweep", "b_sweep"):
+        (tmp_path / "smoke" / sweep / "runs").mkdir(parents=True)
+        shutil.copy(source, tmp_path / "smoke" / sweep / "runs" / source.name)
+    table = cost_fit.run_table(tmp_path, "smoke")
+    with xr.open_dataset(source) as ds:
+        attrs = dict(ds.attrs)
+    config = RunConfig(**json.loads(attrs["config"]))
+    assert len(table) == 1 and table["sweep"].tolist() == ["a_sweep"] and table["hash"].tolist() == [source.stem]
+    row = table.iloc[0]
+    assert row["flops"] == pytest.approx(costs.run_flops(config)[2], rel=1e-12)
+    assert (row["git_commit"], row["hardware"]) == (attrs["git_commit"], str(attrs.get("hardware", "?")))
+    assert row["cell"] == f"{config.model}@{config.image_size}" and row["width"] == config.width

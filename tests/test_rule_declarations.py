@@ -75,10 +75,10 @@ def test_every_claim_whose_runs_are_older_than_its_rule_is_flagged_on_the_ledger
         for path in sorted((ROOT / "results" / "cpu" / status.experiment / "runs").glob("*.nc")):
             with h5py.File(path, "r") as run:
                 created.append(str(run.attrs["created"]))
-        declaration = preregistration.declared(preregistration.rule_path(ROOT / "results", status.claim))
+        declaration = preregistration.declared(preregistration.rule_path(ROOT / "results", status.subject))
         older = preregistration.undeclared_runs(created, declaration)
-        assert status.text() in shown, f"{status.claim}: the page does not show {status.text()!r}"
-        assert ("not declared before its data" in status.text()) == bool(older), status.claim
+        assert status.text() in shown, f"{status.subject}: the page does not show {status.text()!r}"
+        assert ("not declared before its data" in status.text()) == bool(older), status.subject
 
 
 def test_a_run_reused_from_another_experiments_store_is_found_and_a_missing_one_left_out(tmp_path):

@@ -14,11 +14,11 @@ from __future__ import annotations
 import ast
 import contextlib
 import os
-import reprlib
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..base.messages import shown
 from ..study.design.presets import zipped_defaults
 
 __all__ = [
@@ -38,21 +38,6 @@ INJECTED = ("preset", "results_dir")
 class ParameterError(ValueError):
     """A parameter is unknown to a notebook, or its value is not JSON-like; or an option names a folder the book
     cannot use."""
-
-
-_SHOWN = reprlib.Repr()
-_SHOWN.maxlevel = 3
-_SHOWN.maxlist = _SHOWN.maxtuple = _SHOWN.maxdict = _SHOWN.maxset = 6
-_SHOWN.maxstring = _SHOWN.maxlong = _SHOWN.maxother = 40
-
-
-def _shown(value: Any, limit: int = 80) -> str:
-    """``repr(value)`` for an error message, in at most ``limit`` characters, however large ``value`` is."""
-    try:
-        text = _SHOWN.repr(value)
-    except ValueError:  # an integer too long for str() (over 4300 digits)
-        text = f"<an integer of {value.bit_length()} bits>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _cell_source(nb) -> str:
@@ -91,7 +76,7 @@ def jsonable(value: Any, where: str) -> Any:
         out = {}
         for k, v in value.items():
             if not isinstance(k, str):
-                raise ParameterError(f"{where}: dict keys must be strings, got {_shown(k)}")
+                raise ParameterError(f"{where}: dict keys must be strings, got {shown(k)}")
             out[k] = jsonable(v, where)
         return out
     # numpy scalars and the like
@@ -103,7 +88,7 @@ def jsonable(value: Any, where: str) -> Any:
     if isinstance(value, os.PathLike):
         return os.fspath(value)
     raise ParameterError(
-        f"{where}: {type(value).__name__} value {_shown(value)} is not JSON-like "
+        f"{where}: {type(value).__name__} value {shown(value)} is not JSON-like "
         "(papermill parameters must be numbers, strings, booleans, None, lists or dicts)"
     )
 

@@ -16,9 +16,10 @@ import re
 from dataclasses import fields
 from pathlib import Path
 
+from ..base.messages import shown
 from ..run import config as _config
 from ..run import optimizers as _optimizers
-from ..run.config import ConfigError, RunConfig, shown
+from ..run.config import ConfigError, RunConfig
 from ..run.mapping_files import read_mapping_file
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start (a tenth of a quick CLI call)

@@ -17,10 +17,10 @@ import dataclasses
 import json
 import math
 import numbers
-import reprlib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
+from ..base.messages import shown
 from . import optimizers
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing at start (a tenth of a quick CLI call)
@@ -38,7 +38,6 @@ __all__ = [
     "CACHE_FORMAT_VERSION",
     "MAX_EPOCHS",
     "field_value",
-    "shown",
 ]
 
 #: Bumped whenever the content of a cached run file changes meaning; part of every run hash.
@@ -369,26 +368,6 @@ _FLOAT_FIELDS = frozenset(f.name for f in fields(RunConfig) if str(f.type).start
 # --- validation helpers -----------------------------------------------------------------------
 #: What :func:`shown` writes of a value: three levels of nesting, six items of a list or mapping, 40 characters of a
 #: string or number.
-_SHOWN = reprlib.Repr()
-_SHOWN.maxlevel = 3
-_SHOWN.maxlist = _SHOWN.maxtuple = _SHOWN.maxdict = _SHOWN.maxset = 6
-_SHOWN.maxstring = _SHOWN.maxlong = _SHOWN.maxother = 40
-
-
-def shown(value: Any, limit: int = 80) -> str:
-    """``repr(value)`` for an error message, in at most ``limit`` characters (``...`` where it is cut), however large
-    or deeply nested ``value`` is (:mod:`reprlib`: the whole value is never formatted).
-
-    >>> shown(list(range(100)))
-    '[0, 1, 2, 3, 4, 5, ...]'
-    """
-    try:
-        text = _SHOWN.repr(value)
-    except ValueError:  # an integer too long for str() (over 4300 digits)
-        text = f"<an integer of {value.bit_length()} bits>"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 _TYPE_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
 
 

@@ -22,7 +22,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ..run.config import EXECUTION_FIELDS, ConfigError, RunConfig, field_value, shown
+from ..base.messages import shown
+from ..run.config import EXECUTION_FIELDS, ConfigError, RunConfig, field_value
 from ..run.mapping_files import read_mapping_file
 
 __all__ = ["SweepSpec", "as_spec", "MAX_RUNS"]

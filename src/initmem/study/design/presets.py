@@ -17,7 +17,7 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from ...run.config import shown
+from ...base.messages import shown
 from ..experiments import Table, in_group, judged_by
 from .layout import PRESETS
 from .registry import ZIPPED

@@ -6,7 +6,7 @@ import numbers
 from collections.abc import Mapping
 from typing import Any
 
-from ...run.config import shown
+from ...base.messages import shown
 
 __all__ = ["NETWORK", "STEP_SCHEDULE", "base", "positive_int", "positive_ints"]
 

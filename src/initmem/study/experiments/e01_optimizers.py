@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from ...base.lazy import MadeWhenRead
 from ...run import optimizers
 from ...run.config import RunConfig
 from . import CLOCKS, Experiment, Note
@@ -99,23 +100,6 @@ class _Smoke(Mapping[str, Any]):
         return len(self._fixed) + 1 + len(ZIPPED)
 
 
-class _Presets(Mapping[str, Mapping[str, Any]]):
-    """The presets by name, each a dict or a function that makes one when the preset is read."""
-
-    def __init__(self, presets: Mapping[str, Mapping[str, Any] | Callable[[], dict[str, Any]]]) -> None:
-        self._presets = dict(presets)
-
-    def __getitem__(self, name: str) -> Mapping[str, Any]:
-        preset = self._presets[name]
-        return preset() if callable(preset) else preset
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._presets)
-
-    def __len__(self) -> int:
-        return len(self._presets)
-
-
 # fmt: off
 #: At smoke it trains every registered optimizer, each at its record's hyperparameters (made when read: :class:`_Smoke`).
 SMOKE = _Smoke({
@@ -155,7 +139,7 @@ GPU = {
 EXPERIMENT = Experiment(
     name="01_optimizers",
     spec=spec,
-    presets=_Presets({"smoke": SMOKE.of, "cpu": CPU, "gpu": GPU, "paper": PAPER}),
+    presets=MadeWhenRead({"smoke": SMOKE.of, "cpu": CPU, "gpu": GPU, "paper": PAPER}),
     notes={
         "cpu": (
             Note(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...run.config import shown
+from ...base.messages import shown
 from . import CLOCKS, Experiment, Note
 from ._presets import (
     CPU_DATA,

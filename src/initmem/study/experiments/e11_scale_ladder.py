@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...run.config import shown
+from ...base.messages import shown
 from . import Experiment, Note, e01_optimizers
 from ._presets import CPU_OPTIMIZER_RUNS, SMOKE_DATA, SMOKE_RUN
 from ._sweeps import base, positive_int

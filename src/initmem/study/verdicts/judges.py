@@ -361,12 +361,21 @@ def depth_interaction(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return (d[..., 1, :] - d[..., 0, :]).mean(-1)
 
 
+def depth_cells(train: xr.DataArray) -> tuple[xr.DataArray, xr.DataArray]:
+    """C6's two cells of ``train`` (final train accuracy, %, dims ``(model, sigma_w, seed)``): ResNet-9's and the
+    deepest net's, each ``(sigma_w, seed)`` at the smallest and the largest sigma_w (in that order)."""
+    deepest = max((str(m) for m in train["model"].values), key=_depth)
+    ends = [float(train["sigma_w"].min()), float(train["sigma_w"].max())]
+    reference, deep = (train.sel(model=m, sigma_w=ends).transpose("sigma_w", "seed") for m in ("resnet9", deepest))
+    return reference, deep
+
+
 def _c6(ds: xr.Dataset) -> list[Row]:
     models = [str(m) for m in ds["model"].values]
     deepest = max(models, key=_depth)
     ends = [float(min(ds["sigma_w"].values)), float(max(ds["sigma_w"].values))]  # (smallest, largest)
     train = ds["final_train_acc"]
-    reference, deep = (train.sel(model=m, sigma_w=ends).transpose("sigma_w", "seed") for m in ("resnet9", deepest))
+    reference, deep = depth_cells(train)
     gap = reference - deep  # (sigma_w, seed): how far the deepest net falls short of ResNet-9
     effect = gap.sel(sigma_w=ends[1]) - gap.sel(sigma_w=ends[0])  # per seed: the sigma_w interaction
     # centred per seed, the swap of the two models within (sigma_w, seed) cells is exchangeable exactly when their

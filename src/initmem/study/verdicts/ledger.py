@@ -13,7 +13,7 @@ The judges of the claims are :mod:`initmem.study.verdicts.judges`; :mod:`initmem
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +22,7 @@ import numpy as np
 import xarray as xr
 
 from ...base import records
+from ...base.lazy import MadeWhenRead
 from ...base.numbers import significant
 from ..statistics.calibration import CrossFitted
 from ..statistics.nulls import NullTest, spread_null
@@ -101,26 +102,8 @@ _BOTH = (
 )
 
 
-class _Rules(Mapping[str, str]):
-    """The rules' texts by claim, each written when asked: a rule that prints its claim's band reads that claim's
-    record then, and only then."""
-
-    def __init__(self, texts: dict[str, str | Callable[[], str]]) -> None:
-        self._texts = texts
-
-    def __getitem__(self, claim: str) -> str:
-        text = self._texts[claim]
-        return text() if callable(text) else text
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._texts)
-
-    def __len__(self) -> int:
-        return len(self._texts)
-
-
 #: The rule of each claim: its direction effect, null, size and premise (printed in the book).
-RULES: Mapping[str, str] = _Rules(
+RULES: Mapping[str, str] = MadeWhenRead(
     {
         "C1": lambda: (
             f"effect: SGD's {_SPREAD}; null: sigma_w permuted within seeds; size: the interval inside "

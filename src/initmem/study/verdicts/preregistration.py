@@ -203,11 +203,11 @@ def declare_rule(results_dir: str | Path, claim: str) -> Path:
 
 @dataclass(frozen=True)
 class RuleStatus:
-    """A claim's rule against its runs: its declaration (None: its record is not committed as it is now), whether
-    the record is the rule the ledger prints now (``current``), its runs' creation times (ISO 8601, sorted) and the
-    experiment they belong to."""
+    """A declared rule against its runs: what it judges (``subject``: a claim such as ``"C1"``, or a study's design
+    such as ``"GPU rung"``), its declaration (None: its record is not committed as it is now), whether the record is
+    the rule printed now (``current``), its runs' creation times (ISO 8601, sorted) and the experiment they belong to."""
 
-    claim: str
+    subject: str
     declaration: Declaration | None
     current: bool
     created: tuple[str, ...]

@@ -31,6 +31,7 @@ from .judges import (
     DEPTH_MARGIN_PP,
     SLOPE_MARGIN,
     compared_horizons,
+    depth_cells,
     depth_interaction,
     most_coupled_adaptive,
     norm_slope_difference,
@@ -61,8 +62,8 @@ class RowDesign:
     def target(self) -> tuple[float, str]:
         """``(truth, verdict)`` simulated (:attr:`initmem.study.verdicts.error_rates.Design.power_target`); C6 and C7 take
         their own margins (:data:`initmem.study.verdicts.judges.DEPTH_MARGIN_PP`, :data:`~initmem.study.verdicts.judges.SLOPE_MARGIN`)."""
-        if self.design.claim in _MARGINS:
-            return UNNUMBERED_FACTOR * _MARGINS[self.design.claim], rules.IN_DIRECTION
+        if self.design.claim in _OWN_STATISTICS:
+            return UNNUMBERED_FACTOR * _OWN_STATISTICS[self.design.claim][0], rules.IN_DIRECTION
         return self.design.power_target
 
     @property
@@ -79,8 +80,6 @@ class RowDesign:
 
 #: How :data:`initmem.study.verdicts.error_rates.UNNUMBERED_FACTOR` is said.
 _TIMES = {2: "twice", 3: "three times"}
-#: The margins of the rows judged on their own statistics.
-_MARGINS = {"C6": DEPTH_MARGIN_PP, "C7": SLOPE_MARGIN}
 
 
 def cell_noise(cells: Sequence[xr.DataArray]) -> tuple[float, int]:
@@ -193,9 +192,7 @@ def _batch_rows(ds: xr.Dataset, predictors: Mapping[str, str]) -> list[RowDesign
 def _depth_rows(ds: xr.Dataset, predictors: Mapping[str, str]) -> list[RowDesign]:
     """C6 on experiment 05: ResNet-9's final train accuracy against the deepest net's at the smallest and the
     largest sigma_w."""
-    deepest = max((str(m) for m in ds["model"].values), key=lambda m: 9 if m == "resnet9" else int(m[6:]))
-    ends = [float(ds["sigma_w"].min()), float(ds["sigma_w"].max())]
-    cells = [finite_runs(ds.sel(model=m, sigma_w=ends), "final_train_acc") for m in ("resnet9", deepest)]
+    cells = depth_cells(finite_runs(ds, "final_train_acc"))
     design = Design("C6", "", judged_by("C6"), 2, ds.sizes["seed"], None)
     return [RowDesign("C6", design, *cell_noise(cells))]
 
@@ -257,15 +254,18 @@ def _slope_verdicts(row: RowDesign, n_seeds: int, reps: int, rng: np.random.Gene
     return out
 
 
+#: The rows judged on their own statistics, not on the spread rules' :class:`Design`: each claim's null-equivalence
+#: margin and its simulator (the truth it simulates is :data:`UNNUMBERED_FACTOR` times that margin).
+_OWN_STATISTICS = {"C6": (DEPTH_MARGIN_PP, _depth_verdicts), "C7": (SLOPE_MARGIN, _slope_verdicts)}
+
+
 def row_power(row: RowDesign, n_seeds: int, reps: int, seed: int = 0) -> float:
     """The share of ``reps`` simulated replicates of ``row``'s design at ``n_seeds`` seeds, the truth at
     :attr:`RowDesign.target`, that its rules give the target's verdict."""
     truth, best = row.target
     rng = np.random.default_rng([seed, row.design.n_sigma, n_seeds])
-    if row.design.claim == "C6":
-        verdicts = _depth_verdicts(row, n_seeds, reps, rng)
-    elif row.design.claim == "C7":
-        verdicts = _slope_verdicts(row, n_seeds, reps, rng)
+    if row.design.claim in _OWN_STATISTICS:
+        verdicts = _OWN_STATISTICS[row.design.claim][1](row, n_seeds, reps, rng)
     else:
         verdicts = _judged(replace(row.design, n_seeds=n_seeds), rng, truth, reps, row.noise_sd)
     return float(np.mean([v == best for v in verdicts]))

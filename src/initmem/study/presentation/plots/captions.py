@@ -83,7 +83,7 @@ def caption(ds: xr.Dataset | xr.DataArray, extra: str | None = None) -> str:
     >>> ds = xr.Dataset(coords={"seed": [0, 1]}, attrs={"preset": "cpu",
     ...     "spec": json.dumps({"base": {"model": "resnet9", "width": 8, "train_size": 5000}})})
     >>> caption(ds)
-    'preset cpu | ResNet-9, width 8 | 5,000 train images | seeds 0,1'
+    'preset cpu | ResNet-9, width 8 | 5,000 train images | seeds 0/1'
     """
     return _caption_text(_caption_parts(ds), extra)
 
