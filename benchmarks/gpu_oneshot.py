@@ -27,7 +27,7 @@ network and schedule (chapter 11's cpu preset: SGD and Adam at their learning ra
    ``summary.txt``, printed. Re-running the same command reuses the finished runs.
 
     benchmarks/gpu_oneshot.sh                                              # on the GPU machine: results/gpu
-    python benchmarks/gpu_oneshot.py --dry-run --results-dir /tmp/oneshot   # CPU, synthetic data, about a minute
+    python benchmarks/gpu_oneshot.py --dry-run        # CPU, synthetic data, about a minute, into a temporary folder
 
 ``--dry-run`` runs every step on the CPU at chapter 11's smoke sizes (widths 8 and 4, 200 synthetic 16-px images,
 2 epochs) with the same five seeds and conditions; the test suite runs it (tests/test_gpu_oneshot.py).
@@ -138,7 +138,12 @@ def _number(kind: type) -> Callable[[str], Any]:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="gpu_oneshot.py", description=__doc__.split("\n\n")[0])
     add, positive, real = parser.add_argument, _number(int), _number(float)
-    add("--results-dir", type=Path, default=Path("results"), help="results root: writes <it>/gpu (default results)")
+    add(
+        "--results-dir",
+        type=Path,
+        default=None,
+        help="results root: writes <it>/gpu (default results; --dry-run: a new temporary folder, never results)",
+    )
     add("--budget-min", type=real, default=None, help="hard wall-time budget in minutes (8; --dry-run 3)")
     add("--dry-run", action="store_true", help="chapter 11's smoke sizes on the CPU, synthetic data (a minute)")
     add("--declare", action="store_true", help="write the rung's design record (DESIGN) and stop; commit it first")
@@ -181,6 +186,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         SweepSpec.from_dict(rung_spec(args, args.widths[0]))
     except (ConfigError, ValueError) as exc:
         parser.error(str(exc).splitlines()[0])
+    # a dry run's synthetic runs must never land where the GPU rung's results are committed and read by the book
+    args.results_dir = args.results_dir or (
+        Path(tempfile.mkdtemp(prefix="initmem-oneshot-dry-")) if dry else Path("results")
+    )
     return args
 
 

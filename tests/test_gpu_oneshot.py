@@ -13,6 +13,7 @@ import json
 import math
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -250,6 +251,18 @@ def test_the_rung_is_the_ladders_design_on_the_papers_split(oneshot):
     args = oneshot.parse_args(["--dry-run", "-p", "lrs", "[0.1, 0.001]"])
     assert oneshot.rung_spec(args, 4)["zip"]["lr"] == [0.1, 0.001]
     assert presets.notebook_parameters("cpu", "11_scale_ladder") == LADDER  # the preset is unchanged
+
+
+def test_a_dry_run_never_writes_where_the_gpu_rungs_results_are_committed(oneshot, tmp_path, monkeypatch):
+    """Without --results-dir a dry run writes into a new temporary folder, not ``results/`` (whose ``gpu/`` the book
+    reads as the GPU rung); the real rung's default is ``results``, and an explicit folder is kept."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "temporary"))
+    (tmp_path / "temporary").mkdir()
+    dry = oneshot.parse_args(["--dry-run"]).results_dir
+    assert dry.resolve() != Path("results").resolve() and dry.is_dir() and not any(dry.iterdir())
+    assert dry != oneshot.parse_args(["--dry-run"]).results_dir  # a new one each time
+    assert oneshot.parse_args(["--allow-cpu", "--device", "cpu"]).results_dir == Path("results")
+    assert oneshot.parse_args(["--dry-run", "--results-dir", str(tmp_path)]).results_dir == tmp_path
 
 
 def test_the_wrapper_is_valid_bash():
