@@ -175,6 +175,7 @@ for condition, t in trends.items():
         "spread there (pp)": t.interval.brief(),
         "coverage, straight truth (%)": f"{100 * t.coverage(0.0):.0f}",
         "coverage, truth bent 5 pp (%)": f"{100 * t.coverage(5.0):.0f}",
+        "leave one rung out": ladder.held_out_text(ladder.leave_one_rung_out(ds, climbed, condition)),
     }
 if rows:
     trend_table = pd.DataFrame.from_dict(rows, orient="index")
@@ -195,7 +196,9 @@ glue(
         )
         + "It is an extrapolation: the interval holds only if the spread keeps the straight course the rungs show; "
         "the coverage columns say how often the interval covers the truth on ladders simulated like this one, with a "
-        "straight trend and with one that bends away from the line by 5 pp at the extrapolated point."
+        "straight trend and with one that bends away from the line by 5 pp at the extrapolated point. The last "
+        "column checks the line on the record itself: each rung in turn is left out, the line through the others "
+        "predicts its mean spread, and the rung's measured mean is read against that 95 % prediction interval."
     )
     if trends
     else "Nothing is extrapolated yet: a straight line in log2(width) and log2(training images) needs two rungs of a "

@@ -202,6 +202,70 @@ def test_the_trend_interval_covers_95_percent_of_straight_trends_and_less_of_ben
     assert ladder.trend_coverage(x, 2.0, at, bend=5.0, reps=2000) < straight - 0.1
 
 
+def test_the_prediction_interval_of_a_new_mean_adds_its_variance_by_hand():
+    """The line of the hand-computed test above, read at width 64 for the mean of 3 new spreads: the line's variance
+    plus s^2 / 3."""
+    x = np.array([[3.0, 12.0]] * 3 + [[4.0, 12.0]] * 3)
+    y = np.array([19.0, 20.0, 21.0, 23.0, 24.0, 25.0])
+    estimate, low, high, *_ = ladder.fit_trend(x, y, np.array([6.0, 12.0]), new_points=3)
+    half = scipy_stats.t.ppf(0.975, 4) * math.sqrt(1 / 6 + 6.25 / 1.5 + 1 / 3)
+    assert estimate == pytest.approx(32.0) and (low, high) == pytest.approx((32.0 - half, 32.0 + half))
+
+
+#: Four rungs (log2 width, log2 images) as the declared ladder's first four: widths 8, 16, 32 on 5,000 images and
+#: width 8 on 20,000.
+FOUR_RUNGS = [(3.0, math.log2(5000)), (4.0, math.log2(5000)), (3.0, math.log2(20000)), (5.0, math.log2(5000))]
+
+
+def _rung_points(truth, noise: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    x = np.repeat(np.array(FOUR_RUNGS), noise.shape[1], axis=0)
+    return x, np.array([truth(w, n) for w, n in x]) + noise.ravel()
+
+
+def test_leaving_a_rung_out_predicts_it_only_where_the_others_vary_the_factors_it_differs_in():
+    """Of the four rungs, the one on 20,000 images cannot be predicted from three that all have 5,000; each other
+    rung can, and on an exact line with seed noise its mean lies inside its interval."""
+    noise = np.tile([1.0, -0.5, -0.5], (4, 1))
+    x, y = _rung_points(lambda w, n: 20.0 + 3.0 * w - 2.0 * n, noise)
+    held = ladder.held_out_fits(x, y)
+    assert [(h.width, h.train_size) for h in held] == [(8, 5000), (16, 5000), (8, 20000), (32, 5000)]
+    assert [h.predicted is None for h in held] == [False, False, True, False]
+    for h in held:
+        if h.predicted is not None:
+            assert h.predicted.estimate == pytest.approx(h.measured) and h.inside
+    assert (
+        ladder.held_out_text(held)
+        == "3 of the 3 rungs the others can predict lie inside their 95 % prediction interval"
+    )
+
+
+def test_a_rung_off_the_line_is_named_outside_its_prediction_interval():
+    noise = np.tile([1.0, -0.5, -0.5], (4, 1))
+    x, y = _rung_points(lambda w, n: 20.0 + 3.0 * w + (15.0 if w == 5.0 else 0.0), noise)
+    held = ladder.held_out_fits(x, y)
+    assert held[3].inside is False and held[3].measured == pytest.approx(20.0 + 15.0 + 15.0)
+    assert "width 32, 5,000 images" in ladder.held_out_text(held).split("(outside: ")[1]  # (its pull moves the others)
+
+
+def test_the_held_out_intervals_cover_about_95_percent_of_rungs_on_a_straight_truth():
+    """Seeds drawn around a straight truth, sd 2 pp, 8 seeds a rung: each predicted rung's mean falls inside its
+    prediction interval about 95 % of the time (exact for Gaussian noise)."""
+    rng = np.random.default_rng(0)
+    inside = []
+    for _ in range(1500):
+        x, y = _rung_points(lambda w, n: 20.0 + 3.0 * w - 2.0 * n, rng.normal(0.0, 2.0, (4, 8)))
+        inside += [h.inside for h in ladder.held_out_fits(x, y) if h.predicted is not None]
+    assert 0.94 <= np.mean(inside) <= 0.96
+
+
+def test_a_ladder_of_two_rungs_predicts_neither_from_the_other():
+    ds = _ladder({("sgd", 8, 5000, 40): 20.0, ("sgd", 16, 5000, 40): 24.0})
+    held = ladder.leave_one_rung_out(ds, ladder.rungs(ds), "sgd")
+    assert [h.predicted for h in held] == [None, None] and [h.measured for h in held] == pytest.approx([20.0, 24.0])
+    assert ladder.held_out_text(held).startswith("none of its 2 rungs can be predicted")
+    assert ladder.leave_one_rung_out(ds.isel(lr=[0, 1]), ladder.rungs(ds.isel(lr=[0, 1])), "larger lr") == []
+
+
 @pytest.mark.parametrize(
     "value",
     [[], [[8, 5000]], [[8, 0, 40]], [[8, 5000.0, 40]], [[8, 5000, 40], [8, 5000, 60]], "8x5000", [[True, 5000, 40]]],

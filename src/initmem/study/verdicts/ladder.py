@@ -45,6 +45,10 @@ __all__ = [
     "rungs",
     "trend",
     "trend_coverage",
+    "HeldOut",
+    "held_out_fits",
+    "leave_one_rung_out",
+    "held_out_text",
     "ladder_frame",
     "target",
     "RunsOrigin",
@@ -324,13 +328,14 @@ def _design(points: np.ndarray, varying: Sequence[int]) -> np.ndarray:
 
 
 def fit_trend(
-    x: np.ndarray, y: np.ndarray, at: np.ndarray
+    x: np.ndarray, y: np.ndarray, at: np.ndarray, new_points: int = 0
 ) -> tuple[float, float, float, int, tuple[int, ...], np.ndarray, float] | None:
     """Least squares of ``y`` (per-seed spreads, pp, shape ``(m,)``) on ``x`` (``(m, 2)``: log2 width, log2 images)
     with an intercept and a slope for each column that varies; evaluated at ``at`` (``(2,)``, the columns that do
-    not vary taken at their value). Returns ``(estimate, low, high, df, varying columns, slopes, residual sd)``, or
-    None where the points cannot identify a line with a residual degree of freedom (fewer than two distinct points,
-    or none left over)."""
+    not vary taken at their value). The interval is the line's there (``new_points`` 0), or, for ``new_points``
+    n > 0, the prediction interval of the mean of n new per-seed spreads there (the line's variance plus s^2 / n).
+    Returns ``(estimate, low, high, df, varying columns, slopes, residual sd)``, or None where the points cannot
+    identify a line with a residual degree of freedom (fewer than two distinct points, or none left over)."""
     varying = tuple(i for i in range(x.shape[1]) if np.ptp(x[:, i]) > 0)
     if not varying:
         return None
@@ -343,7 +348,7 @@ def fit_trend(
     s2 = float(residual @ residual) / df
     point = np.concatenate([[1.0], [at[i] for i in varying]])
     estimate = float(point @ beta)
-    se = math.sqrt(s2 * float(point @ np.linalg.inv(X.T @ X) @ point))
+    se = math.sqrt(s2 * (float(point @ np.linalg.inv(X.T @ X) @ point) + (1.0 / new_points if new_points else 0.0)))
     half = float(_stats.t.ppf(0.5 + LEVEL / 2, df)) * se
     return estimate, estimate - half, estimate + half, df, varying, beta[1:], math.sqrt(s2)
 
@@ -418,6 +423,68 @@ def trend_coverage(
         _, low, high, *_ = fitted
         covered += low <= float(truth(at)) <= high
     return covered / reps
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """A rung left out of a condition's trend (:func:`leave_one_rung_out`): its ``width`` and ``train_size``, its
+    measured mean spread over seeds (pp) and the 95 % prediction interval of that mean from the line through the
+    other rungs (``predicted``, :func:`fit_trend` with the rung's seeds as new points; None where the other rungs do
+    not vary a factor in which this rung differs from them, so no line through them reaches it)."""
+
+    width: int
+    train_size: int
+    measured: float
+    predicted: Interval | None
+
+    @property
+    def inside(self) -> bool | None:
+        """Whether the measured mean lies in the predicted interval (None: not predicted)."""
+        return None if self.predicted is None else self.predicted.low <= self.measured <= self.predicted.high
+
+
+def held_out_fits(x: np.ndarray, y: np.ndarray) -> list[HeldOut]:
+    """Each distinct rung of ``x`` (``(m, 2)``, log2 width and log2 images per per-seed spread ``y``, as
+    :func:`fit_trend`'s), in the order of ``x``, predicted from the others (:class:`HeldOut`)."""
+    out = []
+    for point in dict.fromkeys(map(tuple, x)):
+        held = np.all(x == np.array(point), axis=1)
+        others = x[~held]
+        reaches = len(others) > 0 and all(np.ptp(others[:, i]) > 0 or others[0, i] == point[i] for i in range(2))
+        fitted = fit_trend(others, y[~held], np.array(point), new_points=int(held.sum())) if reaches else None
+        predicted = None
+        if fitted is not None:
+            estimate, low, high, *_ = fitted
+            predicted = Interval(estimate, low, high, int(held.sum()), TREND_LABEL)
+        out.append(HeldOut(round(2 ** point[0]), round(2 ** point[1]), float(y[held].mean()), predicted))
+    return out
+
+
+def leave_one_rung_out(ds: xr.Dataset, ladder: Sequence[Rung], condition: str) -> list[HeldOut]:
+    """:func:`held_out_fits` over ``condition``'s rungs that meet its premise, read on its trend's predictor (as
+    :func:`trend` reads them); empty where the ladder does not hold the condition."""
+    ds = as_ladder(ds)
+    if condition not in condition_lrs(ds):
+        return []
+    _, x, y = _trend_points(ds, ladder, condition)
+    return held_out_fits(x, y)
+
+
+def held_out_text(held: Sequence[HeldOut]) -> str:
+    """One sentence on :func:`leave_one_rung_out`: how many of the rungs the others can predict fall inside their
+    prediction interval, and which cannot be predicted yet."""
+    predicted = [h for h in held if h.predicted is not None]
+    if not predicted:
+        return (
+            f"none of its {len(held)} rungs can be predicted from the others yet (each differs from them in a factor "
+            "they do not vary)"
+        )
+    inside = sum(bool(h.inside) for h in predicted)
+    missed = [f"width {h.width}, {h.train_size:,} images" for h in predicted if not h.inside]
+    return (
+        f"{inside} of the {len(predicted)} rungs the others can predict lie inside their 95 % prediction interval"
+        + (f" (outside: {'; '.join(missed)})" if missed else "")
+    )
 
 
 def ladder_frame(ladder: Sequence[Rung]) -> Any:
