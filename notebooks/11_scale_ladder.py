@@ -168,15 +168,17 @@ for condition, t in trends.items():
         "ledger row": c.row,
         "predictor": t.predictor,
         "rungs": t.rungs,
-        "slopes (pp per doubling)": ", ".join(
+        "slope (pp per doubling)": ", ".join(
             f"{name} {'+' if s > 0 else ''}{decimal(s)}" for name, s in zip(t.terms, t.slopes)
         ),
-        "extrapolated to": f"width {t.at[0]}, {t.at[1]:,} images",
+        "read at": f"w{t.at[0]}, {t.at[1]:,} img",
         "spread there (pp)": t.interval.brief(),
-        "coverage, straight truth (%)": f"{100 * t.coverage(0.0):.0f}",
-        "coverage, truth bent 5 pp (%)": f"{100 * t.coverage(5.0):.0f}",
-        "leave one rung out": ladder.held_out_text(ladder.leave_one_rung_out(ds, climbed, condition)),
+        "covers, straight (%)": f"{100 * t.coverage(0.0):.0f}",
+        "covers, bent 5 pp (%)": f"{100 * t.coverage(5.0):.0f}",
     }
+    held = ladder.leave_one_rung_out(ds, climbed, condition)
+    if any(h.predicted is not None for h in held):  # the column appears once a rung can be predicted
+        rows[c.label]["leave one rung out"] = ladder.held_out_text(held)
 if rows:
     trend_table = pd.DataFrame.from_dict(rows, orient="index")
     trend_table.index.name = "condition"
@@ -195,10 +197,11 @@ glue(
             "slope). "
         )
         + "It is an extrapolation: the interval holds only if the spread keeps the straight course the rungs show; "
-        "the coverage columns say how often the interval covers the truth on ladders simulated like this one, with a "
-        "straight trend and with one that bends away from the line by 5 pp at the extrapolated point. The last "
-        "column checks the line on the record itself: each rung in turn is left out, the line through the others "
-        "predicts its mean spread, and the rung's measured mean is read against that 95 % prediction interval."
+        "the two 'covers' columns say how often the interval covers the truth on ladders simulated like this one, with a "
+        "straight trend and with one that bends away from the line by 5 pp at the extrapolated point. A column "
+        "'leave one rung out' checks the line on the record itself once some rung lies where a line through the "
+        "others reaches (from the fourth declared rung): each such rung is left out in turn, and its measured mean "
+        "spread is read against the 95 % interval that line predicts for it."
     )
     if trends
     else "Nothing is extrapolated yet: a straight line in log2(width) and log2(training images) needs two rungs of a "
