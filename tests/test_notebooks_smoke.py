@@ -20,7 +20,8 @@ from initmem.book import runner as experiments  # noqa: E402
 from initmem.book.parameters import ParameterError  # noqa: E402
 from initmem.study.costs import costs  # noqa: E402
 from initmem.study.design import layout, preset_notes, presets, registry  # noqa: E402
-from initmem.study.experiments import DISCOVERED, Note  # noqa: E402
+from initmem.study.experiments import DISCOVERED, Note, e11_scale_ladder  # noqa: E402
+from initmem.sweeps.spec import SweepSpec  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
@@ -315,7 +316,6 @@ def test_batch_sizes_fit_the_training_set(preset):
 @pytest.mark.parametrize(("preset", "name"), DEFINED)
 def test_preset_sweeps_are_valid_specs(preset, name):
     """Every experiment's sweep at every preset builds valid RunConfigs through the registry (no training)."""
-    from initmem.sweeps.spec import SweepSpec
 
     p = {**_defaults(name), **presets.notebook_parameters(preset, name)}
     assert SweepSpec.from_dict(registry.experiment_spec(name, p)).n_runs >= 1
@@ -343,12 +343,30 @@ def test_the_notes_values_are_read_from_the_preset(monkeypatch):
 
 
 def test_cpu_preset_costs():
-    core_hours = sum(costs.estimate_cost("cpu", n)["core_seconds"] for n in presets.NOTEBOOK_PARAMETERS["cpu"]) / 3600
     # the fitted cost model (study/costs/cost_model.json, CPU time of an idle core, refitted 2026-12-05 to the 38 runs of
-    # results/cpu/cost_replay): about 17.3 core-hours for the whole cpu preset, of which 10's 330 runs (grid and
-    # extra cells at five seeds, 7.5) and 01's 100 runs (2.3) are the largest parts; 11 counts its trained rungs
-    # (one, 48 runs, 1.1), not the 25.4 core-h its design declares for all five.
-    assert 16 < core_hours < 20
+    # results/cpu/cost_replay): about 16.2 core-hours for the cpu preset without the ladder, of which 10's 330 runs
+    # (grid and extra cells at five seeds, 7.5) and 01's 100 runs (2.3) are the largest parts.
+    others = [n for n in presets.NOTEBOOK_PARAMETERS["cpu"] if n != "11_scale_ladder"]
+    assert 15 < sum(costs.estimate_cost("cpu", n)["core_seconds"] for n in others) / 3600 < 18
+    # 11 counts the rungs it has trained, not the 25.4 core-h its design declares for all five: per rung 8 seeds x
+    # 2 sigma_w x (SGD, Adam, and the larger-lr SGD on a lever rung).
+    ladder = presets.notebook_parameters("cpu", "11_scale_ladder")
+    trained = e11_scale_ladder.rungs_of(ladder["rungs"])
+    assert trained == list(e11_scale_ladder.DESIGN_RUNGS[: e11_scale_ladder.TRAINED_RUNGS])
+    levers = e11_scale_ladder.lever_rungs_of(ladder["lever_rungs"], trained)
+    per_rung = [8 * 2 * (2 + ((w, n) in levers)) for w, n, _ in trained]
+    cost = costs.estimate_cost("cpu", "11_scale_ladder")
+    assert cost["runs"] == sum(per_rung)
+    full = dict(
+        ladder,
+        rungs=[list(r) for r in e11_scale_ladder.DESIGN_RUNGS],
+        lever_rungs=[list(r) for r in e11_scale_ladder.LEVER_RUNGS],
+    )
+    design = costs.estimate_runs(
+        [c for _, c in SweepSpec.from_dict(registry.experiment_spec("11_scale_ladder", full)).configs()]
+    )
+    assert cost["core_seconds"] <= design["core_seconds"]
+    assert 24 < design["core_seconds"] / 3600 < 27
 
 
 def test_run_images_counts_full_batches_and_every_evaluation():
