@@ -16,9 +16,11 @@
 # %% [markdown]
 # # 11. Does the gap to the paper close as the network and the data grow?
 #
+# :::{container} answer
 # {glue:text}`e11_answer`
 #
 # {glue:text}`e11_declared`
+# :::
 
 # %% tags=["parameters"]
 # Every parameter left at None takes its value from `preset` (initmem.study.design.presets), where each preset's values are
@@ -79,26 +81,33 @@ def _rung(r: ladder.Rung) -> str:
 
 
 def _answer() -> str:
-    """The page's first sentence: each condition's shift from the first rung to every other, on its predictor."""
-    parts = []
-    for condition, c in ladder.CONDITIONS.items():
-        mine = [r for r in climbed if r.condition == condition]
-        if len(mine) < 2:
-            continue
-        moves = "; ".join(
-            f"to {_rung(r)} by {r.shift.format()} ({r.shift_predictor} predictor, {r.moves})" for r in mine[1:]
+    """The page's first sentence: each condition's shift from the first rung to its last, with its reading (the
+    table below gives every rung)."""
+    last = [mine[-1] for c in ladder.CONDITIONS if len(mine := [r for r in climbed if r.condition == c]) > 1]
+    seeds = len(p["seeds"])
+    if not last:
+        kept = "; ".join(
+            f"{ladder.CONDITIONS[r.condition].label} keeps {r.spread.brief()} pp ({r.predictor} predictor), "
+            f"{r.size} ({ladder.CONDITIONS[r.condition].row})"
+            for r in climbed
+            if (r.width, r.train_size, r.epochs) == _first_rung()
         )
-        parts.append(f"{c.label}'s spread ({c.row}) moves from {_rung(mine[0])} {moves}")
-    first = {r.condition: r for r in climbed if (r.width, r.train_size, r.epochs) == _first_rung()}
-    kept = "; ".join(
-        f"{ladder.CONDITIONS[c].label} keeps {r.spread.brief()} pp ({r.predictor} predictor), {r.size} "
-        f"({ladder.CONDITIONS[c].row})"
-        for c, r in first.items()
+        return f"On the first rung ({climbed[0].name}, {seeds} seeds), {kept}; no shift can be read before a second."
+    predictors = {r.shift_predictor for r in last}
+    targets = {_rung(r) for r in last}
+    said = "; ".join(
+        f"{ladder.CONDITIONS[r.condition].label} ({ladder.CONDITIONS[r.condition].row}) by {r.shift.brief()} pp"
+        + ("" if len(targets) == 1 else f" to {_rung(r)}")
+        + ("" if len(predictors) == 1 else f" ({r.shift_predictor} predictor)")
+        + f", {r.moves}"
+        for r in last
     )
-    where = f"On the first rung ({climbed[0].name}, {len(p['seeds'])} seeds), {kept}."
-    if not parts:
-        return where + " No shift can be read until a second rung is trained."
-    return where + f" At the {preset} preset's noise, " + ". ".join(parts) + "."
+    to = f" to {next(iter(targets))}" if len(targets) == 1 else ""
+    on = f" on the {next(iter(predictors))} predictor" if len(predictors) == 1 else ""
+    return (
+        f"At the {preset} preset's noise, climbing from {_rung(climbed[0])}{to} moves the spread{on} (95 % "
+        f"calibrated intervals over {seeds} seeds): {said}."
+    )
 
 
 def _first_rung() -> tuple[int, int, int]:
