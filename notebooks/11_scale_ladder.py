@@ -64,8 +64,10 @@ from initmem.base.reads import note
 from initmem.book import page
 from initmem.study.costs import costs
 from initmem.study.design.layout import results_paths
+from initmem.study.design.registry import experiment_spec
 from initmem.study.presentation.plots.ladder import spread_ladder
 from initmem.study.verdicts import ladder, preregistration
+from initmem.sweeps.spec import SweepSpec
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
 # the committed record to draw beside an exploration (None on the record)
@@ -226,15 +228,21 @@ glue(
     else "The runs train in fp32 (bf16 = false), as the record does.",
     display=False,
 )
-measured = sum(r.core_seconds for r in climbed)
-value, unit = costs.amount(measured)
+rung_configs = {}
+for _, config in SweepSpec.from_dict(experiment_spec("11_scale_ladder", p)).configs():
+    rung_configs.setdefault((config.width, config.train_size, config.epochs), []).append(config)
+spent = {}
+for r in climbed:
+    spent[r.name] = spent.get(r.name, 0.0) + r.core_seconds
+estimated = {
+    r.name: costs.estimate_runs(rung_configs.get((r.width, r.train_size, r.epochs), []))["core_seconds"]
+    for r in climbed
+}
+value, unit = costs.amount(sum(spent.values()))
 glue(
     "e11_costs",
-    "; ".join(
-        f"{name} {sum(r.core_seconds for r in climbed if r.name == name) / 60:.0f} core-min"
-        for name in dict.fromkeys(r.name for r in climbed)
-    )
-    + f" (in all {value:.1f} core-{unit} of CPU time)",
+    "; ".join(f"{name} {spent[name] / 60:.0f} core-min against {estimated[name] / 60:.0f} estimated" for name in spent)
+    + f" by the package's cost model (in all {value:.1f} core-{unit} of CPU time, as the runs recorded it)",
     display=False,
 )
 
