@@ -76,6 +76,17 @@ runs_dir, _ = results_paths(results_dir, preset, "11_scale_ladder")
 origin, rung_cpus = ladder.runs_origin(ds, runs_dir)
 climbed = ladder.rungs(ds, rung_cpus)
 trends = {c: t for c in ladder.CONDITIONS if (t := ladder.trend(ds, climbed, c)) is not None}
+# what each trained rung cost (CPU time as its runs recorded it) and what the cost model estimated for it
+rung_configs = {}
+for _, config in SweepSpec.from_dict(experiment_spec("11_scale_ladder", p)).configs():
+    rung_configs.setdefault((config.width, config.train_size, config.epochs), []).append(config)
+spent = {}
+for r in climbed:
+    spent[r.name] = spent.get(r.name, 0.0) + r.core_seconds
+estimated = {
+    r.name: costs.estimate_runs(rung_configs.get((r.width, r.train_size, r.epochs), []))["core_seconds"]
+    for r in climbed
+}
 
 
 def _rung(r: ladder.Rung) -> str:
@@ -147,7 +158,9 @@ if note(design_path).is_file():
             + ", ".join(
                 f"width {r['width']} on {r['train_size']:,} images ({r['estimated_core_h']:g} core-h)" for r in missing
             )
-            + " (estimates by the package's cost model, fitted on another CPU)."
+            + " (estimates by the package's cost model; the trained rungs took "
+            + " and ".join(f"{spent[n] / estimated[n]:.1f}x" for n in spent if estimated[n] > 0)
+            + " their estimates on this record's CPU)."
             if missing
             else "Every declared rung is trained."
         )
@@ -228,16 +241,6 @@ glue(
     else "The runs train in fp32 (bf16 = false), as the record does.",
     display=False,
 )
-rung_configs = {}
-for _, config in SweepSpec.from_dict(experiment_spec("11_scale_ladder", p)).configs():
-    rung_configs.setdefault((config.width, config.train_size, config.epochs), []).append(config)
-spent = {}
-for r in climbed:
-    spent[r.name] = spent.get(r.name, 0.0) + r.core_seconds
-estimated = {
-    r.name: costs.estimate_runs(rung_configs.get((r.width, r.train_size, r.epochs), []))["core_seconds"]
-    for r in climbed
-}
 value, unit = costs.amount(sum(spent.values()))
 glue(
     "e11_costs",
