@@ -85,7 +85,7 @@ for r in climbed:
     spent[r.name] = spent.get(r.name, 0.0) + r.core_seconds
 estimated = {
     r.name: costs.estimate_runs(rung_configs.get((r.width, r.train_size, r.epochs), []))["core_seconds"]
-    for r in climbed
+    for r in {r.name: r for r in climbed}.values()  # once per rung, not per condition
 }
 
 

@@ -316,7 +316,6 @@ def test_batch_sizes_fit_the_training_set(preset):
 @pytest.mark.parametrize(("preset", "name"), DEFINED)
 def test_preset_sweeps_are_valid_specs(preset, name):
     """Every experiment's sweep at every preset builds valid RunConfigs through the registry (no training)."""
-
     p = {**_defaults(name), **presets.notebook_parameters(preset, name)}
     assert SweepSpec.from_dict(registry.experiment_spec(name, p)).n_runs >= 1
     if name == "02_long_training":
