@@ -287,6 +287,19 @@ def _descendants(pid: int) -> list[psutil.Process]:
         return []
 
 
+def _live_workers(pid: int) -> list[psutil.Process]:
+    """The live descendants of `pid` other than multiprocessing's resource tracker; a child that exits
+    (or turns zombie) while it is being listed is not one."""
+    workers = []
+    for process in _descendants(pid):
+        try:
+            if "resource_tracker" not in " ".join(process.cmdline()):
+                workers.append(process)
+        except psutil.NoSuchProcess:  # ZombieProcess is one
+            pass
+    return workers
+
+
 def _running(process: psutil.Process) -> bool:
     try:
         return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
@@ -314,7 +327,7 @@ def test_killing_a_parallel_sweep_stops_its_workers(tmp_path, executor):
         while len(workers) < 2:  # both workers started (they import torch: seconds)
             assert parent.poll() is None, "the sweep ended before it was killed"
             assert time.monotonic() < deadline, "the workers did not start within 120 s"
-            workers = [p for p in _descendants(parent.pid) if "resource_tracker" not in " ".join(p.cmdline())]
+            workers = _live_workers(parent.pid)
             time.sleep(0.2)
         time.sleep(1.0)  # let them start training
         os.kill(parent.pid, signal.SIGKILL)
@@ -853,7 +866,7 @@ def test_a_signal_to_a_sweep_stops_its_workers_with_one_line_and_keeps_finished_
             assert parent.poll() is None, parent.communicate()
             assert time.monotonic() < deadline, "the short runs did not finish within 240 s"
             time.sleep(0.1)
-        workers = [p for p in _descendants(parent.pid) if "resource_tracker" not in " ".join(p.cmdline())]
+        workers = _live_workers(parent.pid)
         assert executor == "serial" or workers
         os.kill(parent.pid, signum)  # the parent alone, as a Jupyter interrupt does
         out, err = parent.communicate(timeout=120)
