@@ -113,6 +113,7 @@ def _answer() -> str:
         + ("" if len(targets) == 1 else f" to {_rung(r)}")
         + ("" if len(predictors) == 1 else f" ({r.shift_predictor} predictor)")
         + f", {r.moves}"
+        + (" (premise not met there: not every run interpolates)" if r.size == ladder.PREMISE_NOT_MET else "")
         for r in last
     )
     to = f" to {next(iter(targets))}" if len(targets) == 1 else ""
@@ -143,6 +144,8 @@ if note(design_path).is_file():
     )
     held = {(r.width, r.train_size, r.epochs) for r in climbed}
     missing = [r for r in design["rungs"] if (r["width"], r["train_size"], r["epochs"]) not in held]
+    ratios = [f"{spent[n] / estimated[n]:.1f}x" for n in spent if estimated[n] > 0]
+    overruns = " and ".join([", ".join(ratios[:-1]), ratios[-1]] if len(ratios) > 1 else ratios)
     cpus = ", ".join(f"{m} ({n} runs)" for m, n in origin.cpu_models.items())
     declared = (
         f"The design ({design_path.relative_to(runs_dir.parents[3])}) was {declared_at}; its runs were trained by "
@@ -159,7 +162,7 @@ if note(design_path).is_file():
                 f"width {r['width']} on {r['train_size']:,} images ({r['estimated_core_h']:g} core-h)" for r in missing
             )
             + " (estimates by the package's cost model; the trained rungs took "
-            + " and ".join(f"{spent[n] / estimated[n]:.1f}x" for n in spent if estimated[n] > 0)
+            + overruns
             + " their estimates on this record's CPU)."
             if missing
             else "Every declared rung is trained."

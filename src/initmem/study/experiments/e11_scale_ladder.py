@@ -31,7 +31,7 @@ LADDER_SEEDS = list(range(8))
 DESIGN_RUNGS = ((8, 5000, 40), (16, 5000, 40), (8, 20000, 60), (32, 5000, 40), (16, 20000, 60))
 #: How many of them (from the first) have every run committed: the cpu preset's ``rungs``; the lever runs on those of
 #: the design's lever rungs among them.
-TRAINED_RUNGS = 2
+TRAINED_RUNGS = 3
 #: The declared rungs, ``(width, train_size)``, on which SGD also trains at the larger lr (C4's lever).
 LEVER_RUNGS = ((8, 5000), (16, 5000))
 
