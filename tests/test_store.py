@@ -46,6 +46,26 @@ def test_read_checked_returns_what_write_run_wrote(tmp_path):
     assert float(ds["wall_time_s"]) == 12.5
 
 
+def test_a_mostly_missing_grid_is_written_compressed_and_read_back_exactly(tmp_path):
+    """A combined sweep is a dense grid over its design's factors, mostly missing cells (the ladder's is 98 % NaN)."""
+    values = np.full((8, 8, 31, 100), np.nan)
+    values[0, :, :, :] = np.random.default_rng(0).normal(size=(8, 31, 100))
+    ds = xr.Dataset({"layer_norm": (("rung", "seed", "epoch", "layer"), values)})
+    path = tmp_path / "combined.nc"
+    write_run(ds, path)
+    assert path.stat().st_size < values.nbytes / 4  # 1/8 of the cells hold numbers that do not compress
+    xr.testing.assert_identical(read_checked(path).drop_attrs(), ds)
+
+
+def test_equal_content_gives_equal_bytes_whatever_encoding_it_was_read_with(tmp_path):
+    first, again = tmp_path / "first.nc", tmp_path / "again.nc"
+    write_run(_dataset(), first)
+    read_back = xr.load_dataset(first, engine="h5netcdf")
+    read_back["selected_test_acc"].encoding.update(chunksizes=(1, 1), complevel=9)  # what another writer might carry
+    write_run(read_back, again)
+    assert first.read_bytes() == again.read_bytes()
+
+
 def test_a_tampered_combined_file_is_refused_with_a_clear_message(tmp_path):
     runs_dir, combined = results_paths(tmp_path, "test", "01_optimizers")
     runs_dir.mkdir(parents=True)
