@@ -74,7 +74,10 @@ from initmem.sweeps.spec import SweepSpec
 ds, p, source, _ = page.open_experiment("11_scale_ladder", globals())
 runs_dir, _ = results_paths(results_dir, preset, "11_scale_ladder")
 origin, rung_cpus = ladder.runs_origin(ds, runs_dir)
-climbed = ladder.rungs(ds, rung_cpus)
+# the design record declared before the runs, and the rules amended since (each its own record and commit)
+design_path = runs_dir.parent / "design.json"
+amended = preregistration.amendments(design_path)
+climbed = ladder.rungs(ds, rung_cpus, shift_premise=ladder.SHIFT_PREMISE in {a.name for a in amended})
 trends = {c: t for c in ladder.CONDITIONS if (t := ladder.trend(ds, climbed, c)) is not None}
 # what each trained rung cost (CPU time as its runs recorded it) and what the cost model estimated for it
 rung_configs = {}
@@ -112,8 +115,12 @@ def _answer() -> str:
         f"{ladder.CONDITIONS[r.condition].label} ({ladder.CONDITIONS[r.condition].row}) by {r.shift.brief()} pp"
         + ("" if len(targets) == 1 else f" to {_rung(r)}")
         + ("" if len(predictors) == 1 else f" ({r.shift_predictor} predictor)")
-        + f", {r.moves}"
-        + (" (premise not met there: not every run interpolates)" if r.size == ladder.PREMISE_NOT_MET else "")
+        + (
+            ", premise not met: not every run interpolates there"
+            if r.moves == ladder.PREMISE_NOT_MET
+            else f", {r.moves}"
+            + (" (premise not met there: not every run interpolates)" if r.size == ladder.PREMISE_NOT_MET else "")
+        )
         for r in last
     )
     to = f" to {next(iter(targets))}" if len(targets) == 1 else ""
@@ -132,7 +139,6 @@ def _first_rung() -> tuple[int, int, int]:
 glue("e11_answer", typeset(_answer()), display=False)
 
 # %% tags=["hide-input"]
-design_path = runs_dir.parent / "design.json"
 if note(design_path).is_file():
     design = preregistration.read_design(design_path)
     declaration = preregistration.declared(design_path)
@@ -155,6 +161,17 @@ if note(design_path).is_file():
             f"{early} runs are older than the declaration: their rule was not declared before their data. "
             if early
             else "No run is older than the declaration. "
+        )
+        + "".join(
+            f"Its {a.record['amends'].replace('_', ' ')} was amended ({a.name}, in full under 'How each rung is read') "
+            + (
+                f"at commit {a.declaration.commit[:7]} ({a.declaration.date:%Y-%m-%d %H:%M} UTC)"
+                if a.declaration
+                else "in a record not committed in this checkout's history"
+            )
+            + f": {preregistration.undeclared_runs(origin.created, a.declaration)} runs are older than the "
+            "amendment, so their shifts' reading under it was not declared before their data. "
+            for a in amended
         )
         + (
             "Declared rungs not yet trained: "
@@ -244,6 +261,18 @@ glue(
     else "The runs train in fp32 (bf16 = false), as the record does.",
     display=False,
 )
+glue(
+    "e11_rules",
+    typeset(
+        "These rules were declared in the design record before the first run."
+        + "".join(
+            f" One was amended after runs had begun ({a.name}; its commit and the runs older than it are given at "
+            f"the top of the page): {a.record['rule']}. Its reason: {a.record['why']}."
+            for a in amended
+        )
+    ),
+    display=False,
+)
 value, unit = costs.amount(sum(spent.values()))
 glue(
     "e11_costs",
@@ -261,8 +290,7 @@ glue(
 # for the claim, "outside" when wholly outside, else "across the band's edge". A shift is a rung's per-seed spreads
 # minus the first rung's, paired by seed, on one predictor for both rungs (the selected where it carries on both),
 # with the calibrated interval of a contrast: "towards the paper" when it lies wholly on the paper's side of 0,
-# "away" when wholly on the other, and otherwise the seeds cannot tell. These rules were declared in the design
-# record before the first run.
+# "away" when wholly on the other, and otherwise the seeds cannot tell. {glue:text}`e11_rules`
 # :::
 #
 # :::{dropdown} What the ladder can and cannot say

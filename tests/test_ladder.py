@@ -3,6 +3,7 @@ ladder, the trend and its coverage, the parameters' checks, the declared design 
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
 
@@ -139,6 +140,20 @@ def test_a_rung_whose_final_predictors_do_not_interpolate_either_has_its_premise
     wide = ladder.rungs(ds)[1]
     assert wide.size == ladder.PREMISE_NOT_MET and "SGD in 1 of 6 runs (lowest 98.0 %)" in wide.premise
     assert wide.final_train_min == 98.0
+
+
+@pytest.mark.parametrize("failing", [1, 0])  # the premise fails on the compared rung, or on the reference
+def test_under_the_amendment_a_shift_on_a_rung_whose_premise_fails_reads_premise_not_met(failing):
+    ds = _ladder({**{("sgd", *r): 20.0 for r in RUNGS[:2]}, ("adam", *RUNGS[0]): 9.0, ("adam", *RUNGS[1]): 2.0})
+    ds["selected_train_acc"].loc[_at(ds, "adam", RUNGS[failing])] = 90.0
+    ds["final_train_acc"].loc[_at(ds, "adam", RUNGS[failing], sigma_w=2.5, seed=0)] = 97.0
+    as_declared = [r for r in ladder.rungs(ds) if r.condition == "adam"][1]
+    amended = [r for r in ladder.rungs(ds, shift_premise=True) if r.condition == "adam"][1]
+    assert as_declared.moves == ladder.TOWARDS  # 9 -> 2 pp, towards Adam's 0
+    assert amended.moves == ladder.PREMISE_NOT_MET and amended.shift == as_declared.shift  # the interval still shown
+    assert (amended.size == ladder.PREMISE_NOT_MET) == (failing == 1)  # the band reads the rung's own premise
+    sgd = [r for r in ladder.rungs(ds, shift_premise=True) if r.condition == "sgd"][1]
+    assert sgd.moves == ladder.UNTOLD  # SGD's premise holds on both rungs: its reading is the declared rule's
 
 
 def test_a_contrast_condition_needs_sgd_to_interpolate_too():
@@ -340,6 +355,52 @@ def test_a_design_is_declared_by_the_oldest_commit_holding_its_present_content(t
     design.write_text('{"seeds": [0, 1, 2]}\n')  # edited after the declaration: not declared as it is now
     assert preregistration.declared(design) is None
     assert preregistration.undeclared_runs(["2999-01-01T00:00:00+00:00"], None) == 1
+
+
+def test_an_amendment_is_its_own_record_declared_by_its_own_commit(tmp_path):
+    git(tmp_path, "init", "-q")
+    design = tmp_path / "design.json"
+    design.write_text('{"shift_rule": "declared"}\n')
+    git(tmp_path, "add", "design.json")
+    git(tmp_path, "commit", "-q", "-m", "declare", date="2026-12-01T00:00:00+00:00")
+    assert preregistration.amendments(design) == []
+    path = preregistration.write_amendment(design, "gate", {"amends": "shift_rule", "rule": "gated", "why": "because"})
+    (uncommitted,) = preregistration.amendments(design)
+    assert (uncommitted.name, uncommitted.record["rule"], uncommitted.declaration) == ("gate", "gated", None)
+    git(tmp_path, "add", str(path))
+    git(tmp_path, "commit", "-q", "-m", "amend", date="2026-12-03T00:00:00+00:00")
+    (amendment,) = preregistration.amendments(design)
+    assert amendment.declaration.commit == git(tmp_path, "rev-parse", "HEAD")
+    assert preregistration.declared(design).commit != amendment.declaration.commit  # the design keeps its own
+    runs = ["2026-12-02T00:00:00+00:00", "2026-12-04T00:00:00+00:00"]
+    assert preregistration.undeclared_runs(runs, preregistration.declared(design)) == 0
+    assert preregistration.undeclared_runs(runs, amendment.declaration) == 1
+
+
+def test_the_committed_shift_amendment_is_the_rule_the_ladder_applies():
+    (amendment,) = [a for a in preregistration.amendments(DESIGN) if a.name == ladder.SHIFT_PREMISE]
+    assert amendment.record == ladder.SHIFT_PREMISE_RULE, (
+        "the shift amendment's rule changed since it was declared: write it again "
+        "(preregistration.write_amendment) and commit it; the page then flags the runs older than it"
+    )
+
+
+@pytest.mark.skipif(not full_history(), reason="no full git history here (a shallow clone or no git)")
+def test_every_ladder_run_older_than_an_amendment_is_flagged_on_the_committed_page():
+    import nbformat
+
+    page = nbformat.read(ROOT / "book" / "generated" / "11_scale_ladder.ipynb", as_version=4)
+    shown = json.dumps([cell.get("outputs", []) for cell in page.cells], ensure_ascii=False)
+    created = []
+    for path in sorted((DESIGN.parent / "runs").glob("*.nc")):
+        with xr.open_dataset(path, engine="h5netcdf") as run:
+            created.append(run.attrs["created"])
+    for amendment in preregistration.amendments(DESIGN):
+        assert amendment.declaration is not None, f"{amendment.name}: not committed as it is"
+        older = preregistration.undeclared_runs(created, amendment.declaration)
+        flag = f"amended ({amendment.name}, in full under 'How each rung is read') at commit"
+        assert f"{flag} {amendment.declaration.commit[:7]}" in shown, amendment.name
+        assert f"{older} runs are older than the amendment" in shown, amendment.name
 
 
 @pytest.mark.skipif(not full_history(), reason="no full git history here (a shallow clone or no git)")

@@ -5,7 +5,7 @@ Chapter 11's combined Dataset has ``width``, ``train_size`` and ``epochs`` dimen
 the others are NaN) and an ``lr`` dimension whose ``optimizer`` coordinate names each condition's optimizer. The conditions (:data:`CONDITIONS`) are low-lr SGD (C1), Adam (C2) and
 SGD at the larger lr (C4's lever); rungs are ordered cheapest first (width^2 x images x epochs), the first being the
 reference of the shifts. The rules are the ones its design record declared before the runs
-(:mod:`initmem.study.verdicts.preregistration`); the method (carrying predictor, calibrated intervals, the trend's interval
+(:mod:`initmem.study.verdicts.preregistration`), and its amendments (:data:`SHIFT_PREMISE`); the method (carrying predictor, calibrated intervals, the trend's interval
 and its coverage) is explained on chapter 11's page.
 """
 
@@ -36,6 +36,8 @@ __all__ = [
     "OUTSIDE",
     "ACROSS",
     "PREMISE_NOT_MET",
+    "SHIFT_PREMISE",
+    "SHIFT_PREMISE_RULE",
     "Condition",
     "Rung",
     "Trend",
@@ -93,6 +95,18 @@ INSIDE = "inside the band"
 OUTSIDE = "outside the band"
 ACROSS = "across the band's edge"
 PREMISE_NOT_MET = "premise not met"
+#: The amendment (:func:`initmem.study.verdicts.preregistration.amendments`) that reads a shift as its rung's band is
+#: read: :data:`PREMISE_NOT_MET` where the condition's premise fails on the shift's predictor on either rung.
+SHIFT_PREMISE = "shift_premise"
+#: What the amendment :data:`SHIFT_PREMISE` declares (its record, committed beside the design record).
+SHIFT_PREMISE_RULE = {
+    "amends": "shift_rule",
+    "rule": "a shift reads 'premise not met' where the condition's premise (the one its band is read with: every "
+    "low-lr SGD run for C1, every SGD run and every run of the condition for C2 Adam and C4's larger lr, train accuracy "
+    ">= 99.5 %) fails on the shift's predictor on either of its two rungs; its interval is still printed",
+    "why": "every row decides its premise and its predictor the same way: on the width 8, 20,000-image rung Adam's band "
+    "read 'premise not met' (lowest final train accuracy 96.6 %) while its shift read 'towards the paper'",
+}
 
 
 def target(condition: str) -> tuple[float, tuple[float, float]]:
@@ -149,7 +163,8 @@ class Rung:
     where the carrying predictor meets it); ``size`` reads the carrying spread against the paper's band
     (:data:`INSIDE`, :data:`OUTSIDE`, :data:`ACROSS`, or :data:`PREMISE_NOT_MET`). ``shift``: the spread minus the
     first rung's, paired by seed, on ``shift_predictor`` (the selected where it carries on both rungs, else the
-    final; no bounds on the first rung) and its reading ``moves`` (empty on the first rung). ``final_train_min``:
+    final; no bounds on the first rung) and its reading ``moves`` (empty on the first rung; :data:`PREMISE_NOT_MET`
+    under :data:`SHIFT_PREMISE` where the premise fails on ``shift_predictor`` on either rung). ``final_train_min``:
     the lowest final train accuracy of the condition's runs (%); ``selected_train_mean``: the mean train accuracy of
     its validation-selected checkpoints (%); ``core_seconds``: the runs' recorded CPU time (wall time where none);
     ``cpu_models``: the CPUs the runs record."""
@@ -224,10 +239,16 @@ def _per_seed(ds: xr.Dataset, rung: tuple[int, int, int], lr: float, predictor: 
     return cross_fitted(ds.sel(width=w, train_size=n, epochs=e, lr=lr), f"{predictor}_test_acc")
 
 
-def rungs(ds: xr.Dataset, cpu_models: Mapping[tuple[int, int, int], Sequence[str]] | None = None) -> list[Rung]:
+def rungs(
+    ds: xr.Dataset,
+    cpu_models: Mapping[tuple[int, int, int], Sequence[str]] | None = None,
+    *,
+    shift_premise: bool = False,
+) -> list[Rung]:
     """Every condition of :data:`CONDITIONS` in ``ds`` on every rung that holds its runs, condition by condition,
     rungs cheapest first (its first rung is the reference of its shifts). A contrast condition (Adam, the larger lr)
-    is judged on the rungs where SGD trained too. ``cpu_models``: the CPU models each rung's runs record."""
+    is judged on the rungs where SGD trained too. ``cpu_models``: the CPU models each rung's runs record;
+    ``shift_premise``: whether the amendment :data:`SHIFT_PREMISE` is declared (shifts gated by the premise)."""
     ds = as_ladder(ds)
     lrs = condition_lrs(ds)
     n_sigma = ds.sizes["sigma_w"]
@@ -260,7 +281,8 @@ def rungs(ds: xr.Dataset, cpu_models: Mapping[tuple[int, int, int], Sequence[str
                 first = _per_seed(ds, reference, lr, shift_predictor)
                 shift = shift_of.interval(mine - first)
                 first_spread = spread_of.interval(first).estimate
-                moves = _moves(shift, first_spread, paper)
+                unmet = premises[shift_predictor] or carriers[reference][2][shift_predictor]
+                moves = PREMISE_NOT_MET if shift_premise and unmet else _moves(shift, first_spread, paper)
             final_train = runs["final_train_acc"].values
             out.append(
                 Rung(

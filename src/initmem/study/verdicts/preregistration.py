@@ -5,7 +5,9 @@ trains (rungs, conditions, sigma_w, seeds, epochs), what it judges (the predicto
 the smallest shift it must see) and what it expects before any run: the power of its rule at the record's measured
 noise (:func:`shift_power`) and its cost by the package's cost model. Its declaration is the commit that added the
 record's content (:func:`declared`): a run trained before that commit cannot have been judged by a rule declared in
-advance, and a page flags such a run in words (:func:`undeclared_runs`).
+advance, and a page flags such a run in words (:func:`undeclared_runs`). A rule changed after the design is an
+amendment (:func:`amendments`): its own record beside the design, declared by its own commit, so that the runs older
+than the change are flagged without moving the design's declaration.
 
 The ledger's rules are declared the same way, one record per claim (:func:`rule_record`: the rule as the ledger
 prints it and the paper's record it judges against) under ``results/declarations/`` (:func:`declare_rule`, written by
@@ -36,6 +38,10 @@ __all__ = [
     "Declaration",
     "declared",
     "undeclared_runs",
+    "AMENDMENTS_DIR",
+    "Amendment",
+    "amendments",
+    "write_amendment",
     "DECLARATIONS_DIR",
     "rule_record",
     "rule_path",
@@ -174,6 +180,39 @@ def undeclared_runs(created: Iterable[str], declaration: Declaration | None) -> 
     if declaration is None:
         return len(times)
     return sum(t < declaration.date for t in times)
+
+
+#: The folder, beside a study's design record, of its amendments (one ``<name>.json`` each).
+AMENDMENTS_DIR = "amendments"
+
+
+@dataclass(frozen=True)
+class Amendment:
+    """A rule of a study changed after its design record was declared: its ``name`` (the record's file stem), its
+    ``record`` (``amends``: the design's field it changes, ``rule``: the rule now, ``why``) and the commit that
+    declared the record's present content (None: not committed as it is now)."""
+
+    name: str
+    record: Mapping[str, Any]
+    declaration: Declaration | None
+
+
+def amendments(design_path: str | Path) -> list[Amendment]:
+    """The amendments of the design record at ``design_path`` (JSON records in :data:`AMENDMENTS_DIR` beside it, read
+    with :func:`json.loads`), by name; the folder's listing is noted (:func:`initmem.base.reads.listed`), so that a
+    page reading them re-executes when one is added."""
+    from ...base.reads import listed, note
+
+    folder = Path(design_path).parent / AMENDMENTS_DIR
+    return [Amendment(p.stem, json.loads(note(p).read_text()), declared(p)) for p in listed(folder, "*.json")]
+
+
+def write_amendment(design_path: str | Path, name: str, record: Mapping[str, Any]) -> Path:
+    """Write ``record`` as the amendment ``name`` of the design at ``design_path``; committing it declares it."""
+    path = Path(design_path).parent / AMENDMENTS_DIR / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(dict(record), indent=1, ensure_ascii=False, sort_keys=True) + "\n")
+    return path
 
 
 #: The folder, under a results folder, of the ledger's rule declarations (one ``<claim>.json`` each).
