@@ -57,6 +57,17 @@ def test_a_mostly_missing_grid_is_written_compressed_and_read_back_exactly(tmp_p
     xr.testing.assert_identical(read_checked(path).drop_attrs(), ds)
 
 
+def test_a_runs_small_arrays_are_stored_unfiltered_so_its_file_is_no_larger_than_written_plain(tmp_path):
+    """A chunked, filtered array carries an index of about 1 kB: on a run's per-epoch curves it would double the file."""
+    curves = {f"curve_{i}": ("epoch", np.linspace(0, 1, 31) + i) for i in range(30)}
+    ds = xr.Dataset(curves, coords={"epoch": np.arange(31)})
+    plain, written = tmp_path / "plain.nc", tmp_path / "written.nc"
+    ds.attrs[CHECKSUM_ATTR] = "0" * 64  # what write_run adds, so that both files hold the same
+    ds.to_netcdf(plain, engine="h5netcdf")
+    write_run(ds, written)
+    assert written.stat().st_size <= plain.stat().st_size
+
+
 def test_equal_content_gives_equal_bytes_whatever_encoding_it_was_read_with(tmp_path):
     first, again = tmp_path / "first.nc", tmp_path / "again.nc"
     write_run(_dataset(), first)

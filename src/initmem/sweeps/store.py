@@ -9,8 +9,9 @@ whose checksum does not match, or that belongs to another config is moved aside 
 trained again. Runs with ``checkpoint_every > 0`` keep ``<hash>.ckpt`` beside their file while they train.
 
 :func:`write_run` also writes the combined files of a sweep (``results/<preset>/<experiment>.nc``) and the GPU
-results, each numeric array compressed (:data:`COMPRESSION`); whatever reads any of these goes through :func:`read_checked`, which verifies the checksum (or says, in a
-logged line, that the file predates checksums) and raises :class:`ChecksumError` on a mismatch.
+results, each large numeric array compressed (:data:`COMPRESSION`); whatever reads any of these goes through
+:func:`read_checked`, which verifies the checksum (or says, in a logged line, that the file predates checksums) and
+raises :class:`ChecksumError` on a mismatch.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from ..run.config import RunConfig
 
 __all__ = [
     "CHECKSUM_ATTR",
+    "COMPRESSION",
+    "COMPRESSED_BYTES",
     "ChecksumError",
     "run_path",
     "checkpoint_path",
@@ -49,9 +52,13 @@ log = logging.getLogger(__name__)
 #: The attribute of every file :func:`write_run` writes that holds the sha256 of its content (:func:`content_digest`).
 CHECKSUM_ATTR = "content_sha256"
 
-#: The HDF5 filters of every numeric array :func:`write_run` writes: byte shuffle and zlib level 4. A sweep's combined
-#: file is a dense grid over every factor of its design, mostly missing cells, which these store in a few bytes.
+#: The HDF5 filters of every numeric array of at least :data:`COMPRESSED_BYTES` that :func:`write_run` writes: byte
+#: shuffle and zlib level 4. A sweep's combined file is a dense grid over every factor of its design, mostly missing
+#: cells, which these store in a few bytes.
 COMPRESSION = {"zlib": True, "complevel": 4, "shuffle": True}
+#: Smaller arrays are stored contiguous, unfiltered: a chunked array's index costs about 1 kB, more than zlib saves on
+#: a run's per-epoch curves (a run's file would double).
+COMPRESSED_BYTES = 4096
 
 
 class ChecksumError(ValueError):
@@ -127,9 +134,13 @@ def _netcdf_bytes(ds: xr.Dataset) -> bytes:
 
 
 def _compressed_encoding(ds: xr.Dataset) -> dict[str, dict[str, Any]]:
-    """:data:`COMPRESSION` for every numeric data variable of ``ds`` with at least one dimension. It replaces the
-    encoding a variable brought from the file it was read from, so equal content gives equal bytes."""
-    return {str(name): dict(COMPRESSION) for name, var in ds.data_vars.items() if var.ndim and var.dtype.kind in "fiub"}
+    """The encoding of every variable of ``ds``: :data:`COMPRESSION` for a numeric array of at least
+    :data:`COMPRESSED_BYTES`, xarray's defaults for the rest. It replaces whatever encoding a variable brought from the
+    file it was read from, so equal content gives equal bytes."""
+    return {
+        str(name): dict(COMPRESSION) if var.ndim and var.dtype.kind in "fiub" and var.nbytes >= COMPRESSED_BYTES else {}
+        for name, var in ds.variables.items()
+    }
 
 
 def _plain_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
