@@ -115,6 +115,17 @@ def test_the_contrast_null_is_every_swap_of_the_centred_cells():
     assert test.p_value == pytest.approx(np.mean(null >= test.observed - 1e-9))
 
 
+@pytest.mark.parametrize("c", [8.5, -3.0, 19.0])
+def test_a_constant_on_every_accuracy_leaves_a_tied_contrasts_p_value_alone(c):
+    """Found by the judges' invariants: scipy's tie tolerance is relative to the observed statistic, so the rounding
+    that a constant leaves in the centred cells (about 1e-13 pp) turned ties into misses (p 0.539 against 0.547
+    here). A permutation within :data:`~initmem.study.statistics.nulls.TIE` of the observed statistic is a hit."""
+    a = np.array([[64.0, 45.5, 10.5], [15.0, 64.5, 65.5], [56.0, 28.0, 63.0]])
+    b = np.array([[18.5, 60.0, 56.0], [38.5, 27.5, 68.0], [24.5, 22.5, 60.5]])
+    before, after = nulls.contrast_null(a, b), nulls.contrast_null(a + c, b + c)
+    assert after.p_value == before.p_value == pytest.approx(0.546875)  # 280 of the 512 swaps reach the observed
+
+
 def test_a_contrast_of_one_seed_has_its_four_swaps_and_of_one_cell_none():
     # swapping neither cell: 20; both: -20; one: each condition's spread is 10, so 0 twice: p = 1/4
     test = nulls.contrast_null(np.array([[60.0], [40.0]]), np.array([[50.0], [50.0]]))

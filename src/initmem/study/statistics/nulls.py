@@ -7,7 +7,8 @@
 
 The p-value is one-sided (larger). The null is enumerated exactly up to :data:`MAX_EXACT` permutations (a contrast
 up to :data:`MAX_EXACT_SWAPS` swaps), else drawn :data:`N_RESAMPLES` times with the seed :data:`NULL_SEED`
-(p = (hits + 1) / (draws + 1)); :attr:`NullTest.smallest_p` is the smallest p the design can give at all. Arrays are
+(p = (hits + 1) / (draws + 1)); a permutation within :data:`TIE` of the observed statistic is a hit;
+:attr:`NullTest.smallest_p` is the smallest p the design can give at all. Arrays are
 ``(n_sigma, n_seeds)`` (accuracies in percent); seeds with a missing value (a diverged run) are dropped first. The
 ledger's page ("How a claim is judged") says why every effect is set against its null.
 """
@@ -28,6 +29,7 @@ __all__ = [
     "MAX_EXACT_SWAPS",
     "N_RESAMPLES",
     "NULL_SEED",
+    "TIE",
     "NullTest",
     "raw_spread",
     "spread_null",
@@ -44,6 +46,9 @@ MAX_EXACT_SWAPS = 4_096
 N_RESAMPLES = 10_000
 #: The seed of those draws (every null in the book is reproducible).
 NULL_SEED = 20260529
+#: Two statistics closer than this (in the statistic's units) are a tie. Rounding moves a statistic of centred
+#: accuracies by about 1e-13 when a constant is added to every accuracy; a tie must not turn on that.
+TIE = 1e-9
 
 
 @dataclass(frozen=True)
@@ -118,15 +123,16 @@ def _run(data: tuple[np.ndarray, ...], statistic: Callable, count: float, cap: i
         rng=np.random.default_rng(NULL_SEED),
     )
     null = np.asarray(result.null_distribution, dtype=float)
+    observed = float(result.statistic)
+    hits = int(np.sum(null >= observed - TIE))  # scipy's own tie tolerance is relative to the statistic: too tight
+    p_value = hits / null.size if exact else (hits + 1) / (null.size + 1)
     top = null.max() if null.size else math.nan
     # the smallest attainable p: exact, the share of permutations that reach the largest null value; random, one
     # hit among the draws (and never below the exact bound 1 / count)
-    smallest = (
-        float(np.mean(null >= top - 1e-12 * max(1.0, abs(top)))) if exact else max(1.0 / (N_RESAMPLES + 1), 1.0 / count)
-    )
+    smallest = float(np.mean(null >= top - TIE)) if exact else max(1.0 / (N_RESAMPLES + 1), 1.0 / count)
     return NullTest(
-        float(result.statistic),
-        float(result.pvalue),
+        observed,
+        p_value,
         float(null.mean()),
         float(np.percentile(null, 95)),
         int(null.size),
