@@ -144,7 +144,7 @@ if note(design_path).is_file():
     declaration = preregistration.declared(design_path)
     early = preregistration.undeclared_runs(origin.created, declaration)
     declared_at = (
-        f"declared at commit {declaration.commit[:7]} ({declaration.date:%Y-%m-%d %H:%M} UTC)"
+        f"declared at commit {declaration.when}"
         if declaration
         else "its declaration's commit is not in this checkout's history"
     )
@@ -165,7 +165,7 @@ if note(design_path).is_file():
         + "".join(
             f"Its {a.record['amends'].replace('_', ' ')} was amended ({a.name}, in full under 'How each rung is read') "
             + (
-                f"at commit {a.declaration.commit[:7]} ({a.declaration.date:%Y-%m-%d %H:%M} UTC)"
+                f"at commit {a.declaration.when}"
                 if a.declaration
                 else "in a record not committed in this checkout's history"
             )

@@ -357,6 +357,15 @@ def test_a_design_is_declared_by_the_oldest_commit_holding_its_present_content(t
     assert preregistration.undeclared_runs(["2999-01-01T00:00:00+00:00"], None) == 1
 
 
+def _committed_run_times() -> list[str]:
+    """The ``created`` time of every committed ladder run (ISO 8601)."""
+    created = []
+    for path in sorted((DESIGN.parent / "runs").glob("*.nc")):
+        with xr.open_dataset(path, engine="h5netcdf") as run:
+            created.append(run.attrs["created"])
+    return created
+
+
 def test_an_amendment_is_its_own_record_declared_by_its_own_commit(tmp_path):
     git(tmp_path, "init", "-q")
     design = tmp_path / "design.json"
@@ -391,10 +400,7 @@ def test_every_ladder_run_older_than_an_amendment_is_flagged_on_the_committed_pa
 
     page = nbformat.read(ROOT / "book" / "generated" / "11_scale_ladder.ipynb", as_version=4)
     shown = json.dumps([cell.get("outputs", []) for cell in page.cells], ensure_ascii=False)
-    created = []
-    for path in sorted((DESIGN.parent / "runs").glob("*.nc")):
-        with xr.open_dataset(path, engine="h5netcdf") as run:
-            created.append(run.attrs["created"])
+    created = _committed_run_times()
     for amendment in preregistration.amendments(DESIGN):
         assert amendment.declaration is not None, f"{amendment.name}: not committed as it is"
         older = preregistration.undeclared_runs(created, amendment.declaration)
@@ -405,13 +411,9 @@ def test_every_ladder_run_older_than_an_amendment_is_flagged_on_the_committed_pa
 
 @pytest.mark.skipif(not full_history(), reason="no full git history here (a shallow clone or no git)")
 def test_no_committed_ladder_run_is_older_than_the_declaration_of_the_rule_that_judges_it():
-    runs = sorted((DESIGN.parent / "runs").glob("*.nc"))
     declaration = preregistration.declared(DESIGN)
     assert declaration is not None, "the design record is not committed as it is"
-    created = []
-    for path in runs:
-        with xr.open_dataset(path, engine="h5netcdf") as run:
-            created.append(run.attrs["created"])
+    created = _committed_run_times()
     assert created and preregistration.undeclared_runs(created, declaration) == 0
 
 

@@ -147,6 +147,11 @@ class Declaration:
     commit: str
     date: _dt.datetime
 
+    @property
+    def when(self) -> str:
+        """``"1a2b3c4 (2026-12-07 00:12 UTC)"``: the short commit and its time, as pages print a declaration."""
+        return f"{self.commit[:7]} ({self.date:%Y-%m-%d %H:%M} UTC)"
+
 
 def _git(root: Path, *args: str) -> str:
     return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout.strip()
@@ -209,7 +214,11 @@ def amendments(design_path: str | Path) -> list[Amendment]:
 
 def write_amendment(design_path: str | Path, name: str, record: Mapping[str, Any]) -> Path:
     """Write ``record`` as the amendment ``name`` of the design at ``design_path``; committing it declares it."""
-    path = Path(design_path).parent / AMENDMENTS_DIR / f"{name}.json"
+    return _write_record(Path(design_path).parent / AMENDMENTS_DIR / f"{name}.json", record)
+
+
+def _write_record(path: Path, record: Mapping[str, Any]) -> Path:
+    """Write a declared record as JSON (sorted keys, one line per key), creating its folder."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(dict(record), indent=1, ensure_ascii=False, sort_keys=True) + "\n")
     return path
@@ -234,10 +243,7 @@ def rule_path(results_dir: str | Path, claim: str) -> Path:
 
 def declare_rule(results_dir: str | Path, claim: str) -> Path:
     """Write ``claim``'s :func:`rule_record` to its :func:`rule_path` (JSON); committing it declares the rule."""
-    path = rule_path(results_dir, claim)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(rule_record(claim), indent=1, ensure_ascii=False, sort_keys=True) + "\n")
-    return path
+    return _write_record(rule_path(results_dir, claim), rule_record(claim))
 
 
 @dataclass(frozen=True)
@@ -265,7 +271,7 @@ class RuleStatus:
         elif self.declaration is None:
             when = "its declaration is not committed in this checkout's history"
         else:
-            when = f"declared at {self.declaration.commit[:7]} ({self.declaration.date:%Y-%m-%d %H:%M} UTC)"
+            when = f"declared at {self.declaration.when}"
         if not self.created:
             return f"{when}; no runs"
         runs = f"{len(self.created)} runs, {self.created[0][:10]} to {self.created[-1][:10]}"
