@@ -22,9 +22,11 @@ pdf: book tex
 # Two pytest-xdist workers (one per core), a test file to a worker (its module fixtures, the book build and the notebooks'
 # smoke run, are built once), handed out in collection order: tests/conftest.py collects the longest files first (no
 # reorder by test count), so that the short ones fill in around them. The 15 slowest tests are listed at the end.
+# make test draws hypothesis's examples as a fixed function of each test (the "ci" profile of tests/conftest.py), so
+# that its verdict repeats; make test-fast draws new ones each time, to find new counterexamples.
 XDIST := -n 2 --dist loadfile --no-loadscope-reorder
 test: $(STAMP) browser slurm
-	$(BIN)/python -m pytest $(XDIST) --durations=15
+	$(BIN)/python -m pytest $(XDIST) --hypothesis-profile=ci --durations=15
 
 # Executes nothing: exit 0 when every committed page of book/generated is current, else 1 naming each stale page and
 # what changed (tests/test_book_check.py checks the same under make test).

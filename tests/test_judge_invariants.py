@@ -248,3 +248,15 @@ def test_a_missing_run_leaves_c7_judged():
     row = claims.claim_rows(results, ["C7"])[0]
     assert "lacks what the rule needs" not in row.verdict.reason and row.null.has_null, row.verdict.reason
     assert row.null.permutations == 2 ** (3 * 3)  # 3 sigma_w x the 3 complete seeds, every swap (exact)
+
+
+def test_make_test_draws_a_fixed_set_of_examples():
+    """`make test` (what CI runs) loads the "ci" profile: examples derived from each test, no example database, so
+    its verdict repeats on every machine; `make test-fast` keeps drawing new ones."""
+    from pathlib import Path
+
+    profile = settings.get_profile("ci")
+    assert profile.derandomize and profile.database is None
+    makefile = (Path(__file__).resolve().parents[1] / "Makefile").read_text()
+    assert "--hypothesis-profile=ci" in makefile.split("\ntest:")[1].split("\n\n")[0]
+    assert "--hypothesis-profile" not in makefile.split("\ntest-fast:")[1].split("\n\n")[0]
