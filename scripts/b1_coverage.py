@@ -3,7 +3,8 @@ committed phase diagram: results/<preset>/b1_coverage.nc, read by chapter 10 and
 
 Usage: python scripts/b1_coverage.py [PRESET] [--reps N] [--seeds 10,20]
 
-Run it again when the committed runs of chapter 10 change; it writes the file with its provenance (commit, date).
+Run it again when the committed runs of chapter 10 change; it writes the file through the results writer
+(initmem.sweeps.store.write_run: atomic, with a checksum) with its provenance (commit, date).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import xarray as xr
 
 from initmem.base.paths import git_commit
 from initmem.study.verdicts import boundary_coverage
+from initmem.sweeps.store import write_run
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The true boundaries simulated: the band's lower edge, T5's prediction and the record's first reading.
@@ -36,7 +38,7 @@ def main(preset: str, reps: int, seeds: list[int]) -> None:
         record=f"results/{preset}/10_phase_diagram.nc",
     )
     out = folder / "b1_coverage.nc"
-    ds.to_netcdf(out, engine="h5netcdf")
+    write_run(ds, out)
     print(ds[["coverage", "in_size", "median_width"]].to_dataframe().round(3))
     print(power.to_series().round(3))
     print(f"wrote {out}")

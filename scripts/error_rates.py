@@ -2,8 +2,9 @@
 
 Usage: python scripts/error_rates.py [--reps 2000] [--seed 0] [--draws 1000] [--out results/cpu/error_rates.nc]
 
-Writes a small netCDF (rates per design x noise sd, shares in [0, 1]) with its provenance in the attributes (commit,
-UTC date, replicates, permutation draws, seed) and prints the table the ledger page shows
+Writes a small netCDF (rates per design x noise sd, shares in [0, 1]) through the results writer
+(:func:`initmem.sweeps.store.write_run`: atomic, with a checksum) with its provenance in the attributes (commit, UTC
+time created, the script, replicates, permutation draws, seed) and prints the table the ledger page shows
 (:func:`initmem.study.verdicts.error_rates.rates_table`).
 """
 
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from initmem.base.paths import git_commit
 from initmem.study.verdicts.error_rates import error_rates, rates_table
+from initmem.sweeps.store import write_run
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -25,9 +27,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, default=Path("results/cpu/error_rates.nc"), help="netCDF to write")
     args = parser.parse_args(argv)
     ds = error_rates(reps=args.reps, seed=args.seed, draws=args.draws)
-    ds.attrs.update(commit=git_commit(), date=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"))
+    ds.attrs.update(
+        commit=git_commit(),
+        created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        script="scripts/error_rates.py",
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    ds.to_netcdf(args.out)
+    write_run(ds, args.out)
     print(rates_table(ds))
 
 

@@ -3,8 +3,8 @@ results/<preset>/row_power.nc (initmem.study.verdicts.row_power), read by the le
 
 Usage: python scripts/row_power.py [PRESET] [--reps N] [--seeds 10,20]
 
-Run it again when the committed runs of an experiment the ledger judges change; it writes the file with its
-provenance (commit, date).
+Run it again when the committed runs of an experiment the ledger judges change; it writes the file through the
+results writer (initmem.sweeps.store.write_run: atomic, with a checksum) with its provenance (commit, date).
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from initmem.base.paths import git_commit
 from initmem.study.costs.results import load_results
 from initmem.study.design import presets
 from initmem.study.verdicts import claims, row_power
+from initmem.sweeps.store import write_run
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,7 +35,7 @@ def main(preset: str, reps: int, seeds: list[int]) -> None:
         script="scripts/row_power.py",
     )
     out = folder / "row_power.nc"
-    ds.to_netcdf(out, engine="h5netcdf")
+    write_run(ds, out)
     for row, cols in row_power.power_columns(ds).items():
         print(f"{row}: {cols['power']}; seeds for 80 %: {cols['seeds for 80 %']}")
     print(f"wrote {out}")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -120,3 +121,17 @@ def test_a_file_that_predates_checksums_is_read_with_a_logged_line(tmp_path, cap
     with pytest.raises(ChecksumError, match="it has no checksum"):
         read_checked(old, require_checksum=True)
     assert load_run(old) is None and not old.exists()  # a cached run must have one: set aside, trained again
+
+
+def test_the_results_writer_is_the_only_writer_of_netcdf():
+    """Every netCDF the package, its scripts and its benchmarks write goes through write_run (atomic, checksummed,
+    compressed as the record is, encoded in memory with h5netcdf): no module calls ``to_netcdf``, and only the store
+    opens an h5netcdf file for writing."""
+    root = Path(__file__).resolve().parents[1]
+    writers = [
+        path.relative_to(root).as_posix()
+        for folder in ("src", "scripts", "benchmarks")
+        for path in sorted((root / folder).rglob("*.py"))
+        if ".to_netcdf(" in (text := path.read_text()) or "h5netcdf.File(" in text
+    ]
+    assert writers == ["src/initmem/sweeps/store.py"]
