@@ -462,3 +462,34 @@ def test_the_gpu_rungs_design_is_declared_as_the_one_shot_would_train_it():
     keys = ("conditions", "sigma_ws", "seeds", "train_size", "epochs", "widths", "fixed", "predictor", "size_rule")
     assert {k: committed[k] for k in keys} == {k: now[k] for k in keys}
     assert all(0 <= p <= 1 for by in committed["power_in_band"].values() for p in by.values())
+
+
+def test_the_ladders_specs_checkpoint_every_run_without_changing_a_hash(tmp_path):
+    """scripts/ladder_specs.py, with its default and with --checkpoint-every 0, on the committed design: one spec a
+    rung, the first rung and rung k in spec k, seeds first; the default's every run checkpoints every 2 epochs, and
+    both give the same run hashes (checkpoints are an execution setting), which the committed runs of each trained
+    rung carry."""
+    import importlib.util
+
+    script = ROOT / "scripts" / "ladder_specs.py"
+    loaded = importlib.util.spec_from_file_location("ladder_specs_script", script)
+    module = importlib.util.module_from_spec(loaded)
+    loaded.loader.exec_module(module)
+    module.main(tmp_path / "every2", DESIGN)
+    module.main(tmp_path / "none", DESIGN, checkpoint_every=0)
+    design = preregistration.read_design(DESIGN)
+    committed = {path.stem for path in (DESIGN.parent / "runs").glob("*.nc")}
+    for k, rung in enumerate(design["rungs"], start=1):
+        every2, none = (json.loads((tmp_path / d / f"rung{k}.json").read_text())["spec"] for d in ("every2", "none"))
+        assert next(iter(every2["grid"])) == "seed"
+        configs = [c for _, c in SweepSpec.from_dict(every2).configs()]
+        assert {c.checkpoint_every for c in configs} == {2}
+        assert {c.checkpoint_every for _, c in SweepSpec.from_dict(none).configs()} == {0}
+        hashes = [c.hash() for c in configs]
+        assert hashes == [c.hash() for _, c in SweepSpec.from_dict(none).configs()]
+        assert {(c.width, c.train_size, c.epochs) for c in configs} == {
+            tuple(design["rungs"][0][f] for f in ("width", "train_size", "epochs")),
+            tuple(rung[f] for f in ("width", "train_size", "epochs")),
+        }
+        if k <= e11_scale_ladder.TRAINED_RUNGS:
+            assert set(hashes) <= committed, f"rung {k}"
