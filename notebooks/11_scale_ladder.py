@@ -144,9 +144,9 @@ if note(design_path).is_file():
     declaration = preregistration.declared(design_path)
     early = preregistration.undeclared_runs(origin.created, declaration)
     declared_at = (
-        f"declared at commit {declaration.when}"
+        f"was declared at commit {declaration.when}"
         if declaration
-        else "its declaration's commit is not in this checkout's history"
+        else "is not in this checkout's history as it is now, so its declaration cannot be dated"
     )
     held = {(r.width, r.train_size, r.epochs) for r in climbed}
     missing = [r for r in design["rungs"] if (r["width"], r["train_size"], r["epochs"]) not in held]
@@ -154,23 +154,28 @@ if note(design_path).is_file():
     overruns = " and ".join([", ".join(ratios[:-1]), ratios[-1]] if len(ratios) > 1 else ratios)
     cpus = ", ".join(f"{m} ({n} runs)" for m, n in origin.cpu_models.items())
     declared = (
-        f"The design ({design_path.relative_to(runs_dir.parents[3])}) was {declared_at}; its runs were trained by "
+        f"The design ({design_path.relative_to(runs_dir.parents[3])}) {declared_at}; its runs were trained by "
         f"commit {', '.join(c[:7] for c in origin.commits)} from {origin.first[:16]} to {origin.last[:16]} UTC on "
         f"{cpus}. "
         + (
-            f"{early} runs are older than the declaration: their rule was not declared before their data. "
+            (
+                f"{early} runs are older than the declaration: their rule was not declared before their data. "
+                if declaration
+                else f"None of its {early} runs can be shown to be younger than it. "
+            )
             if early
             else "No run is older than the declaration. "
         )
         + "".join(
             f"Its {a.record['amends'].replace('_', ' ')} was amended ({a.name}, in full under 'How each rung is read') "
             + (
-                f"at commit {a.declaration.when}"
+                f"at commit {a.declaration.when}: {preregistration.undeclared_runs(origin.created, a.declaration)} "
+                "runs are older than the amendment, so their shifts' reading under it was not declared before their "
+                "data. "
                 if a.declaration
-                else "in a record not committed in this checkout's history"
+                else "in a record not in this checkout's history as it is now, so no run can be shown to be younger "
+                "than it. "
             )
-            + f": {preregistration.undeclared_runs(origin.created, a.declaration)} runs are older than the "
-            "amendment, so their shifts' reading under it was not declared before their data. "
             for a in amended
         )
         + (
