@@ -62,7 +62,7 @@ from myst_nb import glue
 from initmem.base.numbers import decimal, typeset
 from initmem.base.reads import note
 from initmem.book import page
-from initmem.study.costs import costs
+from initmem.study.costs import costs, reuse
 from initmem.study.design.layout import results_paths
 from initmem.study.design.registry import experiment_spec
 from initmem.study.presentation.plots.ladder import spread_ladder
@@ -74,8 +74,12 @@ from initmem.sweeps.spec import SweepSpec
 ds, p, source, _ = page.open_experiment("11_scale_ladder", globals())
 runs_dir, _ = results_paths(results_dir, preset, "11_scale_ladder")
 origin, rung_cpus = ladder.runs_origin(ds, runs_dir)
-# the design record declared before the runs, and the rules amended since (each its own record and commit)
+# the design record declared before the runs (an exploration without one of its own is read by the record's: the
+# chapter's declared rules), and the rules amended since (each its own record and commit)
+record = reuse.record_dir()
 design_path = runs_dir.parent / "design.json"
+if not note(design_path).is_file() and record is not None:
+    design_path = results_paths(record, preset, "11_scale_ladder")[0].parent / "design.json"
 amended = preregistration.amendments(design_path)
 climbed = ladder.rungs(ds, rung_cpus, shift_premise=ladder.SHIFT_PREMISE in {a.name for a in amended})
 trends = {c: t for c in ladder.CONDITIONS if (t := ladder.trend(ds, climbed, c)) is not None}
@@ -143,6 +147,11 @@ if note(design_path).is_file():
     design = preregistration.read_design(design_path)
     declaration = preregistration.declared(design_path)
     early = preregistration.undeclared_runs(origin.created, declaration)
+    shown_design = (
+        design_path.relative_to(runs_dir.parents[3])
+        if design_path.is_relative_to(runs_dir.parents[3])
+        else f"the record's {design_path.relative_to(record.parent)}"
+    )
     declared_at = (
         f"was declared at commit {declaration.when}"
         if declaration
@@ -154,7 +163,7 @@ if note(design_path).is_file():
     overruns = " and ".join([", ".join(ratios[:-1]), ratios[-1]] if len(ratios) > 1 else ratios)
     cpus = ", ".join(f"{m} ({n} runs)" for m, n in origin.cpu_models.items())
     declared = (
-        f"The design ({design_path.relative_to(runs_dir.parents[3])}) {declared_at}; its runs were trained by "
+        f"The design ({shown_design}) {declared_at}; its runs were trained by "
         f"commit {', '.join(c[:7] for c in origin.commits)} from {origin.first[:16]} to {origin.last[:16]} UTC on "
         f"{cpus}. "
         + (

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import xarray as xr
@@ -91,10 +92,33 @@ def test_an_exploration_reuses_every_store_of_the_record_and_the_record_its_othe
     (record / "cpu" / "11_y" / "runs").mkdir(parents=True)
     (record / "cpu" / "notes").mkdir()  # not a run store
     both = [record / "cpu" / "01_x" / "runs", record / "cpu" / "11_y" / "runs"]
-    assert reuse.record_stores(tmp_path / "explore", "cpu", record, own="11_y") == both
+    assert reuse.record_stores(tmp_path / "explore", "cpu", record) == both
+    assert reuse.record_stores(tmp_path / "explore", "cpu", record, own="01_x") == both
+    assert reuse.record_stores(tmp_path / "explore", "cpu", record, own="11_y") == both[::-1]  # its own first
     assert reuse.record_stores(record, "cpu", record, own="11_y") == both[:1]  # the record: its other chapters'
     assert reuse.record_stores(record, "cpu", record, own="01_x") == both[1:]
     assert reuse.record_stores(tmp_path / "explore", "smoke", record) == []  # another preset's runs are not there
+
+
+def test_an_exploration_reads_a_run_both_chapters_hold_from_its_own_chapters_record(tmp_path, monkeypatch):
+    """The same run (hash ``abc``) committed by 01_x and by 11_y from different commits, as 01's and the ladder's
+    first rung are: an exploration of 11_y reads 11_y's file, for its numbers (the sweep's reuse) and for its
+    provenance (run_attributes), and an exploration of 01_x reads 01_x's."""
+    record = tmp_path / "results"
+    for name, commit in (("01_x", "one"), ("11_y", "eleven")):
+        write_run(
+            xr.Dataset({"acc": ((), 50.0 + len(commit))}, attrs={"git_commit": commit}),
+            record / "cpu" / name / "runs" / "abc.nc",
+        )
+    monkeypatch.setattr(reuse, "record_dir", lambda root=None: record)
+    job = SimpleNamespace(path=Path("anywhere/abc.nc"))  # reusable reads only the file's name
+    for name, commit in (("01_x", "one"), ("11_y", "eleven")):
+        stores = reuse.record_stores(tmp_path / "explore", "cpu", own=name)
+        assert driver.reusable(job, stores) == record / "cpu" / name / "runs" / "abc.nc"
+        runs_dir = tmp_path / "explore" / "cpu" / name / "runs"
+        ds = xr.Dataset({"run_hash": (("seed",), ["abc"])})
+        ((point, attrs),) = list(results.run_attributes(ds, runs_dir))
+        assert point == {"seed": 0} and attrs["git_commit"] == commit
 
 
 @pytest.mark.skipif(not (ROOT / "results" / "cpu" / "01_optimizers" / "runs").is_dir(), reason="no committed record")

@@ -266,14 +266,19 @@ def read_if_present(path: str | os.PathLike) -> xr.Dataset | None:
 
 def run_attributes(ds: xr.Dataset, runs_dir: str | os.PathLike) -> Iterator[tuple[dict[str, int], dict[str, Any]]]:
     """For each run a combined Dataset holds (its ``run_hash`` -> ``<hash>.nc`` in ``runs_dir``, else in the store it
-    was reused from: another experiment's of the same preset folder, or the committed record's,
-    :func:`initmem.study.costs.reuse.record_stores`; a run in none is left out), its attributes read with h5py (some 70
+    was reused from: another experiment's of the same preset folder, or the committed record's, the experiment's own
+    first, :func:`initmem.study.costs.reuse.record_stores`; a run in none is left out), its attributes read with h5py (some 70
     times faster than xarray): its position (dimension -> index into ``ds["run_hash"]``) and its attributes
     (``git_commit``, ``cpu_model``, ``created``, ...). ``runs_dir`` is ``<results>/<preset>/<experiment>/runs``."""
     import h5py
 
     preset_dir = Path(runs_dir).parent.parent
-    stores = [Path(runs_dir), *sorted(preset_dir.glob("*/runs")), *record_stores(preset_dir.parent, preset_dir.name)]
+    own = Path(runs_dir).parent.name  # its own experiment's stores first, as the sweep searched them
+    stores = [
+        Path(runs_dir),
+        *sorted(preset_dir.glob("*/runs"), key=lambda p: (p.parent.name != own, p)),
+        *record_stores(preset_dir.parent, preset_dir.name, own=own),
+    ]
     hashes = ds["run_hash"]
     for index in np.ndindex(hashes.shape):
         value = hashes.values[index]

@@ -50,18 +50,20 @@ def record_stores(
     results_dir: str | os.PathLike, preset: str, record: str | os.PathLike | None = None, own: str | None = None
 ) -> list[Path]:
     """The committed run stores (``<record>/<preset>/*/runs``, every experiment's: runs shared between experiments
-    count too) that a sweep whose results go to ``results_dir`` may reuse. The record itself reuses the *other*
-    experiments' stores, those of experiments other than ``own`` (the experiment whose sweep this is): a chapter whose
-    runs are another's, as chapter 11's first rung is 01's runs, reads them rather than training them again. Empty
-    when there is no record or fresh runs are asked for (:func:`initmem.base.paths.fresh_runs`, ``initmem
-    experiments --fresh``). ``record``: the record's results folder (default: :func:`record_dir`)."""
+    count too) that a sweep whose results go to ``results_dir`` may reuse, in the order they are searched. The record
+    itself reuses the *other* experiments' stores, those of experiments other than ``own`` (the experiment whose sweep
+    this is): a chapter whose runs are another's, as chapter 11's first rung is 01's runs, reads them rather than
+    training them again. An exploration searches ``own``'s store first: two experiments may hold a run of the same
+    hash trained by different commits or machines (the machine is recorded, not hashed), and an exploration reads its
+    own chapter's. Empty when there is no record or fresh runs are asked for (:func:`initmem.base.paths.fresh_runs`,
+    ``initmem experiments --fresh``). ``record``: the record's results folder (default: :func:`record_dir`)."""
     record = Path(record) if record is not None else record_dir()
     if record is None or fresh_runs():
         return []
     stores = sorted(p for p in (record / preset).glob("*/runs") if p.is_dir())
     if resolve_results_dir(results_dir).resolve() == record.resolve():
         return [p for p in stores if p.parent.name != own]
-    return stores
+    return sorted(stores, key=lambda p: p.parent.name != own)  # stable: the others keep their order
 
 
 @dataclasses.dataclass(frozen=True)
