@@ -135,6 +135,12 @@ def _answer() -> str:
     )
 
 
+def _rule_name(a: preregistration.Amendment) -> str:
+    """The design's field an amendment changes, as a rule's name: "shift rule", "machine rule"."""
+    field = a.record["amends"].replace("_", " ")
+    return field if field.endswith("rule") else f"{field} rule"
+
+
 def _first_rung() -> tuple[int, int, int]:
     r = climbed[0]
     return r.width, r.train_size, r.epochs
@@ -176,11 +182,10 @@ if note(design_path).is_file():
             else "No run is older than the declaration. "
         )
         + "".join(
-            f"Its {a.record['amends'].replace('_', ' ')} was amended ({a.name}, in full under 'How each rung is read') "
+            f"Its {_rule_name(a)} was amended ({a.name}, in full under 'How each rung is read') "
             + (
                 f"at commit {a.declaration.when}: {preregistration.undeclared_runs(origin.created, a.declaration)} "
-                "runs are older than the amendment, so their shifts' reading under it was not declared before their "
-                "data. "
+                "runs are older than the amendment, which was not declared before their data. "
                 if a.declaration
                 else "in a record not in this checkout's history as it is now, so no run can be shown to be younger "
                 "than it. "
@@ -280,9 +285,9 @@ glue(
     typeset(
         "These rules were declared in the design record before the first run."
         + "".join(
-            f" One was amended after runs had begun ({a.name}; its commit and the runs older than it are given at "
-            f"the top of the page): {a.record['rule']}. Its reason: {a.record['why']}."
-            for a in amended
+            f" {'Another' if k else 'One'} was amended after runs had begun ({a.name}; its commit and the runs older "
+            f"than it are given at the top of the page): {a.record['rule']}. Its reason: {a.record['why']}."
+            for k, a in enumerate(amended)
         )
     ),
     display=False,

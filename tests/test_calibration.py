@@ -88,14 +88,9 @@ def test_bad_designs_say_what_is_allowed():
 
 
 def _script():
-    import importlib.util
-    from pathlib import Path
+    from repo_scripts import load_script
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / "critical_values.py"
-    spec = importlib.util.spec_from_file_location("critical_values_script", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/critical_values.py", "critical_values_script")
 
 
 def test_the_script_writes_the_simulations_values_with_their_provenance(tmp_path):

@@ -73,15 +73,10 @@ def test_the_verdicts_are_the_rules_own(monkeypatch):
 def test_the_script_writes_a_checksummed_file_with_its_provenance(tmp_path):
     """scripts/error_rates.py, at 2 replicates and 20 draws, writes through the results writer: the file reads back
     with its checksum, and records its commit, time and script beside the simulation's own settings."""
-    import importlib.util
-    from pathlib import Path
-
     from initmem.sweeps.store import read_checked
+    from repo_scripts import load_script
 
-    script = Path(__file__).resolve().parents[1] / "scripts" / "error_rates.py"
-    spec = importlib.util.spec_from_file_location("error_rates_script", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script("scripts/error_rates.py", "error_rates_script")
     module.main(["--reps", "2", "--draws", "20", "--seed", "3", "--out", str(tmp_path / "rates.nc")])
     ds = read_checked(tmp_path / "rates.nc", require_checksum=True)
     assert {k: int(ds.attrs[k]) for k in ("reps", "draws", "seed")} == {"reps": 2, "draws": 20, "seed": 3}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -13,15 +12,13 @@ from initmem.study import experiments
 from initmem.study.design import layout, presets, registry
 from initmem.study.experiments import DISCOVERED
 from initmem.study.verdicts import judges
+from repo_scripts import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def _preset_specs():
-    spec = importlib.util.spec_from_file_location("preset_specs", REPO / "scripts" / "preset_specs.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("scripts/preset_specs.py")
 
 
 def _package(root: Path, name: str, modules: dict[str, str]) -> None:

@@ -8,7 +8,6 @@ tested in tests/test_budget.py, the ladder's reading in tests/test_ladder.py.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import subprocess
@@ -22,21 +21,17 @@ import xarray as xr
 from initmem.study.design import presets
 from initmem.sweeps.budget import DeadlineExceeded, train_group
 from initmem.sweeps.store import CHECKSUM_ATTR, load_run
+from repo_scripts import load_script
 
 pytestmark = pytest.mark.slow  # the dry run of the one-shot GPU script (half a minute on 2 cores)
 
 REPO = Path(__file__).resolve().parents[1]
-SCRIPT = REPO / "benchmarks" / "gpu_oneshot.py"
 LADDER = presets.notebook_parameters("cpu", "11_scale_ladder")
 
 
 @pytest.fixture(scope="module")
 def oneshot():
-    spec = importlib.util.spec_from_file_location("gpu_oneshot", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["gpu_oneshot"] = module
-    spec.loader.exec_module(module)
-    yield module
+    yield load_script("benchmarks/gpu_oneshot.py")
     sys.modules.pop("gpu_oneshot", None)
 
 

@@ -18,6 +18,7 @@ from initmem.study.experiments import e11_scale_ladder
 from initmem.study.statistics.calibration import critical
 from initmem.study.verdicts import ladder, ledger, preregistration
 from initmem.sweeps.spec import SweepSpec
+from repo_scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[1]
 DESIGN = ROOT / "results" / "cpu" / "11_scale_ladder" / "design.json"
@@ -451,11 +452,7 @@ def test_the_gpu_rung_is_read_as_the_ladder_reads_a_rung_and_becomes_the_ledgers
 def test_the_gpu_rungs_design_is_declared_as_the_one_shot_would_train_it():
     """results/gpu/11_scale_ladder/design.json, committed before the rung's first run, holds what
     ``benchmarks/gpu_oneshot.py`` trains: its conditions, sigma_w, seeds, training images and epochs."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("gpu_oneshot", ROOT / "benchmarks" / "gpu_oneshot.py")
-    oneshot = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(oneshot)
+    oneshot = load_script("benchmarks/gpu_oneshot.py")
     args = oneshot.parse_args(["--declare", "--results-dir", str(ROOT / "results")])
     committed = preregistration.read_design(ROOT / "results" / oneshot.DESIGN)
     now = oneshot.design_record(args)
@@ -469,12 +466,7 @@ def test_the_ladders_specs_checkpoint_every_run_without_changing_a_hash(tmp_path
     rung, the first rung and rung k in spec k, seeds first; the default's every run checkpoints every 2 epochs, and
     both give the same run hashes (checkpoints are an execution setting), which the committed runs of each trained
     rung carry."""
-    import importlib.util
-
-    script = ROOT / "scripts" / "ladder_specs.py"
-    loaded = importlib.util.spec_from_file_location("ladder_specs_script", script)
-    module = importlib.util.module_from_spec(loaded)
-    loaded.loader.exec_module(module)
+    module = load_script("scripts/ladder_specs.py", "ladder_specs_script")
     module.main(tmp_path / "every2", DESIGN)
     module.main(tmp_path / "none", DESIGN, checkpoint_every=0)
     design = preregistration.read_design(DESIGN)
@@ -493,3 +485,39 @@ def test_the_ladders_specs_checkpoint_every_run_without_changing_a_hash(tmp_path
         }
         if k <= e11_scale_ladder.TRAINED_RUNGS:
             assert set(hashes) <= committed, f"rung {k}"
+
+
+def test_the_committed_machine_control_is_the_one_the_ladder_declares():
+    (amendment,) = [a for a in preregistration.amendments(DESIGN) if a.name == ladder.MACHINE_CONTROL]
+    assert amendment.record == ladder.MACHINE_CONTROL_RULE, (
+        "the machine control changed since it was declared: write it again (preregistration.write_amendment) and "
+        "commit it before its runs"
+    )
+
+
+@pytest.mark.skipif(not full_history(), reason="needs the checkout's full git history (a shallow clone has none)")
+def test_the_control_spec_trains_the_declared_runs_of_the_first_rung_with_their_committed_hashes(tmp_path):
+    """scripts/ladder_specs.py --control: seed 0's low-lr SGD and Adam at both sigma_w of the first rung (4 runs),
+    the hashes of the first rung's committed runs (so that a control's copy is compared with the same run)."""
+    module = load_script("scripts/ladder_specs.py", "ladder_specs_script")
+    spec = json.loads(module.control(tmp_path, DESIGN).read_text())["spec"]
+    configs = [c for _, c in SweepSpec.from_dict(spec).configs()]
+    assert sorted((c.optimizer, c.lr, c.sigma_w, c.seed) for c in configs) == [
+        ("adam", 0.008, 0.1, 0),
+        ("adam", 0.008, 2.5, 0),
+        ("sgd", 0.02, 0.1, 0),
+        ("sgd", 0.02, 2.5, 0),
+    ]
+    assert {(c.width, c.train_size, c.epochs, c.checkpoint_every) for c in configs} == {(8, 5000, 40, 2)}
+    committed = {path.stem for path in (DESIGN.parent / "runs").glob("*.nc")}
+    assert {c.hash() for c in configs} <= committed
+
+
+def test_the_control_spec_refuses_a_control_not_committed_before_its_runs(tmp_path):
+    module = load_script("scripts/ladder_specs.py", "ladder_specs_script")
+    design = tmp_path / "design.json"  # a copy outside any git history: its amendment is not declared
+    design.write_text(DESIGN.read_text())
+    preregistration.write_amendment(design, ladder.MACHINE_CONTROL, ladder.MACHINE_CONTROL_RULE)
+    with pytest.raises(ValueError, match="--control: the amendment machine_control must be committed"):
+        module.control(tmp_path / "specs", design)
+    assert not (tmp_path / "specs").exists()

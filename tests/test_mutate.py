@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import ast
-import importlib.util
-import sys
 from collections import Counter
 from pathlib import Path
+
+from repo_scripts import load_script
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = '''
@@ -25,16 +25,12 @@ def judge(values, other):
 '''
 
 
-def _mutate_module(monkeypatch):
-    spec = importlib.util.spec_from_file_location("mutate", REPO / "scripts" / "mutate.py")
-    module = importlib.util.module_from_spec(spec)
-    monkeypatch.setitem(sys.modules, "mutate", module)  # its dataclass looks itself up there
-    spec.loader.exec_module(module)
-    return module
+def _mutate_module():
+    return load_script("scripts/mutate.py")
 
 
 def test_each_operator_finds_its_sites_and_every_mutant_compiles(tmp_path, monkeypatch):
-    mutate = _mutate_module(monkeypatch)
+    mutate = _mutate_module()
     monkeypatch.setattr(mutate, "ROOT", tmp_path)  # mutants_of names the module relative to the repository
     path = tmp_path / "judge.py"
     path.write_text(SOURCE)
@@ -76,7 +72,7 @@ def rule(values, gap, n):
 
 
 def _kinds(tmp_path, monkeypatch, source):
-    mutate = _mutate_module(monkeypatch)
+    mutate = _mutate_module()
     monkeypatch.setattr(mutate, "ROOT", tmp_path)
     path = tmp_path / "rule.py"
     path.write_text(source)

@@ -107,6 +107,25 @@ SHIFT_PREMISE_RULE = {
     "why": "every row decides its premise and its predictor the same way: on the width 8, 20,000-image rung Adam's band "
     "read 'premise not met' (lowest final train accuracy 96.6 %) while its shift read 'towards the paper'",
 }
+#: The amendment that names the design's machine control (its ``machine`` rule: "two runs of the first rung are
+#: re-trained on each" CPU type): which runs, where they are kept, what the page prints.
+MACHINE_CONTROL = "machine_control"
+#: The folder, beside the ladder's ``runs/``, of the control's copies: ``controls/<cpu folder>/<run hash>.nc``
+#: (:func:`cpu_folder`).
+CONTROLS_DIR = "controls"
+#: What the amendment :data:`MACHINE_CONTROL` declares (its record, committed beside the design record).
+MACHINE_CONTROL_RULE = {
+    "amends": "machine",
+    "control": {"width": 8, "train_size": 5000, "epochs": 40, "seeds": [0], "conditions": ["sgd", "adam"]},
+    "rule": "the machine control is four runs of the first rung (seed 0, low-lr SGD and Adam, both sigma_w: one "
+    "seed's spread of each), re-trained from the design's commit on every CPU model the ladder's runs record other "
+    "than the first rung's, into controls/<CPU model>/; beside the shifts the page prints, for each such CPU, every "
+    "control run's change in test accuracy from the first rung's copy (final and selected predictor) and the change "
+    "in each condition's seed-0 spread, and says which rungs and seeds each CPU trained; no shift is adjusted",
+    "why": "rung 4's last 10 runs were trained on an AMD EPYC (AVX2), the ladder's other runs on an Intel Xeon "
+    "(AVX-512); the design names two control runs without saying which, and two runs of one optimizer give the "
+    "spread of one condition only",
+}
 
 
 def target(condition: str) -> tuple[float, tuple[float, float]]:
@@ -124,16 +143,20 @@ def as_ladder(ds: xr.Dataset) -> xr.Dataset:
 
 
 def condition_lrs(ds: xr.Dataset) -> dict[str, float]:
-    """Each condition of :data:`CONDITIONS` that ``ds`` holds -> its ``lr`` coordinate: SGD's lowest lr is
-    ``"sgd"``, a second SGD lr ``"larger lr"``, Adam's ``"adam"``."""
-    optimizer = ds["optimizer"].values
-    lrs = [float(v) for v in ds["lr"].values]
-    sgd = sorted(lr for lr, o in zip(lrs, optimizer) if o == "sgd")
+    """Each condition of :data:`CONDITIONS` that ``ds`` holds -> its ``lr`` coordinate (:func:`conditions_at`)."""
+    return conditions_at(ds["optimizer"].values, ds["lr"].values)
+
+
+def conditions_at(optimizers: Sequence[str], lrs: Sequence[float]) -> dict[str, float]:
+    """Each condition of :data:`CONDITIONS` among the paired ``optimizers`` and ``lrs`` (a sweep's conditions) -> its
+    learning rate: SGD's lowest lr is ``"sgd"``, a second SGD lr ``"larger lr"``, Adam's ``"adam"``."""
+    pairs = [(str(o), float(lr)) for o, lr in zip(optimizers, lrs)]
+    sgd = sorted(lr for o, lr in pairs if o == "sgd")
     out = {}
     if sgd:
         out["sgd"] = sgd[0]
-    if "adam" in optimizer:
-        out["adam"] = next(lr for lr, o in zip(lrs, optimizer) if o == "adam")
+    if any(o == "adam" for o, _ in pairs):
+        out["adam"] = next(lr for o, lr in pairs if o == "adam")
     if len(sgd) > 1:
         out["larger lr"] = sgd[-1]
     return out
