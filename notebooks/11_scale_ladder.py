@@ -66,7 +66,7 @@ from initmem.study.costs import costs, reuse
 from initmem.study.design.layout import results_paths
 from initmem.study.design.registry import experiment_spec
 from initmem.study.presentation.plots.ladder import spread_ladder
-from initmem.study.verdicts import ladder, preregistration
+from initmem.study.verdicts import ladder, machine_control, preregistration
 from initmem.sweeps.spec import SweepSpec
 
 # the figure style, the results at these parameters (None: the preset's), the line under every figure and
@@ -208,6 +208,17 @@ else:
     declared = f"No design was declared for the {preset} preset ({design_path.name} is absent)."
 glue("e11_declared", typeset(declared), display=False)
 
+# %% tags=["hide-input"]
+# which CPU trained which runs, and the machine control's copies (the record's where an exploration has none)
+controls_dir = runs_dir.parent / machine_control.CONTROLS_DIR
+if not controls_dir.is_dir() and record is not None:
+    controls_dir = design_path.parent / machine_control.CONTROLS_DIR
+placed = machine_control.placed_runs(ds, origin.cpu_of)
+where = machine_control.where_trained(placed, {(r.width, r.train_size, r.epochs): _rung(r) for r in climbed})
+effects = machine_control.machine_effects(ds, machine_control.read_copies(controls_dir), placed)
+machines = machine_control.effect_text(effects, where, rung_cpus.get(_first_rung(), ()))
+glue("e11_machine", typeset(machines), display=False)
+
 # %% [markdown]
 # ## The spread on every rung
 
@@ -216,6 +227,9 @@ page.figure(spread_ladder(climbed, ds, trends), "e11_fig_ladder", source)
 
 # %% tags=["hide-input"]
 page.table(ladder.ladder_frame(climbed), "e11_table")
+
+# %% [markdown]
+# {glue:text}`e11_machine`
 
 # %% [markdown]
 # ## The trend, extrapolated

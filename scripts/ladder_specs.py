@@ -16,9 +16,9 @@ commit:
         nohup bash scripts/run_preset.sh cpu d508401 > ladder.log 2>&1 &
 
 ``--control`` writes instead ``control.json``: the machine control's runs, as its committed amendment
-(``initmem.study.verdicts.ladder.MACHINE_CONTROL``) names them, to re-train on a CPU model the first rung was not
+(``initmem.study.verdicts.machine_control.MACHINE_CONTROL``) names them, to re-train on a CPU model the first rung was not
 trained on. Their hashes are the first rung's, so train them into a results folder of their own (RESULTS=...) and
-copy the runs into ``results/cpu/11_scale_ladder/controls/<cpu folder>/`` (``ladder.cpu_folder``).
+copy the runs into ``results/cpu/11_scale_ladder/controls/<cpu folder>/`` (``machine_control.cpu_folder``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import json
 from pathlib import Path
 
 from initmem.study.design import presets, registry
-from initmem.study.verdicts import ladder
+from initmem.study.verdicts import ladder, machine_control
 from initmem.study.verdicts.preregistration import amendments, read_design
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,17 +49,17 @@ def main(out: Path, design_path: Path, checkpoint_every: int = 2) -> None:
 
 
 def control(out: Path, design_path: Path, checkpoint_every: int = 2) -> Path:
-    """Write ``out/control.json``: the runs the committed amendment :data:`ladder.MACHINE_CONTROL` names (of the first
+    """Write ``out/control.json``: the runs the committed amendment :data:`machine_control.MACHINE_CONTROL` names (of the first
     rung, seeds and conditions as it declares them).
 
     Raises:
         ValueError: the amendment is absent or not committed as it is (a control is declared before its runs).
     """
     design = read_design(design_path)
-    declared = {a.name: a for a in amendments(design_path)}.get(ladder.MACHINE_CONTROL)
+    declared = {a.name: a for a in amendments(design_path)}.get(machine_control.MACHINE_CONTROL)
     if declared is None or declared.declaration is None:
         raise ValueError(
-            f"--control: the amendment {ladder.MACHINE_CONTROL} must be committed beside {design_path} before its runs"
+            f"--control: the amendment {machine_control.MACHINE_CONTROL} must be committed beside {design_path} before its runs"
         )
     c = declared.record["control"]
     first = design["rungs"][0]

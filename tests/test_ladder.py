@@ -16,7 +16,7 @@ from git_repo import full_history, git  # tests/ is on sys.path under pytest
 from initmem.study.design.registry import experiment_spec
 from initmem.study.experiments import e11_scale_ladder
 from initmem.study.statistics.calibration import critical
-from initmem.study.verdicts import ladder, ledger, preregistration
+from initmem.study.verdicts import ladder, ledger, machine_control, preregistration
 from initmem.sweeps.spec import SweepSpec
 from repo_scripts import load_script
 
@@ -488,8 +488,8 @@ def test_the_ladders_specs_checkpoint_every_run_without_changing_a_hash(tmp_path
 
 
 def test_the_committed_machine_control_is_the_one_the_ladder_declares():
-    (amendment,) = [a for a in preregistration.amendments(DESIGN) if a.name == ladder.MACHINE_CONTROL]
-    assert amendment.record == ladder.MACHINE_CONTROL_RULE, (
+    (amendment,) = [a for a in preregistration.amendments(DESIGN) if a.name == machine_control.MACHINE_CONTROL]
+    assert amendment.record == machine_control.MACHINE_CONTROL_RULE, (
         "the machine control changed since it was declared: write it again (preregistration.write_amendment) and "
         "commit it before its runs"
     )
@@ -517,7 +517,7 @@ def test_the_control_spec_refuses_a_control_not_committed_before_its_runs(tmp_pa
     module = load_script("scripts/ladder_specs.py", "ladder_specs_script")
     design = tmp_path / "design.json"  # a copy outside any git history: its amendment is not declared
     design.write_text(DESIGN.read_text())
-    preregistration.write_amendment(design, ladder.MACHINE_CONTROL, ladder.MACHINE_CONTROL_RULE)
+    preregistration.write_amendment(design, machine_control.MACHINE_CONTROL, machine_control.MACHINE_CONTROL_RULE)
     with pytest.raises(ValueError, match="--control: the amendment machine_control must be committed"):
         module.control(tmp_path / "specs", design)
     assert not (tmp_path / "specs").exists()

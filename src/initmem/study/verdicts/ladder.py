@@ -107,25 +107,6 @@ SHIFT_PREMISE_RULE = {
     "why": "every row decides its premise and its predictor the same way: on the width 8, 20,000-image rung Adam's band "
     "read 'premise not met' (lowest final train accuracy 96.6 %) while its shift read 'towards the paper'",
 }
-#: The amendment that names the design's machine control (its ``machine`` rule: "two runs of the first rung are
-#: re-trained on each" CPU type): which runs, where they are kept, what the page prints.
-MACHINE_CONTROL = "machine_control"
-#: The folder, beside the ladder's ``runs/``, of the control's copies: ``controls/<cpu folder>/<run hash>.nc``
-#: (:func:`cpu_folder`).
-CONTROLS_DIR = "controls"
-#: What the amendment :data:`MACHINE_CONTROL` declares (its record, committed beside the design record).
-MACHINE_CONTROL_RULE = {
-    "amends": "machine",
-    "control": {"width": 8, "train_size": 5000, "epochs": 40, "seeds": [0], "conditions": ["sgd", "adam"]},
-    "rule": "the machine control is four runs of the first rung (seed 0, low-lr SGD and Adam, both sigma_w: one "
-    "seed's spread of each), re-trained from the design's commit on every CPU model the ladder's runs record other "
-    "than the first rung's, into controls/<CPU model>/; beside the shifts the page prints, for each such CPU, every "
-    "control run's change in test accuracy from the first rung's copy (final and selected predictor) and the change "
-    "in each condition's seed-0 spread, and says which rungs and seeds each CPU trained; no shift is adjusted",
-    "why": "rung 4's last 10 runs were trained on an AMD EPYC (AVX2), the ladder's other runs on an Intel Xeon "
-    "(AVX-512); the design names two control runs without saying which, and two runs of one optimizer give the "
-    "spread of one condition only",
-}
 
 
 def target(condition: str) -> tuple[float, tuple[float, float]]:
@@ -558,13 +539,15 @@ def ladder_frame(ladder: Sequence[Rung]) -> Any:
 @dataclass(frozen=True)
 class RunsOrigin:
     """Where a ladder's runs came from: the commits that trained them, the CPU models they record (each with how many
-    runs), and the first and last time a run was written (ISO 8601, UTC)."""
+    runs, and ``cpu_of``: each run's hash -> its CPU model), and the first and last time a run was written (ISO 8601,
+    UTC)."""
 
     commits: tuple[str, ...]
     cpu_models: Mapping[str, int]
     first: str
     last: str
     created: tuple[str, ...]
+    cpu_of: Mapping[str, str] = field(default_factory=dict)
 
 
 def runs_origin(
@@ -575,18 +558,19 @@ def runs_origin(
     from ..costs.results import run_attributes
 
     ds = as_ladder(ds)
-    commits, models, created = [], [], []
+    commits, models, created, cpu_of = [], [], [], {}
     by_rung: dict[tuple[int, int, int], set[str]] = {}
     for point, attrs in run_attributes(ds, runs_dir):
         rung = tuple(int(ds[d].values[point[d]]) for d in ("width", "train_size", "epochs"))
         model = str(attrs.get("cpu_model", "not recorded"))
+        cpu_of[str(ds["run_hash"].values[tuple(point[d] for d in ds["run_hash"].dims)])] = model
         commits.append(str(attrs.get("git_commit", "")))
         models.append(model)
         created.append(str(attrs.get("created", "")))
         by_rung.setdefault(rung, set()).add(model)
     counts = {m: models.count(m) for m in dict.fromkeys(models)}
     ordered = sorted(created)
-    origin = RunsOrigin(tuple(dict.fromkeys(commits)), counts, ordered[0], ordered[-1], tuple(ordered))
+    origin = RunsOrigin(tuple(dict.fromkeys(commits)), counts, ordered[0], ordered[-1], tuple(ordered), cpu_of)
     return origin, {rung: tuple(sorted(m)) for rung, m in by_rung.items()}
 
 
