@@ -103,8 +103,21 @@ return {
       src: img.currentSrc || img.src, top: img.getBoundingClientRect().top + window.scrollY,
       height: img.getBoundingClientRect().height, width: img.getBoundingClientRect().width,
       natural_width: img.naturalWidth})),
+  bold_paragraphs: boldParagraphs(),
   sideways: sideways(),  // last: it opens the dropdowns
 };
+
+// The article's paragraphs of which a bold run (font weight 600 or more) holds over 80 characters: a bold sentence,
+// where a bold word or number is fine.
+function boldParagraphs() {
+  const out = [];
+  for (const p of document.querySelectorAll('article.bd-article p')) {
+    const runs = [p, ...p.querySelectorAll('*')].filter(e => parseInt(getComputedStyle(e).fontWeight) >= 600);
+    const long = runs.find(e => e.textContent.trim().length > 80);
+    if (long) out.push(long.textContent.trim().slice(0, 100));
+  }
+  return out;
+}
 
 // Tables of the article that stick out on its right, or are cut by a box that hides what overflows. A table
 // inside a box that scrolls sideways (overflow-x auto or scroll) is fine if that box fits.
@@ -415,6 +428,11 @@ def test_math_is_typeset(report):
 def test_images_load(report):
     bad = {p: info["bad_images"] for p, info in report.items() if info["bad_images"]}
     assert not bad, f"images that did not decode: {json.dumps(bad, indent=1)}"
+
+
+def test_no_paragraph_is_set_in_bold(report):
+    bold = {page: info["bold_paragraphs"] for page, info in report.items() if info["bold_paragraphs"]}
+    assert not bold, f"paragraphs set in bold (a glued one: span.pasted-text's weight): {bold}"
 
 
 def test_no_table_is_cut_off(report):

@@ -106,3 +106,19 @@ def test_an_intact_record_is_read_and_its_page_executes(checkout):
     root, executed = checkout
     results = runner.run_notebooks(preset="cpu", only=NAME, cwd=root, keep_record=True, progress=False)
     assert [r.status for r in results] == ["executed"] and executed == [NAME]
+
+
+def test_a_changed_or_new_style_file_rebuilds_every_page_so_that_it_reaches_the_site(tmp_path):
+    """Sphinx copies book/_static only when some page is rebuilt: a style change alone makes the build pass --all."""
+    static, built = tmp_path / "book" / "_static", tmp_path / "_build" / "html" / "_static"
+    assert not book.static_changed(static, built)  # nothing built yet: a first build copies everything
+    (static / "fonts").mkdir(parents=True)
+    (static / "book.css").write_text("span.pasted-text { font-weight: inherit; }")
+    (static / "fonts" / "a.woff").write_bytes(b"\x00\x01")
+    shutil.copytree(static, built)
+    assert not book.static_changed(static, built)
+    (static / "book.css").write_text("span.pasted-text { font-weight: bold;    }")  # same size, other content
+    assert book.static_changed(static, built)
+    shutil.copy2(static / "book.css", built / "book.css")
+    (static / "fonts" / "b.woff").write_bytes(b"\x02")
+    assert book.static_changed(static, built)

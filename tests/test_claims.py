@@ -514,7 +514,7 @@ def test_diverged_runs_are_left_out_and_counted_in_the_note(results):
 def test_verdict_box_and_chapter_verdicts_render_every_row_of_a_claim(results):
     table = claims.reproduction_table(results, ["C1", "C2", "C7"])
     box = ledger_text.verdict_box(table, ["C1", "C2"])
-    assert box.startswith("**C1. Does low-lr SGD") and "**C2." in box and "Paper: 26.5 pp" in box
+    assert box.startswith("**C1.** Does low-lr SGD") and "**C2." in box and "Paper: 26.5 pp" in box
     assert box.count("- Rule:") == 2 and "- C2 Muon: **reproduced in size**" in box and "Clocks:" in box
     line = claims.chapter_verdicts("01_optimizers", results["01_optimizers"])
     assert "\n" not in line and line.startswith("**Verdict at the test preset:**"), line

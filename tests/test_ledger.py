@@ -158,7 +158,7 @@ def test_a_subset_of_claims_and_the_chapter_renderings(results):
     assert ledger_text.verdict_box(table, "C9") == ""
     # the box's heading writes the symbol, as the prose does
     heading = ledger_text.verdict_box(table, "C6").splitlines()[0]
-    assert heading == "**C6. Do deeper ResNets fail to interpolate at large $\\sigma_w$?**"
+    assert heading == "**C6.** Do deeper ResNets fail to interpolate at large $\\sigma_w$?"  # the question not in bold
     assert "About" not in box  # no inconclusive row here
     line = claims.chapter_verdicts("05_depth", results["05_depth"], label="mine")
     assert line.endswith("<mine>`).") and "C6 " in line and "C4" not in line

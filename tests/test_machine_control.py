@@ -73,10 +73,9 @@ def test_which_cpu_trained_which_runs_is_said_by_rung_then_whole_seeds_then_sing
     where = mc.where_trained(mc.placed_runs(ds, _cpus(ds, amd)), NAMES)
     assert list(where) == [INTEL, AMD]  # the CPU with more runs first
     assert (
-        where[INTEL]
-        == "every run of width 8 on 5,000 images; seed 0 and seed 1 at sigma_w 0.1 of width 32 on 5,000 images"
+        where[INTEL] == "every run of width 8 on 5,000 images; seed 0 and seed 1 at σ_w 0.1 of width 32 on 5,000 images"
     )
-    assert where[AMD] == "seeds 2 and 3 and seed 1 at sigma_w 2.5 of width 32 on 5,000 images"
+    assert where[AMD] == "seeds 2 and 3 and seed 1 at σ_w 2.5 of width 32 on 5,000 images"
     one = mc.where_trained(mc.placed_runs(ds, _cpus(ds, set())), NAMES)
     assert one == {INTEL: "every run of width 8 on 5,000 images; every run of width 32 on 5,000 images"}
 
@@ -120,8 +119,14 @@ def test_the_page_says_one_cpu_or_which_runs_each_trained_and_whether_the_contro
     copies = [("w8-sgd-0.1-s0", _copy(AMD, 62.0, 61.0)), ("w8-sgd-2.5-s0", _copy(AMD, 39.0, 39.0))]
     said = mc.effect_text(mc.machine_effects(ds, copies, placed), where, [INTEL])
     assert "not yet trained" not in said
-    assert "SGD at sigma_w 0.1 +2.0 / +1.0, SGD at sigma_w 2.5 -1.0 / -1.0 pp (selected / final predictor)" in said
-    assert "the seed's spread by SGD (seed 0) +3.0 / +2.0 pp" in said
+    assert "SGD at σ_w 0.1 +2.0 / +1.0, SGD at σ_w 2.5 -1.0 / -1.0 pp (selected / final predictor)" in said
+    assert "the spread by SGD's (seed 0) +3.0 / +2.0 pp" in said
+    trained_ahead = mc.effect_text(
+        mc.machine_effects(ds, copies, mc.placed_runs(ds, _cpus(ds, set()))),
+        mc.where_trained(mc.placed_runs(ds, _cpus(ds, set())), NAMES),
+        [INTEL],
+    )  # a control trained before any ladder run of its CPU is printed all the same
+    assert trained_ahead.startswith(alone) and f"Re-trained on {AMD}, the machine control's 2 runs" in trained_ahead
 
 
 def test_control_copies_are_read_from_their_cpu_folders_with_their_checksums(tmp_path):

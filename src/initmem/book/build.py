@@ -14,6 +14,7 @@ Reproduce chapter describes both.
 
 from __future__ import annotations
 
+import filecmp
 import logging
 import os
 import shutil
@@ -109,6 +110,19 @@ def ensure_mathjax(static_dir: str | Path | None = None, *, npm: str | None = No
         shutil.copy2(pkg / "LICENSE", target / "LICENSE")
         (target / "VERSION").write_text(f"mathjax {MATHJAX_VERSION} (npm), es5 subset: {', '.join(MATHJAX_FILES)}\n")
     return script
+
+
+def static_changed(static_dir: Path, built_dir: Path) -> bool:
+    """Whether a file of ``static_dir`` (the book's ``_static``) is missing from ``built_dir`` (the built site's) or
+    differs from its copy there: Sphinx copies the static files only when some page is rebuilt, so a style change
+    alone needs a full rebuild (``--all``) to reach the site. False where nothing is built yet."""
+    if not built_dir.is_dir():
+        return False
+    for source in static_dir.rglob("*"):
+        built = built_dir / source.relative_to(static_dir)
+        if source.is_file() and not (built.is_file() and filecmp.cmp(source, built, shallow=False)):
+            return True
+    return False
 
 
 def _jupyter_book_command() -> list[str]:
@@ -245,7 +259,7 @@ def _jupyter_book_build(
     cmd = [*_jupyter_book_command(), "build", str(root), "--builder", "html"]
     if strict:
         cmd += ["-W", "-n", "--keep-going"]
-    if force:
+    if force or static_changed(root / "book" / "_static", root / "_build" / "html" / "_static"):
         cmd += ["--all"]
     if toc is not None:
         cmd += ["--toc", str(toc)]

@@ -273,11 +273,10 @@ def run_attributes(ds: xr.Dataset, runs_dir: str | os.PathLike) -> Iterator[tupl
     import h5py
 
     preset_dir = Path(runs_dir).parent.parent
-    own = Path(runs_dir).parent.name  # its own experiment's stores first, as the sweep searched them
-    stores = [
+    stores = [  # its own experiment's stores first, as the sweep searched them
         Path(runs_dir),
-        *sorted(preset_dir.glob("*/runs"), key=lambda p: (p.parent.name != own, p)),
-        *record_stores(preset_dir.parent, preset_dir.name, own=own),
+        *sorted(preset_dir.glob("*/runs")),
+        *record_stores(preset_dir.parent, preset_dir.name, own=Path(runs_dir).parent.name),
     ]
     hashes = ds["run_hash"]
     for index in np.ndindex(hashes.shape):

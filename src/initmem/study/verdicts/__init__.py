@@ -8,8 +8,8 @@ An experiment's combined Dataset goes in; out come the ledger's rows, each with 
   :mod:`~initmem.study.verdicts.ledger` and the rules of :mod:`~initmem.study.verdicts.rules`;
 * how often the rules err and what a design can decide: :mod:`~initmem.study.verdicts.error_rates`,
   :mod:`~initmem.study.verdicts.row_power`, :mod:`~initmem.study.verdicts.boundary_coverage`;
-* beyond the record: :mod:`~initmem.study.verdicts.ladder` (the scale ladder), :mod:`~initmem.study.verdicts.precision`
-  (bf16), :mod:`~initmem.study.verdicts.replication`.
+* beyond the record: :mod:`~initmem.study.verdicts.ladder` and :mod:`~initmem.study.verdicts.machine_control` (the
+  scale ladder, its CPUs), :mod:`~initmem.study.verdicts.precision` (bf16), :mod:`~initmem.study.verdicts.replication`.
 
 It may import :mod:`initmem.study.statistics`, :mod:`~initmem.study.experiments`, :mod:`~initmem.study.design` and
 :mod:`~initmem.study.costs` (and base, run, sweeps), never :mod:`~initmem.study.presentation`.

@@ -195,7 +195,7 @@ def verdict_box(table: Any, claims: str | list[str]) -> str:
         blocks.append(
             "\n".join(
                 [
-                    f"**{first['claim']}. {_heading_math(first['question'])}**",
+                    f"**{first['claim']}.** {_heading_math(first['question'])}",
                     "",
                     f"Paper: {first['paper']}.",
                     "",

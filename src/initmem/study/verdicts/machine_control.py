@@ -101,7 +101,7 @@ def _ranges(values: Iterable[int]) -> str:
 def where_trained(runs: list[PlacedRun], rung_name: Mapping[Rung, str]) -> dict[str, str]:
     """Each CPU model -> which runs it trained, in words: every run of a rung it trained all of, else the seeds it
     trained whole (every sigma_w and condition), else the single ``(seed, sigma_w)`` points
-    (``"every run of width 8 on 5,000 images; seeds 0 to 4 and seed 5 at sigma_w 0.1 of width 32 on 5,000 images"``).
+    (``"every run of width 8 on 5,000 images; seeds 0 to 4 and seed 5 at σ_w 0.1 of width 32 on 5,000 images"``).
     ``rung_name``: each rung's name, in the order to list them."""
     out = {}
     models = sorted({r.cpu_model for r in runs}, key=lambda m: -sum(r.cpu_model == m for r in runs))
@@ -119,7 +119,7 @@ def where_trained(runs: list[PlacedRun], rung_name: Mapping[Rung, str]) -> dict[
             whole = [s for s in seeds if all(r.cpu_model == model for r in everyone if r.seed == s)]
             points = sorted({(r.seed, r.sigma_w) for r in mine if r.seed not in whole})
             parts = ([f"seed{'s' if len(whole) > 1 else ''} {_ranges(whole)}"] if whole else []) + [
-                f"seed {s} at sigma_w {v:g}" for s, v in points
+                f"seed {s} at σ_w {v:g}" for s, v in points
             ]
             said.append(" and ".join(parts) + f" of {name}")
         out[model] = "; ".join(said)
@@ -202,14 +202,15 @@ def read_copies(controls_dir: Path) -> list[tuple[str, xr.Dataset]]:
 
 
 def effect_text(effects: list[MachineEffect], where: Mapping[str, str], first: Iterable[str]) -> str:
-    """The page's lines on the machines: which CPU trained which runs (``where``, :func:`where_trained`) and, per
-    control CPU, every copy's change and each seed spread's change on both predictors; ``first``: the CPU models of
-    the first rung's runs (a control is due on every other)."""
+    """The page's lines on the machines: which CPU trained which runs (``where``, :func:`where_trained`), whether a
+    control is due on a CPU model other than the first rung's (``first``) and, per control CPU, every copy's change
+    and each seed spread's change on both predictors."""
     if len(where) <= 1:
-        model = next(iter(where), "not recorded")
-        return f"Every run was trained on one CPU model ({model}): no machine effect enters the shifts."
-    said = f"The runs come from {len(where)} CPU models: " + "; ".join(f"{m} trained {r}" for m, r in where.items())
-    said += ". "
+        said = f"Every run was trained on one CPU model ({next(iter(where), 'not recorded')}): no machine effect "
+        said += "enters the shifts. "
+    else:
+        said = f"The runs come from {len(where)} CPU models: " + "; ".join(f"{m} trained {r}" for m, r in where.items())
+        said += ". "
     due = [m for m in where if m not in set(first) and m not in {e.cpu_model for e in effects}]
     if due:
         said += (
@@ -218,20 +219,21 @@ def effect_text(effects: list[MachineEffect], where: Mapping[str, str], first: I
         )
     for effect in effects:
         moves = ", ".join(
-            f"{CONDITIONS[r.condition].label} at sigma_w {r.sigma_w:g} "
+            f"{CONDITIONS[r.condition].label} at σ_w {r.sigma_w:g} "
             + " / ".join(f"{r.changes[p]:+.1f}" for p in PREDICTORS)
             for r in effect.runs
         )
         spreads = ", ".join(
-            f"{CONDITIONS[c].label} (seed {s}) "
+            f"{CONDITIONS[c].label}'s (seed {s}) "
             + " / ".join(f"{effect.spread_changes[(c, s, p)]:+.1f}" for p in PREDICTORS)
             for c, s in dict.fromkeys((c, s) for c, s, _ in effect.spread_changes)
         )
         said += (
-            f"Re-trained on {effect.cpu_model}, the control's {len(effect.runs)} runs of the first rung moved in test "
-            f"accuracy from their copies on {', '.join(effect.reference)} by {moves} pp ({' / '.join(PREDICTORS)} "
-            "predictor)"
-            + (f", and the seed's spread by {spreads} pp" if spreads else "")
-            + ": a change of CPU alone moves a run as much as this, which no shift interval accounts for. "
+            f"Re-trained on {effect.cpu_model}, the machine control's {len(effect.runs)} runs of the first rung moved "
+            f"in test accuracy from their copies on {', '.join(effect.reference)} by {moves} pp "
+            f"({' / '.join(PREDICTORS)} predictor)"
+            + (f", and the spread by {spreads} pp" if spreads else "")
+            + ": a change of CPU alone moves a run this much, which a shift between rungs of different CPUs carries "
+            "and its interval does not count. "
         )
     return said.strip()
