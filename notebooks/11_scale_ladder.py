@@ -199,7 +199,7 @@ if note(design_path).is_file():
             )
             + " (estimates by the package's cost model; the trained rungs took "
             + overruns
-            + " their estimates on this record's CPU)."
+            + " their estimates on the CPUs that trained them)."
             if missing
             else "Every declared rung is trained."
         )

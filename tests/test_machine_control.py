@@ -77,7 +77,7 @@ def test_which_cpu_trained_which_runs_is_said_by_rung_then_whole_seeds_then_sing
     )
     assert where[AMD] == "seeds 2 and 3 and seed 1 at σ_w 2.5 of width 32 on 5,000 images"
     one = mc.where_trained(mc.placed_runs(ds, _cpus(ds, set())), NAMES)
-    assert one == {INTEL: "every run of width 8 on 5,000 images; every run of width 32 on 5,000 images"}
+    assert one == {INTEL: "every run of width 8 on 5,000 images and width 32 on 5,000 images"}
 
 
 @pytest.mark.parametrize(("values", "said"), [([0, 1, 2, 4], "0 to 2 and 4"), ([5], "5"), ([6, 7], "6 and 7")])

@@ -101,19 +101,20 @@ def _ranges(values: Iterable[int]) -> str:
 def where_trained(runs: list[PlacedRun], rung_name: Mapping[Rung, str]) -> dict[str, str]:
     """Each CPU model -> which runs it trained, in words: every run of a rung it trained all of, else the seeds it
     trained whole (every sigma_w and condition), else the single ``(seed, sigma_w)`` points
-    (``"every run of width 8 on 5,000 images; seeds 0 to 4 and seed 5 at σ_w 0.1 of width 32 on 5,000 images"``).
+    (``"every run of width 8 on 5,000 images and width 16 on 5,000 images; seeds 0 to 4 and seed 5 at σ_w 0.1 of
+    width 32 on 5,000 images"``).
     ``rung_name``: each rung's name, in the order to list them."""
     out = {}
     models = sorted({r.cpu_model for r in runs}, key=lambda m: -sum(r.cpu_model == m for r in runs))
     for model in models:
-        said = []
+        said, whole_rungs = [], []
         for rung, name in rung_name.items():
             everyone = [r for r in runs if r.rung == rung]
             mine = [r for r in everyone if r.cpu_model == model]
             if not mine:
                 continue
             if len(mine) == len(everyone):
-                said.append(f"every run of {name}")
+                whole_rungs.append(name)
                 continue
             seeds = sorted({r.seed for r in mine})
             whole = [s for s in seeds if all(r.cpu_model == model for r in everyone if r.seed == s)]
@@ -122,6 +123,9 @@ def where_trained(runs: list[PlacedRun], rung_name: Mapping[Rung, str]) -> dict[
                 f"seed {s} at σ_w {v:g}" for s, v in points
             ]
             said.append(" and ".join(parts) + f" of {name}")
+        if whole_rungs:
+            listed = ", ".join(whole_rungs[:-1]) + (" and " if len(whole_rungs) > 1 else "") + whole_rungs[-1]
+            said.insert(0, f"every run of {listed}")
         out[model] = "; ".join(said)
     return out
 
