@@ -387,11 +387,18 @@ def test_an_amendment_is_its_own_record_declared_by_its_own_commit(tmp_path):
     assert preregistration.undeclared_runs(runs, amendment.declaration) == 1
 
 
-def test_the_committed_shift_amendment_is_the_rule_the_ladder_applies():
-    (amendment,) = [a for a in preregistration.amendments(DESIGN) if a.name == ladder.SHIFT_PREMISE]
-    assert amendment.record == ladder.SHIFT_PREMISE_RULE, (
-        "the shift amendment's rule changed since it was declared: write it again "
-        "(preregistration.write_amendment) and commit it; the page then flags the runs older than it"
+@pytest.mark.parametrize(
+    ("name", "rule"),
+    [
+        (ladder.SHIFT_PREMISE, ladder.SHIFT_PREMISE_RULE),
+        (machine_control.MACHINE_CONTROL, machine_control.MACHINE_CONTROL_RULE),
+    ],
+)
+def test_each_committed_amendment_is_the_rule_the_ladder_applies(name, rule):
+    (amendment,) = [a for a in preregistration.amendments(DESIGN) if a.name == name]
+    assert amendment.record == rule, (
+        f"the amendment {name} changed since it was declared: write it again (preregistration.write_amendment) "
+        "and commit it; the page then flags the runs older than it"
     )
 
 
@@ -485,14 +492,6 @@ def test_the_ladders_specs_checkpoint_every_run_without_changing_a_hash(tmp_path
         }
         if k <= e11_scale_ladder.TRAINED_RUNGS:
             assert set(hashes) <= committed, f"rung {k}"
-
-
-def test_the_committed_machine_control_is_the_one_the_ladder_declares():
-    (amendment,) = [a for a in preregistration.amendments(DESIGN) if a.name == machine_control.MACHINE_CONTROL]
-    assert amendment.record == machine_control.MACHINE_CONTROL_RULE, (
-        "the machine control changed since it was declared: write it again (preregistration.write_amendment) and "
-        "commit it before its runs"
-    )
 
 
 @pytest.mark.skipif(not full_history(), reason="needs the checkout's full git history (a shallow clone has none)")
