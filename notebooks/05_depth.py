@@ -52,6 +52,7 @@ seeds = None
 # %% tags=["hide-input"]
 from myst_nb import glue
 
+from initmem.base.prose import in_words
 from initmem.book import page
 from initmem.study.presentation.plots import figures
 from initmem.study.statistics import stats
@@ -128,8 +129,8 @@ seeds_wide = sorted(map(float, acc.sel(model=m_wide, sigma_w=s_wide).values), re
 glue(
     "e05_mean_example",
     f"a mean of {sum(seeds_wide) / len(seeds_wide):.1f} % ({m_wide} at σ_w {s_wide:g}) is seeds at "
-    + ", ".join(f"{v:.1f}" for v in seeds_wide[:-1])
-    + f" and {seeds_wide[-1]:.1f} %"
+    + in_words(f"{v:.1f}" for v in seeds_wide)
+    + " %"
     if len(seeds_wide) > 1
     else "each cell has one seed, so they hide nothing",
     display=False,

@@ -60,6 +60,7 @@ import pandas as pd
 from myst_nb import glue
 
 from initmem.base.numbers import decimal, typeset
+from initmem.base.prose import in_words
 from initmem.base.reads import note
 from initmem.book import page
 from initmem.study.costs import costs, reuse
@@ -166,8 +167,8 @@ if note(design_path).is_file():
     held = {(r.width, r.train_size, r.epochs) for r in climbed}
     missing = [r for r in design["rungs"] if (r["width"], r["train_size"], r["epochs"]) not in held]
     ratios = [f"{spent[n] / estimated[n]:.1f}x" for n in spent if estimated[n] > 0]
-    overruns = " and ".join([", ".join(ratios[:-1]), ratios[-1]] if len(ratios) > 1 else ratios)
-    cpus = ", ".join(f"{m} ({n} runs)" for m, n in origin.cpu_models.items())
+    overruns = in_words(ratios)
+    cpus = in_words(f"{m} ({n} runs)" for m, n in origin.cpu_models.items())
     declared = (
         f"The design ({shown_design}) {declared_at}; its runs were trained by "
         f"commit {', '.join(c[:7] for c in origin.commits)} from {origin.first[:16]} to {origin.last[:16]} UTC on "

@@ -42,6 +42,8 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from initmem.base.docstrings import docstring_statements
+
 ROOT = Path(__file__).resolve().parents[1]
 _COMPARE_SWAPS = {
     ast.Lt: ast.LtE,
@@ -82,16 +84,8 @@ class Mutant:
 
 def _docstring_nodes(tree: ast.AST) -> set[int]:
     """ids of the Constant nodes that are docstrings or the text of f-strings (never mutated)."""
-    skip: set[int] = set()
+    skip = {id(doc.value) for doc in docstring_statements(tree)}
     for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
-            first = node.body[0]
-            if (
-                isinstance(first, ast.Expr)
-                and isinstance(first.value, ast.Constant)
-                and isinstance(first.value.value, str)
-            ):
-                skip.add(id(first.value))
         if isinstance(node, ast.JoinedStr):
             skip.update(id(v) for v in node.values if isinstance(v, ast.Constant))
         if isinstance(node, ast.FormattedValue) and node.format_spec is not None:

@@ -16,7 +16,7 @@ nbformat = pytest.importorskip("nbformat")
 xr = pytest.importorskip("xarray")
 
 from initmem.book.check import check_book, pasting_pages, report
-from initmem.book.digest import USAGE_TAG, Hashes
+from initmem.book.digest import USAGE_TAG, Hashes, module_digest
 from initmem.book.runner import run_notebooks
 from initmem.cli import main
 from initmem.sweeps.store import write_run
@@ -64,8 +64,10 @@ def test_a_page_records_the_module_it_imports_and_the_file_it_reads(tmp_path):
     page = tmp_path / "book" / "generated" / "01_reader.ipynb"
     uses = _record(page)["uses"]
     # the package is installed outside this root: its modules are named from the folder above it
-    assert uses["modules"]["initmem/study/verdicts/rules.py"] == _sha(PACKAGE / "study" / "verdicts" / "rules.py")
-    assert uses["modules"]["initmem/sweeps/store.py"] == _sha(PACKAGE / "sweeps" / "store.py")
+    assert uses["modules"]["initmem/study/verdicts/rules.py"] == module_digest(
+        PACKAGE / "study" / "verdicts" / "rules.py"
+    )
+    assert uses["modules"]["initmem/sweeps/store.py"] == module_digest(PACKAGE / "sweeps" / "store.py")
     assert not any(key.startswith("initmem/book/") for key in uses["modules"])  # what it imported, nothing else
     assert uses["reads"] == {"results/smoke/input.nc": _sha(data)}
     assert uses["source"] == _sha(tmp_path / "notebooks" / "01_reader.py")
@@ -144,7 +146,9 @@ def test_the_check_passes_on_a_current_book(book, capsys):
     assert capsys.readouterr().out.strip() == "every page of the book is current"
     uses = _record(book / "book" / "generated" / "01_verdicts.ipynb")["uses"]
     # the kernel imported the package from the root's src/: its modules are named relative to the root
-    assert uses["modules"]["src/initmem/study/verdicts/ledger.py"] == _sha(PACKAGE / "study" / "verdicts" / "ledger.py")
+    assert uses["modules"]["src/initmem/study/verdicts/ledger.py"] == module_digest(
+        PACKAGE / "study" / "verdicts" / "ledger.py"
+    )
 
 
 @pytest.mark.parametrize(
@@ -180,6 +184,20 @@ def test_a_change_to_the_rules_names_every_page_that_judges(book):
         f"book/generated/{name}.ipynb: module src/initmem/study/verdicts/rules.py changed"
         for name in ("01_verdicts", "02_adaptive", "99_ledger")
     ]
+
+
+def test_a_docstring_edited_alone_leaves_every_page_current_and_a_code_edit_does_not(book):
+    path = book / "src" / "initmem" / "study" / "verdicts" / "ledger.py"
+    text = path.read_text()
+    docstring_only = text.replace('"""', '"""An added first line of the module\'s docstring.\n\n', 1)
+    try:
+        path.write_text(docstring_only)
+        assert check_book(book) == []
+        path.write_text(docstring_only + "\nADDED = 1\n")
+        stale = [str(s) for s in check_book(book)]
+    finally:
+        path.write_text(text)
+    assert "book/generated/01_verdicts.ipynb: module src/initmem/study/verdicts/ledger.py changed" in stale
 
 
 @pytest.fixture(scope="module")
@@ -318,3 +336,64 @@ def test_no_committed_page_records_a_machine_path():
         assert str(REPO) not in text, page
         uses = json.loads(text)["metadata"].get("initmem", {}).get("uses", {})
         assert not [key for kind in ("modules", "reads") for key in uses.get(kind, {}) if Path(key).is_absolute()]
+
+
+MODULE = '''\
+"""A module. σ_w in its docstring."""
+
+X = "σ"; Y = 1
+
+
+class Run:
+    """A class."""
+
+    def f(self):
+        """A method, over
+        two lines."""
+        return "not a docstring"
+
+    async def g(self):
+        "an async one"
+        return Y
+
+    def h(self, σ=1): "a docstring after non-ASCII on its line"; return σ
+'''
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "same"),
+    [
+        ('"""A module. σ_w in its docstring."""', '"""Another module docstring,\n\nover three lines."""', True),
+        ('"""A class."""', "'''A class, edited.'''", True),
+        ('"""A method, over\n        two lines."""', '"""A method."""', True),
+        ('"an async one"', '"another async one, after σ on an earlier line"', True),
+        ('return "not a docstring"', 'return "changed"', False),
+        ('"a docstring after non-ASCII on its line"', '"edited"', True),
+        ("return σ", "return 2 * σ", False),
+        ("Y = 1", "Y = 2", False),
+        ('X = "σ"', 'X = "s"', False),
+    ],
+    ids=[
+        "module",
+        "class",
+        "method",
+        "async",
+        "a string that is no docstring",
+        "one line after non-ASCII",
+        "code after a docstring on its line",
+        "code",
+        "code after non-ASCII",
+    ],
+)
+def test_a_module_digest_leaves_out_docstrings_and_nothing_else(tmp_path, old, new, same):
+    before, after = tmp_path / "before.py", tmp_path / "after.py"
+    before.write_text(MODULE, encoding="utf-8")
+    assert old in MODULE
+    after.write_text(MODULE.replace(old, new), encoding="utf-8")
+    assert (module_digest(before) == module_digest(after)) is same
+
+
+def test_a_module_that_does_not_parse_is_hashed_by_its_bytes(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text('"""doc"""\ndef f(:\n')
+    assert module_digest(path) == _sha(path)

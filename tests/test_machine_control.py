@@ -65,7 +65,7 @@ def test_every_run_is_placed_by_its_hash_with_its_rung_condition_sigma_and_seed(
     assert mc.placed_runs(ds, {}) == []  # a run whose file was not found is not placed
 
 
-def test_which_cpu_trained_which_runs_is_said_by_rung_then_whole_seeds_then_single_points():
+def test_which_cpu_trained_which_runs_is_said_by_rung_then_seeds_in_order_whole_or_at_one_sigma_w():
     ds = _ladder()
     amd = {f"w32-{c}-{s:g}-s{seed}" for c in LRS for s in (0.1, 2.5) for seed in (2, 3)} | {
         f"w32-{c}-2.5-s1" for c in LRS
@@ -75,12 +75,15 @@ def test_which_cpu_trained_which_runs_is_said_by_rung_then_whole_seeds_then_sing
     assert (
         where[INTEL] == "every run of width 8 on 5,000 images; seed 0 and seed 1 at σ_w 0.1 of width 32 on 5,000 images"
     )
-    assert where[AMD] == "seeds 2 and 3 and seed 1 at σ_w 2.5 of width 32 on 5,000 images"
+    assert where[AMD] == "seed 1 at σ_w 2.5 and seeds 2 and 3 of width 32 on 5,000 images"
     one = mc.where_trained(mc.placed_runs(ds, _cpus(ds, set())), NAMES)
     assert one == {INTEL: "every run of width 8 on 5,000 images and width 32 on 5,000 images"}
 
 
-@pytest.mark.parametrize(("values", "said"), [([0, 1, 2, 4], "0 to 2 and 4"), ([5], "5"), ([6, 7], "6 and 7")])
+@pytest.mark.parametrize(
+    ("values", "said"),
+    [([0, 1, 2, 4], "0 to 2 and 4"), ([5], "5"), ([7, 6], "6 and 7"), ([0, 1, 4, 5, 6], "0, 1 and 4 to 6")],
+)
 def test_seed_ranges_are_written_as_ranges(values, said):
     assert mc._ranges(values) == said
 

@@ -135,3 +135,16 @@ def test_the_results_writer_is_the_only_writer_of_netcdf():
         if ".to_netcdf(" in (text := path.read_text()) or "h5netcdf.File(" in text
     ]
     assert writers == ["src/initmem/sweeps/store.py"]
+
+
+def test_a_scripts_result_is_read_with_its_checksum_or_refused_and_an_absent_one_is_noted(tmp_path):
+    from initmem.base.reads import noted
+
+    path = tmp_path / "error_rates.nc"
+    assert results.read_if_present(path) is None
+    assert str(path.resolve()) in noted()  # looked for: a page that reads it re-executes when it appears
+    write_run(_dataset(), path)
+    xr.testing.assert_equal(results.read_if_present(path), _dataset())
+    _dataset().to_netcdf(path, engine="h5netcdf")  # written without a checksum
+    with pytest.raises(ChecksumError, match="no checksum"):
+        results.read_if_present(path)

@@ -1,7 +1,8 @@
 """What an executed page used, and its digest: what decides whether a page is executed again.
 
 An executed notebook records (``metadata["initmem"]["uses"]``, :func:`record_uses`), each with the sha256 of its
-content: its ``source`` text; the ``modules`` of initmem its kernel imported (:func:`usage_cell`, :func:`take_usage`);
+content: its ``source`` text; the ``modules`` of initmem its kernel imported (:func:`usage_cell`, :func:`take_usage`;
+hashed without their docstrings, :func:`module_digest`, so a page must never show a docstring);
 the result files it ``reads`` (:mod:`initmem.base.reads`; absent: None; a listing: the names matched); and the
 ``records`` of registries it looked up (:mod:`initmem.base.records`: one optimizer's or claim's record, a listing or
 a view), by the canonical JSON of their values, so a page depends on the records it used, not on every record.
@@ -15,6 +16,7 @@ same digest with matching cells means the page is reused. :func:`changes` says i
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
@@ -22,12 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from ..base import records as _records
+from ..base.docstrings import docstring_statements
 from ..base.reads import is_listing
 
 __all__ = [
     "FORMAT",
     "USAGE_TAG",
     "sha256_file",
+    "module_digest",
     "portable",
     "usage_cell",
     "take_usage",
@@ -41,8 +45,8 @@ __all__ = [
 ]
 
 #: The version of the record: a page executed before pages recorded what they used (or under another format) is
-#: executed again.
-FORMAT = 3
+#: executed again. 4: modules hashed without their docstrings.
+FORMAT = 4
 #: The tag of the cell the runner appends to ask the kernel what it used (removed from the executed notebook).
 USAGE_TAG = "initmem-uses"
 #: The prefix of the line that cell prints.
@@ -68,6 +72,29 @@ def sha256_file(path: Path) -> str:
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
+    return h.hexdigest()
+
+
+def module_digest(path: Path) -> str:
+    """The sha256 of a Python module's bytes with the text of every docstring (module, class, function) left out, so
+    an edit of a docstring alone changes nothing; of all its bytes where it does not parse."""
+    data = path.read_bytes()
+    try:
+        tree = ast.parse(data)
+    except (SyntaxError, ValueError):
+        return hashlib.sha256(data).hexdigest()
+    line_starts = [0]  # the byte offset of each line (ast's columns count UTF-8 bytes)
+    for line in data.splitlines(keepends=True):
+        line_starts.append(line_starts[-1] + len(line))
+    spans = [
+        (line_starts[doc.lineno - 1] + doc.col_offset, line_starts[doc.end_lineno - 1] + doc.end_col_offset)
+        for doc in docstring_statements(tree)
+    ]
+    h, at = hashlib.sha256(), 0
+    for start, end in sorted(spans):
+        h.update(data[at:start])
+        at = end
+    h.update(data[at:])
     return h.hexdigest()
 
 
@@ -136,8 +163,8 @@ class Hashes:
         return path
 
     def of(self, key: str, module: bool = False) -> str | None:
-        """The sha256 of the file ``key`` names (None: there is none); for a pattern (:func:`~initmem.base.reads.listed`),
-        of the names of the files it matches."""
+        """The sha256 of the file ``key`` names (None: there is none; a ``module``'s by :func:`module_digest`); for a
+        pattern (:func:`~initmem.base.reads.listed`), of the names of the files it matches."""
         if key not in self._cache:
             if is_listing(key):
                 pattern = Path(key)
@@ -147,7 +174,8 @@ class Hashes:
                 self._cache[key] = hashlib.sha256(names.encode()).hexdigest()
             else:
                 path = self.path(key, module)
-                self._cache[key] = sha256_file(path) if path.is_file() else None
+                digest = module_digest if module and path.suffix == ".py" else sha256_file
+                self._cache[key] = digest(path) if path.is_file() else None
         return self._cache[key]
 
     def record(self, key: str) -> str | None:

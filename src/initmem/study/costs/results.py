@@ -257,11 +257,15 @@ def load_results(
 
 
 def read_if_present(path: str | os.PathLike) -> xr.Dataset | None:
-    """The netCDF file at ``path`` fully in memory, read as it is (a file a script wrote without a checksum, as
-    ``results/<preset>/error_rates.nc``), or None when there is none; looked for either way
-    (:func:`initmem.base.reads.note`: a page that reads it re-executes when it appears, changes or goes)."""
+    """The netCDF file at ``path`` (one a script wrote with :func:`~initmem.sweeps.store.write_run`, as
+    ``results/<preset>/error_rates.nc``) fully in memory with its checksum verified, or None when there is none;
+    looked for either way (:func:`initmem.base.reads.note`: a page that reads it re-executes when it appears,
+    changes or goes).
+
+    Raises:
+        ChecksumError: the file has no checksum, or its content does not match it."""
     path = note(path)
-    return xr.load_dataset(path, engine="h5netcdf") if path.is_file() else None
+    return read_checked(path, require_checksum=True) if path.is_file() else None
 
 
 def run_attributes(ds: xr.Dataset, runs_dir: str | os.PathLike) -> Iterator[tuple[dict[str, int], dict[str, Any]]]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -538,16 +539,19 @@ def ladder_frame(ladder: Sequence[Rung]) -> Any:
 
 @dataclass(frozen=True)
 class RunsOrigin:
-    """Where a ladder's runs came from: the commits that trained them, the CPU models they record (each with how many
-    runs, and ``cpu_of``: each run's hash -> its CPU model), and the first and last time a run was written (ISO 8601,
-    UTC)."""
+    """Where a ladder's runs came from: the commits that trained them, the first and last time a run was written
+    (ISO 8601, UTC), every run's ``created`` (sorted) and ``cpu_of`` (each run's hash -> the CPU model it records)."""
 
     commits: tuple[str, ...]
-    cpu_models: Mapping[str, int]
     first: str
     last: str
     created: tuple[str, ...]
-    cpu_of: Mapping[str, str] = field(default_factory=dict)
+    cpu_of: Mapping[str, str]
+
+    @property
+    def cpu_models(self) -> dict[str, int]:
+        """Each CPU model -> how many runs it trained, in the order the runs were read."""
+        return dict(Counter(self.cpu_of.values()))
 
 
 def runs_origin(
@@ -558,19 +562,17 @@ def runs_origin(
     from ..costs.results import run_attributes
 
     ds = as_ladder(ds)
-    commits, models, created, cpu_of = [], [], [], {}
+    commits, created, cpu_of = [], [], {}
     by_rung: dict[tuple[int, int, int], set[str]] = {}
     for point, attrs in run_attributes(ds, runs_dir):
         rung = tuple(int(ds[d].values[point[d]]) for d in ("width", "train_size", "epochs"))
         model = str(attrs.get("cpu_model", "not recorded"))
         cpu_of[str(ds["run_hash"].values[tuple(point[d] for d in ds["run_hash"].dims)])] = model
         commits.append(str(attrs.get("git_commit", "")))
-        models.append(model)
         created.append(str(attrs.get("created", "")))
         by_rung.setdefault(rung, set()).add(model)
-    counts = {m: models.count(m) for m in dict.fromkeys(models)}
     ordered = sorted(created)
-    origin = RunsOrigin(tuple(dict.fromkeys(commits)), counts, ordered[0], ordered[-1], tuple(ordered), cpu_of)
+    origin = RunsOrigin(tuple(dict.fromkeys(commits)), ordered[0], ordered[-1], tuple(ordered), cpu_of)
     return origin, {rung: tuple(sorted(m)) for rung, m in by_rung.items()}
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import xarray as xr
 
+from ...base.prose import in_words
 from .carrier import PREDICTORS
 from .ladder import CONDITIONS, as_ladder, condition_lrs
 from .ledger import cross_fitted
@@ -87,20 +88,19 @@ def placed_runs(ds: xr.Dataset, cpu_models: Mapping[str, str]) -> list[PlacedRun
 
 
 def _ranges(values: Iterable[int]) -> str:
-    """``[0, 1, 2, 4]`` -> ``"0 to 2 and 4"``."""
+    """``[0, 1, 2, 4, 6, 7]`` -> ``"0 to 2, 4, 6 and 7"`` (three or more consecutive values as a range)."""
     runs: list[list[int]] = []
     for v in sorted(set(values)):
         if runs and v == runs[-1][-1] + 1:
             runs[-1].append(v)
         else:
             runs.append([v])
-    parts = [f"{r[0]} to {r[-1]}" if len(r) > 2 else " and ".join(map(str, r)) for r in runs]
-    return ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+    return in_words(word for r in runs for word in ([f"{r[0]} to {r[-1]}"] if len(r) > 2 else map(str, r)))
 
 
 def where_trained(runs: list[PlacedRun], rung_name: Mapping[Rung, str]) -> dict[str, str]:
     """Each CPU model -> which runs it trained, in words: every run of a rung it trained all of, else the seeds it
-    trained whole (every sigma_w and condition), else the single ``(seed, sigma_w)`` points
+    trained whole (every sigma_w and condition) and the single ``(seed, sigma_w)`` points, in seed order
     (``"every run of width 8 on 5,000 images and width 16 on 5,000 images; seeds 0 to 4 and seed 5 at σ_w 0.1 of
     width 32 on 5,000 images"``).
     ``rung_name``: each rung's name, in the order to list them."""
@@ -119,13 +119,12 @@ def where_trained(runs: list[PlacedRun], rung_name: Mapping[Rung, str]) -> dict[
             seeds = sorted({r.seed for r in mine})
             whole = [s for s in seeds if all(r.cpu_model == model for r in everyone if r.seed == s)]
             points = sorted({(r.seed, r.sigma_w) for r in mine if r.seed not in whole})
-            parts = ([f"seed{'s' if len(whole) > 1 else ''} {_ranges(whole)}"] if whole else []) + [
-                f"seed {s} at σ_w {v:g}" for s, v in points
+            parts = ([(whole[0], f"seed{'s' if len(whole) > 1 else ''} {_ranges(whole)}")] if whole else []) + [
+                (s, f"seed {s} at σ_w {v:g}") for s, v in points
             ]
-            said.append(" and ".join(parts) + f" of {name}")
+            said.append(in_words(text for _, text in sorted(parts)) + f" of {name}")
         if whole_rungs:
-            listed = ", ".join(whole_rungs[:-1]) + (" and " if len(whole_rungs) > 1 else "") + whole_rungs[-1]
-            said.insert(0, f"every run of {listed}")
+            said.insert(0, f"every run of {in_words(whole_rungs)}")
         out[model] = "; ".join(said)
     return out
 
