@@ -29,6 +29,8 @@ preset = "smoke"
 results_dir = "results"
 
 # %% tags=["hide-input"]
+import functools
+
 import pandas as pd
 from IPython.display import Markdown, display
 
@@ -41,6 +43,13 @@ from initmem.study.design import layout, preset_notes, presets, registry
 def definitions(items):
     """A MyST definition list: one term and its text per item."""
     return Markdown("\n\n".join(f"{term}\n: {text}" for term, text in items))
+
+
+@functools.cache
+def measured_costs_of(name: str) -> pd.DataFrame:
+    """What the runs of preset ``name`` in ``results_dir`` took (:func:`costs.measured_costs`), read once: each read
+    verifies every run file's checksum (minutes for the cpu record)."""
+    return costs.measured_costs(results_dir, name, registry.EXPERIMENT_SPECS)
 
 
 display(definitions((f"**{p}**", presets.PRESET_DESCRIPTIONS[p]) for p in layout.PRESETS))
@@ -66,7 +75,7 @@ display(definitions((f"**{p}**", ", ".join(f"`{n}`" for n in chosen)) for p, cho
 # trained while other work shared the two cores, so their hours are an upper bound.
 
 # %% tags=["hide-input"]
-measured = costs.measured_costs(results_dir, preset, registry.EXPERIMENT_SPECS)
+measured = measured_costs_of(preset)
 display(Markdown(f"Runs of the **{preset}** preset cached in `{results_dir}`:"))
 COST_LABELS = {
     "runs": "runs",
@@ -139,7 +148,7 @@ page.table(estimates, None, [*columns, "gpu_hours"], labels=COST_LABELS)
 from myst_nb import glue
 
 paper = costs.estimate_runs([c for n in registry.EXPERIMENT_SPECS for c in costs.preset_configs("paper", n)])
-record = costs.measured_costs(results_dir, "cpu", registry.EXPERIMENT_SPECS)
+record = measured_costs_of("cpu")
 recorded = (
     f"the cpu record's runs took {record['core_hours'].sum():.1f} core-hours, measured"
     if len(record)
@@ -165,7 +174,7 @@ glue("p00_scale", preset_notes.scale_comparison("cpu", "paper"), display=False)
 fresh = {}
 for name in presets.PRESET_DESCRIPTIONS:
     configs = [c for n in registry.EXPERIMENT_SPECS for c in costs.preset_configs(name, n)]
-    committed = costs.measured_costs(results_dir, name, registry.EXPERIMENT_SPECS)
+    committed = measured_costs_of(name)
     took, unit = costs.amount(committed["core_hours"].sum() * 3600)
     fresh[name] = {
         "runs": len(configs),
